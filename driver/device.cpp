@@ -1,0 +1,107 @@
+#include "driver/device.h"
+
+#include <cstring>
+
+#include "core/log.h"
+#include "proto/bytes.h"
+
+#define DRV_LOG(lvl, expr) RNIC_LOG_AT(lvl, drv, bus_.now_ps(), bus_.host_name() + ".driver", expr)
+
+namespace rnic::drv {
+
+namespace {
+constexpr std::uint32_t kExpectedId = 0x1a4e0001;
+constexpr std::uint64_t kReadyTimeoutPs = 10'000'000'000ULL;   // 10 ms
+constexpr std::uint64_t kReadyPollPs = 1'000'000ULL;           // 1 us
+}  // namespace
+
+bool device::init(const station_config& cfg) {
+    cfg_ = cfg;
+    const std::uint32_t id = read(regmap::ID);
+    if (id != kExpectedId) {
+        DRV_LOG(error, "unexpected device ID 0x" << std::hex << id << " (expected 0x" << kExpectedId << ")");
+        return false;
+    }
+    const std::uint32_t n = cfg.command_ring_entries;
+    if (n < 2 || n > 4096 || (n & (n - 1)) != 0) {
+        DRV_LOG(error, "command ring size " << n << " is not a power of two in [2, 4096]");
+        return false;
+    }
+    write(regmap::CTRL, regmap::ctrl::reset);
+    ring_ = bus_.dma_alloc(static_cast<std::size_t>(n) * regmap::kCommandSize, 4096);
+    if (ring_ == 0) {
+        DRV_LOG(error, "no host memory for the command ring");
+        return false;
+    }
+    write(regmap::CMDQ_BASE_LO, static_cast<std::uint32_t>(ring_));
+    write(regmap::CMDQ_BASE_HI, static_cast<std::uint32_t>(ring_ >> 32));
+    write(regmap::CMDQ_ENTRIES, n);
+    write(regmap::MAC_HI, static_cast<std::uint32_t>(cfg.mac[0]) << 8 | cfg.mac[1]);
+    write(regmap::MAC_LO, static_cast<std::uint32_t>(cfg.mac[2]) << 24 | static_cast<std::uint32_t>(cfg.mac[3]) << 16 |
+                              static_cast<std::uint32_t>(cfg.mac[4]) << 8 | cfg.mac[5]);
+    write(regmap::IPV4_ADDR, cfg.ipv4);
+    write(regmap::CTRL, regmap::ctrl::enable);
+    const std::uint64_t deadline = bus_.now_ps() + kReadyTimeoutPs;
+    while ((read(regmap::STATUS) & regmap::status::ready) == 0) {
+        if (bus_.now_ps() > deadline) {
+            DRV_LOG(error, "device did not become ready within 10 ms");
+            return false;
+        }
+        bus_.spend(kReadyPollPs);
+    }
+    ready_ = true;
+    DRV_LOG(info, "device ready, command ring of " << n << " entries at 0x" << std::hex << ring_);
+    return true;
+}
+
+command_result device::execute(regmap::command op, const std::array<std::uint64_t, 6>& params) {
+    command_result res;
+    if (!ready_) {
+        DRV_LOG(error, "command " << static_cast<int>(op) << " issued before the device was initialised");
+        res.status = regmap::cmd_status::bad_state;
+        return res;
+    }
+    // One command at a time from this driver: the ring never holds more than one outstanding entry.
+    const std::uint32_t slot = producer_;
+    const std::uint64_t addr = ring_ + static_cast<std::uint64_t>(slot % cfg_.command_ring_entries) * regmap::kCommandSize;
+    std::uint8_t cmd[regmap::kCommandSize] = {};
+    cmd[regmap::cmd_off::opcode] = static_cast<std::uint8_t>(op);
+    proto::put_le32(cmd + regmap::cmd_off::cookie, slot);
+    for (std::size_t i = 0; i < params.size(); ++i) proto::put_le64(cmd + regmap::cmd_off::param + 8 * i, params[i]);
+    proto::put_le32(cmd + regmap::cmd_off::status, regmap::kStatusPending);
+    bus_.mem_write(addr, cmd, sizeof cmd);
+    ++producer_;
+    write(regmap::CMDQ_PROD, producer_);
+    const std::uint64_t deadline = bus_.now_ps() + cfg_.command_timeout_ps;
+    for (;;) {
+        std::uint8_t tail[8];
+        bus_.mem_read(addr + regmap::cmd_off::status, tail, sizeof tail);
+        const std::uint32_t st = proto::get_le32(tail);
+        if (st != regmap::kStatusPending) {
+            res.status = static_cast<regmap::cmd_status>(st);
+            res.result = proto::get_le32(tail + 4);
+            return res;
+        }
+        const std::uint64_t now = bus_.now_ps();
+        if (now >= deadline) {
+            DRV_LOG(error, "firmware command " << static_cast<int>(op) << " timed out");
+            res.timed_out = true;
+            return res;
+        }
+        bus_.wait_interrupt(regmap::kMsixCommandVector, deadline - now);
+    }
+}
+
+void device::ring_sq(std::uint32_t qpn, std::uint32_t producer) {
+    bus_.mmio_write32(regmap::kQpDoorbellBase + qpn * regmap::kQpDoorbellStride + regmap::kSqDoorbell, producer);
+}
+
+void device::ring_cq_consumer(std::uint32_t cqn, std::uint32_t consumer) {
+    bus_.mmio_write32(regmap::kCqDoorbellBase + cqn * regmap::kCqDoorbellStride + regmap::kCqConsumer, consumer);
+}
+
+void device::arm_cq(std::uint32_t cqn) {
+    bus_.mmio_write32(regmap::kCqDoorbellBase + cqn * regmap::kCqDoorbellStride + regmap::kCqArm, 1);
+}
+
+}  // namespace rnic::drv

@@ -1,0 +1,261 @@
+#include "driver/verbs.h"
+
+#include <algorithm>
+
+#include "core/log.h"
+#include "proto/bytes.h"
+
+#define VERBS_LOG(lvl, expr) RNIC_LOG_AT(lvl, drv, bus_.now_ps(), bus_.host_name() + ".verbs", expr)
+
+namespace rnic::drv {
+
+namespace {
+bool power_of_two(std::uint32_t n) { return n >= 2 && (n & (n - 1)) == 0; }
+
+status from_cmd(regmap::cmd_status s) {
+    switch (s) {
+        case regmap::cmd_status::ok: return status::ok;
+        case regmap::cmd_status::bad_opcode: return status::bad_opcode;
+        case regmap::cmd_status::bad_parameter: return status::invalid_argument;
+        case regmap::cmd_status::no_resources: return status::no_memory;
+        case regmap::cmd_status::bad_handle: return status::bad_handle;
+        case regmap::cmd_status::bad_state: return status::bad_state;
+        case regmap::cmd_status::connection_refused:
+        case regmap::cmd_status::mpa_negotiation_failed: return status::connection_refused;
+        case regmap::cmd_status::connection_timeout: return status::timeout;
+    }
+    return status::device_error;
+}
+}  // namespace
+
+const char* to_string(status s) {
+    switch (s) {
+        case status::ok: return "ok";
+        case status::invalid_argument: return "invalid argument";
+        case status::bad_handle: return "bad handle";
+        case status::bad_state: return "bad state";
+        case status::out_of_bounds: return "out of bounds";
+        case status::ring_full: return "ring full";
+        case status::bad_opcode: return "bad opcode";
+        case status::no_memory: return "no memory";
+        case status::device_error: return "device error";
+        case status::timeout: return "timeout";
+        case status::connection_refused: return "connection refused";
+    }
+    return "unknown";
+}
+
+context::context(host_bus& bus) : bus_(bus), dev_(bus) {}
+context::~context() = default;
+
+status context::fail(status s, const std::string& what) {
+    VERBS_LOG(error, what << ": " << to_string(s));
+    return s;
+}
+
+status context::open(const station_config& station) {
+    if (opened_) return fail(status::bad_state, "open: device already open");
+    if (!dev_.init(station)) return fail(status::device_error, "open: device initialisation failed");
+    opened_ = true;
+    return status::ok;
+}
+
+status context::alloc_pd(std::uint32_t* pd) {
+    if (!opened_) return fail(status::bad_state, "alloc_pd before open");
+    if (pd == nullptr) return fail(status::invalid_argument, "alloc_pd: null output");
+    *pd = next_pd_++;
+    return status::ok;
+}
+
+status context::alloc_buffer(std::size_t len, std::uint64_t* addr) {
+    if (len == 0 || addr == nullptr) return fail(status::invalid_argument, "alloc_buffer: zero length or null output");
+    *addr = bus_.dma_alloc(len, 4096);
+    if (*addr == 0) return fail(status::no_memory, "alloc_buffer of " + std::to_string(len) + " bytes");
+    return status::ok;
+}
+
+status context::reg_mr(std::uint32_t pd, std::uint64_t addr, std::uint64_t length, std::uint32_t access,
+                       memory_region* out) {
+    if (!opened_) return fail(status::bad_state, "reg_mr before open");
+    if (out == nullptr || length == 0) return fail(status::invalid_argument, "reg_mr: zero length or null output");
+    if (pd == 0 || pd >= next_pd_) return fail(status::bad_handle, "reg_mr: protection domain " + std::to_string(pd));
+    // VA-based tagged offsets: the TO of a byte is its host address (RFC 5040 §2.2 and verbs).
+    const command_result r = dev_.execute(regmap::command::reg_mr,
+                                          {addr, length, access | static_cast<std::uint64_t>(pd) << 32, addr, 0, 0});
+    if (r.timed_out) return fail(status::timeout, "reg_mr");
+    if (r.status != regmap::cmd_status::ok) {
+        return fail(from_cmd(r.status), std::string("reg_mr: firmware said ") + regmap::to_string(r.status));
+    }
+    *out = {r.result, addr, length, access, pd};
+    mrs_.push_back(*out);
+    return status::ok;
+}
+
+status context::dereg_mr(const memory_region& mr) {
+    auto it = std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == mr.stag; });
+    if (it == mrs_.end()) return fail(status::bad_handle, "dereg_mr: unknown STag " + std::to_string(mr.stag));
+    const command_result r = dev_.execute(regmap::command::dereg_mr, {mr.stag, 0, 0, 0, 0, 0});
+    if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "dereg_mr");
+    mrs_.erase(it);
+    return status::ok;
+}
+
+status context::create_cq(std::uint32_t entries, completion_queue** out) {
+    if (!opened_) return fail(status::bad_state, "create_cq before open");
+    if (out == nullptr || !power_of_two(entries)) {
+        return fail(status::invalid_argument, "create_cq: " + std::to_string(entries) + " entries (need a power of two)");
+    }
+    auto cq = std::make_unique<completion_queue>();
+    cq->entries = entries;
+    cq->ring = bus_.dma_alloc(static_cast<std::size_t>(entries) * regmap::kCqeSize, 4096);
+    if (cq->ring == 0) return fail(status::no_memory, "create_cq ring");
+    cq->vector = 1 + static_cast<std::uint32_t>(cqs_.size()) % (regmap::kMsixVectors - 1);
+    const command_result r = dev_.execute(regmap::command::create_cq, {cq->ring, entries, cq->vector, 0, 0, 0});
+    if (r.timed_out) return fail(status::timeout, "create_cq");
+    if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "create_cq");
+    cq->cqn = r.result;
+    *out = cq.get();
+    cqs_.push_back(std::move(cq));
+    return status::ok;
+}
+
+bool context::owns(const completion_queue* cq) const {
+    return std::any_of(cqs_.begin(), cqs_.end(), [cq](const auto& p) { return p.get() == cq; });
+}
+bool context::owns(const queue_pair* qp) const {
+    return std::any_of(qps_.begin(), qps_.end(), [qp](const auto& p) { return p.get() == qp; });
+}
+
+status context::create_qp(std::uint32_t pd, completion_queue* send_cq, completion_queue* recv_cq,
+                          std::uint32_t sq_depth, std::uint32_t rq_depth, queue_pair** out) {
+    if (!opened_) return fail(status::bad_state, "create_qp before open");
+    if (out == nullptr || !owns(send_cq) || !owns(recv_cq)) return fail(status::bad_handle, "create_qp: CQ handle");
+    if (pd == 0 || pd >= next_pd_) return fail(status::bad_handle, "create_qp: protection domain");
+    if (!power_of_two(sq_depth) || !power_of_two(rq_depth)) {
+        return fail(status::invalid_argument, "create_qp: queue depths must be powers of two");
+    }
+    auto qp = std::make_unique<queue_pair>();
+    qp->pd = pd;
+    qp->sq_entries = sq_depth;
+    qp->rq_entries = rq_depth;
+    qp->sq_ring = bus_.dma_alloc(static_cast<std::size_t>(sq_depth) * regmap::kSendWqeSize, 4096);
+    qp->rq_ring = bus_.dma_alloc(static_cast<std::size_t>(rq_depth) * regmap::kRecvWqeSize, 4096);
+    if (qp->sq_ring == 0 || qp->rq_ring == 0) return fail(status::no_memory, "create_qp rings");
+    qp->send_cq = send_cq;
+    qp->recv_cq = recv_cq;
+    const command_result r = dev_.execute(
+        regmap::command::create_qp, {qp->sq_ring, sq_depth, qp->rq_ring, rq_depth,
+                                     send_cq->cqn | static_cast<std::uint64_t>(recv_cq->cqn) << 32, pd});
+    if (r.timed_out) return fail(status::timeout, "create_qp");
+    if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "create_qp");
+    qp->qpn = r.result;
+    *out = qp.get();
+    qps_.push_back(std::move(qp));
+    return status::ok;
+}
+
+status context::connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) {
+    if (!owns(qp)) return fail(status::bad_handle, "connect: QP handle");
+    if (qp->state != qp_state::created) return fail(status::bad_state, "connect: QP is not fresh");
+    if (remote_port == 0) return fail(status::invalid_argument, "connect: remote port 0");
+    qp->state = qp_state::connecting;
+    const command_result r = dev_.execute(
+        regmap::command::connect, {qp->qpn, remote_ip | static_cast<std::uint64_t>(remote_port) << 32, local_port, 0, 0, 0});
+    if (r.timed_out || r.status != regmap::cmd_status::ok) {
+        qp->state = qp_state::error;
+        return fail(r.timed_out ? status::timeout : from_cmd(r.status),
+                    std::string("connect: ") + (r.timed_out ? "no answer" : regmap::to_string(r.status)));
+    }
+    qp->state = qp_state::rts;
+    VERBS_LOG(info, "QP " << qp->qpn << " connected (connection " << r.result << ")");
+    return status::ok;
+}
+
+status context::accept(queue_pair* qp, std::uint16_t port) {
+    if (!owns(qp)) return fail(status::bad_handle, "accept: QP handle");
+    if (qp->state != qp_state::created) return fail(status::bad_state, "accept: QP is not fresh");
+    if (port == 0) return fail(status::invalid_argument, "accept: port 0");
+    qp->state = qp_state::connecting;
+    const command_result r = dev_.execute(regmap::command::accept, {qp->qpn, port, 0, 0, 0, 0});
+    if (r.timed_out || r.status != regmap::cmd_status::ok) {
+        qp->state = qp_state::error;
+        return fail(r.timed_out ? status::timeout : from_cmd(r.status), "accept");
+    }
+    qp->state = qp_state::rts;
+    VERBS_LOG(info, "QP " << qp->qpn << " accepted a connection (" << r.result << ")");
+    return status::ok;
+}
+
+status context::post_send(queue_pair* qp, const send_wr& wr) {
+    if (!owns(qp)) return fail(status::bad_handle, "post_send: QP handle");
+    if (qp->state != qp_state::rts) return fail(status::bad_state, "post_send: QP " + std::to_string(qp->qpn) + " not in RTS");
+    if (wr.opcode != regmap::wr_opcode::rdma_write) {
+        return fail(status::bad_opcode, "post_send: opcode " + std::to_string(static_cast<int>(wr.opcode)));
+    }
+    const auto mr = std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == wr.local_stag; });
+    if (mr == mrs_.end()) return fail(status::bad_handle, "post_send: local STag " + std::to_string(wr.local_stag));
+    if (wr.local_addr < mr->addr || wr.length > mr->length || wr.local_addr - mr->addr > mr->length - wr.length) {
+        return fail(status::out_of_bounds, "post_send: local buffer outside its region");
+    }
+    if (qp->sq_producer - qp->sq_completed >= qp->sq_entries) {
+        return fail(status::ring_full, "post_send: send queue of QP " + std::to_string(qp->qpn));
+    }
+    namespace off = regmap::sqe_off;
+    std::uint8_t wqe[regmap::kSendWqeSize] = {};
+    wqe[off::opcode] = static_cast<std::uint8_t>(wr.opcode);
+    wqe[off::flags] = wr.signaled ? regmap::wr_flags::signaled : 0;
+    proto::put_le64(wqe + off::wr_id, wr.wr_id);
+    proto::put_le64(wqe + off::local_addr, wr.local_addr);
+    proto::put_le32(wqe + off::length, wr.length);
+    proto::put_le32(wqe + off::local_stag, wr.local_stag);
+    proto::put_le64(wqe + off::remote_to, wr.remote_addr);
+    proto::put_le32(wqe + off::remote_stag, wr.remote_stag);
+    const std::uint64_t addr = qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize;
+    bus_.mem_write(addr, wqe, sizeof wqe);
+    ++qp->sq_producer;
+    // Unsignaled WQEs retire with the next signaled one (in-order completion, RFC 5040 §5).
+    if (!wr.signaled) ++qp->unsignaled_since_last;
+    dev_.ring_sq(qp->qpn, qp->sq_producer);
+    return status::ok;
+}
+
+status context::poll_cq(completion_queue* cq, int max, std::vector<work_completion>* out, int* n) {
+    if (!owns(cq)) return fail(status::bad_handle, "poll_cq: CQ handle");
+    if (out == nullptr || n == nullptr || max <= 0) return fail(status::invalid_argument, "poll_cq arguments");
+    *n = 0;
+    namespace off = regmap::cqe_off;
+    while (*n < max) {
+        const std::uint64_t addr = cq->ring + static_cast<std::uint64_t>(cq->consumer % cq->entries) * regmap::kCqeSize;
+        std::uint8_t cqe[regmap::kCqeSize];
+        bus_.mem_read(addr, cqe, sizeof cqe);
+        const std::uint32_t expected_phase = (cq->consumer / cq->entries) % 2 == 0 ? 1u : 0u;
+        if ((proto::get_le32(cqe + off::owner) >> 31) != expected_phase) break;
+        work_completion wc;
+        wc.wr_id = proto::get_le64(cqe + off::wr_id);
+        wc.byte_len = proto::get_le32(cqe + off::byte_len);
+        wc.opcode = static_cast<wc_opcode>(cqe[off::opcode]);
+        wc.status = static_cast<regmap::cqe_status>(cqe[off::status]);
+        wc.qpn = proto::get_le16(cqe + off::qpn);
+        const std::uint32_t wqe_index = proto::get_le32(cqe + off::wqe_index);
+        for (const auto& qp : qps_) {
+            if (qp->qpn == wc.qpn && qp->send_cq == cq) {
+                qp->sq_completed = wqe_index + 1;
+                if (wc.status != regmap::cqe_status::success) qp->state = qp_state::error;
+            }
+        }
+        out->push_back(wc);
+        ++cq->consumer;
+        ++*n;
+    }
+    if (*n > 0) dev_.ring_cq_consumer(cq->cqn, cq->consumer);
+    return status::ok;
+}
+
+status context::wait_cq(completion_queue* cq, std::uint64_t timeout_ps) {
+    if (!owns(cq)) return fail(status::bad_handle, "wait_cq: CQ handle");
+    dev_.arm_cq(cq->cqn);
+    if (!bus_.wait_interrupt(cq->vector, timeout_ps)) return status::timeout;
+    return status::ok;
+}
+
+}  // namespace rnic::drv

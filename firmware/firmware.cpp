@@ -1,0 +1,320 @@
+#include "firmware/firmware.h"
+
+#include <limits>
+
+#include "core/log.h"
+#include "proto/bytes.h"
+#include "proto/mpa.h"
+
+#define FW_LOG(lvl, expr) RNIC_LOG_AT(lvl, fw, hal_.now_ps(), hal_.name(), expr)
+
+namespace rnic::fw {
+
+namespace mpa = proto::mpa;
+using regmap::cmd_status;
+
+firmware::firmware(hal& h, const costs& c) : hal_(h), costs_(c) {}
+
+void firmware::run() {
+    hal_.reg_write(regmap::STATUS, regmap::status::ready);
+    FW_LOG(info, "firmware running");
+    for (;;) {
+        const event ev = hal_.wait_event();
+        switch (ev.kind) {
+            case event_kind::command_doorbell: on_command_doorbell(); break;
+            case event_kind::tcp_established: on_established(ev.conn, ev.port); break;
+            case event_kind::startup_bytes: on_startup_bytes(ev.conn); break;
+            case event_kind::tcp_closed: on_connection_lost(ev.conn, "TCP connection closed"); break;
+            case event_kind::tcp_failed: on_connection_lost(ev.conn, "TCP connection could not be opened"); break;
+            case event_kind::framing_error: on_connection_lost(ev.conn, "framing error"); break;
+            case event_kind::timer: on_timer(); break;
+        }
+    }
+}
+
+std::uint64_t firmware::ring_addr(std::uint32_t slot) const {
+    return ring_base_ + static_cast<std::uint64_t>(slot % ring_entries_) * regmap::kCommandSize;
+}
+
+void firmware::on_command_doorbell() {
+    ring_base_ = static_cast<std::uint64_t>(hal_.reg_read(regmap::CMDQ_BASE_HI)) << 32 |
+                 hal_.reg_read(regmap::CMDQ_BASE_LO);
+    ring_entries_ = hal_.reg_read(regmap::CMDQ_ENTRIES);
+    const std::uint32_t producer = hal_.reg_read(regmap::CMDQ_PROD);
+    if (ring_entries_ < 2 || ring_entries_ > 4096 || (ring_entries_ & (ring_entries_ - 1)) != 0 ||
+        ring_base_ % regmap::kCommandSize != 0) {
+        FW_LOG(error, "command ring misconfigured (base 0x" << std::hex << ring_base_ << std::dec << ", "
+                                                              << ring_entries_ << " entries): doorbell ignored");
+        return;
+    }
+    while (consumer_ != producer) {
+        const std::uint32_t slot = consumer_++;
+        std::uint8_t cmd[regmap::kCommandSize];
+        if (!hal_.dma_read(ring_addr(slot), cmd, sizeof cmd)) {
+            FW_LOG(error, "cannot read command " << slot << " at 0x" << std::hex << ring_addr(slot));
+            continue;
+        }
+        hal_.reg_write(regmap::CMDQ_CONS, consumer_);
+        hal_.consume_cycles(costs_.command);
+        execute(slot, cmd);
+    }
+}
+
+void firmware::complete(std::uint32_t slot, cmd_status status, std::uint32_t result) {
+    std::uint8_t tail[8];
+    proto::put_le32(tail, static_cast<std::uint32_t>(status));
+    proto::put_le32(tail + 4, result);
+    ++commands_;
+    if (!hal_.dma_write(ring_addr(slot) + regmap::cmd_off::status, tail, sizeof tail)) {
+        FW_LOG(error, "cannot write the completion of command " << slot);
+        return;
+    }
+    FW_LOG(debug, "command " << slot << " done: " << regmap::to_string(status) << ", result " << result);
+    hal_.raise_msix(regmap::kMsixCommandVector);
+}
+
+void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
+    using regmap::command;
+    const auto op = static_cast<command>(cmd[regmap::cmd_off::opcode]);
+    std::uint64_t p[6];
+    for (int i = 0; i < 6; ++i) p[i] = proto::get_le64(cmd + regmap::cmd_off::param + 8 * i);
+    switch (op) {
+        case command::nop: complete(slot, cmd_status::ok, 0); return;
+        case command::create_cq: {
+            const auto entries = static_cast<std::uint32_t>(p[1]);
+            if (entries < 2 || entries > (1u << 20) || (entries & (entries - 1)) != 0 || p[0] % regmap::kCqeSize != 0 ||
+                p[2] >= regmap::kMsixVectors) {
+                complete(slot, cmd_status::bad_parameter, 0);
+                return;
+            }
+            const int cqn = hal_.create_cq({p[0], entries, static_cast<std::uint32_t>(p[2])});
+            complete(slot, cqn < 0 ? cmd_status::no_resources : cmd_status::ok, cqn < 0 ? 0 : static_cast<std::uint32_t>(cqn));
+            return;
+        }
+        case command::create_qp: {
+            const auto sq_entries = static_cast<std::uint32_t>(p[1]);
+            const auto rq_entries = static_cast<std::uint32_t>(p[3]);
+            auto pow2 = [](std::uint32_t n) { return n >= 2 && n <= (1u << 16) && (n & (n - 1)) == 0; };
+            if (!pow2(sq_entries) || !pow2(rq_entries)) {
+                complete(slot, cmd_status::bad_parameter, 0);
+                return;
+            }
+            const int qpn = hal_.create_qp({p[0], sq_entries, p[2], rq_entries, static_cast<std::uint32_t>(p[4]),
+                                            static_cast<std::uint32_t>(p[4] >> 32), static_cast<std::uint32_t>(p[5])});
+            if (qpn == -2) complete(slot, cmd_status::bad_handle, 0);
+            else if (qpn < 0) complete(slot, cmd_status::no_resources, 0);
+            else complete(slot, cmd_status::ok, static_cast<std::uint32_t>(qpn));
+            return;
+        }
+        case command::reg_mr: {
+            if (p[1] == 0 || p[0] + p[1] < p[0]) {
+                complete(slot, cmd_status::bad_parameter, 0);
+                return;
+            }
+            const std::int64_t stag = hal_.register_mr(
+                {p[0], p[1], static_cast<std::uint32_t>(p[2]), static_cast<std::uint32_t>(p[2] >> 32), p[3]});
+            complete(slot, stag < 0 ? cmd_status::no_resources : cmd_status::ok,
+                     stag < 0 ? 0 : static_cast<std::uint32_t>(stag));
+            return;
+        }
+        case command::dereg_mr:
+            complete(slot, hal_.deregister_mr(static_cast<std::uint32_t>(p[0])) ? cmd_status::ok : cmd_status::bad_handle,
+                     0);
+            return;
+        case command::connect: {
+            const auto qpn = static_cast<std::uint32_t>(p[0]);
+            if (!hal_.qp_idle(qpn)) {
+                complete(slot, cmd_status::bad_state, 0);
+                return;
+            }
+            const int conn = hal_.tcp_connect(static_cast<std::uint32_t>(p[1]), static_cast<std::uint16_t>(p[1] >> 32),
+                                              static_cast<std::uint16_t>(p[2]));
+            if (conn < 0) {
+                complete(slot, cmd_status::no_resources, 0);
+                return;
+            }
+            pending_connection pc;
+            pc.r = role::initiator;
+            pc.qpn = qpn;
+            pc.cmd_slot = slot;
+            pc.deadline_ps = hal_.now_ps() + hal_.policy().timeout_ps;
+            by_conn_[static_cast<std::uint32_t>(conn)] = pc;
+            arm_next_timer();
+            return;  // completes when negotiation ends
+        }
+        case command::accept: {
+            const auto qpn = static_cast<std::uint32_t>(p[0]);
+            const auto port = static_cast<std::uint16_t>(p[1]);
+            if (!hal_.qp_idle(qpn) || port == 0) {
+                complete(slot, qpn == 0 && port == 0 ? cmd_status::bad_parameter : cmd_status::bad_state, 0);
+                return;
+            }
+            pending_connection pc;
+            pc.r = role::responder;
+            pc.qpn = qpn;
+            pc.cmd_slot = slot;
+            pc.port = port;
+            pc.deadline_ps = std::numeric_limits<std::uint64_t>::max();  // waits for a peer as long as it takes
+            accepts_.emplace(port, pc);
+            hal_.tcp_listen(port);
+            return;
+        }
+        case command::destroy_qp:
+        case command::destroy_cq:
+            complete(slot, cmd_status::bad_opcode, 0);  // not offered by this firmware version yet
+            return;
+    }
+    FW_LOG(warn, "command " << slot << ": unknown opcode " << static_cast<int>(cmd[regmap::cmd_off::opcode]));
+    complete(slot, cmd_status::bad_opcode, 0);
+}
+
+void firmware::on_established(std::uint32_t conn, std::uint16_t port) {
+    hal_.consume_cycles(costs_.event);
+    auto it = by_conn_.find(conn);
+    if (it != by_conn_.end() && it->second.r == role::initiator) {
+        // RFC 5044 §7.1.1: the initiator sends the MPA Request first.
+        const mpa_policy& pol = hal_.policy();
+        mpa::RequestReply req;
+        req.request = true;
+        req.marker = pol.want_markers;
+        req.crc = pol.want_crc;
+        req.revision = static_cast<std::uint8_t>(pol.revision);
+        if (pol.revision == 2) {
+            req.enhanced = true;  // RFC 6581 §5: IRD/ORD in the first private-data word
+            req.ird = pol.ird;
+            req.ord = pol.ord;
+        }
+        hal_.consume_cycles(costs_.mpa_frame);
+        hal_.send_startup(conn, mpa::encode(req));
+        it->second.request_sent = true;
+        FW_LOG(debug, "connection " << conn << ": MPA Request sent (rev " << pol.revision << ")");
+        return;
+    }
+    auto acc = accepts_.find(port);
+    if (acc == accepts_.end()) {
+        FW_LOG(warn, "connection " << conn << " on port " << port << " has no pending accept: ignored");
+        return;
+    }
+    pending_connection pc = acc->second;
+    accepts_.erase(acc);
+    pc.deadline_ps = hal_.now_ps() + hal_.policy().timeout_ps;
+    by_conn_[conn] = pc;
+    arm_next_timer();
+    // The peer's Request may already be waiting.
+    if (!hal_.startup_bytes(conn).empty()) on_startup_bytes(conn);
+}
+
+void firmware::on_startup_bytes(std::uint32_t conn) {
+    auto it = by_conn_.find(conn);
+    if (it == by_conn_.end()) return;  // bytes before the accept was matched: handled on establishment
+    const std::vector<std::uint8_t>& bytes = hal_.startup_bytes(conn);
+    const std::size_t need = mpa::request_reply_length(bytes.data(), bytes.size());
+    if (need == 0 || bytes.size() < need) return;  // wait for the rest of the frame
+    hal_.consume_cycles(costs_.mpa_frame);
+    if (it->second.r == role::initiator) {
+        initiator_got_reply(conn, it->second);
+    } else {
+        responder_got_request(conn, it->second);
+    }
+}
+
+void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
+    const std::vector<std::uint8_t>& bytes = hal_.startup_bytes(conn);
+    const std::size_t len = mpa::request_reply_length(bytes.data(), bytes.size());
+    std::string error;
+    const auto rep = mpa::decode(bytes.data(), len, &error);
+    if (!rep || rep->request) {
+        FW_LOG(warn, "connection " << conn << ": bad MPA Reply: " << (rep ? "a Request instead of a Reply" : error));
+        finish(conn, pc, cmd_status::mpa_negotiation_failed);
+        return;
+    }
+    if (rep->reject) {
+        FW_LOG(info, "connection " << conn << ": the peer rejected the connection");
+        finish(conn, pc, cmd_status::connection_refused);
+        return;
+    }
+    const mpa_policy& pol = hal_.policy();
+    mpa_mode mode;
+    mode.tx_markers = rep->marker;     // the responder's M: it wants markers in what it receives
+    mode.rx_markers = pol.want_markers;
+    mode.crc = pol.want_crc || rep->crc;  // CRC if either side asked (RFC 5044 §7.1.2)
+    mode.max_ulpdu = mpa::max_ulpdu(hal_.tcp_effective_mss(conn), mode.tx_markers);
+    hal_.full_operation(conn, mode, len);
+    finish(conn, pc, hal_.qp_connect(pc.qpn, conn, mode.max_ulpdu) ? cmd_status::ok : cmd_status::bad_state);
+}
+
+void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc) {
+    const std::vector<std::uint8_t>& bytes = hal_.startup_bytes(conn);
+    const std::size_t len = mpa::request_reply_length(bytes.data(), bytes.size());
+    std::string error;
+    const auto req = mpa::decode(bytes.data(), len, &error);
+    if (!req || !req->request) {
+        FW_LOG(warn, "connection " << conn << ": bad MPA Request: " << (req ? "a Reply instead of a Request" : error));
+        finish(conn, pc, cmd_status::mpa_negotiation_failed);
+        return;
+    }
+    const mpa_policy& pol = hal_.policy();
+    mpa::RequestReply rep;
+    rep.request = false;
+    rep.marker = pol.want_markers;
+    rep.crc = pol.want_crc || req->crc;
+    // Answer with the lower of the two revisions (RFC 6581 §4).
+    rep.revision = static_cast<std::uint8_t>(req->revision < pol.revision ? req->revision : pol.revision);
+    if (rep.revision == 2 && req->enhanced) {
+        rep.enhanced = true;
+        rep.ird = req->ord < pol.ird ? req->ord : pol.ird;
+        rep.ord = req->ird < pol.ord ? req->ird : pol.ord;
+    }
+    hal_.consume_cycles(costs_.mpa_frame);
+    hal_.send_startup(conn, mpa::encode(rep));
+    mpa_mode mode;
+    mode.tx_markers = req->marker;
+    mode.rx_markers = pol.want_markers;
+    mode.crc = rep.crc;
+    mode.max_ulpdu = mpa::max_ulpdu(hal_.tcp_effective_mss(conn), mode.tx_markers);
+    hal_.full_operation(conn, mode, len);
+    finish(conn, pc, hal_.qp_connect(pc.qpn, conn, mode.max_ulpdu) ? cmd_status::ok : cmd_status::bad_state);
+}
+
+void firmware::finish(std::uint32_t conn, pending_connection& pc, cmd_status status) {
+    if (status == cmd_status::ok) {
+        ++established_;
+        FW_LOG(info, "connection " << conn << ": QP " << pc.qpn << " in RTS");
+    } else {
+        ++failed_;
+    }
+    complete(pc.cmd_slot, status, status == cmd_status::ok ? conn : 0);
+    by_conn_.erase(conn);
+}
+
+void firmware::on_connection_lost(std::uint32_t conn, const char* why) {
+    hal_.consume_cycles(costs_.event);
+    hal_.stream_failed(conn, why);
+    auto it = by_conn_.find(conn);
+    if (it == by_conn_.end()) return;
+    FW_LOG(warn, "connection " << conn << " lost during negotiation: " << why);
+    finish(conn, it->second, cmd_status::connection_refused);
+}
+
+void firmware::on_timer() {
+    const std::uint64_t now = hal_.now_ps();
+    for (auto it = by_conn_.begin(); it != by_conn_.end();) {
+        auto next = std::next(it);
+        if (it->second.deadline_ps <= now) {
+            FW_LOG(warn, "connection " << it->first << ": MPA negotiation timed out");
+            hal_.stream_failed(it->first, "negotiation timeout");
+            pending_connection pc = it->second;
+            finish(it->first, pc, cmd_status::connection_timeout);
+        }
+        it = next;
+    }
+    arm_next_timer();
+}
+
+void firmware::arm_next_timer() {
+    std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
+    for (const auto& [conn, pc] : by_conn_) next = pc.deadline_ps < next ? pc.deadline_ps : next;
+    if (next != std::numeric_limits<std::uint64_t>::max()) hal_.arm_timer(next);
+}
+
+}  // namespace rnic::fw

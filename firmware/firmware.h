@@ -1,0 +1,66 @@
+// NIC firmware: runs on the control processor against the HAL. Serves the driver's command ring
+// (CQ/QP/MR management, connect/accept), runs connection management (TCP open through the TCP
+// engine, the MPA Request/Reply exchange of RFC 5044 §7 and RFC 6581, the switch to full operation)
+// and moves QPs to RTS. Every handler charges its cost in control-processor cycles.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+
+#include "firmware/hal.h"
+#include "rnic/regmap.h"
+
+namespace rnic::fw {
+
+struct costs {
+    std::uint64_t command = 1500;     // decode + execute a simple command
+    std::uint64_t event = 400;        // handle a TCP or framing event
+    std::uint64_t mpa_frame = 2500;   // build or parse an MPA Request/Reply
+};
+
+class firmware {
+public:
+    firmware(hal& h, const costs& c);
+    // The firmware's main loop; never returns.
+    [[noreturn]] void run();
+
+    std::uint64_t commands_executed() const { return commands_; }
+    std::uint64_t connections_established() const { return established_; }
+    std::uint64_t connections_failed() const { return failed_; }
+
+private:
+    enum class role { initiator, responder };
+    struct pending_connection {
+        role r = role::initiator;
+        std::uint32_t qpn = 0;
+        std::uint32_t cmd_slot = 0;  // command ring index to complete
+        std::uint64_t deadline_ps = 0;
+        bool request_sent = false;   // initiator: our Request is out
+        std::uint16_t port = 0;      // responder: listening port
+    };
+
+    void on_command_doorbell();
+    void execute(std::uint32_t slot, const std::uint8_t* cmd);
+    void complete(std::uint32_t slot, regmap::cmd_status status, std::uint32_t result);
+    void on_established(std::uint32_t conn, std::uint16_t port);
+    void on_startup_bytes(std::uint32_t conn);
+    void on_connection_lost(std::uint32_t conn, const char* why);
+    void on_timer();
+    void initiator_got_reply(std::uint32_t conn, pending_connection& pc);
+    void responder_got_request(std::uint32_t conn, pending_connection& pc);
+    void finish(std::uint32_t conn, pending_connection& pc, regmap::cmd_status status);
+    void arm_next_timer();
+    std::uint64_t ring_addr(std::uint32_t slot) const;
+
+    hal& hal_;
+    costs costs_;
+    std::uint64_t ring_base_ = 0;
+    std::uint32_t ring_entries_ = 0;
+    std::uint32_t consumer_ = 0;
+    std::map<std::uint32_t, pending_connection> by_conn_;       // connections in negotiation
+    std::multimap<std::uint16_t, pending_connection> accepts_;  // waiting for a peer on a port
+    std::uint64_t commands_ = 0, established_ = 0, failed_ = 0;
+};
+
+}  // namespace rnic::fw

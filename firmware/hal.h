@@ -1,0 +1,87 @@
+// The firmware HAL: everything the NIC's control-processor firmware may touch. The control-processor
+// model (models/cp) implements it on top of the NIC's internal interfaces; the firmware itself has no
+// SystemC dependency, so it could be retargeted to an instruction-set simulator or real hardware.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rnic::fw {
+
+enum class event_kind {
+    command_doorbell,  // the driver advanced CMDQ_PROD
+    tcp_established,   // conn, port = local port
+    tcp_closed,        // conn
+    tcp_failed,        // conn (active open failed)
+    startup_bytes,     // conn: MPA start-up bytes arrived
+    framing_error,     // conn
+    timer,             // a timer armed with arm_timer expired
+};
+
+struct event {
+    event_kind kind = event_kind::command_doorbell;
+    std::uint32_t conn = 0;
+    std::uint16_t port = 0;
+};
+
+struct cq_params { std::uint64_t ring; std::uint32_t entries; std::uint32_t vector; };
+struct qp_params {
+    std::uint64_t sq_ring; std::uint32_t sq_entries; std::uint64_t rq_ring; std::uint32_t rq_entries;
+    std::uint32_t send_cq, recv_cq, pd;
+};
+struct mr_params { std::uint64_t addr; std::uint64_t length; std::uint32_t access; std::uint32_t pd; std::uint64_t to_base; };
+struct mpa_mode { bool tx_markers; bool rx_markers; bool crc; std::size_t max_ulpdu; };
+
+// The MPA policy the NIC was built with (scenario rnic.mpa.*).
+struct mpa_policy {
+    int revision = 1;          // 1 (RFC 5044) or 2 (RFC 6581)
+    bool want_markers = false; // we ask the peer for markers (M bit)
+    bool want_crc = true;      // C bit
+    std::uint16_t ird = 16, ord = 16;
+    std::uint64_t timeout_ps = 0;   // negotiation timeout
+};
+
+class hal {
+public:
+    virtual ~hal() = default;
+
+    // Execution: block until the next event; account for the handler's cost in CPU cycles.
+    virtual event wait_event() = 0;
+    virtual void consume_cycles(std::uint64_t cycles) = 0;
+    virtual std::uint64_t now_ps() const = 0;
+    virtual void arm_timer(std::uint64_t at_ps) = 0;
+    virtual const char* name() const = 0;
+    virtual const mpa_policy& policy() const = 0;
+
+    // Device registers owned by the firmware side (command queue, status).
+    virtual std::uint32_t reg_read(std::uint32_t offset) = 0;
+    virtual void reg_write(std::uint32_t offset, std::uint32_t value) = 0;
+
+    // Host memory through the DMA engine; false when the host refused the access.
+    virtual bool dma_read(std::uint64_t addr, void* dst, std::size_t len) = 0;
+    virtual bool dma_write(std::uint64_t addr, const void* src, std::size_t len) = 0;
+    virtual void raise_msix(std::uint32_t vector) = 0;
+
+    // RDMA engine context.
+    virtual int create_cq(const cq_params& p) = 0;
+    virtual int create_qp(const qp_params& p) = 0;
+    virtual std::int64_t register_mr(const mr_params& p) = 0;
+    virtual bool deregister_mr(std::uint32_t stag) = 0;
+    virtual bool qp_idle(std::uint32_t qpn) const = 0;
+    virtual bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu) = 0;
+    virtual void stream_failed(std::uint32_t conn, const char* why) = 0;
+
+    // TCP engine.
+    virtual int tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) = 0;
+    virtual bool tcp_listen(std::uint16_t port) = 0;
+    virtual std::uint16_t tcp_effective_mss(std::uint32_t conn) const = 0;
+
+    // Framing unit: start-up byte exchange and the switch to full operation.
+    virtual bool send_startup(std::uint32_t conn, const std::vector<std::uint8_t>& bytes) = 0;
+    virtual const std::vector<std::uint8_t>& startup_bytes(std::uint32_t conn) const = 0;
+    virtual void full_operation(std::uint32_t conn, const mpa_mode& mode, std::size_t consumed) = 0;
+};
+
+}  // namespace rnic::fw

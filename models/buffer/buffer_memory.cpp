@@ -1,0 +1,90 @@
+#include "buffer/buffer_memory.h"
+
+#include <cstring>
+
+#include "core/sim_log.h"
+
+namespace rnic {
+
+buffer_memory::buffer_memory(const sc_core::sc_module_name& name, const buffer_memory_params& params)
+    : sc_module(name), mem_in("mem_in"), params_(params), store_(params.capacity, 0) {
+    mem_in.register_b_transport(this, &buffer_memory::b_transport);
+}
+
+std::optional<std::uint64_t> buffer_memory::allocate_region(std::uint64_t bytes) {
+    // First fit over the gaps between regions; allocation happens per connection, not per packet.
+    std::uint64_t candidate = 0;
+    for (const auto& [base, size] : regions_) {
+        if (base - candidate >= bytes) break;
+        candidate = base + size;
+    }
+    if (candidate + bytes > params_.capacity) {
+        ++allocation_failures_;
+        RNIC_MLOG(warn, buf, "no room for a region of " << bytes << " bytes (capacity " << params_.capacity << ")");
+        return std::nullopt;
+    }
+    regions_[candidate] = bytes;
+    return candidate;
+}
+
+void buffer_memory::free_region(std::uint64_t base) { regions_.erase(base); }
+
+void buffer_memory::account_time() {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    occupancy_integral_ += static_cast<double>(in_use_) * (now - last_change_).to_seconds();
+    last_change_ = now;
+}
+
+void buffer_memory::hold(std::uint64_t bytes) {
+    account_time();
+    in_use_ += bytes;
+    if (in_use_ > peak_) peak_ = in_use_;
+}
+
+void buffer_memory::release(std::uint64_t bytes) {
+    account_time();
+    in_use_ -= bytes > in_use_ ? in_use_ : bytes;
+}
+
+void buffer_memory::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    const std::uint64_t addr = gp.get_address();
+    const std::uint64_t len = gp.get_data_length();
+    if (addr > store_.size() || len > store_.size() - addr) {
+        ++errors_;
+        RNIC_MLOG_D(error, buf, delay, "access [0x" << std::hex << addr << ", 0x" << addr + len << std::dec
+                                                    << ") outside the buffer memory");
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    if (gp.is_read()) {
+        std::memcpy(gp.get_data_ptr(), store_.data() + addr, len);
+        ++reads_;
+        read_bytes_ += len;
+    } else {
+        std::memcpy(store_.data() + addr, gp.get_data_ptr(), len);
+        ++writes_;
+        write_bytes_ += len;
+    }
+    const double beats = static_cast<double>((len + params_.width_bytes - 1) / params_.width_bytes);
+    delay += params_.latency;
+    port_.reserve_lt(delay, cycles_time(beats, params_.clock_hz));
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void buffer_memory::report_stats(boost::json::object& out) const {
+    const double elapsed = sc_core::sc_time_stamp().to_seconds();
+    const double integral =
+        occupancy_integral_ + static_cast<double>(in_use_) * (sc_core::sc_time_stamp() - last_change_).to_seconds();
+    out["capacity_bytes"] = params_.capacity;
+    out["occupancy_peak_bytes"] = peak_;
+    out["occupancy_mean_bytes"] = elapsed > 0 ? integral / elapsed : 0.0;
+    out["reads"] = reads_;
+    out["writes"] = writes_;
+    out["read_bytes"] = read_bytes_;
+    out["write_bytes"] = write_bytes_;
+    out["errors"] = errors_;
+    out["region_allocation_failures"] = allocation_failures_;
+    out["port_busy_ps"] = to_ps(port_.busy_total());
+}
+
+}  // namespace rnic

@@ -1,0 +1,59 @@
+// On-NIC buffer memory (SRAM or DRAM beside the NIC datapath). Holds transmit data until TCP has it
+// acknowledged and (with later receive paths) out-of-order receive data. Real bytes live here:
+// the TCP engine writes its send stream in and reads segments back out through mem_in.
+// Space is carved into regions (one per connection's send stream); occupancy counts the bytes that
+// actually hold data, with its peak and time-weighted mean.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "core/stats.h"
+#include "core/timed_resource.h"
+
+namespace rnic {
+
+struct buffer_memory_params {
+    std::uint64_t capacity = 4ull << 20;
+    std::uint32_t width_bytes = 64;          // datapath width
+    double clock_hz = 500e6;                 // 64 B x 500 MHz = 256 Gb/s per port
+    sc_core::sc_time latency = sc_core::sc_time(10, sc_core::SC_NS);  // on-chip SRAM access
+};
+
+class buffer_memory : public sc_core::sc_module, public stats_reporter {
+public:
+    tlm_utils::simple_target_socket<buffer_memory> mem_in;
+
+    buffer_memory(const sc_core::sc_module_name& name, const buffer_memory_params& params);
+
+    // Region management (done by the owning engine at connection set-up, not per packet).
+    std::optional<std::uint64_t> allocate_region(std::uint64_t bytes);
+    void free_region(std::uint64_t base);
+    // Occupancy bookkeeping by the users of the regions.
+    void hold(std::uint64_t bytes);
+    void release(std::uint64_t bytes);
+    std::uint64_t occupancy() const { return in_use_; }
+    std::uint64_t capacity() const { return params_.capacity; }
+
+    void report_stats(boost::json::object& out) const override;
+
+private:
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void account_time();
+
+    buffer_memory_params params_;
+    std::vector<std::uint8_t> store_;
+    std::map<std::uint64_t, std::uint64_t> regions_;  // base -> size
+    timed_resource port_;
+    std::uint64_t in_use_ = 0, peak_ = 0;
+    double occupancy_integral_ = 0;  // byte-seconds
+    sc_core::sc_time last_change_ = sc_core::SC_ZERO_TIME;
+    std::uint64_t reads_ = 0, writes_ = 0, read_bytes_ = 0, write_bytes_ = 0, errors_ = 0;
+    std::uint64_t allocation_failures_ = 0;
+};
+
+}  // namespace rnic

@@ -1,0 +1,36 @@
+// Memory-mapped read/write transactions (MMIO, DMA, buffer memory) through an initiator socket.
+#pragma once
+
+#include <cstdint>
+#include <systemc>
+#include <tlm>
+
+namespace rnic {
+
+template <typename Socket>
+tlm::tlm_response_status mem_transport(Socket& socket, tlm::tlm_command cmd, std::uint64_t addr, void* data,
+                                       std::size_t len, sc_core::sc_time& delay) {
+    tlm::tlm_generic_payload gp;
+    gp.set_command(cmd);
+    gp.set_address(addr);
+    gp.set_data_ptr(static_cast<unsigned char*>(data));
+    gp.set_data_length(static_cast<unsigned int>(len));
+    gp.set_streaming_width(static_cast<unsigned int>(len));
+    gp.set_byte_enable_ptr(nullptr);
+    gp.set_dmi_allowed(false);
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    socket->b_transport(gp, delay);
+    return gp.get_response_status();
+}
+
+template <typename Socket>
+tlm::tlm_response_status mem_read(Socket& s, std::uint64_t addr, void* data, std::size_t len, sc_core::sc_time& d) {
+    return mem_transport(s, tlm::TLM_READ_COMMAND, addr, data, len, d);
+}
+template <typename Socket>
+tlm::tlm_response_status mem_write(Socket& s, std::uint64_t addr, const void* data, std::size_t len,
+                                   sc_core::sc_time& d) {
+    return mem_transport(s, tlm::TLM_WRITE_COMMAND, addr, const_cast<void*>(data), len, d);
+}
+
+}  // namespace rnic

@@ -1,0 +1,25 @@
+// SystemC-side logging helpers: stamp lines with the kernel's time (plus an LT delay when known)
+// and the calling module's hierarchical name.
+#pragma once
+
+#include <systemc>
+
+#include "core/log.h"
+
+namespace rnic {
+
+inline std::uint64_t to_ps(const sc_core::sc_time& t) {
+    return static_cast<std::uint64_t>(t / sc_core::sc_time(1, sc_core::SC_PS));
+}
+inline sc_core::sc_time from_ps(std::uint64_t ps) {
+    return sc_core::sc_time(static_cast<double>(ps), sc_core::SC_PS);
+}
+inline std::uint64_t now_ps() { return to_ps(sc_core::sc_time_stamp()); }
+
+}  // namespace rnic
+
+// Log from inside an sc_module (uses name()).
+#define RNIC_MLOG(lvl, cat, expr) RNIC_LOG_AT(lvl, cat, ::rnic::now_ps(), name(), expr)
+// Same, at the LT-annotated time now + delay.
+#define RNIC_MLOG_D(lvl, cat, delay, expr) \
+    RNIC_LOG_AT(lvl, cat, ::rnic::to_ps(sc_core::sc_time_stamp() + (delay)), name(), expr)

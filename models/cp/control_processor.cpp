@@ -1,0 +1,176 @@
+#include "cp/control_processor.h"
+
+#include "core/mem_access.h"
+#include "core/sim_log.h"
+#include "core/timed_resource.h"
+#include "core/stream.h"
+
+namespace rnic {
+
+control_processor::control_processor(const sc_core::sc_module_name& name, const control_processor_params& params)
+    : sc_module(name),
+      dma_out("dma_out"),
+      irq_out("irq_out"),
+      startup_tx_out("startup_tx_out"),
+      rdma_out("rdma_out"),
+      toe_out("toe_out"),
+      framer_out("framer_out"),
+      regs_out("regs_out"),
+      toe_events_in("toe_events_in"),
+      framer_events_in("framer_events_in"),
+      doorbell_in("doorbell_in"),
+      params_(params),
+      firmware_(std::make_unique<fw::firmware>(*this, params.costs)) {
+    toe_events_in.bind(*this);
+    framer_events_in.bind(*this);
+    doorbell_in.bind(*this);
+    SC_HAS_PROCESS(control_processor);
+    SC_THREAD(firmware_thread);
+    SC_METHOD(timer_method);
+    sensitive << timer_event_;
+    dont_initialize();
+    SC_METHOD(deliver_method);
+    sensitive << incoming_event_;
+    dont_initialize();
+}
+
+void control_processor::firmware_thread() { firmware_->run(); }
+
+// Events arrive with an LT delay; they become visible to the firmware at their time.
+void control_processor::post(const fw::event& ev, const sc_core::sc_time& delay) {
+    const sc_core::sc_time at = sc_core::sc_time_stamp() + delay;
+    auto it = incoming_.end();
+    while (it != incoming_.begin() && std::prev(it)->at > at) --it;
+    incoming_.insert(it, {at, ev});
+    incoming_event_.notify(incoming_.front().at - sc_core::sc_time_stamp());
+}
+
+void control_processor::deliver_method() {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    while (!incoming_.empty() && incoming_.front().at <= now) {
+        events_.push_back(incoming_.front().ev);
+        incoming_.pop_front();
+        event_ready_.notify(sc_core::SC_ZERO_TIME);
+    }
+    if (!incoming_.empty()) incoming_event_.notify(incoming_.front().at - now);
+}
+
+fw::event control_processor::wait_event() {
+    while (events_.empty()) wait(event_ready_);
+    fw::event ev = events_.front();
+    events_.pop_front();
+    ++events_handled_;
+    return ev;
+}
+
+void control_processor::consume_cycles(std::uint64_t cycles) {
+    const sc_core::sc_time t = cycles_time(static_cast<double>(cycles), params_.clock_hz);
+    busy_ += t;
+    wait(t);
+}
+
+std::uint64_t control_processor::now_ps() const { return to_ps(sc_core::sc_time_stamp()); }
+
+void control_processor::arm_timer(std::uint64_t at_ps) {
+    const sc_core::sc_time at = from_ps(at_ps);
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    timer_event_.cancel();
+    timer_event_.notify(at > now ? at - now : sc_core::SC_ZERO_TIME);
+}
+
+void control_processor::timer_method() { post({fw::event_kind::timer, 0, 0}, sc_core::SC_ZERO_TIME); }
+
+bool control_processor::dma_read(std::uint64_t addr, void* dst, std::size_t len) {
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    const bool ok = mem_read(dma_out, addr, dst, len, delay) == tlm::TLM_OK_RESPONSE;
+    wait(delay);
+    if (!ok) ++dma_errors_;
+    return ok;
+}
+
+bool control_processor::dma_write(std::uint64_t addr, const void* src, std::size_t len) {
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    const bool ok = mem_write(dma_out, addr, src, len, delay) == tlm::TLM_OK_RESPONSE;
+    wait(delay);
+    if (!ok) ++dma_errors_;
+    return ok;
+}
+
+void control_processor::raise_msix(std::uint32_t vector) {
+    tlm::tlm_generic_payload gp;
+    std::uint32_t data = vector;
+    gp.set_command(tlm::TLM_WRITE_COMMAND);
+    gp.set_address(vector);
+    gp.set_data_ptr(reinterpret_cast<unsigned char*>(&data));
+    gp.set_data_length(4);
+    gp.set_streaming_width(4);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    irq_out->b_transport(gp, delay);
+}
+
+int control_processor::create_cq(const fw::cq_params& p) { return rdma_out->create_cq({p.ring, p.entries, p.vector}); }
+
+int control_processor::create_qp(const fw::qp_params& p) {
+    return rdma_out->create_qp({p.sq_ring, p.sq_entries, p.rq_ring, p.rq_entries, p.send_cq, p.recv_cq, p.pd});
+}
+
+std::int64_t control_processor::register_mr(const fw::mr_params& p) {
+    return rdma_out->register_mr({p.addr, p.length, p.access, p.pd, p.to_base});
+}
+
+int control_processor::tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) {
+    return toe_out->tcp_connect({remote_ip, remote_port, local_port});
+}
+
+bool control_processor::send_startup(std::uint32_t conn, const std::vector<std::uint8_t>& bytes) {
+    stream_ext ext;
+    ext.conn = conn;
+    ext.kind = stream_kind::raw;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    const bool ok = send_stream(startup_tx_out, ext, bytes.data(), bytes.size(), delay) == tlm::TLM_OK_RESPONSE;
+    wait(delay);
+    return ok;
+}
+
+void control_processor::full_operation(std::uint32_t conn, const fw::mpa_mode& mode, std::size_t consumed) {
+    mpa_settings s;
+    s.tx_markers = mode.tx_markers;
+    s.rx_markers = mode.rx_markers;
+    s.crc = mode.crc;
+    s.max_ulpdu = mode.max_ulpdu;
+    framer_out->full_operation(conn, s, consumed);
+}
+
+void control_processor::on_tcp_event(std::uint32_t conn, toe_event ev, std::uint16_t local_port) {
+    fw::event_kind k = fw::event_kind::tcp_closed;
+    switch (ev) {
+        case toe_event::established: k = fw::event_kind::tcp_established; break;
+        case toe_event::closed:
+        case toe_event::reset: k = fw::event_kind::tcp_closed; break;
+        case toe_event::failed: k = fw::event_kind::tcp_failed; break;
+    }
+    post({k, conn, local_port}, sc_core::SC_ZERO_TIME);
+}
+
+void control_processor::on_startup_bytes(std::uint32_t conn) {
+    post({fw::event_kind::startup_bytes, conn, 0}, sc_core::SC_ZERO_TIME);
+}
+
+void control_processor::on_framing_error(std::uint32_t conn, const std::string&) {
+    post({fw::event_kind::framing_error, conn, 0}, sc_core::SC_ZERO_TIME);
+}
+
+void control_processor::command_doorbell(const sc_core::sc_time& delay) {
+    post({fw::event_kind::command_doorbell, 0, 0}, delay);
+}
+
+void control_processor::report_stats(boost::json::object& out) const {
+    out["events_handled"] = events_handled_;
+    out["commands_executed"] = firmware_->commands_executed();
+    out["connections_established"] = firmware_->connections_established();
+    out["connections_failed"] = firmware_->connections_failed();
+    out["busy_ps"] = to_ps(busy_);
+    out["dma_errors"] = dma_errors_;
+}
+
+}  // namespace rnic

@@ -1,0 +1,36 @@
+// Control interfaces of the framing unit.
+//  framer_ctl_if    firmware -> framer: leave start-up (MPA negotiation) for full operation.
+//  framer_events_if framer -> control processor: start-up bytes arrived, framing errors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <systemc>
+#include <vector>
+
+namespace rnic {
+
+// What the MPA negotiation settled for one connection (RFC 5044 §7.1).
+struct mpa_settings {
+    bool tx_markers = false;   // we insert markers (the peer asked for them)
+    bool rx_markers = false;   // the peer inserts markers (we asked for them)
+    bool crc = true;           // either side set C
+    std::size_t max_ulpdu = 1454;
+};
+
+class framer_ctl_if : public virtual sc_core::sc_interface {
+public:
+    // Bytes received on `conn` while in start-up (before full operation), not yet consumed.
+    virtual const std::vector<std::uint8_t>& startup_bytes(std::uint32_t conn) const = 0;
+    // Switch `conn` to full operation; the first `consumed` start-up bytes were the MPA frame, the
+    // rest (if the peer's first FPDUs came right behind it) are deframed now.
+    virtual void full_operation(std::uint32_t conn, const mpa_settings& settings, std::size_t consumed) = 0;
+};
+
+class framer_events_if : public virtual sc_core::sc_interface {
+public:
+    virtual void on_startup_bytes(std::uint32_t conn) = 0;
+    virtual void on_framing_error(std::uint32_t conn, const std::string& what) = 0;
+};
+
+}  // namespace rnic

@@ -1,0 +1,77 @@
+// MPA framing unit (RFC 5044): FPDU build with markers, PAD and CRC32c on transmit; FPDU
+// reassembly, marker removal and CRC check on receive. Before full operation a connection is in
+// start-up: transmit bytes (the MPA Request/Reply) pass through unframed and receive bytes are
+// buffered for the firmware. The seam for the seeds' other framings: a sibling module with the
+// same four sockets.
+//  ulpdu_tx_in  <- ULPDUs (DDP segments) or raw start-up bytes
+//  fpdu_tx_out  -> FPDUs to the TCP engine's send stream
+//  stream_rx_in <- in-order TCP stream bytes
+//  ulpdu_rx_out -> checked ULPDUs to the RDMA engine
+#pragma once
+
+#include <map>
+#include <memory>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "core/stats.h"
+#include "core/timed_resource.h"
+#include "framing/framing_if.h"
+#include "proto/mpa.h"
+
+namespace rnic {
+
+struct mpa_framer_params {
+    double clock_hz = 500e6;
+    std::uint32_t crc_bytes_per_cycle = 16;  // CRC32c datapath width (128-bit bus)
+    double cycles_per_fpdu = 4;              // header/PAD/marker handling
+};
+
+class mpa_framer : public sc_core::sc_module, public framer_ctl_if, public stats_reporter {
+public:
+    tlm_utils::multi_passthrough_target_socket<mpa_framer> ulpdu_tx_in;  // RDMA engine and control processor
+    tlm_utils::simple_initiator_socket<mpa_framer> fpdu_tx_out;
+    tlm_utils::simple_target_socket<mpa_framer> stream_rx_in;
+    tlm_utils::simple_initiator_socket<mpa_framer> ulpdu_rx_out;
+    sc_core::sc_export<framer_ctl_if> ctl_in;
+    sc_core::sc_port<framer_events_if> events_out;
+
+    mpa_framer(const sc_core::sc_module_name& name, const mpa_framer_params& params);
+
+    // framer_ctl_if
+    const std::vector<std::uint8_t>& startup_bytes(std::uint32_t conn) const override;
+    void full_operation(std::uint32_t conn, const mpa_settings& settings, std::size_t consumed) override;
+
+    void report_stats(boost::json::object& out) const override;
+
+private:
+    struct conn_state {
+        bool full = false;
+        mpa_settings settings;
+        std::uint32_t tx_stream_pos = 0;  // marker-space position of the next FPDU byte we send
+        std::vector<std::uint8_t> startup;
+        std::unique_ptr<proto::mpa::Deframer> deframer;
+        bool failed = false;
+    };
+
+    void tx_b_transport(int initiator, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void feed(std::uint32_t conn, conn_state& st, const std::uint8_t* data, std::size_t len);
+    conn_state& state(std::uint32_t conn) { return conns_[conn]; }
+    sc_core::sc_time crc_time(std::size_t bytes) const;
+
+    mpa_framer_params params_;
+    std::map<std::uint32_t, conn_state> conns_;
+    timed_resource tx_crc_, rx_crc_;
+    std::vector<std::uint8_t> fpdu_scratch_;
+    sc_core::sc_time rx_delay_ = sc_core::SC_ZERO_TIME;  // delay context of the current receive call
+    std::uint32_t rx_conn_ = 0;
+    std::uint64_t tx_fpdus_ = 0, tx_bytes_ = 0, tx_raw_bytes_ = 0, rx_fpdus_ = 0, rx_bytes_ = 0;
+    std::uint64_t crc_errors_ = 0, framing_errors_ = 0, rx_dropped_after_error_ = 0;
+};
+
+}  // namespace rnic

@@ -1,0 +1,112 @@
+#include "host/host_memory.h"
+
+#include <cstring>
+
+#include "core/sim_log.h"
+
+namespace rnic {
+
+host_memory::host_memory(const sc_core::sc_module_name& name, const host_memory_params& params)
+    : sc_module(name), cpu_in("cpu_in"), dma_in("dma_in"), params_(params), store_(params.size, 0) {
+    cpu_in.register_b_transport(this, &host_memory::cpu_b_transport);
+    cpu_in.register_get_direct_mem_ptr(this, &host_memory::get_direct_mem_ptr);
+    cpu_in.register_transport_dbg(this, &host_memory::debug_transport);
+    dma_in.register_b_transport(this, &host_memory::dma_b_transport);
+    dma_in.register_transport_dbg(this, &host_memory::debug_transport);
+}
+
+void host_memory::map_dma(std::uint64_t base, std::uint64_t len) { dma_map_[base] = len; }
+void host_memory::unmap_dma(std::uint64_t base) { dma_map_.erase(base); }
+
+bool host_memory::in_range(std::uint64_t addr, std::uint64_t len) const {
+    return addr <= store_.size() && len <= store_.size() - addr;
+}
+
+bool host_memory::dma_allowed(std::uint64_t addr, std::uint64_t len) const {
+    auto it = dma_map_.upper_bound(addr);
+    if (it == dma_map_.begin()) return false;
+    --it;
+    const std::uint64_t end = it->first + it->second;
+    return addr >= it->first && len <= end - addr;
+}
+
+bool host_memory::peek(std::uint64_t addr, void* dst, std::size_t len) const {
+    if (!in_range(addr, len)) return false;
+    std::memcpy(dst, store_.data() + addr, len);
+    return true;
+}
+
+void host_memory::copy(tlm::tlm_generic_payload& gp) {
+    std::uint8_t* mem = store_.data() + gp.get_address();
+    if (gp.is_read()) {
+        std::memcpy(gp.get_data_ptr(), mem, gp.get_data_length());
+    } else {
+        std::memcpy(mem, gp.get_data_ptr(), gp.get_data_length());
+    }
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void host_memory::cpu_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    if (!in_range(gp.get_address(), gp.get_data_length()) || gp.get_byte_enable_ptr() != nullptr) {
+        RNIC_MLOG_D(error, host, delay, "CPU access outside memory: address 0x" << std::hex << gp.get_address()
+                                                                                 << std::dec << " length "
+                                                                                 << gp.get_data_length());
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    copy(gp);
+    delay += params_.latency;
+    gp.set_dmi_allowed(true);
+}
+
+void host_memory::dma_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    const std::uint64_t addr = gp.get_address();
+    const std::uint64_t len = gp.get_data_length();
+    if (!in_range(addr, len) || !dma_allowed(addr, len) || gp.get_byte_enable_ptr() != nullptr) {
+        ++dma_refused_;
+        RNIC_MLOG_D(error, host, delay, "DMA " << (gp.is_read() ? "read" : "write") << " refused: [0x" << std::hex
+                                               << addr << ", 0x" << addr + len << std::dec
+                                               << ") is outside every region mapped for device access");
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    copy(gp);
+    // Latency to the first byte, then the data at the memory's bandwidth; the port is shared.
+    delay += params_.latency;
+    dma_port_.reserve_lt(delay, transfer_time(static_cast<double>(len), params_.bandwidth_bps));
+    if (gp.is_read()) {
+        ++dma_reads_;
+        dma_read_bytes_ += len;
+    } else {
+        ++dma_writes_;
+        dma_write_bytes_ += len;
+    }
+}
+
+bool host_memory::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
+    dmi.allow_read_write();
+    dmi.set_dmi_ptr(store_.data());
+    dmi.set_start_address(0);
+    dmi.set_end_address(store_.size() - 1);
+    dmi.set_read_latency(params_.latency);
+    dmi.set_write_latency(params_.latency);
+    return true;
+}
+
+unsigned int host_memory::debug_transport(tlm::tlm_generic_payload& gp) {
+    if (!in_range(gp.get_address(), gp.get_data_length())) return 0;
+    copy(gp);
+    return gp.get_data_length();
+}
+
+void host_memory::report_stats(boost::json::object& out) const {
+    out["size_bytes"] = store_.size();
+    out["dma_reads"] = dma_reads_;
+    out["dma_read_bytes"] = dma_read_bytes_;
+    out["dma_writes"] = dma_writes_;
+    out["dma_write_bytes"] = dma_write_bytes_;
+    out["dma_refused"] = dma_refused_;
+    out["dma_port_busy_ps"] = to_ps(dma_port_.busy_total());
+}
+
+}  // namespace rnic

@@ -1,0 +1,79 @@
+#include "link/ethernet_link.h"
+
+#include <algorithm>
+
+#include "core/sim_log.h"
+#include "core/stream.h"
+#include "proto/net.h"
+
+namespace rnic {
+
+ethernet_link::ethernet_link(const sc_core::sc_module_name& name, const ethernet_link_params& params)
+    : sc_module(name),
+      port_a_in("port_a_in"),
+      port_a_out("port_a_out"),
+      port_b_in("port_b_in"),
+      port_b_out("port_b_out"),
+      params_(params) {
+    port_a_in.register_b_transport(this, &ethernet_link::a_b_transport);
+    port_b_in.register_b_transport(this, &ethernet_link::b_b_transport);
+    SC_HAS_PROCESS(ethernet_link);
+    SC_METHOD(deliver_ab_method);
+    sensitive << ab_.arrival_event;
+    dont_initialize();
+    SC_METHOD(deliver_ba_method);
+    sensitive << ba_.arrival_event;
+    dont_initialize();
+}
+
+void ethernet_link::transmit(direction& dir, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    const std::uint32_t len = gp.get_data_length();
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (len > params_.mtu + proto::net::kEthernetHeaderSize) {
+        ++dir.oversize_drops;
+        RNIC_MLOG_D(warn, link, delay, dir.label << ": dropped a " << len << "-byte frame larger than MTU "
+                                                 << params_.mtu << " + 14");
+        return;
+    }
+    const std::uint32_t on_wire = kPreambleSfd + std::max(len, kMinFrame) + kFcs + kIfg;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    // The frame's last bit leaves at `sent` (minus the IFG, which only keeps the wire idle after it).
+    const sc_core::sc_time sent = dir.wire.reserve(now + delay, transfer_time(on_wire, params_.rate_bps));
+    const sc_core::sc_time arrival = sent - transfer_time(kIfg, params_.rate_bps) + params_.propagation;
+    const bool was_empty = dir.queue.empty();
+    dir.queue.push_back({arrival, std::vector<std::uint8_t>(gp.get_data_ptr(), gp.get_data_ptr() + len)});
+    if (was_empty) dir.arrival_event.notify(arrival - now);
+    ++dir.frames;
+    dir.bytes += len;
+    dir.wire_bytes += on_wire;
+    // The transmitter (MAC) is free to go on once the frame has been handed over: the sender's
+    // next frame queues behind this one on the wire resource.
+}
+
+void ethernet_link::deliver(direction& dir, tlm_utils::simple_initiator_socket<ethernet_link>& out) {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    while (!dir.queue.empty() && dir.queue.front().arrival <= now) {
+        in_flight f = std::move(dir.queue.front());
+        dir.queue.pop_front();
+        if (pcap_ != nullptr) pcap_->write(to_ps(now) / 1000, f.frame.data(), f.frame.size());
+        stream_ext ext;
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        send_stream(out, ext, f.frame.data(), f.frame.size(), delay);
+    }
+    if (!dir.queue.empty()) dir.arrival_event.notify(dir.queue.front().arrival - now);
+}
+
+void ethernet_link::report_stats(boost::json::object& out) const {
+    for (const direction* d : {&ab_, &ba_}) {
+        boost::json::object o;
+        o["frames"] = d->frames;
+        o["frame_bytes"] = d->bytes;
+        o["wire_bytes"] = d->wire_bytes;
+        o["oversize_drops"] = d->oversize_drops;
+        o["busy_ps"] = to_ps(d->wire.busy_total());
+        out[d->label] = std::move(o);
+    }
+    out["rate_gbps"] = params_.rate_bps / 1e9;
+}
+
+}  // namespace rnic

@@ -1,0 +1,70 @@
+// A full-duplex Ethernet link between two ports. Each direction is a timed resource: a frame occupies
+// the wire for preamble (7) + SFD (1) + frame (padded to 60) + FCS (4) + inter-frame gap (12) bytes
+// at the line rate (IEEE 802.3 §4.4), then arrives after the propagation delay. Frames are delivered
+// in order by one event per frame, and written to the pcap (if any) at their arrival time.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "core/stats.h"
+#include "core/timed_resource.h"
+#include "proto/pcap.h"
+
+namespace rnic {
+
+struct ethernet_link_params {
+    double rate_bps = 100e9;
+    sc_core::sc_time propagation = sc_core::sc_time(500, sc_core::SC_NS);  // ~100 m of fibre
+    std::uint32_t mtu = 1500;
+};
+
+class ethernet_link : public sc_core::sc_module, public stats_reporter {
+public:
+    tlm_utils::simple_target_socket<ethernet_link> port_a_in;
+    tlm_utils::simple_initiator_socket<ethernet_link> port_a_out;
+    tlm_utils::simple_target_socket<ethernet_link> port_b_in;
+    tlm_utils::simple_initiator_socket<ethernet_link> port_b_out;
+
+    ethernet_link(const sc_core::sc_module_name& name, const ethernet_link_params& params);
+
+    // Write every frame to this pcap (shared by the platform, may be null).
+    void set_pcap(proto::PcapWriter* pcap) { pcap_ = pcap; }
+
+    void report_stats(boost::json::object& out) const override;
+
+    static constexpr std::uint32_t kPreambleSfd = 8, kFcs = 4, kIfg = 12, kMinFrame = 60;
+
+private:
+    struct in_flight {
+        sc_core::sc_time arrival;
+        std::vector<std::uint8_t> frame;
+    };
+    struct direction {
+        const char* label;
+        timed_resource wire;
+        std::deque<in_flight> queue;
+        sc_core::sc_event arrival_event;
+        std::uint64_t frames = 0, bytes = 0, wire_bytes = 0, oversize_drops = 0;
+    };
+
+    void a_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) { transmit(ab_, gp, delay); }
+    void b_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) { transmit(ba_, gp, delay); }
+    void transmit(direction& dir, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void deliver(direction& dir, tlm_utils::simple_initiator_socket<ethernet_link>& out);
+    void deliver_ab_method() { deliver(ab_, port_b_out); }
+    void deliver_ba_method() { deliver(ba_, port_a_out); }
+
+    ethernet_link_params params_;
+    direction ab_{"a_to_b", {}, {}, {}, 0, 0, 0, 0};
+    direction ba_{"b_to_a", {}, {}, {}, 0, 0, 0, 0};
+    proto::PcapWriter* pcap_ = nullptr;
+};
+
+}  // namespace rnic

@@ -1,0 +1,348 @@
+// Ethernet II / IPv4 (RFC 791) / TCP (RFC 9293) header encode and parse, Internet checksum
+// (RFC 1071), TCP options MSS / window scale (RFC 7323) / SACK (RFC 2018).
+#include "proto/net.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "proto/bytes.h"
+
+namespace rnic::proto::net {
+namespace {
+
+constexpr std::uint8_t kOptEnd = 0;
+constexpr std::uint8_t kOptNop = 1;
+constexpr std::uint8_t kOptMss = 2;
+constexpr std::uint8_t kOptWindowScale = 3;
+constexpr std::uint8_t kOptSackPermitted = 4;
+constexpr std::uint8_t kOptSack = 5;
+constexpr std::size_t kMaxTcpOptions = 40;   // data offset is 4 bits: 60 - 20
+constexpr std::size_t kSackBlockSize = 8;
+constexpr std::size_t kMaxSackBlocks = 4;
+constexpr std::uint16_t kIpFlagDontFragment = 0x4000;
+constexpr std::uint16_t kIpFlagMoreFragments = 0x2000;
+constexpr std::uint16_t kIpFragmentOffsetMask = 0x1FFF;
+
+template <typename... Args>
+std::string format(const char* fmt, Args... args) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, fmt, args...);
+    return buf;
+}
+
+std::uint32_t fold(std::uint64_t sum) {
+    while ((sum >> 16) != 0) sum = (sum & 0xFFFFu) + (sum >> 16);
+    return static_cast<std::uint32_t>(sum);
+}
+
+// The checksum field value that would make a region verify, given the folded sum of the
+// region including the (wrong) `field` value: remove the field (one's complement subtraction
+// is addition of its complement) and invert.
+std::uint16_t checksum_without(std::uint32_t folded_sum, std::uint16_t field) {
+    return static_cast<std::uint16_t>(~fold(std::uint64_t{folded_sum} + static_cast<std::uint16_t>(~field)));
+}
+
+// RFC 9293 §3.1: pseudo-header = source, destination, zero, protocol, TCP length.
+std::uint32_t pseudo_header_sum(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol,
+                                std::size_t tcp_len) {
+    const std::uint64_t sum = std::uint64_t{src >> 16} + (src & 0xFFFFu) + (dst >> 16) + (dst & 0xFFFFu) +
+                              protocol + static_cast<std::uint16_t>(tcp_len);
+    return fold(sum);
+}
+
+// Options are laid out so that each starts on a 4-byte boundary: MSS (4), NOP + window
+// scale (4), 2 NOPs + SACK-permitted (4), 2 NOPs + SACK (2 + 8n). Blocks beyond the 40-byte
+// option space are left out.
+std::size_t syn_options_size(const TcpHeader& h) {
+    return (h.mss ? 4 : 0) + (h.window_scale ? 4 : 0) + (h.sack_permitted ? 4 : 0);
+}
+
+std::size_t sack_blocks_that_fit(const TcpHeader& h) {
+    if (h.sack_blocks.empty()) return 0;
+    const std::size_t room = kMaxTcpOptions - syn_options_size(h);
+    const std::size_t fit = room >= 4 + kSackBlockSize ? (room - 4) / kSackBlockSize : 0;
+    return std::min({h.sack_blocks.size(), fit, kMaxSackBlocks});
+}
+
+void encode_options(const TcpHeader& h, std::uint8_t* o) {
+    if (h.mss) {
+        o[0] = kOptMss;
+        o[1] = 4;
+        put_be16(o + 2, *h.mss);
+        o += 4;
+    }
+    if (h.window_scale) {
+        o[0] = kOptNop;
+        o[1] = kOptWindowScale;
+        o[2] = 3;
+        o[3] = *h.window_scale;
+        o += 4;
+    }
+    if (h.sack_permitted) {
+        o[0] = kOptNop;
+        o[1] = kOptNop;
+        o[2] = kOptSackPermitted;
+        o[3] = 2;
+        o += 4;
+    }
+    const std::size_t blocks = sack_blocks_that_fit(h);
+    if (blocks != 0) {
+        o[0] = kOptNop;
+        o[1] = kOptNop;
+        o[2] = kOptSack;
+        o[3] = static_cast<std::uint8_t>(2 + blocks * kSackBlockSize);
+        o += 4;
+        for (std::size_t i = 0; i < blocks; ++i, o += kSackBlockSize) {
+            put_be32(o, h.sack_blocks[i].left);
+            put_be32(o + 4, h.sack_blocks[i].right);
+        }
+    }
+}
+
+bool option_error(std::string* error, std::string text) {
+    if (error != nullptr) *error = std::move(text);
+    return false;
+}
+
+// Parses the TCP options area; `base` is its offset in the frame (for messages).
+bool parse_options(const std::uint8_t* o, std::size_t len, std::size_t base, TcpHeader& h,
+                   std::string* error) {
+    std::size_t i = 0;
+    while (i < len) {
+        const std::uint8_t kind = o[i];
+        if (kind == kOptEnd) break;
+        if (kind == kOptNop) {
+            ++i;
+            continue;
+        }
+        if (i + 1 >= len || o[i + 1] < 2 || i + o[i + 1] > len) {
+            return option_error(error, format("TCP option kind %u at offset %zu has a bad or missing length",
+                                              static_cast<unsigned>(kind), base + i));
+        }
+        const std::size_t opt_len = o[i + 1];
+        const std::uint8_t* v = o + i + 2;
+        const bool size_ok = (kind == kOptMss && opt_len == 4) || (kind == kOptWindowScale && opt_len == 3) ||
+                             (kind == kOptSackPermitted && opt_len == 2) ||
+                             (kind == kOptSack && opt_len >= 2 + kSackBlockSize &&
+                              (opt_len - 2) % kSackBlockSize == 0) ||
+                             kind > kOptSack;
+        if (!size_ok) {
+            return option_error(error, format("TCP option kind %u at offset %zu has length %zu",
+                                              static_cast<unsigned>(kind), base + i, opt_len));
+        }
+        if (kind == kOptMss) h.mss = get_be16(v);
+        if (kind == kOptWindowScale) h.window_scale = v[0];
+        if (kind == kOptSackPermitted) h.sack_permitted = true;
+        if (kind == kOptSack) {
+            for (std::size_t b = 0; b + kSackBlockSize <= opt_len - 2; b += kSackBlockSize)
+                h.sack_blocks.push_back(SackBlock{get_be32(v + b), get_be32(v + b + 4)});
+        }
+        i += opt_len;  // unknown kinds (e.g. timestamps) are skipped by their length
+    }
+    return true;
+}
+
+bool parse_error(std::string* error, std::string text) {
+    if (error != nullptr) *error = std::move(text);
+    return false;
+}
+
+bool parse_ipv4_header(const std::uint8_t* frame, std::size_t len, ParsedTcpFrame& f, std::size_t& ihl,
+                       std::string* error) {
+    const std::size_t at = kEthernetHeaderSize;
+    const std::uint8_t* ip = frame + at;
+    if (len < at + kIpv4HeaderSize)
+        return parse_error(error, format("frame of %zu bytes too short for an IPv4 header at offset %zu", len, at));
+    if ((ip[0] >> 4) != 4)
+        return parse_error(error, format("IPv4 version field at offset %zu is %u, not 4", at,
+                                         static_cast<unsigned>(ip[0] >> 4)));
+    ihl = static_cast<std::size_t>(ip[0] & 0x0F) * 4;
+    if (ihl < kIpv4HeaderSize || at + ihl > len)
+        return parse_error(error, format("IPv4 IHL at offset %zu gives a %zu-byte header (frame has %zu bytes)",
+                                         at, ihl, len));
+    const std::uint16_t sum = internet_checksum(ip, ihl);
+    if (sum != 0) {
+        const std::uint16_t field = get_be16(ip + 10);
+        const std::uint16_t expected = checksum_without(static_cast<std::uint16_t>(~sum), field);
+        return parse_error(error, format("IPv4 header checksum at offset %zu is 0x%04x, expected 0x%04x", at + 10,
+                                         static_cast<unsigned>(field), static_cast<unsigned>(expected)));
+    }
+    f.ip.dscp_ecn = ip[1];
+    f.ip.total_length = get_be16(ip + 2);
+    f.ip.identification = get_be16(ip + 4);
+    const std::uint16_t frag = get_be16(ip + 6);
+    f.ip.dont_fragment = (frag & kIpFlagDontFragment) != 0;
+    f.ip.ttl = ip[8];
+    f.ip.protocol = ip[9];
+    f.ip.src = get_be32(ip + 12);
+    f.ip.dst = get_be32(ip + 16);
+    if (f.ip.total_length < ihl || at + f.ip.total_length > len)
+        return parse_error(error, format("IPv4 total length %u at offset %zu does not fit the %zu-byte frame",
+                                         static_cast<unsigned>(f.ip.total_length), at + 2, len));
+    if ((frag & (kIpFlagMoreFragments | kIpFragmentOffsetMask)) != 0)
+        return parse_error(error, format("IPv4 fragment (flags/offset 0x%04x at offset %zu) is not supported",
+                                         static_cast<unsigned>(frag), at + 6));
+    if (f.ip.protocol != kIpProtocolTcp)
+        return parse_error(error, format("IPv4 protocol %u at offset %zu is not TCP",
+                                         static_cast<unsigned>(f.ip.protocol), at + 9));
+    return true;
+}
+
+bool parse_tcp_header(const std::uint8_t* frame, std::size_t ihl, ParsedTcpFrame& f, std::string* error) {
+    const std::size_t at = kEthernetHeaderSize + ihl;
+    const std::uint8_t* tcp = frame + at;
+    const std::size_t tcp_len = f.ip.total_length - ihl;
+    if (tcp_len < kTcpBaseHeaderSize)
+        return parse_error(error, format("TCP segment at offset %zu is %zu bytes, shorter than a TCP header", at,
+                                         tcp_len));
+    const std::size_t data_offset = static_cast<std::size_t>(tcp[12] >> 4) * 4;
+    if (data_offset < kTcpBaseHeaderSize || data_offset > tcp_len)
+        return parse_error(error, format("TCP data offset at offset %zu gives %zu bytes (segment has %zu)", at + 12,
+                                         data_offset, tcp_len));
+    const std::uint32_t sum =
+        fold(std::uint64_t{pseudo_header_sum(f.ip.src, f.ip.dst, f.ip.protocol, tcp_len)} +
+             checksum_partial(tcp, tcp_len));
+    if (sum != 0xFFFFu) {
+        const std::uint16_t field = get_be16(tcp + 16);
+        const std::uint16_t expected = checksum_without(sum, field);
+        return parse_error(error, format("TCP checksum at offset %zu is 0x%04x, expected 0x%04x", at + 16,
+                                         static_cast<unsigned>(field), static_cast<unsigned>(expected)));
+    }
+    f.tcp.src_port = get_be16(tcp);
+    f.tcp.dst_port = get_be16(tcp + 2);
+    f.tcp.seq = get_be32(tcp + 4);
+    f.tcp.ack = get_be32(tcp + 8);
+    f.tcp.flags = tcp[13];
+    f.tcp.window = get_be16(tcp + 14);
+    if (!parse_options(tcp + kTcpBaseHeaderSize, data_offset - kTcpBaseHeaderSize, at + kTcpBaseHeaderSize, f.tcp,
+                       error))
+        return false;
+    f.payload_offset = at + data_offset;
+    f.payload_len = tcp_len - data_offset;
+    return true;
+}
+
+}  // namespace
+
+std::size_t TcpHeader::options_size() const {
+    const std::size_t blocks = sack_blocks_that_fit(*this);
+    return syn_options_size(*this) + (blocks != 0 ? 4 + blocks * kSackBlockSize : 0);
+}
+
+std::uint32_t checksum_partial(const std::uint8_t* data, std::size_t len, std::uint32_t initial) {
+    // RFC 1071 §2: the sum may be formed over 32-bit words and folded at the end.
+    std::uint64_t sum = initial;
+    while (len >= 4) {
+        sum += get_be32(data);
+        data += 4;
+        len -= 4;
+    }
+    if (len >= 2) {
+        sum += get_be16(data);
+        data += 2;
+        len -= 2;
+    }
+    if (len != 0) sum += std::uint32_t{data[0]} << 8;  // odd byte padded with zero
+    return fold(sum);
+}
+
+std::uint16_t internet_checksum(const std::uint8_t* data, std::size_t len) {
+    return static_cast<std::uint16_t>(~checksum_partial(data, len) & 0xFFFFu);
+}
+
+void build_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader& tcp,
+                     const std::uint8_t* payload, std::size_t payload_len, std::vector<std::uint8_t>& out) {
+    const std::size_t tcp_len = tcp.size() + payload_len;
+    const std::size_t start = out.size();
+    out.resize(start + kEthernetHeaderSize + kIpv4HeaderSize + tcp.size());
+    if (payload_len != 0) out.insert(out.end(), payload, payload + payload_len);
+    std::uint8_t* p = out.data() + start;
+
+    std::memcpy(p, ep.dst_mac.data(), 6);
+    std::memcpy(p + 6, ep.src_mac.data(), 6);
+    put_be16(p + 12, kEtherTypeIpv4);
+
+    std::uint8_t* iph = p + kEthernetHeaderSize;
+    iph[0] = 0x45;  // version 4, IHL 5: no IPv4 options
+    iph[1] = ip.dscp_ecn;
+    put_be16(iph + 2, static_cast<std::uint16_t>(kIpv4HeaderSize + tcp_len));
+    put_be16(iph + 4, ip.identification);
+    put_be16(iph + 6, ip.dont_fragment ? kIpFlagDontFragment : 0);
+    iph[8] = ip.ttl;
+    iph[9] = ip.protocol;
+    put_be16(iph + 10, 0);
+    // Addresses come from the Endpoints unless the caller set them in the IPv4 header.
+    put_be32(iph + 12, ip.src != 0 ? ip.src : ep.src_ip);
+    put_be32(iph + 16, ip.dst != 0 ? ip.dst : ep.dst_ip);
+    put_be16(iph + 10, internet_checksum(iph, kIpv4HeaderSize));
+
+    std::uint8_t* th = iph + kIpv4HeaderSize;
+    put_be16(th, tcp.src_port);
+    put_be16(th + 2, tcp.dst_port);
+    put_be32(th + 4, tcp.seq);
+    put_be32(th + 8, tcp.ack);
+    th[12] = static_cast<std::uint8_t>((tcp.size() / 4) << 4);
+    th[13] = tcp.flags;
+    put_be16(th + 14, tcp.window);
+    put_be16(th + 16, 0);
+    put_be16(th + 18, 0);  // urgent pointer
+    encode_options(tcp, th + kTcpBaseHeaderSize);
+    const std::uint32_t sum = checksum_partial(
+        th, tcp_len, pseudo_header_sum(get_be32(iph + 12), get_be32(iph + 16), ip.protocol, tcp_len));
+    put_be16(th + 16, static_cast<std::uint16_t>(~sum & 0xFFFFu));
+}
+
+std::optional<ParsedTcpFrame> parse_tcp_frame(const std::uint8_t* frame, std::size_t len, std::string* error) {
+    if (len < kEthernetHeaderSize) {
+        parse_error(error, format("frame of %zu bytes too short for an Ethernet header", len));
+        return std::nullopt;
+    }
+    ParsedTcpFrame f;
+    std::memcpy(f.eth.dst.data(), frame, 6);
+    std::memcpy(f.eth.src.data(), frame + 6, 6);
+    f.eth.ethertype = get_be16(frame + 12);
+    if (f.eth.ethertype != kEtherTypeIpv4) {
+        parse_error(error, format("EtherType 0x%04x at offset 12 is not IPv4", static_cast<unsigned>(f.eth.ethertype)));
+        return std::nullopt;
+    }
+    std::size_t ihl = 0;
+    if (!parse_ipv4_header(frame, len, f, ihl, error)) return std::nullopt;
+    if (!parse_tcp_header(frame, ihl, f, error)) return std::nullopt;
+    return f;
+}
+
+std::string format_ipv4(std::uint32_t addr) {
+    return format("%u.%u.%u.%u", static_cast<unsigned>(addr >> 24), static_cast<unsigned>((addr >> 16) & 0xFFu),
+                  static_cast<unsigned>((addr >> 8) & 0xFFu), static_cast<unsigned>(addr & 0xFFu));
+}
+
+// Strict dotted quad: four decimal parts 0-255 of 1-3 digits, no leading zeros (which some
+// parsers read as octal), no spaces or signs.
+std::optional<std::uint32_t> parse_ipv4(const std::string& text) {
+    std::uint32_t addr = 0;
+    std::size_t i = 0;
+    for (int part = 0; part < 4; ++part) {
+        if (part != 0) {
+            if (i >= text.size() || text[i] != '.') return std::nullopt;
+            ++i;
+        }
+        const std::size_t begin = i;
+        unsigned value = 0;
+        while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - begin < 3) {
+            value = value * 10 + static_cast<unsigned>(text[i] - '0');
+            ++i;
+        }
+        const std::size_t digits = i - begin;
+        if (digits == 0 || value > 255 || (digits > 1 && text[begin] == '0')) return std::nullopt;
+        addr = (addr << 8) | value;
+    }
+    if (i != text.size()) return std::nullopt;
+    return addr;
+}
+
+std::string format_mac(const MacAddress& mac) {
+    return format("%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+}
+
+}  // namespace rnic::proto::net

@@ -1,0 +1,108 @@
+// Ethernet II / IPv4 / TCP headers: encode, parse and checksum (RFC 791, RFC 9293, RFC 1071).
+// Plain C++, no SystemC: used by the TCP engine model, the link's pcap writer and by tools.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rnic::proto::net {
+
+using MacAddress = std::array<std::uint8_t, 6>;
+
+constexpr std::size_t kEthernetHeaderSize = 14;
+constexpr std::size_t kIpv4HeaderSize = 20;      // we never send IPv4 options
+constexpr std::size_t kTcpBaseHeaderSize = 20;   // without options
+constexpr std::uint16_t kEtherTypeIpv4 = 0x0800;
+constexpr std::uint16_t kEtherTypeArp = 0x0806;
+constexpr std::uint8_t kIpProtocolTcp = 6;
+
+namespace tcp_flags {
+constexpr std::uint8_t fin = 0x01;
+constexpr std::uint8_t syn = 0x02;
+constexpr std::uint8_t rst = 0x04;
+constexpr std::uint8_t psh = 0x08;
+constexpr std::uint8_t ack = 0x10;
+}  // namespace tcp_flags
+
+struct EthernetHeader {
+    MacAddress dst{};
+    MacAddress src{};
+    std::uint16_t ethertype = kEtherTypeIpv4;
+};
+
+struct Ipv4Header {
+    std::uint8_t dscp_ecn = 0;
+    std::uint16_t total_length = 0;  // filled by encode from the payload size
+    std::uint16_t identification = 0;
+    bool dont_fragment = true;
+    std::uint8_t ttl = 64;
+    std::uint8_t protocol = kIpProtocolTcp;
+    std::uint32_t src = 0;  // host byte order, e.g. 10.0.0.1 == 0x0a000001
+    std::uint32_t dst = 0;
+};
+
+// One SACK block (RFC 2018): [left, right) in sequence space.
+struct SackBlock {
+    std::uint32_t left = 0;
+    std::uint32_t right = 0;
+};
+
+struct TcpHeader {
+    std::uint16_t src_port = 0;
+    std::uint16_t dst_port = 0;
+    std::uint32_t seq = 0;
+    std::uint32_t ack = 0;
+    std::uint8_t flags = 0;     // tcp_flags::*
+    std::uint16_t window = 0;   // as on the wire (before scaling)
+    // Options. Encoded in this order, NOP-padded to a 4-byte boundary.
+    std::optional<std::uint16_t> mss;           // kind 2, SYN only
+    std::optional<std::uint8_t> window_scale;   // kind 3, SYN only
+    bool sack_permitted = false;                // kind 4, SYN only
+    std::vector<SackBlock> sack_blocks;         // kind 5, at most 4 (3 in practice)
+
+    std::size_t options_size() const;  // padded to a multiple of 4
+    std::size_t size() const { return kTcpBaseHeaderSize + options_size(); }
+};
+
+// Frame-level addressing for one TCP connection.
+struct Endpoints {
+    MacAddress src_mac{};
+    MacAddress dst_mac{};
+    std::uint32_t src_ip = 0;
+    std::uint32_t dst_ip = 0;
+};
+
+// RFC 1071 one's-complement sum over `len` bytes, folded, starting from `initial` (not inverted).
+std::uint32_t checksum_partial(const std::uint8_t* data, std::size_t len, std::uint32_t initial = 0);
+// Final inverted 16-bit Internet checksum of a buffer.
+std::uint16_t internet_checksum(const std::uint8_t* data, std::size_t len);
+
+// Appends Ethernet + IPv4 + TCP headers and the payload to `out` (no FCS: captures and the
+// link model carry frames without it; the link accounts for the FCS bytes in its timing).
+// Fills IPv4 total length, IPv4 header checksum and the TCP checksum (with pseudo-header).
+void build_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader& tcp,
+                     const std::uint8_t* payload, std::size_t payload_len,
+                     std::vector<std::uint8_t>& out);
+
+struct ParsedTcpFrame {
+    EthernetHeader eth;
+    Ipv4Header ip;
+    TcpHeader tcp;
+    std::size_t payload_offset = 0;  // from the start of the frame
+    std::size_t payload_len = 0;
+};
+
+// Parses an Ethernet/IPv4/TCP frame and verifies the IPv4 header checksum and the TCP checksum.
+// On failure returns std::nullopt and puts a message naming the field and offset in *error.
+std::optional<ParsedTcpFrame> parse_tcp_frame(const std::uint8_t* frame, std::size_t len,
+                                              std::string* error);
+
+std::string format_ipv4(std::uint32_t addr);          // "10.0.0.1"
+std::optional<std::uint32_t> parse_ipv4(const std::string& text);
+std::string format_mac(const MacAddress& mac);        // "02:00:00:00:00:01"
+
+}  // namespace rnic::proto::net

@@ -1,0 +1,59 @@
+// Classic libpcap capture files (the format of pcap-savefile(5)): writing Ethernet frames with
+// nanosecond timestamps, and reading them back (tests, trace tools). Frames are stored without
+// the FCS, as the link model carries them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rnic::proto {
+
+constexpr std::uint32_t kPcapMagicMicroseconds = 0xA1B2C3D4u;
+constexpr std::uint32_t kPcapMagicNanoseconds = 0xA1B23C4Du;
+constexpr std::uint32_t kPcapLinktypeEthernet = 1;
+constexpr std::uint32_t kPcapSnaplen = 262144;
+
+// Writes a classic pcap file: nanosecond magic 0xa1b23c4d, version 2.4, LINKTYPE_ETHERNET,
+// snaplen 262144, all fields little-endian. Frames longer than the snaplen are cut to it
+// (the record keeps the original length). Not copyable; movable.
+class PcapWriter {
+public:
+    PcapWriter() = default;
+    PcapWriter(const PcapWriter&) = delete;
+    PcapWriter& operator=(const PcapWriter&) = delete;
+    PcapWriter(PcapWriter&& other) noexcept;
+    PcapWriter& operator=(PcapWriter&& other) noexcept;
+    ~PcapWriter();
+
+    // Creates (truncates) `path` and writes the file header; on failure *error (may be null)
+    // names the path and the errno text. Closes a file that was already open.
+    bool open(const std::string& path, std::string* error);
+    // Appends one record; does nothing when not open. A failed write is remembered (good()).
+    void write(std::uint64_t time_ns, const std::uint8_t* frame, std::size_t len);
+    void close();
+    bool is_open() const { return file_ != nullptr; }
+    // False once a write to the current file has failed (e.g. disk full).
+    bool good() const { return good_; }
+    std::uint64_t records() const { return records_; }
+
+private:
+    std::FILE* file_ = nullptr;
+    bool good_ = true;
+    std::uint64_t records_ = 0;
+};
+
+struct PcapRecord {
+    std::uint64_t time_ns = 0;
+    std::vector<std::uint8_t> data;       // the captured bytes (incl_len)
+    std::uint32_t original_length = 0;    // orig_len: the frame's length on the wire
+};
+
+// Reads a classic pcap (micro- or nanosecond magic, either byte order); nullopt + *error on bad
+// input (unreadable file, pcapng, wrong magic, truncated header or record).
+std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::string* error);
+
+}  // namespace rnic::proto

@@ -1,0 +1,558 @@
+#include "rdma/rdma_engine.h"
+
+#include <cstring>
+
+#include "core/mem_access.h"
+#include "core/sim_log.h"
+#include "core/stream.h"
+#include "proto/bytes.h"
+
+namespace rnic {
+
+namespace ddp = proto::ddp;
+using proto::get_le32;
+using proto::get_le64;
+using proto::put_le16;
+using proto::put_le32;
+using proto::put_le64;
+
+namespace {
+// STag = 24-bit index << 8 | 8-bit key (RFC 5040 §2.2: the key is the consumer-owned part).
+constexpr std::uint32_t stag_index(std::uint32_t stag) { return stag >> 8; }
+constexpr std::uint8_t stag_key(std::uint32_t stag) { return static_cast<std::uint8_t>(stag & 0xff); }
+// Room a ULPDU needs in the TCP send stream beyond its own bytes: MPA length, PAD, CRC and, with
+// markers, one marker per 512 bytes plus one.
+constexpr std::size_t fpdu_overhead(std::size_t ulpdu) { return 2 + 3 + 4 + 4 * (ulpdu / 512 + 2); }
+}  // namespace
+
+rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_params& params)
+    : sc_module(name),
+      ulpdu_tx_out("ulpdu_tx_out"),
+      ulpdu_rx_in("ulpdu_rx_in"),
+      dma_out("dma_out"),
+      irq_out("irq_out"),
+      ctl_in("ctl_in"),
+      doorbell_in("doorbell_in"),
+      tx_progress_in("tx_progress_in"),
+      toe_out("toe_out"),
+      params_(params),
+      qps_(params.max_qp),
+      cqs_(params.max_cq),
+      mrs_(params.max_mr) {
+    ulpdu_rx_in.register_b_transport(this, &rdma_engine::rx_b_transport);
+    ctl_in.bind(*this);
+    doorbell_in.bind(*this);
+    tx_progress_in.bind(*this);
+    SC_HAS_PROCESS(rdma_engine);
+    SC_THREAD(tx_thread);
+}
+
+// ---- context programming (firmware) --------------------------------------------------------
+
+int rdma_engine::create_cq(const cq_config& cfg) {
+    for (std::size_t i = 0; i < cqs_.size(); ++i) {
+        if (!cqs_[i].valid) {
+            cqs_[i] = completion_queue{};
+            cqs_[i].valid = true;
+            cqs_[i].cfg = cfg;
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+int rdma_engine::create_qp(const qp_config& cfg) {
+    if (cfg.send_cq >= cqs_.size() || !cqs_[cfg.send_cq].valid || cfg.recv_cq >= cqs_.size() ||
+        !cqs_[cfg.recv_cq].valid) {
+        return -2;
+    }
+    for (std::size_t i = 0; i < qps_.size(); ++i) {
+        if (!qps_[i].valid) {
+            qps_[i] = queue_pair{};
+            qps_[i].valid = true;
+            qps_[i].cfg = cfg;
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+std::int64_t rdma_engine::register_mr(const mr_config& cfg) {
+    // Index 0 is never used so that STag 0 stays invalid.
+    for (std::size_t i = 1; i < mrs_.size(); ++i) {
+        if (!mrs_[i].valid) {
+            memory_region& mr = mrs_[i];
+            mr.valid = true;
+            mr.cfg = cfg;
+            mr.key = static_cast<std::uint8_t>(mr.key + 1);  // a new key each time the index is reused
+            return static_cast<std::int64_t>((static_cast<std::uint32_t>(i) << 8) | mr.key);
+        }
+    }
+    return -1;
+}
+
+rdma_engine::memory_region* rdma_engine::lookup_stag(std::uint32_t stag) {
+    const std::uint32_t idx = stag_index(stag);
+    if (idx == 0 || idx >= mrs_.size() || !mrs_[idx].valid || mrs_[idx].key != stag_key(stag)) return nullptr;
+    return &mrs_[idx];
+}
+const rdma_engine::memory_region* rdma_engine::lookup_stag(std::uint32_t stag) const {
+    return const_cast<rdma_engine*>(this)->lookup_stag(stag);
+}
+
+bool rdma_engine::deregister_mr(std::uint32_t stag) {
+    memory_region* mr = lookup_stag(stag);
+    if (mr == nullptr) return false;
+    mr->valid = false;
+    return true;
+}
+
+bool rdma_engine::qp_valid(std::uint32_t qpn) const { return qpn < qps_.size() && qps_[qpn].valid; }
+bool rdma_engine::qp_idle(std::uint32_t qpn) const { return qp_valid(qpn) && qps_[qpn].state == qp_state::idle; }
+
+bool rdma_engine::qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu) {
+    if (!qp_idle(qpn)) return false;
+    queue_pair& qp = qps_[qpn];
+    qp.conn = conn;
+    qp.max_ulpdu = max_ulpdu;
+    qp.state = qp_state::rts;
+    conn_to_qp_[conn] = qpn;
+    work_event_.notify(sc_core::SC_ZERO_TIME);
+    RNIC_MLOG(debug, rdma, "QP " << qpn << " in RTS on connection " << conn << ", MULPDU " << max_ulpdu);
+    return true;
+}
+
+int rdma_engine::qpn_of_conn(std::uint32_t conn) const {
+    const auto it = conn_to_qp_.find(conn);
+    return it == conn_to_qp_.end() ? -1 : static_cast<int>(it->second);
+}
+
+void rdma_engine::stream_failed(std::uint32_t conn, const char* why) {
+    const int qpn = qpn_of_conn(conn);
+    if (qpn < 0) return;
+    qps_[static_cast<std::size_t>(qpn)].state = qp_state::error;
+    RNIC_MLOG(warn, rdma, "QP " << qpn << " to Error: " << why);
+}
+
+// ---- doorbells (driver via the register file) ---------------------------------------------
+
+void rdma_engine::sq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) {
+    if (!qp_valid(qpn)) {
+        RNIC_MLOG_D(warn, rdma, delay, "SQ doorbell for QP " << qpn << " which does not exist: ignored");
+        return;
+    }
+    // Applied when the write reaches the engine, not before (the thread checks arrival times).
+    qps_[qpn].sq_doorbells.push_back({sc_core::sc_time_stamp() + delay, producer});
+    work_event_.notify(delay);
+}
+
+void rdma_engine::rq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) {
+    if (!qp_valid(qpn)) {
+        RNIC_MLOG_D(warn, rdma, delay, "RQ doorbell for QP " << qpn << " which does not exist: ignored");
+        return;
+    }
+    qps_[qpn].rq_producer = producer;
+}
+
+void rdma_engine::cq_doorbell(std::uint32_t cqn, std::uint32_t consumer, const sc_core::sc_time& delay) {
+    if (cqn >= cqs_.size() || !cqs_[cqn].valid) {
+        RNIC_MLOG_D(warn, rdma, delay, "CQ doorbell for CQ " << cqn << " which does not exist: ignored");
+        return;
+    }
+    cqs_[cqn].consumer = consumer;
+}
+
+void rdma_engine::cq_arm(std::uint32_t cqn, const sc_core::sc_time& delay) {
+    if (cqn >= cqs_.size() || !cqs_[cqn].valid) {
+        RNIC_MLOG_D(warn, rdma, delay, "arm for CQ " << cqn << " which does not exist: ignored");
+        return;
+    }
+    completion_queue& cq = cqs_[cqn];
+    if (cq.producer != cq.consumer) {
+        // Entries are already waiting: interrupt at once rather than lose the wake-up.
+        sc_core::sc_time d = delay;
+        raise_msix(cq.cfg.msix_vector, d);
+    } else {
+        cq.armed = true;
+    }
+}
+
+// ---- transmit ------------------------------------------------------------------------------
+
+bool rdma_engine::take_doorbells(queue_pair& qp) {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    while (!qp.sq_doorbells.empty() && qp.sq_doorbells.front().arrival <= now) {
+        qp.sq_producer = qp.sq_doorbells.front().producer;
+        qp.sq_doorbells.pop_front();
+    }
+    return qp.state == qp_state::rts && qp.sq_consumer != qp.sq_producer;
+}
+
+rdma_engine::queue_pair* rdma_engine::next_ready_qp() {
+    // Round robin over the QPs so that one busy QP does not starve the others.
+    for (std::size_t n = 0; n < qps_.size(); ++n) {
+        const std::uint32_t i = (rr_next_ + static_cast<std::uint32_t>(n)) % static_cast<std::uint32_t>(qps_.size());
+        if (qps_[i].valid && take_doorbells(qps_[i])) {
+            rr_next_ = i + 1;
+            return &qps_[i];
+        }
+    }
+    return nullptr;
+}
+
+void rdma_engine::tx_thread() {
+    for (;;) {
+        queue_pair* qp = next_ready_qp();
+        if (qp == nullptr) {
+            wait(work_event_);
+            continue;
+        }
+        process_wqe(static_cast<std::uint32_t>(qp - qps_.data()), *qp);
+    }
+}
+
+void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp) {
+    namespace off = regmap::sqe_off;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    const std::uint32_t index = qp.sq_consumer;
+    const std::uint64_t wqe_addr = qp.cfg.sq_ring + (index % qp.cfg.sq_entries) * regmap::kSendWqeSize;
+    std::uint8_t wqe[regmap::kSendWqeSize];
+    tx_pipe_.reserve_lt(delay, cycles_time(params_.cycles_per_wqe, params_.clock_hz));
+    const bool fetched = mem_read(dma_out, wqe_addr, wqe, sizeof wqe, delay) == tlm::TLM_OK_RESPONSE;
+    ++qp.sq_consumer;
+    ++counters_.wqes;
+    wait(delay);
+    delay = sc_core::SC_ZERO_TIME;
+    if (!fetched) {
+        // The SQ ring itself is not reachable: a catastrophic local error for this QP.
+        qp.state = qp_state::error;
+        RNIC_MLOG(error, rdma, "QP " << qpn << ": cannot fetch WQE " << index << " at 0x" << std::hex << wqe_addr);
+        return;
+    }
+    const auto opcode = static_cast<regmap::wr_opcode>(wqe[off::opcode]);
+    const bool signaled = (wqe[off::flags] & regmap::wr_flags::signaled) != 0;
+    const std::uint64_t wr_id = get_le64(wqe + off::wr_id);
+    const std::uint64_t local_addr = get_le64(wqe + off::local_addr);
+    const std::uint32_t length = get_le32(wqe + off::length);
+    const std::uint32_t local_stag = get_le32(wqe + off::local_stag);
+    const std::uint64_t remote_to = get_le64(wqe + off::remote_to);
+    const std::uint32_t remote_stag = get_le32(wqe + off::remote_stag);
+
+    if (opcode != regmap::wr_opcode::rdma_write) {
+        ++counters_.bad_wqes;
+        RNIC_MLOG(warn, rdma, "QP " << qpn << ": WQE " << index << " has opcode " << int(wqe[off::opcode])
+                                    << " which this engine does not support yet");
+        complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
+                            delay);
+        return;
+    }
+    if (!check_local(qp, local_stag, local_addr, length)) {
+        ++counters_.bad_wqes;
+        RNIC_MLOG(warn, rdma, "QP " << qpn << ": WQE " << index << ": local STag 0x" << std::hex << local_stag
+                                    << " does not cover [0x" << local_addr << ", +0x" << length << ")");
+        complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
+                            delay);
+        return;
+    }
+    const std::vector<ddp::Segment> segments = ddp::segment_message(length, qp.max_ulpdu, true);
+    std::uint64_t stream_end = 0;
+    for (const ddp::Segment& seg : segments) {
+        const std::size_t ulpdu_len = ddp::kTaggedHeaderSize + seg.length;
+        while (qp.state == qp_state::rts && toe_out->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
+            wait(space_event_);
+        }
+        if (qp.state != qp_state::rts) return;  // flushed by an error while waiting
+        ddp::Header h;
+        h.tagged = true;
+        h.last = seg.last;
+        h.opcode = ddp::Opcode::rdma_write;
+        h.stag = remote_stag;
+        h.tagged_offset = remote_to + seg.offset;
+        tx_scratch_.resize(ulpdu_len);
+        ddp::encode(h, tx_scratch_.data());
+        tx_pipe_.reserve_lt(delay, cycles_time(params_.cycles_per_segment, params_.clock_hz));
+        if (seg.length > 0 &&
+            mem_read(dma_out, local_addr + seg.offset, tx_scratch_.data() + ddp::kTaggedHeaderSize, seg.length,
+                     delay) != tlm::TLM_OK_RESPONSE) {
+            RNIC_MLOG(error, rdma, "QP " << qpn << ": payload DMA read failed at 0x" << std::hex
+                                         << local_addr + seg.offset);
+            qp.state = qp_state::error;
+            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
+                                delay);
+            return;
+        }
+        stream_ext ext;
+        ext.conn = qp.conn;
+        ext.tag = wr_id;
+        if (send_stream(ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, delay) != tlm::TLM_OK_RESPONSE) {
+            RNIC_MLOG(error, rdma, "QP " << qpn << ": the framing unit refused a segment");
+            qp.state = qp_state::error;
+            return;
+        }
+        stream_end = ext.stream_end;
+        ++counters_.tx_segments;
+        wait(delay);
+        delay = sc_core::SC_ZERO_TIME;
+    }
+    ++counters_.writes;
+    counters_.write_bytes += length;
+    // An RDMA Write completes at the sender once TCP has its last byte acknowledged.
+    qp.pending.push_back({stream_end, index, wr_id, length, opcode, signaled});
+}
+
+void rdma_engine::complete_with_error(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, std::uint64_t wr_id,
+                                      std::uint8_t opcode, regmap::cqe_status status, sc_core::sc_time& delay) {
+    cqe_fields f;
+    f.wr_id = wr_id;
+    f.opcode = opcode;
+    f.status = status;
+    f.qpn = qpn;
+    f.wqe_index = index;
+    post_cqe(qp.cfg.send_cq, f, delay);
+    wait(delay);
+}
+
+bool rdma_engine::check_local(const queue_pair& qp, std::uint32_t stag, std::uint64_t addr, std::uint64_t len) const {
+    const memory_region* mr = lookup_stag(stag);
+    if (mr == nullptr || mr->cfg.pd != qp.cfg.pd) return false;
+    return addr >= mr->cfg.addr && len <= mr->cfg.length && addr - mr->cfg.addr <= mr->cfg.length - len;
+}
+
+void rdma_engine::on_tx_acked(std::uint32_t conn, std::uint64_t acked_offset, const sc_core::sc_time& delay) {
+    space_event_.notify(delay);
+    const int qpn = qpn_of_conn(conn);
+    if (qpn < 0) return;
+    queue_pair& qp = qps_[static_cast<std::size_t>(qpn)];
+    sc_core::sc_time d = delay;
+    while (!qp.pending.empty() && qp.pending.front().stream_end <= acked_offset) {
+        const pending_completion& p = qp.pending.front();
+        if (p.signaled) {
+            cqe_fields f;
+            f.wr_id = p.wr_id;
+            f.byte_len = p.length;
+            f.opcode = static_cast<std::uint8_t>(p.opcode);
+            f.qpn = static_cast<std::uint32_t>(qpn);
+            f.wqe_index = p.wqe_index;
+            post_cqe(qp.cfg.send_cq, f, d);
+        }
+        qp.pending.pop_front();
+    }
+}
+
+// ---- completions -----------------------------------------------------------------------------
+
+void rdma_engine::post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::sc_time& delay) {
+    completion_queue& cq = cqs_[cqn];
+    if (cq.producer - cq.consumer >= cq.cfg.entries) {
+        // The driver has not freed room: a CQ overrun (an asynchronous error in verbs terms).
+        ++cq.overruns;
+        RNIC_MLOG_D(error, rdma, delay, "CQ " << cqn << " overrun: completion of wr_id " << f.wr_id << " lost");
+        return;
+    }
+    namespace off = regmap::cqe_off;
+    std::uint8_t cqe[regmap::kCqeSize] = {};
+    put_le64(cqe + off::wr_id, f.wr_id);
+    put_le32(cqe + off::byte_len, f.byte_len);
+    cqe[off::opcode] = f.opcode;
+    cqe[off::status] = static_cast<std::uint8_t>(f.status);
+    put_le16(cqe + off::qpn, static_cast<std::uint16_t>(f.qpn));
+    put_le32(cqe + off::wqe_index, f.wqe_index);
+    const std::uint32_t pass = cq.producer / cq.cfg.entries;
+    const std::uint32_t phase = (pass % 2 == 0) ? 1u : 0u;
+    put_le32(cqe + off::owner, (phase << 31) | (f.receive ? 1u : 0u));
+    const std::uint64_t addr = cq.cfg.ring + (cq.producer % cq.cfg.entries) * regmap::kCqeSize;
+    if (mem_write(dma_out, addr, cqe, sizeof cqe, delay) != tlm::TLM_OK_RESPONSE) {
+        RNIC_MLOG_D(error, rdma, delay, "CQ " << cqn << ": CQE write to 0x" << std::hex << addr << " failed");
+        return;
+    }
+    ++cq.producer;
+    ++counters_.cqes;
+    if (cq.armed) {
+        cq.armed = false;
+        raise_msix(cq.cfg.msix_vector, delay);
+    }
+}
+
+void rdma_engine::raise_msix(std::uint32_t vector, sc_core::sc_time& delay) {
+    tlm::tlm_generic_payload gp;
+    std::uint32_t data = vector;
+    gp.set_command(tlm::TLM_WRITE_COMMAND);
+    gp.set_address(vector);
+    gp.set_data_ptr(reinterpret_cast<unsigned char*>(&data));
+    gp.set_data_length(4);
+    gp.set_streaming_width(4);
+    irq_out->b_transport(gp, delay);
+    ++counters_.interrupts;
+}
+
+// ---- receive ---------------------------------------------------------------------------------
+
+rdma_engine::access_check rdma_engine::check_access(const queue_pair& qp, std::uint32_t stag, std::uint64_t to,
+                                                    std::uint64_t len, std::uint32_t right) const {
+    access_check r;
+    const memory_region* mr = lookup_stag(stag);
+    // RFC 5041 §7.1 tagged checks (DDP layer), then RFC 5040 §7 access rights (RDMAP layer).
+    if (mr == nullptr) {
+        r.etype = ddp::term::kDdpTaggedBuffer;
+        r.code = ddp::term::kDdpTaggedInvalidStag;
+        r.what = "invalid STag";
+        return r;
+    }
+    if (mr->cfg.pd != qp.cfg.pd) {
+        r.etype = ddp::term::kDdpTaggedBuffer;
+        r.code = ddp::term::kDdpTaggedStagNotAssociated;
+        r.what = "STag not associated with this stream (protection domain)";
+        return r;
+    }
+    if (to + len < to) {
+        r.etype = ddp::term::kDdpTaggedBuffer;
+        r.code = ddp::term::kDdpTaggedToWrap;
+        r.what = "tagged offset wraps";
+        return r;
+    }
+    if (to < mr->cfg.to_base || len > mr->cfg.length || to - mr->cfg.to_base > mr->cfg.length - len) {
+        r.etype = ddp::term::kDdpTaggedBuffer;
+        r.code = ddp::term::kDdpTaggedBaseOrBounds;
+        r.what = "base or bounds violation";
+        return r;
+    }
+    if ((mr->cfg.access & right) == 0) {
+        r.layer = ddp::TermLayer::rdma;
+        r.etype = ddp::term::kRdmaRemoteProtection;
+        r.code = ddp::term::kRdmaAccessRights;
+        r.what = "access rights violation";
+        return r;
+    }
+    r.ok = true;
+    r.host_addr = mr->cfg.addr + (to - mr->cfg.to_base);
+    return r;
+}
+
+void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    stream_ext* ext = get_stream_ext(gp);
+    const int qpn = ext != nullptr ? qpn_of_conn(ext->conn) : -1;
+    if (qpn < 0) {
+        ++counters_.rx_dropped;
+        return;
+    }
+    queue_pair& qp = qps_[static_cast<std::size_t>(qpn)];
+    ++counters_.rx_segments;
+    rx_pipe_.reserve_lt(delay, cycles_time(params_.cycles_per_segment, params_.clock_hz));
+    const std::uint8_t* ulpdu = gp.get_data_ptr();
+    const std::size_t len = gp.get_data_length();
+    std::string error;
+    const auto h = ddp::decode_header(ulpdu, len, &error);
+    if (qp.state != qp_state::rts) {
+        ++counters_.rx_dropped;  // after Terminate nothing more is placed (RFC 5040 §6.2)
+        return;
+    }
+    if (!h) {
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": " << error);
+        send_terminate(static_cast<std::uint32_t>(qpn), qp, ddp::TermLayer::llp, ddp::term::kLlpMpa,
+                       ddp::term::kMpaMarkerLengthMismatch, ulpdu, len, delay);
+        return;
+    }
+    if (h->ddp_version != 1 || h->rdmap_version != 1) {
+        send_terminate(static_cast<std::uint32_t>(qpn), qp, h->ddp_version != 1 ? ddp::TermLayer::ddp : ddp::TermLayer::rdma,
+                       h->ddp_version != 1 ? (h->tagged ? ddp::term::kDdpTaggedBuffer : ddp::term::kDdpUntaggedBuffer)
+                                           : ddp::term::kRdmaRemoteOperation,
+                       h->ddp_version != 1 ? (h->tagged ? ddp::term::kDdpTaggedInvalidVersion
+                                                        : ddp::term::kDdpUntaggedInvalidVersion)
+                                           : ddp::term::kRdmaInvalidVersion,
+                       ulpdu, len, delay);
+        return;
+    }
+    if (h->opcode == ddp::Opcode::terminate) {
+        ++counters_.terminates_received;
+        qp.state = qp_state::error;
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Terminate received from the peer; QP to Error");
+        return;
+    }
+    if (h->tagged && h->opcode == ddp::Opcode::rdma_write) {
+        place_tagged(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, delay);
+        return;
+    }
+    RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": unexpected or unsupported opcode " << ddp::to_string(h->opcode));
+    send_terminate(static_cast<std::uint32_t>(qpn), qp, ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation,
+                   ddp::term::kRdmaUnexpectedOpcode, ulpdu, len, delay);
+}
+
+void rdma_engine::place_tagged(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
+                               std::size_t len, sc_core::sc_time& delay) {
+    const std::size_t payload = len - ddp::kTaggedHeaderSize;
+    const access_check chk = check_access(qp, h.stag, h.tagged_offset, payload, regmap::mr_access::remote_write);
+    if (!chk.ok) {
+        ++counters_.protection_errors;
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": RDMA Write to STag 0x" << std::hex << h.stag << " TO 0x"
+                                             << h.tagged_offset << std::dec << " length " << payload << ": "
+                                             << chk.what);
+        send_terminate(qpn, qp, chk.layer, chk.etype, chk.code, ulpdu, len, delay);
+        return;
+    }
+    if (payload > 0 &&
+        mem_write(dma_out, chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload, delay) != tlm::TLM_OK_RESPONSE) {
+        // The region was registered but the host refused the DMA: a local catastrophic error.
+        send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic,
+                       ddp::term::kRdmaCatastrophicStream, ulpdu, len, delay);
+        return;
+    }
+    counters_.placed_bytes += payload;
+}
+
+void rdma_engine::send_terminate(std::uint32_t qpn, queue_pair& qp, ddp::TermLayer layer, std::uint8_t etype,
+                                 std::uint8_t code, const std::uint8_t* ulpdu, std::size_t len,
+                                 sc_core::sc_time& delay) {
+    // RFC 5040 §4.8 / §5.3: one Terminate on queue 2, carrying the offending DDP header, then the
+    // stream is dead for placement.
+    ddp::Terminate t;
+    t.layer = layer;
+    t.etype = etype;
+    t.code = code;
+    if (len >= 1 && len >= ddp::header_size_from_control(ulpdu[0])) {
+        t.d = true;
+        t.m = true;
+        t.ddp_segment_length = static_cast<std::uint16_t>(len);
+        t.ddp_header.assign(ulpdu, ulpdu + ddp::header_size_from_control(ulpdu[0]));
+    }
+    const std::vector<std::uint8_t> body = ddp::encode(t);
+    ddp::Header h;
+    h.tagged = false;
+    h.last = true;
+    h.opcode = ddp::Opcode::terminate;
+    h.queue = ddp::kQueueTerminate;
+    h.msn = ++qp.terminate_msn;
+    h.mo = 0;
+    std::vector<std::uint8_t> msg(ddp::kUntaggedHeaderSize + body.size());
+    ddp::encode(h, msg.data());
+    std::memcpy(msg.data() + ddp::kUntaggedHeaderSize, body.data(), body.size());
+    qp.state = qp_state::terminate;
+    stream_ext ext;
+    ext.conn = qp.conn;
+    sc_core::sc_time d = delay;
+    send_stream(ulpdu_tx_out, ext, msg.data(), msg.size(), d);
+    ++counters_.terminates_sent;
+    RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Terminate sent (layer " << static_cast<int>(layer) << ", type "
+                                         << static_cast<int>(etype) << ", code " << static_cast<int>(code) << ")");
+}
+
+void rdma_engine::report_stats(boost::json::object& out) const {
+    out["wqes"] = counters_.wqes;
+    out["rdma_writes"] = counters_.writes;
+    out["rdma_write_bytes"] = counters_.write_bytes;
+    out["tx_segments"] = counters_.tx_segments;
+    out["rx_segments"] = counters_.rx_segments;
+    out["placed_bytes"] = counters_.placed_bytes;
+    out["cqes"] = counters_.cqes;
+    out["interrupts"] = counters_.interrupts;
+    out["terminates_sent"] = counters_.terminates_sent;
+    out["terminates_received"] = counters_.terminates_received;
+    out["protection_errors"] = counters_.protection_errors;
+    out["bad_wqes"] = counters_.bad_wqes;
+    out["rx_dropped"] = counters_.rx_dropped;
+    std::uint64_t overruns = 0;
+    for (const completion_queue& cq : cqs_) overruns += cq.overruns;
+    out["cq_overruns"] = overruns;
+}
+
+}  // namespace rnic

@@ -1,0 +1,168 @@
+// DDP/RDMAP engine (RFC 5040, RFC 5041): queue pairs with send, receive and completion rings in host
+// memory, the STag/memory-region table with protection domains and access rights, segmentation of
+// work requests into DDP segments, placement of arriving tagged segments, completions, and the
+// Terminate message on protocol errors.
+//  ulpdu_tx_out -> DDP segments to the framing unit
+//  ulpdu_rx_in  <- checked ULPDUs from the framing unit
+//  dma_out      -> host memory through the DMA engine (WQE fetch, payload, CQE write-back)
+//  irq_out      -> MSI-X requests to the PCIe endpoint
+#pragma once
+
+#include <deque>
+#include <map>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "core/stats.h"
+#include "core/timed_resource.h"
+#include "proto/ddp_rdmap.h"
+#include "rdma/rdma_if.h"
+#include "rnic/regmap.h"
+#include "toe/toe_if.h"
+
+namespace rnic {
+
+struct rdma_engine_params {
+    double clock_hz = 500e6;
+    double cycles_per_wqe = 30;       // WQE decode, validation, scheduling
+    double cycles_per_segment = 12;   // DDP/RDMAP header build or parse, STag lookup
+    std::uint32_t max_qp = 64;
+    std::uint32_t max_cq = 64;
+    std::uint32_t max_mr = 1024;
+};
+
+class rdma_engine : public sc_core::sc_module,
+                    public rdma_ctl_if,
+                    public rdma_doorbell_if,
+                    public toe_tx_progress_if,
+                    public stats_reporter {
+public:
+    tlm_utils::simple_initiator_socket<rdma_engine> ulpdu_tx_out;
+    tlm_utils::simple_target_socket<rdma_engine> ulpdu_rx_in;
+    tlm_utils::simple_initiator_socket<rdma_engine> dma_out;
+    tlm_utils::simple_initiator_socket<rdma_engine> irq_out;
+    sc_core::sc_export<rdma_ctl_if> ctl_in;
+    sc_core::sc_export<rdma_doorbell_if> doorbell_in;
+    sc_core::sc_export<toe_tx_progress_if> tx_progress_in;
+    sc_core::sc_port<toe_ctl_if> toe_out;
+
+    rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_params& params);
+
+    // rdma_ctl_if
+    int create_cq(const cq_config& cfg) override;
+    int create_qp(const qp_config& cfg) override;
+    std::int64_t register_mr(const mr_config& cfg) override;
+    bool deregister_mr(std::uint32_t stag) override;
+    bool qp_valid(std::uint32_t qpn) const override;
+    bool qp_idle(std::uint32_t qpn) const override;
+    bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu) override;
+    void stream_failed(std::uint32_t conn, const char* why) override;
+    // rdma_doorbell_if
+    void sq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) override;
+    void rq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) override;
+    void cq_doorbell(std::uint32_t cqn, std::uint32_t consumer, const sc_core::sc_time& delay) override;
+    void cq_arm(std::uint32_t cqn, const sc_core::sc_time& delay) override;
+    // toe_tx_progress_if
+    void on_tx_acked(std::uint32_t conn, std::uint64_t acked_offset, const sc_core::sc_time& delay) override;
+
+    void report_stats(boost::json::object& out) const override;
+
+private:
+    enum class qp_state { idle, rts, terminate, error };
+    struct pending_completion {
+        std::uint64_t stream_end;
+        std::uint32_t wqe_index;
+        std::uint64_t wr_id;
+        std::uint32_t length;
+        regmap::wr_opcode opcode;
+        bool signaled;
+    };
+    struct doorbell {
+        sc_core::sc_time arrival;
+        std::uint32_t producer;
+    };
+    struct queue_pair {
+        bool valid = false;
+        qp_config cfg;
+        qp_state state = qp_state::idle;
+        std::uint32_t conn = 0;
+        std::size_t max_ulpdu = 0;
+        std::uint32_t sq_producer = 0, sq_consumer = 0;
+        std::deque<doorbell> sq_doorbells;
+        std::uint32_t rq_producer = 0;
+        std::deque<pending_completion> pending;
+        std::uint32_t terminate_msn = 0;
+    };
+    struct completion_queue {
+        bool valid = false;
+        cq_config cfg;
+        std::uint32_t producer = 0, consumer = 0;
+        bool armed = false;
+        std::uint64_t overruns = 0;
+    };
+    struct memory_region {
+        bool valid = false;
+        mr_config cfg;
+        std::uint8_t key = 0;
+    };
+    struct cqe_fields {
+        std::uint64_t wr_id = 0;
+        std::uint32_t byte_len = 0;
+        std::uint8_t opcode = 0;
+        regmap::cqe_status status = regmap::cqe_status::success;
+        std::uint32_t qpn = 0;
+        std::uint32_t wqe_index = 0;
+        bool receive = false;
+    };
+    // Outcome of checking a tagged access against the region table (RFC 5040 §7, RFC 5041 §7).
+    struct access_check {
+        bool ok = false;
+        proto::ddp::TermLayer layer = proto::ddp::TermLayer::ddp;
+        std::uint8_t etype = 0, code = 0;
+        std::uint64_t host_addr = 0;
+        const char* what = "";
+    };
+
+    void tx_thread();
+    bool take_doorbells(queue_pair& qp);
+    queue_pair* next_ready_qp();
+    void process_wqe(std::uint32_t qpn, queue_pair& qp);
+    void complete_with_error(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, std::uint64_t wr_id,
+                             std::uint8_t opcode, regmap::cqe_status status, sc_core::sc_time& delay);
+    void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void place_tagged(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+                      std::size_t len, sc_core::sc_time& delay);
+    access_check check_access(const queue_pair& qp, std::uint32_t stag, std::uint64_t to, std::uint64_t len,
+                              std::uint32_t right) const;
+    bool check_local(const queue_pair& qp, std::uint32_t stag, std::uint64_t addr, std::uint64_t len) const;
+    void send_terminate(std::uint32_t qpn, queue_pair& qp, proto::ddp::TermLayer layer, std::uint8_t etype,
+                        std::uint8_t code, const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay);
+    void post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::sc_time& delay);
+    void raise_msix(std::uint32_t vector, sc_core::sc_time& delay);
+    int qpn_of_conn(std::uint32_t conn) const;
+    memory_region* lookup_stag(std::uint32_t stag);
+    const memory_region* lookup_stag(std::uint32_t stag) const;
+
+    rdma_engine_params params_;
+    std::vector<queue_pair> qps_;
+    std::vector<completion_queue> cqs_;
+    std::vector<memory_region> mrs_;
+    std::map<std::uint32_t, std::uint32_t> conn_to_qp_;
+    sc_core::sc_event work_event_;
+    sc_core::sc_event space_event_;
+    timed_resource tx_pipe_, rx_pipe_;
+    std::uint32_t rr_next_ = 0;
+    std::vector<std::uint8_t> tx_scratch_;
+
+    struct counters {
+        std::uint64_t wqes = 0, writes = 0, write_bytes = 0, tx_segments = 0;
+        std::uint64_t rx_segments = 0, placed_bytes = 0, cqes = 0, interrupts = 0;
+        std::uint64_t terminates_sent = 0, terminates_received = 0, protection_errors = 0;
+        std::uint64_t bad_wqes = 0, rx_dropped = 0;
+    } counters_;
+};
+
+}  // namespace rnic

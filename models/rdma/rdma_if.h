@@ -1,0 +1,56 @@
+// Control interfaces of the RDMA (DDP/RDMAP) engine.
+//  rdma_ctl_if      firmware -> engine: program CQs, QPs and memory regions (context memory).
+//  rdma_doorbell_if register file -> engine: SQ/RQ/CQ doorbells written by the driver.
+#pragma once
+
+#include <cstdint>
+#include <systemc>
+
+namespace rnic {
+
+struct cq_config {
+    std::uint64_t ring = 0;
+    std::uint32_t entries = 0;
+    std::uint32_t msix_vector = 0;
+};
+
+struct qp_config {
+    std::uint64_t sq_ring = 0;
+    std::uint32_t sq_entries = 0;
+    std::uint64_t rq_ring = 0;
+    std::uint32_t rq_entries = 0;
+    std::uint32_t send_cq = 0, recv_cq = 0;
+    std::uint32_t pd = 0;
+};
+
+struct mr_config {
+    std::uint64_t addr = 0;
+    std::uint64_t length = 0;
+    std::uint32_t access = 0;   // regmap::mr_access
+    std::uint32_t pd = 0;
+    std::uint64_t to_base = 0;  // tagged offset of the first byte
+};
+
+class rdma_ctl_if : public virtual sc_core::sc_interface {
+public:
+    virtual int create_cq(const cq_config& cfg) = 0;          // cqn, or -1: no resources
+    virtual int create_qp(const qp_config& cfg) = 0;          // qpn, -1 no resources, -2 bad CQ
+    virtual std::int64_t register_mr(const mr_config& cfg) = 0;  // STag, or -1
+    virtual bool deregister_mr(std::uint32_t stag) = 0;
+    virtual bool qp_valid(std::uint32_t qpn) const = 0;
+    virtual bool qp_idle(std::uint32_t qpn) const = 0;        // created, not yet connected
+    // The connection is in full operation: the QP goes to RTS on it.
+    virtual bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu) = 0;
+    // The stream failed (framing error, reset): the QP goes to Error (RFC 5040 §6.2).
+    virtual void stream_failed(std::uint32_t conn, const char* why) = 0;
+};
+
+class rdma_doorbell_if : public virtual sc_core::sc_interface {
+public:
+    virtual void sq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) = 0;
+    virtual void rq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) = 0;
+    virtual void cq_doorbell(std::uint32_t cqn, std::uint32_t consumer, const sc_core::sc_time& delay) = 0;
+    virtual void cq_arm(std::uint32_t cqn, const sc_core::sc_time& delay) = 0;
+};
+
+}  // namespace rnic

@@ -1,0 +1,182 @@
+// The RNIC's device interface, declared once: BAR0 registers, doorbells, MSI-X vectors, the layout
+// of descriptors and completions in host memory, firmware commands and status codes.
+// Used by the device model (models/rnic), the driver (driver/) and the firmware (firmware/);
+// docs/device.md is kept beside it. No SystemC dependency.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rnic::regmap {
+
+enum class access : std::uint8_t { ro, rw, wo, rw1c };
+
+struct register_desc {
+    const char* name;
+    std::uint32_t offset;
+    std::uint32_t reset;
+    access acc;
+    const char* description;
+};
+
+// X(name, offset, reset, access, description)
+#define RNIC_REGISTERS(X)                                                                                   \
+    X(ID, 0x0000, 0x1a4e0001, ro, "Identification: vendor 0x1a4e (upper 16 bits), device 0x0001")           \
+    X(VERSION, 0x0004, 0x00010000, ro, "Device interface version major.minor (16.16)")                     \
+    X(CTRL, 0x0008, 0x00000000, rw, "Control: bit 0 ENABLE; bit 1 RESET (self-clearing)")                  \
+    X(STATUS, 0x000c, 0x00000000, ro, "Status: bit 0 READY (firmware running); bit 1 FATAL")               \
+    X(INTR_CAUSE, 0x0010, 0x00000000, rw1c, "Interrupt causes seen (bit = MSI-X vector), write 1 to clear") \
+    X(CMDQ_BASE_LO, 0x0020, 0x00000000, rw, "Firmware command ring base address, low 32 bits (64-byte aligned)") \
+    X(CMDQ_BASE_HI, 0x0024, 0x00000000, rw, "Firmware command ring base address, high 32 bits")           \
+    X(CMDQ_ENTRIES, 0x0028, 0x00000000, rw, "Command ring entries (power of two, 2..4096)")                \
+    X(CMDQ_PROD, 0x002c, 0x00000000, wo, "Command ring doorbell: producer index (free-running mod 2^32)")  \
+    X(CMDQ_CONS, 0x0030, 0x00000000, ro, "Command ring consumer index (commands fetched by firmware)")      \
+    X(MAC_LO, 0x0040, 0x00000000, rw, "Station MAC address bytes 2..5 (byte 2 in bits 31:24)")            \
+    X(MAC_HI, 0x0044, 0x00000000, rw, "Station MAC address bytes 0..1 (byte 0 in bits 15:8)")             \
+    X(IPV4_ADDR, 0x0048, 0x00000000, rw, "Station IPv4 address")                                          \
+    X(CAP_MAX_QP, 0x0050, 0x00000040, ro, "Number of queue pairs supported")                              \
+    X(CAP_MAX_CQ, 0x0054, 0x00000040, ro, "Number of completion queues supported")                        \
+    X(CAP_MAX_MR, 0x0058, 0x00000400, ro, "Number of memory regions supported")
+
+enum reg : std::uint32_t {
+#define RNIC_REG_ENUM(n, o, r, a, d) n = o,
+    RNIC_REGISTERS(RNIC_REG_ENUM)
+#undef RNIC_REG_ENUM
+};
+
+constexpr register_desc kRegisters[] = {
+#define RNIC_REG_DESC(n, o, r, a, d) {#n, o, r, access::a, d},
+    RNIC_REGISTERS(RNIC_REG_DESC)
+#undef RNIC_REG_DESC
+};
+
+namespace ctrl {
+constexpr std::uint32_t enable = 1u << 0;
+constexpr std::uint32_t reset = 1u << 1;
+}  // namespace ctrl
+namespace status {
+constexpr std::uint32_t ready = 1u << 0;
+constexpr std::uint32_t fatal = 1u << 1;
+}  // namespace status
+
+// BAR0 size and doorbell pages.
+constexpr std::uint32_t kBar0Size = 0x10000;
+// Queue-pair doorbells: SQ producer index at QP_DB_BASE + 16*qpn, RQ producer index at +4.
+constexpr std::uint32_t kQpDoorbellBase = 0x1000;
+constexpr std::uint32_t kQpDoorbellStride = 16;
+constexpr std::uint32_t kSqDoorbell = 0x0;
+constexpr std::uint32_t kRqDoorbell = 0x4;
+// CQ doorbells: consumer index at CQ_DB_BASE + 8*cqn; writing +4 arms the CQ for one interrupt.
+constexpr std::uint32_t kCqDoorbellBase = 0x8000;
+constexpr std::uint32_t kCqDoorbellStride = 8;
+constexpr std::uint32_t kCqConsumer = 0x0;
+constexpr std::uint32_t kCqArm = 0x4;
+
+// MSI-X vectors: 0 = firmware command completion; 1 + cqn % (kMsixVectors-1) = completion queues.
+constexpr unsigned kMsixVectors = 16;
+constexpr unsigned kMsixCommandVector = 0;
+
+// ---- Firmware command ring (64-byte entries) ------------------------------------------------
+constexpr std::size_t kCommandSize = 64;
+namespace cmd_off {
+constexpr std::size_t opcode = 0x00;   // u8
+constexpr std::size_t cookie = 0x04;   // u32, echoed
+constexpr std::size_t param = 0x08;    // 6 x u64 parameters, little-endian
+constexpr std::size_t status = 0x38;   // u32, written by the device
+constexpr std::size_t result = 0x3c;   // u32, written by the device
+}  // namespace cmd_off
+
+enum class command : std::uint8_t {
+    nop = 0,
+    create_cq = 1,     // p0 ring address, p1 entries (power of 2), p2 MSI-X vector         -> result cqn
+    create_qp = 2,     // p0 SQ address, p1 SQ entries, p2 RQ address, p3 RQ entries,
+                       // p4 send cqn | recv cqn << 32, p5 protection domain                 -> result qpn
+    reg_mr = 3,        // p0 host address, p1 length, p2 access flags | pd << 32,
+                       // p3 tagged offset of the first byte (VA-based: = p0; zero-based: 0) -> result STag
+    dereg_mr = 4,      // p0 STag
+    connect = 5,       // p0 qpn, p1 remote IPv4 | remote port << 32, p2 local port;
+                       // completes when MPA negotiation ends (RTS) or fails
+    accept = 6,        // p0 qpn, p1 local port: waits for a peer's connection, answers its MPA Request
+    destroy_qp = 7,    // p0 qpn
+    destroy_cq = 8,    // p0 cqn
+};
+
+// Written by the driver before ringing the doorbell, replaced by the device on completion.
+constexpr std::uint32_t kStatusPending = 0xffffffffu;
+
+enum class cmd_status : std::uint32_t {
+    ok = 0,
+    bad_opcode = 1,
+    bad_parameter = 2,
+    no_resources = 3,
+    bad_handle = 4,
+    bad_state = 5,
+    connection_refused = 6,
+    connection_timeout = 7,
+    mpa_negotiation_failed = 8,
+};
+const char* to_string(cmd_status s);
+
+// Memory-region access flags (RFC 5040 §2.x / verbs).
+namespace mr_access {
+constexpr std::uint32_t local_write = 1u << 0;
+constexpr std::uint32_t remote_write = 1u << 1;
+constexpr std::uint32_t remote_read = 1u << 2;
+constexpr std::uint32_t remote_atomic = 1u << 3;
+}  // namespace mr_access
+
+// ---- Send queue work request (64 bytes) -----------------------------------------------------
+constexpr std::size_t kSendWqeSize = 64;
+namespace sqe_off {
+constexpr std::size_t opcode = 0x00;       // u8 wr_opcode
+constexpr std::size_t flags = 0x01;        // u8 wr_flags
+constexpr std::size_t wr_id = 0x08;        // u64
+constexpr std::size_t local_addr = 0x10;   // u64 host address of the source data
+constexpr std::size_t length = 0x18;       // u32
+constexpr std::size_t local_stag = 0x1c;   // u32 STag of the local region holding the data
+constexpr std::size_t remote_to = 0x20;    // u64 tagged offset at the peer
+constexpr std::size_t remote_stag = 0x28;  // u32
+constexpr std::size_t imm_or_inv = 0x2c;   // u32 invalidate STag
+}  // namespace sqe_off
+
+enum class wr_opcode : std::uint8_t { rdma_write = 0, send = 1, rdma_read = 2 };
+namespace wr_flags {
+constexpr std::uint8_t signaled = 1u << 0;
+constexpr std::uint8_t solicited = 1u << 1;
+}  // namespace wr_flags
+
+// ---- Receive queue work request (32 bytes) --------------------------------------------------
+constexpr std::size_t kRecvWqeSize = 32;
+namespace rqe_off {
+constexpr std::size_t wr_id = 0x00;
+constexpr std::size_t addr = 0x08;
+constexpr std::size_t length = 0x10;
+constexpr std::size_t stag = 0x14;
+}  // namespace rqe_off
+
+// ---- Completion queue entry (32 bytes) ------------------------------------------------------
+// The device writes entries in ring order; bit 31 of `owner` is the phase: 1 on the first pass
+// over the ring, 0 on the second, and so on, so the driver sees new entries without a register read.
+constexpr std::size_t kCqeSize = 32;
+namespace cqe_off {
+constexpr std::size_t wr_id = 0x00;     // u64
+constexpr std::size_t byte_len = 0x08;  // u32
+constexpr std::size_t opcode = 0x0c;    // u8 wr_opcode (or cqe_opcode for receives)
+constexpr std::size_t status = 0x0d;    // u8 cqe_status
+constexpr std::size_t qpn = 0x0e;       // u16
+constexpr std::size_t wqe_index = 0x10; // u32 SQ/RQ index of the completed WQE
+constexpr std::size_t owner = 0x1c;     // u32: bit 31 phase, bit 0 = 1 for receive completions
+}  // namespace cqe_off
+
+enum class cqe_status : std::uint8_t {
+    success = 0,
+    local_length_error = 1,
+    local_protection_error = 2,
+    remote_access_error = 3,
+    remote_operation_error = 4,
+    transport_error = 5,
+    flushed = 6,
+};
+const char* to_string(cqe_status s);
+
+}  // namespace rnic::regmap

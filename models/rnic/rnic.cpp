@@ -1,0 +1,174 @@
+#include "rnic/rnic.h"
+
+#include <cstring>
+
+#include "core/sim_log.h"
+
+namespace rnic {
+
+rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params& params)
+    : sc_module(name),
+      mmio_in("mmio_in"),
+      dma_out("dma_out"),
+      irq_out("irq_out"),
+      eth_tx("eth_tx"),
+      eth_rx("eth_rx"),
+      irq_collect_("irq_collect"),
+      regs_(std::size(regmap::kRegisters)) {
+    for (std::size_t i = 0; i < regs_.size(); ++i) regs_[i] = regmap::kRegisters[i].reset;
+    mmio_in.register_b_transport(this, &rnic_device::mmio_b_transport);
+    irq_collect_.register_b_transport(this, &rnic_device::irq_b_transport);
+
+    dma_ = std::make_unique<dma_engine>("dma", params.dma);
+    buffer_ = std::make_unique<buffer_memory>("buffer", params.buffer);
+    toe_ = std::make_unique<tcp_engine>("toe", params.tcp, *buffer_);
+    framer_ = std::make_unique<mpa_framer>("framer", params.framer);
+    rdma_ = std::make_unique<rdma_engine>("rdma", params.rdma);
+    cp_ = std::make_unique<control_processor>("cp", params.cp);
+
+    // Transmit: RDMA engine / firmware -> framer -> TCP engine -> link.
+    rdma_->ulpdu_tx_out.bind(framer_->ulpdu_tx_in);
+    cp_->startup_tx_out.bind(framer_->ulpdu_tx_in);
+    framer_->fpdu_tx_out.bind(toe_->stream_tx_in);
+    toe_->buf_out.bind(buffer_->mem_in);
+    toe_->eth_tx.bind(eth_tx);
+    // Receive: link -> TCP engine -> framer -> RDMA engine.
+    eth_rx.bind(toe_->eth_rx);
+    toe_->stream_rx_out.bind(framer_->stream_rx_in);
+    framer_->ulpdu_rx_out.bind(rdma_->ulpdu_rx_in);
+    // Host memory traffic and interrupts.
+    rdma_->dma_out.bind(dma_->dma_in);
+    cp_->dma_out.bind(dma_->dma_in);
+    dma_->pcie_out.bind(dma_out);
+    rdma_->irq_out.bind(irq_collect_);
+    cp_->irq_out.bind(irq_collect_);
+    // Control paths.
+    rdma_->toe_out.bind(toe_->ctl_in);
+    toe_->tx_progress_out.bind(rdma_->tx_progress_in);
+    toe_->conn_events_out.bind(cp_->toe_events_in);
+    framer_->events_out.bind(cp_->framer_events_in);
+    cp_->rdma_out.bind(rdma_->ctl_in);
+    cp_->toe_out.bind(toe_->ctl_in);
+    cp_->framer_out.bind(framer_->ctl_in);
+    cp_->regs_out.bind(*this);
+}
+
+bool rnic_device::reg_index(std::uint32_t offset, std::size_t* index) const {
+    for (std::size_t i = 0; i < regs_.size(); ++i) {
+        if (regmap::kRegisters[i].offset == offset) {
+            *index = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+std::uint32_t rnic_device::fw_read(std::uint32_t offset) const {
+    std::size_t i = 0;
+    return reg_index(offset, &i) ? regs_[i] : 0;
+}
+
+void rnic_device::fw_write(std::uint32_t offset, std::uint32_t value) {
+    std::size_t i = 0;
+    if (reg_index(offset, &i)) regs_[i] = value;
+}
+
+void rnic_device::update_station() {
+    const std::uint32_t lo = fw_read(regmap::MAC_LO);
+    const std::uint32_t hi = fw_read(regmap::MAC_HI);
+    tcp_station st;
+    st.mac = {static_cast<std::uint8_t>(hi >> 8), static_cast<std::uint8_t>(hi), static_cast<std::uint8_t>(lo >> 24),
+              static_cast<std::uint8_t>(lo >> 16), static_cast<std::uint8_t>(lo >> 8), static_cast<std::uint8_t>(lo)};
+    st.ip = fw_read(regmap::IPV4_ADDR);
+    toe_->set_station(st);
+}
+
+std::uint32_t rnic_device::host_read(std::uint32_t offset) const {
+    std::size_t i = 0;
+    if (!reg_index(offset, &i)) return 0;  // doorbells and holes read as zero
+    return regmap::kRegisters[i].acc == regmap::access::wo ? 0 : regs_[i];
+}
+
+void rnic_device::host_write(std::uint32_t offset, std::uint32_t value, const sc_core::sc_time& delay) {
+    using namespace regmap;
+    if (offset >= kQpDoorbellBase && offset < kCqDoorbellBase) {
+        const std::uint32_t qpn = (offset - kQpDoorbellBase) / kQpDoorbellStride;
+        const std::uint32_t which = (offset - kQpDoorbellBase) % kQpDoorbellStride;
+        ++doorbells_;
+        if (which == kSqDoorbell) rdma_->sq_doorbell(qpn, value, delay);
+        else if (which == kRqDoorbell) rdma_->rq_doorbell(qpn, value, delay);
+        return;
+    }
+    if (offset >= kCqDoorbellBase && offset < kBar0Size) {
+        const std::uint32_t cqn = (offset - kCqDoorbellBase) / kCqDoorbellStride;
+        const std::uint32_t which = (offset - kCqDoorbellBase) % kCqDoorbellStride;
+        if (which == kCqConsumer) rdma_->cq_doorbell(cqn, value, delay);
+        else if (which == kCqArm) rdma_->cq_arm(cqn, delay);
+        return;
+    }
+    std::size_t i = 0;
+    if (!reg_index(offset, &i)) return;
+    switch (kRegisters[i].acc) {
+        case access::ro: return;
+        case access::rw1c: regs_[i] &= ~value; return;
+        case access::rw:
+        case access::wo: regs_[i] = value; break;
+    }
+    if (offset == CTRL && (value & ctrl::reset) != 0) {
+        regs_[i] &= ~ctrl::reset;  // self-clearing
+    }
+    if (offset == CMDQ_PROD) {
+        ++doorbells_;
+        cp_->command_doorbell(delay);
+    }
+    if (offset == MAC_LO || offset == MAC_HI || offset == IPV4_ADDR) update_station();
+}
+
+void rnic_device::mmio_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    const std::uint64_t offset = gp.get_address();
+    // BAR0 is a 32-bit register space: aligned single-word accesses only.
+    if (gp.get_data_length() != 4 || offset % 4 != 0 || offset >= regmap::kBar0Size ||
+        gp.get_byte_enable_ptr() != nullptr) {
+        ++mmio_errors_;
+        RNIC_MLOG_D(error, pcie, delay, "BAR0 " << (gp.is_read() ? "read" : "write") << " of "
+                                                << gp.get_data_length() << " bytes at offset 0x" << std::hex << offset
+                                                << " refused: only aligned 32-bit accesses inside 0x"
+                                                << regmap::kBar0Size);
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    std::uint32_t value = 0;
+    if (gp.is_write()) {
+        std::memcpy(&value, gp.get_data_ptr(), 4);
+        host_write(static_cast<std::uint32_t>(offset), value, delay);
+    } else {
+        value = host_read(static_cast<std::uint32_t>(offset));
+        std::memcpy(gp.get_data_ptr(), &value, 4);
+    }
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void rnic_device::irq_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    const auto vector = static_cast<std::uint32_t>(gp.get_address());
+    std::size_t i = 0;
+    if (reg_index(regmap::INTR_CAUSE, &i) && vector < 32) regs_[i] |= 1u << vector;
+    irq_out->b_transport(gp, delay);
+}
+
+void rnic_device::report_stats(boost::json::object& out) const {
+    auto add = [&out](const char* key, const stats_reporter& r) {
+        boost::json::object o;
+        r.report_stats(o);
+        out[key] = std::move(o);
+    };
+    add("dma", *dma_);
+    add("buffer", *buffer_);
+    add("toe", *toe_);
+    add("framer", *framer_);
+    add("rdma", *rdma_);
+    add("cp", *cp_);
+    out["mmio_errors"] = mmio_errors_;
+    out["doorbells"] = doorbells_;
+}
+
+}  // namespace rnic

@@ -1,0 +1,73 @@
+// The RNIC: assembles the NIC's blocks and owns BAR0's register file (declared in regmap.h).
+//  mmio_in  <- BAR0 accesses from the PCIe endpoint (registers and doorbells)
+//  dma_out  -> bus-master traffic to the PCIe endpoint (from the DMA engine)
+//  irq_out  -> MSI-X requests to the PCIe endpoint (from the RDMA engine and the control processor)
+//  eth_tx   -> frames to the link;  eth_rx <- frames from the link
+// This is the one place that chooses which model each block uses.
+#pragma once
+
+#include <memory>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "buffer/buffer_memory.h"
+#include "core/stats.h"
+#include "cp/control_processor.h"
+#include "dma/dma_engine.h"
+#include "framing/mpa_framer.h"
+#include "rdma/rdma_engine.h"
+#include "rnic/regmap.h"
+#include "toe/tcp_engine.h"
+
+namespace rnic {
+
+struct rnic_params {
+    dma_params dma;
+    buffer_memory_params buffer;
+    tcp_engine_params tcp;
+    mpa_framer_params framer;
+    rdma_engine_params rdma;
+    control_processor_params cp;
+};
+
+class rnic_device : public sc_core::sc_module, public regfile_if, public stats_reporter {
+public:
+    tlm_utils::simple_target_socket<rnic_device> mmio_in;
+    tlm::tlm_initiator_socket<> dma_out;
+    tlm_utils::simple_initiator_socket<rnic_device> irq_out;
+    tlm::tlm_initiator_socket<> eth_tx;
+    tlm::tlm_target_socket<> eth_rx;
+
+    rnic_device(const sc_core::sc_module_name& name, const rnic_params& params);
+
+    tcp_engine& toe() { return *toe_; }
+    // Every block's statistics, keyed by block name.
+    void report_stats(boost::json::object& out) const override;
+
+    // regfile_if (the firmware's view of BAR0)
+    std::uint32_t fw_read(std::uint32_t offset) const override;
+    void fw_write(std::uint32_t offset, std::uint32_t value) override;
+
+private:
+    void mmio_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void irq_b_transport(int initiator, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    bool reg_index(std::uint32_t offset, std::size_t* index) const;
+    void host_write(std::uint32_t offset, std::uint32_t value, const sc_core::sc_time& delay);
+    std::uint32_t host_read(std::uint32_t offset) const;
+    void update_station();
+
+    tlm_utils::multi_passthrough_target_socket<rnic_device> irq_collect_;
+    std::unique_ptr<dma_engine> dma_;
+    std::unique_ptr<buffer_memory> buffer_;
+    std::unique_ptr<tcp_engine> toe_;
+    std::unique_ptr<mpa_framer> framer_;
+    std::unique_ptr<rdma_engine> rdma_;
+    std::unique_ptr<control_processor> cp_;
+    std::vector<std::uint32_t> regs_;
+    std::uint64_t mmio_errors_ = 0, doorbells_ = 0;
+};
+
+}  // namespace rnic

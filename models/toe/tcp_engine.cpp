@@ -1,0 +1,340 @@
+#include "toe/tcp_engine.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/mem_access.h"
+#include "core/sim_log.h"
+#include "core/stream.h"
+
+namespace rnic {
+
+namespace tcp = proto::tcp;
+namespace net = proto::net;
+
+namespace {
+std::uint64_t time_ns(const sc_core::sc_time& t) { return to_ps(t) / 1000; }
+}  // namespace
+
+// One offloaded connection: the proto state machine plus its send stream in buffer memory.
+class tcp_engine::connection : public tcp::Env {
+public:
+    connection(tcp_engine& engine, std::uint32_t id, const tcp::Config& cfg, std::uint64_t buffer_base,
+               std::uint32_t remote_ip)
+        : engine_(engine), id_(id), buffer_base_(buffer_base), buffer_size_(cfg.send_buffer),
+          remote_ip_(remote_ip), tcp_(cfg, *this) {}
+
+    tcp::Connection& tcp() { return tcp_; }
+    const tcp::Connection& tcp() const { return tcp_; }
+    std::uint32_t id() const { return id_; }
+    std::uint32_t remote_ip() const { return remote_ip_; }
+    std::uint16_t local_port() const { return local_port_; }
+    std::uint16_t remote_port() const { return remote_port_; }
+    void set_ports(std::uint16_t local, std::uint16_t remote) {
+        local_port_ = local;
+        remote_port_ = remote;
+    }
+    std::uint64_t buffer_base() const { return buffer_base_; }
+
+    // The context delay of the current call (LT annotation relative to the kernel time).
+    sc_core::sc_time ctx_delay = sc_core::SC_ZERO_TIME;
+
+    // Appends send-stream bytes at the stream's end into the ring in buffer memory.
+    void append(const std::uint8_t* data, std::size_t len, sc_core::sc_time& delay) {
+        std::size_t done = 0;
+        while (done < len) {
+            const std::uint64_t pos = (appended_ + done) % buffer_size_;
+            const std::size_t chunk = std::min<std::size_t>(len - done, buffer_size_ - pos);
+            mem_write(engine_.buf_out, buffer_base_ + pos, data + done, chunk, delay);
+            done += chunk;
+        }
+        appended_ += len;
+        engine_.buffer_.hold(len);
+    }
+    std::uint64_t appended() const { return appended_; }
+
+    // tcp::Env
+    void transmit(const net::TcpHeader& header, std::uint64_t stream_offset, std::size_t len) override {
+        engine_.transmit_segment(*this, header, stream_offset, len);
+    }
+    void deliver(const std::uint8_t* data, std::size_t len) override {
+        stream_ext ext;
+        ext.conn = id_;
+        sc_core::sc_time d = ctx_delay;
+        send_stream(engine_.stream_rx_out, ext, data, len, d);
+    }
+    void acked(std::uint64_t acked_offset) override {
+        if (acked_offset > released_) {
+            engine_.buffer_.release(acked_offset - released_);
+            released_ = acked_offset;
+        }
+        engine_.tx_progress_out->on_tx_acked(id_, acked_offset, ctx_delay);
+    }
+    void state_changed(tcp::State from, tcp::State to) override {
+        RNIC_LOG_AT(debug, toe, to_ps(sc_core::sc_time_stamp() + ctx_delay), engine_.name(),
+                    "connection " << id_ << ": " << tcp::to_string(from) << " -> " << tcp::to_string(to));
+        if (to == tcp::State::established) {
+            engine_.conn_events_out->on_tcp_event(id_, toe_event::established, local_port_);
+        } else if (to == tcp::State::closed) {
+            engine_.conn_events_out->on_tcp_event(
+                id_, from == tcp::State::syn_sent ? toe_event::failed : toe_event::closed, local_port_);
+        }
+    }
+
+private:
+    tcp_engine& engine_;
+    std::uint32_t id_;
+    std::uint64_t buffer_base_;
+    std::uint64_t buffer_size_;
+    std::uint32_t remote_ip_;
+    std::uint16_t local_port_ = 0, remote_port_ = 0;
+    std::uint64_t appended_ = 0, released_ = 0;
+    tcp::Connection tcp_;
+};
+
+tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_params& params, buffer_memory& buffer)
+    : sc_module(name),
+      stream_tx_in("stream_tx_in"),
+      stream_rx_out("stream_rx_out"),
+      eth_tx("eth_tx"),
+      eth_rx("eth_rx"),
+      buf_out("buf_out"),
+      ctl_in("ctl_in"),
+      conn_events_out("conn_events_out"),
+      tx_progress_out("tx_progress_out"),
+      params_(params),
+      buffer_(buffer),
+      rng_state_(params.seed * 0x9e3779b97f4a7c15ULL + 1) {
+    stream_tx_in.register_b_transport(this, &tcp_engine::stream_tx_b_transport);
+    eth_rx.register_b_transport(this, &tcp_engine::eth_rx_b_transport);
+    ctl_in.bind(*this);
+    SC_HAS_PROCESS(tcp_engine);
+    SC_METHOD(timer_method);
+    sensitive << timer_event_;
+    dont_initialize();
+}
+
+tcp_engine::~tcp_engine() = default;
+
+std::uint64_t tcp_engine::next_iss() {
+    // splitmix64: deterministic per seed, independent of the library's distributions.
+    std::uint64_t z = (rng_state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+tcp_engine::connection* tcp_engine::create_connection(std::uint16_t local_port, std::uint32_t remote_ip,
+                                                      std::uint16_t remote_port) {
+    if (conns_.size() >= params_.max_connections) {
+        RNIC_MLOG(warn, toe, "connection table full (" << params_.max_connections << ")");
+        return nullptr;
+    }
+    const auto region = buffer_.allocate_region(params_.send_buffer);
+    if (!region) return nullptr;
+    tcp::Config cfg;
+    cfg.local_port = local_port;
+    cfg.remote_port = remote_port;
+    cfg.iss = static_cast<std::uint32_t>(next_iss());
+    cfg.mss = static_cast<std::uint16_t>(params_.mtu - net::kIpv4HeaderSize - net::kTcpBaseHeaderSize);
+    cfg.send_buffer = params_.send_buffer;
+    cfg.receive_buffer = params_.receive_buffer;
+    cfg.window_scale = params_.window_scale;
+    cfg.sack = params_.sack;
+    cfg.delayed_ack_ns = time_ns(params_.delayed_ack);
+    cfg.rto_initial_ns = time_ns(params_.rto_initial);
+    cfg.rto_min_ns = time_ns(params_.rto_min);
+    cfg.initial_window_segments = params_.initial_window_segments;
+    const auto id = static_cast<std::uint32_t>(conns_.size());
+    conns_.push_back(std::make_unique<connection>(*this, id, cfg, *region, remote_ip));
+    conns_.back()->set_ports(local_port, remote_port);
+    return conns_.back().get();
+}
+
+tcp_engine::connection* tcp_engine::find(std::uint32_t conn) const {
+    return conn < conns_.size() ? conns_[conn].get() : nullptr;
+}
+
+int tcp_engine::tcp_connect(const tcp_open_params& p) {
+    connection* c = create_connection(p.local_port, p.remote_ip, p.remote_port);
+    if (c == nullptr) return -1;
+    RNIC_MLOG(debug, toe, "connection " << c->id() << ": connect " << net::format_ipv4(p.remote_ip) << ":"
+                                         << p.remote_port << " from port " << p.local_port);
+    c->ctx_delay = sc_core::SC_ZERO_TIME;
+    c->tcp().connect(time_ns(sc_core::sc_time_stamp()));
+    reschedule_timer();
+    return static_cast<int>(c->id());
+}
+
+bool tcp_engine::tcp_listen(std::uint16_t port) {
+    if (std::find(listen_ports_.begin(), listen_ports_.end(), port) == listen_ports_.end()) {
+        listen_ports_.push_back(port);
+    }
+    return true;
+}
+
+void tcp_engine::tcp_close(std::uint32_t conn) {
+    if (connection* c = find(conn)) {
+        c->ctx_delay = sc_core::SC_ZERO_TIME;
+        c->tcp().close(time_ns(sc_core::sc_time_stamp()));
+        reschedule_timer();
+    }
+}
+
+std::size_t tcp_engine::tcp_send_space(std::uint32_t conn) const {
+    const connection* c = find(conn);
+    return c == nullptr ? 0 : c->tcp().send_space();
+}
+
+std::uint16_t tcp_engine::tcp_effective_mss(std::uint32_t conn) const {
+    const connection* c = find(conn);
+    return c == nullptr ? 0 : static_cast<std::uint16_t>(c->tcp().effective_mss());
+}
+
+std::uint16_t tcp_engine::tcp_local_port(std::uint32_t conn) const {
+    const connection* c = find(conn);
+    return c == nullptr ? 0 : c->local_port();
+}
+
+void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    stream_ext* ext = get_stream_ext(gp);
+    connection* c = ext != nullptr ? find(ext->conn) : nullptr;
+    const std::size_t len = gp.get_data_length();
+    if (c == nullptr || len > c->tcp().send_space()) {
+        RNIC_MLOG_D(error, toe, delay, "stream_tx_in: " << (c == nullptr ? "unknown connection" : "no send space")
+                                                        << " for " << len << " bytes");
+        gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
+    c->append(gp.get_data_ptr(), len, delay);
+    ext->stream_end = c->appended();
+    c->ctx_delay = delay;
+    // Segments end on FPDU boundaries when possible (RFC 5044 §5).
+    c->tcp().mark_boundary(c->appended());
+    c->tcp().on_send_data(time_ns(sc_core::sc_time_stamp() + delay), len);
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    reschedule_timer();
+}
+
+void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, std::uint64_t stream_offset,
+                                  std::size_t len) {
+    sc_core::sc_time delay = c.ctx_delay;
+    tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
+    // The payload comes out of the send stream in buffer memory.
+    payload_scratch_.resize(len);
+    std::size_t done = 0;
+    while (done < len) {
+        const std::uint64_t pos = (stream_offset + done) % params_.send_buffer;
+        const std::size_t chunk = std::min<std::size_t>(len - done, params_.send_buffer - pos);
+        mem_read(buf_out, c.buffer_base() + pos, payload_scratch_.data() + done, chunk, delay);
+        done += chunk;
+    }
+    const auto it = neighbours_.find(c.remote_ip());
+    net::Endpoints ep;
+    ep.src_mac = station_.mac;
+    ep.dst_mac = it != neighbours_.end() ? it->second : net::MacAddress{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    ep.src_ip = station_.ip;
+    ep.dst_ip = c.remote_ip();
+    net::Ipv4Header ip;
+    ip.identification = static_cast<std::uint16_t>(tx_frames_);
+    frame_scratch_.clear();
+    net::build_tcp_frame(ep, ip, header, payload_scratch_.data(), len, frame_scratch_);
+    ++tx_frames_;
+    stream_ext ext;
+    ext.conn = c.id();
+    send_stream(eth_tx, ext, frame_scratch_.data(), frame_scratch_.size(), delay);
+}
+
+void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    ++rx_frames_;
+    rx_pipe_.reserve_lt(delay, cycles_time(params_.rx_cycles_per_segment, params_.clock_hz));
+    std::string error;
+    const auto frame = net::parse_tcp_frame(gp.get_data_ptr(), gp.get_data_length(), &error);
+    if (!frame) {
+        ++rx_bad_frames_;
+        RNIC_MLOG_D(warn, toe, delay, "dropped a bad frame: " << error);
+        return;
+    }
+    if (frame->ip.dst != station_.ip) {
+        ++rx_no_connection_;
+        return;
+    }
+    connection* c = nullptr;
+    for (const auto& conn : conns_) {
+        if (conn->local_port() == frame->tcp.dst_port && conn->remote_port() == frame->tcp.src_port &&
+            conn->remote_ip() == frame->ip.src && conn->tcp().state() != tcp::State::closed) {
+            c = conn.get();
+            break;
+        }
+    }
+    const bool syn_only = (frame->tcp.flags & (net::tcp_flags::syn | net::tcp_flags::ack)) == net::tcp_flags::syn;
+    if (c == nullptr && syn_only &&
+        std::find(listen_ports_.begin(), listen_ports_.end(), frame->tcp.dst_port) != listen_ports_.end()) {
+        c = create_connection(frame->tcp.dst_port, frame->ip.src, frame->tcp.src_port);
+        if (c != nullptr) c->tcp().listen();
+    }
+    if (c == nullptr) {
+        ++rx_no_connection_;
+        RNIC_MLOG_D(debug, toe, delay, "no connection for a segment to port " << frame->tcp.dst_port);
+        return;
+    }
+    c->ctx_delay = delay;
+    c->tcp().on_segment(time_ns(sc_core::sc_time_stamp() + delay), frame->tcp,
+                        gp.get_data_ptr() + frame->payload_offset, frame->payload_len);
+    reschedule_timer();
+}
+
+void tcp_engine::reschedule_timer() {
+    std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
+    for (const auto& c : conns_) next = std::min(next, c->tcp().next_deadline());
+    if (next == std::numeric_limits<std::uint64_t>::max()) return;
+    const sc_core::sc_time at = from_ps(next * 1000);
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (timer_armed_ && timer_at_ <= at && timer_at_ >= now) return;
+    timer_armed_ = true;
+    timer_at_ = at > now ? at : now;
+    timer_event_.cancel();
+    timer_event_.notify(timer_at_ - now);
+}
+
+void tcp_engine::timer_method() {
+    timer_armed_ = false;
+    const std::uint64_t now = time_ns(sc_core::sc_time_stamp());
+    for (const auto& c : conns_) {
+        if (c->tcp().next_deadline() <= now) {
+            c->ctx_delay = sc_core::SC_ZERO_TIME;
+            c->tcp().on_timer(now);
+        }
+    }
+    reschedule_timer();
+}
+
+void tcp_engine::report_stats(boost::json::object& out) const {
+    out["tx_frames"] = tx_frames_;
+    out["rx_frames"] = rx_frames_;
+    out["rx_bad_frames"] = rx_bad_frames_;
+    out["rx_no_connection"] = rx_no_connection_;
+    boost::json::array conns;
+    for (const auto& c : conns_) {
+        const tcp::Stats& s = c->tcp().stats();
+        conns.push_back({{"id", c->id()},
+                         {"state", tcp::to_string(c->tcp().state())},
+                         {"local_port", c->local_port()},
+                         {"remote_port", c->remote_port()},
+                         {"segments_sent", s.segments_sent},
+                         {"segments_received", s.segments_received},
+                         {"bytes_sent", s.bytes_sent},
+                         {"bytes_retransmitted", s.bytes_retransmitted},
+                         {"bytes_delivered", s.bytes_delivered},
+                         {"retransmit_timeouts", s.retransmit_timeouts},
+                         {"fast_retransmits", s.fast_retransmits},
+                         {"acks_sent", s.acks_sent},
+                         {"bad_segments", s.bad_segments}});
+    }
+    out["connections"] = std::move(conns);
+    out["tx_pipe_busy_ps"] = to_ps(tx_pipe_.busy_total());
+    out["rx_pipe_busy_ps"] = to_ps(rx_pipe_.busy_total());
+}
+
+}  // namespace rnic

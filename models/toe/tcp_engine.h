@@ -1,0 +1,107 @@
+// TCP offload engine. Wraps one proto::tcp::Connection per connection with the NIC's timing:
+//  - stream_tx_in  <- FPDUs (or raw MPA negotiation bytes) from the framing unit, appended to the
+//                     connection's send stream, which lives in NIC buffer memory (buf_out) until acked
+//  - eth_tx        -> Ethernet/IPv4/TCP frames with valid checksums, to the link
+//  - eth_rx        <- frames from the link; checksums verified, in-order bytes go out on stream_rx_out
+//  - stream_rx_out -> in-order receive bytes to the framing unit
+// Per-segment processing costs on separate transmit and receive pipelines; timers (RTO, delayed ACK,
+// TIME-WAIT) in simulated time with one event for the engine.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "buffer/buffer_memory.h"
+#include "core/stats.h"
+#include "core/timed_resource.h"
+#include "proto/net.h"
+#include "proto/tcp/connection.h"
+#include "toe/toe_if.h"
+
+namespace rnic {
+
+struct tcp_engine_params {
+    double clock_hz = 500e6;
+    double tx_cycles_per_segment = 40;   // header build, checksum offload, scheduling
+    double rx_cycles_per_segment = 50;   // parse, checksum check, lookup, state update
+    std::uint32_t mtu = 1500;
+    std::uint32_t send_buffer = 256 * 1024;
+    std::uint32_t receive_buffer = 256 * 1024;
+    std::uint8_t window_scale = 7;
+    bool sack = false;
+    sc_core::sc_time delayed_ack = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time rto_initial = sc_core::sc_time(1, sc_core::SC_MS);
+    sc_core::sc_time rto_min = sc_core::sc_time(200, sc_core::SC_US);
+    std::uint32_t initial_window_segments = 10;
+    std::uint32_t max_connections = 64;
+    std::uint64_t seed = 1;  // initial sequence numbers
+};
+
+struct tcp_station {
+    proto::net::MacAddress mac{};
+    std::uint32_t ip = 0;
+};
+
+class tcp_engine : public sc_core::sc_module, public toe_ctl_if, public stats_reporter {
+public:
+    tlm_utils::simple_target_socket<tcp_engine> stream_tx_in;
+    tlm_utils::simple_initiator_socket<tcp_engine> stream_rx_out;
+    tlm_utils::simple_initiator_socket<tcp_engine> eth_tx;
+    tlm_utils::simple_target_socket<tcp_engine> eth_rx;
+    tlm_utils::simple_initiator_socket<tcp_engine> buf_out;
+    sc_core::sc_export<toe_ctl_if> ctl_in;
+    sc_core::sc_port<toe_conn_events_if> conn_events_out;
+    sc_core::sc_port<toe_tx_progress_if> tx_progress_out;
+
+    tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_params& params, buffer_memory& buffer);
+    ~tcp_engine() override;
+
+    void set_station(const tcp_station& st) { station_ = st; }
+    // Static neighbour table (IPv4 -> MAC) until ARP is modelled.
+    void add_neighbour(std::uint32_t ip, const proto::net::MacAddress& mac) { neighbours_[ip] = mac; }
+
+    // toe_ctl_if
+    int tcp_connect(const tcp_open_params& p) override;
+    bool tcp_listen(std::uint16_t port) override;
+    void tcp_close(std::uint32_t conn) override;
+    std::size_t tcp_send_space(std::uint32_t conn) const override;
+    std::uint16_t tcp_effective_mss(std::uint32_t conn) const override;
+    std::uint16_t tcp_local_port(std::uint32_t conn) const override;
+
+    void report_stats(boost::json::object& out) const override;
+
+private:
+    class connection;
+    friend class connection;
+
+    void stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void timer_method();
+    void transmit_segment(connection& c, const proto::net::TcpHeader& header, std::uint64_t stream_offset,
+                          std::size_t len);
+    void reschedule_timer();
+    connection* create_connection(std::uint16_t local_port, std::uint32_t remote_ip, std::uint16_t remote_port);
+    connection* find(std::uint32_t conn) const;
+    std::uint64_t next_iss();
+
+    tcp_engine_params params_;
+    buffer_memory& buffer_;
+    tcp_station station_;
+    std::map<std::uint32_t, proto::net::MacAddress> neighbours_;
+    std::vector<std::unique_ptr<connection>> conns_;
+    std::vector<std::uint16_t> listen_ports_;
+    timed_resource tx_pipe_, rx_pipe_;
+    sc_core::sc_event timer_event_;
+    sc_core::sc_time timer_at_ = sc_core::SC_ZERO_TIME;
+    bool timer_armed_ = false;
+    std::uint64_t rng_state_;
+    std::vector<std::uint8_t> frame_scratch_, payload_scratch_;
+    std::uint64_t rx_frames_ = 0, rx_bad_frames_ = 0, rx_no_connection_ = 0, tx_frames_ = 0;
+};
+
+}  // namespace rnic

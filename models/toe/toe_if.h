@@ -1,0 +1,44 @@
+// Control interfaces of the TCP offload engine (the data paths are TLM sockets).
+//  toe_ctl_if          firmware / RDMA engine -> TCP engine: open, listen, close, room to send.
+//  toe_conn_events_if  TCP engine -> control processor: connection state changes.
+//  toe_tx_progress_if  TCP engine -> RDMA engine: acknowledged send-stream bytes, room freed.
+#pragma once
+
+#include <cstdint>
+#include <systemc>
+
+namespace rnic {
+
+struct tcp_open_params {
+    std::uint32_t remote_ip = 0;
+    std::uint16_t remote_port = 0;
+    std::uint16_t local_port = 0;
+};
+
+enum class toe_event : std::uint8_t { established, closed, reset, failed };
+
+class toe_ctl_if : public virtual sc_core::sc_interface {
+public:
+    // Active open; returns the connection id, or -1 when no connection or buffer is available.
+    virtual int tcp_connect(const tcp_open_params& p) = 0;
+    // Passive open on a port; connections that arrive are reported as established with their id.
+    virtual bool tcp_listen(std::uint16_t port) = 0;
+    virtual void tcp_close(std::uint32_t conn) = 0;
+    // Bytes that stream_tx_in will accept now on `conn`.
+    virtual std::size_t tcp_send_space(std::uint32_t conn) const = 0;
+    virtual std::uint16_t tcp_effective_mss(std::uint32_t conn) const = 0;
+    virtual std::uint16_t tcp_local_port(std::uint32_t conn) const = 0;
+};
+
+class toe_conn_events_if : public virtual sc_core::sc_interface {
+public:
+    virtual void on_tcp_event(std::uint32_t conn, toe_event ev, std::uint16_t local_port) = 0;
+};
+
+class toe_tx_progress_if : public virtual sc_core::sc_interface {
+public:
+    // Every send-stream byte below `acked_offset` on `conn` has been acknowledged by the peer.
+    virtual void on_tx_acked(std::uint32_t conn, std::uint64_t acked_offset, const sc_core::sc_time& delay) = 0;
+};
+
+}  // namespace rnic

@@ -1,0 +1,108 @@
+#include "build_params.h"
+
+#include <cstdio>
+
+#include "core/sim_log.h"
+#include "proto/net.h"
+
+namespace rnic::platform {
+
+namespace {
+sc_core::sc_time t(const config::Scenario& s, const std::string& key) { return from_ps(s.get_time_ps(key)); }
+std::uint32_t u32(const config::Scenario& s, const std::string& key) { return static_cast<std::uint32_t>(s.get_int(key)); }
+}  // namespace
+
+host_params build_host_params(const config::Scenario& s, int host_index) {
+    host_params p;
+    p.memory.size = s.get_size("host_memory.size");
+    p.memory.latency = t(s, "host_memory.latency");
+    p.memory.bandwidth_bps = s.get_rate_bps("host_memory.bandwidth");
+
+    p.pcie.generation = static_cast<int>(s.get_int("pcie.generation"));
+    p.pcie.lanes = static_cast<int>(s.get_int("pcie.lanes"));
+    p.pcie.max_payload = static_cast<std::uint32_t>(s.get_size("pcie.max_payload"));
+    p.pcie.max_read_request = static_cast<std::uint32_t>(s.get_size("pcie.max_read_request"));
+    p.pcie.read_completion_boundary = static_cast<std::uint32_t>(s.get_size("pcie.read_completion_boundary"));
+    p.pcie.tags = static_cast<int>(s.get_int("pcie.tags"));
+    p.pcie.ecrc = s.get_bool("pcie.ecrc");
+    p.pcie.completion_latency = t(s, "pcie.completion_latency");
+    p.pcie.tlps_per_ack = static_cast<int>(s.get_int("pcie.tlps_per_ack"));
+    p.pcie.posted_write_cost = t(s, "pcie.posted_write_cost");
+
+    const double clock = s.get_frequency_hz("rnic.clock");
+    rnic_params& n = p.nic;
+    n.dma.channels = static_cast<int>(s.get_int("rnic.dma.channels"));
+    n.dma.clock_hz = clock;
+    n.dma.setup_cycles = s.get_number("rnic.dma.setup_cycles");
+    n.buffer.capacity = s.get_size("rnic.buffer.capacity");
+    n.buffer.width_bytes = static_cast<std::uint32_t>(s.get_size("rnic.buffer.width"));
+    n.buffer.clock_hz = s.get_frequency_hz("rnic.buffer.clock");
+    n.buffer.latency = t(s, "rnic.buffer.latency");
+    n.tcp.clock_hz = clock;
+    n.tcp.tx_cycles_per_segment = s.get_number("rnic.tcp.tx_cycles_per_segment");
+    n.tcp.rx_cycles_per_segment = s.get_number("rnic.tcp.rx_cycles_per_segment");
+    n.tcp.mtu = u32(s, "link.mtu");
+    n.tcp.send_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.send_buffer"));
+    n.tcp.receive_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.receive_buffer"));
+    n.tcp.window_scale = static_cast<std::uint8_t>(s.get_int("rnic.tcp.window_scale"));
+    n.tcp.sack = s.get_bool("rnic.tcp.sack");
+    n.tcp.delayed_ack = t(s, "rnic.tcp.delayed_ack");
+    n.tcp.rto_initial = t(s, "rnic.tcp.rto_initial");
+    n.tcp.rto_min = t(s, "rnic.tcp.rto_min");
+    n.tcp.initial_window_segments = u32(s, "rnic.tcp.initial_window");
+    n.tcp.max_connections = u32(s, "rnic.tcp.max_connections");
+    n.tcp.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed")) * 2 + static_cast<std::uint64_t>(host_index);
+    n.framer.clock_hz = clock;
+    n.framer.crc_bytes_per_cycle = u32(s, "rnic.mpa.crc_bytes_per_cycle");
+    n.framer.cycles_per_fpdu = s.get_number("rnic.mpa.cycles_per_fpdu");
+    n.rdma.clock_hz = clock;
+    n.rdma.cycles_per_wqe = s.get_number("rnic.rdma.cycles_per_wqe");
+    n.rdma.cycles_per_segment = s.get_number("rnic.rdma.cycles_per_segment");
+    n.rdma.max_qp = u32(s, "rnic.rdma.max_qp");
+    n.rdma.max_cq = u32(s, "rnic.rdma.max_cq");
+    n.rdma.max_mr = u32(s, "rnic.rdma.max_mr");
+    n.cp.clock_hz = s.get_frequency_hz("rnic.cp.clock");
+    n.cp.costs.command = static_cast<std::uint64_t>(s.get_int("rnic.cp.command_cycles"));
+    n.cp.costs.event = static_cast<std::uint64_t>(s.get_int("rnic.cp.event_cycles"));
+    n.cp.costs.mpa_frame = static_cast<std::uint64_t>(s.get_int("rnic.cp.mpa_frame_cycles"));
+    n.cp.mpa.revision = static_cast<int>(s.get_int("rnic.mpa.revision"));
+    n.cp.mpa.want_markers = s.get_bool("rnic.mpa.markers");
+    n.cp.mpa.want_crc = s.get_bool("rnic.mpa.crc");
+    n.cp.mpa.ird = static_cast<std::uint16_t>(s.get_int("rnic.mpa.ird"));
+    n.cp.mpa.ord = static_cast<std::uint16_t>(s.get_int("rnic.mpa.ord"));
+    n.cp.mpa.timeout_ps = s.get_time_ps("rnic.mpa.timeout");
+    return p;
+}
+
+ethernet_link_params build_link_params(const config::Scenario& s) {
+    ethernet_link_params p;
+    p.rate_bps = s.get_rate_bps("link.rate");
+    p.propagation = t(s, "link.propagation");
+    p.mtu = u32(s, "link.mtu");
+    return p;
+}
+
+write_bw_config build_write_bw_config(const config::Scenario& s) {
+    write_bw_config c;
+    c.sizes = s.get_size_list("workload.sizes");
+    c.iterations = u32(s, "workload.iterations");
+    c.queue_depth = u32(s, "workload.queue_depth");
+    c.buffer = s.get_size("workload.buffer");
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
+    c.event_mode = s.get_string("workload.completion") == "event";
+    c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
+    c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    return c;
+}
+
+drv::station_config build_station(const config::Scenario& s, int host_index) {
+    const std::string p = "hosts." + std::to_string(host_index);
+    drv::station_config st;
+    unsigned b[6] = {};
+    std::sscanf(s.get_string(p + ".mac").c_str(), "%2x:%2x:%2x:%2x:%2x:%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]);
+    for (int i = 0; i < 6; ++i) st.mac[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(b[i]);
+    st.ipv4 = *proto::net::parse_ipv4(s.get_string(p + ".ipv4"));  // validated by the schema's checks
+    return st;
+}
+
+}  // namespace rnic::platform

@@ -1,0 +1,16 @@
+// Turns a validated scenario into the typed parameters of each model.
+#pragma once
+
+#include "config/scenario.h"
+#include "host_system.h"
+#include "link/ethernet_link.h"
+#include "workloads/write_bw.h"
+
+namespace rnic::platform {
+
+host_params build_host_params(const config::Scenario& s, int host_index);
+ethernet_link_params build_link_params(const config::Scenario& s);
+write_bw_config build_write_bw_config(const config::Scenario& s);
+drv::station_config build_station(const config::Scenario& s, int host_index);
+
+}  // namespace rnic::platform

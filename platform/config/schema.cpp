@@ -1,0 +1,508 @@
+#include "config/schema.h"
+
+#include "config/json_text.h"
+#include "config/scenario.h"
+#include "config/units.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace rnic::config {
+namespace json = boost::json;
+
+const char* kind_name(Kind kind) {
+  switch (kind) {
+    case Kind::kObject: return "object";
+    case Kind::kArray: return "array";
+    case Kind::kBoolean: return "boolean";
+    case Kind::kInteger: return "integer";
+    case Kind::kNumber: return "number";
+    case Kind::kString: return "string";
+    case Kind::kEnumeration: return "enumeration";
+    case Kind::kTime: return "time";
+    case Kind::kRate: return "rate";
+    case Kind::kSize: return "size";
+    case Kind::kFrequency: return "frequency";
+    case Kind::kSizeList: return "size list";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string range_text(const std::string& lo, const std::string& hi, bool has_lo, bool has_hi) {
+  if (has_lo && has_hi) return "[" + lo + ", " + hi + "]";
+  if (has_lo) return ">= " + lo;
+  if (has_hi) return "<= " + hi;
+  return "";
+}
+
+std::string with_range(const std::string& what, const std::string& range) {
+  if (range.empty()) return what;
+  if (range[0] == '[') return what + " in " + range;
+  if (range.rfind("one of", 0) == 0) return what + ", " + range;
+  return what + " " + range;
+}
+
+std::string join_ints(const std::vector<std::int64_t>& values) {
+  std::string s;
+  for (std::int64_t v : values) s += (s.empty() ? "" : ", ") + std::to_string(v);
+  return s;
+}
+
+std::string join_quoted(const std::vector<std::string>& values) {
+  std::string s;
+  for (const std::string& v : values) s += (s.empty() ? "" : ", ") + quote(v);
+  return s;
+}
+
+bool valid_key(const std::string& name) {
+  if (name.empty()) return false;
+  if (std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+  return name.find_first_of(".= \t\n") == std::string::npos;
+}
+
+std::string length_text(std::size_t lo, std::size_t hi) {
+  auto elems = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " element" : " elements"); };
+  if (lo == hi) return "exactly " + elems(lo);
+  if (hi == Node::kUnbounded) return lo == 0 ? "any number of elements" : "at least " + elems(lo);
+  if (lo == 0) return "at most " + elems(hi);
+  return std::to_string(lo) + " to " + elems(hi);
+}
+
+}  // namespace
+
+Node::Node(Kind kind, std::string path, std::string description)
+    : kind_(kind), path_(std::move(path)), description_(std::move(description)) {}
+
+Node::~Node() = default;
+
+void Node::require(Kind kind, const char* what) const {
+  if (kind_ != kind) {
+    throw std::logic_error("schema: " + (path_.empty() ? std::string("(root)") : path_) + ": " + what +
+                           " needs a node of kind " + kind_name(kind) + ", not " + kind_name(kind_));
+  }
+}
+
+std::unique_ptr<Node> Node::make_child(Kind kind, const std::string& name, const std::string& description) const {
+  require(Kind::kObject, "declaring a field");
+  return std::make_unique<Node>(kind, path_.empty() ? name : path_ + "." + name, description);
+}
+
+Node& Node::add(const std::string& name, std::unique_ptr<Node> child) {
+  if (!valid_key(name)) {
+    throw std::logic_error("schema: " + child->path_ + ": invalid key name \"" + name +
+                           "\" (must be non-empty, not all digits, without '.', '=' or blanks)");
+  }
+  if (field(name) != nullptr) throw std::logic_error("schema: " + child->path_ + ": declared twice");
+  fields_.push_back(Field{name, std::move(child)});
+  Node& n = *fields_.back().node;
+  n.check_own_default();
+  return n;
+}
+
+void Node::check_own_default() {
+  auto fail = [this](const std::string& why) {
+    throw std::logic_error("schema: " + path_ + ": invalid default: " + why);
+  };
+  if (kind_ == Kind::kSizeList) {
+    if (min_length_ > max_length_) fail("min_length > max_length");
+    const json::array& a = default_.as_array();
+    if (a.size() < min_length_ || a.size() > max_length_) fail("expected " + length_text(min_length_, max_length_));
+    for (const json::value& e : a) {
+      std::string err = element_->check_leaf(e, nullptr);
+      if (!err.empty()) fail(err);
+    }
+  } else if (kind_ == Kind::kArray) {
+    if (min_length_ > max_length_) fail("min_length > max_length");
+  } else if (is_leaf()) {
+    std::string err = check_leaf(default_, nullptr);
+    if (!err.empty()) fail(err);
+  }
+}
+
+const Node* Node::field(const std::string& name) const {
+  for (const Field& f : fields_) {
+    if (f.name == name) return f.node.get();
+  }
+  return nullptr;
+}
+
+Node& Node::object(const std::string& name, const std::string& description) {
+  return add(name, make_child(Kind::kObject, name, description));
+}
+
+Node& Node::array(const std::string& name, const std::string& description, std::size_t min_length,
+                  std::size_t max_length) {
+  auto n = make_child(Kind::kArray, name, description);
+  n->min_length_ = min_length;
+  n->max_length_ = max_length;
+  n->element_ = std::make_unique<Node>(Kind::kObject, n->path_ + ".<i>", "An element of " + n->path_);
+  return add(name, std::move(n));
+}
+
+Node& Node::boolean(const std::string& name, bool default_value, const std::string& description) {
+  auto n = make_child(Kind::kBoolean, name, description);
+  n->default_ = default_value;
+  return add(name, std::move(n));
+}
+
+Node& Node::integer(const std::string& name, std::int64_t default_value, const std::string& description,
+                    std::int64_t min, std::int64_t max) {
+  auto n = make_child(Kind::kInteger, name, description);
+  if (min > max) throw std::logic_error("schema: " + n->path_ + ": min > max");
+  n->default_ = default_value;
+  n->int_min_ = min;
+  n->int_max_ = max;
+  return add(name, std::move(n));
+}
+
+Node& Node::number(const std::string& name, double default_value, const std::string& description, double min,
+                   double max) {
+  auto n = make_child(Kind::kNumber, name, description);
+  if (!(min <= max)) throw std::logic_error("schema: " + n->path_ + ": min > max");
+  n->default_ = default_value;
+  n->real_min_ = min;
+  n->real_max_ = max;
+  return add(name, std::move(n));
+}
+
+Node& Node::string(const std::string& name, const std::string& default_value, const std::string& description) {
+  auto n = make_child(Kind::kString, name, description);
+  n->default_ = json::string(default_value);
+  return add(name, std::move(n));
+}
+
+Node& Node::enumeration(const std::string& name, const std::string& default_value, const std::string& description,
+                        std::vector<std::string> allowed) {
+  auto n = make_child(Kind::kEnumeration, name, description);
+  if (allowed.empty()) throw std::logic_error("schema: " + n->path_ + ": enumeration without allowed values");
+  n->default_ = json::string(default_value);
+  n->choices_ = std::move(allowed);
+  return add(name, std::move(n));
+}
+
+Node& Node::time(const std::string& name, const std::string& default_value, const std::string& description,
+                 std::uint64_t min_ps, std::uint64_t max_ps) {
+  auto n = make_child(Kind::kTime, name, description);
+  if (min_ps > max_ps) throw std::logic_error("schema: " + n->path_ + ": min > max");
+  n->default_ = json::string(default_value);
+  n->u_min_ = min_ps;
+  n->u_max_ = max_ps;
+  return add(name, std::move(n));
+}
+
+Node& Node::rate(const std::string& name, const std::string& default_value, const std::string& description,
+                 double min_bps, double max_bps) {
+  auto n = make_child(Kind::kRate, name, description);
+  if (!(min_bps <= max_bps)) throw std::logic_error("schema: " + n->path_ + ": min > max");
+  n->default_ = json::string(default_value);
+  n->real_min_ = min_bps;
+  n->real_max_ = max_bps;
+  return add(name, std::move(n));
+}
+
+Node& Node::size(const std::string& name, const std::string& default_value, const std::string& description,
+                 std::uint64_t min_bytes, std::uint64_t max_bytes) {
+  auto n = make_child(Kind::kSize, name, description);
+  if (min_bytes > max_bytes) throw std::logic_error("schema: " + n->path_ + ": min > max");
+  n->default_ = json::string(default_value);
+  n->u_min_ = min_bytes;
+  n->u_max_ = max_bytes;
+  return add(name, std::move(n));
+}
+
+Node& Node::frequency(const std::string& name, const std::string& default_value, const std::string& description,
+                      double min_hz, double max_hz) {
+  auto n = make_child(Kind::kFrequency, name, description);
+  if (!(min_hz <= max_hz)) throw std::logic_error("schema: " + n->path_ + ": min > max");
+  n->default_ = json::string(default_value);
+  n->real_min_ = min_hz;
+  n->real_max_ = max_hz;
+  return add(name, std::move(n));
+}
+
+Node& Node::size_list(const std::string& name, json::array default_value, const std::string& description,
+                      std::uint64_t min_bytes, std::uint64_t max_bytes, std::size_t min_length,
+                      std::size_t max_length) {
+  auto n = make_child(Kind::kSizeList, name, description);
+  if (min_bytes > max_bytes) throw std::logic_error("schema: " + n->path_ + ": min > max");
+  n->default_ = std::move(default_value);
+  n->min_length_ = min_length;
+  n->max_length_ = max_length;
+  n->element_ = std::make_unique<Node>(Kind::kSize, n->path_ + ".<i>", "An element of " + n->path_);
+  n->element_->u_min_ = min_bytes;
+  n->element_->u_max_ = max_bytes;
+  n->element_->default_ = json::string("0B");
+  return add(name, std::move(n));
+}
+
+Node& Node::allowed(std::vector<std::int64_t> values) {
+  require(Kind::kInteger, "allowed()");
+  if (values.empty()) throw std::logic_error("schema: " + path_ + ": allowed() with no values");
+  allowed_ints_ = std::move(values);
+  check_own_default();
+  return *this;
+}
+
+Node& Node::element() {
+  if (kind_ != Kind::kArray) require(Kind::kArray, "element()");
+  return *element_;
+}
+
+const Node& Node::element() const {
+  if (kind_ != Kind::kArray && kind_ != Kind::kSizeList) require(Kind::kArray, "element()");
+  return *element_;
+}
+
+Node& Node::defaults(json::array elements) {
+  require(Kind::kArray, "defaults()");
+  if (elements.size() < min_length_ || elements.size() > max_length_) {
+    throw std::logic_error("schema: " + path_ + ": invalid default: expected " +
+                           length_text(min_length_, max_length_) + ", got " + std::to_string(elements.size()));
+  }
+  default_ = std::move(elements);
+  return *this;
+}
+
+std::string Node::constraint() const {
+  switch (kind_) {
+    case Kind::kInteger:
+      if (!allowed_ints_.empty()) return "one of " + join_ints(allowed_ints_);
+      return range_text(std::to_string(int_min_), std::to_string(int_max_), int_min_ != kIntMin, int_max_ != kIntMax);
+    case Kind::kNumber:
+      return range_text(format_double(real_min_), format_double(real_max_), std::isfinite(real_min_),
+                        std::isfinite(real_max_));
+    case Kind::kEnumeration:
+      return "one of " + join_quoted(choices_);
+    case Kind::kTime:
+      return range_text(format_time_ps(u_min_), format_time_ps(u_max_), u_min_ != 0, u_max_ != kU64Max);
+    case Kind::kSize:
+      return range_text(format_size(u_min_), format_size(u_max_), u_min_ != 0, u_max_ != kU64Max);
+    case Kind::kRate:
+      return range_text(format_rate(real_min_), format_rate(real_max_), real_min_ > 0, std::isfinite(real_max_));
+    case Kind::kFrequency:
+      return range_text(format_frequency(real_min_), format_frequency(real_max_), real_min_ > 0,
+                        std::isfinite(real_max_));
+    case Kind::kArray:
+      return length_text(min_length_, max_length_);
+    case Kind::kSizeList: {
+      std::string each = element_->constraint();
+      return length_text(min_length_, max_length_) + (each.empty() ? "" : ", each " + each);
+    }
+    default:
+      return "";
+  }
+}
+
+std::string Node::expectation() const {
+  switch (kind_) {
+    case Kind::kObject: {
+      std::string keys;
+      for (const Field& f : fields_) keys += (keys.empty() ? "" : ", ") + f.name;
+      return "an object" + (keys.empty() ? std::string() : " (keys: " + keys + ")");
+    }
+    case Kind::kArray:
+      return "an array of " + length_text(min_length_, max_length_);
+    case Kind::kSizeList:
+      return "a list of sizes such as [64, \"4KiB\"] with " + length_text(min_length_, max_length_);
+    case Kind::kBoolean:
+      return "a boolean (true or false)";
+    case Kind::kInteger:
+      if (!allowed_ints_.empty()) return "one of " + join_ints(allowed_ints_);
+      return with_range("an integer", constraint());
+    case Kind::kNumber:
+      return with_range("a number", constraint());
+    case Kind::kString:
+      return "a string";
+    case Kind::kEnumeration:
+      return constraint();
+    case Kind::kTime:
+      return with_range(time_expectation(), constraint());
+    case Kind::kRate:
+      return with_range(rate_expectation(), constraint());
+    case Kind::kSize:
+      return with_range(size_expectation(), constraint());
+    case Kind::kFrequency:
+      return with_range(frequency_expectation(), constraint());
+  }
+  return "?";
+}
+
+std::string Node::check_leaf(const json::value& v, json::value* canonical) const {
+  auto type_error = [&](const std::string& expected) { return "expected " + expected + ", got " + brief_json(v); };
+  auto out_of_range = [&](const std::string& what) {
+    return brief_json(v) + " is out of range: expected " + with_range(what, constraint());
+  };
+  auto store = [&](json::value c) {
+    if (canonical != nullptr) *canonical = std::move(c);
+    return std::string();
+  };
+  switch (kind_) {
+    case Kind::kBoolean:
+      if (!v.is_bool()) return type_error(expectation());
+      return store(v.get_bool());
+    case Kind::kInteger: {
+      std::int64_t i = 0;
+      if (v.is_int64()) {
+        i = v.get_int64();
+      } else if (v.is_uint64()) {
+        return out_of_range("an integer");
+      } else {
+        return type_error(expectation());
+      }
+      if (!allowed_ints_.empty()) {
+        if (std::find(allowed_ints_.begin(), allowed_ints_.end(), i) == allowed_ints_.end()) {
+          return brief_json(v) + " is not allowed: expected one of " + join_ints(allowed_ints_);
+        }
+      }
+      if (i < int_min_ || i > int_max_) return out_of_range("an integer");
+      return store(i);
+    }
+    case Kind::kNumber: {
+      if (!v.is_number()) return type_error(expectation());
+      const double d = v.to_number<double>();
+      if (d < real_min_ || d > real_max_) return out_of_range("a number");
+      return store(d);
+    }
+    case Kind::kString:
+      if (!v.is_string()) return type_error(expectation());
+      return store(v.get_string());
+    case Kind::kEnumeration: {
+      if (!v.is_string()) return type_error(expectation());
+      const std::string s(v.get_string());
+      if (std::find(choices_.begin(), choices_.end(), s) == choices_.end()) {
+        return brief_json(v) + " is not allowed: expected " + constraint();
+      }
+      return store(v.get_string());
+    }
+    case Kind::kTime: {
+      if (!v.is_string()) return type_error(time_expectation());
+      std::string err;
+      auto ps = parse_time_ps(std::string_view(v.get_string().data(), v.get_string().size()), &err);
+      if (!ps) return err;
+      if (*ps < u_min_ || *ps > u_max_) return out_of_range("a time");
+      return store(*ps);
+    }
+    case Kind::kSize: {
+      std::optional<std::uint64_t> bytes;
+      if (v.is_uint64()) {
+        bytes = v.get_uint64();
+      } else if (v.is_int64()) {
+        if (v.get_int64() < 0) return type_error(size_expectation()) + " (negative values are not allowed)";
+        bytes = static_cast<std::uint64_t>(v.get_int64());
+      } else if (v.is_string()) {
+        std::string err;
+        bytes = parse_size_bytes(std::string_view(v.get_string().data(), v.get_string().size()), &err);
+        if (!bytes) return err;
+      } else {
+        return type_error(size_expectation());
+      }
+      if (*bytes < u_min_ || *bytes > u_max_) return out_of_range("a size");
+      return store(*bytes);
+    }
+    case Kind::kRate:
+    case Kind::kFrequency: {
+      const bool is_rate = kind_ == Kind::kRate;
+      if (!v.is_string()) return type_error(is_rate ? rate_expectation() : frequency_expectation());
+      std::string err;
+      const std::string_view text(v.get_string().data(), v.get_string().size());
+      auto value = is_rate ? parse_rate_bps(text, &err) : parse_frequency_hz(text, &err);
+      if (!value) return err;
+      if (*value < real_min_ || *value > real_max_) return out_of_range(is_rate ? "a data rate" : "a frequency");
+      return store(*value);
+    }
+    default:
+      throw std::logic_error("schema: " + path_ + ": check_leaf() on a " + kind_name(kind_));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+Schema::Schema() : root_(std::make_shared<Node>(Kind::kObject, "", "A scenario")) {}
+
+void Schema::verify() const {
+  try {
+    (void)Scenario::from_string(*this, "{}", "(schema defaults)", {});
+  } catch (const ScenarioError& e) {
+    throw std::logic_error(std::string("schema defaults are not a valid scenario: ") + e.what());
+  }
+}
+
+namespace {
+
+struct Row {
+  std::string key, kind, default_text, constraint, description;
+};
+
+void collect(const Node& node, std::vector<Row>& rows) {
+  for (const Node::Field& f : node.fields()) {
+    const Node& n = *f.node;
+    Row r{n.path(), kind_name(n.kind()), "", n.constraint(), n.description()};
+    if (n.is_leaf() || n.kind() == Kind::kSizeList) {
+      r.default_text = to_compact_json(n.default_value());
+    } else if (n.kind() == Kind::kArray && !n.default_value().is_null()) {
+      r.default_text = to_compact_json(n.default_value());
+    }
+    rows.push_back(std::move(r));
+    if (n.kind() == Kind::kObject) collect(n, rows);
+    if (n.kind() == Kind::kArray) collect(n.element(), rows);
+  }
+}
+
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Schema::describe() const {
+  std::vector<Row> rows;
+  collect(*root_, rows);
+  std::size_t key_width = 0;
+  for (const Row& r : rows) key_width = std::max(key_width, r.key.size());
+  key_width = std::min<std::size_t>(key_width, 40);
+  std::ostringstream out;
+  out << "Scenario keys (dotted paths; <i> is an array index; every key is optional):\n";
+  for (const Row& r : rows) {
+    std::string key = r.key;
+    if (key.size() < key_width) key.resize(key_width, ' ');
+    std::string kind = r.kind;
+    if (kind.size() < 12) kind.resize(12, ' ');
+    out << "  " << key << "  " << kind << r.description;
+    std::string extra;
+    if (!r.default_text.empty()) extra += "default " + r.default_text;
+    if (!r.constraint.empty()) {
+      const bool is_range = r.constraint[0] == '[' || r.constraint[0] == '<' || r.constraint[0] == '>';
+      extra += (extra.empty() ? "" : "; ") + (is_range ? "range " + r.constraint : r.constraint);
+    }
+    if (!extra.empty()) out << " (" << extra << ")";
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string Schema::describe_markdown() const {
+  std::vector<Row> rows;
+  collect(*root_, rows);
+  std::ostringstream out;
+  out << "| Key | Kind | Default | Allowed | Description |\n";
+  out << "|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    out << "| `" << r.key << "` | " << r.kind << " | "
+        << (r.default_text.empty() ? "" : "`" + md_escape(r.default_text) + "`") << " | " << md_escape(r.constraint)
+        << " | " << md_escape(r.description) << " |\n";
+  }
+  return out.str();
+}
+
+}  // namespace rnic::config

@@ -1,0 +1,153 @@
+#include "host_cpu.h"
+
+#include <cstring>
+
+#include "core/sim_log.h"
+
+namespace rnic {
+
+host_cpu::host_cpu(const sc_core::sc_module_name& name, const host_cpu_params& params, host_memory& memory)
+    : sc_module(name),
+      mmio_out("mmio_out"),
+      mem_out("mem_out"),
+      irq_in("irq_in"),
+      params_(params),
+      memory_(memory),
+      host_name_(sc_module::name()),
+      next_free_(params.dma_pool_base) {
+    irq_in.register_b_transport(this, &host_cpu::irq_b_transport);
+    SC_HAS_PROCESS(host_cpu);
+    SC_THREAD(program_thread);
+    SC_METHOD(irq_method);
+    sensitive << irq_arrival_;
+    dont_initialize();
+    // Host names are the platform's top-level module names ("a", "b"); drop a ".cpu" suffix.
+    const auto dot = host_name_.rfind('.');
+    if (dot != std::string::npos) host_name_ = host_name_.substr(0, dot);
+}
+
+void host_cpu::program_thread() {
+    if (program_) program_(*this);
+    sync();
+    finished_ = true;
+}
+
+void host_cpu::sync() { qk_.sync(); }
+
+std::uint64_t host_cpu::now_ps() { return to_ps(qk_.get_current_time()); }
+
+void host_cpu::spend(std::uint64_t ps) {
+    qk_.inc(from_ps(ps));
+    // Idle loops sync every step so that device progress becomes visible.
+    sync();
+}
+
+std::uint32_t host_cpu::mmio_read32(std::uint32_t offset) {
+    sync();  // an uncached access orders with everything before it
+    std::uint32_t value = 0;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    tlm::tlm_generic_payload gp;
+    gp.set_command(tlm::TLM_READ_COMMAND);
+    gp.set_address(offset);
+    gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+    gp.set_data_length(4);
+    gp.set_streaming_width(4);
+    mmio_out->b_transport(gp, delay);
+    if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) ++mmio_errors_;
+    wait(delay);
+    return value;
+}
+
+void host_cpu::mmio_write32(std::uint32_t offset, std::uint32_t value) {
+    sync();  // a doorbell forces a sync: the WQE stores before it are visible first
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    tlm::tlm_generic_payload gp;
+    gp.set_command(tlm::TLM_WRITE_COMMAND);
+    gp.set_address(offset);
+    gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+    gp.set_data_length(4);
+    gp.set_streaming_width(4);
+    mmio_out->b_transport(gp, delay);
+    if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) ++mmio_errors_;
+    qk_.inc(delay);
+}
+
+void host_cpu::mem_access(tlm::tlm_command cmd, std::uint64_t addr, void* data, std::size_t len) {
+    if (!dmi_valid_) {
+        tlm::tlm_generic_payload probe;
+        probe.set_command(tlm::TLM_READ_COMMAND);
+        probe.set_address(0);
+        dmi_valid_ = mem_out->get_direct_mem_ptr(probe, dmi_);
+    }
+    if (dmi_valid_ && addr >= dmi_.get_start_address() && len > 0 && addr + len - 1 <= dmi_.get_end_address()) {
+        std::uint8_t* p = dmi_.get_dmi_ptr() + (addr - dmi_.get_start_address());
+        if (cmd == tlm::TLM_READ_COMMAND) std::memcpy(data, p, len);
+        else std::memcpy(p, data, len);
+        qk_.inc(cmd == tlm::TLM_READ_COMMAND ? dmi_.get_read_latency() : dmi_.get_write_latency());
+    } else {
+        sc_core::sc_time delay = qk_.get_local_time();
+        tlm::tlm_generic_payload gp;
+        gp.set_command(cmd);
+        gp.set_address(addr);
+        gp.set_data_ptr(static_cast<unsigned char*>(data));
+        gp.set_data_length(static_cast<unsigned int>(len));
+        gp.set_streaming_width(static_cast<unsigned int>(len));
+        mem_out->b_transport(gp, delay);
+        qk_.set(delay);
+    }
+    if (qk_.need_sync()) sync();
+}
+
+void host_cpu::mem_read(std::uint64_t addr, void* dst, std::size_t len) {
+    mem_access(tlm::TLM_READ_COMMAND, addr, dst, len);
+}
+
+void host_cpu::mem_write(std::uint64_t addr, const void* src, std::size_t len) {
+    mem_access(tlm::TLM_WRITE_COMMAND, addr, const_cast<void*>(src), len);
+}
+
+std::uint64_t host_cpu::dma_alloc(std::size_t len, std::size_t align) {
+    if (align == 0) align = 1;
+    const std::uint64_t base = (next_free_ + align - 1) / align * align;
+    if (base + len > memory_.size() || len == 0) return 0;
+    next_free_ = base + len;
+    // Pinning and IOMMU mapping: the device may now reach these bytes.
+    memory_.map_dma(base, len);
+    return base;
+}
+
+void host_cpu::irq_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    const auto vector = static_cast<std::uint32_t>(gp.get_address());
+    const sc_core::sc_time at = sc_core::sc_time_stamp() + delay;
+    auto it = irq_in_flight_.end();
+    while (it != irq_in_flight_.begin() && std::prev(it)->first > at) --it;
+    irq_in_flight_.insert(it, {at, vector});
+    irq_arrival_.notify(irq_in_flight_.front().first - sc_core::sc_time_stamp());
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void host_cpu::irq_method() {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    while (!irq_in_flight_.empty() && irq_in_flight_.front().first <= now) {
+        if (irq_in_flight_.front().second < 32) pending_irqs_ |= 1u << irq_in_flight_.front().second;
+        irq_in_flight_.pop_front();
+        irq_event_.notify(sc_core::SC_ZERO_TIME);
+    }
+    if (!irq_in_flight_.empty()) irq_arrival_.notify(irq_in_flight_.front().first - now);
+}
+
+bool host_cpu::wait_interrupt(unsigned vector, std::uint64_t timeout_ps) {
+    sync();
+    const std::uint32_t bit = vector < 32 ? 1u << vector : 0;
+    const sc_core::sc_time deadline = sc_core::sc_time_stamp() + from_ps(timeout_ps);
+    while ((pending_irqs_ & bit) == 0) {
+        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        if (now >= deadline) return false;
+        wait(deadline - now, irq_event_);
+    }
+    pending_irqs_ &= ~bit;
+    qk_.reset();
+    return true;
+}
+
+}  // namespace rnic

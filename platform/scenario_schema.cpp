@@ -1,0 +1,194 @@
+#include "scenario_schema.h"
+
+#include "config/scenario.h"
+#include "config/units.h"
+#include "proto/net.h"
+
+#include <cstdio>
+
+namespace rnic::platform {
+
+using namespace config::literals;
+
+namespace {
+
+void declare_simulation(config::Node& root) {
+    auto& sim = root.object("simulation", "Kernel settings");
+    sim.integer("seed", 1, "Seed of every random choice (TCP initial sequence numbers, payload patterns); --seed overrides", 0);
+    sim.time("quantum", "1us", "Global TLM quantum: how far a host CPU may run ahead before it synchronises", 1_ns, 1_ms);
+    sim.time("time_limit", "10s", "Simulated-time limit; the run stops there even if the workload is not done", 1_us, 3600_s);
+}
+
+void declare_link(config::Node& root) {
+    auto& link = root.object("link", "The Ethernet link between the two hosts");
+    link.rate("rate", "100Gbps", "Line rate", 1e6, 1.6e12);
+    link.time("propagation", "500ns", "One-way propagation delay (about 100 m of fibre at 5 ns/m)", 0, 1_s);
+    link.integer("mtu", 1500, "IP MTU in bytes (standard Ethernet 1500, jumbo up to 9000)", 576, 9000);
+}
+
+void declare_hosts(config::Node& root) {
+    auto& hosts = root.array("hosts", "The two hosts, each with host memory, a PCIe link and an RNIC", 2, 2);
+    hosts.defaults({{{"name", "a"}, {"mac", "02:00:00:00:00:0a"}, {"ipv4", "10.0.0.1"}},
+                    {{"name", "b"}, {"mac", "02:00:00:00:00:0b"}, {"ipv4", "10.0.0.2"}}});
+    auto& host = hosts.element();
+    host.string("name", "host", "Host name (the top of its modules' hierarchical names)");
+    host.string("mac", "02:00:00:00:00:01", "The RNIC's station MAC address");
+    host.string("ipv4", "10.0.0.1", "The RNIC's IPv4 address");
+}
+
+void declare_host_memory(config::Node& root) {
+    auto& mem = root.object("host_memory", "Host DRAM behind the root complex (same for both hosts)");
+    mem.size("size", "64MiB", "Bytes of host memory", 16_MiB, 4_GiB);
+    mem.time("latency", "80ns", "Access latency (DDR4-3200, loaded latency of a server part)", 0, 10_us);
+    mem.rate("bandwidth", "25.6GBps", "Bandwidth of the memory port (one DDR4-3200 channel)", 1e9, 1e13);
+}
+
+void declare_pcie(config::Node& root) {
+    auto& pcie = root.object("pcie", "PCIe link between host and RNIC (same for both hosts)");
+    pcie.integer("generation", 3, "PCIe generation: 1/2 use 8b/10b at 2.5/5 GT/s, 3/4/5 128b/130b at 8/16/32 GT/s", 1, 5);
+    pcie.integer("lanes", 8, "Lane count", 1, 16).allowed({1, 2, 4, 8, 16});
+    pcie.size("max_payload", "256B", "Max payload size (MPS) of a TLP", 128, 4096);
+    pcie.size("max_read_request", "512B", "Max read request size (MRRS)", 128, 4096);
+    pcie.size("read_completion_boundary", "64B", "Read completion boundary (RCB)", 64, 128);
+    pcie.integer("tags", 32, "Outstanding non-posted requests (tags) of the endpoint", 1, 1024);
+    pcie.boolean("ecrc", false, "Append a 4-byte ECRC to every TLP");
+    pcie.time("completion_latency", "380ns",
+              "Root-complex turnaround of a read before memory; with 80 ns DRAM gives ~550 ns for a 64 B DMA read on "
+              "Gen3 x8 (pcie-bench, Neugebauer et al., SIGCOMM 2018)",
+              0, 100_us);
+    pcie.integer("tlps_per_ack", 4, "TLPs per ACK DLLP (data-link overhead)", 1, 64);
+    pcie.time("posted_write_cost", "20ns", "CPU cost of issuing a posted MMIO store (doorbell)", 0, 10_us);
+}
+
+void declare_rnic(config::Node& root) {
+    auto& rnic = root.object("rnic", "The RNIC (same for both hosts)");
+    rnic.frequency("clock", "500MHz", "Datapath clock of the DMA, TCP, framing and RDMA engines", 1e6, 10e9);
+
+    auto& dma = rnic.object("dma", "DMA engine");
+    dma.integer("channels", 4, "DMA channels", 1, 64);
+    dma.number("setup_cycles", 8, "Cycles to set up one transfer", 0, 1e6);
+
+    auto& buf = rnic.object("buffer", "On-NIC buffer memory");
+    buf.size("capacity", "4MiB", "Capacity", 64_KiB, 4_GiB);
+    buf.size("width", "64B", "Datapath width", 4, 1024);
+    buf.frequency("clock", "500MHz", "Clock", 1e6, 10e9);
+    buf.time("latency", "10ns", "Access latency (on-chip SRAM)", 0, 1_us);
+
+    auto& tcp = rnic.object("tcp", "TCP offload engine (RFC 9293, 5681, 6298)");
+    tcp.size("send_buffer", "256KiB", "Send stream held in buffer memory per connection until acknowledged", 16_KiB,
+             64_MiB);
+    tcp.size("receive_buffer", "256KiB", "Receive window per connection", 16_KiB, 1_GiB);
+    tcp.integer("window_scale", 7, "Window-scale shift offered (RFC 7323)", 0, 14);
+    tcp.boolean("sack", false, "Offer SACK (RFC 2018)");
+    tcp.time("delayed_ack", "0ns", "Delayed-ACK timer; 0 acknowledges every segment (RFC 1122 allows up to 500 ms)", 0,
+             500_ms);
+    tcp.time("rto_initial", "1ms", "Initial retransmission timeout (RFC 6298 says 1 s; a datacenter NIC uses less)", 1_us,
+             60_s);
+    tcp.time("rto_min", "200us", "Minimum retransmission timeout", 1_us, 60_s);
+    tcp.integer("initial_window", 10, "Initial congestion window in segments (RFC 6928)", 1, 1000);
+    tcp.number("tx_cycles_per_segment", 40, "Transmit pipeline cycles per segment", 0, 1e6);
+    tcp.number("rx_cycles_per_segment", 50, "Receive pipeline cycles per segment", 0, 1e6);
+    tcp.integer("max_connections", 64, "Connection table size", 1, 65536);
+
+    auto& mpa = rnic.object("mpa", "MPA framing (RFC 5044, RFC 6581)");
+    mpa.integer("revision", 1, "MPA revision sent in the Request/Reply", 1, 2);
+    mpa.boolean("markers", false, "Ask the peer for markers every 512 bytes (M bit)");
+    mpa.boolean("crc", true, "Ask for the CRC32c (C bit); the CRC is used if either side asks");
+    mpa.integer("ird", 16, "Inbound RDMA Read queue depth offered in revision 2", 0, 16383);
+    mpa.integer("ord", 16, "Outbound RDMA Read queue depth offered in revision 2", 0, 16383);
+    mpa.time("timeout", "10ms", "MPA negotiation timeout", 1_us, 60_s);
+    mpa.integer("crc_bytes_per_cycle", 16, "CRC32c datapath width in bytes per cycle", 1, 256);
+    mpa.number("cycles_per_fpdu", 4, "Framing cycles per FPDU besides the CRC", 0, 1e6);
+
+    auto& rdma = rnic.object("rdma", "DDP/RDMAP engine");
+    rdma.number("cycles_per_wqe", 30, "Cycles to decode and validate one work request", 0, 1e6);
+    rdma.number("cycles_per_segment", 12, "Cycles per DDP segment (header build/parse, STag lookup)", 0, 1e6);
+    rdma.integer("max_qp", 64, "Queue pairs", 1, 65536);
+    rdma.integer("max_cq", 64, "Completion queues", 1, 65536);
+    rdma.integer("max_mr", 1024, "Memory regions (STag table entries)", 2, 1 << 24);
+
+    auto& cp = rnic.object("cp", "Control processor running the firmware");
+    cp.frequency("clock", "1GHz", "Clock of the embedded CPU", 1e6, 10e9);
+    cp.integer("command_cycles", 1500, "Cycles per firmware command", 0, 100000000);
+    cp.integer("event_cycles", 400, "Cycles per connection event", 0, 100000000);
+    cp.integer("mpa_frame_cycles", 2500, "Cycles to build or parse an MPA Request/Reply", 0, 100000000);
+}
+
+void declare_workload(config::Node& root) {
+    auto& wl = root.object("workload", "What the hosts run: host a is the client, host b the server");
+    wl.enumeration("type", "write_bw", "Workload: RDMA Write bandwidth/latency sweep (perftest ib_write_bw)",
+                   {"write_bw"});
+    wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1,
+                 16_MiB, 1, 64);
+    wl.integer("iterations", 2000, "RDMA Writes per message size", 1, 100000000);
+    wl.integer("queue_depth", 16, "Work requests kept outstanding (perftest --tx-depth)", 1, 4096);
+    wl.size("buffer", "1MiB", "Registered buffer on each side; writes walk through it", 4_KiB, 1_GiB);
+    wl.integer("port", 18515, "TCP port the server listens on (perftest's default)", 1, 65535);
+    wl.enumeration("completion", "poll", "How the client waits: poll the CQ, or arm it and sleep until MSI-X",
+                   {"poll", "event"});
+    wl.time("poll_interval", "50ns", "CPU time of one empty poll-loop pass", 1_ns, 1_ms);
+}
+
+std::string check_hosts(const config::Scenario& s) {
+    for (int i = 0; i < 2; ++i) {
+        const std::string p = "hosts." + std::to_string(i);
+        if (!proto::net::parse_ipv4(s.get_string(p + ".ipv4"))) {
+            return p + ".ipv4: expected a dotted IPv4 address such as \"10.0.0.1\", got \"" + s.get_string(p + ".ipv4") +
+                   "\"";
+        }
+        const std::string mac = s.get_string(p + ".mac");
+        unsigned b[6];
+        char tail;
+        if (mac.size() != 17 ||
+            std::sscanf(mac.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6) {
+            return p + ".mac: expected a MAC address such as \"02:00:00:00:00:0a\", got \"" + mac + "\"";
+        }
+    }
+    if (s.get_string("hosts.0.name") == s.get_string("hosts.1.name")) {
+        return "hosts.1.name: must differ from hosts.0.name (both \"" + s.get_string("hosts.0.name") + "\")";
+    }
+    if (s.get_string("hosts.0.ipv4") == s.get_string("hosts.1.ipv4")) {
+        return "hosts.1.ipv4: must differ from hosts.0.ipv4 (both " + s.get_string("hosts.0.ipv4") + ")";
+    }
+    return "";
+}
+
+std::string check_powers_of_two(const config::Scenario& s) {
+    for (const char* key : {"pcie.max_payload", "pcie.max_read_request", "pcie.read_completion_boundary"}) {
+        const std::uint64_t v = s.get_size(key);
+        if ((v & (v - 1)) != 0) return std::string(key) + ": " + std::to_string(v) + " is not a power of two";
+    }
+    for (std::uint64_t size : s.get_size_list("workload.sizes")) {
+        if (size > s.get_size("workload.buffer")) {
+            return "workload.sizes: message size " + std::to_string(size) + " is larger than workload.buffer (" +
+                   std::to_string(s.get_size("workload.buffer")) + " bytes)";
+        }
+    }
+    return "";
+}
+
+config::Schema build() {
+    config::Schema schema;
+    config::Node& root = schema.root();
+    root.string("name", "unnamed", "Scenario name, copied into the results");
+    declare_simulation(root);
+    declare_link(root);
+    declare_hosts(root);
+    declare_host_memory(root);
+    declare_pcie(root);
+    declare_rnic(root);
+    declare_workload(root);
+    schema.add_check(check_hosts);
+    schema.add_check(check_powers_of_two);
+    schema.verify();
+    return schema;
+}
+
+}  // namespace
+
+const config::Schema& scenario_schema() {
+    static const config::Schema schema = build();
+    return schema;
+}
+
+}  // namespace rnic::platform

@@ -1,0 +1,196 @@
+#include "simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "build_params.h"
+#include "core/log.h"
+#include "core/sim_log.h"
+
+namespace rnic::platform {
+
+namespace {
+
+double percentile(std::vector<std::uint64_t> v, double q) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    // Nearest-rank percentile, as perftest reports its tail.
+    const std::size_t rank = static_cast<std::size_t>(std::ceil(q / 100.0 * static_cast<double>(v.size())));
+    return static_cast<double>(v[rank == 0 ? 0 : rank - 1]);
+}
+
+double mean(const std::vector<std::uint64_t>& v) {
+    if (v.empty()) return 0.0;
+    long double sum = 0;
+    for (std::uint64_t x : v) sum += x;
+    return static_cast<double>(sum / static_cast<long double>(v.size()));
+}
+
+boost::json::object report_of(const stats_reporter& r) {
+    boost::json::object o;
+    r.report_stats(o);
+    return o;
+}
+
+}  // namespace
+
+simulation::simulation(const config::Scenario& scenario, const std::string& pcap_path) : scenario_(scenario) {
+    for (int i = 0; i < 2; ++i) {
+        const std::string name = scenario.get_string("hosts." + std::to_string(i) + ".name");
+        hosts_[i] = std::make_unique<host_system>(name.c_str(), build_host_params(scenario, i));
+    }
+    link_ = std::make_unique<ethernet_link>("link", build_link_params(scenario));
+    hosts_[0]->nic.eth_tx.bind(link_->port_a_in);
+    link_->port_a_out.bind(hosts_[0]->nic.eth_rx);
+    hosts_[1]->nic.eth_tx.bind(link_->port_b_in);
+    link_->port_b_out.bind(hosts_[1]->nic.eth_rx);
+
+    // Static neighbour entries (ARP is not modelled yet).
+    const drv::station_config st[2] = {build_station(scenario, 0), build_station(scenario, 1)};
+    hosts_[0]->nic.toe().add_neighbour(st[1].ipv4, st[1].mac);
+    hosts_[1]->nic.toe().add_neighbour(st[0].ipv4, st[0].mac);
+
+    if (!pcap_path.empty()) {
+        std::string error;
+        if (!pcap_.open(pcap_path, &error)) throw std::runtime_error(error);
+        link_->set_pcap(&pcap_);
+    }
+
+    host_memory& src_mem = hosts_[0]->mem;
+    host_memory& dst_mem = hosts_[1]->mem;
+    auto check = [&src_mem, &dst_mem](std::uint64_t src, std::uint64_t dst, std::uint64_t len) {
+        return compare_ranges([&src_mem](std::uint64_t a, void* d, std::size_t n) { return src_mem.peek(a, d, n); }, src,
+                              [&dst_mem](std::uint64_t a, void* d, std::size_t n) { return dst_mem.peek(a, d, n); }, dst,
+                              len);
+    };
+    workload_ = std::make_unique<write_bw>(build_write_bw_config(scenario), oob_, check, [this] {
+        done_ = true;
+        sc_core::sc_stop();
+    });
+    const std::uint32_t server_ip = st[1].ipv4;
+    write_bw* wl = workload_.get();
+    hosts_[0]->cpu.set_program([wl, st0 = st[0], server_ip](drv::host_bus& bus) { wl->client(bus, st0, server_ip); });
+    hosts_[1]->cpu.set_program([wl, st1 = st[1]](drv::host_bus& bus) { wl->server(bus, st1); });
+}
+
+simulation::~simulation() = default;
+
+bool simulation::run() {
+    tlm::tlm_global_quantum::instance().set(from_ps(scenario_.get_time_ps("simulation.quantum")));
+    sc_core::sc_start(from_ps(scenario_.get_time_ps("simulation.time_limit")));
+    pcap_.close();
+    const write_bw_result& r = workload_->result();
+    bool ok = done_ && r.finished;
+    for (const write_bw_row& row : r.rows) ok = ok && row.integrity.ok;
+    return ok;
+}
+
+double simulation::simulated_seconds() const { return sc_core::sc_time_stamp().to_seconds(); }
+
+std::uint64_t simulation::payload_bytes() const {
+    std::uint64_t total = 0;
+    for (const write_bw_row& row : workload_->result().rows) total += row.bytes;
+    return total;
+}
+
+std::uint64_t simulation::fpdus() const {
+    boost::json::object a = report_of(hosts_[0]->nic);
+    boost::json::object b = report_of(hosts_[1]->nic);
+    return static_cast<std::uint64_t>(a["framer"].as_object()["tx_fpdus"].to_number<std::uint64_t>() +
+                                      b["framer"].as_object()["tx_fpdus"].to_number<std::uint64_t>());
+}
+
+boost::json::object simulation::results() const {
+    const write_bw_result& r = workload_->result();
+    boost::json::object out;
+    out["scenario"] = scenario_.as_run();
+    out["seed"] = scenario_.get_int("simulation.seed");
+    out["simulated_time_ps"] = to_ps(sc_core::sc_time_stamp());
+    std::string status = "ok";
+    if (!r.error.empty()) status = "failed";
+    else if (!done_ || !r.finished) status = "incomplete: time limit reached";
+
+    boost::json::object wl;
+    wl["type"] = "write_bw";
+    wl["connect_latency_ns"] = static_cast<double>(r.connect_ps) / 1000.0;
+    if (!r.error.empty()) wl["error"] = r.error;
+    boost::json::array rows;
+    std::uint64_t writes = 0, bytes = 0, checked = 0, mismatched = 0;
+    bool integrity_ok = !r.rows.empty();
+    for (const write_bw_row& row : r.rows) {
+        const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;
+        boost::json::object o;
+        o["size"] = row.size;
+        o["iterations"] = row.iterations;
+        o["bytes"] = row.bytes;
+        o["elapsed_ns"] = static_cast<double>(row.elapsed_ps) / 1000.0;
+        o["goodput_gbps"] = secs > 0 ? static_cast<double>(row.bytes) * 8 / secs / 1e9 : 0.0;
+        o["bandwidth_mbytes_per_s"] = secs > 0 ? static_cast<double>(row.bytes) / secs / 1e6 : 0.0;
+        o["message_rate_mpps"] = secs > 0 ? static_cast<double>(row.iterations) / secs / 1e6 : 0.0;
+        boost::json::object lat;
+        lat["min"] = row.latencies_ps.empty() ? 0.0 : static_cast<double>(*std::min_element(row.latencies_ps.begin(), row.latencies_ps.end())) / 1000.0;
+        lat["avg"] = mean(row.latencies_ps) / 1000.0;
+        lat["p50"] = percentile(row.latencies_ps, 50) / 1000.0;
+        lat["p99"] = percentile(row.latencies_ps, 99) / 1000.0;
+        lat["p999"] = percentile(row.latencies_ps, 99.9) / 1000.0;
+        lat["max"] = percentile(row.latencies_ps, 100) / 1000.0;
+        o["latency_ns"] = std::move(lat);
+        o["errors"] = row.errors;
+        o["integrity_ok"] = row.integrity.ok;
+        if (!row.integrity.ok) o["integrity_detail"] = row.integrity.detail;
+        rows.push_back(std::move(o));
+        writes += row.iterations;
+        bytes += row.bytes;
+        checked += row.integrity.bytes_checked;
+        mismatched += row.integrity.bytes_mismatched;
+        integrity_ok = integrity_ok && row.integrity.ok;
+    }
+    wl["rows"] = std::move(rows);
+    out["workload"] = std::move(wl);
+    out["operations"] = {{"rdma_write", {{"count", writes}, {"bytes", bytes}}}};
+    out["integrity"] = {{"ok", integrity_ok}, {"bytes_checked", checked}, {"bytes_mismatched", mismatched}};
+    if (!integrity_ok && status == "ok") status = "integrity check failed";
+    out["status"] = status;
+
+    boost::json::object modules;
+    for (const auto& h : hosts_) {
+        const std::string n = h->name();
+        modules[n + ".mem"] = report_of(h->mem);
+        modules[n + ".pcie"] = report_of(h->pcie);
+        modules[n + ".rnic"] = report_of(h->nic);
+        modules[n + ".cpu"] = {{"mmio_errors", h->cpu.mmio_errors()}};
+    }
+    modules["link"] = report_of(*link_);
+    out["modules"] = std::move(modules);
+    out["log"] = {{"errors", log::errors_logged()}, {"warnings", log::warnings_logged()}};
+    return out;
+}
+
+void simulation::print_summary(std::ostream& os) const {
+    const write_bw_result& r = workload_->result();
+    char line[256];
+    os << "RDMA Write bandwidth/latency (" << scenario_.get_string("name") << ", seed "
+       << scenario_.get_int("simulation.seed") << ", queue depth " << scenario_.get_int("workload.queue_depth")
+       << ")\n";
+    std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);
+    os << line;
+    os << "------------------------------------------------------------------------------------------------\n";
+    os << " #bytes   #iterations   BW[Gb/s]   BW[MB/s]   MsgRate[Mpps]   t_avg[us]   t_p50[us]   t_p99[us]   data\n";
+    for (const write_bw_row& row : r.rows) {
+        const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;
+        const double gbps = secs > 0 ? static_cast<double>(row.bytes) * 8 / secs / 1e9 : 0.0;
+        std::snprintf(line, sizeof line, " %-8llu %-13llu %-10.2f %-10.1f %-15.3f %-11.3f %-11.3f %-11.3f %s\n",
+                      static_cast<unsigned long long>(row.size), static_cast<unsigned long long>(row.iterations), gbps,
+                      secs > 0 ? static_cast<double>(row.bytes) / secs / 1e6 : 0.0,
+                      secs > 0 ? static_cast<double>(row.iterations) / secs / 1e6 : 0.0, mean(row.latencies_ps) / 1e6,
+                      percentile(row.latencies_ps, 50) / 1e6, percentile(row.latencies_ps, 99) / 1e6,
+                      row.integrity.ok ? "ok" : "CORRUPT");
+        os << line;
+    }
+    os << "------------------------------------------------------------------------------------------------\n";
+    if (!r.error.empty()) os << "workload error: " << r.error << "\n";
+}
+
+}  // namespace rnic::platform

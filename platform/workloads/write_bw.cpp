@@ -1,0 +1,155 @@
+#include "workloads/write_bw.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/log.h"
+
+namespace rnic::platform {
+
+namespace {
+std::uint32_t next_pow2(std::uint64_t n) {
+    std::uint32_t p = 2;
+    while (p < n) p <<= 1;
+    return p;
+}
+}  // namespace
+
+void fill_pattern(std::uint8_t* dst, std::size_t len, std::uint64_t seed, std::uint64_t size) {
+    std::uint64_t state = seed * 0x9e3779b97f4a7c15ULL ^ (size + 0x632be59bd9b4e019ULL);
+    for (std::size_t i = 0; i < len; i += 8) {
+        std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        std::memcpy(dst + i, &z, std::min<std::size_t>(8, len - i));
+    }
+}
+
+write_bw::write_bw(const write_bw_config& cfg, oob_channel& oob, checker check, std::function<void()> on_done)
+    : cfg_(cfg), oob_(oob), check_(std::move(check)), on_done_(std::move(on_done)) {}
+
+void write_bw::fail(const std::string& what) {
+    if (result_.error.empty()) result_.error = what;
+}
+
+void write_bw::server(drv::host_bus& bus, const drv::station_config& station) {
+    drv::context ctx(bus);
+    std::uint32_t pd = 0;
+    std::uint64_t buf = 0;
+    drv::memory_region mr;
+    drv::completion_queue* cq = nullptr;
+    drv::queue_pair* qp = nullptr;
+    if (ctx.open(station) != drv::status::ok || ctx.alloc_pd(&pd) != drv::status::ok ||
+        ctx.alloc_buffer(cfg_.buffer, &buf) != drv::status::ok ||
+        ctx.reg_mr(pd, buf, cfg_.buffer, regmap::mr_access::remote_write | regmap::mr_access::local_write, &mr) !=
+            drv::status::ok ||
+        ctx.create_cq(16, &cq) != drv::status::ok || ctx.create_qp(pd, cq, cq, 16, 16, &qp) != drv::status::ok) {
+        fail("server set-up failed (see the log)");
+        return;
+    }
+    oob_.publish("server", {station.ipv4, cfg_.port, mr.stag, mr.addr, mr.length});
+    if (ctx.accept(qp, cfg_.port) != drv::status::ok) fail("server accept failed");
+    // RDMA Writes need no receive-side software: the server's CPU is idle from here on.
+}
+
+void write_bw::client(drv::host_bus& bus, const drv::station_config& station, std::uint32_t server_ip) {
+    drv::context ctx(bus);
+    std::uint32_t pd = 0;
+    std::uint64_t buf = 0;
+    drv::memory_region mr;
+    drv::completion_queue* cq = nullptr;
+    drv::queue_pair* qp = nullptr;
+    const std::uint32_t depth = next_pow2(cfg_.queue_depth);
+    if (ctx.open(station) != drv::status::ok || ctx.alloc_pd(&pd) != drv::status::ok ||
+        ctx.alloc_buffer(cfg_.buffer, &buf) != drv::status::ok ||
+        ctx.reg_mr(pd, buf, cfg_.buffer, regmap::mr_access::local_write, &mr) != drv::status::ok ||
+        ctx.create_cq(depth * 2, &cq) != drv::status::ok ||
+        ctx.create_qp(pd, cq, cq, depth, 2, &qp) != drv::status::ok) {
+        fail("client set-up failed (see the log)");
+        on_done_();
+        return;
+    }
+    const remote_buffer remote = oob_.wait_for("server");
+    const std::uint64_t t0 = bus.now_ps();
+    if (ctx.connect(qp, server_ip, remote.port, 40000) != drv::status::ok) {
+        fail("client connect failed");
+        on_done_();
+        return;
+    }
+    result_.connect_ps = bus.now_ps() - t0;
+    result_.setup_ok = true;
+    for (std::uint64_t size : cfg_.sizes) {
+        if (!run_size(ctx, qp, cq, mr, remote, size)) break;
+    }
+    result_.finished = result_.error.empty();
+    on_done_();
+}
+
+bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
+                        const drv::memory_region& mr, const remote_buffer& remote, std::uint64_t size) {
+    drv::host_bus& bus = ctx.bus();
+    write_bw_row row;
+    row.size = size;
+    row.iterations = cfg_.iterations;
+    const std::uint64_t span = std::min(mr.length, remote.length) / size * size;
+    const std::uint64_t touched = std::min<std::uint64_t>(span, size * cfg_.iterations);
+    // A fresh pattern per size: stale bytes from an earlier size cannot pass the check.
+    std::vector<std::uint8_t> pattern(touched);
+    fill_pattern(pattern.data(), pattern.size(), cfg_.seed, size);
+    bus.mem_write(mr.addr, pattern.data(), pattern.size());
+
+    std::vector<std::uint64_t> posted_at(cfg_.iterations, 0);
+    row.latencies_ps.reserve(cfg_.iterations);
+    std::vector<drv::work_completion> wcs;
+    std::uint32_t posted = 0, completed = 0;
+    const std::uint64_t start = bus.now_ps();
+    while (completed < cfg_.iterations) {
+        while (posted < cfg_.iterations && posted - completed < cfg_.queue_depth) {
+            const std::uint64_t off = (static_cast<std::uint64_t>(posted) * size) % span;
+            drv::send_wr wr;
+            wr.wr_id = posted;
+            wr.opcode = regmap::wr_opcode::rdma_write;
+            wr.local_addr = mr.addr + off;
+            wr.length = static_cast<std::uint32_t>(size);
+            wr.local_stag = mr.stag;
+            wr.remote_addr = remote.addr + off;
+            wr.remote_stag = remote.stag;
+            posted_at[posted] = bus.now_ps();
+            if (ctx.post_send(qp, wr) != drv::status::ok) {
+                fail("post_send failed at size " + std::to_string(size));
+                return false;
+            }
+            ++posted;
+        }
+        wcs.clear();
+        int n = 0;
+        ctx.poll_cq(cq, 64, &wcs, &n);
+        if (n == 0) {
+            if (cfg_.event_mode) ctx.wait_cq(cq, 1'000'000'000'000ULL);
+            else bus.spend(cfg_.poll_interval_ps);
+            continue;
+        }
+        const std::uint64_t now = bus.now_ps();
+        for (const drv::work_completion& wc : wcs) {
+            if (wc.status != regmap::cqe_status::success) ++row.errors;
+            if (wc.wr_id < posted_at.size()) row.latencies_ps.push_back(now - posted_at[wc.wr_id]);
+            ++completed;
+        }
+        if (row.errors > 0) {
+            fail("completion with error status at size " + std::to_string(size));
+            result_.rows.push_back(std::move(row));
+            return false;
+        }
+    }
+    row.elapsed_ps = bus.now_ps() - start;
+    row.bytes = size * cfg_.iterations;
+    row.integrity = check_(mr.addr, remote.addr, touched);
+    RNIC_LOG_AT(info, app, bus.now_ps(), bus.host_name() + ".write_bw",
+                "size " << size << ": " << cfg_.iterations << " writes done, integrity "
+                        << (row.integrity.ok ? "ok" : row.integrity.detail));
+    result_.rows.push_back(std::move(row));
+    return true;
+}
+
+}  // namespace rnic::platform

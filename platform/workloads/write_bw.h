@@ -1,0 +1,74 @@
+// RDMA Write bandwidth and latency workload in the spirit of perftest's ib_write_bw: host b (server)
+// registers a buffer and waits for a connection; host a (client) connects, then for every message
+// size keeps `queue_depth` signaled RDMA Writes outstanding until `iterations` have completed.
+// It records each write's post-to-completion latency and checks the placed bytes after each size.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "driver/verbs.h"
+#include "integrity.h"
+#include "oob.h"
+
+namespace rnic::platform {
+
+struct write_bw_config {
+    std::vector<std::uint64_t> sizes;
+    std::uint32_t iterations = 1000;
+    std::uint32_t queue_depth = 16;
+    std::uint64_t buffer = 1 << 20;
+    std::uint16_t port = 18515;
+    bool event_mode = false;
+    std::uint64_t poll_interval_ps = 50000;
+    std::uint64_t seed = 1;
+};
+
+struct write_bw_row {
+    std::uint64_t size = 0;
+    std::uint64_t iterations = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t elapsed_ps = 0;              // first post to last completion
+    std::vector<std::uint64_t> latencies_ps;   // post to completion, per write
+    std::uint64_t errors = 0;                  // completions with a bad status
+    integrity_result integrity;
+};
+
+struct write_bw_result {
+    bool setup_ok = false;
+    std::string error;
+    std::uint64_t connect_ps = 0;   // connect() call to QP in RTS, as the client saw it
+    std::vector<write_bw_row> rows;
+    bool finished = false;
+};
+
+class write_bw {
+public:
+    // `check` compares the client's source range with the server's destination range.
+    using checker = std::function<integrity_result(std::uint64_t src, std::uint64_t dst, std::uint64_t len)>;
+
+    write_bw(const write_bw_config& cfg, oob_channel& oob, checker check, std::function<void()> on_done);
+
+    void client(drv::host_bus& bus, const drv::station_config& station, std::uint32_t server_ip);
+    void server(drv::host_bus& bus, const drv::station_config& station);
+
+    const write_bw_result& result() const { return result_; }
+
+private:
+    bool run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq, const drv::memory_region& mr,
+                  const remote_buffer& remote, std::uint64_t size);
+    void fail(const std::string& what);
+
+    write_bw_config cfg_;
+    oob_channel& oob_;
+    checker check_;
+    std::function<void()> on_done_;
+    write_bw_result result_;
+};
+
+// The payload pattern of one message size (deterministic per seed and size).
+void fill_pattern(std::uint8_t* dst, std::size_t len, std::uint64_t seed, std::uint64_t size);
+
+}  // namespace rnic::platform
