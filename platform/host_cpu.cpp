@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/sim_log.h"
+#include "core/timed_resource.h"
 
 namespace rnic {
 
@@ -18,6 +19,7 @@ host_cpu::host_cpu(const sc_core::sc_module_name& name, const host_cpu_params& p
     irq_in.register_b_transport(this, &host_cpu::irq_b_transport);
     SC_HAS_PROCESS(host_cpu);
     SC_THREAD(program_thread);
+    set_stack_size(kThreadStackBytes);
     SC_METHOD(irq_method);
     sensitive << irq_arrival_;
     dont_initialize();

@@ -52,7 +52,7 @@ void declare_pcie(config::Node& root) {
     pcie.size("read_completion_boundary", "64B", "Read completion boundary (RCB)", 64, 128);
     pcie.integer("tags", 32, "Outstanding non-posted requests (tags) of the endpoint", 1, 1024);
     pcie.boolean("ecrc", false, "Append a 4-byte ECRC to every TLP");
-    pcie.time("completion_latency", "380ns",
+    pcie.time("completion_latency", "450ns",
               "Root-complex turnaround of a read before memory; with 80 ns DRAM gives ~550 ns for a 64 B DMA read on "
               "Gen3 x8 (pcie-bench, Neugebauer et al., SIGCOMM 2018)",
               0, 100_us);

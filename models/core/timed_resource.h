@@ -50,3 +50,9 @@ inline sc_core::sc_time cycles_time(double cycles, double hz) {
 }
 
 }  // namespace rnic
+
+namespace rnic {
+// Stack of every SC_THREAD in the platform. SystemC's default (64 KiB) is too small for a thread that
+// carries a transaction through several blocks (engine -> framer -> TCP -> link) or runs the driver.
+constexpr std::size_t kThreadStackBytes = 1u << 20;
+}  // namespace rnic

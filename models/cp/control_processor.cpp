@@ -26,6 +26,7 @@ control_processor::control_processor(const sc_core::sc_module_name& name, const 
     doorbell_in.bind(*this);
     SC_HAS_PROCESS(control_processor);
     SC_THREAD(firmware_thread);
+    set_stack_size(kThreadStackBytes);
     SC_METHOD(timer_method);
     sensitive << timer_event_;
     dont_initialize();

@@ -27,7 +27,7 @@ bool host_memory::dma_allowed(std::uint64_t addr, std::uint64_t len) const {
     if (it == dma_map_.begin()) return false;
     --it;
     const std::uint64_t end = it->first + it->second;
-    return addr >= it->first && len <= end - addr;
+    return addr >= it->first && addr <= end && len <= end - addr;
 }
 
 bool host_memory::peek(std::uint64_t addr, void* dst, std::size_t len) const {

@@ -30,7 +30,7 @@ struct pcie_params {
     // Root-complex turnaround for a read: request arrival to first completion leaving, excluding the
     // memory access itself (host_memory adds that). Chosen so that a 64-byte DMA read round trip on
     // Gen3 x8 comes to about 550 ns (pcie-bench, Neugebauer et al., SIGCOMM 2018).
-    sc_core::sc_time completion_latency = sc_core::sc_time(380, sc_core::SC_NS);
+    sc_core::sc_time completion_latency = sc_core::sc_time(450, sc_core::SC_NS);
     // One ACK DLLP (8 bytes on the wire) per this many TLPs, and flow-control updates alike.
     int tlps_per_ack = 4;
     // Time a posted MMIO store costs the issuing CPU (write-combining buffer, uncached store).

@@ -1,5 +1,6 @@
 #include "rdma/rdma_engine.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/mem_access.h"
@@ -45,6 +46,7 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
     tx_progress_in.bind(*this);
     SC_HAS_PROCESS(rdma_engine);
     SC_THREAD(tx_thread);
+    set_stack_size(kThreadStackBytes);
 }
 
 // ---- context programming (firmware) --------------------------------------------------------
@@ -207,28 +209,37 @@ void rdma_engine::tx_thread() {
             wait(work_event_);
             continue;
         }
-        process_wqe(static_cast<std::uint32_t>(qp - qps_.data()), *qp);
+        process_batch(static_cast<std::uint32_t>(qp - qps_.data()), *qp);
     }
 }
 
-void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp) {
-    namespace off = regmap::sqe_off;
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    const std::uint32_t index = qp.sq_consumer;
-    const std::uint64_t wqe_addr = qp.cfg.sq_ring + (index % qp.cfg.sq_entries) * regmap::kSendWqeSize;
-    std::uint8_t wqe[regmap::kSendWqeSize];
-    tx_pipe_.reserve_lt(delay, cycles_time(params_.cycles_per_wqe, params_.clock_hz));
-    const bool fetched = mem_read(dma_out, wqe_addr, wqe, sizeof wqe, delay) == tlm::TLM_OK_RESPONSE;
-    ++qp.sq_consumer;
-    ++counters_.wqes;
-    wait(delay);
-    delay = sc_core::SC_ZERO_TIME;
-    if (!fetched) {
+void rdma_engine::process_batch(std::uint32_t qpn, queue_pair& qp) {
+    // Prefetch up to kWqeBatch contiguous WQEs with one DMA read, as NICs do to hide the round trip.
+    const std::uint32_t ring_left = qp.cfg.sq_entries - qp.sq_consumer % qp.cfg.sq_entries;
+    const std::uint32_t n = std::min({qp.sq_producer - qp.sq_consumer, kWqeBatch, ring_left});
+    const std::uint64_t addr = qp.cfg.sq_ring + (qp.sq_consumer % qp.cfg.sq_entries) * regmap::kSendWqeSize;
+    wqe_cache_.resize(static_cast<std::size_t>(n) * regmap::kSendWqeSize);
+    sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
+    if (mem_read(dma_out, addr, wqe_cache_.data(), wqe_cache_.size(), issue) != tlm::TLM_OK_RESPONSE) {
         // The SQ ring itself is not reachable: a catastrophic local error for this QP.
         qp.state = qp_state::error;
-        RNIC_MLOG(error, rdma, "QP " << qpn << ": cannot fetch WQE " << index << " at 0x" << std::hex << wqe_addr);
+        RNIC_MLOG(error, rdma, "QP " << qpn << ": cannot fetch WQEs at 0x" << std::hex << addr);
         return;
     }
+    for (std::uint32_t i = 0; i < n && qp.state == qp_state::rts; ++i) {
+        const std::uint32_t index = qp.sq_consumer++;
+        ++counters_.wqes;
+        process_wqe(qpn, qp, index, wqe_cache_.data() + static_cast<std::size_t>(i) * regmap::kSendWqeSize, issue);
+    }
+    // The engine's own pipeline time; payload reads and transmission run ahead of it in the
+    // downstream blocks' resources (LT annotation).
+    wait(issue);
+}
+
+void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, const std::uint8_t* wqe,
+                              sc_core::sc_time& issue) {
+    namespace off = regmap::sqe_off;
+    tx_pipe_.reserve_lt(issue, cycles_time(params_.cycles_per_wqe, params_.clock_hz));
     const auto opcode = static_cast<regmap::wr_opcode>(wqe[off::opcode]);
     const bool signaled = (wqe[off::flags] & regmap::wr_flags::signaled) != 0;
     const std::uint64_t wr_id = get_le64(wqe + off::wr_id);
@@ -240,26 +251,33 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp) {
 
     if (opcode != regmap::wr_opcode::rdma_write) {
         ++counters_.bad_wqes;
-        RNIC_MLOG(warn, rdma, "QP " << qpn << ": WQE " << index << " has opcode " << int(wqe[off::opcode])
-                                    << " which this engine does not support yet");
+        RNIC_MLOG_D(warn, rdma, issue, "QP " << qpn << ": WQE " << index << " has opcode " << int(wqe[off::opcode])
+                                             << " which this engine does not support yet");
         complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
-                            delay);
+                            issue);
         return;
     }
     if (!check_local(qp, local_stag, local_addr, length)) {
         ++counters_.bad_wqes;
-        RNIC_MLOG(warn, rdma, "QP " << qpn << ": WQE " << index << ": local STag 0x" << std::hex << local_stag
-                                    << " does not cover [0x" << local_addr << ", +0x" << length << ")");
+        RNIC_MLOG_D(warn, rdma, issue, "QP " << qpn << ": WQE " << index << ": local STag 0x" << std::hex
+                                             << local_stag << " does not cover [0x" << local_addr << ", +0x" << length
+                                             << ")");
         complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
-                            delay);
+                            issue);
         return;
     }
     const std::vector<ddp::Segment> segments = ddp::segment_message(length, qp.max_ulpdu, true);
     std::uint64_t stream_end = 0;
     for (const ddp::Segment& seg : segments) {
         const std::size_t ulpdu_len = ddp::kTaggedHeaderSize + seg.length;
-        while (qp.state == qp_state::rts && toe_out->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
-            wait(space_event_);
+        if (toe_out->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
+            // Back-pressure from the TCP send buffer: catch up with time, then wait for ACKs.
+            wait(issue);
+            issue = sc_core::SC_ZERO_TIME;
+            while (qp.state == qp_state::rts &&
+                   toe_out->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
+                wait(space_event_);
+            }
         }
         if (qp.state != qp_state::rts) return;  // flushed by an error while waiting
         ddp::Header h;
@@ -270,29 +288,30 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp) {
         h.tagged_offset = remote_to + seg.offset;
         tx_scratch_.resize(ulpdu_len);
         ddp::encode(h, tx_scratch_.data());
-        tx_pipe_.reserve_lt(delay, cycles_time(params_.cycles_per_segment, params_.clock_hz));
+        tx_pipe_.reserve_lt(issue, cycles_time(params_.cycles_per_segment, params_.clock_hz));
+        // The payload read is issued now and completes later; reads of successive segments overlap on
+        // the bus (the PCIe model serialises their TLPs and completions).
+        sc_core::sc_time data = issue;
         if (seg.length > 0 &&
             mem_read(dma_out, local_addr + seg.offset, tx_scratch_.data() + ddp::kTaggedHeaderSize, seg.length,
-                     delay) != tlm::TLM_OK_RESPONSE) {
-            RNIC_MLOG(error, rdma, "QP " << qpn << ": payload DMA read failed at 0x" << std::hex
-                                         << local_addr + seg.offset);
-            qp.state = qp_state::error;
+                     data) != tlm::TLM_OK_RESPONSE) {
+            RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": payload DMA read failed at 0x" << std::hex
+                                                  << local_addr + seg.offset);
             complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
-                                delay);
+                                issue);
+            qp.state = qp_state::error;
             return;
         }
         stream_ext ext;
         ext.conn = qp.conn;
         ext.tag = wr_id;
-        if (send_stream(ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, delay) != tlm::TLM_OK_RESPONSE) {
-            RNIC_MLOG(error, rdma, "QP " << qpn << ": the framing unit refused a segment");
+        if (send_stream(ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, data) != tlm::TLM_OK_RESPONSE) {
+            RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": the framing unit refused a segment");
             qp.state = qp_state::error;
             return;
         }
         stream_end = ext.stream_end;
         ++counters_.tx_segments;
-        wait(delay);
-        delay = sc_core::SC_ZERO_TIME;
     }
     ++counters_.writes;
     counters_.write_bytes += length;
@@ -309,7 +328,6 @@ void rdma_engine::complete_with_error(std::uint32_t qpn, queue_pair& qp, std::ui
     f.qpn = qpn;
     f.wqe_index = index;
     post_cqe(qp.cfg.send_cq, f, delay);
-    wait(delay);
 }
 
 bool rdma_engine::check_local(const queue_pair& qp, std::uint32_t stag, std::uint64_t addr, std::uint64_t len) const {

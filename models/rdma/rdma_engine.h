@@ -129,7 +129,9 @@ private:
     void tx_thread();
     bool take_doorbells(queue_pair& qp);
     queue_pair* next_ready_qp();
-    void process_wqe(std::uint32_t qpn, queue_pair& qp);
+    void process_batch(std::uint32_t qpn, queue_pair& qp);
+    void process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, const std::uint8_t* wqe,
+                     sc_core::sc_time& issue);
     void complete_with_error(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, std::uint64_t wr_id,
                              std::uint8_t opcode, regmap::cqe_status status, sc_core::sc_time& delay);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -156,6 +158,8 @@ private:
     timed_resource tx_pipe_, rx_pipe_;
     std::uint32_t rr_next_ = 0;
     std::vector<std::uint8_t> tx_scratch_;
+    std::vector<std::uint8_t> wqe_cache_;
+    static constexpr std::uint32_t kWqeBatch = 8;
 
     struct counters {
         std::uint64_t wqes = 0, writes = 0, write_bytes = 0, tx_segments = 0;

@@ -131,7 +131,9 @@ TEST(TcpHandshake, OptionNegotiationCombinations) {
         for (const Endpoint* e : {&sim.a(), &sim.b()}) {
             for (const SentSegment& s : e->sent) {
                 EXPECT_LE(s.len, mss);
-                if (!sack) EXPECT_TRUE(s.h.sack_blocks.empty());
+                if (!sack) {
+                    EXPECT_TRUE(s.h.sack_blocks.empty());
+                }
                 if (!has(s.h, tf::syn)) {
                     EXPECT_FALSE(s.h.mss.has_value());
                     EXPECT_FALSE(s.h.window_scale.has_value());
@@ -376,6 +378,7 @@ TEST(TcpHandshake, DataQueuedBeforeConnectIsSentOnceEstablished) {
     sim.open();
     sim.run(1 * kSec, [&] { return sim.b().rx_bytes == 5000; });
     EXPECT_EQ(sim.b().rx_bytes, 5000u);
+    sim.run_for(1 * kMs);
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
     EXPECT_EQ(sim.A().send_stream_acked(), 5000u);
     EXPECT_EQ(sim.a().acked_offset, 5000u);

@@ -280,6 +280,7 @@ private:
             c.receive_consumed(now, static_cast<std::size_t>(n));
         }
         if (c.state() == State::closed && e.close_called) return;
+        c.set_cork(now, true);  // append the whole batch, then let the connection segment it
         while (e.tx_queued < e.tx_total) {
             const std::size_t space = c.send_space();
             const std::uint64_t remaining = e.tx_total - e.tx_queued;
@@ -297,6 +298,7 @@ private:
             e.tx_queued += n;
             if (e.next_fpdu) c.mark_boundary(e.tx_queued);
         }
+        c.set_cork(now, false);
         if (!e.close_called && e.tx_queued == e.tx_total) {
             const bool go = (e.close_when_sent && (c.state() == State::established || c.state() == State::close_wait)) ||
                             (e.close_on_peer_fin && c.state() == State::close_wait);

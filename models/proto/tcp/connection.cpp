@@ -206,8 +206,18 @@ void Connection::on_send_data(u64 now, std::size_t len) {
     len = std::min(len, send_space());
     if (len == 0) return;
     stream_end_ += len;
-    output(now);
+    if (!corked_) output(now);
     finish(now);
+}
+
+void Connection::set_cork(u64 now, bool corked) {
+    if (corked_ == corked) return;
+    corked_ = corked;
+    if (!corked_) {
+        output(now);
+        if (ack_now_ && synchronized()) send_ack(now);
+        finish(now);
+    }
 }
 
 void Connection::mark_boundary(std::uint64_t stream_offset) {
@@ -504,9 +514,8 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
     bool old = false;
     if (pure) {
         if (start > rn + wnd) {
-            ++stats_.bad_segments;
-            send_ack(now);
-            return;
+            ++stats_.bad_segments;  // no reply to a bare ACK: two desynchronized ends would
+            return;                 // otherwise ACK each other forever
         }
         old = start < rn;  // a stale ACK: its acknowledgment is still looked at, no reply
     } else if (start + static_cast<s64>(seg_len) <= rn) {
@@ -558,7 +567,7 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
         ++stats_.bad_segments;
         return;
     }
-    if (!process_ack(now, h, seg_seq, pure && !old)) return;
+    if (!process_ack(now, h, seg_seq, pure && !old, pure)) return;
 
     // Steps 7 and 8: text and FIN.
     if (dlen > 0 || fin) {
@@ -590,7 +599,7 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
 }
 
 // Steps 5 for synchronized states. Returns false when the segment is to be dropped.
-bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool may_dup) {
+bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool may_dup, bool bare) {
     const s64 a = unwrap_ack(h.ack);
     if (state_ == State::syn_received) {
         if (a > static_cast<s64>(snd_una_) && a <= static_cast<s64>(snd_max_)) {
@@ -606,16 +615,18 @@ bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool
             return false;
         }
     }
+    // Unacceptable acknowledgments: reply with an ACK (§3.10.7.4), except to a bare ACK (see
+    // the sequence check), so that two ends that disagree cannot start an ACK storm.
     if (a > static_cast<s64>(snd_max_)) {  // acknowledges something not yet sent
         ++stats_.bad_segments;
-        send_ack(now);
+        if (!bare) send_ack(now);
         return false;
     }
     // RFC 5961 §5.2: acceptable if SND.UNA - MAX.SND.WND <= SEG.ACK.
     const s64 lowest = static_cast<s64>(snd_una_) - static_cast<s64>(std::max<u64>(max_snd_wnd_, 65535));
     if (a < lowest || a < 0) {
         ++stats_.bad_segments;
-        send_ack(now);
+        if (!bare) send_ack(now);
         return false;
     }
     const u64 new_wnd = u64{h.window} << snd_shift_;
@@ -638,13 +649,17 @@ bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool
         probe_outstanding_ = true;
         snd_nxt_ = snd_una_;
         rto_deadline_ = kNever;
-    } else if (probe_outstanding_ && (snd_wnd_ > 0 || snd_una_ >= snd_max_)) {
-        // The window opened (or the probe got in): the probe byte, if still unacknowledged, is
-        // sent again as ordinary data.
+    } else if (probe_outstanding_ && snd_wnd_ > 0) {
+        // The window opened: the probe byte, if still unacknowledged, is sent again as ordinary
+        // data.
         probe_outstanding_ = false;
         persist_deadline_ = kNever;
         persist_backoff_ = 0;
         if (snd_una_ < snd_max_) snd_nxt_ = snd_una_;
+    } else if (probe_outstanding_ && snd_una_ >= snd_max_) {
+        // The probe got in but the window still reads zero (scaling rounds a few bytes of space
+        // down to 0): keep probing, with the persist timer and its backoff left as they are.
+        probe_outstanding_ = false;
     }
     switch (state_) {
         case State::fin_wait_1:
@@ -861,13 +876,15 @@ Connection::u64 Connection::receive_space() const {
 
 std::uint16_t Connection::advertise_window() {
     if (rcv_adv_ < rcv_nxt_) rcv_adv_ = rcv_nxt_;
+    u64 target = rcv_adv_;
     const u64 edge = rcv_nxt_ + receive_space();
-    if (edge > rcv_adv_) {
-        // Receiver SWS avoidance (§3.8.6.2.2): move the right edge only by a useful amount.
-        const u64 inc = edge - rcv_adv_;
-        if (inc >= std::min<u64>(cfg_.receive_buffer / 2, mss_)) rcv_adv_ = edge;
-    }
-    return static_cast<std::uint16_t>(std::min<u64>((rcv_adv_ - rcv_nxt_) >> rcv_shift_, 65535));
+    // Receiver SWS avoidance (§3.8.6.2.2): move the right edge only by a useful amount.
+    if (edge > rcv_adv_ && edge - rcv_adv_ >= std::min<u64>(cfg_.receive_buffer / 2, mss_)) target = edge;
+    const u64 field = std::min<u64>((target - rcv_nxt_) >> rcv_shift_, 65535);
+    // rcv_adv_ is the right edge as the peer sees it (scaling rounds down); it never moves back,
+    // and is what incoming segments are checked against.
+    rcv_adv_ = std::max(rcv_adv_, rcv_nxt_ + (field << rcv_shift_));
+    return static_cast<std::uint16_t>(field);
 }
 
 void Connection::fill_header(bool with_ack) {
@@ -932,6 +949,7 @@ void Connection::send_syn(u64 now) {
         rtt_active_ = false;  // Karn
     }
     snd_nxt_ = std::max<u64>(snd_nxt_, 1);
+    last_send_ = now;
     if (syn_ack) ack_sent();
     if (rto_deadline_ == kNever) arm_rto(now);
 }
@@ -983,13 +1001,14 @@ void Connection::send_data_segment(u64 now, u64 start, u64 end, bool fin, bool a
     }
     snd_nxt_ = std::max(snd_nxt_, seg_end);
     snd_max_ = std::max(snd_max_, seg_end);
+    last_send_ = now;
     ack_sent();
     if (arm && rto_deadline_ == kNever) arm_rto(now);
 }
 
 // Where a segment starting at `s` ends when up to `limit` (send window edge) may be sent.
 // Returns s when nothing should be sent now.
-Connection::u64 Connection::segment_end(u64 s, u64 dend, u64 limit) const {
+Connection::u64 Connection::segment_end(u64 s, u64 dend, u64 limit, bool peer_limited) const {
     auto boundary = [this](u64 lo, u64 hi) -> u64 {  // last FPDU end in (lo, hi], sequence offsets
         const u64 b = boundaries_.last_in(lo - 1, hi - 1);
         return b == 0 ? 0 : b + 1;
@@ -1000,17 +1019,24 @@ Connection::u64 Connection::segment_end(u64 s, u64 dend, u64 limit) const {
     }
     if (e <= limit) return e;
     if (limit <= s) return s;
-    // Window-limited. Whole FPDUs that fit go out (an FPDU end is a natural push point);
-    // otherwise sender SWS avoidance (§3.8.6.2.1): a short segment only when nothing is in
-    // flight (no ACK would come to open the window) or it is a sizeable share of the peer's
+    // Limited by the peer's receive window: whole FPDUs that fit go out (an FPDU end is a
+    // natural push point), so a small peer window is not wasted. Otherwise (and always when cwnd
+    // is the limit: ACKs in flight will open it) sender SWS avoidance (§3.8.6.2.1): a short
+    // segment only when nothing is in flight, or when it is a sizeable share of the peer's
     // largest window.
-    if (const u64 b = boundary(s, limit)) return b;
+    if (peer_limited) {
+        if (const u64 b = boundary(s, limit)) return b;
+    }
     if (s == snd_una_ || (limit - s) * 2 >= max_snd_wnd_) return limit;
     return s;
 }
 
 void Connection::output(u64 now) {
-    if (!sending_state()) return;
+    if (!sending_state() || corked_) return;
+    if (snd_una_ == snd_max_ && snd_nxt_ < data_end() && now > last_send_ && now - last_send_ > rto_) {
+        // RFC 5681 §4.1: restart from (at most) the initial window after an idle period.
+        cwnd_ = std::min<u64>(cwnd_, std::uint64_t{cfg_.initial_window_segments} * mss_);
+    }
     for (;;) {
         const u64 s = snd_nxt_;
         const u64 dend = data_end();
@@ -1021,7 +1047,7 @@ void Connection::output(u64 now) {
         }
         if (probe_outstanding_) return;
         const u64 limit = snd_una_ + std::min(cwnd_, snd_wnd_);
-        const u64 e = segment_end(s, dend, limit);
+        const u64 e = segment_end(s, dend, limit, snd_wnd_ <= cwnd_);
         if (e <= s) return;
         send_data_segment(now, s, e, fin_queued_ && e == dend);
     }

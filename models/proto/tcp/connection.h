@@ -151,14 +151,20 @@ public:
     // segment being built, the segment ends at the last such boundary (so an FPDU that fits in a
     // segment is never split, and several small FPDUs share one segment); otherwise the segment
     // is filled to the MSS (FPDU larger than the MSS) or ends at the end of the queued data (which
-    // the owner only ever extends by whole FPDUs). When the send window (min(cwnd, peer window))
-    // is the limit, the segment is cut at the last boundary inside the window; if there is none,
-    // it waits for the window to open while data is in flight (sender SWS avoidance), and only
-    // with nothing in flight does it send what fits, splitting the FPDU rather than stalling.
+    // the owner only ever extends by whole FPDUs). When the peer's receive window is the limit,
+    // the segment is cut at the last boundary inside the window; if there is none (or cwnd is the
+    // limit) it waits for the window to open while data is in flight (sender SWS avoidance), and
+    // only with nothing in flight does it send what fits, splitting the FPDU rather than stall.
     // Retransmissions start at snd_una (always a segment start) and follow the same rule, so they
     // are aligned too. Exception: a zero-window probe carries a single byte. Each boundary costs
     // 8 bytes until acknowledged (a ring that grows by doubling, no per-segment allocation).
     void mark_boundary(std::uint64_t stream_offset);
+
+    // Corking: while corked, nothing new is sent (no data from on_send_data, nor from ACKs that
+    // open the window; ACKs, fast retransmissions and timeouts still go out), so the owner can
+    // append a batch of FPDUs with their boundaries and have them segmented together when it
+    // uncorks. Meant to be held only for the duration of such a batch.
+    void set_cork(std::uint64_t now_ns, bool corked);
 
     // Receive flow control (Config::owner_consumes only): the owner has consumed `len` more
     // delivered bytes; sends a window update when the window opened enough (RFC 1122 SWS rule).
@@ -218,7 +224,7 @@ private:
     void segment_syn_sent(u64 now, const net::TcpHeader& h);
     void segment_synchronized(u64 now, const net::TcpHeader& h, const std::uint8_t* payload, std::size_t len);
     void negotiate(const net::TcpHeader& syn);
-    bool process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool pure);
+    bool process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool may_dup, bool bare);
     void on_new_ack(u64 now, u64 ack);
     void on_dupack(u64 now);
     bool receive_data(u64 now, u64 start, const std::uint8_t* data, std::size_t len);
@@ -229,7 +235,7 @@ private:
 
     // sending
     void output(u64 now);
-    u64 segment_end(u64 start, u64 data_end, u64 limit) const;
+    u64 segment_end(u64 start, u64 data_end, u64 limit, bool peer_limited) const;
     void send_data_segment(u64 now, u64 start, u64 end, bool fin, bool arm = true);
     void retransmit_first(u64 now);
     void send_syn(u64 now);
@@ -266,6 +272,7 @@ private:
     u64 stream_end_ = 0;   // stream bytes appended by the owner
     u64 acked_off_ = 0;    // stream bytes acknowledged (reported to Env::acked)
     bool fin_queued_ = false;
+    bool corked_ = false;
     u64 snd_wnd_ = 0, max_snd_wnd_ = 0;
     s64 snd_wl1_ = 0, snd_wl2_ = 0;
     std::uint8_t snd_shift_ = 0, rcv_shift_ = 0;
@@ -289,6 +296,7 @@ private:
     // Timers (absolute ns, kNever when off)
     u64 rto_deadline_ = kNever, delack_deadline_ = kNever, persist_deadline_ = kNever, tw_deadline_ = kNever;
     std::uint32_t persist_backoff_ = 0;
+    u64 last_send_ = 0;  // time of the last segment carrying data, SYN or FIN
     bool probe_outstanding_ = false;
 
     // Receive side, in sequence offsets from the IRS (0 = peer's SYN, 1 + k = stream byte k).

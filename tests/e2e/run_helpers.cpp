@@ -1,0 +1,66 @@
+#include "run_helpers.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace rnic::test {
+
+namespace {
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) {
+        if (c == '\'') q += "'\\''";
+        else q += c;
+    }
+    return q + "'";
+}
+}  // namespace
+
+sim_run run_sim(const std::vector<std::string>& args) {
+    std::string cmd = std::string("cd ") + quote(RNIC_SOURCE_DIR) + " && " + quote(RNIC_SIM_PATH);
+    for (const std::string& a : args) cmd += " " + quote(a);
+    cmd += " 2>&1";
+    sim_run r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return r;
+    std::array<char, 4096> buf;
+    std::size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+    const int status = pclose(p);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+std::string temp_path(const std::string& name) {
+    const char* dir = std::getenv("TMPDIR");
+    std::ostringstream os;
+    os << (dir != nullptr ? dir : "/tmp") << "/rnic-e2e-" << getpid() << "-" << name;
+    return os.str();
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::ostringstream os;
+    os << f.rdbuf();
+    return os.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+}
+
+boost::json::value read_json(const std::string& path) { return boost::json::parse(read_file(path)); }
+
+std::vector<std::string> quick_args() {
+    return {"--scenario", "platform/scenarios/default.json", "--set", "workload.sizes=[64,1500,9000]",
+            "--set", "workload.iterations=60", "--log", "warn"};
+}
+
+}  // namespace rnic::test

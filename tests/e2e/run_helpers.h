@@ -1,0 +1,25 @@
+// Runs rnic-sim as a subprocess and reads what it wrote.
+#pragma once
+
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+namespace rnic::test {
+
+struct sim_run {
+    int exit_code = -1;
+    std::string output;  // stdout and stderr together
+};
+
+// Runs rnic-sim from the source directory with `args` (each passed as one argument).
+sim_run run_sim(const std::vector<std::string>& args);
+// A fresh path under the test's temporary directory.
+std::string temp_path(const std::string& name);
+boost::json::value read_json(const std::string& path);
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& text);
+// Small, quick workload arguments used by most tests.
+std::vector<std::string> quick_args();
+
+}  // namespace rnic::test

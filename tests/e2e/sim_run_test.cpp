@@ -1,0 +1,120 @@
+// End-to-end runs of the default platform: results content, integrity, determinism.
+#include <gtest/gtest.h>
+
+#include "run_helpers.h"
+
+namespace rnic::test {
+namespace {
+
+boost::json::value run_quick(const std::string& tag, std::vector<std::string> extra = {}) {
+    const std::string results = temp_path(tag + ".json");
+    std::vector<std::string> args = quick_args();
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back("--results");
+    args.push_back(results);
+    const sim_run r = run_sim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return read_json(results);
+}
+
+TEST(SimRun, WritesArePlacedIntactAndReported) {
+    boost::json::value v = run_quick("basic");
+    const auto& o = v.as_object();
+    EXPECT_EQ(o.at("status").as_string(), "ok");
+    // Every size ran its iterations and the receiver's memory matched the sender's source.
+    const auto& rows = o.at("workload").at("rows").as_array();
+    ASSERT_EQ(rows.size(), 3u);
+    const std::uint64_t sizes[] = {64, 1500, 9000};
+    std::uint64_t expected_checked = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& row = rows[i].as_object();
+        EXPECT_EQ(row.at("size").to_number<std::uint64_t>(), sizes[i]);
+        EXPECT_EQ(row.at("iterations").to_number<std::uint64_t>(), 60u);
+        EXPECT_EQ(row.at("bytes").to_number<std::uint64_t>(), sizes[i] * 60);
+        EXPECT_TRUE(row.at("integrity_ok").as_bool());
+        EXPECT_GT(row.at("goodput_gbps").to_number<double>(), 0.0);
+        const auto& lat = row.at("latency_ns").as_object();
+        EXPECT_LE(lat.at("min").to_number<double>(), lat.at("p50").to_number<double>());
+        EXPECT_LE(lat.at("p50").to_number<double>(), lat.at("p99").to_number<double>());
+        EXPECT_LE(lat.at("p99").to_number<double>(), lat.at("max").to_number<double>());
+        // 60 writes of `size` walk through the 1 MiB buffer: all of it is checked when it fits.
+        expected_checked += std::min<std::uint64_t>(sizes[i] * 60, (1u << 20) / sizes[i] * sizes[i]);
+    }
+    EXPECT_TRUE(o.at("integrity").at("ok").as_bool());
+    EXPECT_EQ(o.at("integrity").at("bytes_checked").to_number<std::uint64_t>(), expected_checked);
+    EXPECT_EQ(o.at("integrity").at("bytes_mismatched").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(o.at("operations").at("rdma_write").at("count").to_number<std::uint64_t>(), 180u);
+
+    // The bytes went through every layer: PCIe reads on a, MPA FPDUs with good CRCs, TCP frames on
+    // the link, DMA writes on b, CQEs on a.
+    const auto& m = o.at("modules").as_object();
+    const auto& a_rnic = m.at("a.rnic").as_object();
+    const auto& b_rnic = m.at("b.rnic").as_object();
+    const std::uint64_t payload = 60 * (64 + 1500 + 9000);
+    EXPECT_EQ(b_rnic.at("rdma").at("placed_bytes").to_number<std::uint64_t>(), payload);
+    EXPECT_EQ(a_rnic.at("rdma").at("rdma_write_bytes").to_number<std::uint64_t>(), payload);
+    EXPECT_GE(a_rnic.at("rdma").at("cqes").to_number<std::uint64_t>(), 180u);
+    EXPECT_GT(a_rnic.at("framer").at("tx_fpdus").to_number<std::uint64_t>(), 180u);
+    EXPECT_EQ(b_rnic.at("framer").at("crc_errors").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(b_rnic.at("framer").at("rx_fpdus").to_number<std::uint64_t>(),
+              a_rnic.at("framer").at("tx_fpdus").to_number<std::uint64_t>());
+    EXPECT_GE(m.at("a.pcie").at("upstream").at("mrd").to_number<std::uint64_t>(), 180u);
+    EXPECT_GE(m.at("b.pcie").at("upstream").at("mwr_payload_bytes").to_number<std::uint64_t>(), payload);
+    EXPECT_GT(m.at("link").at("a_to_b").at("frames").to_number<std::uint64_t>(), 180u);
+    EXPECT_EQ(m.at("a.mem").at("dma_refused").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(m.at("b.mem").at("dma_refused").to_number<std::uint64_t>(), 0u);
+    // Wall-clock figures live only under "wallclock".
+    EXPECT_TRUE(o.contains("wallclock"));
+    EXPECT_GT(o.at("wallclock").at("seconds").to_number<double>(), 0.0);
+}
+
+TEST(SimRun, SameScenarioAndSeedGiveIdenticalResults) {
+    boost::json::value a = run_quick("det1", {"--seed", "7"});
+    boost::json::value b = run_quick("det2", {"--seed", "7"});
+    a.as_object().erase("wallclock");
+    b.as_object().erase("wallclock");
+    EXPECT_EQ(boost::json::serialize(a), boost::json::serialize(b));
+    EXPECT_EQ(a.at("seed").to_number<std::int64_t>(), 7);
+}
+
+TEST(SimRun, ScenarioAsRunCarriesOverrides) {
+    boost::json::value v = run_quick("asrun", {"--set", "link.rate=40Gbps", "--set", "pcie.lanes=16"});
+    const auto& sc = v.at("scenario").as_object();
+    EXPECT_EQ(sc.at("link").at("rate").as_string(), "40Gbps");
+    EXPECT_EQ(sc.at("pcie").at("lanes").to_number<std::int64_t>(), 16);
+    EXPECT_EQ(v.at("modules").at("link").at("rate_gbps").to_number<double>(), 40.0);
+}
+
+TEST(SimRun, MpaRevisionTwoAndEventCompletionsWork) {
+    boost::json::value v =
+        run_quick("rev2", {"--set", "rnic.mpa.revision=2", "--set", "workload.completion=event"});
+    EXPECT_EQ(v.at("status").as_string(), "ok");
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    EXPECT_GT(v.at("modules").at("a.rnic").at("rdma").at("interrupts").to_number<std::uint64_t>(), 0u);
+}
+
+TEST(SimRun, HelpDescribesOptionsAndScenarioKeys) {
+    const sim_run help = run_sim({"--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    for (const char* opt : {"--scenario", "--set", "--seed", "--results", "--pcap", "--log", "--help"}) {
+        EXPECT_NE(help.output.find(opt), std::string::npos) << opt;
+    }
+    const sim_run keys = run_sim({"--help-scenario"});
+    EXPECT_EQ(keys.exit_code, 0);
+    EXPECT_NE(keys.output.find("link.rate"), std::string::npos);
+    EXPECT_NE(keys.output.find("rnic.mpa.markers"), std::string::npos);
+}
+
+TEST(SimRun, LogLinesCarryTimeModuleCategoryAndLevel) {
+    std::vector<std::string> args = quick_args();
+    args.push_back("--log");
+    args.push_back("warn,fw=info,drv=info");
+    const sim_run r = run_sim(args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // e.g. "[       0.000000 us] info  fw   a.rnic.cp: firmware running"
+    EXPECT_NE(r.output.find(" us] info  fw   a.rnic.cp: firmware running"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(" us] info  drv  b.driver: device ready"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace rnic::test

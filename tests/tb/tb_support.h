@@ -1,0 +1,38 @@
+// Helpers for TLM testbenches.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+namespace rnic::test {
+
+// An initiator that test code drives directly (b_transport outside any process is allowed for
+// LT models that never wait()).
+struct tb_initiator : sc_core::sc_module {
+    tlm_utils::simple_initiator_socket<tb_initiator> out;
+    explicit tb_initiator(const sc_core::sc_module_name& n) : sc_module(n), out("out") {}
+};
+
+// A target that records what arrives and when.
+struct tb_sink : sc_core::sc_module {
+    struct item {
+        sc_core::sc_time at;
+        std::uint64_t address;
+        std::vector<std::uint8_t> data;
+    };
+    tlm_utils::simple_target_socket<tb_sink> in;
+    std::vector<item> items;
+    explicit tb_sink(const sc_core::sc_module_name& n) : sc_module(n), in("in") {
+        in.register_b_transport(this, &tb_sink::b_transport);
+    }
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+        items.push_back({sc_core::sc_time_stamp() + delay, gp.get_address(),
+                         std::vector<std::uint8_t>(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length())});
+        gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    }
+};
+
+}  // namespace rnic::test
