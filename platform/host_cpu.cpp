@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/mem_access.h"
 #include "core/sim_log.h"
 #include "core/timed_resource.h"
 
@@ -48,14 +49,7 @@ std::uint32_t host_cpu::mmio_read32(std::uint32_t offset) {
     sync();  // an uncached access orders with everything before it
     std::uint32_t value = 0;
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    tlm::tlm_generic_payload gp;
-    gp.set_command(tlm::TLM_READ_COMMAND);
-    gp.set_address(offset);
-    gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
-    gp.set_data_length(4);
-    gp.set_streaming_width(4);
-    mmio_out->b_transport(gp, delay);
-    if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) ++mmio_errors_;
+    if (rnic::mem_read(mmio_out, offset, &value, sizeof value, delay) != tlm::TLM_OK_RESPONSE) ++mmio_errors_;
     wait(delay);
     return value;
 }
@@ -63,14 +57,7 @@ std::uint32_t host_cpu::mmio_read32(std::uint32_t offset) {
 void host_cpu::mmio_write32(std::uint32_t offset, std::uint32_t value) {
     sync();  // a doorbell forces a sync: the WQE stores before it are visible first
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    tlm::tlm_generic_payload gp;
-    gp.set_command(tlm::TLM_WRITE_COMMAND);
-    gp.set_address(offset);
-    gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
-    gp.set_data_length(4);
-    gp.set_streaming_width(4);
-    mmio_out->b_transport(gp, delay);
-    if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) ++mmio_errors_;
+    if (rnic::mem_write(mmio_out, offset, &value, sizeof value, delay) != tlm::TLM_OK_RESPONSE) ++mmio_errors_;
     qk_.inc(delay);
 }
 

@@ -1,6 +1,7 @@
 // rnic-sim: runs one scenario of the iWARP RNIC virtual platform.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,10 @@
 #include "simulation.h"
 
 namespace {
+
+// Keep the output to the table and the log: SystemC prints its banner before sc_main runs, so the
+// switch must be set during static initialisation.
+const int kNoBanner = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
 
 const char* const kUsage = R"(usage: rnic-sim [options]
 
@@ -86,6 +91,8 @@ int sc_main(int argc, char* argv[]) {
     }
     std::string error;
     if (!rnic::log::configure(opt.log, &error)) return usage_error(error);
+    // sc_stop() at the end of the workload is the normal way out, not news.
+    sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
 
     std::unique_ptr<rnic::config::Scenario> scenario;
     try {

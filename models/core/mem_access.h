@@ -34,3 +34,12 @@ tlm::tlm_response_status mem_write(Socket& s, std::uint64_t addr, const void* da
 }
 
 }  // namespace rnic
+
+namespace rnic {
+// An MSI-X request to the PCIe endpoint: a 4-byte write whose address is the vector number.
+template <typename Socket>
+void send_msix(Socket& socket, std::uint32_t vector, sc_core::sc_time& delay) {
+    std::uint32_t data = vector;
+    mem_write(socket, vector, &data, sizeof data, delay);
+}
+}  // namespace rnic

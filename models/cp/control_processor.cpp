@@ -98,15 +98,8 @@ bool control_processor::dma_write(std::uint64_t addr, const void* src, std::size
 }
 
 void control_processor::raise_msix(std::uint32_t vector) {
-    tlm::tlm_generic_payload gp;
-    std::uint32_t data = vector;
-    gp.set_command(tlm::TLM_WRITE_COMMAND);
-    gp.set_address(vector);
-    gp.set_data_ptr(reinterpret_cast<unsigned char*>(&data));
-    gp.set_data_length(4);
-    gp.set_streaming_width(4);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    irq_out->b_transport(gp, delay);
+    send_msix(irq_out, vector, delay);
 }
 
 int control_processor::create_cq(const fw::cq_params& p) { return rdma_out->create_cq({p.ring, p.entries, p.vector}); }

@@ -251,13 +251,21 @@ std::uint16_t internet_checksum(const std::uint8_t* data, std::size_t len) {
     return static_cast<std::uint16_t>(~checksum_partial(data, len) & 0xFFFFu);
 }
 
+std::size_t tcp_frame_header_size(const TcpHeader& tcp) {
+    return kEthernetHeaderSize + kIpv4HeaderSize + tcp.size();
+}
+
 void build_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader& tcp,
                      const std::uint8_t* payload, std::size_t payload_len, std::vector<std::uint8_t>& out) {
-    const std::size_t tcp_len = tcp.size() + payload_len;
     const std::size_t start = out.size();
-    out.resize(start + kEthernetHeaderSize + kIpv4HeaderSize + tcp.size());
+    out.resize(start + tcp_frame_header_size(tcp));
     if (payload_len != 0) out.insert(out.end(), payload, payload + payload_len);
-    std::uint8_t* p = out.data() + start;
+    finish_tcp_frame(ep, ip, tcp, out.data() + start, payload_len);
+}
+
+void finish_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader& tcp, std::uint8_t* p,
+                      std::size_t payload_len) {
+    const std::size_t tcp_len = tcp.size() + payload_len;
 
     std::memcpy(p, ep.dst_mac.data(), 6);
     std::memcpy(p + 6, ep.src_mac.data(), 6);

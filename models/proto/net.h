@@ -88,6 +88,14 @@ void build_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader&
                      const std::uint8_t* payload, std::size_t payload_len,
                      std::vector<std::uint8_t>& out);
 
+// Bytes of Ethernet + IPv4 + TCP headers (with options) in front of the payload.
+std::size_t tcp_frame_header_size(const TcpHeader& tcp);
+// Writes the headers and checksums into frame[0, tcp_frame_header_size(tcp)) for a payload of
+// `payload_len` bytes already in place right behind them: lets a caller move the payload from its
+// buffer straight into the frame, with no intermediate copy.
+void finish_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader& tcp, std::uint8_t* frame,
+                      std::size_t payload_len);
+
 struct ParsedTcpFrame {
     EthernetHeader eth;
     Ipv4Header ip;

@@ -392,14 +392,7 @@ void rdma_engine::post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::sc_t
 }
 
 void rdma_engine::raise_msix(std::uint32_t vector, sc_core::sc_time& delay) {
-    tlm::tlm_generic_payload gp;
-    std::uint32_t data = vector;
-    gp.set_command(tlm::TLM_WRITE_COMMAND);
-    gp.set_address(vector);
-    gp.set_data_ptr(reinterpret_cast<unsigned char*>(&data));
-    gp.set_data_length(4);
-    gp.set_streaming_width(4);
-    irq_out->b_transport(gp, delay);
+    send_msix(irq_out, vector, delay);
     ++counters_.interrupts;
 }
 

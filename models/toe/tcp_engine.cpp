@@ -220,13 +220,14 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
                                   std::size_t len) {
     sc_core::sc_time delay = c.ctx_delay;
     tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
-    // The payload comes out of the send stream in buffer memory.
-    payload_scratch_.resize(len);
+    // The payload moves from the send stream in buffer memory straight into the frame.
+    const std::size_t hdr = net::tcp_frame_header_size(header);
+    frame_scratch_.resize(hdr + len);
     std::size_t done = 0;
     while (done < len) {
         const std::uint64_t pos = (stream_offset + done) % params_.send_buffer;
         const std::size_t chunk = std::min<std::size_t>(len - done, params_.send_buffer - pos);
-        mem_read(buf_out, c.buffer_base() + pos, payload_scratch_.data() + done, chunk, delay);
+        mem_read(buf_out, c.buffer_base() + pos, frame_scratch_.data() + hdr + done, chunk, delay);
         done += chunk;
     }
     const auto it = neighbours_.find(c.remote_ip());
@@ -237,8 +238,7 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
     ep.dst_ip = c.remote_ip();
     net::Ipv4Header ip;
     ip.identification = static_cast<std::uint16_t>(tx_frames_);
-    frame_scratch_.clear();
-    net::build_tcp_frame(ep, ip, header, payload_scratch_.data(), len, frame_scratch_);
+    net::finish_tcp_frame(ep, ip, header, frame_scratch_.data(), len);
     ++tx_frames_;
     stream_ext ext;
     ext.conn = c.id();

@@ -100,7 +100,7 @@ private:
     sc_core::sc_time timer_at_ = sc_core::SC_ZERO_TIME;
     bool timer_armed_ = false;
     std::uint64_t rng_state_;
-    std::vector<std::uint8_t> frame_scratch_, payload_scratch_;
+    std::vector<std::uint8_t> frame_scratch_;
     std::uint64_t rx_frames_ = 0, rx_bad_frames_ = 0, rx_no_connection_ = 0, tx_frames_ = 0;
 };
 

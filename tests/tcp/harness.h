@@ -370,6 +370,21 @@ inline net::TcpHeader make_header(std::uint16_t src, std::uint16_t dst, std::uin
     return h;
 }
 
+// Drives `c` (configured like Sim::config_a) through an active open against a scripted peer
+// (ISS 5000, MSS 1460, WS 7; SYN-ACK at t_synack), then gives it the peer window `window` (scaled
+// by 2^7: the SYN-ACK's own window is never scaled) with a bare ACK at t_synack + 1.
+inline void establish(tcp::Connection& c, Recorder& r, std::uint16_t window = 65535, std::uint64_t t_synack = 10) {
+    c.connect(0);
+    net::TcpHeader synack = make_header(2000, 1000, 5000, c.iss() + 1, tf::syn | tf::ack, 65535);
+    synack.mss = 1460;
+    synack.window_scale = 7;
+    c.on_segment(t_synack, synack, nullptr, 0);
+    ASSERT_EQ(c.state(), State::established);
+    c.on_segment(t_synack + 1, make_header(2000, 1000, 5001, c.iss() + 1, tf::ack, window), nullptr, 0);
+    ASSERT_EQ(c.send_window(), std::uint64_t{window} << 7);
+    r.sent.clear();
+}
+
 // Wire sequence number at which endpoint `e`'s next new byte / FIN would go (no FIN sent yet).
 inline std::uint32_t next_send_seq(tcp::Connection& c) {
     return c.iss() + 1 + static_cast<std::uint32_t>(c.send_stream_sent());

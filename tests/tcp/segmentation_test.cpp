@@ -10,20 +10,6 @@ namespace {
 
 constexpr std::uint32_t kMss = 1460;
 
-// Drives `c` through an active open against a scripted peer (ISS 5000, MSS 1460, WS 7), then
-// gives it the peer window `window` (scaled by 2^7: the SYN-ACK's own window is never scaled).
-void establish(tcp::Connection& c, Recorder& r, std::uint16_t window = 65535) {
-    c.connect(0);
-    net::TcpHeader synack = make_header(2000, 1000, 5000, c.iss() + 1, tf::syn | tf::ack, 65535);
-    synack.mss = 1460;
-    synack.window_scale = 7;
-    c.on_segment(10, synack, nullptr, 0);
-    ASSERT_EQ(c.state(), State::established);
-    c.on_segment(11, make_header(2000, 1000, 5001, c.iss() + 1, tf::ack, window), nullptr, 0);
-    ASSERT_EQ(c.send_window(), std::uint64_t{window} << 7);
-    r.sent.clear();
-}
-
 std::vector<Recorder::Tx> data_of(const Recorder& r) {
     std::vector<Recorder::Tx> v;
     for (const Recorder::Tx& t : r.sent) {

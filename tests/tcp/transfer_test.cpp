@@ -1,5 +1,8 @@
 // Bulk transfer: window- and cwnd-limited phases, sequence wrap, random loss / reordering /
 // duplication, delayed ACK.
+#include <string>
+#include <vector>
+
 #include "harness.h"
 
 namespace tcptest {
@@ -133,6 +136,16 @@ struct Impairment {
     std::uint64_t seed;
 };
 
+std::string impairment_label(const Impairment& p) {
+    auto pct = [](double v) { return std::to_string(static_cast<int>(v * 100 + 0.5)); };
+    return "loss" + pct(p.loss) + "_dup" + pct(p.duplicate) + "_reorder" + pct(p.reorder) +
+           (p.sack ? "_sack" : "_nosack") + "_seed" + std::to_string(p.seed);
+}
+std::string impairment_name(const testing::TestParamInfo<Impairment>& param_info) {
+    return impairment_label(param_info.param);
+}
+void PrintTo(const Impairment& p, std::ostream* os) { *os << impairment_label(p); }
+
 class TcpImpaired : public testing::TestWithParam<Impairment> {};
 
 TEST_P(TcpImpaired, EveryByteExactlyOnce) {
@@ -175,12 +188,24 @@ TEST_P(TcpImpaired, EveryByteExactlyOnce) {
     EXPECT_TRUE(a_time_wait);
 }
 
-INSTANTIATE_TEST_SUITE_P(LossReorderDuplication, TcpImpaired,
-                         testing::Values(Impairment{0.01, 0.0, 0.0, false, 1}, Impairment{0.01, 0.0, 0.0, true, 2},
-                                         Impairment{0.01, 0.01, 0.02, false, 3}, Impairment{0.01, 0.01, 0.02, true, 4},
-                                         Impairment{0.05, 0.0, 0.0, false, 5}, Impairment{0.05, 0.0, 0.0, true, 6},
-                                         Impairment{0.05, 0.02, 0.05, false, 7}, Impairment{0.05, 0.02, 0.05, true, 8},
-                                         Impairment{0.0, 0.2, 0.2, true, 9}));
+std::vector<Impairment> impairments() {
+    std::vector<Impairment> v;
+    std::uint64_t seed = 1;
+    for (double loss : {0.01, 0.05}) {
+        for (bool mixed : {false, true}) {
+            for (bool sack : {false, true}) {
+                for (int k = 0; k < 3; ++k) {
+                    v.push_back(Impairment{loss, mixed ? 0.02 : 0.0, mixed ? 0.05 : 0.0, sack, seed++});
+                }
+            }
+        }
+    }
+    v.push_back(Impairment{0.0, 0.2, 0.2, true, seed++});  // heavy duplication and reordering, no loss
+    v.push_back(Impairment{0.0, 0.2, 0.2, false, seed++});
+    return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(LossReorderDuplication, TcpImpaired, testing::ValuesIn(impairments()), impairment_name);
 
 TEST(TcpTransfer, DelayedAckReducesAckCount) {
     std::uint64_t acks[2] = {0, 0};

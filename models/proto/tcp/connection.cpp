@@ -113,13 +113,14 @@ void Connection::reset_sequence_state() {
     rtt_active_ = false;
     srtt_ = rttvar_ = 0;
     rto_ = cfg_.rto_initial_ns;
-    backoff_ = rexmit_count_ = 0;
+    rexmit_count_ = 0;
     syn_lost_ = false;
     rto_deadline_ = delack_deadline_ = persist_deadline_ = tw_deadline_ = kNever;
     persist_backoff_ = 0;
     probe_outstanding_ = false;
     irs_ = 0;
     rcv_nxt_ = rcv_adv_ = 0;
+    rcv_delivered_ = 0;
     ack_now_ = false;
     delack_segs_ = 0;
     fin_pending_ = false;
@@ -178,8 +179,17 @@ bool Connection::fin_acked() const { return fin_queued_ && snd_una_ >= data_end(
 // ---------------------------------------------------------------------------------------------
 // User calls
 
+void Connection::reset_stream_state() {
+    stream_end_ = acked_off_ = 0;
+    fin_queued_ = false;
+    boundaries_.clear();
+    unconsumed_ = 0;
+}
+
 void Connection::connect(u64 now) {
     if (state_ != State::closed) return;
+    if (opened_) reset_stream_state();  // reuse after a previous connection
+    opened_ = true;
     reset_sequence_state();
     passive_ = false;
     remote_port_ = cfg_.remote_port;
@@ -188,8 +198,14 @@ void Connection::connect(u64 now) {
     finish(now);
 }
 
+void Connection::set_iss(std::uint32_t iss) {
+    if (state_ == State::closed) cfg_.iss = iss;
+}
+
 void Connection::listen() {
     if (state_ != State::closed) return;
+    if (opened_) reset_stream_state();
+    opened_ = true;
     reset_sequence_state();
     passive_ = true;
     remote_port_ = cfg_.remote_port;
@@ -215,7 +231,6 @@ void Connection::set_cork(u64 now, bool corked) {
     corked_ = corked;
     if (!corked_) {
         output(now);
-        if (ack_now_ && synchronized()) send_ack(now);
         finish(now);
     }
 }
@@ -512,6 +527,8 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
     const std::uint8_t* data = payload;
     std::size_t dlen = len;
     bool old = false;
+    bool need_ack = false;       // applied once the segment passed the SYN and ACK checks
+    bool repeated_fin = false;
     if (pure) {
         if (start > rn + wnd) {
             ++stats_.bad_segments;  // no reply to a bare ACK: two desynchronized ends would
@@ -521,9 +538,9 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
     } else if (start + static_cast<s64>(seg_len) <= rn) {
         // Everything already received: a retransmission. ACK it (our ACK may have been lost).
         ++stats_.duplicate_segments;
-        ack_now_ = true;
+        need_ack = true;
         old = true;
-        if (fin && state_ == State::time_wait) tw_deadline_ = add_sat(now, cfg_.time_wait_ns);  // §3.10.7.4
+        repeated_fin = fin;
         syn = fin = false;
         dlen = 0;
     } else {
@@ -552,7 +569,12 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
             const s64 keep = std::max<s64>(0, right - start - (syn ? 1 : 0));
             dlen = static_cast<std::size_t>(keep);
             fin = false;
-            ack_now_ = true;
+            need_ack = true;
+        }
+        if (fin_pending_ && start + static_cast<s64>(dlen) > static_cast<s64>(fin_rseq_)) {
+            // Nothing can follow the FIN already seen beyond a gap.
+            dlen = static_cast<std::size_t>(std::max<s64>(0, static_cast<s64>(fin_rseq_) - start));
+            fin = false;
         }
     }
 
@@ -568,6 +590,10 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
         return;
     }
     if (!process_ack(now, h, seg_seq, pure && !old, pure)) return;
+    if (need_ack) ack_now_ = true;
+    if (repeated_fin && state_ == State::time_wait) {
+        tw_deadline_ = add_sat(now, cfg_.time_wait_ns);  // §3.10.7.4: restart the 2 MSL timeout
+    }
 
     // Steps 7 and 8: text and FIN.
     if (dlen > 0 || fin) {
@@ -577,9 +603,9 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
             case State::fin_wait_2: {
                 bool fin_ok = true;
                 if (dlen > 0) fin_ok = receive_data(now, static_cast<u64>(start), data, dlen);
-                if (fin && fin_ok) {
+                if (fin && fin_ok && !fin_pending_) {
                     const u64 fin_pos = static_cast<u64>(start) + dlen;
-                    if (fin_pos >= rcv_nxt_) {
+                    if (fin_pos >= rcv_nxt_ && (ooo_.empty() || ooo_.back().end <= fin_pos)) {
                         fin_pending_ = true;
                         fin_rseq_ = fin_pos;
                         ack_now_ = true;
@@ -769,6 +795,7 @@ bool Connection::receive_data(u64 now, u64 start, const std::uint8_t* data, std:
     const bool had_holes = !ooo_.empty();
     env_.deliver(data, len);
     stats_.bytes_delivered += len;
+    rcv_delivered_ += len;
     rcv_nxt_ += len;
     if (cfg_.owner_consumes) unconsumed_ += len;
     if (had_holes) {
@@ -827,6 +854,7 @@ void Connection::deliver_in_order_from_ring() {
             const std::size_t chunk = static_cast<std::size_t>(std::min<u64>(iv.end - rcv_nxt_, size - pos));
             env_.deliver(ooo_buf_.data() + pos, chunk);
             stats_.bytes_delivered += chunk;
+            rcv_delivered_ += chunk;
             rcv_nxt_ += chunk;
             if (cfg_.owner_consumes) unconsumed_ += chunk;
         }
@@ -1080,7 +1108,9 @@ void Connection::send_probe(u64 now) {
     const u64 s = snd_una_;
     if (s >= dend) return;
     ++stats_.window_probes;
+    const bool timing = rtt_active_;
     send_data_segment(now, s, s + 1, false, false);
+    if (!timing) rtt_active_ = false;  // a probe's ACK may come much later: never time a probe
     probe_outstanding_ = true;
     ++persist_backoff_;
 }
@@ -1134,8 +1164,7 @@ void Connection::rtt_sample(u64 r) {
         srtt_ = (7 * srtt_ + r) / 8;
     }
     const u64 k_rttvar = std::max<u64>(4 * rttvar_, 1);  // G = 1 ns
-    rto_ = std::clamp(srtt_ + k_rttvar, cfg_.rto_min_ns, cfg_.rto_max_ns);
-    backoff_ = 0;
+    rto_ = std::clamp(srtt_ + k_rttvar, cfg_.rto_min_ns, cfg_.rto_max_ns);  // also ends any backoff
 }
 
 void Connection::on_rto(u64 now) {
@@ -1148,8 +1177,7 @@ void Connection::on_rto(u64 now) {
         return;
     }
     ++stats_.retransmit_timeouts;
-    rto_ = std::min(rto_ * 2, cfg_.rto_max_ns);  // §5.5 back off
-    ++backoff_;
+    rto_ = std::min(rto_ * 2, cfg_.rto_max_ns);  // §5.5 back off (kept until the next valid sample)
     rtt_active_ = false;
     if (handshake) {
         syn_lost_ = true;

@@ -64,8 +64,9 @@ struct Config {
     // Offer the window-scale option at all (false: never scale, windows are capped at 65535).
     bool window_scaling = true;
     // Receive-side flow control by the owner. false (default): delivered bytes are consumed at
-    // once and the advertised window only shrinks by out-of-order data held. true: delivered bytes
-    // occupy the receive buffer until the owner calls receive_consumed().
+    // once, so the window offered from RCV.NXT is the whole receive_buffer (out-of-order data held
+    // for reassembly sits inside it). true: delivered bytes occupy the receive buffer until the
+    // owner calls receive_consumed(), and the window shrinks accordingly (down to zero).
     bool owner_consumes = false;
     // Consecutive retransmission timeouts (SYN included) after which the connection is aborted
     // (RST sent, state closed; RFC 9293 §3.8.3 R2).
@@ -131,8 +132,12 @@ class Connection {
 public:
     Connection(const Config& cfg, Env& env);
 
+    // Opening. Both only act in CLOSED. A Connection may be opened again after it closed: the
+    // send stream then restarts at offset 0 (data appended before the first open is kept); give
+    // it a fresh ISS with set_iss() first (stats() keep accumulating).
     void connect(std::uint64_t now_ns);  // active open: sends SYN (with MSS, WS, SACK-permitted options)
     void listen();                       // passive open
+    void set_iss(std::uint32_t iss);     // CLOSED only: the ISS for the next connect()/listen()
     void on_segment(std::uint64_t now_ns, const net::TcpHeader& h, const std::uint8_t* payload, std::size_t len);
     // The owner appended `len` bytes to its send stream (only while send_space() >= len; any
     // excess is ignored). Data may be queued before the connection is established; it is sent
@@ -158,6 +163,9 @@ public:
     // Retransmissions start at snd_una (always a segment start) and follow the same rule, so they
     // are aligned too. Exception: a zero-window probe carries a single byte. Each boundary costs
     // 8 bytes until acknowledged (a ring that grows by doubling, no per-segment allocation).
+    // Since each on_send_data() transmits at once what the window allows, an owner appending one
+    // FPDU at a time into a full window gets one FPDU per segment; to pack small FPDUs it appends
+    // them under set_cork().
     void mark_boundary(std::uint64_t stream_offset);
 
     // Corking: while corked, nothing new is sent (no data from on_send_data, nor from ACKs that
@@ -194,7 +202,7 @@ public:
     std::uint16_t remote_port() const { return remote_port_; }
     std::uint32_t iss() const { return cfg_.iss; }
     std::uint32_t irs() const { return irs_; }
-    std::uint64_t receive_stream_delivered() const { return stats_.bytes_delivered; }
+    std::uint64_t receive_stream_delivered() const { return rcv_delivered_; }  // this connection's
     std::uint64_t receive_window() const;            // window currently advertised (rcv_adv - rcv_nxt)
     std::size_t out_of_order_bytes() const;          // bytes held for reassembly
 
@@ -211,6 +219,7 @@ private:
     };
 
     void reset_sequence_state();
+    void reset_stream_state();
     void set_state(State s);
     void enter_closed();
     void enter_time_wait(u64 now);
@@ -265,6 +274,7 @@ private:
     State state_ = State::closed;
     Stats stats_;
     bool passive_ = false;
+    bool opened_ = false;  // connect() or listen() was called before
     std::uint16_t remote_port_ = 0;
 
     // Send side, in sequence offsets from the ISS (0 = SYN, 1 + k = stream byte k, FIN after the data).
@@ -290,7 +300,7 @@ private:
     bool rtt_active_ = false;
     u64 rtt_seq_ = 0, rtt_start_ = 0;
     u64 srtt_ = 0, rttvar_ = 0, rto_;
-    std::uint32_t backoff_ = 0, rexmit_count_ = 0;
+    std::uint32_t rexmit_count_ = 0;  // consecutive timeouts without new data acknowledged
     bool syn_lost_ = false;
 
     // Timers (absolute ns, kNever when off)
@@ -303,6 +313,7 @@ private:
     std::uint32_t irs_ = 0;
     u64 rcv_nxt_ = 0, rcv_adv_ = 0;
     u64 unconsumed_ = 0;
+    u64 rcv_delivered_ = 0;  // stream bytes delivered on this connection
     bool ack_now_ = false;
     std::uint32_t delack_segs_ = 0;
     bool fin_pending_ = false;  // FIN received beyond a gap
