@@ -132,6 +132,7 @@ void control_processor::full_operation(std::uint32_t conn, const fw::mpa_mode& m
     s.rx_markers = mode.rx_markers;
     s.crc = mode.crc;
     s.max_ulpdu = mode.max_ulpdu;
+    toe_out->tcp_one_fpdu_per_segment(conn, mode.tx_markers);
     framer_out->full_operation(conn, s, consumed);
 }
 

@@ -38,6 +38,9 @@ public:
 
     // The context delay of the current call (LT annotation relative to the kernel time).
     sc_core::sc_time ctx_delay = sc_core::SC_ZERO_TIME;
+    // The state machine must not be re-entered from its own callbacks (deliver -> ... -> send).
+    int in_callback = 0;
+    std::size_t deferred = 0;
 
     // Appends send-stream bytes at the stream's end into the ring in buffer memory.
     void append(const std::uint8_t* data, std::size_t len, sc_core::sc_time& delay) {
@@ -196,6 +199,10 @@ std::uint16_t tcp_engine::tcp_local_port(std::uint32_t conn) const {
     return c == nullptr ? 0 : c->local_port();
 }
 
+void tcp_engine::tcp_one_fpdu_per_segment(std::uint32_t conn, bool on) {
+    if (connection* c = find(conn)) c->tcp().set_one_boundary_per_segment(on);
+}
+
 void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     stream_ext* ext = get_stream_ext(gp);
     connection* c = ext != nullptr ? find(ext->conn) : nullptr;
@@ -208,11 +215,17 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
     }
     c->append(gp.get_data_ptr(), len, delay);
     ext->stream_end = c->appended();
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (c->in_callback > 0) {
+        // Appended from inside one of this connection's own callbacks (e.g. a Terminate sent while
+        // a segment is being delivered): the state machine takes it when that call returns.
+        c->deferred += len;
+        return;
+    }
     c->ctx_delay = delay;
     // Segments end on FPDU boundaries when possible (RFC 5044 §5).
     c->tcp().mark_boundary(c->appended());
     c->tcp().on_send_data(time_ns(sc_core::sc_time_stamp() + delay), len);
-    gp.set_response_status(tlm::TLM_OK_RESPONSE);
     reschedule_timer();
 }
 
@@ -280,8 +293,16 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
         return;
     }
     c->ctx_delay = delay;
+    ++c->in_callback;
     c->tcp().on_segment(time_ns(sc_core::sc_time_stamp() + delay), frame->tcp,
                         gp.get_data_ptr() + frame->payload_offset, frame->payload_len);
+    --c->in_callback;
+    if (c->deferred > 0) {
+        const std::size_t len = c->deferred;
+        c->deferred = 0;
+        c->tcp().mark_boundary(c->appended());
+        c->tcp().on_send_data(time_ns(sc_core::sc_time_stamp() + c->ctx_delay), len);
+    }
     reschedule_timer();
 }
 

@@ -72,6 +72,7 @@ public:
     std::size_t tcp_send_space(std::uint32_t conn) const override;
     std::uint16_t tcp_effective_mss(std::uint32_t conn) const override;
     std::uint16_t tcp_local_port(std::uint32_t conn) const override;
+    void tcp_one_fpdu_per_segment(std::uint32_t conn, bool on) override;
 
     void report_stats(boost::json::object& out) const override;
 

@@ -28,6 +28,7 @@ std::size_t count(const std::string& hay, const std::string& needle) {
 }
 
 void check_capture(const std::vector<std::string>& extra, const char* tag) {
+    // extra arguments go after quick_args(), so they may override its message sizes.
     if (std::system("command -v tshark >/dev/null 2>&1") != 0) GTEST_SKIP() << "tshark not installed";
     const std::string pcap = temp_path(std::string(tag) + ".pcap");
     const std::string results = temp_path(std::string(tag) + ".json");
@@ -47,14 +48,21 @@ void check_capture(const std::vector<std::string>& extra, const char* tag) {
     EXPECT_EQ(shell(base + " -Y _ws.malformed"), "");
     EXPECT_EQ(shell(base + " -Y iwarp_mpa.req -T fields -e frame.number").empty(), false);
     EXPECT_EQ(shell(base + " -Y iwarp_mpa.rep -T fields -e frame.number").empty(), false);
-    // RDMA Write is opcode 0; the writes carry the payload sizes of the workload.
+    // RDMA Write is opcode 0: one decoded DDP segment per FPDU that host a sent after the Reply.
     const std::string writes = shell(base + " -Y \"iwarp_rdma.opcode == 0\" -T fields -e frame.number");
-    EXPECT_GE(count(writes, "\n"), 180u);
+    EXPECT_EQ(count(writes, "\n"),
+              v.at("modules").at("a.rnic").at("rdma").at("tx_segments").to_number<std::uint64_t>());
 }
 
 TEST(Capture, DecodesInWiresharkWithGoodCrcs) { check_capture({}, "plain"); }
 
-TEST(Capture, MarkersDecodeWithGoodCrcs) { check_capture({"--set", "rnic.mpa.markers=true"}, "markers"); }
+// With markers, tshark 4.0.17 assumes one FPDU per segment (the TCP engine sends them so) and
+// miscounts the markers of a segment that ends exactly on a 512-byte marker position (it counts
+// one past the end; docs/wireshark-notes.md). A segment shorter than 512 bytes cannot end there,
+// so with 64- and 256-byte writes every FPDU must decode; larger writes hit the dissector's gap.
+TEST(Capture, MarkersDecodeWithGoodCrcs) {
+    check_capture({"--set", "rnic.mpa.markers=true", "--set", "workload.sizes=[64,256]"}, "markers");
+}
 
 }  // namespace
 }  // namespace rnic::test

@@ -78,6 +78,29 @@ TEST(TcpSegmentation, SmallFpdusArePackedWholeIntoSegments) {
     EXPECT_GT(full, sim.a().data_segments() * 9 / 10);
 }
 
+TEST(TcpSegmentation, OneBoundaryPerSegmentSendsEachSmallFpduAlone) {
+    // With markers, MPA sends one FPDU per segment (RFC 5044 App. A; Wireshark needs it too).
+    for (double loss : {0.0, 0.02}) {
+        SCOPED_TRACE(loss);
+        NetConfig net;
+        net.loss = loss;
+        tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+        ca.one_boundary_per_segment = true;
+        Sim sim(ca, cb, net, 5);
+        sim.a().next_fpdu = [] { return std::size_t{300}; };
+        sim.a().tx_total = 300'000;
+        sim.open();
+        ASSERT_TRUE(sim.run(300 * kSec, [&] { return sim.b().rx_bytes == 300'000; }));
+        EXPECT_EQ(sim.b().rx_mismatches, 0u);
+        std::size_t bad = 0;
+        for (const SentSegment& s : sim.a().sent) {
+            if (s.len == 0) continue;
+            if (s.len != 300 || s.stream_offset % 300 != 0) ++bad;
+        }
+        EXPECT_EQ(bad, 0u);
+    }
+}
+
 TEST(TcpSegmentation, VariableFpdusEndSegmentsAtTheLastFittingBoundary) {
     std::mt19937_64 rng(42);
     std::uniform_int_distribution<std::size_t> size_dist(50, 4000);

@@ -73,6 +73,22 @@ std::uint64_t OffsetQueue::last_in(std::uint64_t lo, std::uint64_t hi) const {
     return v > lo ? v : 0;
 }
 
+std::uint64_t OffsetQueue::first_in(std::uint64_t lo, std::uint64_t hi) const {
+    // First index whose element is > lo.
+    std::size_t a = 0, b = size_;
+    while (a < b) {
+        const std::size_t mid = a + (b - a) / 2;
+        if (at(mid) <= lo) {
+            a = mid + 1;
+        } else {
+            b = mid;
+        }
+    }
+    if (a == size_) return 0;
+    const std::uint64_t v = at(a);
+    return v <= hi ? v : 0;
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
@@ -1037,12 +1053,13 @@ void Connection::send_data_segment(u64 now, u64 start, u64 end, bool fin, bool a
 // Where a segment starting at `s` ends when up to `limit` (send window edge) may be sent.
 // Returns s when nothing should be sent now.
 Connection::u64 Connection::segment_end(u64 s, u64 dend, u64 limit, bool peer_limited) const {
-    auto boundary = [this](u64 lo, u64 hi) -> u64 {  // last FPDU end in (lo, hi], sequence offsets
-        const u64 b = boundaries_.last_in(lo - 1, hi - 1);
+    auto boundary = [this](u64 lo, u64 hi) -> u64 {  // last (or first) FPDU end in (lo, hi], sequence offsets
+        const u64 b = cfg_.one_boundary_per_segment ? boundaries_.first_in(lo - 1, hi - 1)
+                                                    : boundaries_.last_in(lo - 1, hi - 1);
         return b == 0 ? 0 : b + 1;
     };
     u64 e = std::min(s + mss_, dend);
-    if (e < dend) {
+    if (e < dend || cfg_.one_boundary_per_segment) {
         if (const u64 b = boundary(s, e)) e = b;
     }
     if (e <= limit) return e;
@@ -1094,8 +1111,9 @@ void Connection::retransmit_first(u64 now) {
         return;
     }
     u64 e = std::min(s + mss_, dend);
-    if (e < dend) {
-        const u64 b = boundaries_.last_in(s - 1, e - 1);
+    if (e < dend || cfg_.one_boundary_per_segment) {
+        const u64 b = cfg_.one_boundary_per_segment ? boundaries_.first_in(s - 1, e - 1)
+                                                    : boundaries_.last_in(s - 1, e - 1);
         if (b != 0) e = b + 1;
     }
     e = std::min(e, snd_max_);

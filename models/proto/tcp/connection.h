@@ -71,6 +71,10 @@ struct Config {
     // Consecutive retransmission timeouts (SYN included) after which the connection is aborted
     // (RST sent, state closed; RFC 9293 §3.8.3 R2).
     std::uint32_t max_retransmits = 15;
+    // One FPDU per segment: a segment ends at the first marked boundary after its start instead of
+    // the last one that fits. MPA with markers wants this (RFC 5044 Appendix A's MPA-aware TCP),
+    // and Wireshark's MPA dissector decodes marker streams only in that form.
+    bool one_boundary_per_segment = false;
 };
 
 // What the connection needs from its owner (the TOE model). Payload bytes are NOT stored in the
@@ -120,6 +124,8 @@ public:
     void clear() { head_ = size_ = 0; }
     // Largest element in (lo, hi], or 0 when there is none.
     std::uint64_t last_in(std::uint64_t lo, std::uint64_t hi) const;
+    // Smallest element in (lo, hi], or 0 when there is none.
+    std::uint64_t first_in(std::uint64_t lo, std::uint64_t hi) const;
 
 private:
     std::vector<std::uint64_t> buf_;
@@ -167,6 +173,8 @@ public:
     // FPDU at a time into a full window gets one FPDU per segment; to pack small FPDUs it appends
     // them under set_cork().
     void mark_boundary(std::uint64_t stream_offset);
+    // Switches Config::one_boundary_per_segment (MPA decides on markers after the handshake).
+    void set_one_boundary_per_segment(bool on) { cfg_.one_boundary_per_segment = on; }
 
     // Corking: while corked, nothing new is sent (no data from on_send_data, nor from ACKs that
     // open the window; ACKs, fast retransmissions and timeouts still go out), so the owner can
