@@ -14,20 +14,7 @@ std::uint32_t u32(const config::Scenario& s, const std::string& key) { return st
 
 host_params build_host_params(const config::Scenario& s, int host_index) {
     host_params p;
-    p.memory.size = s.get_size("host_memory.size");
-    p.memory.latency = t(s, "host_memory.latency");
-    p.memory.bandwidth_bps = s.get_rate_bps("host_memory.bandwidth");
-
-    p.pcie.generation = static_cast<int>(s.get_int("pcie.generation"));
-    p.pcie.lanes = static_cast<int>(s.get_int("pcie.lanes"));
-    p.pcie.max_payload = static_cast<std::uint32_t>(s.get_size("pcie.max_payload"));
-    p.pcie.max_read_request = static_cast<std::uint32_t>(s.get_size("pcie.max_read_request"));
-    p.pcie.read_completion_boundary = static_cast<std::uint32_t>(s.get_size("pcie.read_completion_boundary"));
-    p.pcie.tags = static_cast<int>(s.get_int("pcie.tags"));
-    p.pcie.ecrc = s.get_bool("pcie.ecrc");
-    p.pcie.completion_latency = t(s, "pcie.completion_latency");
-    p.pcie.tlps_per_ack = static_cast<int>(s.get_int("pcie.tlps_per_ack"));
-    p.pcie.posted_write_cost = t(s, "pcie.posted_write_cost");
+    build_host_side_params(s, p.memory, p.pcie);
 
     const double clock = s.get_frequency_hz("rnic.clock");
     rnic_params& n = p.nic;

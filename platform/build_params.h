@@ -9,6 +9,8 @@
 namespace rnic::platform {
 
 host_params build_host_params(const config::Scenario& s, int host_index);
+// Host memory and host-bus parameters (build_host_params.cpp).
+void build_host_side_params(const config::Scenario& s, host_memory_params& memory, pcie_params& pcie);
 ethernet_link_params build_link_params(const config::Scenario& s);
 write_bw_config build_write_bw_config(const config::Scenario& s);
 drv::station_config build_station(const config::Scenario& s, int host_index);
