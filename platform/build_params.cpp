@@ -40,6 +40,8 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.tcp.max_connections = u32(s, "rnic.tcp.max_connections");
     n.tcp.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed")) * 2 + static_cast<std::uint64_t>(host_index);
     n.framer.clock_hz = clock;
+    const std::string path = s.get_string("rnic.rx_path");
+    n.framer.path = path == "markers" ? rx_path::markers : path == "aligned" ? rx_path::aligned : rx_path::buffering;
     n.framer.crc_bytes_per_cycle = u32(s, "rnic.mpa.crc_bytes_per_cycle");
     n.framer.cycles_per_fpdu = s.get_number("rnic.mpa.cycles_per_fpdu");
     n.rdma.clock_hz = clock;
@@ -61,11 +63,37 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     return p;
 }
 
+namespace {
+fault_config build_faults(const config::Scenario& s, const std::string& d) {
+    fault_config f;
+    f.loss = s.get_number(d + ".loss");
+    f.ge_good_to_bad = s.get_number(d + ".burst.good_to_bad");
+    f.ge_bad_to_good = s.get_number(d + ".burst.bad_to_good");
+    f.ge_loss_good = s.get_number(d + ".burst.loss_good");
+    f.ge_loss_bad = s.get_number(d + ".burst.loss_bad");
+    f.reorder = s.get_number(d + ".reorder");
+    f.reorder_delay_ps = s.get_time_ps(d + ".reorder_delay");
+    f.duplicate = s.get_number(d + ".duplicate");
+    f.corrupt = s.get_number(d + ".corrupt");
+    f.corrupt_fixes_checksum = s.get_bool(d + ".corrupt_fixes_checksum");
+    f.resegment = s.get_number(d + ".resegment");
+    const std::string trace = s.get_string(d + ".loss_trace");
+    std::string error;
+    if (!trace.empty() && !load_loss_trace(trace, &f.trace_drops, &error)) {
+        throw config::ScenarioError(s.origin() + ": " + d + ".loss_trace: " + error);
+    }
+    return f;
+}
+}  // namespace
+
 ethernet_link_params build_link_params(const config::Scenario& s) {
     ethernet_link_params p;
     p.rate_bps = s.get_rate_bps("link.rate");
     p.propagation = t(s, "link.propagation");
     p.mtu = u32(s, "link.mtu");
+    p.a_to_b = build_faults(s, "link.a_to_b");
+    p.b_to_a = build_faults(s, "link.b_to_a");
+    p.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
     return p;
 }
 

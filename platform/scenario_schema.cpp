@@ -26,6 +26,24 @@ void declare_link(config::Node& root) {
     link.rate("rate", "100Gbps", "Line rate", 1e6, 1.6e12);
     link.time("propagation", "500ns", "One-way propagation delay (about 100 m of fibre at 5 ns/m)", 0, 1_s);
     link.integer("mtu", 1500, "IP MTU in bytes (standard Ethernet 1500, jumbo up to 9000)", 576, 9000);
+    for (const char* dir : {"a_to_b", "b_to_a"}) {
+        auto& f = link.object(dir, std::string("Faults on frames from host ") + dir[0] + " to host " + dir[5] +
+                                       " (each seeded from simulation.seed)");
+        f.number("loss", 0, "Probability that a frame is lost", 0, 1);
+        auto& ge = f.object("burst", "Gilbert-Elliott bursty loss (two states, per-frame transitions)");
+        ge.number("good_to_bad", 0, "Probability of moving to the bad state (0 disables the model)", 0, 1);
+        ge.number("bad_to_good", 1, "Probability of leaving the bad state", 0, 1);
+        ge.number("loss_good", 0, "Loss probability in the good state", 0, 1);
+        ge.number("loss_bad", 1, "Loss probability in the bad state", 0, 1);
+        f.string("loss_trace", "", "File of frame numbers (1-based, one per line) to drop, e.g. traces/loss-burst.txt");
+        f.number("reorder", 0, "Probability that a frame is held back (and so overtaken)", 0, 1);
+        f.time("reorder_delay", "5us", "How long a held-back frame is delayed", 0, 1_s);
+        f.number("duplicate", 0, "Probability that a frame arrives twice", 0, 1);
+        f.number("corrupt", 0, "Probability that one bit of a frame flips", 0, 1);
+        f.boolean("corrupt_fixes_checksum", false,
+                  "The corrupting middlebox rewrites the TCP/IP checksums, leaving the damage to the MPA CRC");
+        f.number("resegment", 0, "Probability that a middlebox splits a TCP data segment at a random byte", 0, 1);
+    }
 }
 
 void declare_hosts(config::Node& root) {
@@ -42,6 +60,11 @@ void declare_rnic(config::Node& root) {
     auto& rnic = root.object("rnic", "The RNIC (same for both hosts)");
     rnic.frequency("clock", "500MHz", "Datapath clock of the DMA, TCP, framing and RDMA engines", 1e6, 10e9);
 
+    rnic.enumeration("rx_path", "buffering",
+                     "What the NIC does with an out-of-order TCP segment: hold it in buffer memory until the hole "
+                     "is filled (buffering); place the FPDUs its MPA markers locate (markers, needs "
+                     "rnic.mpa.markers); or assume FPDUs start at segment starts, check and place (aligned, seed 000)",
+                     {"buffering", "markers", "aligned"});
     auto& dma = rnic.object("dma", "DMA engine");
     dma.integer("channels", 4, "DMA channels", 1, 64);
     dma.number("setup_cycles", 8, "Cycles to set up one transfer", 0, 1e6);
@@ -145,6 +168,13 @@ std::string check_powers_of_two(const config::Scenario& s) {
     return "";
 }
 
+std::string check_rx_path(const config::Scenario& s) {
+    if (s.get_string("rnic.rx_path") == "markers" && !s.get_bool("rnic.mpa.markers")) {
+        return "rnic.rx_path: \"markers\" needs MPA markers: set rnic.mpa.markers to true";
+    }
+    return "";
+}
+
 config::Schema build() {
     config::Schema schema;
     config::Node& root = schema.root();
@@ -158,6 +188,7 @@ config::Schema build() {
     declare_workload(root);
     schema.add_check(check_hosts);
     schema.add_check(check_powers_of_two);
+    schema.add_check(check_rx_path);
     schema.verify();
     return schema;
 }

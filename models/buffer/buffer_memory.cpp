@@ -24,10 +24,41 @@ std::optional<std::uint64_t> buffer_memory::allocate_region(std::uint64_t bytes)
         return std::nullopt;
     }
     regions_[candidate] = bytes;
+    regions_total_ += bytes;
     return candidate;
 }
 
-void buffer_memory::free_region(std::uint64_t base) { regions_.erase(base); }
+void buffer_memory::free_region(std::uint64_t base) {
+    const auto it = regions_.find(base);
+    if (it == regions_.end()) return;
+    regions_total_ -= it->second;
+    regions_.erase(it);
+}
+
+std::uint64_t buffer_memory::rx_free() const {
+    const std::uint64_t used = regions_total_ + rx_in_use_;
+    return used >= params_.capacity ? 0 : params_.capacity - used;
+}
+
+bool buffer_memory::reserve_rx(std::uint64_t bytes) {
+    if (bytes > rx_free()) return false;
+    rx_in_use_ += bytes;
+    if (rx_in_use_ > rx_peak_) rx_peak_ = rx_in_use_;
+    hold(bytes);
+    return true;
+}
+
+void buffer_memory::release_rx(std::uint64_t bytes) {
+    if (bytes > rx_in_use_) bytes = rx_in_use_;
+    rx_in_use_ -= bytes;
+    release(bytes);
+}
+
+void buffer_memory::charge(std::uint64_t bytes, sc_core::sc_time& delay) {
+    const double beats = static_cast<double>((bytes + params_.width_bytes - 1) / params_.width_bytes);
+    delay += params_.latency;
+    port_.reserve_lt(delay, cycles_time(beats, params_.clock_hz));
+}
 
 void buffer_memory::account_time() {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
@@ -78,6 +109,8 @@ void buffer_memory::report_stats(boost::json::object& out) const {
     out["capacity_bytes"] = params_.capacity;
     out["occupancy_peak_bytes"] = peak_;
     out["occupancy_mean_bytes"] = elapsed > 0 ? integral / elapsed : 0.0;
+    out["rx_reassembly_peak_bytes"] = rx_peak_;
+    out["tx_regions_bytes"] = regions_total_;
     out["reads"] = reads_;
     out["writes"] = writes_;
     out["read_bytes"] = read_bytes_;

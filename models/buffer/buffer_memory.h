@@ -37,6 +37,13 @@ public:
     void hold(std::uint64_t bytes);
     void release(std::uint64_t bytes);
     std::uint64_t occupancy() const { return in_use_; }
+    // Out-of-order receive data (reassembly) lives in the space no region has claimed.
+    bool reserve_rx(std::uint64_t bytes);
+    void release_rx(std::uint64_t bytes);
+    std::uint64_t rx_free() const;
+    // Port time of moving `bytes` in or out without an address (the reassembly store's bookkeeping
+    // is the TCP engine's; its bytes cross this memory's port all the same).
+    void charge(std::uint64_t bytes, sc_core::sc_time& delay);
     std::uint64_t capacity() const { return params_.capacity; }
 
     void report_stats(boost::json::object& out) const override;
@@ -54,6 +61,7 @@ private:
     sc_core::sc_time last_change_ = sc_core::SC_ZERO_TIME;
     std::uint64_t reads_ = 0, writes_ = 0, read_bytes_ = 0, write_bytes_ = 0, errors_ = 0;
     std::uint64_t allocation_failures_ = 0;
+    std::uint64_t regions_total_ = 0, rx_in_use_ = 0, rx_peak_ = 0;
 };
 
 }  // namespace rnic

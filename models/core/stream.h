@@ -11,6 +11,7 @@ namespace rnic {
 enum class stream_kind : std::uint8_t {
     data,  // ULPDU / FPDU / in-order stream bytes / an Ethernet frame
     raw,   // bytes sent before MPA full operation (MPA Request/Reply), passed through unframed
+    out_of_order,  // a ULPDU found in an out-of-order segment: place it now if it is safe, or refuse
 };
 
 struct stream_ext : tlm::tlm_extension<stream_ext> {
@@ -18,6 +19,7 @@ struct stream_ext : tlm::tlm_extension<stream_ext> {
     stream_kind kind = stream_kind::data;
     std::uint64_t tag = 0;           // producer's cookie (e.g. work request)
     std::uint64_t stream_end = 0;    // filled by the TCP engine: send-stream offset after these bytes
+    bool already_placed = false;     // in-order ULPDU whose payload was placed out of order earlier
 
     tlm::tlm_extension_base* clone() const override { return new stream_ext(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {

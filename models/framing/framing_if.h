@@ -27,6 +27,24 @@ public:
     virtual void full_operation(std::uint32_t conn, const mpa_settings& settings, std::size_t consumed) = 0;
 };
 
+// Receive paths for out-of-order TCP segments (docs/architecture.md, "Receive paths").
+enum class rx_path : std::uint8_t {
+    buffering,  // hold out-of-order data in NIC buffer memory until the hole is filled
+    markers,    // MPA markers locate FPDUs in out-of-order segments: place them directly (RFC 5044)
+    aligned,    // assume FPDUs start at segment starts, check them, place directly (seed 000 §5)
+};
+
+// The TCP engine offers out-of-order segments to the framing unit before buffering them.
+class framer_ooo_if : public virtual sc_core::sc_interface {
+public:
+    // `stream_offset` is the TCP stream offset (0 = first byte after the SYN) of data[0]. Returns
+    // how many of the `len` bytes belong to whole FPDUs that were placed directly.
+    virtual std::size_t place_out_of_order(std::uint32_t conn, std::uint64_t stream_offset, const std::uint8_t* data,
+                                           std::size_t len, sc_core::sc_time& delay) = 0;
+    // Bytes placed directly that TCP has not yet delivered in order (they need no NIC buffer).
+    virtual std::uint64_t placed_pending(std::uint32_t conn) const = 0;
+};
+
 class framer_events_if : public virtual sc_core::sc_interface {
 public:
     virtual void on_startup_bytes(std::uint32_t conn) = 0;

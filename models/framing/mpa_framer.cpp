@@ -14,11 +14,13 @@ mpa_framer::mpa_framer(const sc_core::sc_module_name& name, const mpa_framer_par
       stream_rx_in("stream_rx_in"),
       ulpdu_rx_out("ulpdu_rx_out"),
       ctl_in("ctl_in"),
+      ooo_in("ooo_in"),
       events_out("events_out"),
       params_(params) {
     ulpdu_tx_in.register_b_transport(this, &mpa_framer::tx_b_transport);
     stream_rx_in.register_b_transport(this, &mpa_framer::rx_b_transport);
     ctl_in.bind(*this);
+    ooo_in.bind(*this);
 }
 
 sc_core::sc_time mpa_framer::crc_time(std::size_t bytes) const {
@@ -109,12 +111,26 @@ void mpa_framer::full_operation(std::uint32_t conn, const mpa_settings& settings
     cfg.crc = settings.crc;
     cfg.stream_pos = 0;
     cfg.max_ulpdu = mpa::kMaxUlpduLength;
-    st.deframer = std::make_unique<mpa::Deframer>(cfg, [this](const std::uint8_t* ulpdu, std::size_t len) {
-        // A good FPDU: the CRC unit has checked it; the ULPDU goes on to the RDMA engine.
+    st.rx_fpdu_base = consumed;
+    st.rx_next_fpdu = 0;
+    conn_state* stp = &st;
+    st.deframer = std::make_unique<mpa::Deframer>(cfg, [this, stp](const std::uint8_t* ulpdu, std::size_t len) {
+        // A good FPDU: the CRC unit has checked it; the ULPDU goes on to the RDMA engine. FPDUs are
+        // contiguous in the stream, so their positions follow from their lengths.
+        const std::uint32_t pos = stp->rx_next_fpdu;
+        stp->rx_next_fpdu += static_cast<std::uint32_t>(mpa::fpdu_wire_length(len, stp->settings.rx_markers, pos));
         rx_crc_.reserve_lt(rx_delay_, crc_time(len));
         ++rx_fpdus_;
         stream_ext ext;
         ext.conn = rx_conn_;
+        const auto placed = stp->placed.find(pos);
+        if (placed != stp->placed.end()) {
+            // Placed when it arrived out of order: delivery still happens here, in order (RFC 5041 §5).
+            ext.already_placed = true;
+            stp->placed_bytes -= placed->second;
+            stp->placed.erase(placed);
+            ++in_order_already_placed_;
+        }
         sc_core::sc_time d = rx_delay_;
         send_stream(ulpdu_rx_out, ext, ulpdu, len, d);
     });
@@ -130,6 +146,89 @@ void mpa_framer::full_operation(std::uint32_t conn, const mpa_settings& settings
     }
 }
 
+std::uint64_t mpa_framer::placed_pending(std::uint32_t conn) const {
+    const auto it = conns_.find(conn);
+    return it == conns_.end() ? 0 : it->second.placed_bytes;
+}
+
+std::size_t mpa_framer::place_out_of_order(std::uint32_t conn, std::uint64_t stream_offset, const std::uint8_t* data,
+                                           std::size_t len, sc_core::sc_time& delay) {
+    const auto it = conns_.find(conn);
+    if (params_.path == rx_path::buffering || it == conns_.end() || !it->second.full || it->second.failed ||
+        stream_offset < it->second.rx_fpdu_base) {
+        return 0;
+    }
+    conn_state& st = it->second;
+    ++ooo_segments_;
+    const auto pos = static_cast<std::uint32_t>(stream_offset - st.rx_fpdu_base);  // marker space
+    if (params_.path == rx_path::aligned) {
+        // Seed 000 §5: assume the segment starts with a frame; the CRC and the header checks
+        // (DDP/RDMAP header, STag and bounds at the RDMA engine) reject a false assumption.
+        return place_fpdus(conn, st, pos, data, len, delay);
+    }
+    if (!st.settings.rx_markers) return 0;
+    // RFC 5044 §4.3: the Markers in the segment point back at the FPDU each belongs to. Take the first
+    // FPDU header that a Marker locates inside the segment and deframe from there.
+    constexpr std::uint32_t kInterval = static_cast<std::uint32_t>(mpa::kMarkerInterval);
+    std::uint32_t m = (pos + kInterval - 1) / kInterval * kInterval;  // first marker at or after pos
+    for (; static_cast<std::uint64_t>(m - pos) + mpa::kMarkerSize <= len; m += kInterval) {
+        const std::size_t at = m - pos;
+        const std::uint32_t fpduptr = static_cast<std::uint32_t>(data[at + 2]) << 8 | data[at + 3];
+        // FPDUPTR 0: the Marker leads its FPDU; otherwise it points back at the ULPDU_Length field.
+        if (fpduptr > m) continue;
+        std::uint32_t start = fpduptr == 0 ? m : m - fpduptr;
+        // An FPDU whose ULPDU_Length follows a leading Marker begins at that Marker (the CRC covers it).
+        if (fpduptr != 0 && start >= 4 && (start - 4) % kInterval == 0) start -= 4;
+        if (start < pos) continue;  // that FPDU began before this segment
+        return place_fpdus(conn, st, start, data + (start - pos), len - (start - pos), delay);
+    }
+    return 0;
+}
+
+std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uint32_t pos, const std::uint8_t* data,
+                                    std::size_t len, sc_core::sc_time& delay) {
+    // Deframe only whole FPDUs: a trailing partial FPDU stays for the in-order path.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> found;  // position, wire length
+    std::vector<std::vector<std::uint8_t>> ulpdus;
+    std::uint32_t next = pos;
+    mpa::Deframer::Config cfg;
+    cfg.markers = st.settings.rx_markers;
+    cfg.crc = st.settings.crc;
+    cfg.stream_pos = pos;
+    mpa::Deframer probe(cfg, [&](const std::uint8_t* ulpdu, std::size_t n) {
+        const auto wire = static_cast<std::uint32_t>(mpa::fpdu_wire_length(n, cfg.markers, next));
+        found.emplace_back(next, wire);
+        next += wire;
+        ulpdus.emplace_back(ulpdu, ulpdu + n);
+    });
+    if (probe.feed(data, len) != mpa::DeframeError::none && found.empty()) {
+        ++ooo_bad_candidates_;  // no FPDU where one was assumed: leave it to buffering
+    }
+    std::size_t placed = 0;
+    for (std::size_t i = 0; i < found.size(); ++i) {
+        ++ooo_fpdus_found_;
+        if (st.placed.count(found[i].first) != 0) {
+            placed += found[i].second;  // a duplicate of one already placed
+            continue;
+        }
+        tx_crc_.reserve_lt(delay, crc_time(ulpdus[i].size()));
+        stream_ext ext;
+        ext.conn = conn;
+        ext.kind = stream_kind::out_of_order;
+        sc_core::sc_time d = delay;
+        if (send_stream(ulpdu_rx_out, ext, ulpdus[i].data(), ulpdus[i].size(), d) != tlm::TLM_OK_RESPONSE) {
+            ++ooo_refused_;
+            continue;
+        }
+        st.placed[found[i].first] = found[i].second;
+        st.placed_bytes += found[i].second;
+        placed += found[i].second;
+        ++ooo_fpdus_placed_;
+        ooo_bytes_placed_ += ulpdus[i].size();
+    }
+    return placed;
+}
+
 void mpa_framer::report_stats(boost::json::object& out) const {
     out["tx_fpdus"] = tx_fpdus_;
     out["tx_fpdu_bytes"] = tx_bytes_;
@@ -139,6 +238,13 @@ void mpa_framer::report_stats(boost::json::object& out) const {
     out["crc_errors"] = crc_errors_;
     out["framing_errors"] = framing_errors_;
     out["rx_bytes_dropped_after_error"] = rx_dropped_after_error_;
+    out["ooo_segments_offered"] = ooo_segments_;
+    out["ooo_fpdus_found"] = ooo_fpdus_found_;
+    out["ooo_fpdus_placed"] = ooo_fpdus_placed_;
+    out["ooo_ulpdu_bytes_placed"] = ooo_bytes_placed_;
+    out["ooo_false_candidates"] = ooo_bad_candidates_;
+    out["ooo_refused_by_rdma"] = ooo_refused_;
+    out["in_order_already_placed"] = in_order_already_placed_;
 }
 
 }  // namespace rnic

@@ -26,18 +26,20 @@
 namespace rnic {
 
 struct mpa_framer_params {
+    rx_path path = rx_path::buffering;
     double clock_hz = 500e6;
     std::uint32_t crc_bytes_per_cycle = 16;  // CRC32c datapath width (128-bit bus)
     double cycles_per_fpdu = 4;              // header/PAD/marker handling
 };
 
-class mpa_framer : public sc_core::sc_module, public framer_ctl_if, public stats_reporter {
+class mpa_framer : public sc_core::sc_module, public framer_ctl_if, public framer_ooo_if, public stats_reporter {
 public:
     tlm_utils::multi_passthrough_target_socket<mpa_framer> ulpdu_tx_in;  // RDMA engine and control processor
     tlm_utils::simple_initiator_socket<mpa_framer> fpdu_tx_out;
     tlm_utils::simple_target_socket<mpa_framer> stream_rx_in;
     tlm_utils::simple_initiator_socket<mpa_framer> ulpdu_rx_out;
     sc_core::sc_export<framer_ctl_if> ctl_in;
+    sc_core::sc_export<framer_ooo_if> ooo_in;
     sc_core::sc_port<framer_events_if> events_out;
 
     mpa_framer(const sc_core::sc_module_name& name, const mpa_framer_params& params);
@@ -45,6 +47,10 @@ public:
     // framer_ctl_if
     const std::vector<std::uint8_t>& startup_bytes(std::uint32_t conn) const override;
     void full_operation(std::uint32_t conn, const mpa_settings& settings, std::size_t consumed) override;
+    // framer_ooo_if
+    std::size_t place_out_of_order(std::uint32_t conn, std::uint64_t stream_offset, const std::uint8_t* data,
+                                   std::size_t len, sc_core::sc_time& delay) override;
+    std::uint64_t placed_pending(std::uint32_t conn) const override;
 
     void report_stats(boost::json::object& out) const override;
 
@@ -56,7 +62,15 @@ private:
         std::vector<std::uint8_t> startup;
         std::unique_ptr<proto::mpa::Deframer> deframer;
         bool failed = false;
+        std::uint64_t rx_fpdu_base = 0;   // TCP stream offset of the first FPDU byte received
+        std::uint32_t rx_next_fpdu = 0;   // marker-space position of the next in-order FPDU
+        std::map<std::uint32_t, std::uint32_t> placed;  // FPDUs placed out of order: position -> wire length
+        std::uint64_t placed_bytes = 0;   // sum of their wire lengths
     };
+    // Deframes exactly the FPDUs in [pos, pos+len) of an out-of-order segment and offers each ULPDU
+    // to the RDMA engine; returns the wire bytes of those placed.
+    std::size_t place_fpdus(std::uint32_t conn, conn_state& st, std::uint32_t pos, const std::uint8_t* data,
+                            std::size_t len, sc_core::sc_time& delay);
 
     void tx_b_transport(int initiator, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -72,6 +86,8 @@ private:
     std::uint32_t rx_conn_ = 0;
     std::uint64_t tx_fpdus_ = 0, tx_bytes_ = 0, tx_raw_bytes_ = 0, rx_fpdus_ = 0, rx_bytes_ = 0;
     std::uint64_t crc_errors_ = 0, framing_errors_ = 0, rx_dropped_after_error_ = 0;
+    std::uint64_t ooo_segments_ = 0, ooo_fpdus_found_ = 0, ooo_fpdus_placed_ = 0, ooo_bytes_placed_ = 0;
+    std::uint64_t ooo_bad_candidates_ = 0, ooo_refused_ = 0, in_order_already_placed_ = 0;
 };
 
 }  // namespace rnic

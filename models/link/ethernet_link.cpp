@@ -14,7 +14,9 @@ ethernet_link::ethernet_link(const sc_core::sc_module_name& name, const ethernet
       port_a_out("port_a_out"),
       port_b_in("port_b_in"),
       port_b_out("port_b_out"),
-      params_(params) {
+      params_(params),
+      ab_("a_to_b", params.a_to_b, params.seed * 2 + 1),
+      ba_("b_to_a", params.b_to_a, params.seed * 2 + 2) {
     port_a_in.register_b_transport(this, &ethernet_link::a_b_transport);
     port_b_in.register_b_transport(this, &ethernet_link::b_b_transport);
     SC_HAS_PROCESS(ethernet_link);
@@ -35,17 +37,31 @@ void ethernet_link::transmit(direction& dir, tlm::tlm_generic_payload& gp, sc_co
                                                  << params_.mtu << " + 14");
         return;
     }
-    const std::uint32_t on_wire = kPreambleSfd + std::max(len, kMinFrame) + kFcs + kIfg;
     const sc_core::sc_time now = sc_core::sc_time_stamp();
-    // The frame's last bit leaves at `sent` (minus the IFG, which only keeps the wire idle after it).
-    const sc_core::sc_time sent = dir.wire.reserve(now + delay, transfer_time(on_wire, params_.rate_bps));
-    const sc_core::sc_time arrival = sent - transfer_time(kIfg, params_.rate_bps) + params_.propagation;
-    const bool was_empty = dir.queue.empty();
-    dir.queue.push_back({arrival, std::vector<std::uint8_t>(gp.get_data_ptr(), gp.get_data_ptr() + len)});
-    if (was_empty) dir.arrival_event.notify(arrival - now);
-    ++dir.frames;
-    dir.bytes += len;
-    dir.wire_bytes += on_wire;
+    fault_injector::outcome fate =
+        dir.faults.apply(std::vector<std::uint8_t>(gp.get_data_ptr(), gp.get_data_ptr() + len));
+    if (fate.dropped != fault_injector::cause::none) {
+        // A lost frame still took its time on the sender's wire.
+        dir.wire.reserve(now + delay, transfer_time(kPreambleSfd + std::max(len, kMinFrame) + kFcs + kIfg,
+                                                    params_.rate_bps));
+        RNIC_MLOG_D(debug, link, delay, dir.label << ": frame lost");
+        return;
+    }
+    for (std::vector<std::uint8_t>& frame : fate.frames) {
+        const std::uint32_t flen = static_cast<std::uint32_t>(frame.size());
+        const std::uint32_t on_wire = kPreambleSfd + std::max(flen, kMinFrame) + kFcs + kIfg;
+        // The frame's last bit leaves at `sent` minus the IFG, which only keeps the wire idle after it.
+        const sc_core::sc_time sent = dir.wire.reserve(now + delay, transfer_time(on_wire, params_.rate_bps));
+        const sc_core::sc_time arrival = sent - transfer_time(kIfg, params_.rate_bps) + params_.propagation +
+                                         from_ps(fate.extra_delay_ps);
+        auto it = dir.queue.end();
+        while (it != dir.queue.begin() && std::prev(it)->arrival > arrival) --it;
+        dir.queue.insert(it, {arrival, std::move(frame)});
+        ++dir.frames;
+        dir.bytes += flen;
+        dir.wire_bytes += on_wire;
+    }
+    dir.arrival_event.notify(dir.queue.front().arrival - now);
     // The transmitter (MAC) is free to go on once the frame has been handed over: the sender's
     // next frame queues behind this one on the wire resource.
 }
@@ -71,6 +87,11 @@ void ethernet_link::report_stats(boost::json::object& out) const {
         o["wire_bytes"] = d->wire_bytes;
         o["oversize_drops"] = d->oversize_drops;
         o["busy_ps"] = to_ps(d->wire.busy_total());
+        const fault_injector::counters& f = d->faults.stats();
+        o["faults"] = {{"dropped_random", f.dropped_random}, {"dropped_burst", f.dropped_burst},
+                       {"dropped_trace", f.dropped_trace},   {"reordered", f.reordered},
+                       {"duplicated", f.duplicated},         {"corrupted", f.corrupted},
+                       {"resegmented", f.resegmented}};
         out[d->label] = std::move(o);
     }
     out["rate_gbps"] = params_.rate_bps / 1e9;

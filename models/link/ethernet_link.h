@@ -1,7 +1,9 @@
 // A full-duplex Ethernet link between two ports. Each direction is a timed resource: a frame occupies
 // the wire for preamble (7) + SFD (1) + frame (padded to 60) + FCS (4) + inter-frame gap (12) bytes
 // at the line rate (IEEE 802.3 §4.4), then arrives after the propagation delay. Frames are delivered
-// in order by one event per frame, and written to the pcap (if any) at their arrival time.
+// by one event per arrival, and written to the pcap (if any) at their arrival time, i.e. the capture
+// point is the receiving port. A fault injector per direction may drop, delay (reorder), duplicate,
+// corrupt or re-segment frames on the way.
 #pragma once
 
 #include <deque>
@@ -15,6 +17,7 @@
 
 #include "core/stats.h"
 #include "core/timed_resource.h"
+#include "link/fault_injector.h"
 #include "proto/pcap.h"
 
 namespace rnic {
@@ -23,6 +26,8 @@ struct ethernet_link_params {
     double rate_bps = 100e9;
     sc_core::sc_time propagation = sc_core::sc_time(500, sc_core::SC_NS);  // ~100 m of fibre
     std::uint32_t mtu = 1500;
+    fault_config a_to_b, b_to_a;  // what the network does in each direction
+    std::uint64_t seed = 1;
 };
 
 class ethernet_link : public sc_core::sc_module, public stats_reporter {
@@ -47,9 +52,11 @@ private:
         std::vector<std::uint8_t> frame;
     };
     struct direction {
+        direction(const char* l, const fault_config& f, std::uint64_t seed) : label(l), faults(f, seed) {}
         const char* label;
+        fault_injector faults;
         timed_resource wire;
-        std::deque<in_flight> queue;
+        std::deque<in_flight> queue;  // ordered by arrival time
         sc_core::sc_event arrival_event;
         std::uint64_t frames = 0, bytes = 0, wire_bytes = 0, oversize_drops = 0;
     };
@@ -62,8 +69,8 @@ private:
     void deliver_ba_method() { deliver(ba_, port_a_out); }
 
     ethernet_link_params params_;
-    direction ab_{"a_to_b", {}, {}, {}, 0, 0, 0, 0};
-    direction ba_{"b_to_a", {}, {}, {}, 0, 0, 0, 0};
+    direction ab_;
+    direction ba_;
     proto::PcapWriter* pcap_ = nullptr;
 };
 

@@ -20,6 +20,7 @@ namespace {
 
 constexpr std::uint32_t kCastagnoliReflected = 0x82F63B78u;  // 0x1EDC6F41 bit-reversed
 constexpr std::uint32_t kIeeeReflected = 0xEDB88320u;        // 0x04C11DB7 bit-reversed
+constexpr std::uint32_t kSeedsReflected = 0x82608EDBu;       // 0xDB710641 bit-reversed (seeds 000/003)
 
 // table[k][b]: CRC register contribution of byte b followed by k zero bytes (reflected
 // polynomial). Slicing-by-8 consumes 8 input bytes per step with 8 independent lookups.
@@ -44,6 +45,7 @@ struct SlicingTables {
 
 constexpr SlicingTables<kCastagnoliReflected> kCastagnoliTables{};
 constexpr SlicingTables<kIeeeReflected> kIeeeTables{};
+constexpr SlicingTables<kSeedsReflected> kSeedsTables{};
 
 // Advances the raw (already pre-inverted) CRC register over `len` bytes.
 template <std::uint32_t Poly>
@@ -130,6 +132,14 @@ std::uint32_t crc32c_portable(const void* data, std::size_t len) {
 
 std::uint32_t ethernet_fcs(const void* data, std::size_t len) {
     return ~slicing_by_8(kIeeeTables, 0xFFFFFFFFu, static_cast<const std::uint8_t*>(data), len);
+}
+
+std::uint32_t crc_db710641_extend(std::uint32_t crc, const void* data, std::size_t len) {
+    return ~slicing_by_8(kSeedsTables, ~crc, static_cast<const std::uint8_t*>(data), len);
+}
+
+std::uint32_t crc_db710641(const void* data, std::size_t len) {
+    return crc_db710641_extend(0, data, len);
 }
 
 }  // namespace rnic::proto

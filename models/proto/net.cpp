@@ -1,5 +1,5 @@
 // Ethernet II / IPv4 (RFC 791) / TCP (RFC 9293) header encode and parse, Internet checksum
-// (RFC 1071), TCP options MSS / window scale (RFC 7323) / SACK (RFC 2018).
+// (RFC 1071), TCP options MSS / window scale / timestamps (RFC 7323) / SACK (RFC 2018).
 #include "proto/net.h"
 
 #include <algorithm>
@@ -17,6 +17,8 @@ constexpr std::uint8_t kOptMss = 2;
 constexpr std::uint8_t kOptWindowScale = 3;
 constexpr std::uint8_t kOptSackPermitted = 4;
 constexpr std::uint8_t kOptSack = 5;
+constexpr std::uint8_t kOptTimestamps = 8;
+constexpr std::size_t kTimestampsSize = 10;        // kind, length, TSval, TSecr
 constexpr std::size_t kMaxTcpOptions = 40;   // data offset is 4 bits: 60 - 20
 constexpr std::size_t kSackBlockSize = 8;
 constexpr std::size_t kMaxSackBlocks = 4;
@@ -52,15 +54,17 @@ std::uint32_t pseudo_header_sum(std::uint32_t src, std::uint32_t dst, std::uint8
 }
 
 // Options are laid out so that each starts on a 4-byte boundary: MSS (4), NOP + window
-// scale (4), 2 NOPs + SACK-permitted (4), 2 NOPs + SACK (2 + 8n). Blocks beyond the 40-byte
-// option space are left out.
-std::size_t syn_options_size(const TcpHeader& h) {
-    return (h.mss ? 4 : 0) + (h.window_scale ? 4 : 0) + (h.sack_permitted ? 4 : 0);
+// scale (4), 2 NOPs + SACK-permitted (4), 2 NOPs + timestamps (12), 2 NOPs + SACK (2 + 8n).
+// The options before SACK take at most 24 bytes; of the SACK blocks only as many as fit the
+// 40-byte option space are written, the first ones (the rest is dropped from the end).
+std::size_t fixed_options_size(const TcpHeader& h) {
+    return (h.mss ? 4 : 0) + (h.window_scale ? 4 : 0) + (h.sack_permitted ? 4 : 0) +
+           (h.timestamps ? 2 + kTimestampsSize : 0);
 }
 
 std::size_t sack_blocks_that_fit(const TcpHeader& h) {
     if (h.sack_blocks.empty()) return 0;
-    const std::size_t room = kMaxTcpOptions - syn_options_size(h);
+    const std::size_t room = kMaxTcpOptions - fixed_options_size(h);
     const std::size_t fit = room >= 4 + kSackBlockSize ? (room - 4) / kSackBlockSize : 0;
     return std::min({h.sack_blocks.size(), fit, kMaxSackBlocks});
 }
@@ -85,6 +89,15 @@ void encode_options(const TcpHeader& h, std::uint8_t* o) {
         o[2] = kOptSackPermitted;
         o[3] = 2;
         o += 4;
+    }
+    if (h.timestamps) {
+        o[0] = kOptNop;
+        o[1] = kOptNop;
+        o[2] = kOptTimestamps;
+        o[3] = static_cast<std::uint8_t>(kTimestampsSize);
+        put_be32(o + 4, h.timestamps->first);
+        put_be32(o + 8, h.timestamps->second);
+        o += 2 + kTimestampsSize;
     }
     const std::size_t blocks = sack_blocks_that_fit(h);
     if (blocks != 0) {
@@ -126,7 +139,8 @@ bool parse_options(const std::uint8_t* o, std::size_t len, std::size_t base, Tcp
                              (kind == kOptSackPermitted && opt_len == 2) ||
                              (kind == kOptSack && opt_len >= 2 + kSackBlockSize &&
                               (opt_len - 2) % kSackBlockSize == 0) ||
-                             kind > kOptSack;
+                             (kind == kOptTimestamps && opt_len == kTimestampsSize) ||
+                             (kind > kOptSack && kind != kOptTimestamps);
         if (!size_ok) {
             return option_error(error, format("TCP option kind %u at offset %zu has length %zu",
                                               static_cast<unsigned>(kind), base + i, opt_len));
@@ -138,7 +152,8 @@ bool parse_options(const std::uint8_t* o, std::size_t len, std::size_t base, Tcp
             for (std::size_t b = 0; b + kSackBlockSize <= opt_len - 2; b += kSackBlockSize)
                 h.sack_blocks.push_back(SackBlock{get_be32(v + b), get_be32(v + b + 4)});
         }
-        i += opt_len;  // unknown kinds (e.g. timestamps) are skipped by their length
+        if (kind == kOptTimestamps) h.timestamps = std::make_pair(get_be32(v), get_be32(v + 4));
+        i += opt_len;  // unknown kinds are skipped by their length
     }
     return true;
 }
@@ -227,7 +242,7 @@ bool parse_tcp_header(const std::uint8_t* frame, std::size_t ihl, ParsedTcpFrame
 
 std::size_t TcpHeader::options_size() const {
     const std::size_t blocks = sack_blocks_that_fit(*this);
-    return syn_options_size(*this) + (blocks != 0 ? 4 + blocks * kSackBlockSize : 0);
+    return fixed_options_size(*this) + (blocks != 0 ? 4 + blocks * kSackBlockSize : 0);
 }
 
 std::uint32_t checksum_partial(const std::uint8_t* data, std::size_t len, std::uint32_t initial) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rnic::proto::net {
@@ -58,11 +59,17 @@ struct TcpHeader {
     std::uint32_t ack = 0;
     std::uint8_t flags = 0;     // tcp_flags::*
     std::uint16_t window = 0;   // as on the wire (before scaling)
-    // Options. Encoded in this order, NOP-padded to a 4-byte boundary.
+    // Options. Encoded in the order MSS, window scale, SACK-permitted, timestamps, SACK, each
+    // NOP-padded to a 4-byte boundary: 4 + 4 + 4 + 12 + (4 + 8n) bytes. The option space is 40
+    // bytes (the 4-bit data offset); encode never writes more: what does not fit of the SACK
+    // blocks is dropped from the end (alone 4 blocks fit, with timestamps 3, with timestamps and
+    // all three SYN options 1). Parsing keeps every block it finds.
     std::optional<std::uint16_t> mss;           // kind 2, SYN only
     std::optional<std::uint8_t> window_scale;   // kind 3, SYN only
     bool sack_permitted = false;                // kind 4, SYN only
     std::vector<SackBlock> sack_blocks;         // kind 5, at most 4 (3 in practice)
+    // RFC 7323 §3 timestamps (kind 8, length 10): {TSval, TSecr}. Encoded before the SACK blocks.
+    std::optional<std::pair<std::uint32_t, std::uint32_t>> timestamps;
 
     std::size_t options_size() const;  // padded to a multiple of 4
     std::size_t size() const { return kTcpBaseHeaderSize + options_size(); }

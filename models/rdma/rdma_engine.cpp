@@ -448,8 +448,13 @@ void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&
         return;
     }
     queue_pair& qp = qps_[static_cast<std::size_t>(qpn)];
-    ++counters_.rx_segments;
     rx_pipe_.reserve_lt(delay, cycles_time(params_.cycles_per_segment, params_.clock_hz));
+    if (ext->kind == stream_kind::out_of_order) {
+        const bool placed = place_out_of_order(qp, gp.get_data_ptr(), gp.get_data_length(), delay);
+        gp.set_response_status(placed ? tlm::TLM_OK_RESPONSE : tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
+    ++counters_.rx_segments;
     const std::uint8_t* ulpdu = gp.get_data_ptr();
     const std::size_t len = gp.get_data_length();
     std::string error;
@@ -481,6 +486,13 @@ void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&
         return;
     }
     if (h->tagged && h->opcode == ddp::Opcode::rdma_write) {
+        if (ext->already_placed) {
+            // Its payload went to host memory when the segment arrived out of order; in order now,
+            // only the (ordered) rest of the processing remains (RFC 5041 §5: placement may be out
+            // of order, delivery is not).
+            ++counters_.rx_already_placed;
+            return;
+        }
         place_tagged(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, delay);
         return;
     }
@@ -509,6 +521,29 @@ void rdma_engine::place_tagged(std::uint32_t qpn, queue_pair& qp, const ddp::Hea
         return;
     }
     counters_.placed_bytes += payload;
+}
+
+bool rdma_engine::place_out_of_order(const queue_pair& qp, const std::uint8_t* ulpdu, std::size_t len,
+                                     sc_core::sc_time& delay) {
+    // Only what is safe to place before the stream is in order: a tagged RDMA Write whose STag,
+    // protection domain, rights and bounds all check out. Anything else is refused without a
+    // Terminate: the in-order path will see the same bytes and judge them (or they were not an FPDU).
+    if (qp.state != qp_state::rts) return false;
+    std::string error;
+    const auto h = ddp::decode_header(ulpdu, len, &error);
+    if (!h || !h->tagged || h->opcode != ddp::Opcode::rdma_write || h->ddp_version != 1 || h->rdmap_version != 1) {
+        return false;
+    }
+    const std::size_t payload = len - ddp::kTaggedHeaderSize;
+    const access_check chk = check_access(qp, h->stag, h->tagged_offset, payload, regmap::mr_access::remote_write);
+    if (!chk.ok) return false;
+    if (payload > 0 &&
+        mem_write(dma_out, chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload, delay) != tlm::TLM_OK_RESPONSE) {
+        return false;
+    }
+    counters_.placed_bytes += payload;
+    counters_.placed_out_of_order_bytes += payload;
+    return true;
 }
 
 void rdma_engine::send_terminate(std::uint32_t qpn, queue_pair& qp, ddp::TermLayer layer, std::uint8_t etype,
@@ -554,6 +589,8 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["tx_segments"] = counters_.tx_segments;
     out["rx_segments"] = counters_.rx_segments;
     out["placed_bytes"] = counters_.placed_bytes;
+    out["placed_out_of_order_bytes"] = counters_.placed_out_of_order_bytes;
+    out["rx_already_placed"] = counters_.rx_already_placed;
     out["cqes"] = counters_.cqes;
     out["interrupts"] = counters_.interrupts;
     out["terminates_sent"] = counters_.terminates_sent;

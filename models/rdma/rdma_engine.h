@@ -137,6 +137,7 @@ private:
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void place_tagged(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
                       std::size_t len, sc_core::sc_time& delay);
+    bool place_out_of_order(const queue_pair& qp, const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay);
     access_check check_access(const queue_pair& qp, std::uint32_t stag, std::uint64_t to, std::uint64_t len,
                               std::uint32_t right) const;
     bool check_local(const queue_pair& qp, std::uint32_t stag, std::uint64_t addr, std::uint64_t len) const;
@@ -166,6 +167,7 @@ private:
         std::uint64_t rx_segments = 0, placed_bytes = 0, cqes = 0, interrupts = 0;
         std::uint64_t terminates_sent = 0, terminates_received = 0, protection_errors = 0;
         std::uint64_t bad_wqes = 0, rx_dropped = 0;
+        std::uint64_t placed_out_of_order_bytes = 0, rx_already_placed = 0;
     } counters_;
 };
 

@@ -41,6 +41,7 @@ public:
     // The state machine must not be re-entered from its own callbacks (deliver -> ... -> send).
     int in_callback = 0;
     std::size_t deferred = 0;
+    std::uint64_t rx_buffered = 0;  // out-of-order bytes held in NIC buffer memory
 
     // Appends send-stream bytes at the stream's end into the ring in buffer memory.
     void append(const std::uint8_t* data, std::size_t len, sc_core::sc_time& delay) {
@@ -105,6 +106,7 @@ tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_par
       ctl_in("ctl_in"),
       conn_events_out("conn_events_out"),
       tx_progress_out("tx_progress_out"),
+      ooo_out("ooo_out"),
       params_(params),
       buffer_(buffer),
       rng_state_(params.seed * 0x9e3779b97f4a7c15ULL + 1) {
@@ -266,7 +268,12 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     const auto frame = net::parse_tcp_frame(gp.get_data_ptr(), gp.get_data_length(), &error);
     if (!frame) {
         ++rx_bad_frames_;
-        RNIC_MLOG_D(warn, toe, delay, "dropped a bad frame: " << error);
+        RNIC_MLOG_D(debug, toe, delay, "dropped a bad frame: " << error);
+        return;
+    }
+    const bool broadcast = frame->eth.dst == net::MacAddress{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    if (frame->eth.dst != station_.mac && !broadcast) {
+        ++rx_wrong_mac_;
         return;
     }
     if (frame->ip.dst != station_.ip) {
@@ -292,6 +299,7 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
         RNIC_MLOG_D(debug, toe, delay, "no connection for a segment to port " << frame->tcp.dst_port);
         return;
     }
+    if (!admit_out_of_order(*c, *frame, gp.get_data_ptr() + frame->payload_offset, delay)) return;
     c->ctx_delay = delay;
     ++c->in_callback;
     c->tcp().on_segment(time_ns(sc_core::sc_time_stamp() + delay), frame->tcp,
@@ -303,7 +311,51 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
         c->tcp().mark_boundary(c->appended());
         c->tcp().on_send_data(time_ns(sc_core::sc_time_stamp() + c->ctx_delay), len);
     }
+    account_reassembly(*c, delay);
     reschedule_timer();
+}
+
+bool tcp_engine::admit_out_of_order(connection& c, const net::ParsedTcpFrame& f, const std::uint8_t* payload,
+                                    sc_core::sc_time& delay) {
+    if (f.payload_len == 0 || c.tcp().state() != tcp::State::established) return true;
+    const std::uint64_t delivered = c.tcp().receive_stream_delivered();
+    const std::uint32_t rcv_nxt = c.tcp().irs() + 1 + static_cast<std::uint32_t>(delivered);
+    const auto ahead = static_cast<std::int32_t>(f.tcp.seq - rcv_nxt);
+    if (ahead <= 0) return true;  // in order (or old data that TCP will trim)
+    ++rx_ooo_segments_;
+    // The receive path decides what needs NIC buffer: with markers or the alignment assumption,
+    // whole FPDUs found in the segment are placed straight into host memory.
+    const std::size_t placed =
+        ooo_out->place_out_of_order(c.id(), delivered + static_cast<std::uint64_t>(ahead), payload, f.payload_len, delay);
+    const std::size_t need = placed >= f.payload_len ? 0 : f.payload_len - placed;
+    if (need > buffer_.rx_free()) {
+        // No room to hold it: drop it as if lost; the peer retransmits (TCP recovers).
+        ++rx_drops_buffer_full_;
+        RNIC_MLOG_D(debug, toe, delay, "connection " << c.id() << ": NIC buffer full, out-of-order segment dropped");
+        return false;
+    }
+    return true;
+}
+
+void tcp_engine::account_reassembly(connection& c, sc_core::sc_time& delay) {
+    const std::uint64_t ooo = c.tcp().out_of_order_bytes();
+    const std::uint64_t placed = ooo_out->placed_pending(c.id());
+    const std::uint64_t buffered = ooo > placed ? ooo - placed : 0;
+    if (buffered > c.rx_buffered) {
+        const std::uint64_t more = buffered - c.rx_buffered;
+        if (!buffer_.reserve_rx(more)) {
+            // Admission checked the space; a retransmission overlapping held data can still differ
+            // by a few bytes. Account what fits.
+            buffer_.reserve_rx(buffer_.rx_free());
+        }
+        rx_bytes_buffered_ += more;
+        buffer_.charge(more, delay);  // written into the reassembly store
+    } else if (buffered < c.rx_buffered) {
+        const std::uint64_t less = c.rx_buffered - buffered;
+        buffer_.release_rx(less);
+        buffer_.charge(less, delay);  // read back out when the hole was filled
+    }
+    c.rx_buffered = buffered;
 }
 
 void tcp_engine::reschedule_timer() {
@@ -336,6 +388,10 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["rx_frames"] = rx_frames_;
     out["rx_bad_frames"] = rx_bad_frames_;
     out["rx_no_connection"] = rx_no_connection_;
+    out["rx_wrong_mac"] = rx_wrong_mac_;
+    out["rx_out_of_order_segments"] = rx_ooo_segments_;
+    out["rx_drops_buffer_full"] = rx_drops_buffer_full_;
+    out["rx_bytes_buffered"] = rx_bytes_buffered_;
     boost::json::array conns;
     for (const auto& c : conns_) {
         const tcp::Stats& s = c->tcp().stats();
@@ -350,6 +406,9 @@ void tcp_engine::report_stats(boost::json::object& out) const {
                          {"bytes_delivered", s.bytes_delivered},
                          {"retransmit_timeouts", s.retransmit_timeouts},
                          {"fast_retransmits", s.fast_retransmits},
+                         {"dupacks_received", s.dupacks_received},
+                         {"out_of_order_segments", s.out_of_order_segments},
+                         {"duplicate_segments", s.duplicate_segments},
                          {"acks_sent", s.acks_sent},
                          {"bad_segments", s.bad_segments}});
     }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "buffer/buffer_memory.h"
+#include "framing/framing_if.h"
 #include "core/stats.h"
 #include "core/timed_resource.h"
 #include "proto/net.h"
@@ -57,6 +58,7 @@ public:
     sc_core::sc_export<toe_ctl_if> ctl_in;
     sc_core::sc_port<toe_conn_events_if> conn_events_out;
     sc_core::sc_port<toe_tx_progress_if> tx_progress_out;
+    sc_core::sc_port<framer_ooo_if> ooo_out;  // out-of-order segments offered for direct placement
 
     tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_params& params, buffer_memory& buffer);
     ~tcp_engine() override;
@@ -86,6 +88,10 @@ private:
     void transmit_segment(connection& c, const proto::net::TcpHeader& header, std::uint64_t stream_offset,
                           std::size_t len);
     void reschedule_timer();
+    // Returns false when the segment must be dropped (no NIC buffer for its out-of-order bytes).
+    bool admit_out_of_order(connection& c, const proto::net::ParsedTcpFrame& f, const std::uint8_t* payload,
+                            sc_core::sc_time& delay);
+    void account_reassembly(connection& c, sc_core::sc_time& delay);
     connection* create_connection(std::uint16_t local_port, std::uint32_t remote_ip, std::uint16_t remote_port);
     connection* find(std::uint32_t conn) const;
     std::uint64_t next_iss();
@@ -102,7 +108,8 @@ private:
     bool timer_armed_ = false;
     std::uint64_t rng_state_;
     std::vector<std::uint8_t> frame_scratch_;
-    std::uint64_t rx_frames_ = 0, rx_bad_frames_ = 0, rx_no_connection_ = 0, tx_frames_ = 0;
+    std::uint64_t rx_frames_ = 0, rx_bad_frames_ = 0, rx_no_connection_ = 0, tx_frames_ = 0, rx_wrong_mac_ = 0;
+    std::uint64_t rx_ooo_segments_ = 0, rx_drops_buffer_full_ = 0, rx_bytes_buffered_ = 0;
 };
 
 }  // namespace rnic

@@ -1,0 +1,257 @@
+// libFuzzer target: tcp::Connection (RFC 9293 state machine, RFC 7323 / 2018 / 5681 / 6582 /
+// 6298 algorithms) driven by a script of user calls, timer expiries and arbitrary incoming
+// segments (input format: tcp_connection_format.h).
+// Invariants, checked in the Env callbacks and after every operation:
+//  - nothing crashes, leaks or runs into undefined behaviour, whatever the segments;
+//  - Env::transmit only names send-stream bytes the owner still has: [acked, queued); SYN and RST
+//    carry no payload; every header's options fit the 40-byte option space and survive
+//    build_tcp_frame -> parse_tcp_frame;
+//  - Env::deliver hands over non-empty runs, exactly the peer's bytes at the right stream offsets
+//    (the peer's payload is a function of the sequence number), and the delivered total matches
+//    stats().bytes_delivered;
+//  - Env::acked offsets increase and never pass the queued end; acked <= sent <= queued;
+//  - Env::state_changed reports real transitions, in order, matching state();
+//  - out-of-order bytes held never exceed the receive buffer.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fuzz_util.h"
+#include "proto/net.h"
+#include "proto/tcp/connection.h"
+#include "tcp_connection_format.h"
+
+namespace net = rnic::proto::net;
+namespace tcp = rnic::proto::tcp;
+namespace tf = rnic::fuzz::tcp_format;
+using rnic::fuzz::FuzzInput;
+
+namespace {
+
+constexpr std::size_t kMaxOps = 1000;
+constexpr std::size_t kMaxTimerRounds = 32;
+
+class Harness : public tcp::Env {
+public:
+    const tcp::Connection* conn = nullptr;
+    tcp::State last_state = tcp::State::closed;
+    std::uint64_t last_acked = 0;
+    std::uint64_t delivered_total = 0;
+
+    void transmit(const net::TcpHeader& h, std::uint64_t stream_offset, std::size_t len) override {
+        const std::uint64_t queued = conn->send_stream_queued();
+        if (len > 0) {
+            FUZZ_CHECK(stream_offset >= conn->send_stream_acked());
+            FUZZ_CHECK(stream_offset <= queued && len <= queued - stream_offset);
+        } else {
+            FUZZ_CHECK(stream_offset <= queued);
+        }
+        if (h.flags & (net::tcp_flags::syn | net::tcp_flags::rst)) FUZZ_CHECK(len == 0);
+        FUZZ_CHECK(h.src_port == conn->config().local_port);
+        FUZZ_CHECK(h.sack_blocks.size() <= 4);
+        FUZZ_CHECK(h.options_size() <= 40);
+        if (h.mss || !h.sack_blocks.empty()) check_encoding(h);
+    }
+
+    void deliver(const std::uint8_t* data, std::size_t len) override {
+        FUZZ_CHECK(len > 0 && data != nullptr);
+        // receive_stream_delivered() counts what was delivered before this call.
+        const std::uint32_t first = conn->irs() + 1 + static_cast<std::uint32_t>(conn->receive_stream_delivered());
+        for (std::size_t i = 0; i < len; ++i) FUZZ_CHECK(data[i] == tf::stream_byte(first + static_cast<std::uint32_t>(i)));
+        delivered_total += len;
+    }
+
+    void acked(std::uint64_t acked_offset) override {
+        FUZZ_CHECK(acked_offset > last_acked);
+        FUZZ_CHECK(acked_offset == conn->send_stream_acked());
+        FUZZ_CHECK(acked_offset <= conn->send_stream_queued());
+        last_acked = acked_offset;
+    }
+
+    void state_changed(tcp::State from, tcp::State to) override {
+        FUZZ_CHECK(from != to && from == last_state && to == conn->state());
+        last_state = to;
+    }
+
+private:
+    static void check_encoding(const net::TcpHeader& h) {
+        std::vector<std::uint8_t> frame;
+        net::build_tcp_frame(net::Endpoints{}, net::Ipv4Header{}, h, nullptr, 0, frame);
+        const auto p = net::parse_tcp_frame(frame.data(), frame.size(), nullptr);
+        FUZZ_CHECK(p && p->tcp.seq == h.seq && p->tcp.ack == h.ack && p->tcp.flags == h.flags &&
+                   p->tcp.mss == h.mss && p->tcp.window_scale == h.window_scale &&
+                   p->tcp.sack_permitted == h.sack_permitted && p->tcp.sack_blocks.size() == h.sack_blocks.size());
+    }
+};
+
+tcp::Config read_config(FuzzInput& in) {
+    tcp::Config cfg;
+    const std::uint16_t bits = in.u16();
+    cfg.local_port = tf::kLocalPort;
+    cfg.remote_port = (bits & tf::kCfgAnyRemotePort) ? 0 : tf::kRemotePort;
+    cfg.sack = (bits & tf::kCfgSack) != 0;
+    cfg.window_scaling = (bits & tf::kCfgNoWindowScaling) == 0;
+    cfg.owner_consumes = (bits & tf::kCfgOwnerConsumes) != 0;
+    cfg.one_boundary_per_segment = (bits & tf::kCfgOneBoundary) != 0;
+    cfg.delayed_ack_ns = (bits & tf::kCfgDelayedAck) ? 200'000 : 0;
+    cfg.iss = in.u32();
+    cfg.mss = static_cast<std::uint16_t>(1 + in.u16() % 9000);
+    cfg.send_buffer = 1 + std::uint32_t{in.u16()} * 4;
+    cfg.receive_buffer = 1 + std::uint32_t{in.u16()} * 4;
+    cfg.window_scale = in.u8();  // the Connection clamps it to 14
+    cfg.initial_window_segments = 1 + in.u8() % 16;
+    cfg.dupack_threshold = in.u8() % 8;  // 0 is raised to 1 by the Connection
+    cfg.max_retransmits = in.u8() % 20;
+    cfg.rto_min_ns = 1000 * (std::uint64_t{in.u8()} + 1);
+    cfg.rto_initial_ns = 1'000'000;
+    cfg.rto_max_ns = 1'000'000'000;
+    cfg.time_wait_ns = 1000 * std::uint64_t{in.u8()};
+    return cfg;
+}
+
+class Driver {
+public:
+    Driver(const tcp::Config& cfg) : conn_(cfg, env_) { env_.conn = &conn_; }
+
+    void run(FuzzInput& in) {
+        for (std::size_t ops = 0; ops < kMaxOps && !in.empty(); ++ops) {
+            step(in);
+            check();
+        }
+        // Let the timers run out: retransmissions up to the limit, TIME-WAIT, persist probes.
+        for (std::size_t k = 0; k < 64 && conn_.next_deadline() != UINT64_MAX; ++k) {
+            now_ = std::max(now_, conn_.next_deadline());
+            conn_.on_timer(now_);
+            check();
+        }
+    }
+
+private:
+    void step(FuzzInput& in) {
+        switch (in.u8() % tf::kOpCount) {
+            case tf::kConnect:
+                conn_.connect(now_);
+                env_.last_acked = conn_.send_stream_acked();
+                break;
+            case tf::kListen:
+                conn_.listen();
+                env_.last_acked = conn_.send_stream_acked();
+                break;
+            case tf::kSegment:
+                segment(in);
+                break;
+            case tf::kTime: {
+                const std::uint8_t kind = in.u8();
+                const std::uint64_t amount = in.u16();
+                if (kind & 1) {
+                    if (conn_.next_deadline() != UINT64_MAX) now_ = std::max(now_, conn_.next_deadline());
+                } else {
+                    now_ += amount << ((kind >> 1) & 31);
+                }
+                for (std::size_t k = 0; k < kMaxTimerRounds && conn_.next_deadline() <= now_; ++k) {
+                    conn_.on_timer(now_);
+                }
+                break;
+            }
+            case tf::kSend: {
+                const std::size_t len = in.u16();
+                const bool mark = in.flag();
+                const std::uint64_t queued = conn_.send_stream_queued();
+                const std::size_t n = std::min(len, conn_.send_space());
+                if (mark && n > 0) conn_.mark_boundary(queued + n);
+                conn_.on_send_data(now_, len);
+                FUZZ_CHECK(conn_.send_stream_queued() == queued + n);
+                break;
+            }
+            case tf::kClose:
+                conn_.close(now_);
+                break;
+            case tf::kAbort:
+                conn_.abort(now_);
+                FUZZ_CHECK(conn_.state() == tcp::State::closed);
+                break;
+            case tf::kConsume:
+                conn_.receive_consumed(now_, in.u16());
+                break;
+            case tf::kCork:
+                conn_.set_cork(now_, in.flag());
+                break;
+            case tf::kSetIss:
+                conn_.set_iss(in.u32());
+                break;
+            case tf::kOneBoundary:
+                conn_.set_one_boundary_per_segment(in.flag());
+                break;
+            case tf::kMarkBoundary: {
+                const std::int64_t at = static_cast<std::int64_t>(conn_.send_stream_queued()) + in.i16();
+                conn_.mark_boundary(static_cast<std::uint64_t>(std::max<std::int64_t>(at, 0)));
+                break;
+            }
+            default:
+                break;
+        }
+    }
+
+    void segment(FuzzInput& in) {
+        net::TcpHeader h;
+        h.flags = in.u8();
+        const std::uint8_t mode = in.u8();
+        const std::uint32_t rcv_base = conn_.irs() + 1 + static_cast<std::uint32_t>(conn_.receive_stream_delivered());
+        const std::uint32_t snd_base = conn_.iss() + 1 + static_cast<std::uint32_t>(conn_.send_stream_sent());
+        h.seq = (mode & tf::kSeqAbsolute) ? in.u32() : rcv_base + static_cast<std::uint32_t>(in.i16());
+        h.ack = (mode & tf::kAckAbsolute) ? in.u32() : snd_base + static_cast<std::uint32_t>(in.i16());
+        h.window = in.u16();
+        h.src_port = (mode & tf::kWrongSrcPort) ? tf::kRemotePort + 1 : tf::kRemotePort;
+        h.dst_port = (mode & tf::kWrongDstPort) ? tf::kLocalPort + 1 : tf::kLocalPort;
+        if (mode & tf::kHasOptions) {
+            const std::uint8_t opts = in.u8();
+            if (opts & tf::kOptMss) h.mss = in.u16();
+            if (opts & tf::kOptWindowScale) h.window_scale = in.u8();
+            h.sack_permitted = (opts & tf::kOptSackPermitted) != 0;
+            if (opts & tf::kOptTimestamps) {
+                const std::uint32_t tsval = in.u32();
+                h.timestamps = std::make_pair(tsval, in.u32());
+            }
+            const std::uint32_t acked_base = conn_.iss() + 1 + static_cast<std::uint32_t>(conn_.send_stream_acked());
+            for (unsigned b = 0; b < ((opts >> tf::kOptSackBlockShift) & 7u); ++b) {
+                const std::uint32_t left = acked_base + static_cast<std::uint32_t>(in.i16());
+                h.sack_blocks.push_back({left, left + in.u16()});
+            }
+        }
+        const std::size_t len = in.u16() & 0x7FF;
+        const bool syn = (h.flags & net::tcp_flags::syn) != 0;
+        payload_.resize(len);
+        for (std::size_t i = 0; i < len; ++i)
+            payload_[i] = tf::stream_byte(h.seq + (syn ? 1u : 0u) + static_cast<std::uint32_t>(i));
+        const std::uint8_t* p = (mode & tf::kNullPayload) ? nullptr : payload_.data();
+        conn_.on_segment(now_, h, len == 0 ? nullptr : p, len);
+    }
+
+    void check() const {
+        FUZZ_CHECK(conn_.state() == env_.last_state);
+        FUZZ_CHECK(conn_.send_stream_acked() <= conn_.send_stream_sent());
+        FUZZ_CHECK(conn_.send_stream_sent() <= conn_.send_stream_queued());
+        FUZZ_CHECK(conn_.stats().bytes_delivered == env_.delivered_total);
+        FUZZ_CHECK(conn_.out_of_order_bytes() <= conn_.config().receive_buffer);
+        FUZZ_CHECK(conn_.send_stream_queued() - conn_.send_stream_acked() + conn_.send_space() <=
+                   std::max<std::uint64_t>(conn_.config().send_buffer,
+                                           conn_.send_stream_queued() - conn_.send_stream_acked()));
+    }
+
+    Harness env_;
+    tcp::Connection conn_;
+    std::uint64_t now_ = 1;
+    std::vector<std::uint8_t> payload_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    FuzzInput in(data, size);
+    const tcp::Config cfg = read_config(in);
+    Driver driver(cfg);
+    driver.run(in);
+    return 0;
+}

@@ -1,0 +1,164 @@
+// Offline checker of iWARP traffic in a capture: follows every TCP connection, reassembles each
+// direction's byte stream from the sequence numbers, finds the MPA Request/Reply exchange
+// (RFC 5044 §7.1, RFC 6581), reframes the FPDUs with mpa::Deframer (with or without Markers),
+// verifies every CRC and the DDP/RDMAP headers (RFC 5040, RFC 5041, RFC 7306), and counts what it
+// saw per connection and direction. Used by the rnic-pcap-check tool and by tests.
+//
+// What counts as an error (Severity::error; warnings do not fail a check):
+//   capture      a TCP/IPv4 frame that cannot be parsed, or a record cut short by the snaplen
+//   tcp          a hole in a stream that no later segment fills ("missing N bytes at seq X"),
+//                including bytes the peer acknowledged that the capture does not hold
+//   negotiation  no MPA Request/Reply at the start of a stream, an undecodable frame, reserved
+//                bits, revision/S-flag mismatches, no RFC 6581 RTR as the first FPDU in P2P mode
+//   reject       the MPA Reply has R set (the connection is refused)
+//   crc          an FPDU whose CRC does not match (the direction is not checked any further)
+//   framing      ULPDU_Length too large, a Marker whose FPDUPTR is wrong, a stream that stops in
+//                the middle of an FPDU after a FIN
+//   header       DDP/RDMAP header problems: short header, DV/RV not 1, reserved opcode, T bit not
+//                matching the opcode, QN not matching the opcode, MSN out of sequence, MO/L
+//                inconsistencies, wrong opcode-specific header size, non-zero reserved bits
+// A bad IPv4/TCP checksum is a warning: the segment is dropped as a receiver would drop it (a
+// retransmission fills the hole; if none does, the hole is an error).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/ddp_rdmap.h"
+#include "proto/mpa.h"
+
+namespace rnic::proto::check {
+
+enum class Severity { warning, error };
+enum class Category { capture, tcp, negotiation, reject, crc, framing, header };
+const char* to_string(Severity);
+const char* to_string(Category);
+
+struct Issue {
+    Severity severity = Severity::error;
+    Category category = Category::header;
+    std::uint64_t frame = 0;  // 1-based frame number in capture order; 0 = found at the end of the capture
+    std::string text;
+};
+
+// One FPDU with a good CRC (kept only with Options::keep_fpdu_log).
+struct FpduInfo {
+    std::uint64_t frame = 0;          // frame that completed the FPDU
+    std::uint64_t stream_offset = 0;  // of its first byte, counted from the first byte after the Request/Reply
+    std::size_t wire_length = 0;      // incl. Markers, PAD and CRC
+    std::size_t ulpdu_length = 0;
+    bool header_ok = false;           // the DDP header could be decoded (then `header` is valid)
+    ddp::Header header;
+};
+
+// Index 0 of ConnectionReport::directions is initiator -> responder, 1 is responder -> initiator.
+enum Direction : int { kToResponder = 0, kToInitiator = 1 };
+
+struct DirectionReport {
+    // TCP
+    std::uint64_t segments = 0;               // segments carrying payload
+    std::uint64_t stream_bytes = 0;           // bytes reassembled in order
+    std::uint64_t retransmitted_bytes = 0;    // payload bytes already seen (dropped)
+    std::uint64_t out_of_order_segments = 0;  // segments that arrived ahead of a hole
+    std::uint64_t missing_bytes = 0;          // in holes never filled
+    bool syn = false, fin = false, rst = false;
+    // MPA
+    bool full_operation = false;              // reached FPDU framing
+    bool markers = false;
+    std::uint64_t fpdus = 0;                  // FPDUs with a good CRC
+    std::uint64_t fpdu_bytes = 0;             // their wire bytes (length field, ULPDU, PAD, CRC, Markers)
+    std::uint64_t ulpdu_bytes = 0;
+    std::uint64_t unchecked_bytes = 0;        // stream bytes after a stop (CRC error, reject, no MPA)
+    // DDP / RDMAP
+    std::array<std::uint64_t, 16> opcodes{};  // FPDUs per RDMAP opcode (4-bit field)
+    std::uint64_t atomic_fetch_add = 0, atomic_compare_swap = 0;
+    std::uint64_t messages = 0;               // DDP segments with L = 1
+    std::vector<std::uint8_t> opcode_sequence;  // opcode of every good FPDU in stream order
+    std::vector<std::string> terminates;      // one line per Terminate: layer, type, code
+    std::vector<FpduInfo> fpdu_log;           // Options::keep_fpdu_log
+    // Error counts (every occurrence, even beyond Options::max_issues)
+    std::uint64_t bad_crcs = 0, framing_errors = 0, header_errors = 0, tcp_errors = 0;
+    std::uint64_t warning_count = 0;
+    std::vector<Issue> issues;                // this direction's errors and warnings
+};
+
+struct ConnectionReport {
+    std::uint32_t initiator_ip = 0, responder_ip = 0;  // host byte order
+    std::uint16_t initiator_port = 0, responder_port = 0;
+    bool roles_from_mpa = false;  // the MPA Request told who the initiator is (else the SYN or first sender)
+    std::uint64_t first_frame = 0, last_frame = 0;
+    std::uint64_t first_time_ns = 0, last_time_ns = 0;
+    std::optional<mpa::RequestReply> request, reply;
+    bool negotiated = false;   // valid Request and Reply, not rejected: Full Operation
+    bool rejected = false;
+    bool crc = false;          // CRC in use (either C bit)
+    std::uint8_t revision = 0; // of the Reply (0 until seen)
+    std::array<DirectionReport, 2> directions;
+    std::vector<Issue> issues;  // connection-level: negotiation, reject
+    std::uint64_t negotiation_errors = 0;  // negotiation and reject issues
+    std::uint64_t warning_count = 0;       // connection-level warnings
+
+    std::uint64_t errors() const;    // all errors of the connection and both directions
+    std::uint64_t warnings() const;
+};
+
+struct CaptureReport {
+    std::uint64_t frames = 0;
+    std::uint64_t tcp_frames = 0;
+    std::uint64_t other_frames = 0;  // not IPv4/TCP (ARP, ...): ignored
+    std::vector<Issue> issues;       // capture-level (unparsable frames)
+    std::uint64_t capture_errors = 0;
+    std::uint64_t warning_count = 0;  // capture-level warnings
+    std::vector<ConnectionReport> connections;  // in order of their first frame
+
+    std::uint64_t errors() const;
+    std::uint64_t warnings() const;
+    bool ok() const { return errors() == 0; }
+};
+
+struct Options {
+    // Drop (with a warning) segments whose IPv4 or TCP checksum is wrong. Turn off for captures
+    // taken on a host with checksum offload, where outgoing frames carry no valid checksum.
+    bool verify_checksums = true;
+    // Report non-zero reserved bits (MPA Res and R-in-Request, DDP Rsvd, RDMAP Rsv, Invalidate
+    // STag of messages without one, Terminate and Atomic Request reserved fields) as errors.
+    // Off: accept them silently (e.g. Linux siw sets MPA Res bit 0x08).
+    bool strict_reserved_bits = true;
+    bool keep_fpdu_log = false;
+    std::size_t max_issues = 50;  // issues stored per direction / connection / capture
+};
+
+// Feed frames in capture order, then call finish() once.
+class StreamChecker {
+public:
+    explicit StreamChecker(const Options& options = Options{});
+    ~StreamChecker();
+    StreamChecker(const StreamChecker&) = delete;
+    StreamChecker& operator=(const StreamChecker&) = delete;
+
+    // One captured Ethernet frame (without FCS). `original_length` is the length on the wire when
+    // the capture cut the frame short (0 = not cut).
+    void add_frame(std::uint64_t time_ns, const std::uint8_t* data, std::size_t len,
+                   std::size_t original_length = 0);
+    // Reports holes, incomplete FPDUs and missing negotiation; later add_frame() calls are ignored.
+    const CaptureReport& finish();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Reads a classic pcap file and checks it; nullopt + *error when the file cannot be read.
+std::optional<CaptureReport> check_pcap_file(const std::string& path, const Options& options, std::string* error);
+
+// Human-readable summary: per connection the endpoints, MPA revision, Markers each way, CRC, then
+// per direction FPDUs, bytes, opcode histogram and the issues; verbose adds one line per FPDU
+// (needs Options::keep_fpdu_log) and every TCP counter.
+std::string format_report(const CaptureReport& report, bool verbose);
+
+}  // namespace rnic::proto::check
