@@ -16,6 +16,7 @@ mpa_framer::mpa_framer(const sc_core::sc_module_name& name, const mpa_framer_par
       ctl_in("ctl_in"),
       ooo_in("ooo_in"),
       events_out("events_out"),
+      llp_error_out("llp_error_out"),
       params_(params) {
     ulpdu_tx_in.register_b_transport(this, &mpa_framer::tx_b_transport);
     stream_rx_in.register_b_transport(this, &mpa_framer::rx_b_transport);
@@ -91,6 +92,8 @@ void mpa_framer::feed(std::uint32_t conn, conn_state& st, const std::uint8_t* da
         else ++framing_errors_;
         RNIC_LOG_AT(warn, mpa, to_ps(sc_core::sc_time_stamp() + rx_delay_), name(),
                     "connection " << conn << ": " << mpa::to_string(err) << ": " << st.deframer->error_detail());
+        // RFC 5044 §8 codes: 2 CRC error, 3 Marker and ULPDU length field mismatch.
+        llp_error_out->llp_error(conn, err == mpa::DeframeError::crc_mismatch ? 2 : 3, rx_delay_);
         events_out->on_framing_error(conn, st.deframer->error_detail());
     }
 }

@@ -22,6 +22,7 @@
 #include "core/timed_resource.h"
 #include "framing/framing_if.h"
 #include "proto/mpa.h"
+#include "rdma/rdma_if.h"
 
 namespace rnic {
 
@@ -41,6 +42,7 @@ public:
     sc_core::sc_export<framer_ctl_if> ctl_in;
     sc_core::sc_export<framer_ooo_if> ooo_in;
     sc_core::sc_port<framer_events_if> events_out;
+    sc_core::sc_port<rdma_llp_if> llp_error_out;  // a broken stream: the RDMAP layer sends the Terminate
 
     mpa_framer(const sc_core::sc_module_name& name, const mpa_framer_params& params);
 

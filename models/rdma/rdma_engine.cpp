@@ -35,6 +35,7 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
       ctl_in("ctl_in"),
       doorbell_in("doorbell_in"),
       tx_progress_in("tx_progress_in"),
+      llp_in("llp_in"),
       toe_out("toe_out"),
       params_(params),
       qps_(params.max_qp),
@@ -44,6 +45,7 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
     ctl_in.bind(*this);
     doorbell_in.bind(*this);
     tx_progress_in.bind(*this);
+    llp_in.bind(*this);
     SC_HAS_PROCESS(rdma_engine);
     SC_THREAD(tx_thread);
     set_stack_size(kThreadStackBytes);
@@ -132,8 +134,46 @@ int rdma_engine::qpn_of_conn(std::uint32_t conn) const {
 void rdma_engine::stream_failed(std::uint32_t conn, const char* why) {
     const int qpn = qpn_of_conn(conn);
     if (qpn < 0) return;
-    qps_[static_cast<std::size_t>(qpn)].state = qp_state::error;
+    queue_pair& qp = qps_[static_cast<std::size_t>(qpn)];
+    if (qp.state == qp_state::error) return;
     RNIC_MLOG(warn, rdma, "QP " << qpn << " to Error: " << why);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    enter_error(static_cast<std::uint32_t>(qpn), qp, delay);
+}
+
+void rdma_engine::llp_error(std::uint32_t conn, std::uint8_t mpa_code, const sc_core::sc_time& delay) {
+    const int qpn = qpn_of_conn(conn);
+    if (qpn < 0) return;
+    queue_pair& qp = qps_[static_cast<std::size_t>(qpn)];
+    ++counters_.llp_errors;
+    sc_core::sc_time d = delay;
+    if (qp.state == qp_state::rts) {
+        // RFC 5044 §8: the receiver of a bad FPDU reports it with a Terminate (layer LLP, type MPA)
+        // and delivers nothing more from the stream.
+        send_terminate(static_cast<std::uint32_t>(qpn), qp, ddp::TermLayer::llp, ddp::term::kLlpMpa, mpa_code,
+                       nullptr, 0, d);
+    }
+    enter_error(static_cast<std::uint32_t>(qpn), qp, d);
+}
+
+void rdma_engine::enter_error(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& delay) {
+    qp.state = qp_state::error;
+    // Sent but unacknowledged work requests will never complete normally: flush them, in order.
+    while (!qp.pending.empty()) {
+        const pending_completion& p = qp.pending.front();
+        cqe_fields f;
+        f.wr_id = p.wr_id;
+        f.byte_len = p.length;
+        f.opcode = static_cast<std::uint8_t>(p.opcode);
+        f.status = regmap::cqe_status::flushed;
+        f.qpn = qpn;
+        f.wqe_index = p.wqe_index;
+        post_cqe(qp.cfg.send_cq, f, delay);
+        ++counters_.flushed;
+        qp.pending.pop_front();
+    }
+    space_event_.notify(delay);
+    work_event_.notify(delay);  // the transmit thread flushes what is still in the send queue
 }
 
 // ---- doorbells (driver via the register file) ---------------------------------------------
@@ -187,7 +227,7 @@ bool rdma_engine::take_doorbells(queue_pair& qp) {
         qp.sq_producer = qp.sq_doorbells.front().producer;
         qp.sq_doorbells.pop_front();
     }
-    return qp.state == qp_state::rts && qp.sq_consumer != qp.sq_producer;
+    return (qp.state == qp_state::rts || qp.state == qp_state::error) && qp.sq_consumer != qp.sq_producer;
 }
 
 rdma_engine::queue_pair* rdma_engine::next_ready_qp() {
@@ -226,10 +266,22 @@ void rdma_engine::process_batch(std::uint32_t qpn, queue_pair& qp) {
         RNIC_MLOG(error, rdma, "QP " << qpn << ": cannot fetch WQEs at 0x" << std::hex << addr);
         return;
     }
-    for (std::uint32_t i = 0; i < n && qp.state == qp_state::rts; ++i) {
+    for (std::uint32_t i = 0; i < n; ++i) {
         const std::uint32_t index = qp.sq_consumer++;
         ++counters_.wqes;
-        process_wqe(qpn, qp, index, wqe_cache_.data() + static_cast<std::size_t>(i) * regmap::kSendWqeSize, issue);
+        const std::uint8_t* wqe = wqe_cache_.data() + static_cast<std::size_t>(i) * regmap::kSendWqeSize;
+        if (qp.state == qp_state::error || qp.state == qp_state::terminate) {
+            cqe_fields f;
+            f.wr_id = get_le64(wqe + regmap::sqe_off::wr_id);
+            f.opcode = wqe[regmap::sqe_off::opcode];
+            f.status = regmap::cqe_status::flushed;
+            f.qpn = qpn;
+            f.wqe_index = index;
+            post_cqe(qp.cfg.send_cq, f, issue);
+            ++counters_.flushed;
+            continue;
+        }
+        process_wqe(qpn, qp, index, wqe, issue);
     }
     // The engine's own pipeline time; payload reads and transmission run ahead of it in the
     // downstream blocks' resources (LT annotation).
@@ -279,7 +331,12 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
                 wait(space_event_);
             }
         }
-        if (qp.state != qp_state::rts) return;  // flushed by an error while waiting
+        if (qp.state != qp_state::rts) {
+            // The QP failed while this request waited for room: it completes as flushed.
+            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::flushed, issue);
+            ++counters_.flushed;
+            return;
+        }
         ddp::Header h;
         h.tagged = true;
         h.last = seg.last;
@@ -481,8 +538,8 @@ void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&
     }
     if (h->opcode == ddp::Opcode::terminate) {
         ++counters_.terminates_received;
-        qp.state = qp_state::error;
         RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Terminate received from the peer; QP to Error");
+        enter_error(static_cast<std::uint32_t>(qpn), qp, delay);
         return;
     }
     if (h->tagged && h->opcode == ddp::Opcode::rdma_write) {
@@ -555,7 +612,7 @@ void rdma_engine::send_terminate(std::uint32_t qpn, queue_pair& qp, ddp::TermLay
     t.layer = layer;
     t.etype = etype;
     t.code = code;
-    if (len >= 1 && len >= ddp::header_size_from_control(ulpdu[0])) {
+    if (ulpdu != nullptr && len >= 1 && len >= ddp::header_size_from_control(ulpdu[0])) {
         t.d = true;
         t.m = true;
         t.ddp_segment_length = static_cast<std::uint16_t>(len);
@@ -591,6 +648,8 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["placed_bytes"] = counters_.placed_bytes;
     out["placed_out_of_order_bytes"] = counters_.placed_out_of_order_bytes;
     out["rx_already_placed"] = counters_.rx_already_placed;
+    out["flushed"] = counters_.flushed;
+    out["llp_errors"] = counters_.llp_errors;
     out["cqes"] = counters_.cqes;
     out["interrupts"] = counters_.interrupts;
     out["terminates_sent"] = counters_.terminates_sent;

@@ -38,6 +38,7 @@ class rdma_engine : public sc_core::sc_module,
                     public rdma_ctl_if,
                     public rdma_doorbell_if,
                     public toe_tx_progress_if,
+                    public rdma_llp_if,
                     public stats_reporter {
 public:
     tlm_utils::simple_initiator_socket<rdma_engine> ulpdu_tx_out;
@@ -47,6 +48,7 @@ public:
     sc_core::sc_export<rdma_ctl_if> ctl_in;
     sc_core::sc_export<rdma_doorbell_if> doorbell_in;
     sc_core::sc_export<toe_tx_progress_if> tx_progress_in;
+    sc_core::sc_export<rdma_llp_if> llp_in;
     sc_core::sc_port<toe_ctl_if> toe_out;
 
     rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_params& params);
@@ -67,6 +69,8 @@ public:
     void cq_arm(std::uint32_t cqn, const sc_core::sc_time& delay) override;
     // toe_tx_progress_if
     void on_tx_acked(std::uint32_t conn, std::uint64_t acked_offset, const sc_core::sc_time& delay) override;
+    // rdma_llp_if
+    void llp_error(std::uint32_t conn, std::uint8_t mpa_code, const sc_core::sc_time& delay) override;
 
     void report_stats(boost::json::object& out) const override;
 
@@ -130,6 +134,8 @@ private:
     bool take_doorbells(queue_pair& qp);
     queue_pair* next_ready_qp();
     void process_batch(std::uint32_t qpn, queue_pair& qp);
+    // QP to Error: every outstanding and later work request completes with "flushed" (verbs semantics).
+    void enter_error(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& delay);
     void process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, const std::uint8_t* wqe,
                      sc_core::sc_time& issue);
     void complete_with_error(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, std::uint64_t wr_id,
@@ -167,7 +173,7 @@ private:
         std::uint64_t rx_segments = 0, placed_bytes = 0, cqes = 0, interrupts = 0;
         std::uint64_t terminates_sent = 0, terminates_received = 0, protection_errors = 0;
         std::uint64_t bad_wqes = 0, rx_dropped = 0;
-        std::uint64_t placed_out_of_order_bytes = 0, rx_already_placed = 0;
+        std::uint64_t placed_out_of_order_bytes = 0, rx_already_placed = 0, flushed = 0, llp_errors = 0;
     } counters_;
 };
 

@@ -45,6 +45,14 @@ public:
     virtual void stream_failed(std::uint32_t conn, const char* why) = 0;
 };
 
+// The framing unit reports a broken stream to the RDMAP layer, which sends the Terminate
+// (RFC 5044 §8, RFC 5040 §5.3) and moves the QP to Error.
+class rdma_llp_if : public virtual sc_core::sc_interface {
+public:
+    // `mpa_code`: RFC 5044 §8 / RFC 6581 §8 error code (2 CRC error, 3 marker/length mismatch, ...).
+    virtual void llp_error(std::uint32_t conn, std::uint8_t mpa_code, const sc_core::sc_time& delay) = 0;
+};
+
 class rdma_doorbell_if : public virtual sc_core::sc_interface {
 public:
     virtual void sq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) = 0;

@@ -46,6 +46,7 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
     rdma_->toe_out.bind(toe_->ctl_in);
     toe_->tx_progress_out.bind(rdma_->tx_progress_in);
     toe_->ooo_out.bind(framer_->ooo_in);
+    framer_->llp_error_out.bind(rdma_->llp_in);
     toe_->conn_events_out.bind(cp_->toe_events_in);
     framer_->events_out.bind(cp_->framer_events_in);
     cp_->rdma_out.bind(rdma_->ctl_in);

@@ -1,0 +1,142 @@
+// Every receive path under every kind of network fault: each posted byte arrives correct, every
+// operation completes, and the fault really happened (its counter moved).
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "run_helpers.h"
+
+namespace rnic::test {
+namespace {
+
+struct fault_case {
+    const char* name;
+    std::vector<std::string> settings;  // applied to both directions
+    const char* counter;                // under modules.link.a_to_b.faults
+};
+
+const fault_case kFaults[] = {
+    {"loss", {"loss=0.01"}, "dropped_random"},
+    {"burst", {"burst.good_to_bad=0.005", "burst.bad_to_good=0.3"}, "dropped_burst"},
+    {"reorder", {"reorder=0.03", "reorder_delay=4us"}, "reordered"},
+    {"duplicate", {"duplicate=0.03"}, "duplicated"},
+    {"corrupt", {"corrupt=0.01"}, "corrupted"},
+    {"resegment", {"resegment=0.3"}, "resegmented"},
+};
+
+const char* const kPaths[] = {"buffering", "markers", "aligned"};
+
+std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+
+class FaultsAndPaths : public testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(FaultsAndPaths, EveryByteArrivesAndEveryWriteCompletes) {
+    const fault_case& fc = kFaults[std::get<0>(GetParam())];
+    const std::string path = kPaths[std::get<1>(GetParam())];
+    const std::string results = temp_path(std::string(fc.name) + "-" + path + ".json");
+    std::vector<std::string> args = {"--set", "workload.sizes=[256,4096,20000]", "--set", "workload.iterations=150",
+                                     "--set", "rnic.rx_path=" + path, "--set",
+                                     std::string("rnic.mpa.markers=") + (path == "markers" ? "true" : "false"),
+                                     "--results", results, "--log", "error"};
+    for (const std::string& kv : fc.settings) {
+        args.insert(args.end(), {"--set", "link.a_to_b." + kv, "--set", "link.b_to_a." + kv});
+    }
+    const sim_run r = run_sim(args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok");
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    EXPECT_GT(u64(v.at("integrity").at("bytes_checked")), 0u);
+    EXPECT_EQ(u64(v.at("operations").at("rdma_write").at("count")), 450u);
+    const auto& a = v.at("modules").at("a.rnic").as_object();
+    const auto& b = v.at("modules").at("b.rnic").as_object();
+    EXPECT_EQ(u64(a.at("rdma").at("cqes")), 450u);  // all signaled writes completed, none flushed
+    EXPECT_EQ(u64(a.at("rdma").at("flushed")), 0u);
+    EXPECT_GT(u64(v.at("modules").at("link").at("a_to_b").at("faults").at(fc.counter)), 0u) << fc.counter;
+    // Placement happened exactly once per byte, whether in order or out of order.
+    EXPECT_EQ(u64(b.at("rdma").at("placed_bytes")), 150u * (256 + 4096 + 20000));
+    if (std::string(fc.name) == "corrupt") {
+        EXPECT_GT(u64(b.at("toe").at("rx_bad_frames")) + u64(a.at("toe").at("rx_bad_frames")), 0u);
+    }
+    const bool reordering = std::string(fc.name) != "duplicate" && std::string(fc.name) != "corrupt";
+    if (reordering && path == "buffering") {
+        EXPECT_GT(u64(b.at("toe").at("rx_bytes_buffered")), 0u);
+        EXPECT_EQ(u64(b.at("rdma").at("placed_out_of_order_bytes")), 0u);
+    }
+    if ((fc.name == std::string("loss") || fc.name == std::string("burst")) && path != "buffering") {
+        EXPECT_GT(u64(b.at("rdma").at("placed_out_of_order_bytes")), 0u);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFaults, FaultsAndPaths, testing::Combine(testing::Range(0, 6), testing::Range(0, 3)),
+                         [](const testing::TestParamInfo<std::tuple<int, int>>& p) {
+                             return std::string(kFaults[std::get<0>(p.param)].name) + "_" +
+                                    kPaths[std::get<1>(p.param)];
+                         });
+
+TEST(Faults, BuffersPlacedDirectlyNeedLessNicMemoryThanBuffering) {
+    std::uint64_t peak[3] = {};
+    for (int p = 0; p < 3; ++p) {
+        const std::string results = temp_path(std::string("peak-") + kPaths[p] + ".json");
+        const sim_run r = run_sim({"--scenario", std::string("platform/scenarios/rx-") + kPaths[p] + ".json",
+                                   "--set", "workload.iterations=200", "--results", results, "--log", "error"});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        const boost::json::value v = read_json(results);
+        EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+        peak[p] = u64(v.at("modules").at("b.rnic").at("buffer").at("rx_reassembly_peak_bytes"));
+    }
+    EXPECT_GT(peak[0], 10 * (peak[1] + 1));  // markers place almost everything directly
+    EXPECT_GT(peak[0], 10 * (peak[2] + 1));  // so does the alignment assumption on an unsplit stream
+}
+
+TEST(Faults, FullNicBufferDropsSegmentsAndTcpRecovers) {
+    const std::string results = temp_path("small-buffer.json");
+    const sim_run r = run_sim({"--set", "rnic.buffer.capacity=288KiB", "--set", "link.a_to_b.loss=0.02", "--set",
+                               "workload.sizes=[4096,20000]", "--set", "workload.iterations=200", "--results",
+                               results, "--log", "error"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    EXPECT_GT(u64(v.at("modules").at("b.rnic").at("toe").at("rx_drops_buffer_full")), 0u);
+    EXPECT_LE(u64(v.at("modules").at("b.rnic").at("buffer").at("rx_reassembly_peak_bytes")), 32u * 1024);
+}
+
+TEST(Faults, LossTraceDropsTheListedFrames) {
+    const std::string results = temp_path("trace.json");
+    const sim_run r = run_sim({"--set", "link.a_to_b.loss_trace=traces/loss-burst.txt", "--set",
+                               "workload.sizes=[4096]", "--set", "workload.iterations=300", "--results", results,
+                               "--log", "error"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    EXPECT_EQ(u64(v.at("modules").at("link").at("a_to_b").at("faults").at("dropped_trace")), 7u);
+    const sim_run bad = run_sim({"--set", "link.a_to_b.loss_trace=/nonexistent/trace.txt"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.output.find("link.a_to_b.loss_trace"), std::string::npos) << bad.output;
+}
+
+TEST(Faults, CorruptionThatPassesTheChecksumsIsCaughtByTheMpaCrcAndTerminates) {
+    const std::string results = temp_path("crc.json");
+    const sim_run r = run_sim({"--set", "link.a_to_b.corrupt=0.01", "--set", "link.a_to_b.corrupt_fixes_checksum=true",
+                               "--set", "workload.iterations=300", "--results", results, "--log", "off"});
+    EXPECT_EQ(r.exit_code, 1) << r.output;  // the run fails, cleanly and at once
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "failed");
+    const auto& a = v.at("modules").at("a.rnic").as_object();
+    const auto& b = v.at("modules").at("b.rnic").as_object();
+    EXPECT_GE(u64(b.at("framer").at("crc_errors")), 1u);
+    EXPECT_GE(u64(b.at("rdma").at("terminates_sent")), 1u);
+    EXPECT_GE(u64(a.at("rdma").at("terminates_received")), 1u);
+    EXPECT_GE(u64(a.at("rdma").at("flushed")), 1u);
+    // Nothing corrupt was placed: every byte that reached host b's memory before the error is intact.
+    EXPECT_EQ(u64(v.at("integrity").at("bytes_mismatched")), 0u);
+}
+
+TEST(Faults, RxPathMarkersWithoutMarkersIsRejected) {
+    const sim_run r = run_sim({"--set", "rnic.rx_path=markers"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find("rnic.rx_path"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace rnic::test
