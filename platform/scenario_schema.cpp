@@ -74,6 +74,8 @@ void declare_rnic(config::Node& root) {
     buf.size("width", "64B", "Datapath width", 4, 1024);
     buf.frequency("clock", "500MHz", "Clock", 1e6, 10e9);
     buf.time("latency", "10ns", "Access latency (on-chip SRAM)", 0, 1_us);
+    buf.time("sample_interval", "10us", "Interval of the occupancy-over-time series in the results (peak per interval)",
+             1_ns, 1_s);
 
     auto& tcp = rnic.object("tcp", "TCP offload engine (RFC 9293, 5681, 6298)");
     tcp.size("send_buffer", "256KiB", "Send stream held in buffer memory per connection until acknowledged", 16_KiB,

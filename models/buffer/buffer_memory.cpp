@@ -1,5 +1,6 @@
 #include "buffer/buffer_memory.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/sim_log.h"
@@ -9,6 +10,33 @@ namespace rnic {
 buffer_memory::buffer_memory(const sc_core::sc_module_name& name, const buffer_memory_params& params)
     : sc_module(name), mem_in("mem_in"), params_(params), store_(params.capacity, 0) {
     mem_in.register_b_transport(this, &buffer_memory::b_transport);
+    interval_ps_ = to_ps(params_.sample_interval);
+    if (interval_ps_ == 0) interval_ps_ = 1;
+}
+
+void buffer_memory::sample() {
+    const std::uint64_t slot = now_ps() / interval_ps_ * interval_ps_;
+    if (!series_.empty() && series_.back().time_ps == slot) {
+        if (in_use_ > series_.back().bytes) series_.back().bytes = in_use_;
+        return;
+    }
+    if (series_.size() >= params_.max_samples) {
+        // Halve the resolution: merge neighbours, keeping each pair's peak.
+        std::vector<occupancy_sample> merged;
+        interval_ps_ *= 2;
+        for (const occupancy_sample& x : series_) {
+            const std::uint64_t t = x.time_ps / interval_ps_ * interval_ps_;
+            if (!merged.empty() && merged.back().time_ps == t) {
+                merged.back().bytes = std::max(merged.back().bytes, x.bytes);
+            } else {
+                merged.push_back({t, x.bytes});
+            }
+        }
+        series_.swap(merged);
+        sample();
+        return;
+    }
+    series_.push_back({slot, in_use_});
 }
 
 std::optional<std::uint64_t> buffer_memory::allocate_region(std::uint64_t bytes) {
@@ -70,11 +98,13 @@ void buffer_memory::hold(std::uint64_t bytes) {
     account_time();
     in_use_ += bytes;
     if (in_use_ > peak_) peak_ = in_use_;
+    sample();
 }
 
 void buffer_memory::release(std::uint64_t bytes) {
     account_time();
     in_use_ -= bytes > in_use_ ? in_use_ : bytes;
+    sample();
 }
 
 void buffer_memory::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -111,6 +141,11 @@ void buffer_memory::report_stats(boost::json::object& out) const {
     out["occupancy_mean_bytes"] = elapsed > 0 ? integral / elapsed : 0.0;
     out["rx_reassembly_peak_bytes"] = rx_peak_;
     out["tx_regions_bytes"] = regions_total_;
+    // [time in ns, peak bytes in the interval starting then]
+    boost::json::array series;
+    for (const occupancy_sample& x : series_) series.push_back({x.time_ps / 1000, x.bytes});
+    out["occupancy_interval_ns"] = interval_ps_ / 1000;
+    out["occupancy_series"] = std::move(series);
     out["reads"] = reads_;
     out["writes"] = writes_;
     out["read_bytes"] = read_bytes_;

@@ -22,6 +22,10 @@ struct buffer_memory_params {
     std::uint32_t width_bytes = 64;          // datapath width
     double clock_hz = 500e6;                 // 64 B x 500 MHz = 256 Gb/s per port
     sc_core::sc_time latency = sc_core::sc_time(10, sc_core::SC_NS);  // on-chip SRAM access
+    // Occupancy over time: one sample (the peak seen in the interval) per interval, at most
+    // max_samples of them (the interval doubles when the series fills up).
+    sc_core::sc_time sample_interval = sc_core::sc_time(10, sc_core::SC_US);
+    std::size_t max_samples = 2000;
 };
 
 class buffer_memory : public sc_core::sc_module, public stats_reporter {
@@ -51,6 +55,7 @@ public:
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void account_time();
+    void sample();
 
     buffer_memory_params params_;
     std::vector<std::uint8_t> store_;
@@ -62,6 +67,12 @@ private:
     std::uint64_t reads_ = 0, writes_ = 0, read_bytes_ = 0, write_bytes_ = 0, errors_ = 0;
     std::uint64_t allocation_failures_ = 0;
     std::uint64_t regions_total_ = 0, rx_in_use_ = 0, rx_peak_ = 0;
+    struct occupancy_sample {
+        std::uint64_t time_ps;
+        std::uint64_t bytes;     // peak within the interval
+    };
+    std::vector<occupancy_sample> series_;
+    std::uint64_t interval_ps_ = 0;
 };
 
 }  // namespace rnic
