@@ -106,15 +106,17 @@ std::string endpoint(std::uint32_t ip, std::uint16_t port) {
     return net::format_ipv4(ip) + ":" + std::to_string(port);
 }
 
-// Recomputes the IPv4 header and TCP checksums of a frame in place; false when the headers do
-// not even have a consistent layout.
-bool fix_checksums(std::vector<std::uint8_t>& f) {
+// Recomputes the TCP checksum (and with fix_ip the IPv4 header checksum) of a frame in place;
+// false when the headers do not have a consistent layout or, without fix_ip, when the IPv4 header
+// checksum is wrong (a damaged header rather than a checksum left to offload).
+bool fix_checksums(std::vector<std::uint8_t>& f, bool fix_ip) {
     constexpr std::size_t at = net::kEthernetHeaderSize;
     if (f.size() < at + net::kIpv4HeaderSize) return false;
     std::uint8_t* ip = f.data() + at;
     const std::size_t ihl = static_cast<std::size_t>(ip[0] & 0x0F) * 4;
     const std::size_t total = get_be16(ip + 2);
     if (ihl < net::kIpv4HeaderSize || total < ihl + net::kTcpBaseHeaderSize || at + total > f.size()) return false;
+    if (!fix_ip && net::internet_checksum(ip, ihl) != 0) return false;
     put_be16(ip + 10, 0);
     put_be16(ip + 10, net::internet_checksum(ip, ihl));
     std::uint8_t* tcp = ip + ihl;
@@ -310,7 +312,8 @@ struct StreamChecker::Impl {
             ++report.other_frames;
             return;
         }
-        if (len >= net::kEthernetHeaderSize + net::kIpv4HeaderSize && data[net::kEthernetHeaderSize + 9] != net::kIpProtocolTcp) {
+        constexpr std::size_t kProtocolAt = net::kEthernetHeaderSize + 9;
+        if (len >= net::kEthernetHeaderSize + net::kIpv4HeaderSize && data[kProtocolAt] != net::kIpProtocolTcp) {
             ++report.other_frames;
             return;
         }
@@ -329,7 +332,7 @@ struct StreamChecker::Impl {
         // A checksum problem only? Then the headers are sound and the segment can be attributed.
         std::vector<std::uint8_t> copy(data, data + len);
         std::optional<net::ParsedTcpFrame> fixed;
-        if (fix_checksums(copy)) fixed = net::parse_tcp_frame(copy.data(), copy.size(), nullptr);
+        if (fix_checksums(copy, !opt.verify_checksums)) fixed = net::parse_tcp_frame(copy.data(), copy.size(), nullptr);
         if (!fixed) {
             capture_issue(Severity::error, format("frame %llu: %s", static_cast<ull>(frame_no), error.c_str()));
             return;
@@ -349,9 +352,10 @@ struct StreamChecker::Impl {
         return p.ip.src == c.ip[0] && p.tcp.src_port == c.port[0] ? 0 : 1;
     }
 
+    // Payload, FIN or RST seen: a new SYN on the same 4-tuple then starts a new connection.
     bool has_traffic(const Conn& c) const {
         for (const Dir& d : c.dir)
-            if (d.base_known || d.fin || d.rep.rst) return true;
+            if (d.rep.segments != 0 || d.fin || d.rep.rst) return true;
         return false;
     }
 
@@ -378,7 +382,7 @@ struct StreamChecker::Impl {
         const bool syn_only = (p.tcp.flags & net::tcp_flags::syn) != 0 && (p.tcp.flags & net::tcp_flags::ack) == 0;
         if (syn_only) {
             const Dir& d = c.dir[direction_of(c, p)];
-            const bool same_syn = d.syn && d.isn == p.tcp.seq;
+            const bool same_syn = d.syn && d.isn == p.tcp.seq;  // a retransmitted SYN
             if (!same_syn && (d.syn || has_traffic(c))) return new_connection(p, key);
         }
         return c;
@@ -705,14 +709,17 @@ struct StreamChecker::Impl {
         info.header = *h;
         if (h->last) ++d.rep.messages;
         const unsigned op = static_cast<unsigned>(h->opcode);
-        if (h->ddp_version != 1) header_error(format("DDP version (DV) %u, expected 1", static_cast<unsigned>(h->ddp_version)));
+        if (h->ddp_version != 1)
+            header_error(format("DDP version (DV) %u, expected 1", static_cast<unsigned>(h->ddp_version)));
         if (h->rdmap_version != 1)
             header_error(format("RDMAP version (RV) %u, expected 1", static_cast<unsigned>(h->rdmap_version)));
         if (opt.strict_reserved_bits) {
             if ((p[0] & 0x3C) != 0)
-                header_error(format("DDP control Rsvd bits 0x%x set (must be zero)", static_cast<unsigned>((p[0] >> 2) & 0xF)));
+                header_error(format("DDP control Rsvd bits 0x%x set (must be zero)",
+                                    static_cast<unsigned>((p[0] >> 2) & 0xF)));
             if ((p[1] & 0x30) != 0)
-                header_error(format("RDMAP control Rsv bits 0x%x set (must be zero)", static_cast<unsigned>((p[1] >> 4) & 0x3)));
+                header_error(format("RDMAP control Rsv bits 0x%x set (must be zero)",
+                                    static_cast<unsigned>((p[1] >> 4) & 0x3)));
         }
         if (op > static_cast<unsigned>(ddp::Opcode::atomic_response)) {
             header_error(format("reserved RDMAP opcode %u", op));
@@ -761,7 +768,9 @@ struct StreamChecker::Impl {
                     ++d.rep.atomic_compare_swap;
                 else
                     header_error(format("Atomic Request with unassigned AOpCode %u", static_cast<unsigned>(req->op)));
-                if (opt.strict_reserved_bits && (payload[0] != 0 || payload[1] != 0 || payload[2] != 0 || (payload[3] & 0xF0) != 0))
+                const bool reserved_set =
+                    payload[0] != 0 || payload[1] != 0 || payload[2] != 0 || (payload[3] & 0xF0) != 0;
+                if (opt.strict_reserved_bits && reserved_set)
                     header_error(format("Atomic Request: reserved bits before AOpCode 0x%07x set (must be zero)",
                                         static_cast<unsigned>(get_be32(payload) >> 4)));
                 break;
@@ -783,7 +792,9 @@ struct StreamChecker::Impl {
                     header_error(format("Terminate with reserved layer %u", static_cast<unsigned>(term->layer)));
                 if (opt.strict_reserved_bits && ((payload[2] & 0x1F) != 0 || payload[3] != 0))
                     header_error("Terminate: reserved bits after HdrCt set (must be zero)");
-                d.rep.terminates.push_back(format("frame %llu: ", static_cast<ull>(frame_no)) + describe_terminate(*term));
+                if (d.rep.terminates.size() < opt.max_issues)
+                    d.rep.terminates.push_back(format("frame %llu: ", static_cast<ull>(frame_no)) +
+                                               describe_terminate(*term));
                 break;
             }
             default: break;
@@ -910,8 +921,10 @@ struct StreamChecker::Impl {
         d.rep.unchecked_bytes += after_gap;
         if (gap && after_gap != 0)
             dir_issue(d, Severity::warning, Category::tcp,
-                      format("%llu captured bytes after the first hole are not checked", static_cast<ull>(after_gap)), 0);
+                      format("%llu captured bytes after the first hole are not checked", static_cast<ull>(after_gap)),
+                      0);
 
+        if (d.phase == Phase::waiting_peer) d.rep.unchecked_bytes += d.pre.size();
         if (d.phase == Phase::handshake && !d.pre.empty()) {
             conn_issue(c, Severity::error, Category::negotiation,
                        format("%s: stream ends inside the MPA Request/Reply (%zu bytes)", dir_name(d).c_str(),
@@ -936,11 +949,13 @@ struct StreamChecker::Impl {
             for (const auto& [msn, m] : q.open)
                 dir_issue(d, Severity::warning, Category::header,
                           format("message MSN %u on QN %u (from frame %llu) never got its last segment",
-                                 static_cast<unsigned>(msn), static_cast<unsigned>(qn), static_cast<ull>(m.first_frame)),
+                                 static_cast<unsigned>(msn), static_cast<unsigned>(qn),
+                                 static_cast<ull>(m.first_frame)),
                           0);
         if (d.stopped_by_error && d.rep.unchecked_bytes != 0 && !gap)
             dir_issue(d, Severity::warning, Category::framing,
-                      format("%llu stream bytes after the error not checked", static_cast<ull>(d.rep.unchecked_bytes)), 0);
+                      format("%llu stream bytes after the error not checked", static_cast<ull>(d.rep.unchecked_bytes)),
+                      0);
     }
 
     void finish_connection(Conn& c) {
@@ -1062,7 +1077,8 @@ std::string describe_mpa(const mpa::RequestReply& f) {
 
 std::string format_report(const CaptureReport& r, bool verbose) {
     std::string out = format("capture: %llu frames (%llu IPv4/TCP, %llu other), %zu TCP connection%s\n",
-                             static_cast<ull>(r.frames), static_cast<ull>(r.tcp_frames), static_cast<ull>(r.other_frames),
+                             static_cast<ull>(r.frames), static_cast<ull>(r.tcp_frames),
+                             static_cast<ull>(r.other_frames),
                              r.connections.size(), r.connections.size() == 1 ? "" : "s");
     append_issues(out, r.issues, "  ");
     std::uint64_t fpdus = 0, crcs = 0, framing = 0, header = 0, other = r.capture_errors;
@@ -1115,7 +1131,9 @@ std::string format_report(const CaptureReport& r, bool verbose) {
             other += d.tcp_errors;
         }
         const std::uint64_t e = c.errors(), w = c.warnings();
-        out += format("  result: %s", e == 0 ? "OK" : format("%llu error%s", static_cast<ull>(e), e == 1 ? "" : "s").c_str());
+        const std::string result =
+            e == 0 ? std::string("OK") : format("%llu error%s", static_cast<ull>(e), e == 1 ? "" : "s");
+        out += "  result: " + result;
         out += w == 0 ? "\n" : format(", %llu warning%s\n", static_cast<ull>(w), w == 1 ? "" : "s");
     }
     out += format("summary: %zu connection%s, %llu FPDUs, %llu bad CRC, %llu framing errors, %llu header errors, "

@@ -17,7 +17,7 @@
 //   header       DDP/RDMAP header problems: short header, DV/RV not 1, reserved opcode, T bit not
 //                matching the opcode, QN not matching the opcode, MSN out of sequence, MO/L
 //                inconsistencies, wrong opcode-specific header size, non-zero reserved bits
-// A bad IPv4/TCP checksum is a warning: the segment is dropped as a receiver would drop it (a
+// A bad TCP checksum is a warning: the segment is dropped as a receiver would drop it (a
 // retransmission fills the hole; if none does, the hole is an error).
 #pragma once
 
@@ -79,7 +79,7 @@ struct DirectionReport {
     std::uint64_t atomic_fetch_add = 0, atomic_compare_swap = 0;
     std::uint64_t messages = 0;               // DDP segments with L = 1
     std::vector<std::uint8_t> opcode_sequence;  // opcode of every good FPDU in stream order
-    std::vector<std::string> terminates;      // one line per Terminate: layer, type, code
+    std::vector<std::string> terminates;      // one line per Terminate (at most Options::max_issues)
     std::vector<FpduInfo> fpdu_log;           // Options::keep_fpdu_log
     // Error counts (every occurrence, even beyond Options::max_issues)
     std::uint64_t bad_crcs = 0, framing_errors = 0, header_errors = 0, tcp_errors = 0;
@@ -122,8 +122,9 @@ struct CaptureReport {
 };
 
 struct Options {
-    // Drop (with a warning) segments whose IPv4 or TCP checksum is wrong. Turn off for captures
-    // taken on a host with checksum offload, where outgoing frames carry no valid checksum.
+    // Drop (with a warning) segments whose TCP checksum is wrong; a frame whose IPv4 header
+    // checksum is wrong is a capture error. Turn off for captures taken on a host with checksum
+    // offload, where outgoing frames carry no valid checksums: both are then ignored.
     bool verify_checksums = true;
     // Report non-zero reserved bits (MPA Res and R-in-Request, DDP Rsvd, RDMAP Rsv, Invalidate
     // STag of messages without one, Terminate and Atomic Request reserved fields) as errors.

@@ -1,0 +1,617 @@
+// proto/stream_check.h: the capture checker behind rnic-pcap-check, fed in memory with captures
+// built by capture_builder.h. Good captures must pass with exact counts; every kind of damage
+// must be reported in its category.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <numeric>
+
+#include "proto/bytes.h"
+#include "proto/crc32c.h"
+#include "test_support.h"
+
+namespace rnic::tools_test {
+namespace {
+
+using check::Category;
+using check::Severity;
+using ddp::Opcode;
+
+// The report's direction index for a sending side.
+std::size_t dir_of(Side side) { return side == kInitiator ? check::kToResponder : check::kToInitiator; }
+
+void expect_matches(const check::CaptureReport& r, const Scenario& sc) {
+    ASSERT_TRUE(r.ok()) << all_issues(r);
+    ASSERT_EQ(r.connections.size(), sc.connections.size());
+    for (std::size_t i = 0; i < sc.connections.size(); ++i) {
+        SCOPED_TRACE("connection " + std::to_string(i + 1));
+        const check::ConnectionReport& c = r.connections[i];
+        const WrittenConnection& w = sc.connections[i];
+        EXPECT_EQ(c.initiator_ip, 0x0a000001u);
+        EXPECT_EQ(c.responder_ip, 0x0a000002u);
+        EXPECT_EQ(c.initiator_port, w.initiator_port);
+        EXPECT_EQ(c.responder_port, w.responder_port);
+        EXPECT_TRUE(c.roles_from_mpa);
+        EXPECT_TRUE(c.negotiated);
+        EXPECT_FALSE(c.rejected);
+        EXPECT_EQ(c.revision, w.revision);
+        EXPECT_EQ(c.crc, w.crc);
+        for (const Side side : {kInitiator, kResponder}) {
+            SCOPED_TRACE(side == kInitiator ? "initiator -> responder" : "responder -> initiator");
+            const check::DirectionReport& d = c.directions[dir_of(side)];
+            EXPECT_TRUE(d.full_operation);
+            EXPECT_EQ(d.markers, w.markers[side]);
+            EXPECT_EQ(d.fpdus, w.opcodes[side].size());
+            EXPECT_EQ(d.opcode_sequence, w.opcodes[side]);
+            EXPECT_EQ(std::accumulate(d.opcodes.begin(), d.opcodes.end(), std::uint64_t{0}), d.fpdus);
+            EXPECT_EQ(d.bad_crcs + d.framing_errors + d.header_errors + d.tcp_errors, 0u);
+            EXPECT_EQ(d.missing_bytes, 0u);
+            EXPECT_EQ(d.unchecked_bytes, 0u);
+            EXPECT_TRUE(d.fin);
+        }
+    }
+}
+
+std::uint64_t count_op(const check::DirectionReport& d, Opcode op) { return d.opcodes[static_cast<std::size_t>(op)]; }
+
+// ---- good captures
+
+TEST(StreamCheck, AllOpcodesRevision1) {
+    const Scenario sc = all_opcodes_rev1();
+    const auto r = check_capture(sc.capture);
+    expect_matches(r, sc);
+    const auto& to_resp = r.connections[0].directions[check::kToResponder];
+    const auto& to_init = r.connections[0].directions[check::kToInitiator];
+    // Every opcode of RFC 5040 and RFC 7306 appears.
+    for (unsigned op = 0; op <= static_cast<unsigned>(Opcode::atomic_response); ++op)
+        EXPECT_GT(to_resp.opcodes[op] + to_init.opcodes[op], 0u) << "opcode " << op;
+    EXPECT_EQ(count_op(to_resp, Opcode::rdma_write), 3u);
+    EXPECT_EQ(count_op(to_resp, Opcode::send), 4u);  // "hello iwarp!" and the 3-segment message
+    EXPECT_EQ(to_resp.atomic_fetch_add, 1u);
+    EXPECT_EQ(to_resp.atomic_compare_swap, 1u);
+    EXPECT_EQ(to_resp.messages, 12u);  // 15 FPDUs, 3 of them not last (Write 1, Send 2)
+    EXPECT_EQ(count_op(to_init, Opcode::read_response), 2u);
+    EXPECT_EQ(count_op(to_init, Opcode::atomic_response), 2u);
+    ASSERT_EQ(to_init.terminates.size(), 1u);
+    EXPECT_NE(to_init.terminates[0].find("layer LLP (2), error type 0x0, error code 0x02 (MPA CRC error)"),
+              std::string::npos)
+        << to_init.terminates[0];
+    ASSERT_TRUE(r.connections[0].request.has_value());
+    EXPECT_EQ(std::string(r.connections[0].request->private_data.begin(), r.connections[0].request->private_data.end()),
+              "rnic-vp");
+    // Stream accounting: everything after the Request (20 + 7 bytes) or the Reply is FPDUs.
+    EXPECT_EQ(to_resp.stream_bytes, 20u + 7u + to_resp.fpdu_bytes);
+    EXPECT_EQ(to_init.stream_bytes, 20u + to_init.fpdu_bytes);
+    EXPECT_EQ(r.warnings(), 0u) << all_issues(r);
+}
+
+TEST(StreamCheck, EnhancedRevision2) {
+    const Scenario sc = enhanced_rev2();
+    const auto r = check_capture(sc.capture);
+    expect_matches(r, sc);
+    const auto& c = r.connections[0];
+    ASSERT_TRUE(c.request && c.reply);
+    EXPECT_TRUE(c.request->enhanced);
+    EXPECT_EQ(c.request->ird, 16);
+    EXPECT_EQ(c.request->ord, 16);
+    EXPECT_TRUE(c.request->peer_to_peer);
+    EXPECT_EQ(c.reply->ird, 8);
+    EXPECT_EQ(c.reply->ord, 8);
+    EXPECT_EQ(std::string(c.request->private_data.begin(), c.request->private_data.end()), "ulp-pd");
+}
+
+TEST(StreamCheck, MarkersBothWays) {
+    const Scenario sc = markers_both_ways();
+    expect_matches(check_capture(sc.capture), sc);
+    EXPECT_EQ(sc.connections[0].marker_boundary_segments, 0u);
+}
+
+// The generator reproduces RFC 5044 Fig. 5 and Fig. 6 byte for byte (test-vectors.md §2).
+TEST(StreamCheck, MarkerScenarioCarriesTheRfcFigures) {
+    const Scenario sc = markers_both_ways();
+    const Bytes fig5 = {0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, 0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01,
+                        0, 0, 0, 0};
+    const Bytes fig5_crc = {0x52, 0x23, 0x99, 0x83};
+    const Bytes fig6 = {0x00, 0x2a, 0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0, 0, 0, 0, 0x00, 0x00, 0x00, 0x14};
+    const Bytes fig6_crc = {0x84, 0x92, 0x58, 0x98};
+    auto contains = [&](const Bytes& start, const Bytes& end, std::size_t total) {
+        for (const Frame& f : sc.capture.frames) {
+            if (f.data.size() < 54 + total) continue;
+            const std::uint8_t* p = f.data.data() + 54;  // Ethernet + IPv4 + TCP without options
+            if (f.data.size() == 54 + total && std::equal(start.begin(), start.end(), p) &&
+                std::equal(end.begin(), end.end(), p + total - 4))
+                return true;
+        }
+        return false;
+    };
+    EXPECT_TRUE(contains(fig5, fig5_crc, 52));
+    EXPECT_TRUE(contains(fig6, fig6_crc, 52));
+}
+
+TEST(StreamCheck, TerminateAfterWrite) {
+    const Scenario sc = terminate_after_write();
+    const auto r = check_capture(sc.capture);
+    expect_matches(r, sc);
+    const auto& to_init = r.connections[0].directions[check::kToInitiator];
+    ASSERT_EQ(to_init.terminates.size(), 1u);
+    EXPECT_NE(to_init.terminates[0].find("layer RDMAP (0), error type 0x1, error code 0x00, HdrCt M D, DDP segment length 32"),
+              std::string::npos)
+        << to_init.terminates[0];
+}
+
+TEST(StreamCheck, SeveralConnectionsInOneCapture) {
+    const Scenario sc = everything();
+    const auto r = check_capture(sc.capture);
+    expect_matches(r, sc);
+    EXPECT_EQ(r.connections.size(), 4u);
+}
+
+TEST(StreamCheck, TwoInterleavedConnections) {
+    const Scenario sc = two_connections();
+    expect_matches(check_capture(sc.capture), sc);
+    EXPECT_EQ(sc.connections[1].marker_boundary_segments, 0u);
+}
+
+TEST(StreamCheck, RetransmissionsDuplicatesAndReordering) {
+    const Scenario sc = tcp_disorder();
+    const auto r = check_capture(sc.capture);
+    expect_matches(r, sc);
+    const auto& d = r.connections[0].directions[check::kToResponder];
+    EXPECT_EQ(d.fpdus, 10u);
+    EXPECT_EQ(d.retransmitted_bytes, 400u + 100u);  // the duplicate and the overlap
+    EXPECT_EQ(d.out_of_order_segments, 1u);
+    // The segment with the bad TCP checksum is dropped with a warning; its retransmission counts.
+    EXPECT_EQ(r.warnings(), 1u);
+    EXPECT_TRUE(has_issue(r, Category::tcp, "TCP checksum", Severity::warning)) << all_issues(r);
+}
+
+TEST(StreamCheck, BadChecksumsAcceptedWhenNotVerified) {
+    const Scenario sc = tcp_disorder();
+    check::Options o;
+    o.verify_checksums = false;
+    const auto r = check_capture(sc.capture, o);
+    ASSERT_TRUE(r.ok()) << all_issues(r);
+    EXPECT_EQ(r.warnings(), 0u);
+    EXPECT_EQ(r.connections[0].directions[check::kToResponder].retransmitted_bytes, 300u + 400u + 100u);
+}
+
+TEST(StreamCheck, RandomMarkerStreamsWithSequenceWrap) {
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        const Scenario sc = markers_random(seed);
+        const auto r = check_capture(sc.capture);
+        expect_matches(r, sc);
+        EXPECT_TRUE(r.connections[0].directions[check::kToInitiator].markers);
+        EXPECT_FALSE(r.connections[0].directions[check::kToResponder].markers);
+    }
+}
+
+TEST(StreamCheck, NoHandshakeAndCrcOff) {
+    const Scenario sc = no_handshake_no_crc();
+    const auto r = check_capture(sc.capture);
+    ASSERT_TRUE(r.ok()) << all_issues(r);
+    const auto& c = r.connections[0];
+    EXPECT_FALSE(c.crc);
+    EXPECT_EQ(c.directions[check::kToResponder].fpdus, 2u);
+    EXPECT_EQ(c.directions[check::kToInitiator].fpdus, 1u);
+    EXPECT_FALSE(c.directions[check::kToResponder].syn);
+}
+
+TEST(StreamCheck, KeepsAnFpduLogWhenAsked) {
+    const Scenario sc = terminate_after_write();
+    check::Options o;
+    o.keep_fpdu_log = true;
+    const auto r = check_capture(sc.capture, o);
+    const auto& log = r.connections[0].directions[check::kToResponder].fpdu_log;
+    ASSERT_EQ(log.size(), 1u);
+    EXPECT_TRUE(log[0].header_ok);
+    EXPECT_EQ(log[0].header.opcode, Opcode::rdma_write);
+    EXPECT_EQ(log[0].header.stag, 0x1234u);
+    EXPECT_EQ(log[0].ulpdu_length, 27u);
+    EXPECT_EQ(log[0].wire_length, 36u);
+    EXPECT_EQ(log[0].stream_offset, 0u);
+}
+
+TEST(StreamCheck, SameFourTupleReusedIsTwoConnections) {
+    Capture cap;
+    for (const std::uint32_t isn : {0x100u, 0x90000u}) {
+        Session s(cap, 40000, 5201, isn, isn + 0x5000);
+        s.handshake();
+        s.exchange(request_v1(false, true), reply_v1(false, true));
+        s.send(kInitiator, s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(10))));
+        s.close();
+    }
+    const auto r = check_capture(cap);
+    ASSERT_TRUE(r.ok()) << all_issues(r);
+    ASSERT_EQ(r.connections.size(), 2u);
+    for (const auto& c : r.connections) EXPECT_EQ(c.directions[check::kToResponder].fpdus, 1u);
+}
+
+TEST(StreamCheck, IgnoresFramesThatAreNotTcp) {
+    Capture cap = terminate_after_write().capture;
+    Bytes arp(60, 0);
+    arp[12] = 0x08;
+    arp[13] = 0x06;
+    cap.add(arp);
+    const auto r = check_capture(cap);
+    EXPECT_TRUE(r.ok()) << all_issues(r);
+    EXPECT_EQ(r.other_frames, 1u);
+    EXPECT_EQ(r.frames, r.tcp_frames + 1);
+}
+
+TEST(StreamCheck, ReportTextNamesEverything) {
+    const Scenario sc = all_opcodes_rev1();
+    const std::string text = check::format_report(check_capture(sc.capture), false);
+    EXPECT_NE(text.find("connection 1: 10.0.0.1:40000 -> 10.0.0.2:5201"), std::string::npos) << text;
+    EXPECT_NE(text.find("MPA revision 1, CRC on, markers initiator->responder off, responder->initiator off"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("initiator -> responder: 15 FPDUs"), std::string::npos) << text;
+    EXPECT_NE(text.find("Atomic Request (10) 2 [FetchAdd 1, CmpSwap 1]"), std::string::npos) << text;
+    EXPECT_NE(text.find("summary: 1 connection, 21 FPDUs, 0 bad CRC"), std::string::npos) << text;
+    EXPECT_NE(text.find(": OK\n"), std::string::npos) << text;
+}
+
+// ---- damaged captures
+
+// A v1 session (CRC on, no Markers unless the frames say otherwise) whose FPDUs `body` writes.
+Capture session(const std::function<void(Session&)>& body, const mpa::RequestReply& req = request_v1(false, true),
+                const mpa::RequestReply& rep = reply_v1(false, true), bool close = true) {
+    Capture cap;
+    Session s(cap);
+    s.handshake();
+    s.exchange(req, rep);
+    body(s);
+    if (close) s.close();
+    return cap;
+}
+
+TEST(StreamCheckErrors, FlippedPayloadBitIsACrcError) {
+    const Capture cap = session([](Session& s) {
+        Messages& m = s.messages(kInitiator);
+        s.send(kInitiator, s.fpdu(kInitiator, m.send(Opcode::send, pattern(50))));
+        Bytes bad = s.fpdu(kInitiator, m.send(Opcode::send, pattern(60)));
+        bad[30] ^= 0x10;
+        s.send(kInitiator, bad);
+        s.send(kInitiator, s.fpdu(kInitiator, m.send(Opcode::send, pattern(70))));
+    });
+    const auto r = check_capture(cap);
+    EXPECT_FALSE(r.ok());
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    const auto& d = r.connections[0].directions[check::kToResponder];
+    EXPECT_EQ(d.bad_crcs, 1u);
+    EXPECT_EQ(d.fpdus, 1u);  // the deframer stops at the bad FPDU
+    EXPECT_EQ(d.unchecked_bytes, mpa::fpdu_wire_length(18 + 70, false, 0));
+    EXPECT_TRUE(has_issue(r, Category::crc, "CRC mismatch in the FPDU starting at stream byte 76")) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::framing, "not checked", Severity::warning)) << all_issues(r);
+}
+
+TEST(StreamCheckErrors, UlpduLengthShorterThanTheDdpHeader) {
+    const Capture cap = session([](Session& s) {
+        Bytes u = s.messages(kInitiator).send(Opcode::send, pattern(20));
+        u.resize(10);  // consistent ULPDU_Length and CRC, but no room for the 18-byte header
+        s.send(kInitiator, s.fpdu(kInitiator, u));
+        s.send(kInitiator, s.fpdu(kInitiator, Messages::untagged(Opcode::send, 0, 1, 0, true, pattern(5))));
+    });
+    const auto r = check_capture(cap);
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::header, "ULPDU of 10 bytes: DDP untagged header: 10 bytes, needs 18"))
+        << all_issues(r);
+    EXPECT_EQ(r.connections[0].directions[check::kToResponder].fpdus, 2u);
+}
+
+TEST(StreamCheckErrors, UlpduLengthBeyondTheEndOfTheStream) {
+    const Capture cap = session([](Session& s) {
+        Bytes f = s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(40)));
+        proto::put_be16(f.data(), 1000);
+        s.send(kInitiator, f);
+    });
+    const auto r = check_capture(cap);
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    EXPECT_EQ(r.connections[0].directions[check::kToResponder].framing_errors, 1u);
+    EXPECT_TRUE(has_issue(r, Category::framing,
+                          "stream ends inside the FPDU at stream byte 0: 64 bytes present, ULPDU_Length 1000 needs "
+                          "1008 (connection closed)"))
+        << all_issues(r);
+}
+
+TEST(StreamCheckErrors, IncompleteFpduAtTheEndOfTheCaptureIsAWarning) {
+    const Capture cap = session(
+        [](Session& s) {
+            const Bytes f = s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(40)));
+            s.send(kInitiator, Bytes(f.begin(), f.begin() + 20));
+        },
+        request_v1(false, true), reply_v1(false, true), false);
+    const auto r = check_capture(cap);
+    EXPECT_TRUE(r.ok()) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::framing, "(capture ends)", Severity::warning)) << all_issues(r);
+}
+
+TEST(StreamCheckErrors, MissingSegmentIsAGap) {
+    std::uint32_t hole_seq = 0;
+    std::size_t hole_len = 0;
+    const Capture cap = session([&](Session& s) {
+        Messages& m = s.messages(kInitiator);
+        s.send(kInitiator, s.fpdu(kInitiator, m.send(Opcode::send, pattern(50))));
+        const Bytes lost = s.fpdu(kInitiator, m.send(Opcode::send, pattern(60)));
+        hole_seq = s.next_seq(kInitiator);
+        hole_len = lost.size();
+        s.skip(kInitiator, lost.size());
+        s.send(kInitiator, s.fpdu(kInitiator, m.send(Opcode::send, pattern(70))));
+    });
+    const auto r = check_capture(cap);
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    const auto& d = r.connections[0].directions[check::kToResponder];
+    EXPECT_EQ(d.tcp_errors, 1u);
+    EXPECT_EQ(d.missing_bytes, hole_len);
+    EXPECT_EQ(d.fpdus, 1u);
+    EXPECT_TRUE(has_issue(r, Category::tcp, "missing " + std::to_string(hole_len) + " bytes at seq " +
+                                                std::to_string(hole_seq)))
+        << all_issues(r);
+}
+
+TEST(StreamCheckErrors, LostLastSegmentIsFoundThroughTheAck) {
+    const Capture cap = session(
+        [](Session& s) {
+            const Bytes lost = s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(50)));
+            s.skip(kInitiator, lost.size());
+            s.ack(kResponder);
+        },
+        request_v1(false, true), reply_v1(false, true), false);
+    const auto r = check_capture(cap);
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::tcp, "missing 76 bytes")) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::tcp, "(acknowledged by the peer)")) << all_issues(r);
+}
+
+TEST(StreamCheckErrors, BadChecksumNeverRetransmitted) {
+    const Capture cap = session([](Session& s) {
+        Messages& m = s.messages(kInitiator);
+        const Bytes f = s.fpdu(kInitiator, m.send(Opcode::send, pattern(50)));
+        s.send_at(kInitiator, s.next_seq(kInitiator), f, true);
+        s.skip(kInitiator, f.size());
+        s.send(kInitiator, s.fpdu(kInitiator, m.send(Opcode::send, pattern(70))));
+    });
+    const auto r = check_capture(cap);
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::tcp, "TCP checksum", Severity::warning)) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::tcp, "missing 76 bytes")) << all_issues(r);
+}
+
+TEST(StreamCheckErrors, RejectedConnection) {
+    mpa::RequestReply rep = reply_v1(false, true);
+    rep.reject = true;
+    rep.private_data = {'n', 'o'};
+    const Capture cap = session([](Session&) {}, request_v1(false, true), rep);
+    const auto r = check_capture(cap);
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    const auto& c = r.connections[0];
+    EXPECT_TRUE(c.rejected);
+    EXPECT_FALSE(c.negotiated);
+    EXPECT_EQ(c.negotiation_errors, 1u);
+    EXPECT_TRUE(has_issue(r, Category::reject, "rejects the connection (R = 1), private data \"no\"")) << all_issues(r);
+    EXPECT_NE(check::format_report(r, false).find("connection rejected"), std::string::npos);
+}
+
+TEST(StreamCheckErrors, NoNegotiation) {
+    Capture cap;
+    Session s(cap);
+    s.handshake();
+    Bytes f;
+    const Bytes u = Messages::untagged(Opcode::send, 0, 1, 0, true, pattern(30));
+    mpa::build_fpdu(u.data(), u.size(), true, false, 0, f);
+    s.send(kInitiator, f);
+    s.close();
+    const auto r = check_capture(cap);
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::negotiation, "missing negotiation")) << all_issues(r);
+    EXPECT_FALSE(r.connections[0].negotiated);
+    EXPECT_EQ(r.connections[0].directions[check::kToResponder].unchecked_bytes, f.size());
+}
+
+TEST(StreamCheckErrors, RequestWithoutReply) {
+    Capture cap;
+    Session s(cap);
+    s.handshake();
+    s.send(kInitiator, mpa::encode(request_v1(false, true)));
+    s.close();
+    const auto r = check_capture(cap);
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::negotiation, "sent an MPA Request but no Reply came back")) << all_issues(r);
+}
+
+TEST(StreamCheckErrors, ReplyRevisionAboveTheRequest) {
+    mpa::RequestReply rep = reply_v1(false, true);
+    rep.revision = 2;
+    const auto r = check_capture(session([](Session&) {}, request_v1(false, true), rep));
+    EXPECT_TRUE(has_issue(r, Category::negotiation, "MPA Reply has revision 2, above the Request's 1")) << all_issues(r);
+}
+
+TEST(StreamCheckErrors, MpaReservedBits) {
+    mpa::RequestReply req = request_v1(false, true);
+    req.reserved_bits = 0x08;  // what Linux siw sends
+    const Capture cap = session(
+        [](Session& s) { s.send(kInitiator, s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(5)))); },
+        req);
+    const auto strict = check_capture(cap);
+    EXPECT_EQ(strict.errors(), 1u) << all_issues(strict);
+    EXPECT_TRUE(has_issue(strict, Category::negotiation, "MPA Request has Res bits 0x8 set")) << all_issues(strict);
+    EXPECT_TRUE(strict.connections[0].negotiated);  // still followed
+    check::Options lenient;
+    lenient.strict_reserved_bits = false;
+    EXPECT_TRUE(check_capture(cap, lenient).ok());
+}
+
+TEST(StreamCheckErrors, MarkerWithWrongFpduptr) {
+    const Capture cap = session(
+        [](Session& s) {
+            Bytes f = s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(40)));
+            f[3] = 8;  // the leading Marker must carry FPDUPTR 0; keep the CRC right
+            proto::put_le32(f.data() + f.size() - 4, proto::crc32c(f.data(), f.size() - 4));
+            s.send(kInitiator, f);
+        },
+        request_v1(false, true), reply_v1(true, true));
+    const auto r = check_capture(cap);
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    EXPECT_EQ(r.connections[0].directions[check::kToResponder].framing_errors, 1u);
+    EXPECT_TRUE(has_issue(r, Category::framing, "has FPDUPTR 8, expected 0")) << all_issues(r);
+}
+
+mpa::RequestReply p2p(bool request) {
+    mpa::RequestReply f = request ? request_v1(false, true) : reply_v1(false, true);
+    f.revision = 2;
+    f.enhanced = true;
+    f.peer_to_peer = true;
+    f.zero_length_send_rtr = true;
+    f.ird = f.ord = 4;
+    return f;
+}
+
+TEST(StreamCheckErrors, PeerToPeerWithoutRtr) {
+    const auto r = check_capture(session(
+        [](Session& s) { s.send(kInitiator, s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(5)))); },
+        p2p(true), p2p(false)));
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::negotiation, "must be an RTR indication")) << all_issues(r);
+}
+
+TEST(StreamCheckErrors, PeerToPeerRtrNotOffered) {
+    const auto r = check_capture(session(
+        [](Session& s) { s.send(kInitiator, s.fpdu(kInitiator, s.messages(kInitiator).write(1, 0, {}))); }, p2p(true),
+        p2p(false)));
+    EXPECT_EQ(r.errors(), 1u) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::negotiation, "zero-length RDMA Write was not offered")) << all_issues(r);
+}
+
+TEST(StreamCheckErrors, TruncatedRecordAndUnparsableFrame) {
+    const Scenario sc = terminate_after_write();
+    check::StreamChecker checker;
+    const Frame& f = sc.capture.frames[0];
+    checker.add_frame(f.time_ns, f.data.data(), f.data.size() - 4, f.data.size());
+    Bytes broken = sc.capture.frames[1].data;
+    broken[14] = 0x46;  // IHL 6: the header no longer fits the checksum
+    checker.add_frame(f.time_ns, broken.data(), broken.size());
+    const auto& r = checker.finish();
+    EXPECT_EQ(r.capture_errors, 2u);
+    EXPECT_TRUE(has_issue(r, Category::capture,
+                          "frame 1: only " + std::to_string(f.data.size() - 4) + " of its " +
+                              std::to_string(f.data.size()) + " bytes were captured"))
+        << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::capture, "frame 2:")) << all_issues(r);
+}
+
+// ---- DDP / RDMAP header checks, one damaged ULPDU each
+
+struct HeaderCase {
+    const char* name;
+    std::function<std::vector<Bytes>(Messages&)> ulpdus;
+    const char* expected;
+    bool reserved;  // a reserved-bit violation: accepted with strict_reserved_bits off
+};
+
+Bytes with(Bytes b, std::size_t at, std::uint8_t value) {
+    b.at(at) = value;
+    return b;
+}
+
+ddp::Terminate simple_terminate() {
+    ddp::Terminate t;
+    t.layer = ddp::TermLayer::rdma;
+    t.etype = ddp::term::kRdmaRemoteOperation;
+    t.code = ddp::term::kRdmaUnexpectedOpcode;
+    return t;
+}
+
+Bytes atomic_body(ddp::AtomicOpcode op) {
+    ddp::AtomicRequest a;
+    a.op = op;
+    Bytes b(ddp::kAtomicRequestSize);
+    ddp::encode(a, b.data());
+    return b;
+}
+
+const HeaderCase kHeaderCases[] = {
+    {"ddp_version", [](Messages& m) { Bytes b = m.send(Opcode::send, pattern(4)); return std::vector<Bytes>{with(b, 0, static_cast<std::uint8_t>((b[0] & 0xFC) | 2))}; },
+     "DDP version (DV) 2, expected 1", false},
+    {"rdmap_version", [](Messages& m) { Bytes b = m.send(Opcode::send, pattern(4)); return std::vector<Bytes>{with(b, 1, b[1] & 0x3F)}; },
+     "RDMAP version (RV) 0, expected 1", false},
+    {"reserved_opcode", [](Messages& m) { Bytes b = m.send(Opcode::send, pattern(4)); return std::vector<Bytes>{with(b, 1, static_cast<std::uint8_t>((b[1] & 0xF0) | 12))}; },
+     "reserved RDMAP opcode 12", false},
+    {"send_tagged", [](Messages&) { return std::vector<Bytes>{Messages::tagged(Opcode::send, 1, 0, true, pattern(4))}; },
+     "Send (opcode 3) uses the untagged buffer model but T = 1", false},
+    {"write_untagged", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::rdma_write, 0, 1, 0, true, pattern(4))}; },
+     "RDMA Write (opcode 0) uses the tagged buffer model but T = 0", false},
+    {"read_response_untagged", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::read_response, 0, 1, 0, true, pattern(4))}; },
+     "RDMA Read Response (opcode 2) uses the tagged buffer model but T = 0", false},
+    {"send_on_qn1", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::send, 1, 1, 0, true, pattern(4))}; },
+     "Send (opcode 3) on QN 1, expected QN 0", false},
+    {"read_request_on_qn0", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::read_request, 0, 1, 0, true, Bytes(28, 0))}; },
+     "RDMA Read Request (opcode 1) on QN 0, expected QN 1", false},
+    {"terminate_on_qn0", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::terminate, 0, 1, 0, true, ddp::encode(simple_terminate()))}; },
+     "Terminate (opcode 7) on QN 0, expected QN 2", false},
+    {"atomic_response_on_qn1", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::atomic_response, 1, 1, 0, true, Bytes(12, 0))}; },
+     "Atomic Response (opcode 11) on QN 1, expected QN 3", false},
+    {"atomic_request_on_qn3", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::atomic_request, 3, 1, 0, true, atomic_body(ddp::AtomicOpcode::fetch_add))}; },
+     "Atomic Request (opcode 10) on QN 3, expected QN 1", false},
+    {"immediate_on_qn2", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::immediate, 2, 1, 0, true, Bytes(8, 0))}; },
+     "Immediate Data (opcode 8) on QN 2, expected QN 0", false},
+    {"short_read_request", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::read_request, 1, 1, 0, true, Bytes(20, 0))}; },
+     "RDMA Read Request carries 20 bytes after the DDP header, expected 28", false},
+    {"long_immediate", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::immediate_se, 0, 1, 0, true, Bytes(12, 0))}; },
+     "Immediate Data with SE carries 12 bytes after the DDP header, expected 8", false},
+    {"short_atomic_response", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::atomic_response, 3, 1, 0, true, Bytes(8, 0))}; },
+     "Atomic Response header: 8 bytes, needs 12", false},
+    {"segmented_read_request", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::read_request, 1, 1, 0, false, Bytes(28, 0))}; },
+     "RDMA Read Request must be a single DDP segment (L = 1, MO 0), got L = 0 MO 0", false},
+    {"unassigned_aopcode", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::atomic_request, 1, 1, 0, true, atomic_body(static_cast<ddp::AtomicOpcode>(1)))}; },
+     "Atomic Request with unassigned AOpCode 1", false},
+    {"terminate_reserved_layer", [](Messages& m) { ddp::Terminate t = simple_terminate(); t.layer = static_cast<ddp::TermLayer>(3); return std::vector<Bytes>{m.terminate(t)}; },
+     "Terminate with reserved layer 3", false},
+    {"short_terminate", [](Messages& m) { ddp::Terminate t = simple_terminate(); t.d = true; t.ddp_header = Bytes(14, 0x80); Bytes b = m.terminate(t); b.resize(b.size() - 3); return std::vector<Bytes>{b}; },
+     "Terminate with D set: terminated DDP header", false},
+    {"first_msn_2", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::send, 0, 2, 0, true, pattern(4))}; },
+     "MSN 2 on QN 0, expected 1 (next message)", false},
+    {"msn_reused", [](Messages& m) { return std::vector<Bytes>{m.send(Opcode::send, pattern(4)), Messages::untagged(Opcode::send, 0, 1, 0, true, pattern(4))}; },
+     "MSN 1 on QN 0, expected 2 (next message)", false},
+    {"message_hole", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::send, 0, 1, 0, false, pattern(100)), Messages::untagged(Opcode::send, 0, 1, 200, true, pattern(50))}; },
+     "message MSN 1 on QN 0: 2 segments carry 150 bytes, but the last one ends at message offset 250", false},
+    {"last_not_highest_mo", [](Messages&) { return std::vector<Bytes>{Messages::untagged(Opcode::send, 0, 1, 100, false, pattern(100)), Messages::untagged(Opcode::send, 0, 1, 0, true, pattern(50))}; },
+     "the L segment must carry the highest MO", false},
+    {"ddp_rsvd", [](Messages& m) { Bytes b = m.send(Opcode::send, pattern(4)); return std::vector<Bytes>{with(b, 0, b[0] | 0x04)}; },
+     "DDP control Rsvd bits 0x1 set", true},
+    {"rdmap_rsv", [](Messages& m) { Bytes b = m.send(Opcode::send, pattern(4)); return std::vector<Bytes>{with(b, 1, b[1] | 0x20)}; },
+     "RDMAP control Rsv bits 0x2 set", true},
+    {"invalidate_stag_on_send", [](Messages& m) { return std::vector<Bytes>{m.send(Opcode::send, pattern(4), 0x77)}; },
+     "Send: Invalidate STag field 0x00000077 must be zero", true},
+    {"terminate_reserved", [](Messages& m) { Bytes b = m.terminate(simple_terminate()); return std::vector<Bytes>{with(b, ddp::kUntaggedHeaderSize + 3, 1)}; },
+     "Terminate: reserved bits after HdrCt set", true},
+    {"atomic_reserved", [](Messages& m) { Bytes b = m.atomic_request(ddp::AtomicRequest{}); return std::vector<Bytes>{with(b, ddp::kUntaggedHeaderSize, 0x80)}; },
+     "Atomic Request: reserved bits before AOpCode", true},
+};
+
+class HeaderErrors : public ::testing::TestWithParam<HeaderCase> {};
+
+TEST_P(HeaderErrors, AreReported) {
+    const HeaderCase& hc = GetParam();
+    std::size_t written = 0;
+    const Capture cap = session([&](Session& s) {
+        const std::vector<Bytes> ulpdus = hc.ulpdus(s.messages(kInitiator));
+        written = ulpdus.size();
+        s.send(kInitiator, s.fpdus(kInitiator, ulpdus));
+    });
+    const auto r = check_capture(cap);
+    const auto& d = r.connections.at(0).directions[check::kToResponder];
+    EXPECT_EQ(d.fpdus, written);
+    EXPECT_GE(d.header_errors, 1u);
+    EXPECT_EQ(r.errors(), d.header_errors) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, Category::header, hc.expected)) << all_issues(r);
+    check::Options lenient;
+    lenient.strict_reserved_bits = false;
+    EXPECT_EQ(check_capture(cap, lenient).ok(), hc.reserved) << all_issues(check_capture(cap, lenient));
+}
+
+INSTANTIATE_TEST_SUITE_P(StreamCheck, HeaderErrors, ::testing::ValuesIn(kHeaderCases),
+                         [](const ::testing::TestParamInfo<HeaderCase>& p) { return std::string(p.param.name); });
+
+}  // namespace
+}  // namespace rnic::tools_test

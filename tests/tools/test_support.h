@@ -1,0 +1,103 @@
+// Helpers of the tools tests: temporary capture files, running commands, checking captures in
+// memory with the library's StreamChecker.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proto/stream_check.h"
+#include "scenarios.h"
+
+namespace rnic::tools_test {
+
+namespace check = proto::check;
+
+// A path in the test temp directory, unique per process; the file is removed at the end of the
+// test unless the test failed (then it stays for inspection and its path is printed).
+class TempFile {
+public:
+    explicit TempFile(const std::string& name)
+        : path_(::testing::TempDir() + "rnic-tools-" + std::to_string(::getpid()) + "-" + name) {}
+    ~TempFile() {
+        if (::testing::Test::HasFailure())
+            std::fprintf(stderr, "kept %s\n", path_.c_str());
+        else
+            std::remove(path_.c_str());
+    }
+    TempFile(const TempFile&) = delete;
+    TempFile& operator=(const TempFile&) = delete;
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+struct CommandResult {
+    int exit_code = -1;
+    std::string out;  // stdout (and stderr when asked)
+};
+
+inline CommandResult run_command(const std::string& cmd, bool with_stderr = false) {
+    CommandResult r;
+    FILE* p = ::popen((cmd + (with_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
+    if (p == nullptr) return r;
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int status = ::pclose(p);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+inline std::size_t count_of(const std::string& hay, const std::string& needle) {
+    std::size_t n = 0;
+    for (std::size_t pos = hay.find(needle); pos != std::string::npos; pos = hay.find(needle, pos + 1)) ++n;
+    return n;
+}
+
+inline check::CaptureReport check_capture(const Capture& cap, const check::Options& options = check::Options{}) {
+    check::StreamChecker checker(options);
+    for (const Frame& f : cap.frames) checker.add_frame(f.time_ns, f.data.data(), f.data.size());
+    return checker.finish();
+}
+
+// Every stored issue of the report, one per line, for failure messages.
+inline std::string all_issues(const check::CaptureReport& r) {
+    std::string s;
+    auto add = [&](const std::vector<check::Issue>& v) {
+        for (const auto& i : v)
+            s += std::string(check::to_string(i.severity)) + " [" + check::to_string(i.category) + "] " + i.text + "\n";
+    };
+    add(r.issues);
+    for (const auto& c : r.connections) {
+        add(c.issues);
+        for (const auto& d : c.directions) add(d.issues);
+    }
+    return s;
+}
+
+// True when some stored issue of `category` and `severity` contains `text`.
+inline bool has_issue(const check::CaptureReport& r, check::Category category, const std::string& text,
+                      check::Severity severity = check::Severity::error) {
+    auto in = [&](const std::vector<check::Issue>& v) {
+        for (const auto& i : v)
+            if (i.category == category && i.severity == severity && i.text.find(text) != std::string::npos) return true;
+        return false;
+    };
+    if (in(r.issues)) return true;
+    for (const auto& c : r.connections) {
+        if (in(c.issues)) return true;
+        for (const auto& d : c.directions)
+            if (in(d.issues)) return true;
+    }
+    return false;
+}
+
+inline bool tshark_available() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
+
+}  // namespace rnic::tools_test
