@@ -160,7 +160,9 @@ Error Deframer::feed(const std::uint8_t* data, std::size_t len) {
 // unusual (partial frame, limits, CRC errors) is left to the field-by-field path, which then
 // reports it exactly as it would for a frame split across chunks.
 std::size_t Deframer::try_whole_frame(const std::uint8_t* data, std::size_t len) {
-    const auto v = parse(data, len, nullptr, nullptr, cfg_.limits);
+    const std::size_t need = frame_length_at(data, len);
+    if (need == 0 || len < need) return 0;  // not whole in this chunk
+    const auto v = parse(data, need, nullptr, nullptr, cfg_.limits);
     if (!v) return 0;
     if (handlers_.header) handlers_.header(v->header, v->header_size, v->payload_size);
     if (handlers_.payload_piece && v->payload_size != 0) handlers_.payload_piece(0, v->payload, v->payload_size);

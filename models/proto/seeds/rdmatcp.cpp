@@ -205,15 +205,18 @@ Error check_header(const Header& h, const DecodeOptions& options, std::string* e
 
 std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std::string* error,
                                  Error* code, const DecodeOptions& options) {
+    // Structure first (what is needed to find the CRC), then the CRC, then the field rules, so
+    // that a corrupted byte anywhere after the first word is reported as a CRC mismatch.
     if (len >= 1 && data[0] != kVersion) {  // judged as soon as the byte is there
         set(error, code, Error::bad_version, "Version " + std::to_string(data[0]) + ", expected 1 (§3.4)");
         return std::nullopt;
     }
     auto h = decode_header(data, len, error, code);
     if (!h) return std::nullopt;
-    Error e = check_header(*h, options, error);
-    if (e != Error::none) {
-        if (code != nullptr) *code = e;
+    if (h->segment_length < h->size()) {
+        set(error, code, Error::length_too_short,
+            "Segment Length " + std::to_string(h->segment_length) + " below the " +
+                to_string(h->type) + " header size " + std::to_string(h->size()));
         return std::nullopt;
     }
     SegmentView v;
@@ -235,6 +238,11 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std:
                 "CRC-32 received " + hex(v.crc, 8) + ", computed " + hex(computed, 8));
             return std::nullopt;
         }
+    }
+    const Error e = check_header(*h, options, error);
+    if (e != Error::none) {
+        if (code != nullptr) *code = e;
+        return std::nullopt;
     }
     v.control = data + h->size();
     v.control_len = h->control_length();
@@ -312,7 +320,7 @@ Error Deframer::feed(const std::uint8_t* data, std::size_t len) {
             if (buffer_.size() < 4) {
                 n = std::min<std::size_t>(4 - buffer_.size(), len);
                 buffer_.insert(buffer_.end(), data, data + n);
-                if (buffer_.size() == 4 && !precheck(buffer_.data())) break;
+                if (buffer_.size() == 4) precheck(buffer_.data());  // on failure the loop ends after counting n
             } else {
                 const std::size_t wl = wire_length(get_be16(buffer_.data() + 2));
                 n = std::min(wl - buffer_.size(), len);

@@ -156,8 +156,9 @@ struct SegmentView {
     std::size_t wire_length = 0;   // wire_length(segment_length)
 };
 
-// Decodes and checks the segment at the start of `data` (bytes after it are not looked at):
-// length for the fixed fields, version, the header rules, length for the whole segment, CRC.
+// Decodes and checks the segment at the start of `data` (bytes after it are not looked at), in
+// this order: Version, length of the fixed header, Segment Length >= header size, length of the
+// whole segment, CRC, then the remaining check_header() rules.
 std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std::string* error,
                                  Error* code = nullptr, const DecodeOptions& options = {});
 std::optional<Segment> decode(const std::uint8_t* data, std::size_t len, std::string* error,
