@@ -52,6 +52,9 @@ void check_capture(const std::vector<std::string>& extra, const char* tag) {
     const std::string writes = shell(base + " -Y \"iwarp_rdma.opcode == 0\" -T fields -e frame.number");
     EXPECT_EQ(count(writes, "\n"),
               v.at("modules").at("a.rnic").at("rdma").at("tx_segments").to_number<std::uint64_t>());
+    // Our own checker agrees: every FPDU reframed, every CRC and header good.
+    const std::string check = shell(std::string(RNIC_PCAP_CHECK) + " " + pcap + "; echo exit=$?");
+    EXPECT_NE(check.find("exit=0"), std::string::npos) << check;
 }
 
 TEST(Capture, DecodesInWiresharkWithGoodCrcs) { check_capture({}, "plain"); }
@@ -62,6 +65,23 @@ TEST(Capture, DecodesInWiresharkWithGoodCrcs) { check_capture({}, "plain"); }
 // so with 64- and 256-byte writes every FPDU must decode; larger writes hit the dissector's gap.
 TEST(Capture, MarkersDecodeWithGoodCrcs) {
     check_capture({"--set", "rnic.mpa.markers=true", "--set", "workload.sizes=[64,256]"}, "markers");
+}
+
+TEST(Capture, LossyRunDecodesWithRetransmissionsRecognised) {
+    if (std::system("command -v tshark >/dev/null 2>&1") != 0) GTEST_SKIP() << "tshark not installed";
+    const std::string pcap = temp_path("lossy.pcap");
+    const sim_run r = run_sim({"--set", "workload.sizes=[1024,9000]", "--set", "workload.iterations=150", "--set",
+                               "link.a_to_b.loss=0.02", "--set", "link.a_to_b.reorder=0.02", "--set",
+                               "link.b_to_a.loss=0.02", "--pcap", pcap, "--log", "error"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string base = "tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct";
+    const std::string retrans = shell(base + " -Y \"tcp.analysis.retransmission || tcp.analysis.fast_retransmission\"" +
+                                      " -T fields -e frame.number");
+    EXPECT_GT(count(retrans, "\n"), 0u);
+    EXPECT_EQ(shell(base + " -Y _ws.malformed"), "");
+    EXPECT_EQ(count(shell(base + " -V"), "Bad CRC32"), 0u);
+    const std::string check = shell(std::string(RNIC_PCAP_CHECK) + " " + pcap + "; echo exit=$?");
+    EXPECT_NE(check.find("exit=0"), std::string::npos) << check;
 }
 
 }  // namespace
