@@ -39,6 +39,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.tcp.rto_min = t(s, "rnic.tcp.rto_min");
     n.tcp.initial_window_segments = u32(s, "rnic.tcp.initial_window");
     n.tcp.max_connections = u32(s, "rnic.tcp.max_connections");
+    n.tcp.retransmit_from_host = s.get_string("rnic.tcp.retransmit_from") == "host";
     n.tcp.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed")) * 2 + static_cast<std::uint64_t>(host_index);
     n.framer.clock_hz = clock;
     const std::string path = s.get_string("rnic.rx_path");

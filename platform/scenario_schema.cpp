@@ -92,6 +92,11 @@ void declare_rnic(config::Node& root) {
     tcp.number("tx_cycles_per_segment", 40, "Transmit pipeline cycles per segment", 0, 1e6);
     tcp.number("rx_cycles_per_segment", 50, "Receive pipeline cycles per segment", 0, 1e6);
     tcp.integer("max_connections", 64, "Connection table size", 1, 65536);
+    tcp.enumeration("retransmit_from", "buffer",
+                    "Source of retransmitted bytes: the send stream held in NIC buffer memory until acknowledged "
+                    "(buffer), or host memory fetched again by DMA, so NIC buffer holds data only until first sent "
+                    "(host)",
+                    {"buffer", "host"});
 
     auto& mpa = rnic.object("mpa", "MPA framing (RFC 5044, RFC 6581)");
     mpa.integer("revision", 1, "MPA revision sent in the Request/Reply", 1, 2);

@@ -82,6 +82,12 @@ void buffer_memory::release_rx(std::uint64_t bytes) {
     release(bytes);
 }
 
+bool buffer_memory::peek(std::uint64_t addr, void* dst, std::size_t len) const {
+    if (addr > store_.size() || len > store_.size() - addr) return false;
+    std::memcpy(dst, store_.data() + addr, len);
+    return true;
+}
+
 void buffer_memory::charge(std::uint64_t bytes, sc_core::sc_time& delay) {
     const double beats = static_cast<double>((bytes + params_.width_bytes - 1) / params_.width_bytes);
     delay += params_.latency;

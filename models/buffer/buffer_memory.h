@@ -48,6 +48,8 @@ public:
     // Port time of moving `bytes` in or out without an address (the reassembly store's bookkeeping
     // is the TCP engine's; its bytes cross this memory's port all the same).
     void charge(std::uint64_t bytes, sc_core::sc_time& delay);
+    // Zero-time read for model self-checks (what a debugger sees).
+    bool peek(std::uint64_t addr, void* dst, std::size_t len) const;
     std::uint64_t capacity() const { return params_.capacity; }
 
     void report_stats(boost::json::object& out) const override;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <systemc>
 #include <tlm>
 
@@ -20,6 +21,16 @@ struct stream_ext : tlm::tlm_extension<stream_ext> {
     std::uint64_t tag = 0;           // producer's cookie (e.g. work request)
     std::uint64_t stream_end = 0;    // filled by the TCP engine: send-stream offset after these bytes
     bool already_placed = false;     // in-order ULPDU whose payload was placed out of order earlier
+    // Where a ULPDU's payload came from, so that a retransmission can fetch it again from host
+    // memory instead of keeping it in NIC buffer memory (rnic.tcp.retransmit_from = "host").
+    std::uint64_t host_addr = 0;     // payload source in host memory (0: not refetchable)
+    std::uint32_t host_len = 0;      // payload bytes there
+    std::uint32_t header_len = 0;    // ULPDU bytes in front of the payload (DDP/RDMAP headers)
+    std::uint8_t header[32] = {};    // those bytes
+    // Filled by the framing unit for the same purpose: how the FPDU was framed.
+    std::uint32_t fpdu_pos = 0;      // marker-space position of the FPDU's first byte
+    bool fpdu_markers = false;
+    bool fpdu_crc = false;
 
     tlm::tlm_extension_base* clone() const override { return new stream_ext(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {

@@ -57,6 +57,9 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
     fpdu_scratch_.clear();
     mpa::build_fpdu(gp.get_data_ptr(), gp.get_data_length(), st.settings.crc, st.settings.tx_markers,
                     st.tx_stream_pos, fpdu_scratch_);
+    ext->fpdu_pos = st.tx_stream_pos;
+    ext->fpdu_markers = st.settings.tx_markers;
+    ext->fpdu_crc = st.settings.crc;
     tx_crc_.reserve_lt(delay, crc_time(fpdu_scratch_.size()));
     st.tx_stream_pos += static_cast<std::uint32_t>(fpdu_scratch_.size());
     ++tx_fpdus_;

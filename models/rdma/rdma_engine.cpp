@@ -362,6 +362,12 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
         stream_ext ext;
         ext.conn = qp.conn;
         ext.tag = wr_id;
+        if (seg.length > 0) {
+            ext.host_addr = local_addr + seg.offset;
+            ext.host_len = static_cast<std::uint32_t>(seg.length);
+            ext.header_len = static_cast<std::uint32_t>(ddp::kTaggedHeaderSize);
+            std::memcpy(ext.header, tx_scratch_.data(), ddp::kTaggedHeaderSize);
+        }
         if (send_stream(ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, data) != tlm::TLM_OK_RESPONSE) {
             RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": the framing unit refused a segment");
             qp.state = qp_state::error;

@@ -31,6 +31,7 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
     cp_->startup_tx_out.bind(framer_->ulpdu_tx_in);
     framer_->fpdu_tx_out.bind(toe_->stream_tx_in);
     toe_->buf_out.bind(buffer_->mem_in);
+    toe_->dma_out.bind(dma_->dma_in);
     toe_->eth_tx.bind(eth_tx);
     // Receive: link -> TCP engine -> framer -> RDMA engine.
     eth_rx.bind(toe_->eth_rx);

@@ -1,11 +1,13 @@
 #include "toe/tcp_engine.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "core/mem_access.h"
 #include "core/sim_log.h"
 #include "core/stream.h"
+#include "proto/mpa.h"
 
 namespace rnic {
 
@@ -42,6 +44,29 @@ public:
     int in_callback = 0;
     std::size_t deferred = 0;
     std::uint64_t rx_buffered = 0;  // out-of-order bytes held in NIC buffer memory
+    std::uint64_t sent_high = 0;    // send-stream offset below which every byte went out at least once
+
+    // How each FPDU of the send stream can be rebuilt from host memory (retransmit_from_host).
+    struct fpdu_record {
+        std::uint64_t stream_off = 0;
+        std::uint32_t length = 0;       // bytes on the wire
+        std::uint64_t host_addr = 0;    // payload in host memory; 0: not refetchable
+        std::uint32_t payload_len = 0;
+        std::uint32_t header_len = 0;
+        std::uint8_t header[32] = {};
+        std::uint32_t fpdu_pos = 0;
+        bool markers = false, crc = false;
+    };
+    std::deque<fpdu_record> records;
+
+    // Releases buffer-memory occupancy up to `offset` (at ack, or at first transmission when the
+    // retransmit source is host memory).
+    void release_until(std::uint64_t offset) {
+        if (offset > released_) {
+            engine_.buffer_.release(offset - released_);
+            released_ = offset;
+        }
+    }
 
     // Appends send-stream bytes at the stream's end into the ring in buffer memory.
     void append(const std::uint8_t* data, std::size_t len, sc_core::sc_time& delay) {
@@ -68,9 +93,9 @@ public:
         send_stream(engine_.stream_rx_out, ext, data, len, d);
     }
     void acked(std::uint64_t acked_offset) override {
-        if (acked_offset > released_) {
-            engine_.buffer_.release(acked_offset - released_);
-            released_ = acked_offset;
+        release_until(acked_offset);
+        while (!records.empty() && records.front().stream_off + records.front().length <= acked_offset) {
+            records.pop_front();
         }
         engine_.tx_progress_out->on_tx_acked(id_, acked_offset, ctx_delay);
     }
@@ -103,6 +128,7 @@ tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_par
       eth_tx("eth_tx"),
       eth_rx("eth_rx"),
       buf_out("buf_out"),
+      dma_out("dma_out"),
       ctl_in("ctl_in"),
       conn_events_out("conn_events_out"),
       tx_progress_out("tx_progress_out"),
@@ -188,7 +214,16 @@ void tcp_engine::tcp_close(std::uint32_t conn) {
 
 std::size_t tcp_engine::tcp_send_space(std::uint32_t conn) const {
     const connection* c = find(conn);
-    return c == nullptr ? 0 : c->tcp().send_space();
+    if (c == nullptr) return 0;
+    const std::size_t space = c->tcp().send_space();
+    if (!params_.retransmit_from_host) return space;
+    // Data is fetched from the host just in time: only what the windows let TCP send now (plus one
+    // segment), so unsent data does not sit in NIC buffer memory either.
+    const tcp::Connection& t = c->tcp();
+    const std::uint64_t window = std::min<std::uint64_t>(t.cwnd(), t.send_window()) + t.effective_mss();
+    const std::uint64_t limit = t.send_stream_acked() + window;
+    const std::uint64_t queued = c->appended();
+    return queued >= limit ? 0 : static_cast<std::size_t>(std::min<std::uint64_t>(space, limit - queued));
 }
 
 std::uint16_t tcp_engine::tcp_effective_mss(std::uint32_t conn) const {
@@ -215,6 +250,21 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
+    if (params_.retransmit_from_host) {
+        connection::fpdu_record r;
+        r.stream_off = c->appended();
+        r.length = static_cast<std::uint32_t>(len);
+        if (ext->host_addr != 0 && ext->header_len <= sizeof r.header) {
+            r.host_addr = ext->host_addr;
+            r.payload_len = ext->host_len;
+            r.header_len = ext->header_len;
+            std::memcpy(r.header, ext->header, ext->header_len);
+            r.fpdu_pos = ext->fpdu_pos;
+            r.markers = ext->fpdu_markers;
+            r.crc = ext->fpdu_crc;
+        }
+        c->records.push_back(r);
+    }
     c->append(gp.get_data_ptr(), len, delay);
     ext->stream_end = c->appended();
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -235,15 +285,27 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
                                   std::size_t len) {
     sc_core::sc_time delay = c.ctx_delay;
     tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
-    // The payload moves from the send stream in buffer memory straight into the frame.
+    // The payload moves from the send stream in buffer memory straight into the frame; with
+    // retransmit_from_host a retransmission is fetched again from host memory instead.
     const std::size_t hdr = net::tcp_frame_header_size(header);
     frame_scratch_.resize(hdr + len);
-    std::size_t done = 0;
-    while (done < len) {
-        const std::uint64_t pos = (stream_offset + done) % params_.send_buffer;
-        const std::size_t chunk = std::min<std::size_t>(len - done, params_.send_buffer - pos);
-        mem_read(buf_out, c.buffer_base() + pos, frame_scratch_.data() + hdr + done, chunk, delay);
-        done += chunk;
+    const bool retransmission = len > 0 && stream_offset < c.sent_high;
+    if (retransmission && params_.retransmit_from_host) {
+        refetch(c, stream_offset, len, frame_scratch_.data() + hdr, delay);
+    } else {
+        std::size_t done = 0;
+        while (done < len) {
+            const std::uint64_t pos = (stream_offset + done) % params_.send_buffer;
+            const std::size_t chunk = std::min<std::size_t>(len - done, params_.send_buffer - pos);
+            mem_read(buf_out, c.buffer_base() + pos, frame_scratch_.data() + hdr + done, chunk, delay);
+            done += chunk;
+        }
+        if (retransmission) tx_retransmitted_from_buffer_ += len;
+    }
+    if (stream_offset + len > c.sent_high) {
+        c.sent_high = stream_offset + len;
+        // Sent once: the host still has the payload, so the NIC need not hold it any longer.
+        if (params_.retransmit_from_host) c.release_until(c.sent_high);
     }
     const auto it = neighbours_.find(c.remote_ip());
     net::Endpoints ep;
@@ -258,6 +320,54 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
     stream_ext ext;
     ext.conn = c.id();
     send_stream(eth_tx, ext, frame_scratch_.data(), frame_scratch_.size(), delay);
+}
+
+void tcp_engine::refetch(connection& c, std::uint64_t stream_offset, std::size_t len, std::uint8_t* out,
+                         sc_core::sc_time& delay) {
+    const std::uint64_t end = stream_offset + len;
+    for (const connection::fpdu_record& r : c.records) {
+        const std::uint64_t r_end = r.stream_off + r.length;
+        if (r_end <= stream_offset) continue;
+        if (r.stream_off >= end) break;
+        const std::uint64_t from = std::max(stream_offset, r.stream_off);
+        const std::uint64_t to = std::min(end, r_end);
+        std::uint8_t* dst = out + (from - stream_offset);
+        const std::size_t n = static_cast<std::size_t>(to - from);
+        if (r.host_addr == 0) {
+            // Control FPDUs (Terminate, ...) have no copy in host memory: read the staged bytes.
+            for (std::size_t done = 0; done < n;) {
+                const std::uint64_t pos = (from + done) % params_.send_buffer;
+                const std::size_t chunk = std::min<std::size_t>(n - done, params_.send_buffer - pos);
+                mem_read(buf_out, c.buffer_base() + pos, dst + done, chunk, delay);
+                done += chunk;
+            }
+            tx_retransmitted_from_buffer_ += n;
+            continue;
+        }
+        // Fetch the payload again and frame it exactly as the first time (same position in marker
+        // space, same CRC): the bytes come out identical unless the host changed its buffer.
+        refetch_ulpdu_.assign(r.header, r.header + r.header_len);
+        refetch_ulpdu_.resize(static_cast<std::size_t>(r.header_len) + r.payload_len);
+        if (r.payload_len > 0) {
+            mem_read(dma_out, r.host_addr, refetch_ulpdu_.data() + r.header_len, r.payload_len, delay);
+            ++tx_refetch_dma_reads_;
+        }
+        refetch_fpdu_.clear();
+        proto::mpa::build_fpdu(refetch_ulpdu_.data(), refetch_ulpdu_.size(), r.crc, r.markers, r.fpdu_pos,
+                               refetch_fpdu_);
+        std::memcpy(dst, refetch_fpdu_.data() + (from - r.stream_off), n);
+        tx_refetched_from_host_ += n;
+        // Model self-check against the staging copy (zero time): a mismatch means the host changed
+        // the buffer before the work request completed, which real hardware would send as is.
+        shadow_.resize(n);
+        for (std::size_t done = 0; done < n;) {
+            const std::uint64_t pos = (from + done) % params_.send_buffer;
+            const std::size_t chunk = std::min<std::size_t>(n - done, params_.send_buffer - pos);
+            buffer_.peek(c.buffer_base() + pos, shadow_.data() + done, chunk);
+            done += chunk;
+        }
+        if (std::memcmp(shadow_.data(), dst, n) != 0) ++tx_refetch_mismatches_;
+    }
 }
 
 void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -392,6 +502,10 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["rx_out_of_order_segments"] = rx_ooo_segments_;
     out["rx_drops_buffer_full"] = rx_drops_buffer_full_;
     out["rx_bytes_buffered"] = rx_bytes_buffered_;
+    out["tx_retransmitted_from_buffer_bytes"] = tx_retransmitted_from_buffer_;
+    out["tx_refetched_from_host_bytes"] = tx_refetched_from_host_;
+    out["tx_refetch_dma_reads"] = tx_refetch_dma_reads_;
+    out["tx_refetch_mismatches"] = tx_refetch_mismatches_;
     boost::json::array conns;
     for (const auto& c : conns_) {
         const tcp::Stats& s = c->tcp().stats();

@@ -8,6 +8,7 @@
 // TIME-WAIT) in simulated time with one event for the engine.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <systemc>
@@ -41,6 +42,10 @@ struct tcp_engine_params {
     std::uint32_t initial_window_segments = 10;
     std::uint32_t max_connections = 64;
     std::uint64_t seed = 1;  // initial sequence numbers
+    // Where retransmitted bytes come from: the send stream kept in NIC buffer memory until acked
+    // (false), or host memory, fetched again by DMA and re-framed, so NIC buffer holds transmit data
+    // only until it has been sent once (true; seed 001 §5.3 weighs the two).
+    bool retransmit_from_host = false;
 };
 
 struct tcp_station {
@@ -55,6 +60,7 @@ public:
     tlm_utils::simple_initiator_socket<tcp_engine> eth_tx;
     tlm_utils::simple_target_socket<tcp_engine> eth_rx;
     tlm_utils::simple_initiator_socket<tcp_engine> buf_out;
+    tlm_utils::simple_initiator_socket<tcp_engine> dma_out;  // host memory, for retransmit_from_host
     sc_core::sc_export<toe_ctl_if> ctl_in;
     sc_core::sc_port<toe_conn_events_if> conn_events_out;
     sc_core::sc_port<toe_tx_progress_if> tx_progress_out;
@@ -110,6 +116,13 @@ private:
     std::vector<std::uint8_t> frame_scratch_;
     std::uint64_t rx_frames_ = 0, rx_bad_frames_ = 0, rx_no_connection_ = 0, tx_frames_ = 0, rx_wrong_mac_ = 0;
     std::uint64_t rx_ooo_segments_ = 0, rx_drops_buffer_full_ = 0, rx_bytes_buffered_ = 0;
+    std::uint64_t tx_retransmitted_from_buffer_ = 0, tx_refetched_from_host_ = 0, tx_refetch_dma_reads_ = 0;
+    std::uint64_t tx_refetch_mismatches_ = 0;
+    std::vector<std::uint8_t> refetch_ulpdu_, refetch_fpdu_, shadow_;
+    // Fills frame bytes [stream_offset, +len) of a retransmission from host memory; returns false
+    // when the bytes must come from the buffer (not refetchable).
+    void refetch(connection& c, std::uint64_t stream_offset, std::size_t len, std::uint8_t* out,
+                 sc_core::sc_time& delay);
 };
 
 }  // namespace rnic

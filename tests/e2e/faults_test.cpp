@@ -134,6 +134,34 @@ TEST(Faults, CorruptionThatPassesTheChecksumsIsCaughtByTheMpaCrcAndTerminates) {
     EXPECT_EQ(u64(v.at("integrity").at("bytes_mismatched")), 0u);
 }
 
+TEST(Faults, RetransmissionsComeFromHostMemoryOrFromNicBuffer) {
+    std::uint64_t peak[2] = {};
+    const char* const sources[] = {"buffer", "host"};
+    for (int i = 0; i < 2; ++i) {
+        const std::string results = temp_path(std::string("rtx-") + sources[i] + ".json");
+        const sim_run r = run_sim({"--set", std::string("rnic.tcp.retransmit_from=") + sources[i], "--set",
+                                   "link.a_to_b.loss=0.02", "--set", "workload.sizes=[4096,20000]", "--set",
+                                   "workload.iterations=200", "--results", results, "--log", "error"});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        const boost::json::value v = read_json(results);
+        EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+        const auto& toe = v.at("modules").at("a.rnic").at("toe").as_object();
+        const std::uint64_t from_buffer = u64(toe.at("tx_retransmitted_from_buffer_bytes"));
+        const std::uint64_t from_host = u64(toe.at("tx_refetched_from_host_bytes"));
+        if (i == 0) {
+            EXPECT_GT(from_buffer, 0u);
+            EXPECT_EQ(from_host, 0u);
+        } else {
+            EXPECT_EQ(from_buffer, 0u);
+            EXPECT_GT(from_host, 0u);
+            EXPECT_GT(u64(toe.at("tx_refetch_dma_reads")), 0u);
+            EXPECT_EQ(u64(toe.at("tx_refetch_mismatches")), 0u);  // re-framed bytes equal the originals
+        }
+        peak[i] = u64(v.at("modules").at("a.rnic").at("buffer").at("occupancy_peak_bytes"));
+    }
+    EXPECT_LT(peak[1] * 10, peak[0]);  // host refetch keeps transmit data out of NIC memory
+}
+
 TEST(Faults, RxPathMarkersWithoutMarkersIsRejected) {
     const sim_run r = run_sim({"--set", "rnic.rx_path=markers"});
     EXPECT_EQ(r.exit_code, 2);
