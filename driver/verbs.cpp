@@ -189,7 +189,7 @@ status context::accept(queue_pair* qp, std::uint16_t port) {
 status context::post_send(queue_pair* qp, const send_wr& wr) {
     if (!owns(qp)) return fail(status::bad_handle, "post_send: QP handle");
     if (qp->state != qp_state::rts) return fail(status::bad_state, "post_send: QP " + std::to_string(qp->qpn) + " not in RTS");
-    if (wr.opcode != regmap::wr_opcode::rdma_write) {
+    if (wr.opcode != regmap::wr_opcode::rdma_write && wr.opcode != regmap::wr_opcode::send) {
         return fail(status::bad_opcode, "post_send: opcode " + std::to_string(static_cast<int>(wr.opcode)));
     }
     const auto mr = std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == wr.local_stag; });
@@ -203,7 +203,9 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
     namespace off = regmap::sqe_off;
     std::uint8_t wqe[regmap::kSendWqeSize] = {};
     wqe[off::opcode] = static_cast<std::uint8_t>(wr.opcode);
-    wqe[off::flags] = wr.signaled ? regmap::wr_flags::signaled : 0;
+    wqe[off::flags] = static_cast<std::uint8_t>((wr.signaled ? regmap::wr_flags::signaled : 0) |
+                                                (wr.solicited ? regmap::wr_flags::solicited : 0));
+    proto::put_le32(wqe + off::imm_or_inv, wr.invalidate_stag);
     proto::put_le64(wqe + off::wr_id, wr.wr_id);
     proto::put_le64(wqe + off::local_addr, wr.local_addr);
     proto::put_le32(wqe + off::length, wr.length);
@@ -214,8 +216,35 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
     bus_.mem_write(addr, wqe, sizeof wqe);
     ++qp->sq_producer;
     // Unsignaled WQEs retire with the next signaled one (in-order completion, RFC 5040 §5).
-    if (!wr.signaled) ++qp->unsignaled_since_last;
     dev_.ring_sq(qp->qpn, qp->sq_producer);
+    return status::ok;
+}
+
+status context::post_recv(queue_pair* qp, const recv_wr& wr) {
+    if (!owns(qp)) return fail(status::bad_handle, "post_recv: QP handle");
+    if (qp->state == qp_state::error) return fail(status::bad_state, "post_recv: QP " + std::to_string(qp->qpn) + " in error");
+    const auto mr = std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == wr.stag; });
+    if (mr == mrs_.end()) return fail(status::bad_handle, "post_recv: STag " + std::to_string(wr.stag));
+    if ((mr->access & regmap::mr_access::local_write) == 0) {
+        return fail(status::invalid_argument, "post_recv: region lacks local write access");
+    }
+    if (wr.addr < mr->addr || wr.length > mr->length || wr.addr - mr->addr > mr->length - wr.length) {
+        return fail(status::out_of_bounds, "post_recv: buffer outside its region");
+    }
+    if (qp->rq_producer - qp->rq_completed >= qp->rq_entries) {
+        return fail(status::ring_full, "post_recv: receive queue of QP " + std::to_string(qp->qpn));
+    }
+    namespace off = regmap::rqe_off;
+    std::uint8_t rqe[regmap::kRecvWqeSize] = {};
+    proto::put_le64(rqe + off::wr_id, wr.wr_id);
+    proto::put_le64(rqe + off::addr, wr.addr);
+    proto::put_le32(rqe + off::length, wr.length);
+    proto::put_le32(rqe + off::stag, wr.stag);
+    const std::uint64_t addr = qp->rq_ring + static_cast<std::uint64_t>(qp->rq_producer % qp->rq_entries) * regmap::kRecvWqeSize;
+    bus_.mem_write(addr, rqe, sizeof rqe);
+    ++qp->rq_producer;
+    bus_.mmio_write32(regmap::kQpDoorbellBase + qp->qpn * regmap::kQpDoorbellStride + regmap::kRqDoorbell,
+                      qp->rq_producer);
     return status::ok;
 }
 
@@ -237,11 +266,13 @@ status context::poll_cq(completion_queue* cq, int max, std::vector<work_completi
         wc.status = static_cast<regmap::cqe_status>(cqe[off::status]);
         wc.qpn = proto::get_le16(cqe + off::qpn);
         const std::uint32_t wqe_index = proto::get_le32(cqe + off::wqe_index);
+        const bool receive = (proto::get_le32(cqe + off::owner) & 1u) != 0;
+        if (receive) wc.opcode = wc_opcode::recv;
         for (const auto& qp : qps_) {
-            if (qp->qpn == wc.qpn && qp->send_cq == cq) {
-                qp->sq_completed = wqe_index + 1;
-                if (wc.status != regmap::cqe_status::success) qp->state = qp_state::error;
-            }
+            if (qp->qpn != wc.qpn) continue;
+            if (receive && qp->recv_cq == cq) qp->rq_completed = wqe_index + 1;
+            if (!receive && qp->send_cq == cq) qp->sq_completed = wqe_index + 1;
+            if (wc.status != regmap::cqe_status::success) qp->state = qp_state::error;
         }
         out->push_back(wc);
         ++cq->consumer;

@@ -55,6 +55,15 @@ struct send_wr {
     std::uint32_t local_stag = 0;
     std::uint64_t remote_addr = 0;  // tagged offset at the peer
     std::uint32_t remote_stag = 0;
+    bool solicited = false;         // Send with Solicited Event
+    std::uint32_t invalidate_stag = 0;  // Send with Invalidate (0: none)
+};
+
+struct recv_wr {
+    std::uint64_t wr_id = 0;
+    std::uint64_t addr = 0;
+    std::uint32_t length = 0;
+    std::uint32_t stag = 0;   // a region with local-write access holding [addr, addr+length)
 };
 
 struct completion_queue {
@@ -79,7 +88,8 @@ struct queue_pair {
     completion_queue* send_cq = nullptr;
     completion_queue* recv_cq = nullptr;
     qp_state state = qp_state::created;
-    std::uint32_t unsignaled_since_last = 0;
+    std::uint32_t rq_producer = 0;
+    std::uint32_t rq_completed = 0;
 };
 
 class context {
@@ -105,6 +115,7 @@ public:
     status accept(queue_pair* qp, std::uint16_t port);
 
     status post_send(queue_pair* qp, const send_wr& wr);
+    status post_recv(queue_pair* qp, const recv_wr& wr);
     // Up to `max` completions into `out` (appended); *n gets the count.
     status poll_cq(completion_queue* cq, int max, std::vector<work_completion>* out, int* n);
     // Arms the CQ for one interrupt (like ibv_req_notify_cq) and waits for it or the timeout.

@@ -113,7 +113,8 @@ boost::json::object simulation::results() const {
     else if (!done_ || !r.finished) status = "incomplete: time limit reached";
 
     boost::json::object wl;
-    wl["type"] = "write_bw";
+    const std::string type = scenario_.get_string("workload.type");
+    wl["type"] = type;
     wl["connect_latency_ns"] = static_cast<double>(r.connect_ps) / 1000.0;
     if (!r.error.empty()) wl["error"] = r.error;
     boost::json::array rows;
@@ -149,7 +150,7 @@ boost::json::object simulation::results() const {
     }
     wl["rows"] = std::move(rows);
     out["workload"] = std::move(wl);
-    out["operations"] = {{"rdma_write", {{"count", writes}, {"bytes", bytes}}}};
+    out["operations"] = {{type == "send_bw" ? "send" : "rdma_write", {{"count", writes}, {"bytes", bytes}}}};
     out["integrity"] = {{"ok", integrity_ok}, {"bytes_checked", checked}, {"bytes_mismatched", mismatched}};
     if (!integrity_ok && status == "ok") status = "integrity check failed";
     out["status"] = status;
@@ -171,7 +172,8 @@ boost::json::object simulation::results() const {
 void simulation::print_summary(std::ostream& os) const {
     const write_bw_result& r = workload_->result();
     char line[256];
-    os << "RDMA Write bandwidth/latency (" << scenario_.get_string("name") << ", seed "
+    os << (scenario_.get_string("workload.type") == "send_bw" ? "Send" : "RDMA Write") << " bandwidth/latency ("
+       << scenario_.get_string("name") << ", seed "
        << scenario_.get_int("simulation.seed") << ", queue depth " << scenario_.get_int("workload.queue_depth")
        << ")\n";
     std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);

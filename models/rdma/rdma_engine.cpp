@@ -300,8 +300,11 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
     const std::uint32_t local_stag = get_le32(wqe + off::local_stag);
     const std::uint64_t remote_to = get_le64(wqe + off::remote_to);
     const std::uint32_t remote_stag = get_le32(wqe + off::remote_stag);
+    const std::uint32_t invalidate_stag = get_le32(wqe + off::imm_or_inv);
+    const bool solicited = (wqe[off::flags] & regmap::wr_flags::solicited) != 0;
+    const bool tagged = opcode == regmap::wr_opcode::rdma_write;
 
-    if (opcode != regmap::wr_opcode::rdma_write) {
+    if (opcode != regmap::wr_opcode::rdma_write && opcode != regmap::wr_opcode::send) {
         ++counters_.bad_wqes;
         RNIC_MLOG_D(warn, rdma, issue, "QP " << qpn << ": WQE " << index << " has opcode " << int(wqe[off::opcode])
                                              << " which this engine does not support yet");
@@ -318,10 +321,13 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
                             issue);
         return;
     }
-    const std::vector<ddp::Segment> segments = ddp::segment_message(length, qp.max_ulpdu, true);
+    const std::vector<ddp::Segment> segments = ddp::segment_message(length, qp.max_ulpdu, tagged);
+    const std::size_t header_len = tagged ? ddp::kTaggedHeaderSize : ddp::kUntaggedHeaderSize;
+    // Untagged messages on queue 0 carry the next MSN (RFC 5041 §5.1: per queue, from 1).
+    const std::uint32_t msn = tagged ? 0 : ++qp.send_msn;
     std::uint64_t stream_end = 0;
     for (const ddp::Segment& seg : segments) {
-        const std::size_t ulpdu_len = ddp::kTaggedHeaderSize + seg.length;
+        const std::size_t ulpdu_len = header_len + seg.length;
         if (toe_out->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
             // Back-pressure from the TCP send buffer: catch up with time, then wait for ACKs.
             wait(issue);
@@ -338,11 +344,21 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
             return;
         }
         ddp::Header h;
-        h.tagged = true;
+        h.tagged = tagged;
         h.last = seg.last;
-        h.opcode = ddp::Opcode::rdma_write;
-        h.stag = remote_stag;
-        h.tagged_offset = remote_to + seg.offset;
+        if (tagged) {
+            h.opcode = ddp::Opcode::rdma_write;
+            h.stag = remote_stag;
+            h.tagged_offset = remote_to + seg.offset;
+        } else {
+            // RFC 5040 §4.3/§5: the Send variants differ in SE and in carrying an STag to invalidate.
+            h.opcode = invalidate_stag != 0 ? (solicited ? ddp::Opcode::send_se_invalidate : ddp::Opcode::send_invalidate)
+                                            : (solicited ? ddp::Opcode::send_se : ddp::Opcode::send);
+            h.invalidate_stag = invalidate_stag;
+            h.queue = ddp::kQueueSend;
+            h.msn = msn;
+            h.mo = static_cast<std::uint32_t>(seg.offset);
+        }
         tx_scratch_.resize(ulpdu_len);
         ddp::encode(h, tx_scratch_.data());
         tx_pipe_.reserve_lt(issue, cycles_time(params_.cycles_per_segment, params_.clock_hz));
@@ -350,8 +366,8 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
         // the bus (the PCIe model serialises their TLPs and completions).
         sc_core::sc_time data = issue;
         if (seg.length > 0 &&
-            mem_read(dma_out, local_addr + seg.offset, tx_scratch_.data() + ddp::kTaggedHeaderSize, seg.length,
-                     data) != tlm::TLM_OK_RESPONSE) {
+            mem_read(dma_out, local_addr + seg.offset, tx_scratch_.data() + header_len, seg.length, data) !=
+                tlm::TLM_OK_RESPONSE) {
             RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": payload DMA read failed at 0x" << std::hex
                                                   << local_addr + seg.offset);
             complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
@@ -365,8 +381,8 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
         if (seg.length > 0) {
             ext.host_addr = local_addr + seg.offset;
             ext.host_len = static_cast<std::uint32_t>(seg.length);
-            ext.header_len = static_cast<std::uint32_t>(ddp::kTaggedHeaderSize);
-            std::memcpy(ext.header, tx_scratch_.data(), ddp::kTaggedHeaderSize);
+            ext.header_len = static_cast<std::uint32_t>(header_len);
+            std::memcpy(ext.header, tx_scratch_.data(), header_len);
         }
         if (send_stream(ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, data) != tlm::TLM_OK_RESPONSE) {
             RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": the framing unit refused a segment");
@@ -376,8 +392,13 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
         stream_end = ext.stream_end;
         ++counters_.tx_segments;
     }
-    ++counters_.writes;
-    counters_.write_bytes += length;
+    if (tagged) {
+        ++counters_.writes;
+        counters_.write_bytes += length;
+    } else {
+        ++counters_.sends;
+        counters_.send_bytes += length;
+    }
     // An RDMA Write completes at the sender once TCP has its last byte acknowledged.
     qp.pending.push_back({stream_end, index, wr_id, length, opcode, signaled});
 }
@@ -559,6 +580,12 @@ void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&
         place_tagged(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, delay);
         return;
     }
+    const bool is_send = h->opcode == ddp::Opcode::send || h->opcode == ddp::Opcode::send_se ||
+                         h->opcode == ddp::Opcode::send_invalidate || h->opcode == ddp::Opcode::send_se_invalidate;
+    if (!h->tagged && is_send) {
+        place_send(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, delay);
+        return;
+    }
     RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": unexpected or unsupported opcode " << ddp::to_string(h->opcode));
     send_terminate(static_cast<std::uint32_t>(qpn), qp, ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation,
                    ddp::term::kRdmaUnexpectedOpcode, ulpdu, len, delay);
@@ -584,6 +611,91 @@ void rdma_engine::place_tagged(std::uint32_t qpn, queue_pair& qp, const ddp::Hea
         return;
     }
     counters_.placed_bytes += payload;
+}
+
+void rdma_engine::place_send(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
+                             std::size_t len, sc_core::sc_time& delay) {
+    // RFC 5041 §5.3 / §7.1 untagged checks, in the order of the error codes.
+    auto untagged_error = [&](std::uint8_t code, const char* what) {
+        ++counters_.protection_errors;
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send MSN " << h.msn << " MO " << h.mo << ": " << what);
+        send_terminate(qpn, qp, ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, code, ulpdu, len, delay);
+        enter_error(qpn, qp, delay);
+    };
+    auto local_error = [&](const char* what) {
+        // The receiver's own posted buffer is unusable: a local catastrophic error (RFC 5041 §7.2 type 0).
+        ++counters_.protection_errors;
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send MSN " << h.msn << ": " << what);
+        send_terminate(qpn, qp, ddp::TermLayer::ddp, ddp::term::kDdpLocalCatastrophic, 0, ulpdu, len, delay);
+        enter_error(qpn, qp, delay);
+    };
+    if (h.queue != ddp::kQueueSend) {
+        untagged_error(ddp::term::kDdpUntaggedInvalidQn, "invalid queue number");
+        return;
+    }
+    // Messages arrive in order, so the MSN must be the next one, or the current one (later segment).
+    const bool continuing = qp.recv_active && h.msn == qp.recv_msn;
+    if (!continuing && h.msn != qp.recv_msn + 1) {
+        untagged_error(ddp::term::kDdpUntaggedInvalidMsn, "MSN out of range");
+        return;
+    }
+    if (!continuing) {
+        // A new message consumes the next posted receive WQE (RFC 5040 §5.1: in posting order).
+        if (qp.rq_consumer == qp.rq_producer) {
+            untagged_error(ddp::term::kDdpUntaggedNoBuffer, "no receive buffer posted");
+            return;
+        }
+        const std::uint64_t addr =
+            qp.cfg.rq_ring + (qp.rq_consumer % qp.cfg.rq_entries) * regmap::kRecvWqeSize;
+        std::uint8_t rqe[regmap::kRecvWqeSize];
+        if (mem_read(dma_out, addr, rqe, sizeof rqe, delay) != tlm::TLM_OK_RESPONSE) {
+            local_error("receive WQE not readable");
+            return;
+        }
+        qp.recv_wr_id = get_le64(rqe + regmap::rqe_off::wr_id);
+        qp.recv_addr = get_le64(rqe + regmap::rqe_off::addr);
+        qp.recv_len = get_le32(rqe + regmap::rqe_off::length);
+        qp.recv_stag = get_le32(rqe + regmap::rqe_off::stag);
+        qp.recv_index = qp.rq_consumer++;
+        qp.recv_msn = h.msn;
+        qp.recv_active = true;
+        qp.recv_bytes = 0;
+    }
+    const std::size_t payload = len - ddp::kUntaggedHeaderSize;
+    if (static_cast<std::uint64_t>(h.mo) + payload > qp.recv_len) {
+        untagged_error(ddp::term::kDdpUntaggedMessageTooLong, "message too long for the posted buffer");
+        return;
+    }
+    const memory_region* mr = lookup_stag(qp.recv_stag);
+    const std::uint64_t dst = qp.recv_addr + h.mo;
+    if (mr == nullptr || mr->cfg.pd != qp.cfg.pd || (mr->cfg.access & regmap::mr_access::local_write) == 0 ||
+        dst < mr->cfg.addr || payload > mr->cfg.length || dst - mr->cfg.addr > mr->cfg.length - payload) {
+        local_error("posted receive buffer outside its memory region");
+        return;
+    }
+    if (payload > 0 && mem_write(dma_out, dst, ulpdu + ddp::kUntaggedHeaderSize, payload, delay) != tlm::TLM_OK_RESPONSE) {
+        local_error("host refused the receive DMA");
+        return;
+    }
+    counters_.placed_bytes += payload;
+    qp.recv_bytes = std::max<std::uint64_t>(qp.recv_bytes, h.mo + payload);
+    if (!h.last) return;
+    if ((h.opcode == ddp::Opcode::send_invalidate || h.opcode == ddp::Opcode::send_se_invalidate) &&
+        !deregister_mr(h.invalidate_stag)) {
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send with Invalidate names STag 0x" << std::hex
+                                             << h.invalidate_stag << " which cannot be invalidated");
+    }
+    // The last segment delivers the message: a receive completion, in MSN order (RFC 5040 §5.5).
+    cqe_fields f;
+    f.wr_id = qp.recv_wr_id;
+    f.byte_len = static_cast<std::uint32_t>(qp.recv_bytes);
+    f.opcode = static_cast<std::uint8_t>(regmap::wr_opcode::send);
+    f.qpn = qpn;
+    f.wqe_index = qp.recv_index;
+    f.receive = true;
+    post_cqe(qp.cfg.recv_cq, f, delay);
+    ++counters_.recv_completions;
+    qp.recv_active = false;
 }
 
 bool rdma_engine::place_out_of_order(const queue_pair& qp, const std::uint8_t* ulpdu, std::size_t len,
@@ -649,6 +761,9 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["wqes"] = counters_.wqes;
     out["rdma_writes"] = counters_.writes;
     out["rdma_write_bytes"] = counters_.write_bytes;
+    out["sends"] = counters_.sends;
+    out["send_bytes"] = counters_.send_bytes;
+    out["recv_completions"] = counters_.recv_completions;
     out["tx_segments"] = counters_.tx_segments;
     out["rx_segments"] = counters_.rx_segments;
     out["placed_bytes"] = counters_.placed_bytes;

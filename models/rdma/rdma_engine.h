@@ -96,7 +96,12 @@ private:
         std::size_t max_ulpdu = 0;
         std::uint32_t sq_producer = 0, sq_consumer = 0;
         std::deque<doorbell> sq_doorbells;
-        std::uint32_t rq_producer = 0;
+        std::uint32_t rq_producer = 0, rq_consumer = 0;
+        std::uint32_t send_msn = 0;       // last MSN sent on queue 0
+        std::uint32_t recv_msn = 0;       // MSN of the message being (or last) received on queue 0
+        bool recv_active = false;         // a multi-segment Send is being placed
+        std::uint64_t recv_wr_id = 0, recv_addr = 0, recv_bytes = 0;
+        std::uint32_t recv_len = 0, recv_stag = 0, recv_index = 0;
         std::deque<pending_completion> pending;
         std::uint32_t terminate_msn = 0;
     };
@@ -141,6 +146,8 @@ private:
     void complete_with_error(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, std::uint64_t wr_id,
                              std::uint8_t opcode, regmap::cqe_status status, sc_core::sc_time& delay);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void place_send(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+                    std::size_t len, sc_core::sc_time& delay);
     void place_tagged(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
                       std::size_t len, sc_core::sc_time& delay);
     bool place_out_of_order(const queue_pair& qp, const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay);
@@ -169,7 +176,8 @@ private:
     static constexpr std::uint32_t kWqeBatch = 8;
 
     struct counters {
-        std::uint64_t wqes = 0, writes = 0, write_bytes = 0, tx_segments = 0;
+        std::uint64_t wqes = 0, writes = 0, write_bytes = 0, tx_segments = 0, sends = 0, send_bytes = 0;
+        std::uint64_t recv_completions = 0;
         std::uint64_t rx_segments = 0, placed_bytes = 0, cqes = 0, interrupts = 0;
         std::uint64_t terminates_sent = 0, terminates_received = 0, protection_errors = 0;
         std::uint64_t bad_wqes = 0, rx_dropped = 0;

@@ -44,13 +44,67 @@ void write_bw::server(drv::host_bus& bus, const drv::station_config& station) {
         ctx.alloc_buffer(cfg_.buffer, &buf) != drv::status::ok ||
         ctx.reg_mr(pd, buf, cfg_.buffer, regmap::mr_access::remote_write | regmap::mr_access::local_write, &mr) !=
             drv::status::ok ||
-        ctx.create_cq(16, &cq) != drv::status::ok || ctx.create_qp(pd, cq, cq, 16, 16, &qp) != drv::status::ok) {
+        ctx.create_cq(next_pow2(2 * cfg_.queue_depth + 2), &cq) != drv::status::ok ||
+        ctx.create_qp(pd, cq, cq, 16, next_pow2(cfg_.queue_depth + 1), &qp) != drv::status::ok) {
         fail("server set-up failed (see the log)");
         return;
     }
     oob_.publish("server", {station.ipv4, cfg_.port, mr.stag, mr.addr, mr.length});
-    if (ctx.accept(qp, cfg_.port) != drv::status::ok) fail("server accept failed");
+    if (ctx.accept(qp, cfg_.port) != drv::status::ok) {
+        fail("server accept failed");
+        return;
+    }
     // RDMA Writes need no receive-side software: the server's CPU is idle from here on.
+    if (cfg_.send) serve_receives(ctx, qp, cq, mr);
+}
+
+void write_bw::serve_receives(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
+                              const drv::memory_region& mr) {
+    drv::host_bus& bus = ctx.bus();
+    std::vector<drv::work_completion> wcs;
+    for (std::uint64_t size : cfg_.sizes) {
+        // Receive i lands where the client sends message i from: (i * size) mod span.
+        const std::uint64_t span = mr.length / size * size;
+        std::uint32_t posted = 0, completed = 0;
+        auto post = [&] {
+            while (posted < cfg_.iterations && posted - completed < qp->rq_entries) {
+                drv::recv_wr wr;
+                wr.wr_id = posted;
+                wr.addr = mr.addr + (static_cast<std::uint64_t>(posted) * size) % span;
+                wr.length = static_cast<std::uint32_t>(size);
+                wr.stag = mr.stag;
+                if (ctx.post_recv(qp, wr) != drv::status::ok) return false;
+                ++posted;
+            }
+            return true;
+        };
+        if (!post()) {
+            fail("server post_recv failed");
+            return;
+        }
+        oob_.publish("receives-" + std::to_string(size), {});
+        while (completed < cfg_.iterations) {
+            wcs.clear();
+            int n = 0;
+            ctx.poll_cq(cq, 64, &wcs, &n);
+            if (n == 0) {
+                bus.spend(cfg_.poll_interval_ps);
+                continue;
+            }
+            for (const drv::work_completion& wc : wcs) {
+                if (wc.status != regmap::cqe_status::success || wc.byte_len != size) {
+                    fail("server receive completion with status " + std::string(regmap::to_string(wc.status)) +
+                         " and " + std::to_string(wc.byte_len) + " bytes at size " + std::to_string(size));
+                    return;
+                }
+                ++completed;
+            }
+            if (!post()) {
+                fail("server post_recv failed");
+                return;
+            }
+        }
+    }
 }
 
 void write_bw::client(drv::host_bus& bus, const drv::station_config& station, std::uint32_t server_ip) {
@@ -98,6 +152,8 @@ bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_
     std::vector<std::uint8_t> pattern(touched);
     fill_pattern(pattern.data(), pattern.size(), cfg_.seed, size);
     bus.mem_write(mr.addr, pattern.data(), pattern.size());
+    // Sends need the peer's receives posted first (RNR would be a Terminate in iWARP).
+    if (cfg_.send) oob_.wait_for("receives-" + std::to_string(size));
 
     std::vector<std::uint64_t> posted_at(cfg_.iterations, 0);
     row.latencies_ps.reserve(cfg_.iterations);
@@ -109,7 +165,7 @@ bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_
             const std::uint64_t off = (static_cast<std::uint64_t>(posted) * size) % span;
             drv::send_wr wr;
             wr.wr_id = posted;
-            wr.opcode = regmap::wr_opcode::rdma_write;
+            wr.opcode = cfg_.send ? regmap::wr_opcode::send : regmap::wr_opcode::rdma_write;
             wr.local_addr = mr.addr + off;
             wr.length = static_cast<std::uint32_t>(size);
             wr.local_stag = mr.stag;

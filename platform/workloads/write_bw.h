@@ -1,7 +1,9 @@
-// RDMA Write bandwidth and latency workload in the spirit of perftest's ib_write_bw: host b (server)
-// registers a buffer and waits for a connection; host a (client) connects, then for every message
-// size keeps `queue_depth` signaled RDMA Writes outstanding until `iterations` have completed.
-// It records each write's post-to-completion latency and checks the placed bytes after each size.
+// Bandwidth and latency workload in the spirit of perftest's ib_write_bw / ib_send_bw: host b
+// (server) registers a buffer and waits for a connection; host a (client) connects, then for every
+// message size keeps `queue_depth` signaled RDMA Writes (or Sends) outstanding until `iterations`
+// have completed. With Sends the server keeps receives posted at the same offsets the client sends
+// from, and tells the client (out of band) when the receives of each size are posted.
+// It records each operation's post-to-completion latency and checks the placed bytes after each size.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 namespace rnic::platform {
 
 struct write_bw_config {
+    bool send = false;  // Send/Receive (perftest ib_send_bw) instead of RDMA Write
     std::vector<std::uint64_t> sizes;
     std::uint32_t iterations = 1000;
     std::uint32_t queue_depth = 16;
@@ -60,6 +63,8 @@ private:
     bool run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq, const drv::memory_region& mr,
                   const remote_buffer& remote, std::uint64_t size);
     void fail(const std::string& what);
+    void serve_receives(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
+                        const drv::memory_region& mr);
 
     write_bw_config cfg_;
     oob_channel& oob_;
