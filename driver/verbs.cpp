@@ -189,7 +189,8 @@ status context::accept(queue_pair* qp, std::uint16_t port) {
 status context::post_send(queue_pair* qp, const send_wr& wr) {
     if (!owns(qp)) return fail(status::bad_handle, "post_send: QP handle");
     if (qp->state != qp_state::rts) return fail(status::bad_state, "post_send: QP " + std::to_string(qp->qpn) + " not in RTS");
-    if (wr.opcode != regmap::wr_opcode::rdma_write && wr.opcode != regmap::wr_opcode::send) {
+    if (wr.opcode != regmap::wr_opcode::rdma_write && wr.opcode != regmap::wr_opcode::send &&
+        wr.opcode != regmap::wr_opcode::rdma_read) {
         return fail(status::bad_opcode, "post_send: opcode " + std::to_string(static_cast<int>(wr.opcode)));
     }
     const auto mr = std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == wr.local_stag; });

@@ -60,10 +60,11 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
 
     host_memory& src_mem = hosts_[0]->mem;
     host_memory& dst_mem = hosts_[1]->mem;
-    auto check = [&src_mem, &dst_mem](std::uint64_t src, std::uint64_t dst, std::uint64_t len) {
-        return compare_ranges([&src_mem](std::uint64_t a, void* d, std::size_t n) { return src_mem.peek(a, d, n); }, src,
-                              [&dst_mem](std::uint64_t a, void* d, std::size_t n) { return dst_mem.peek(a, d, n); }, dst,
-                              len);
+    auto check = [&src_mem, &dst_mem](bool from_client, std::uint64_t src, std::uint64_t dst, std::uint64_t len) {
+        host_memory& from = from_client ? src_mem : dst_mem;
+        host_memory& to = from_client ? dst_mem : src_mem;
+        return compare_ranges([&from](std::uint64_t a, void* d, std::size_t n) { return from.peek(a, d, n); }, src,
+                              [&to](std::uint64_t a, void* d, std::size_t n) { return to.peek(a, d, n); }, dst, len);
     };
     workload_ = std::make_unique<write_bw>(build_write_bw_config(scenario), oob_, check, [this] {
         done_ = true;
@@ -150,7 +151,8 @@ boost::json::object simulation::results() const {
     }
     wl["rows"] = std::move(rows);
     out["workload"] = std::move(wl);
-    out["operations"] = {{type == "send_bw" ? "send" : "rdma_write", {{"count", writes}, {"bytes", bytes}}}};
+    const char* op = type == "send_bw" ? "send" : type == "read_bw" ? "rdma_read" : "rdma_write";
+    out["operations"] = {{op, {{"count", writes}, {"bytes", bytes}}}};
     out["integrity"] = {{"ok", integrity_ok}, {"bytes_checked", checked}, {"bytes_mismatched", mismatched}};
     if (!integrity_ok && status == "ok") status = "integrity check failed";
     out["status"] = status;
@@ -172,7 +174,8 @@ boost::json::object simulation::results() const {
 void simulation::print_summary(std::ostream& os) const {
     const write_bw_result& r = workload_->result();
     char line[256];
-    os << (scenario_.get_string("workload.type") == "send_bw" ? "Send" : "RDMA Write") << " bandwidth/latency ("
+    const std::string type = scenario_.get_string("workload.type");
+    os << (type == "send_bw" ? "Send" : type == "read_bw" ? "RDMA Read" : "RDMA Write") << " bandwidth/latency ("
        << scenario_.get_string("name") << ", seed "
        << scenario_.get_int("simulation.seed") << ", queue depth " << scenario_.get_int("workload.queue_depth")
        << ")\n";

@@ -172,7 +172,10 @@ void rdma_engine::enter_error(std::uint32_t qpn, queue_pair& qp, sc_core::sc_tim
         ++counters_.flushed;
         qp.pending.pop_front();
     }
+    qp.reads_outstanding = 0;
+    qp.responses.clear();
     space_event_.notify(delay);
+    read_done_event_.notify(delay);
     work_event_.notify(delay);  // the transmit thread flushes what is still in the send queue
 }
 
@@ -227,6 +230,7 @@ bool rdma_engine::take_doorbells(queue_pair& qp) {
         qp.sq_producer = qp.sq_doorbells.front().producer;
         qp.sq_doorbells.pop_front();
     }
+    if (qp.state == qp_state::rts && !qp.responses.empty()) return true;
     return (qp.state == qp_state::rts || qp.state == qp_state::error) && qp.sq_consumer != qp.sq_producer;
 }
 
@@ -254,6 +258,13 @@ void rdma_engine::tx_thread() {
 }
 
 void rdma_engine::process_batch(std::uint32_t qpn, queue_pair& qp) {
+    if (qp.state == qp_state::rts && !qp.responses.empty()) {
+        // Read Responses go out in the order of their requests, ahead of new work (RFC 5040 §5.3).
+        sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
+        send_read_response(qpn, qp, issue);
+        wait(issue);
+        return;
+    }
     // Prefetch up to kWqeBatch contiguous WQEs with one DMA read, as NICs do to hide the round trip.
     const std::uint32_t ring_left = qp.cfg.sq_entries - qp.sq_consumer % qp.cfg.sq_entries;
     const std::uint32_t n = std::min({qp.sq_producer - qp.sq_consumer, kWqeBatch, ring_left});
@@ -304,6 +315,60 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
     const bool solicited = (wqe[off::flags] & regmap::wr_flags::solicited) != 0;
     const bool tagged = opcode == regmap::wr_opcode::rdma_write;
 
+    if (opcode == regmap::wr_opcode::rdma_read) {
+        const memory_region* sink = lookup_stag(local_stag);
+        if (!check_local(qp, local_stag, local_addr, length) || sink == nullptr ||
+            (sink->cfg.access & regmap::mr_access::local_write) == 0) {
+            ++counters_.bad_wqes;
+            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
+                                issue);
+            return;
+        }
+        while (qp.state == qp_state::rts && qp.reads_outstanding >= params_.ord) {
+            wait(issue);  // ORD: no more Reads in flight than negotiated
+            issue = sc_core::SC_ZERO_TIME;
+            wait(read_done_event_);
+        }
+        const std::size_t ulpdu_len = ddp::kUntaggedHeaderSize + ddp::kReadRequestSize;
+        if (!wait_for_space(qp, ulpdu_len, issue)) {
+            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::flushed, issue);
+            ++counters_.flushed;
+            return;
+        }
+        ddp::Header h;
+        h.tagged = false;
+        h.last = true;
+        h.opcode = ddp::Opcode::read_request;
+        h.queue = ddp::kQueueReadRequest;
+        h.msn = ++qp.read_req_msn;
+        ddp::ReadRequest rr;
+        rr.sink_stag = local_stag;
+        rr.sink_to = sink->cfg.to_base + (local_addr - sink->cfg.addr);
+        rr.size = length;
+        rr.src_stag = remote_stag;
+        rr.src_to = remote_to;
+        tx_scratch_.resize(ulpdu_len);
+        ddp::encode(h, tx_scratch_.data());
+        ddp::encode(rr, tx_scratch_.data() + ddp::kUntaggedHeaderSize);
+        tx_pipe_.reserve_lt(issue, cycles_time(params_.cycles_per_segment, params_.clock_hz));
+        stream_ext ext;
+        ext.conn = qp.conn;
+        ext.tag = wr_id;
+        sc_core::sc_time data = issue;
+        if (send_stream(ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, data) != tlm::TLM_OK_RESPONSE) {
+            qp.state = qp_state::error;
+            return;
+        }
+        ++counters_.tx_segments;
+        ++counters_.reads;
+        ++qp.reads_outstanding;
+        pending_completion p{ext.stream_end, index, wr_id, length, opcode, signaled};
+        p.done = false;
+        p.sink_stag = rr.sink_stag;
+        p.sink_to = rr.sink_to;
+        qp.pending.push_back(p);
+        return;
+    }
     if (opcode != regmap::wr_opcode::rdma_write && opcode != regmap::wr_opcode::send) {
         ++counters_.bad_wqes;
         RNIC_MLOG_D(warn, rdma, issue, "QP " << qpn << ": WQE " << index << " has opcode " << int(wqe[off::opcode])
@@ -328,16 +393,7 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
     std::uint64_t stream_end = 0;
     for (const ddp::Segment& seg : segments) {
         const std::size_t ulpdu_len = header_len + seg.length;
-        if (toe_out->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
-            // Back-pressure from the TCP send buffer: catch up with time, then wait for ACKs.
-            wait(issue);
-            issue = sc_core::SC_ZERO_TIME;
-            while (qp.state == qp_state::rts &&
-                   toe_out->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
-                wait(space_event_);
-            }
-        }
-        if (qp.state != qp_state::rts) {
+        if (!wait_for_space(qp, ulpdu_len, issue)) {
             // The QP failed while this request waited for room: it completes as flushed.
             complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::flushed, issue);
             ++counters_.flushed;
@@ -420,22 +476,41 @@ bool rdma_engine::check_local(const queue_pair& qp, std::uint32_t stag, std::uin
     return addr >= mr->cfg.addr && len <= mr->cfg.length && addr - mr->cfg.addr <= mr->cfg.length - len;
 }
 
+bool rdma_engine::wait_for_space(queue_pair& qp, std::size_t ulpdu_len, sc_core::sc_time& issue) {
+    if (toe_out->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
+        // Back-pressure from the TCP send buffer: catch up with time, then wait for ACKs.
+        wait(issue);
+        issue = sc_core::SC_ZERO_TIME;
+        while (qp.state == qp_state::rts && toe_out->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
+            wait(space_event_);
+        }
+    }
+    return qp.state == qp_state::rts;
+}
+
 void rdma_engine::on_tx_acked(std::uint32_t conn, std::uint64_t acked_offset, const sc_core::sc_time& delay) {
     space_event_.notify(delay);
     const int qpn = qpn_of_conn(conn);
     if (qpn < 0) return;
     queue_pair& qp = qps_[static_cast<std::size_t>(qpn)];
+    qp.acked = acked_offset;
     sc_core::sc_time d = delay;
-    while (!qp.pending.empty() && qp.pending.front().stream_end <= acked_offset) {
+    retire_completions(static_cast<std::uint32_t>(qpn), qp, d);
+}
+
+void rdma_engine::retire_completions(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& delay) {
+    // Work requests complete in the order they were posted (RFC 5040 §5.5): a Write when TCP has
+    // its last byte acknowledged, a Read when its response has been placed.
+    while (!qp.pending.empty() && qp.pending.front().stream_end <= qp.acked && qp.pending.front().done) {
         const pending_completion& p = qp.pending.front();
         if (p.signaled) {
             cqe_fields f;
             f.wr_id = p.wr_id;
             f.byte_len = p.length;
             f.opcode = static_cast<std::uint8_t>(p.opcode);
-            f.qpn = static_cast<std::uint32_t>(qpn);
+            f.qpn = qpn;
             f.wqe_index = p.wqe_index;
-            post_cqe(qp.cfg.send_cq, f, d);
+            post_cqe(qp.cfg.send_cq, f, delay);
         }
         qp.pending.pop_front();
     }
@@ -580,6 +655,14 @@ void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&
         place_tagged(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, delay);
         return;
     }
+    if (!h->tagged && h->opcode == ddp::Opcode::read_request) {
+        accept_read_request(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, delay);
+        return;
+    }
+    if (h->tagged && h->opcode == ddp::Opcode::read_response) {
+        place_read_response(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, ext->already_placed, delay);
+        return;
+    }
     const bool is_send = h->opcode == ddp::Opcode::send || h->opcode == ddp::Opcode::send_se ||
                          h->opcode == ddp::Opcode::send_invalidate || h->opcode == ddp::Opcode::send_se_invalidate;
     if (!h->tagged && is_send) {
@@ -611,6 +694,134 @@ void rdma_engine::place_tagged(std::uint32_t qpn, queue_pair& qp, const ddp::Hea
         return;
     }
     counters_.placed_bytes += payload;
+}
+
+void rdma_engine::accept_read_request(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h,
+                                      const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay) {
+    std::string error;
+    const auto rr = ddp::decode_read_request(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize, &error);
+    auto terminate = [&](ddp::TermLayer layer, std::uint8_t etype, std::uint8_t code, const std::string& what) {
+        ++counters_.protection_errors;
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Read Request MSN " << h.msn << ": " << what);
+        send_terminate(qpn, qp, layer, etype, code, ulpdu, len, delay);
+        enter_error(qpn, qp, delay);
+    };
+    if (h.queue != ddp::kQueueReadRequest) {
+        terminate(ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidQn, "wrong queue");
+        return;
+    }
+    if (h.msn != qp.read_req_msn_rx + 1) {
+        terminate(ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidMsn,
+                  "MSN out of sequence");
+        return;
+    }
+    if (!rr) {
+        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified, error);
+        return;
+    }
+    if (qp.responses.size() >= params_.ird) {
+        // More Reads in flight than the IRD we offered (RFC 5040 §6.5, RFC 6581).
+        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified,
+                  "more outstanding Read Requests than IRD");
+        return;
+    }
+    const access_check chk = check_access(qp, rr->src_stag, rr->src_to, rr->size, regmap::mr_access::remote_read);
+    if (!chk.ok) {
+        // A Read Request's source is checked by the RDMAP layer (RFC 5040 §7.2).
+        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection,
+                  chk.layer == ddp::TermLayer::rdma ? chk.code
+                  : chk.code == ddp::term::kDdpTaggedInvalidStag ? ddp::term::kRdmaInvalidStag
+                  : chk.code == ddp::term::kDdpTaggedBaseOrBounds ? ddp::term::kRdmaBaseOrBounds
+                  : chk.code == ddp::term::kDdpTaggedToWrap ? ddp::term::kRdmaToWrap
+                                                             : ddp::term::kRdmaStagNotAssociated,
+                  chk.what);
+        return;
+    }
+    qp.read_req_msn_rx = h.msn;
+    qp.responses.push_back({rr->sink_stag, rr->sink_to, chk.host_addr, rr->size});
+    work_event_.notify(delay);
+}
+
+void rdma_engine::send_read_response(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& issue) {
+    const read_response_job job = qp.responses.front();
+    const std::vector<ddp::Segment> segments = ddp::segment_message(job.size, qp.max_ulpdu, true);
+    for (const ddp::Segment& seg : segments) {
+        const std::size_t ulpdu_len = ddp::kTaggedHeaderSize + seg.length;
+        if (!wait_for_space(qp, ulpdu_len, issue)) return;
+        ddp::Header h;
+        h.tagged = true;
+        h.last = seg.last;
+        h.opcode = ddp::Opcode::read_response;
+        h.stag = job.sink_stag;
+        h.tagged_offset = job.sink_to + seg.offset;
+        tx_scratch_.resize(ulpdu_len);
+        ddp::encode(h, tx_scratch_.data());
+        tx_pipe_.reserve_lt(issue, cycles_time(params_.cycles_per_segment, params_.clock_hz));
+        sc_core::sc_time data = issue;
+        if (seg.length > 0 && mem_read(dma_out, job.src_addr + seg.offset, tx_scratch_.data() + ddp::kTaggedHeaderSize,
+                                       seg.length, data) != tlm::TLM_OK_RESPONSE) {
+            RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": Read Response source DMA failed");
+            sc_core::sc_time d = issue;
+            enter_error(qpn, qp, d);
+            return;
+        }
+        stream_ext ext;
+        ext.conn = qp.conn;
+        if (seg.length > 0) {
+            ext.host_addr = job.src_addr + seg.offset;
+            ext.host_len = static_cast<std::uint32_t>(seg.length);
+            ext.header_len = static_cast<std::uint32_t>(ddp::kTaggedHeaderSize);
+            std::memcpy(ext.header, tx_scratch_.data(), ddp::kTaggedHeaderSize);
+        }
+        if (send_stream(ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, data) != tlm::TLM_OK_RESPONSE) {
+            qp.state = qp_state::error;
+            return;
+        }
+        ++counters_.tx_segments;
+    }
+    qp.responses.pop_front();
+    ++counters_.read_responses_sent;
+}
+
+void rdma_engine::place_read_response(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h,
+                                      const std::uint8_t* ulpdu, std::size_t len, bool already_placed,
+                                      sc_core::sc_time& delay) {
+    // The response belongs to the oldest outstanding Read (responses come in request order).
+    pending_completion* read = nullptr;
+    for (pending_completion& p : qp.pending) {
+        if (!p.done) {
+            read = &p;
+            break;
+        }
+    }
+    const std::size_t payload = len - ddp::kTaggedHeaderSize;
+    if (read == nullptr || h.stag != read->sink_stag) {
+        ++counters_.protection_errors;
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Read Response without a matching outstanding Read");
+        send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation,
+                       ddp::term::kRdmaUnexpectedOpcode, ulpdu, len, delay);
+        enter_error(qpn, qp, delay);
+        return;
+    }
+    if (!already_placed) {
+        // The sink is our own buffer: it needs local write access (RFC 5040 §2.1 sink STag).
+        const access_check chk = check_access(qp, h.stag, h.tagged_offset, payload, regmap::mr_access::local_write);
+        if (!chk.ok || (payload > 0 && mem_write(dma_out, chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload,
+                                                 delay) != tlm::TLM_OK_RESPONSE)) {
+            ++counters_.protection_errors;
+            send_terminate(qpn, qp, chk.layer, chk.etype, chk.code, ulpdu, len, delay);
+            enter_error(qpn, qp, delay);
+            return;
+        }
+        counters_.placed_bytes += payload;
+    }
+    read->received += payload;
+    counters_.read_bytes += payload;
+    if (!h.last) return;
+    read->done = true;
+    --qp.reads_outstanding;
+    read_done_event_.notify(delay);
+    retire_completions(qpn, qp, delay);
 }
 
 void rdma_engine::place_send(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
@@ -764,6 +975,9 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["sends"] = counters_.sends;
     out["send_bytes"] = counters_.send_bytes;
     out["recv_completions"] = counters_.recv_completions;
+    out["rdma_reads"] = counters_.reads;
+    out["rdma_read_bytes"] = counters_.read_bytes;
+    out["read_responses_sent"] = counters_.read_responses_sent;
     out["tx_segments"] = counters_.tx_segments;
     out["rx_segments"] = counters_.rx_segments;
     out["placed_bytes"] = counters_.placed_bytes;

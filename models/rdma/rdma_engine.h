@@ -32,6 +32,8 @@ struct rdma_engine_params {
     std::uint32_t max_qp = 64;
     std::uint32_t max_cq = 64;
     std::uint32_t max_mr = 1024;
+    std::uint32_t ord = 16;   // outstanding RDMA Reads a QP may issue (RFC 6581 ORD)
+    std::uint32_t ird = 16;   // RDMA Read Requests a QP accepts before responding (IRD)
 };
 
 class rdma_engine : public sc_core::sc_module,
@@ -83,6 +85,18 @@ private:
         std::uint32_t length;
         regmap::wr_opcode opcode;
         bool signaled;
+        // RDMA Read: complete once its Read Response has been placed (RFC 5040 §5.5), in order
+        // with the other work requests of the send queue.
+        bool done = true;
+        std::uint32_t sink_stag = 0;
+        std::uint64_t sink_to = 0;
+        std::uint64_t received = 0;
+    };
+    struct read_response_job {
+        std::uint32_t sink_stag;
+        std::uint64_t sink_to;
+        std::uint64_t src_addr;  // host address of the source bytes (already checked)
+        std::uint32_t size;
     };
     struct doorbell {
         sc_core::sc_time arrival;
@@ -98,6 +112,11 @@ private:
         std::deque<doorbell> sq_doorbells;
         std::uint32_t rq_producer = 0, rq_consumer = 0;
         std::uint32_t send_msn = 0;       // last MSN sent on queue 0
+        std::uint32_t read_req_msn = 0;   // last MSN sent on queue 1 (Read Requests)
+        std::uint32_t read_req_msn_rx = 0;  // last MSN received on queue 1
+        std::uint32_t reads_outstanding = 0;
+        std::uint64_t acked = 0;          // send-stream bytes acknowledged so far
+        std::deque<read_response_job> responses;  // Read Requests accepted, responses not yet sent
         std::uint32_t recv_msn = 0;       // MSN of the message being (or last) received on queue 0
         bool recv_active = false;         // a multi-segment Send is being placed
         std::uint64_t recv_wr_id = 0, recv_addr = 0, recv_bytes = 0;
@@ -146,6 +165,14 @@ private:
     void complete_with_error(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, std::uint64_t wr_id,
                              std::uint8_t opcode, regmap::cqe_status status, sc_core::sc_time& delay);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void retire_completions(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& delay);
+    void accept_read_request(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h,
+                             const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay);
+    void place_read_response(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h,
+                             const std::uint8_t* ulpdu, std::size_t len, bool already_placed, sc_core::sc_time& delay);
+    void send_read_response(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& issue);
+    // Waits for TCP send space for a ULPDU; false when the QP failed meanwhile.
+    bool wait_for_space(queue_pair& qp, std::size_t ulpdu_len, sc_core::sc_time& issue);
     void place_send(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
                     std::size_t len, sc_core::sc_time& delay);
     void place_tagged(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
@@ -169,6 +196,7 @@ private:
     std::map<std::uint32_t, std::uint32_t> conn_to_qp_;
     sc_core::sc_event work_event_;
     sc_core::sc_event space_event_;
+    sc_core::sc_event read_done_event_;
     timed_resource tx_pipe_, rx_pipe_;
     std::uint32_t rr_next_ = 0;
     std::vector<std::uint8_t> tx_scratch_;
@@ -177,7 +205,7 @@ private:
 
     struct counters {
         std::uint64_t wqes = 0, writes = 0, write_bytes = 0, tx_segments = 0, sends = 0, send_bytes = 0;
-        std::uint64_t recv_completions = 0;
+        std::uint64_t recv_completions = 0, reads = 0, read_bytes = 0, read_responses_sent = 0;
         std::uint64_t rx_segments = 0, placed_bytes = 0, cqes = 0, interrupts = 0;
         std::uint64_t terminates_sent = 0, terminates_received = 0, protection_errors = 0;
         std::uint64_t bad_wqes = 0, rx_dropped = 0;

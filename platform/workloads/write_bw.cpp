@@ -42,8 +42,9 @@ void write_bw::server(drv::host_bus& bus, const drv::station_config& station) {
     drv::queue_pair* qp = nullptr;
     if (ctx.open(station) != drv::status::ok || ctx.alloc_pd(&pd) != drv::status::ok ||
         ctx.alloc_buffer(cfg_.buffer, &buf) != drv::status::ok ||
-        ctx.reg_mr(pd, buf, cfg_.buffer, regmap::mr_access::remote_write | regmap::mr_access::local_write, &mr) !=
-            drv::status::ok ||
+        ctx.reg_mr(pd, buf, cfg_.buffer,
+                   regmap::mr_access::remote_write | regmap::mr_access::remote_read | regmap::mr_access::local_write,
+                   &mr) != drv::status::ok ||
         ctx.create_cq(next_pow2(2 * cfg_.queue_depth + 2), &cq) != drv::status::ok ||
         ctx.create_qp(pd, cq, cq, 16, next_pow2(cfg_.queue_depth + 1), &qp) != drv::status::ok) {
         fail("server set-up failed (see the log)");
@@ -56,6 +57,18 @@ void write_bw::server(drv::host_bus& bus, const drv::station_config& station) {
     }
     // RDMA Writes need no receive-side software: the server's CPU is idle from here on.
     if (cfg_.send) serve_receives(ctx, qp, cq, mr);
+    if (cfg_.read) {
+        // The client reads from here: the server lays out each size's pattern, then says so.
+        for (std::uint64_t size : cfg_.sizes) {
+            const std::uint64_t span = mr.length / size * size;
+            const std::uint64_t touched = std::min<std::uint64_t>(span, size * cfg_.iterations);
+            std::vector<std::uint8_t> pattern(touched);
+            fill_pattern(pattern.data(), pattern.size(), cfg_.seed, size);
+            ctx.bus().mem_write(mr.addr, pattern.data(), pattern.size());
+            oob_.publish("pattern-" + std::to_string(size), {});
+            oob_.wait_for("read-done-" + std::to_string(size));
+        }
+    }
 }
 
 void write_bw::serve_receives(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
@@ -149,9 +162,13 @@ bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_
     const std::uint64_t span = std::min(mr.length, remote.length) / size * size;
     const std::uint64_t touched = std::min<std::uint64_t>(span, size * cfg_.iterations);
     // A fresh pattern per size: stale bytes from an earlier size cannot pass the check.
-    std::vector<std::uint8_t> pattern(touched);
-    fill_pattern(pattern.data(), pattern.size(), cfg_.seed, size);
-    bus.mem_write(mr.addr, pattern.data(), pattern.size());
+    if (cfg_.read) {
+        oob_.wait_for("pattern-" + std::to_string(size));
+    } else {
+        std::vector<std::uint8_t> pattern(touched);
+        fill_pattern(pattern.data(), pattern.size(), cfg_.seed, size);
+        bus.mem_write(mr.addr, pattern.data(), pattern.size());
+    }
     // Sends need the peer's receives posted first (RNR would be a Terminate in iWARP).
     if (cfg_.send) oob_.wait_for("receives-" + std::to_string(size));
 
@@ -165,7 +182,9 @@ bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_
             const std::uint64_t off = (static_cast<std::uint64_t>(posted) * size) % span;
             drv::send_wr wr;
             wr.wr_id = posted;
-            wr.opcode = cfg_.send ? regmap::wr_opcode::send : regmap::wr_opcode::rdma_write;
+            wr.opcode = cfg_.send   ? regmap::wr_opcode::send
+                        : cfg_.read ? regmap::wr_opcode::rdma_read
+                                    : regmap::wr_opcode::rdma_write;
             wr.local_addr = mr.addr + off;
             wr.length = static_cast<std::uint32_t>(size);
             wr.local_stag = mr.stag;
@@ -200,7 +219,8 @@ bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_
     }
     row.elapsed_ps = bus.now_ps() - start;
     row.bytes = size * cfg_.iterations;
-    row.integrity = check_(mr.addr, remote.addr, touched);
+    row.integrity = cfg_.read ? check_(false, remote.addr, mr.addr, touched) : check_(true, mr.addr, remote.addr, touched);
+    if (cfg_.read) oob_.publish("read-done-" + std::to_string(size), {});
     RNIC_LOG_AT(info, app, bus.now_ps(), bus.host_name() + ".write_bw",
                 "size " << size << ": " << cfg_.iterations << " writes done, integrity "
                         << (row.integrity.ok ? "ok" : row.integrity.detail));

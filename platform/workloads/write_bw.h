@@ -19,6 +19,7 @@ namespace rnic::platform {
 
 struct write_bw_config {
     bool send = false;  // Send/Receive (perftest ib_send_bw) instead of RDMA Write
+    bool read = false;  // RDMA Read (perftest ib_read_bw): the client reads the server's buffer
     std::vector<std::uint64_t> sizes;
     std::uint32_t iterations = 1000;
     std::uint32_t queue_depth = 16;
@@ -49,8 +50,10 @@ struct write_bw_result {
 
 class write_bw {
 public:
-    // `check` compares the client's source range with the server's destination range.
-    using checker = std::function<integrity_result(std::uint64_t src, std::uint64_t dst, std::uint64_t len)>;
+    // `check` compares a range of the data's source host with the range it was placed at on the
+    // other host; `from_client` says which way the data went.
+    using checker = std::function<integrity_result(bool from_client, std::uint64_t src, std::uint64_t dst,
+                                                   std::uint64_t len)>;
 
     write_bw(const write_bw_config& cfg, oob_channel& oob, checker check, std::function<void()> on_done);
 

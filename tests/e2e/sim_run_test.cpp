@@ -117,6 +117,27 @@ TEST(SimRun, SendsAreReceivedIntoPostedBuffersIntact) {
     EXPECT_NE(check.output.find("Send (3)"), std::string::npos) << check.output;
 }
 
+TEST(SimRun, ReadsFetchTheServersBytesIntact) {
+    const std::string pcap = temp_path("read.pcap");
+    boost::json::value v = run_quick("read", {"--set", "workload.type=read_bw", "--set", "link.b_to_a.loss=0.01",
+                                              "--pcap", pcap});
+    EXPECT_EQ(v.at("status").as_string(), "ok");
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    EXPECT_EQ(v.at("operations").at("rdma_read").at("count").to_number<std::uint64_t>(), 180u);
+    const auto& a = v.at("modules").at("a.rnic").at("rdma").as_object();
+    EXPECT_EQ(a.at("rdma_reads").to_number<std::uint64_t>(), 180u);
+    EXPECT_EQ(a.at("rdma_read_bytes").to_number<std::uint64_t>(), 60u * (64 + 1500 + 9000));
+    EXPECT_EQ(v.at("modules").at("b.rnic").at("rdma").at("read_responses_sent").to_number<std::uint64_t>(), 180u);
+    FILE* p = popen((std::string(RNIC_PCAP_CHECK) + " " + pcap + " 2>&1; echo exit=$?").c_str(), "r");
+    std::string out;
+    char buf[4096];
+    std::size_t n;
+    while (p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    if (p != nullptr) pclose(p);
+    EXPECT_NE(out.find("exit=0"), std::string::npos) << out;
+    EXPECT_NE(out.find("RDMA Read Request (1) 180"), std::string::npos) << out;
+}
+
 TEST(SimRun, HelpDescribesOptionsAndScenarioKeys) {
     const sim_run help = run_sim({"--help"});
     EXPECT_EQ(help.exit_code, 0);
