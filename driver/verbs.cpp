@@ -189,14 +189,20 @@ status context::accept(queue_pair* qp, std::uint16_t port) {
 status context::post_send(queue_pair* qp, const send_wr& wr) {
     if (!owns(qp)) return fail(status::bad_handle, "post_send: QP handle");
     if (qp->state != qp_state::rts) return fail(status::bad_state, "post_send: QP " + std::to_string(qp->qpn) + " not in RTS");
+    const bool atomic =
+        wr.opcode == regmap::wr_opcode::atomic_fetch_add || wr.opcode == regmap::wr_opcode::atomic_compare_swap;
     if (wr.opcode != regmap::wr_opcode::rdma_write && wr.opcode != regmap::wr_opcode::send &&
-        wr.opcode != regmap::wr_opcode::rdma_read) {
+        wr.opcode != regmap::wr_opcode::rdma_read && !atomic) {
         return fail(status::bad_opcode, "post_send: opcode " + std::to_string(static_cast<int>(wr.opcode)));
     }
     const auto mr = std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == wr.local_stag; });
     if (mr == mrs_.end()) return fail(status::bad_handle, "post_send: local STag " + std::to_string(wr.local_stag));
     if (wr.local_addr < mr->addr || wr.length > mr->length || wr.local_addr - mr->addr > mr->length - wr.length) {
         return fail(status::out_of_bounds, "post_send: local buffer outside its region");
+    }
+    if (atomic && (wr.length != 8 || wr.remote_addr % 8 != 0)) {
+        // RFC 7306 §5.1: 64-bit operands at 64-bit aligned targets (the device would Terminate).
+        return fail(status::invalid_argument, "post_send: atomic needs length 8 and an 8-byte aligned remote address");
     }
     if (qp->sq_producer - qp->sq_completed >= qp->sq_entries) {
         return fail(status::ring_full, "post_send: send queue of QP " + std::to_string(qp->qpn));
@@ -213,6 +219,8 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
     proto::put_le32(wqe + off::local_stag, wr.local_stag);
     proto::put_le64(wqe + off::remote_to, wr.remote_addr);
     proto::put_le32(wqe + off::remote_stag, wr.remote_stag);
+    proto::put_le64(wqe + off::operand, wr.operand);
+    proto::put_le64(wqe + off::compare, wr.compare);
     const std::uint64_t addr = qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize;
     bus_.mem_write(addr, wqe, sizeof wqe);
     ++qp->sq_producer;

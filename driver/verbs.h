@@ -55,6 +55,8 @@ struct send_wr {
     std::uint32_t local_stag = 0;
     std::uint64_t remote_addr = 0;  // tagged offset at the peer
     std::uint32_t remote_stag = 0;
+    std::uint64_t operand = 0;      // atomics: add data (FetchAdd) or swap data (CmpSwap)
+    std::uint64_t compare = 0;      // atomics: compare data (CmpSwap)
     bool solicited = false;         // Send with Solicited Event
     std::uint32_t invalidate_stag = 0;  // Send with Invalidate (0: none)
 };

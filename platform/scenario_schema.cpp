@@ -125,9 +125,9 @@ void declare_rnic(config::Node& root) {
 void declare_workload(config::Node& root) {
     auto& wl = root.object("workload", "What the hosts run: host a is the client, host b the server");
     wl.enumeration("type", "write_bw",
-                   "Workload: RDMA Write (perftest ib_write_bw), Send/Receive (ib_send_bw) or RDMA Read (ib_read_bw) "
-                   "bandwidth/latency sweep",
-                   {"write_bw", "send_bw", "read_bw"});
+                   "Workload: RDMA Write (perftest ib_write_bw), Send/Receive (ib_send_bw), RDMA Read (ib_read_bw) "
+                   "bandwidth/latency sweep, or FetchAdd on one shared counter (ib_atomic_bw; sizes ignored)",
+                   {"write_bw", "send_bw", "read_bw", "atomic_bw"});
     wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1,
                  16_MiB, 1, 64);
     wl.integer("iterations", 2000, "RDMA Writes per message size", 1, 100000000);

@@ -151,7 +151,10 @@ boost::json::object simulation::results() const {
     }
     wl["rows"] = std::move(rows);
     out["workload"] = std::move(wl);
-    const char* op = type == "send_bw" ? "send" : type == "read_bw" ? "rdma_read" : "rdma_write";
+    const char* op = type == "send_bw"    ? "send"
+                     : type == "read_bw"  ? "rdma_read"
+                     : type == "atomic_bw" ? "atomic_fetch_add"
+                                           : "rdma_write";
     out["operations"] = {{op, {{"count", writes}, {"bytes", bytes}}}};
     out["integrity"] = {{"ok", integrity_ok}, {"bytes_checked", checked}, {"bytes_mismatched", mismatched}};
     if (!integrity_ok && status == "ok") status = "integrity check failed";
@@ -175,8 +178,11 @@ void simulation::print_summary(std::ostream& os) const {
     const write_bw_result& r = workload_->result();
     char line[256];
     const std::string type = scenario_.get_string("workload.type");
-    os << (type == "send_bw" ? "Send" : type == "read_bw" ? "RDMA Read" : "RDMA Write") << " bandwidth/latency ("
-       << scenario_.get_string("name") << ", seed "
+    os << (type == "send_bw"    ? "Send"
+           : type == "read_bw"  ? "RDMA Read"
+           : type == "atomic_bw" ? "Atomic FetchAdd"
+                                 : "RDMA Write")
+       << " bandwidth/latency (" << scenario_.get_string("name") << ", seed "
        << scenario_.get_int("simulation.seed") << ", queue depth " << scenario_.get_int("workload.queue_depth")
        << ")\n";
     std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);

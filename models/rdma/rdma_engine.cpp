@@ -7,6 +7,7 @@
 #include "core/sim_log.h"
 #include "core/stream.h"
 #include "proto/bytes.h"
+#include "rdma/atomic_alu.h"
 
 namespace rnic {
 
@@ -261,7 +262,11 @@ void rdma_engine::process_batch(std::uint32_t qpn, queue_pair& qp) {
     if (qp.state == qp_state::rts && !qp.responses.empty()) {
         // Read Responses go out in the order of their requests, ahead of new work (RFC 5040 §5.3).
         sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
-        send_read_response(qpn, qp, issue);
+        if (qp.responses.front().atomic) {
+            send_atomic_response(qpn, qp, issue);
+        } else {
+            send_read_response(qpn, qp, issue);
+        }
         wait(issue);
         return;
     }
@@ -366,6 +371,54 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
         p.done = false;
         p.sink_stag = rr.sink_stag;
         p.sink_to = rr.sink_to;
+        qp.pending.push_back(p);
+        return;
+    }
+    if (opcode == regmap::wr_opcode::atomic_fetch_add || opcode == regmap::wr_opcode::atomic_compare_swap) {
+        const memory_region* result = lookup_stag(local_stag);
+        if (length != 8 || !check_local(qp, local_stag, local_addr, 8) || result == nullptr ||
+            (result->cfg.access & regmap::mr_access::local_write) == 0) {
+            ++counters_.bad_wqes;
+            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
+                                issue);
+            return;
+        }
+        while (qp.state == qp_state::rts && qp.reads_outstanding >= params_.ord) {
+            wait(issue);  // atomics count against ORD like Reads (RFC 7306 §5.2.1 rule 4)
+            issue = sc_core::SC_ZERO_TIME;
+            wait(read_done_event_);
+        }
+        ddp::AtomicRequest req;
+        const bool add = opcode == regmap::wr_opcode::atomic_fetch_add;
+        req.op = add ? ddp::AtomicOpcode::fetch_add : ddp::AtomicOpcode::compare_swap;
+        req.request_id = index;
+        req.stag = remote_stag;
+        req.tagged_offset = remote_to;
+        req.add_or_swap_data = get_le64(wqe + off::operand);
+        req.add_or_swap_mask = add ? 0 : ~std::uint64_t{0};
+        req.compare_data = add ? 0 : get_le64(wqe + off::compare);
+        req.compare_mask = add ? 0 : ~std::uint64_t{0};
+        std::uint8_t body[ddp::kAtomicRequestSize];
+        ddp::encode(req, body);
+        ddp::Header h;
+        h.tagged = false;
+        h.last = true;
+        h.opcode = ddp::Opcode::atomic_request;
+        h.queue = ddp::kQueueReadRequest;  // RFC 7306 §5.2.1 rule 5: the Read Request queue
+        h.msn = ++qp.read_req_msn;
+        std::uint64_t stream_end = 0;
+        if (!send_untagged(qp, h, body, sizeof body, wr_id, issue, &stream_end)) {
+            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::flushed, issue);
+            ++counters_.flushed;
+            return;
+        }
+        ++counters_.atomics;
+        ++qp.reads_outstanding;
+        pending_completion p{stream_end, index, wr_id, 8, opcode, signaled};
+        p.done = false;
+        p.atomic = true;
+        p.request_id = index;
+        p.result_addr = local_addr;
         qp.pending.push_back(p);
         return;
     }
@@ -655,6 +708,14 @@ void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&
         place_tagged(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, delay);
         return;
     }
+    if (!h->tagged && h->opcode == ddp::Opcode::atomic_request) {
+        execute_atomic(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, delay);
+        return;
+    }
+    if (!h->tagged && h->opcode == ddp::Opcode::atomic_response) {
+        complete_atomic(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, delay);
+        return;
+    }
     if (!h->tagged && h->opcode == ddp::Opcode::read_request) {
         accept_read_request(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, delay);
         return;
@@ -694,6 +755,155 @@ void rdma_engine::place_tagged(std::uint32_t qpn, queue_pair& qp, const ddp::Hea
         return;
     }
     counters_.placed_bytes += payload;
+}
+
+bool rdma_engine::send_untagged(queue_pair& qp, const ddp::Header& h, const std::uint8_t* body, std::size_t body_len,
+                                std::uint64_t tag, sc_core::sc_time& issue, std::uint64_t* stream_end) {
+    const std::size_t ulpdu_len = ddp::kUntaggedHeaderSize + body_len;
+    if (!wait_for_space(qp, ulpdu_len, issue)) return false;
+    tx_scratch_.resize(ulpdu_len);
+    ddp::encode(h, tx_scratch_.data());
+    std::memcpy(tx_scratch_.data() + ddp::kUntaggedHeaderSize, body, body_len);
+    tx_pipe_.reserve_lt(issue, cycles_time(params_.cycles_per_segment, params_.clock_hz));
+    stream_ext ext;
+    ext.conn = qp.conn;
+    ext.tag = tag;
+    sc_core::sc_time data = issue;
+    if (send_stream(ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, data) != tlm::TLM_OK_RESPONSE) {
+        qp.state = qp_state::error;
+        return false;
+    }
+    ++counters_.tx_segments;
+    if (stream_end != nullptr) *stream_end = ext.stream_end;
+    return true;
+}
+
+void rdma_engine::execute_atomic(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
+                                 std::size_t len, sc_core::sc_time& delay) {
+    std::string error;
+    const auto req = ddp::decode_atomic_request(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize, &error);
+    auto terminate = [&](ddp::TermLayer layer, std::uint8_t etype, std::uint8_t code, const std::string& what) {
+        ++counters_.protection_errors;
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Atomic Request MSN " << h.msn << ": " << what);
+        send_terminate(qpn, qp, layer, etype, code, ulpdu, len, delay);
+        enter_error(qpn, qp, delay);
+    };
+    if (h.queue != ddp::kQueueReadRequest) {
+        terminate(ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidQn, "wrong queue");
+        return;
+    }
+    if (h.msn != qp.read_req_msn_rx + 1) {
+        terminate(ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidMsn,
+                  "MSN out of sequence");
+        return;
+    }
+    if (!req || (req->op != ddp::AtomicOpcode::fetch_add && req->op != ddp::AtomicOpcode::compare_swap)) {
+        // RFC 7306 §5.2.1 rule 4: an unsupported AOpCode is an error surfaced to the requester.
+        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnexpectedOpcode,
+                  req ? "unsupported atomic opcode" : error);
+        return;
+    }
+    if (req->tagged_offset % 8 != 0) {
+        // RFC 7306 §8.2: misaligned target - Remote Operation Error, catastrophic for the stream;
+        // the target memory is not touched.
+        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaCatastrophicStream,
+                  "target not 64-bit aligned");
+        return;
+    }
+    if (qp.responses.size() >= params_.ird) {
+        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified,
+                  "more outstanding requests than IRD");
+        return;
+    }
+    const access_check chk = check_access(qp, req->stag, req->tagged_offset, 8, regmap::mr_access::remote_atomic);
+    if (!chk.ok) {
+        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection,
+                  chk.layer == ddp::TermLayer::rdma ? chk.code
+                  : chk.code == ddp::term::kDdpTaggedInvalidStag ? ddp::term::kRdmaInvalidStag
+                  : chk.code == ddp::term::kDdpTaggedBaseOrBounds ? ddp::term::kRdmaBaseOrBounds
+                  : chk.code == ddp::term::kDdpTaggedToWrap ? ddp::term::kRdmaToWrap
+                                                             : ddp::term::kRdmaStagNotAssociated,
+                  chk.what);
+        return;
+    }
+    // Read-modify-write under the unit's lock: nothing else of this RNIC touches host memory between
+    // the read and the write (one receive call performs both), so the operation is atomic across all
+    // QPs of the RNIC (RFC 7306 §5). Host memory holds the value in its own (little-endian) order.
+    std::uint8_t bytes[8];
+    if (mem_read(dma_out, chk.host_addr, bytes, 8, delay) != tlm::TLM_OK_RESPONSE) {
+        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic, ddp::term::kRdmaCatastrophicStream,
+                  "host refused the atomic's read");
+        return;
+    }
+    const std::uint64_t original = get_le64(bytes);
+    const std::uint64_t value = req->op == ddp::AtomicOpcode::fetch_add
+                                    ? atomic::fetch_add(original, req->add_or_swap_data, req->add_or_swap_mask)
+                                    : atomic::compare_swap(original, req->add_or_swap_data, req->add_or_swap_mask,
+                                                           req->compare_data, req->compare_mask);
+    if (value != original) {
+        put_le64(bytes, value);
+        mem_write(dma_out, chk.host_addr, bytes, 8, delay);
+    }
+    ++counters_.atomics_executed;
+    qp.read_req_msn_rx = h.msn;
+    read_response_job job{};
+    job.atomic = true;
+    job.request_id = req->request_id;
+    job.original = original;
+    qp.responses.push_back(job);
+    work_event_.notify(delay);
+}
+
+void rdma_engine::send_atomic_response(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& issue) {
+    const read_response_job job = qp.responses.front();
+    ddp::AtomicResponse resp;
+    resp.request_id = job.request_id;
+    resp.original_value = job.original;
+    std::uint8_t body[ddp::kAtomicResponseSize];
+    ddp::encode(resp, body);
+    ddp::Header h;
+    h.tagged = false;
+    h.last = true;
+    h.opcode = ddp::Opcode::atomic_response;
+    h.queue = ddp::kQueueAtomicResponse;  // RFC 7306 §5.2.2 rule 3
+    h.msn = ++qp.atomic_resp_msn;
+    if (!send_untagged(qp, h, body, sizeof body, 0, issue, nullptr)) return;
+    qp.responses.pop_front();
+    ++counters_.atomic_responses_sent;
+    (void)qpn;
+}
+
+void rdma_engine::complete_atomic(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
+                                  std::size_t len, sc_core::sc_time& delay) {
+    std::string error;
+    const auto resp = ddp::decode_atomic_response(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize,
+                                                  &error);
+    pending_completion* op = nullptr;
+    for (pending_completion& p : qp.pending) {
+        if (!p.done) {
+            op = &p;
+            break;
+        }
+    }
+    if (h.queue != ddp::kQueueAtomicResponse || h.msn != qp.atomic_resp_msn_rx + 1 || !resp || op == nullptr ||
+        !op->atomic || op->request_id != resp->request_id) {
+        ++counters_.protection_errors;
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Atomic Response does not match an outstanding atomic");
+        send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation,
+                       ddp::term::kRdmaUnexpectedOpcode, ulpdu, len, delay);
+        enter_error(qpn, qp, delay);
+        return;
+    }
+    qp.atomic_resp_msn_rx = h.msn;
+    std::uint8_t bytes[8];
+    put_le64(bytes, resp->original_value);
+    if (mem_write(dma_out, op->result_addr, bytes, 8, delay) != tlm::TLM_OK_RESPONSE) {
+        RNIC_MLOG_D(error, rdma, delay, "QP " << qpn << ": atomic result write refused by the host");
+    }
+    op->done = true;
+    --qp.reads_outstanding;
+    read_done_event_.notify(delay);
+    retire_completions(qpn, qp, delay);
 }
 
 void rdma_engine::accept_read_request(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h,
@@ -978,6 +1188,9 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["rdma_reads"] = counters_.reads;
     out["rdma_read_bytes"] = counters_.read_bytes;
     out["read_responses_sent"] = counters_.read_responses_sent;
+    out["atomics"] = counters_.atomics;
+    out["atomics_executed"] = counters_.atomics_executed;
+    out["atomic_responses_sent"] = counters_.atomic_responses_sent;
     out["tx_segments"] = counters_.tx_segments;
     out["rx_segments"] = counters_.rx_segments;
     out["placed_bytes"] = counters_.placed_bytes;

@@ -91,12 +91,20 @@ private:
         std::uint32_t sink_stag = 0;
         std::uint64_t sink_to = 0;
         std::uint64_t received = 0;
+        // Atomic: the response carries the original value for the 8-byte result buffer.
+        bool atomic = false;
+        std::uint32_t request_id = 0;
+        std::uint64_t result_addr = 0;
     };
     struct read_response_job {
         std::uint32_t sink_stag;
         std::uint64_t sink_to;
         std::uint64_t src_addr;  // host address of the source bytes (already checked)
         std::uint32_t size;
+        // Atomic Responses share the queue: responses leave in request order (RFC 7306 §7).
+        bool atomic = false;
+        std::uint32_t request_id = 0;
+        std::uint64_t original = 0;
     };
     struct doorbell {
         sc_core::sc_time arrival;
@@ -114,7 +122,9 @@ private:
         std::uint32_t send_msn = 0;       // last MSN sent on queue 0
         std::uint32_t read_req_msn = 0;   // last MSN sent on queue 1 (Read Requests)
         std::uint32_t read_req_msn_rx = 0;  // last MSN received on queue 1
-        std::uint32_t reads_outstanding = 0;
+        std::uint32_t reads_outstanding = 0;   // Reads and atomics in flight (ORD)
+        std::uint32_t atomic_resp_msn = 0;     // last MSN sent on queue 3
+        std::uint32_t atomic_resp_msn_rx = 0;  // last MSN received on queue 3
         std::uint64_t acked = 0;          // send-stream bytes acknowledged so far
         std::deque<read_response_job> responses;  // Read Requests accepted, responses not yet sent
         std::uint32_t recv_msn = 0;       // MSN of the message being (or last) received on queue 0
@@ -171,6 +181,14 @@ private:
     void place_read_response(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h,
                              const std::uint8_t* ulpdu, std::size_t len, bool already_placed, sc_core::sc_time& delay);
     void send_read_response(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& issue);
+    void send_atomic_response(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& issue);
+    void execute_atomic(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+                        std::size_t len, sc_core::sc_time& delay);
+    void complete_atomic(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+                         std::size_t len, sc_core::sc_time& delay);
+    // Sends one untagged ULPDU (header + body) built by the caller; false when the QP failed.
+    bool send_untagged(queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* body, std::size_t body_len,
+                       std::uint64_t tag, sc_core::sc_time& issue, std::uint64_t* stream_end);
     // Waits for TCP send space for a ULPDU; false when the QP failed meanwhile.
     bool wait_for_space(queue_pair& qp, std::size_t ulpdu_len, sc_core::sc_time& issue);
     void place_send(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
@@ -206,6 +224,7 @@ private:
     struct counters {
         std::uint64_t wqes = 0, writes = 0, write_bytes = 0, tx_segments = 0, sends = 0, send_bytes = 0;
         std::uint64_t recv_completions = 0, reads = 0, read_bytes = 0, read_responses_sent = 0;
+        std::uint64_t atomics = 0, atomics_executed = 0, atomic_responses_sent = 0;
         std::uint64_t rx_segments = 0, placed_bytes = 0, cqes = 0, interrupts = 0;
         std::uint64_t terminates_sent = 0, terminates_received = 0, protection_errors = 0;
         std::uint64_t bad_wqes = 0, rx_dropped = 0;

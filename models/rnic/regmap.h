@@ -76,6 +76,25 @@ constexpr std::uint32_t kCqArm = 0x4;
 constexpr unsigned kMsixVectors = 16;
 constexpr unsigned kMsixCommandVector = 0;
 
+// MSI-X table and Pending Bit Array in BAR0, laid out as the PCIe Base Specification (§6.1.4 / §7.7.2)
+// requires: each in its own 4 KiB page (no other register shares the page), the table an array of
+// 16-byte entries, the PBA one bit per vector in 64-bit words. Decoded by the host-bus endpoint
+// (models/pcie, models/pcix), not by the RNIC's register file. Accesses are aligned 32- or 64-bit.
+// The CQ doorbell range (kCqDoorbellBase + 8*cqn) therefore ends below kMsixTableOffset (2048 CQs).
+constexpr std::uint32_t kMsixTableOffset = 0xc000;
+constexpr std::uint32_t kMsixEntrySize = 16;
+constexpr std::uint32_t kMsixPbaOffset = 0xd000;
+constexpr std::uint32_t kMsixPbaSize = ((kMsixVectors + 63) / 64) * 8;
+namespace msix_off {
+constexpr std::uint32_t addr_lo = 0x0;   // Message Address [31:2] (bits 1:0 zero)
+constexpr std::uint32_t addr_hi = 0x4;   // Message Upper Address
+constexpr std::uint32_t data = 0x8;      // Message Data: the driver writes the vector number here
+constexpr std::uint32_t control = 0xc;   // Vector Control: bit 0 Mask (set at reset)
+}  // namespace msix_off
+namespace msix_ctrl {
+constexpr std::uint32_t mask = 1u << 0;
+}  // namespace msix_ctrl
+
 // ---- Firmware command ring (64-byte entries) ------------------------------------------------
 constexpr std::size_t kCommandSize = 64;
 namespace cmd_off {
@@ -137,9 +156,15 @@ constexpr std::size_t local_stag = 0x1c;   // u32 STag of the local region holdi
 constexpr std::size_t remote_to = 0x20;    // u64 tagged offset at the peer
 constexpr std::size_t remote_stag = 0x28;  // u32
 constexpr std::size_t imm_or_inv = 0x2c;   // u32 invalidate STag
+// Atomics (RFC 7306): the 8-byte original value lands at local_addr (length 8); the target is
+// remote_stag/remote_to (64-bit aligned). FetchAdd adds `operand` (add mask 0: a plain 64-bit add);
+// CmpSwap swaps in `operand` if the target equals `compare` (masks all ones).
+constexpr std::size_t operand = 0x30;      // u64 add data / swap data
+constexpr std::size_t compare = 0x38;      // u64 compare data
 }  // namespace sqe_off
 
-enum class wr_opcode : std::uint8_t { rdma_write = 0, send = 1, rdma_read = 2 };
+enum class wr_opcode : std::uint8_t { rdma_write = 0, send = 1, rdma_read = 2, atomic_fetch_add = 3,
+                                      atomic_compare_swap = 4 };
 namespace wr_flags {
 constexpr std::uint8_t signaled = 1u << 0;
 constexpr std::uint8_t solicited = 1u << 1;
@@ -153,6 +178,20 @@ constexpr std::size_t addr = 0x08;
 constexpr std::size_t length = 0x10;
 constexpr std::size_t stag = 0x14;
 }  // namespace rqe_off
+
+// ---- DMA scatter/gather element (16 bytes) ----------------------------------------------------
+// A list or ring of these in host memory describes the host side of one DMA transfer (the NIC side
+// is contiguous); the DMA engine fetches them itself (models/dma). Elements are processed in order
+// until `count` of them or one with the `last` flag; a zero length is skipped.
+constexpr std::size_t kSgeSize = 16;
+namespace sge_off {
+constexpr std::size_t addr = 0x00;    // u64 host address
+constexpr std::size_t length = 0x08;  // u32 bytes
+constexpr std::size_t flags = 0x0c;   // u32 sge_flags
+}  // namespace sge_off
+namespace sge_flags {
+constexpr std::uint32_t last = 1u << 0;
+}  // namespace sge_flags
 
 // ---- Completion queue entry (32 bytes) ------------------------------------------------------
 // The device writes entries in ring order; bit 31 of `owner` is the phase: 1 on the first pass

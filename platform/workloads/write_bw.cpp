@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/log.h"
 
@@ -43,7 +44,8 @@ void write_bw::server(drv::host_bus& bus, const drv::station_config& station) {
     if (ctx.open(station) != drv::status::ok || ctx.alloc_pd(&pd) != drv::status::ok ||
         ctx.alloc_buffer(cfg_.buffer, &buf) != drv::status::ok ||
         ctx.reg_mr(pd, buf, cfg_.buffer,
-                   regmap::mr_access::remote_write | regmap::mr_access::remote_read | regmap::mr_access::local_write,
+                   regmap::mr_access::remote_write | regmap::mr_access::remote_read | regmap::mr_access::local_write |
+                       (cfg_.atomic ? regmap::mr_access::remote_atomic : 0u),
                    &mr) != drv::status::ok ||
         ctx.create_cq(next_pow2(2 * cfg_.queue_depth + 2), &cq) != drv::status::ok ||
         ctx.create_qp(pd, cq, cq, 16, next_pow2(cfg_.queue_depth + 1), &qp) != drv::status::ok) {
@@ -57,6 +59,15 @@ void write_bw::server(drv::host_bus& bus, const drv::station_config& station) {
     }
     // RDMA Writes need no receive-side software: the server's CPU is idle from here on.
     if (cfg_.send) serve_receives(ctx, qp, cq, mr);
+    if (cfg_.atomic) {
+        // The counter lives in the server's first 8 bytes; the server reports it when asked.
+        oob_.wait_for("atomics-done");
+        std::uint8_t counter[8];
+        ctx.bus().mem_read(mr.addr, counter, sizeof counter);
+        std::uint64_t value = 0;
+        std::memcpy(&value, counter, sizeof value);
+        oob_.publish("atomic-counter", {0, 0, 0, value, 0});
+    }
     if (cfg_.read) {
         // The client reads from here: the server lays out each size's pattern, then says so.
         for (std::uint64_t size : cfg_.sizes) {
@@ -146,11 +157,92 @@ void write_bw::client(drv::host_bus& bus, const drv::station_config& station, st
     }
     result_.connect_ps = bus.now_ps() - t0;
     result_.setup_ok = true;
-    for (std::uint64_t size : cfg_.sizes) {
-        if (!run_size(ctx, qp, cq, mr, remote, size)) break;
+    if (cfg_.atomic) {
+        run_atomics(ctx, qp, cq, mr, remote);
+    } else {
+        for (std::uint64_t size : cfg_.sizes) {
+            if (!run_size(ctx, qp, cq, mr, remote, size)) break;
+        }
     }
     result_.finished = result_.error.empty();
     on_done_();
+}
+
+bool write_bw::run_atomics(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
+                           const drv::memory_region& mr, const remote_buffer& remote) {
+    drv::host_bus& bus = ctx.bus();
+    write_bw_row row;
+    row.size = 8;
+    row.iterations = cfg_.iterations;
+    const std::uint64_t slots = mr.length / 8;
+    std::vector<std::uint64_t> posted_at(cfg_.iterations, 0);
+    std::vector<drv::work_completion> wcs;
+    std::uint32_t posted = 0, completed = 0;
+    const std::uint64_t start = bus.now_ps();
+    while (completed < cfg_.iterations) {
+        while (posted < cfg_.iterations && posted - completed < cfg_.queue_depth) {
+            drv::send_wr wr;
+            wr.wr_id = posted;
+            wr.opcode = regmap::wr_opcode::atomic_fetch_add;
+            wr.local_addr = mr.addr + 8 * (posted % slots);
+            wr.length = 8;
+            wr.local_stag = mr.stag;
+            wr.remote_addr = remote.addr;  // one shared 64-bit counter
+            wr.remote_stag = remote.stag;
+            wr.operand = 1;
+            posted_at[posted] = bus.now_ps();
+            if (ctx.post_send(qp, wr) != drv::status::ok) {
+                fail("post_send of an atomic failed");
+                return false;
+            }
+            ++posted;
+        }
+        wcs.clear();
+        int n = 0;
+        ctx.poll_cq(cq, 64, &wcs, &n);
+        if (n == 0) {
+            bus.spend(cfg_.poll_interval_ps);
+            continue;
+        }
+        const std::uint64_t now = bus.now_ps();
+        for (const drv::work_completion& wc : wcs) {
+            if (wc.status != regmap::cqe_status::success) ++row.errors;
+            if (wc.wr_id < posted_at.size()) row.latencies_ps.push_back(now - posted_at[wc.wr_id]);
+            ++completed;
+        }
+        if (row.errors > 0) {
+            fail("atomic completed with an error status");
+            row.integrity.ok = false;
+            row.integrity.detail = "not checked: the run failed";
+            result_.rows.push_back(std::move(row));
+            return false;
+        }
+    }
+    row.elapsed_ps = bus.now_ps() - start;
+    row.bytes = 8ull * cfg_.iterations;
+    // Linearizable FetchAdd(1): the returned originals are exactly 0 .. n-1 and the counter ends at n.
+    oob_.publish("atomics-done", {});
+    const std::uint64_t counter = oob_.wait_for("atomic-counter").addr;
+    const std::uint64_t checked = std::min<std::uint64_t>(cfg_.iterations, slots);
+    std::vector<std::uint8_t> results(checked * 8);
+    bus.mem_read(mr.addr, results.data(), results.size());
+    std::vector<bool> seen(cfg_.iterations, false);
+    std::uint64_t bad = 0;
+    for (std::uint64_t i = 0; i < checked; ++i) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, results.data() + 8 * i, 8);
+        if (v >= cfg_.iterations || seen[v]) ++bad;
+        else seen[v] = true;
+    }
+    row.integrity.bytes_checked = results.size() + 8;
+    row.integrity.ok = bad == 0 && counter == cfg_.iterations;
+    row.integrity.bytes_mismatched = bad * 8 + (counter == cfg_.iterations ? 0 : 8);
+    if (!row.integrity.ok) {
+        row.integrity.detail = "counter " + std::to_string(counter) + " (expected " + std::to_string(cfg_.iterations) +
+                               "), " + std::to_string(bad) + " returned values out of place";
+    }
+    result_.rows.push_back(std::move(row));
+    return true;
 }
 
 bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
@@ -213,6 +305,8 @@ bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_
         }
         if (row.errors > 0) {
             fail("completion with error status at size " + std::to_string(size));
+            row.integrity.ok = false;
+            row.integrity.detail = "not checked: the run failed";
             result_.rows.push_back(std::move(row));
             return false;
         }

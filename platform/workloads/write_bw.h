@@ -20,6 +20,7 @@ namespace rnic::platform {
 struct write_bw_config {
     bool send = false;  // Send/Receive (perftest ib_send_bw) instead of RDMA Write
     bool read = false;  // RDMA Read (perftest ib_read_bw): the client reads the server's buffer
+    bool atomic = false;  // FetchAdd of 1 on one 64-bit counter at the server (perftest ib_atomic_bw)
     std::vector<std::uint64_t> sizes;
     std::uint32_t iterations = 1000;
     std::uint32_t queue_depth = 16;
@@ -66,6 +67,8 @@ private:
     bool run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq, const drv::memory_region& mr,
                   const remote_buffer& remote, std::uint64_t size);
     void fail(const std::string& what);
+    bool run_atomics(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq, const drv::memory_region& mr,
+                     const remote_buffer& remote);
     void serve_receives(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
                         const drv::memory_region& mr);
 

@@ -138,6 +138,28 @@ TEST(SimRun, ReadsFetchTheServersBytesIntact) {
     EXPECT_NE(out.find("RDMA Read Request (1) 180"), std::string::npos) << out;
 }
 
+TEST(SimRun, FetchAddsOnOneCounterAreLinearizable) {
+    // The workload checks that the counter ends at the number of FetchAdd(1)s and that the returned
+    // originals are exactly 0..n-1; loss and reordering must not change that.
+    const std::string pcap = temp_path("atomic.pcap");
+    boost::json::value v = run_quick("atomic", {"--set", "workload.type=atomic_bw", "--set", "workload.iterations=500",
+                                                "--set", "link.a_to_b.loss=0.01", "--set", "link.a_to_b.reorder=0.02",
+                                                "--pcap", pcap});
+    EXPECT_EQ(v.at("status").as_string(), "ok");
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    EXPECT_EQ(v.at("integrity").at("bytes_checked").to_number<std::uint64_t>(), 500u * 8 + 8);
+    EXPECT_EQ(v.at("modules").at("b.rnic").at("rdma").at("atomics_executed").to_number<std::uint64_t>(), 500u);
+    FILE* p = popen((std::string(RNIC_PCAP_CHECK) + " " + pcap + " 2>&1; echo exit=$?").c_str(), "r");
+    std::string out;
+    char buf[4096];
+    std::size_t n;
+    while (p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    if (p != nullptr) pclose(p);
+    EXPECT_NE(out.find("exit=0"), std::string::npos) << out;
+    EXPECT_NE(out.find("Atomic Request (10) 500 [FetchAdd 500"), std::string::npos) << out;
+    EXPECT_NE(out.find("Atomic Response (11) 500"), std::string::npos) << out;
+}
+
 TEST(SimRun, HelpDescribesOptionsAndScenarioKeys) {
     const sim_run help = run_sim({"--help"});
     EXPECT_EQ(help.exit_code, 0);
