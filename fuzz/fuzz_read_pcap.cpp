@@ -1,11 +1,13 @@
 // libFuzzer target: read_pcap (classic pcap, micro-/nanosecond magic, either byte order) and, as
-// its inverse, PcapWriter. read_pcap takes a path, so each input is written to a scratch file
-// (one per process, in $TMPDIR or /tmp).
+// its inverse, PcapWriter. read_pcap takes a path, so each input goes to an in-memory file
+// (memfd, opened by read_pcap as /proc/self/fd/N); where memfd is not available, to scratch files
+// in $TMPDIR or /tmp (one pair per process).
 // Invariants:
 //  - a file that reads has a 24-byte header followed by records that fill it exactly
 //    (16-byte record header + captured bytes each);
 //  - writing the records with PcapWriter and reading that back gives the same captured bytes,
 //    original lengths and (when their seconds fit the 32-bit field) timestamps.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,7 +24,11 @@ namespace proto = rnic::proto;
 
 namespace {
 
+// A file name for `what` that lives as long as the process: a memfd's /proc/self/fd path, or a
+// scratch file.
 std::string scratch_path(const char* what) {
+    const int fd = memfd_create(what, 0);
+    if (fd >= 0) return "/proc/self/fd/" + std::to_string(fd);
     const char* dir = std::getenv("TMPDIR");
     return std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/rnic-fuzz-pcap-" + what + "-" +
            std::to_string(static_cast<long>(getpid())) + ".pcap";
@@ -33,7 +39,7 @@ std::string scratch_path(const char* what) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static const std::string input_path = scratch_path("in");
     static const std::string output_path = scratch_path("out");
-    std::FILE* f = std::fopen(input_path.c_str(), "wb");
+    std::FILE* f = std::fopen(input_path.c_str(), "wb");  // truncates (also a memfd)
     FUZZ_CHECK(f != nullptr);
     FUZZ_CHECK(size == 0 || std::fwrite(data, 1, size, f) == size);
     FUZZ_CHECK(std::fclose(f) == 0);

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,14 @@ using rnic::fuzz::FuzzInput;
 
 namespace {
 
+// FUZZ_TRACE=1 in the environment prints every operation and callback (for reproducing a crash).
+const bool kTrace = std::getenv("FUZZ_TRACE") != nullptr;
+
+void trace_header(const char* what, const net::TcpHeader& h, std::size_t len) {
+    std::fprintf(stderr, "  %s flags=%02x seq=%u ack=%u win=%u len=%zu%s%s\n", what, h.flags, h.seq, h.ack, h.window,
+                 len, h.mss ? " mss" : "", h.window_scale ? " ws" : "");
+}
+
 constexpr std::size_t kMaxOps = 1000;
 constexpr std::size_t kMaxTimerRounds = 32;
 
@@ -41,6 +51,7 @@ public:
     std::uint64_t delivered_total = 0;
 
     void transmit(const net::TcpHeader& h, std::uint64_t stream_offset, std::size_t len) override {
+        if (kTrace) trace_header("transmit", h, len);
         const std::uint64_t queued = conn->send_stream_queued();
         if (len > 0) {
             FUZZ_CHECK(stream_offset >= conn->send_stream_acked());
@@ -50,6 +61,7 @@ public:
         }
         if (h.flags & (net::tcp_flags::syn | net::tcp_flags::rst)) FUZZ_CHECK(len == 0);
         FUZZ_CHECK(h.src_port == conn->config().local_port);
+        if (!(h.flags & net::tcp_flags::rst)) check_sequence_numbers(h, stream_offset, len);
         FUZZ_CHECK(h.sack_blocks.size() <= 4);
         FUZZ_CHECK(h.options_size() <= 40);
         if (h.mss || !h.sack_blocks.empty()) check_encoding(h);
@@ -71,11 +83,39 @@ public:
     }
 
     void state_changed(tcp::State from, tcp::State to) override {
+        if (kTrace) std::fprintf(stderr, "  state %s -> %s\n", tcp::to_string(from), tcp::to_string(to));
         FUZZ_CHECK(from != to && from == last_state && to == conn->state());
         last_state = to;
+        if (to == tcp::State::closed || to == tcp::State::listen || to == tcp::State::syn_sent) have_edge_ = false;
     }
 
 private:
+    // A segment's sequence number matches the stream offset it carries; its acknowledgment is
+    // the next byte expected (or that plus a received FIN); the right edge of the receive window
+    // it announces never moves left (RFC 9293 §3.8.6.2.2), up to the rounding of window scaling.
+    // SYN-ACKs are left out of the last check: their window is never scaled (RFC 7323 §2.2), so a
+    // retransmitted one may well announce less than a scaled ACK did before it.
+    void check_sequence_numbers(const net::TcpHeader& h, std::uint64_t stream_offset, std::size_t len) {
+        if (len > 0) FUZZ_CHECK(h.seq == conn->iss() + 1 + static_cast<std::uint32_t>(stream_offset));
+        if (!(h.flags & net::tcp_flags::ack)) return;
+        const std::uint32_t expected =
+            conn->irs() + 1 + static_cast<std::uint32_t>(conn->receive_stream_delivered());
+        FUZZ_CHECK(h.ack - expected <= 1);
+        if (h.flags & net::tcp_flags::syn) return;
+        const unsigned shift = conn->receive_window_shift();
+        const std::uint32_t edge = h.ack + (static_cast<std::uint32_t>(h.window) << shift);
+        if (have_edge_) {
+            const std::uint32_t slack = (1u << shift) - 1;
+            FUZZ_CHECK(static_cast<std::int32_t>(edge + slack - edge_) >= 0);
+            if (static_cast<std::int32_t>(edge - edge_) > 0) edge_ = edge;
+        } else {
+            edge_ = edge;
+            have_edge_ = true;
+        }
+    }
+
+    bool have_edge_ = false;
+    std::uint32_t edge_ = 0;  // right edge of the receive window announced so far
     static void check_encoding(const net::TcpHeader& h) {
         std::vector<std::uint8_t> frame;
         net::build_tcp_frame(net::Endpoints{}, net::Ipv4Header{}, h, nullptr, 0, frame);
@@ -130,7 +170,9 @@ public:
 
 private:
     void step(FuzzInput& in) {
-        switch (in.u8() % tf::kOpCount) {
+        const unsigned op = in.u8() % tf::kOpCount;
+        if (kTrace) std::fprintf(stderr, "op %u at t=%llu\n", op, static_cast<unsigned long long>(now_));
+        switch (op) {
             case tf::kConnect:
                 conn_.connect(now_);
                 env_.last_acked = conn_.send_stream_acked();
@@ -226,6 +268,7 @@ private:
         for (std::size_t i = 0; i < len; ++i)
             payload_[i] = tf::stream_byte(h.seq + (syn ? 1u : 0u) + static_cast<std::uint32_t>(i));
         const std::uint8_t* p = (mode & tf::kNullPayload) ? nullptr : payload_.data();
+        if (kTrace) trace_header("receive", h, len);
         conn_.on_segment(now_, h, len == 0 ? nullptr : p, len);
     }
 
