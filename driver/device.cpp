@@ -40,6 +40,15 @@ bool device::init(const station_config& cfg) {
     write(regmap::MAC_LO, static_cast<std::uint32_t>(cfg.mac[2]) << 24 | static_cast<std::uint32_t>(cfg.mac[3]) << 16 |
                               static_cast<std::uint32_t>(cfg.mac[4]) << 8 | cfg.mac[5]);
     write(regmap::IPV4_ADDR, cfg.ipv4);
+    // MSI-X: every vector to the interrupt controller's address with its own number as data, then
+    // unmasked (PCIe Base Spec §6.1.4); the host sees vector v as interrupt v.
+    for (std::uint32_t v = 0; v < regmap::kMsixVectors; ++v) {
+        const std::uint32_t entry = regmap::kMsixTableOffset + v * regmap::kMsixEntrySize;
+        bus_.mmio_write32(entry + regmap::msix_off::addr_lo, 0xfee00000u);
+        bus_.mmio_write32(entry + regmap::msix_off::addr_hi, 0);
+        bus_.mmio_write32(entry + regmap::msix_off::data, v);
+        bus_.mmio_write32(entry + regmap::msix_off::control, 0);
+    }
     write(regmap::CTRL, regmap::ctrl::enable);
     const std::uint64_t deadline = bus_.now_ps() + kReadyTimeoutPs;
     while ((read(regmap::STATUS) & regmap::status::ready) == 0) {

@@ -21,6 +21,9 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.dma.channels = static_cast<int>(s.get_int("rnic.dma.channels"));
     n.dma.clock_hz = clock;
     n.dma.setup_cycles = s.get_number("rnic.dma.setup_cycles");
+    n.dma.bytes_per_cycle = s.get_number("rnic.dma.bytes_per_cycle");
+    n.dma.max_outstanding_reads = static_cast<int>(s.get_int("rnic.dma.max_outstanding_reads"));
+    n.dma.markers = s.get_string("rnic.dma.markers") == "fragment" ? dma_marker_mode::fragment : dma_marker_mode::skip;
     n.buffer.capacity = s.get_size("rnic.buffer.capacity");
     n.buffer.width_bytes = static_cast<std::uint32_t>(s.get_size("rnic.buffer.width"));
     n.buffer.clock_hz = s.get_frequency_hz("rnic.buffer.clock");

@@ -1,32 +1,64 @@
-// One host: host memory, the host CPU running its program, the PCIe link and the RNIC behind it.
+// One host: host memory, the host CPU running its program, the host bus (PCIe or PCI-X, chosen by
+// the scenario key host_bus.kind) and the RNIC behind it.
 #pragma once
 
 #include <memory>
 #include <systemc>
 
+#include "host/host_interface.h"
 #include "host/host_memory.h"
 #include "host_cpu.h"
 #include "pcie/pcie_endpoint.h"
+#include "pcix/pcix_bridge.h"
 #include "rnic/rnic.h"
+
+namespace rnic::config {
+class Scenario;
+}
 
 namespace rnic::platform {
 
+enum class host_bus_kind { pcie, pcix };
+
+// Which host bus and the parameters of each (only the chosen one is used).
+struct host_bus_params {
+    host_bus_kind kind = host_bus_kind::pcie;
+    pcie_params pcie;
+    pcix_params pcix;
+};
+
 struct host_params {
     host_memory_params memory;
-    pcie_params pcie;
+    host_bus_params pcie;  // the host bus; named `pcie` because build_params.cpp fills it as p.pcie
     rnic_params nic;
     host_cpu_params cpu;
 };
+
+// Host memory and host-bus parameters from the scenario (build_host_params.cpp). build_params.cpp's
+// call build_host_side_params(s, p.memory, p.pcie) resolves to this overload.
+void build_host_side_params(const config::Scenario& s, host_memory_params& memory, host_bus_params& bus);
 
 class host_system : public sc_core::sc_module {
 public:
     host_memory mem;
     host_cpu cpu;
-    pcie_endpoint pcie;
+
+private:
+    std::unique_ptr<host_interface> bus_;
+
+public:
+    // The host bus, PCIe or PCI-X (its statistics say which under "kind"). Named `pcie` so that the
+    // results keep their "<host>.pcie" key; bus() is the same object.
+    host_interface& pcie;
     rnic_device nic;
 
     host_system(const sc_core::sc_module_name& name, const host_params& p)
-        : sc_module(name), mem("mem", p.memory), cpu("cpu", p.cpu, mem), pcie("pcie", p.pcie), nic("rnic", p.nic) {
+        : sc_module(name),
+          mem("mem", p.memory),
+          cpu("cpu", p.cpu, mem),
+          bus_(make_bus(p.pcie)),
+          pcie(*bus_),
+          nic("rnic", p.nic) {
         cpu.mmio_out.bind(pcie.mmio_in);
         cpu.mem_out.bind(mem.cpu_in);
         pcie.mmio_out.bind(nic.mmio_in);
@@ -34,6 +66,15 @@ public:
         pcie.mem_out.bind(mem.dma_in);
         nic.irq_out.bind(pcie.msix_in);
         pcie.irq_out.bind(cpu.irq_in);
+    }
+
+    host_interface& bus() { return *bus_; }
+    const host_interface& bus() const { return *bus_; }
+
+private:
+    static std::unique_ptr<host_interface> make_bus(const host_bus_params& p) {
+        if (p.kind == host_bus_kind::pcix) return std::make_unique<pcix_bridge>("pcix", p.pcix);
+        return std::make_unique<pcie_endpoint>("pcie", p.pcie);
     }
 };
 

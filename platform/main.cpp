@@ -11,6 +11,7 @@
 
 #include "config/scenario.h"
 #include "core/log.h"
+#include "core/timeline.h"
 #include "scenario_schema.h"
 #include "simulation.h"
 
@@ -32,6 +33,8 @@ options:
   --seed N             seed of every random choice (same as --set simulation.seed=N)
   --results FILE       write the results as JSON (scenario as run, statistics, latencies)
   --pcap FILE          write the wire traffic as a pcap (Wireshark decodes MPA/DDP/RDMAP)
+  --timeline FILE      write a transaction timeline (Chrome trace-event JSON; open it in Perfetto
+                       or chrome://tracing): TLPs or PCI-X transactions, DMA transfers, MSI-X
   --log SPEC           log levels: LEVEL[,category=LEVEL...]; levels off, error, warn, info,
                        debug, trace; categories sim, host, pcie, dma, mem, buf, toe, mpa, rdma,
                        cp, fw, drv, link, app (default: warn)
@@ -44,7 +47,7 @@ exit status: 0 success; 1 the run failed (workload error, integrity check, time 
 struct options {
     std::string scenario = "platform/scenarios/default.json";
     std::vector<std::string> overrides;
-    std::string results, pcap, log = "warn";
+    std::string results, pcap, timeline, log = "warn";
 };
 
 int usage_error(const std::string& msg) {
@@ -70,7 +73,7 @@ int sc_main(int argc, char* argv[]) {
             std::fputs(rnic::platform::scenario_schema().describe().c_str(), stdout);
             return 0;
         } else if (a == "--scenario" || a == "--set" || a == "--seed" || a == "--results" || a == "--pcap" ||
-                   a == "--log") {
+                   a == "--log" || a == "--timeline") {
             const char* v = value(a.c_str());
             if (v == nullptr) return usage_error(a + " needs a value");
             if (a == "--scenario") opt.scenario = v;
@@ -84,6 +87,7 @@ int sc_main(int argc, char* argv[]) {
                 opt.overrides.push_back("simulation.seed=" + std::to_string(seed));
             } else if (a == "--results") opt.results = v;
             else if (a == "--pcap") opt.pcap = v;
+            else if (a == "--timeline") opt.timeline = v;
             else opt.log = v;
         } else {
             return usage_error("unknown argument \"" + a + "\"");
@@ -111,7 +115,12 @@ int sc_main(int argc, char* argv[]) {
         std::fprintf(stderr, "rnic-sim: %s\n", e.what());
         return 2;
     }
+    if (!opt.timeline.empty() && !rnic::timeline::open(opt.timeline, &error)) {
+        std::fprintf(stderr, "rnic-sim: %s\n", error.c_str());
+        return 2;
+    }
     const bool ok = sim->run();
+    rnic::timeline::close();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
     sim->print_summary(std::cout);

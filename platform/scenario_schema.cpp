@@ -68,6 +68,16 @@ void declare_rnic(config::Node& root) {
     auto& dma = rnic.object("dma", "DMA engine");
     dma.integer("channels", 4, "DMA channels", 1, 64);
     dma.number("setup_cycles", 8, "Cycles to set up one transfer", 0, 1e6);
+    dma.number("bytes_per_cycle", 7.25,
+               "Effective datapath bytes per cycle of one channel (7.25 x 500 MHz = 3.6 GB/s), fitted to pcie-bench's "
+               "single-DMA read latency over size (docs/calibration.md)",
+               0, 1024);
+    dma.integer("max_outstanding_reads", 32, "Bus read transfers in flight across the engine (0: only the bus's tags)",
+                0, 4096);
+    dma.enumeration("markers", "skip",
+                    "skip: the DMA engine removes MPA markers on the fly (one transfer per contiguous placement); "
+                    "fragment: one transfer per marker-free run, as a general-purpose DMA must (seed 001 section 6)",
+                    {"skip", "fragment"});
 
     auto& buf = rnic.object("buffer", "On-NIC buffer memory");
     buf.size("capacity", "4MiB", "Capacity", 64_KiB, 4_GiB);

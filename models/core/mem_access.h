@@ -9,7 +9,8 @@ namespace rnic {
 
 template <typename Socket>
 tlm::tlm_response_status mem_transport(Socket& socket, tlm::tlm_command cmd, std::uint64_t addr, void* data,
-                                       std::size_t len, sc_core::sc_time& delay) {
+                                       std::size_t len, sc_core::sc_time& delay,
+                                       tlm::tlm_extension_base* ext = nullptr) {
     tlm::tlm_generic_payload gp;
     gp.set_command(cmd);
     gp.set_address(addr);
@@ -19,7 +20,9 @@ tlm::tlm_response_status mem_transport(Socket& socket, tlm::tlm_command cmd, std
     gp.set_byte_enable_ptr(nullptr);
     gp.set_dmi_allowed(false);
     gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    if (ext != nullptr) gp.set_extension(ext);
     socket->b_transport(gp, delay);
+    if (ext != nullptr) gp.clear_extension(ext);
     return gp.get_response_status();
 }
 

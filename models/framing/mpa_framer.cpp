@@ -129,6 +129,8 @@ void mpa_framer::full_operation(std::uint32_t conn, const mpa_settings& settings
         ++rx_fpdus_;
         stream_ext ext;
         ext.conn = rx_conn_;
+        ext.fpdu_pos = pos;
+        ext.fpdu_markers = stp->settings.rx_markers;
         const auto placed = stp->placed.find(pos);
         if (placed != stp->placed.end()) {
             // Placed when it arrived out of order: delivery still happens here, in order (RFC 5041 §5).
@@ -221,6 +223,8 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
         stream_ext ext;
         ext.conn = conn;
         ext.kind = stream_kind::out_of_order;
+        ext.fpdu_pos = found[i].first;
+        ext.fpdu_markers = cfg.markers;
         sc_core::sc_time d = delay;
         if (send_stream(ulpdu_rx_out, ext, ulpdus[i].data(), ulpdus[i].size(), d) != tlm::TLM_OK_RESPONSE) {
             ++ooo_refused_;

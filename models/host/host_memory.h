@@ -1,8 +1,10 @@
 // Host DRAM: a byte-addressed backing store with two ports.
 //  - cpu_in: the host CPU's loads and stores (driver, workload); offers DMI for speed.
-//  - dma_in: bus-master traffic arriving from the PCIe root complex. Only ranges the host has mapped
-//    for device access (its IOMMU mappings, see map_dma) may be touched: anything else is refused with
-//    TLM_ADDRESS_ERROR_RESPONSE, logged and counted, and no byte changes.
+//  - dma_in: bus-master traffic arriving from the host bus (PCIe root complex or PCI-X bridge). Only
+//    ranges the host has mapped for device access (its IOMMU mappings, see map_dma) may be touched:
+//    anything else is refused as a whole with TLM_ADDRESS_ERROR_RESPONSE, logged and counted, and no
+//    byte changes. Each access adds the latency and holds the shared DMA port for its bytes at the
+//    memory's bandwidth. No DMI here on purpose: every DMA goes through the mapping check.
 #pragma once
 
 #include <map>

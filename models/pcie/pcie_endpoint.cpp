@@ -1,199 +1,347 @@
 #include "pcie/pcie_endpoint.h"
 
 #include <algorithm>
-#include <vector>
 
 #include "core/sim_log.h"
+#include "core/timeline.h"
+#include "rnic/regmap.h"
 
 namespace rnic {
 
-double pcie_params::lane_bytes_per_second() const {
-    // Gen1/2 use 8b/10b, Gen3+ 128b/130b (PCIe Base Spec 3.0 §4.2.2, 4.0, 5.0).
+namespace {
+
+// ACK latency limits / UpdateFC intervals recommended by the PCIe Base Specification (rev 5.0
+// tables 3-7..3-9 for ACK, 2-46..2-48 for UpdateFC; the two agree for x1..x16), in symbol times,
+// by generation (1, 2, 3 and later), link width (x1, x2, x4, x8, x16) and MPS (128..4096). Read,
+// as the pcie-bench model does, as one 8-byte DLLP per that many bytes of link traffic.
+constexpr std::uint32_t kAckInterval[3][5][6] = {
+    {{237, 416, 559, 1071, 2095, 4143},
+     {128, 217, 289, 545, 1057, 2081},
+     {73, 118, 154, 282, 538, 1050},
+     {67, 107, 86, 150, 278, 534},
+     {48, 72, 86, 150, 278, 534}},
+    {{288, 467, 610, 1122, 2146, 4194},
+     {179, 268, 340, 596, 1108, 2132},
+     {124, 169, 205, 333, 589, 1101},
+     {118, 158, 137, 201, 329, 585},
+     {99, 123, 137, 201, 329, 585}},
+    {{333, 512, 655, 1167, 2191, 4239},
+     {224, 313, 385, 641, 1153, 2177},
+     {169, 214, 250, 378, 634, 1146},
+     {163, 203, 182, 246, 374, 630},
+     {144, 168, 182, 246, 374, 630}},
+};
+constexpr std::uint32_t kDllpBytes = 8;           // 6-byte DLLP + framing (SDP/END, or the Gen3 SDP token)
+constexpr double kSkpShare = 4.0 / 1538.0;        // SKP ordered sets for clock compensation
+constexpr std::uint64_t k4GiB = 1ull << 32;
+
+int index_of_power(std::uint32_t v, std::uint32_t first, int count) {
+    int i = 0;
+    while (i + 1 < count && (first << i) < v) ++i;
+    return i;
+}
+
+const char* type_name(int t) {
+    static const char* const kNames[] = {"MWr", "MRd", "CplD", "Cpl", "MSI-X"};
+    return kNames[t];
+}
+
+}  // namespace
+
+double pcie_params::raw_bytes_per_second() const {
     static const double kGigaTransfers[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0};
     const int g = std::clamp(generation, 1, 5);
     const double encoding = g <= 2 ? 8.0 / 10.0 : 128.0 / 130.0;
-    return kGigaTransfers[g] * 1e9 * encoding / 8.0;
+    return kGigaTransfers[g] * 1e9 * encoding / 8.0 * std::max(lanes, 1);
 }
 
-std::uint32_t pcie_params::tlp_overhead_bytes() const {
-    // Physical framing (STP/END for 8b/10b = 2, Gen3 STP token = 4), sequence number 2,
-    // 4DW header (64-bit addressing) 16, optional ECRC 4, LCRC 4.
-    const std::uint32_t framing = generation <= 2 ? 2 : 4;
-    return framing + 2 + 16 + (ecrc ? 4 : 0) + 4;
+std::uint32_t pcie_params::ack_interval_bytes() const {
+    const int g = std::clamp(generation, 1, 3) - 1;
+    const int w = index_of_power(static_cast<std::uint32_t>(std::max(lanes, 1)), 1, 5);
+    const int m = index_of_power(max_payload, 128, 6);
+    return kAckInterval[g][w][m];
+}
+
+double pcie_params::overhead_share() const {
+    if (tlps_per_ack > 0) return kSkpShare;
+    return 2.0 * kDllpBytes / static_cast<double>(ack_interval_bytes()) + kSkpShare;
 }
 
 pcie_endpoint::pcie_endpoint(const sc_core::sc_module_name& name, const pcie_params& params)
-    : sc_module(name),
-      mmio_in("mmio_in"),
-      mmio_out("mmio_out"),
-      dma_in("dma_in"),
-      mem_out("mem_out"),
-      msix_in("msix_in"),
-      irq_out("irq_out"),
+    : host_interface(name, regmap::kMsixVectors),
       params_(params),
-      link_bps_(params.lane_bytes_per_second() * 8.0 * params.lanes) {
-    mmio_in.register_b_transport(this, &pcie_endpoint::mmio_b_transport);
-    dma_in.register_b_transport(this, &pcie_endpoint::dma_b_transport);
-    msix_in.register_b_transport(this, &pcie_endpoint::msix_b_transport);
+      tlp_rate_(params.tlp_bytes_per_second()),
+      ticks_per_byte_(1.0 / tlp_rate_ / sc_core::sc_get_time_resolution().to_seconds()),
+      ack_interval_(params.ack_interval_bytes()),
+      up_link_(up_dir_.link),
+      down_link_(down_dir_.link),
+      up_(up_dir_.counts),
+      down_(down_dir_.counts),
+      tags_(static_cast<std::uint64_t>(std::max(params.tags, 0))),
+      posted_hdr_(params.posted_header_credits),
+      posted_data_(params.posted_data_credits),
+      nonposted_hdr_(params.nonposted_header_credits) {
+    up_dir_.track = track("upstream");
+    down_dir_.track = track("downstream");
 }
 
-sc_core::sc_time pcie_endpoint::send_tlp(timed_resource& dir, tlp_counts& counts, const sc_core::sc_time& ready,
-                                         std::uint32_t payload) {
-    std::uint32_t bytes = params_.tlp_overhead_bytes() + payload;
-    counts.wire_bytes += bytes;
-    // ACK and flow-control DLLPs (6 bytes + 2 framing) travel the other way; charge them here as a
-    // share of this direction's TLP stream, which is where they originate the credit traffic.
-    static constexpr std::uint32_t kDllpBytes = 8;
-    const std::uint64_t tlps = counts.mwr + counts.mrd + counts.cpld + counts.cpl + counts.msi;
-    if (params_.tlps_per_ack > 0 && (tlps + 1) % static_cast<std::uint64_t>(params_.tlps_per_ack) == 0) {
-        bytes += kDllpBytes;
-        counts.wire_bytes += kDllpBytes;
-        ++counts.dllp;
+bool pcie_endpoint::four_dw(std::uint64_t addr, std::uint32_t) const { return params_.addr64 || addr >= k4GiB; }
+
+sc_core::sc_time pcie_endpoint::send_tlp(direction& dir, tlp_type type, const sc_core::sc_time& ready,
+                                         std::uint32_t payload, std::uint64_t addr, bool four, bus_txn_ext* ext) {
+    const std::uint32_t bytes = params_.tlp_overhead(four) + payload;
+    std::uint32_t on_wire = bytes;
+    tlp_counts& c = dir.counts;
+    if (params_.tlps_per_ack > 0) {
+        // One ACK and one UpdateFC DLLP per N TLPs, in this direction's stream.
+        if ((c.tlps() + 1) % static_cast<std::uint64_t>(params_.tlps_per_ack) == 0) {
+            on_wire += 2 * kDllpBytes;
+            ++c.ack;
+            ++c.update_fc;
+        }
+    } else {
+        // DLLPs at the spec's rate are a share of the bandwidth (tlp_rate_); count them here.
+        dir.ack_acc += bytes;
+        while (dir.ack_acc >= ack_interval_) {
+            dir.ack_acc -= ack_interval_;
+            ++c.ack;
+            ++c.update_fc;
+            c.wire_bytes += 2 * kDllpBytes;
+        }
     }
-    return dir.reserve(ready, transfer_time(bytes, link_bps_));
+    c.wire_bytes += on_wire;
+    const sc_core::sc_time service =
+        sc_core::sc_time::from_value(static_cast<sc_core::sc_time::value_type>(on_wire * ticks_per_byte_ + 0.5));
+    const sc_core::sc_time finish = dir.link.reserve(ready, service);
+    switch (type) {
+        case tlp_type::mwr: ++c.mwr; c.mwr_bytes += payload; break;
+        case tlp_type::mrd: ++c.mrd; break;
+        case tlp_type::cpld: ++c.cpld; c.cpld_bytes += payload; break;
+        case tlp_type::cpl: ++c.cpl; break;
+        case tlp_type::msi: ++c.msi; break;
+    }
+    // Completions always have a 3DW header; requests as chosen.
+    ++((four && type != tlp_type::cpld && type != tlp_type::cpl) ? c.hdr_4dw : c.hdr_3dw);
+    if (ext != nullptr) {
+        ++ext->packets;
+        ext->wire_bytes += on_wire;
+    }
+    if (timeline::enabled()) {
+        timeline::complete_event(dir.track, type_name(static_cast<int>(type)), to_ps(finish - service), to_ps(service),
+                                 timeline::args().add("payload", payload).add("wire_bytes", on_wire).add("addr", addr),
+                                 "pcie");
+    }
+    return finish;
 }
 
-void pcie_endpoint::mmio_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+void pcie_endpoint::mmio_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const std::uint32_t len = gp.get_data_length();
+    const std::uint64_t addr = gp.get_address();
     if (gp.is_write()) {
         // Posted MWr downstream: the CPU goes on after the store leaves it; the device sees the
         // write when the TLP has crossed the link.
-        const sc_core::sc_time arrive = send_tlp(down_link_, down_, now + delay, len);
-        ++down_.mwr;
-        down_.mwr_bytes += len;
+        const sc_core::sc_time arrive = send_tlp(down_dir_, tlp_type::mwr, now + delay, len, addr, params_.addr64, nullptr);
         sc_core::sc_time dev_delay = arrive - now;
-        mmio_out->b_transport(gp, dev_delay);
+        bar_access(gp, dev_delay);
         delay += params_.posted_write_cost;
     } else {
         // Non-posted MRd downstream, CplD upstream; the CPU stalls for the round trip.
-        const sc_core::sc_time arrive = send_tlp(down_link_, down_, now + delay, 0);
-        ++down_.mrd;
+        const sc_core::sc_time arrive = send_tlp(down_dir_, tlp_type::mrd, now + delay, 0, addr, params_.addr64, nullptr);
         sc_core::sc_time dev_delay = arrive - now;
-        mmio_out->b_transport(gp, dev_delay);
-        const sc_core::sc_time done = send_tlp(up_link_, up_, now + dev_delay, len);
-        ++up_.cpld;
-        up_.cpld_bytes += len;
+        bar_access(gp, dev_delay);
+        const sc_core::sc_time done = send_tlp(up_dir_, tlp_type::cpld, now + dev_delay, len, addr, false, nullptr);
         delay = done - now;
     }
 }
 
-sc_core::sc_time pcie_endpoint::dma_write(std::uint64_t addr, std::uint32_t len, const sc_core::sc_time& ready) {
-    // MWr TLPs of at most MPS bytes that never cross a 4 KB boundary (PCIe Base Spec §2.2.7).
-    sc_core::sc_time t = ready;
+sc_core::sc_time pcie_endpoint::dma_write(tlm::tlm_generic_payload& gp, const sc_core::sc_time& ready,
+                                          bus_txn_ext* ext) {
+    // MWr TLPs of at most MPS bytes that never cross a 4 KB boundary (§2.2.7), each needing one
+    // posted-header credit and a data credit per 16 bytes.
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    std::uint64_t addr = gp.get_address();
+    std::uint32_t len = gp.get_data_length();
+    sc_core::sc_time t = ready, last = ready, first_arrive = ready;
+    bool first = true;
     while (len > 0) {
-        const std::uint32_t to_4k = static_cast<std::uint32_t>(4096 - (addr & 4095));
+        const auto to_4k = static_cast<std::uint32_t>(4096 - (addr & 4095));
         const std::uint32_t chunk = std::min({len, params_.max_payload, to_4k});
-        t = send_tlp(up_link_, up_, t, chunk);
-        ++up_.mwr;
-        up_.mwr_bytes += chunk;
+        const std::uint64_t units = (chunk + 15) / 16;
+        sc_core::sc_time start = posted_hdr_.acquire(t);
+        start = posted_data_.acquire(start, units);
+        const sc_core::sc_time arrive = send_tlp(up_dir_, tlp_type::mwr, start, chunk, addr, four_dw(addr, chunk), ext);
+        posted_hdr_.release_at(arrive + params_.credit_return);
+        posted_data_.release_at(arrive + params_.credit_return, units);
+        if (first) {
+            first_arrive = arrive;
+            if (ext != nullptr) ext->first_data = start;
+            first = false;
+        }
+        t = start;
+        last = arrive;
         addr += chunk;
         len -= chunk;
     }
-    return t;
-}
-
-sc_core::sc_time pcie_endpoint::dma_read(std::uint64_t addr, std::uint32_t len, const sc_core::sc_time& ready,
-                                         const sc_core::sc_time& memory_time) {
-    // Read requests of at most MRRS bytes, not crossing 4 KB; each answered after the completion
-    // latency by CplD TLPs split at the read-completion boundary and MPS (§2.3.1.1). At most `tags`
-    // requests are outstanding: request i waits for the completion of request i - tags.
-    std::vector<sc_core::sc_time> done;
-    sc_core::sc_time req_ready = ready;
-    sc_core::sc_time last = ready;
-    while (len > 0) {
-        const std::uint32_t to_4k = static_cast<std::uint32_t>(4096 - (addr & 4095));
-        const std::uint32_t req = std::min({len, params_.max_read_request, to_4k});
-        if (params_.tags > 0 && done.size() >= static_cast<std::size_t>(params_.tags)) {
-            req_ready = std::max(req_ready, done[done.size() - static_cast<std::size_t>(params_.tags)]);
-        }
-        const sc_core::sc_time req_arrive = send_tlp(up_link_, up_, req_ready, 0);
-        ++up_.mrd;
-        req_ready = req_arrive;
-        // Host memory streams the whole transfer: its latency and transfer time are charged once.
-        sc_core::sc_time cpl_ready = req_arrive + params_.completion_latency + (done.empty() ? memory_time : sc_core::SC_ZERO_TIME);
-        std::uint64_t a = addr;
-        std::uint32_t left = req;
-        while (left > 0) {
-            // The first completion ends at the next RCB boundary; later ones carry up to MPS.
-            const std::uint32_t rcb = params_.read_completion_boundary;
-            std::uint32_t chunk = std::min(left, params_.max_payload);
-            if (a % rcb != 0) chunk = std::min(chunk, static_cast<std::uint32_t>(rcb - a % rcb));
-            cpl_ready = send_tlp(down_link_, down_, cpl_ready, chunk);
-            ++down_.cpld;
-            down_.cpld_bytes += chunk;
-            a += chunk;
-            left -= chunk;
-        }
-        done.push_back(cpl_ready);
-        last = std::max(last, cpl_ready);
-        addr += req;
-        len -= req;
-    }
+    // The root complex writes the bytes into host memory, which checks the IOMMU mapping of the
+    // whole transfer: refused, not one byte changes (the MWr TLPs were posted all the same and are
+    // dropped; the RC logs an Unsupported Request).
+    sc_core::sc_time mem_delay = first_arrive - now;
+    mem_out->b_transport(gp, mem_delay);
+    if (gp.get_response_status() == tlm::TLM_OK_RESPONSE) dma_write_bytes_ += gp.get_data_length();
     return last;
 }
 
-void pcie_endpoint::dma_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+sc_core::sc_time pcie_endpoint::dma_read(tlm::tlm_generic_payload& gp, const sc_core::sc_time& ready,
+                                         bus_txn_ext* ext) {
+    // Read requests of at most MRRS bytes, not crossing 4 KB, each holding a tag and a non-posted
+    // header credit; each answered after the completion latency plus host memory's time by CplD
+    // TLPs cut at the RCB and MPS (§2.3.1.1).
     const sc_core::sc_time now = sc_core::sc_time_stamp();
-    // The bytes move through the root complex to host memory, which may refuse the access.
-    sc_core::sc_time mem_delay = delay;
-    mem_out->b_transport(gp, mem_delay);
-    if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
-        // Unsupported Request completion / master abort: the device sees an error.
-        ++dma_errors_;
-        RNIC_MLOG_D(warn, pcie, delay, "DMA " << (gp.is_read() ? "read" : "write") << " at 0x" << std::hex
-                                             << gp.get_address() << std::dec << " completed with an error");
-        sc_core::sc_time t = send_tlp(up_link_, up_, now + delay, 0);
-        ++up_.mrd;
-        t = send_tlp(down_link_, down_, t + params_.completion_latency, 0);
-        ++down_.cpl;
-        delay = t - now;
-        return;
+    const std::uint64_t base = gp.get_address();
+    std::uint64_t addr = base;
+    std::uint32_t left = gp.get_data_length();
+    const std::uint32_t rcb = std::max<std::uint32_t>(params_.read_completion_boundary, 1);
+    sc_core::sc_time issue = ready, last = ready;
+    bool first_data = true;
+    tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;
+    while (left > 0) {
+        const auto to_4k = static_cast<std::uint32_t>(4096 - (addr & 4095));
+        const std::uint32_t req = std::min({left, params_.max_read_request, to_4k});
+        sc_core::sc_time start = tags_.acquire(issue);
+        start = nonposted_hdr_.acquire(start);
+        const sc_core::sc_time arrive = send_tlp(up_dir_, tlp_type::mrd, start, 0, addr, four_dw(addr, req), ext);
+        nonposted_hdr_.release_at(arrive + params_.credit_return);
+
+        tlm::tlm_generic_payload& sub = mem_scratch_;  // reused: no allocation per request
+        sub.set_command(tlm::TLM_READ_COMMAND);
+        sub.set_address(addr);
+        sub.set_data_ptr(gp.get_data_ptr() + (addr - base));
+        sub.set_data_length(req);
+        sub.set_streaming_width(req);
+        sub.set_byte_enable_ptr(nullptr);
+        sub.set_dmi_allowed(false);
+        sub.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        sc_core::sc_time mem_delay = arrive + params_.completion_latency - now;
+        mem_out->b_transport(sub, mem_delay);
+        if (sub.get_response_status() != tlm::TLM_OK_RESPONSE) {
+            // Completion without data, status Unsupported Request; the engine stops here.
+            const sc_core::sc_time done =
+                send_tlp(down_dir_, tlp_type::cpl, arrive + params_.completion_latency, 0, addr, false, ext);
+            tags_.release_at(done);
+            last = std::max(last, done);
+            status = sub.get_response_status();
+            break;
+        }
+        const sc_core::sc_time data_ready = now + mem_delay;
+        std::uint64_t a = addr;
+        std::uint32_t cleft = req;
+        sc_core::sc_time done = data_ready;
+        while (cleft > 0) {
+            // The first completion ends at an RCB boundary when the address is not aligned; later
+            // ones carry up to MPS (or one RCB each with rcb_completions).
+            std::uint32_t chunk = std::min(cleft, params_.max_payload);
+            if (params_.rcb_completions || a % rcb != 0) {
+                chunk = std::min(chunk, static_cast<std::uint32_t>(rcb - a % rcb));
+            }
+            done = send_tlp(down_dir_, tlp_type::cpld, data_ready, chunk, a, false, ext);
+            if (first_data && ext != nullptr) ext->first_data = done;
+            first_data = false;
+            a += chunk;
+            cleft -= chunk;
+        }
+        tags_.release_at(done);
+        last = std::max(last, done);
+        issue = start;
+        addr += req;
+        left -= req;
     }
-    const sc_core::sc_time memory_time = mem_delay - delay;  // host memory's own latency/bandwidth
-    const std::uint32_t len = gp.get_data_length();
-    sc_core::sc_time finish;
-    if (gp.is_write()) {
-        finish = std::max(dma_write(gp.get_address(), len, now + delay), mem_delay + now);
-    } else {
-        finish = dma_read(gp.get_address(), len, now + delay, memory_time);
-    }
-    delay = finish - now;
+    gp.set_response_status(status);
+    if (status == tlm::TLM_OK_RESPONSE) dma_read_bytes_ += gp.get_data_length();
+    return last;
 }
 
-void pcie_endpoint::msix_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-    // An MSI-X message is a posted 4-byte MWr upstream, ordered behind earlier writes (the CQE).
+void pcie_endpoint::dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, bus_txn_ext* ext) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
-    const sc_core::sc_time arrive = send_tlp(up_link_, up_, now + delay, 4);
-    ++up_.msi;
-    sc_core::sc_time host_delay = arrive - now;
-    irq_out->b_transport(gp, host_delay);
-    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (gp.get_data_length() == 0) {
+        gp.set_response_status(tlm::TLM_OK_RESPONSE);
+        return;
+    }
+    const sc_core::sc_time finish = gp.is_write() ? dma_write(gp, now + delay, ext) : dma_read(gp, now + delay, ext);
+    delay = finish - now;
+    if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
+        count_dma_error();
+        RNIC_MLOG_D(warn, pcie, delay, "DMA " << (gp.is_read() ? "read" : "write") << " of " << gp.get_data_length()
+                                             << " bytes at 0x" << std::hex << gp.get_address() << std::dec
+                                             << (gp.is_read() ? " completed with Unsupported Request"
+                                                              : " dropped by the root complex (Unsupported Request)"));
+        if (timeline::enabled()) {
+            timeline::instant_event(up_dir_.track, "refused DMA", to_ps(finish),
+                                    timeline::args().add("addr", gp.get_address()).add("bytes", gp.get_data_length()),
+                                    "pcie");
+        }
+    }
+}
+
+sc_core::sc_time pcie_endpoint::send_msi(std::uint64_t address, std::uint32_t, const sc_core::sc_time& ready) {
+    // A DWORD MWr upstream, ordered behind earlier posted writes (the CQE).
+    sc_core::sc_time start = posted_hdr_.acquire(ready);
+    start = posted_data_.acquire(start, 1);
+    const sc_core::sc_time arrive = send_tlp(up_dir_, tlp_type::msi, start, 4, address, four_dw(address, 4), nullptr);
+    posted_hdr_.release_at(arrive + params_.credit_return);
+    posted_data_.release_at(arrive + params_.credit_return, 1);
+    return arrive;
 }
 
 namespace {
 boost::json::object counts_json(const pcie_endpoint::tlp_counts& c) {
     boost::json::object o;
+    o["tlps"] = c.tlps();
     o["mwr"] = c.mwr;
     o["mrd"] = c.mrd;
     o["cpld"] = c.cpld;
     o["cpl"] = c.cpl;
     o["msi"] = c.msi;
-    o["dllp"] = c.dllp;
+    o["hdr_3dw"] = c.hdr_3dw;
+    o["hdr_4dw"] = c.hdr_4dw;
+    o["ack_dllps"] = c.ack;
+    o["update_fc_dllps"] = c.update_fc;
     o["mwr_payload_bytes"] = c.mwr_bytes;
     o["cpld_payload_bytes"] = c.cpld_bytes;
     o["wire_bytes"] = c.wire_bytes;
     return o;
 }
+boost::json::object pool_json(const occupancy_pool& p) {
+    return {{"capacity", p.capacity()}, {"waits", p.waits()}, {"wait_ps", to_ps(p.wait_total())}, {"peak", p.peak()}};
+}
 }  // namespace
 
-void pcie_endpoint::report_stats(boost::json::object& out) const {
-    out["link_gbps_per_direction"] = link_bps_ / 1e9;
+void pcie_endpoint::report_bus_stats(boost::json::object& out) const {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    out["generation"] = params_.generation;
+    out["lanes"] = params_.lanes;
+    out["max_payload"] = params_.max_payload;
+    out["max_read_request"] = params_.max_read_request;
+    out["link_gbps_per_direction"] = params_.raw_bytes_per_second() * 8.0 / 1e9;
+    out["tlp_gbps_per_direction"] = tlp_rate_ * 8.0 / 1e9;
     out["upstream"] = counts_json(up_);
     out["downstream"] = counts_json(down_);
     out["upstream_busy_ps"] = to_ps(up_link_.busy_total());
     out["downstream_busy_ps"] = to_ps(down_link_.busy_total());
-    out["dma_errors"] = dma_errors_;
+    // Busy time of each direction over the simulated time (TLP bytes; the DLLP/SKP share is in the rate).
+    out["upstream_utilisation"] = up_link_.utilization(now);
+    out["downstream_utilisation"] = down_link_.utilization(now);
+    out["dma_read_bytes"] = dma_read_bytes_;
+    out["dma_write_bytes"] = dma_write_bytes_;
+    const double mb = static_cast<double>(dma_read_bytes_ + dma_write_bytes_) / 1e6;
+    out["tlps_per_mb"] = mb > 0 ? static_cast<double>(up_.tlps() + down_.tlps()) / mb : 0.0;
+    out["write_tlps_per_mb"] = dma_write_bytes_ > 0 ? static_cast<double>(up_.mwr) / (dma_write_bytes_ / 1e6) : 0.0;
+    out["read_tlps_per_mb"] =
+        dma_read_bytes_ > 0 ? static_cast<double>(up_.mrd + down_.cpld) / (dma_read_bytes_ / 1e6) : 0.0;
+    out["tags"] = pool_json(tags_);
+    out["credits"] = {{"posted_header", pool_json(posted_hdr_)},
+                      {"posted_data", pool_json(posted_data_)},
+                      {"nonposted_header", pool_json(nonposted_hdr_)}};
 }
 
 }  // namespace rnic

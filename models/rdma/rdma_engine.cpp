@@ -7,6 +7,9 @@
 #include "core/sim_log.h"
 #include "core/stream.h"
 #include "proto/bytes.h"
+#include "proto/mpa.h"
+#include "dma/dma_ext.h"
+#include "dma/marker_runs.h"
 #include "rdma/atomic_alu.h"
 
 namespace rnic {
@@ -654,6 +657,7 @@ rdma_engine::access_check rdma_engine::check_access(const queue_pair& qp, std::u
 void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     stream_ext* ext = get_stream_ext(gp);
+    rx_ext_ = ext;
     const int qpn = ext != nullptr ? qpn_of_conn(ext->conn) : -1;
     if (qpn < 0) {
         ++counters_.rx_dropped;
@@ -748,13 +752,37 @@ void rdma_engine::place_tagged(std::uint32_t qpn, queue_pair& qp, const ddp::Hea
         return;
     }
     if (payload > 0 &&
-        mem_write(dma_out, chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload, delay) != tlm::TLM_OK_RESPONSE) {
+        place_payload(chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload, ddp::kTaggedHeaderSize, delay) !=
+            tlm::TLM_OK_RESPONSE) {
         // The region was registered but the host refused the DMA: a local catastrophic error.
         send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic,
                        ddp::term::kRdmaCatastrophicStream, ulpdu, len, delay);
         return;
     }
     counters_.placed_bytes += payload;
+}
+
+tlm::tlm_response_status rdma_engine::place_payload(std::uint64_t host_addr, const std::uint8_t* payload,
+                                                    std::size_t len, std::size_t header_len, sc_core::sc_time& delay) {
+    if (rx_ext_ == nullptr || !rx_ext_->fpdu_markers) return mem_write(dma_out, host_addr, payload, len, delay);
+    // The payload crossed the wire with MPA markers between its bytes: tell the DMA engine where,
+    // so that a marker-fragmenting DMA (seed 001 §6) pays one transfer per marker-free run.
+    // Marker-space position of the first payload byte: past a leading marker, the 2-byte
+    // ULPDU_Length and the DDP/RDMAP headers, skipping any marker inside them (RFC 5044 §4.3).
+    constexpr std::uint64_t kInterval = proto::mpa::kMarkerInterval, kMarker = proto::mpa::kMarkerSize;
+    std::uint64_t pos = rx_ext_->fpdu_pos;
+    std::uint64_t data = proto::mpa::kLengthFieldSize + header_len;
+    while (true) {
+        if (pos % kInterval < kMarker) pos += kMarker - pos % kInterval;
+        if (data == 0) break;
+        const std::uint64_t step = std::min<std::uint64_t>(kInterval - pos % kInterval, data);
+        pos += step;
+        data -= step;
+    }
+    dma_ext ext;
+    ext.marker_breaks = mpa_marker_breaks(static_cast<std::uint32_t>(pos), static_cast<std::uint32_t>(len));
+    return mem_transport(dma_out, tlm::TLM_WRITE_COMMAND, host_addr, const_cast<std::uint8_t*>(payload), len, delay,
+                         &ext);
 }
 
 bool rdma_engine::send_untagged(queue_pair& qp, const ddp::Header& h, const std::uint8_t* body, std::size_t body_len,
@@ -1016,8 +1044,8 @@ void rdma_engine::place_read_response(std::uint32_t qpn, queue_pair& qp, const d
     if (!already_placed) {
         // The sink is our own buffer: it needs local write access (RFC 5040 §2.1 sink STag).
         const access_check chk = check_access(qp, h.stag, h.tagged_offset, payload, regmap::mr_access::local_write);
-        if (!chk.ok || (payload > 0 && mem_write(dma_out, chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload,
-                                                 delay) != tlm::TLM_OK_RESPONSE)) {
+        if (!chk.ok || (payload > 0 && place_payload(chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload,
+                                                     ddp::kTaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE)) {
             ++counters_.protection_errors;
             send_terminate(qpn, qp, chk.layer, chk.etype, chk.code, ulpdu, len, delay);
             enter_error(qpn, qp, delay);
@@ -1094,7 +1122,8 @@ void rdma_engine::place_send(std::uint32_t qpn, queue_pair& qp, const ddp::Heade
         local_error("posted receive buffer outside its memory region");
         return;
     }
-    if (payload > 0 && mem_write(dma_out, dst, ulpdu + ddp::kUntaggedHeaderSize, payload, delay) != tlm::TLM_OK_RESPONSE) {
+    if (payload > 0 && place_payload(dst, ulpdu + ddp::kUntaggedHeaderSize, payload, ddp::kUntaggedHeaderSize, delay) !=
+                           tlm::TLM_OK_RESPONSE) {
         local_error("host refused the receive DMA");
         return;
     }
@@ -1134,7 +1163,8 @@ bool rdma_engine::place_out_of_order(const queue_pair& qp, const std::uint8_t* u
     const access_check chk = check_access(qp, h->stag, h->tagged_offset, payload, regmap::mr_access::remote_write);
     if (!chk.ok) return false;
     if (payload > 0 &&
-        mem_write(dma_out, chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload, delay) != tlm::TLM_OK_RESPONSE) {
+        place_payload(chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload, ddp::kTaggedHeaderSize, delay) !=
+            tlm::TLM_OK_RESPONSE) {
         return false;
     }
     counters_.placed_bytes += payload;

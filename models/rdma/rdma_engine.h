@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/stats.h"
+#include "core/stream.h"
 #include "core/timed_resource.h"
 #include "proto/ddp_rdmap.h"
 #include "rdma/rdma_if.h"
@@ -187,6 +188,9 @@ private:
     void complete_atomic(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
                          std::size_t len, sc_core::sc_time& delay);
     // Sends one untagged ULPDU (header + body) built by the caller; false when the QP failed.
+    // DMA-writes a received payload, telling the DMA engine where MPA markers sat between its bytes.
+    tlm::tlm_response_status place_payload(std::uint64_t host_addr, const std::uint8_t* payload, std::size_t len,
+                                           std::size_t header_len, sc_core::sc_time& delay);
     bool send_untagged(queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* body, std::size_t body_len,
                        std::uint64_t tag, sc_core::sc_time& issue, std::uint64_t* stream_end);
     // Waits for TCP send space for a ULPDU; false when the QP failed meanwhile.
@@ -219,6 +223,7 @@ private:
     std::uint32_t rr_next_ = 0;
     std::vector<std::uint8_t> tx_scratch_;
     std::vector<std::uint8_t> wqe_cache_;
+    const stream_ext* rx_ext_ = nullptr;  // the ULPDU being received (for place_payload)
     static constexpr std::uint32_t kWqeBatch = 8;
 
     struct counters {

@@ -102,7 +102,7 @@ void rnic_device::host_write(std::uint32_t offset, std::uint32_t value, const sc
         else if (which == kRqDoorbell) rdma_->rq_doorbell(qpn, value, delay);
         return;
     }
-    if (offset >= kCqDoorbellBase && offset < kBar0Size) {
+    if (offset >= kCqDoorbellBase && offset < kMsixTableOffset) {
         const std::uint32_t cqn = (offset - kCqDoorbellBase) / kCqDoorbellStride;
         const std::uint32_t which = (offset - kCqDoorbellBase) % kCqDoorbellStride;
         if (which == kCqConsumer) rdma_->cq_doorbell(cqn, value, delay);
