@@ -1,16 +1,18 @@
 // Memory-mapped read/write transactions (MMIO, DMA, buffer memory) through an initiator socket.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <systemc>
 #include <tlm>
 
 namespace rnic {
 
-template <typename Socket>
+// `Ext` is a tlm_extension<T> type, or std::nullptr_t for none.
+template <typename Socket, typename Ext = std::nullptr_t>
 tlm::tlm_response_status mem_transport(Socket& socket, tlm::tlm_command cmd, std::uint64_t addr, void* data,
-                                       std::size_t len, sc_core::sc_time& delay,
-                                       tlm::tlm_extension_base* ext = nullptr) {
+                                       std::size_t len, sc_core::sc_time& delay, Ext* ext = nullptr) {
     tlm::tlm_generic_payload gp;
     gp.set_command(cmd);
     gp.set_address(addr);
@@ -20,9 +22,13 @@ tlm::tlm_response_status mem_transport(Socket& socket, tlm::tlm_command cmd, std
     gp.set_byte_enable_ptr(nullptr);
     gp.set_dmi_allowed(false);
     gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    if (ext != nullptr) gp.set_extension(ext);
+    if constexpr (!std::is_same_v<Ext, std::nullptr_t>) {
+        if (ext != nullptr) gp.set_extension(ext);
+    }
     socket->b_transport(gp, delay);
-    if (ext != nullptr) gp.clear_extension(ext);
+    if constexpr (!std::is_same_v<Ext, std::nullptr_t>) {
+        if (ext != nullptr) gp.clear_extension(ext);
+    }
     return gp.get_response_status();
 }
 
