@@ -160,6 +160,31 @@ TEST(SimRun, FetchAddsOnOneCounterAreLinearizable) {
     EXPECT_NE(out.find("Atomic Response (11) 500"), std::string::npos) << out;
 }
 
+TEST(SimRun, MarkerFragmentingDmaCostsBusTransfersAndTheTimelineRecordsThem) {
+    // Seed 001 §6: a DMA that cannot skip markers breaks each placement at every marker.
+    std::uint64_t transfers[2] = {}, fragments[2] = {};
+    const char* const modes[] = {"skip", "fragment"};
+    for (int i = 0; i < 2; ++i) {
+        const std::string results = temp_path(std::string("dma-") + modes[i] + ".json");
+        const std::string timeline = temp_path(std::string("dma-") + modes[i] + ".trace.json");
+        const sim_run r = run_sim({"--set", "rnic.mpa.markers=true", "--set", std::string("rnic.dma.markers=") + modes[i],
+                                   "--set", "workload.sizes=[9000]", "--set", "workload.iterations=50", "--results",
+                                   results, "--timeline", timeline, "--log", "error"});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        const boost::json::value v = read_json(results);
+        EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+        const auto& dma = v.at("modules").at("b.rnic").at("dma").as_object();
+        transfers[i] = dma.at("bus_transfers").to_number<std::uint64_t>();
+        fragments[i] = dma.at("marker_fragments").to_number<std::uint64_t>();
+        const boost::json::value trace = read_json(timeline);
+        const auto& events = trace.is_object() ? trace.at("traceEvents").as_array() : trace.as_array();
+        EXPECT_GT(events.size(), 1000u);
+    }
+    EXPECT_EQ(fragments[0], 0u);
+    EXPECT_GT(fragments[1], 0u);
+    EXPECT_EQ(transfers[1], transfers[0] + fragments[1]);
+}
+
 TEST(SimRun, HelpDescribesOptionsAndScenarioKeys) {
     const sim_run help = run_sim({"--help"});
     EXPECT_EQ(help.exit_code, 0);
