@@ -1,0 +1,565 @@
+#include "plot.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common.h"
+#include "config/json_text.h"
+
+namespace rnic::sweep {
+namespace json = boost::json;
+
+namespace {
+
+std::string sub(const std::string& field, const std::string& key) { return field.empty() ? key : field + "." + key; }
+
+std::string get_string(const json::object& o, const char* key, const std::string& file, const std::string& field) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return "";
+  if (!v->is_string()) throw InputError(file, sub(field, key), "expected a string, got " + config::brief_json(*v));
+  return std::string(v->get_string());
+}
+
+bool get_bool(const json::object& o, const char* key, const std::string& file, const std::string& field) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return false;
+  if (!v->is_bool()) throw InputError(file, sub(field, key), "expected true or false, got " + config::brief_json(*v));
+  return v->get_bool();
+}
+
+PlotSpec parse_plot(const json::value& v, const std::string& file, const std::string& field) {
+  if (!v.is_object()) throw InputError(file, field, "expected a plot object, got " + config::brief_json(v));
+  const json::object& o = v.get_object();
+  static const char* const allowed[] = {"name",  "title", "x",     "y",     "series",  "x_label", "y_label",
+                                        "log_x", "log_y", "y_min", "y_max", "y_scale", "error",   "where"};
+  for (const auto& kv : o) {
+    if (std::find(std::begin(allowed), std::end(allowed), kv.key()) == std::end(allowed)) {
+      throw InputError(file, sub(field, std::string(kv.key())),
+                       "unknown field (expected one of: name, title, x, y, series, x_label, y_label, log_x, log_y, "
+                       "y_min, y_max, y_scale, error, where)");
+    }
+  }
+  PlotSpec p;
+  p.file = file;
+  p.field = field;
+  p.x = get_string(o, "x", file, field);
+  p.y = get_string(o, "y", file, field);
+  if (p.x.empty()) throw InputError(file, sub(field, "x"), "missing");
+  if (p.y.empty()) throw InputError(file, sub(field, "y"), "missing");
+  p.series = get_string(o, "series", file, field);
+  p.name = get_string(o, "name", file, field);
+  if (!p.name.empty() && sanitize_name(p.name, 1000) != p.name) {
+    throw InputError(file, sub(field, "name"), "use letters, digits, '.', '_', '+' and '-' only (it names files)");
+  }
+  p.title = get_string(o, "title", file, field);
+  p.x_label = get_string(o, "x_label", file, field);
+  p.y_label = get_string(o, "y_label", file, field);
+  p.log_x = get_bool(o, "log_x", file, field);
+  p.log_y = get_bool(o, "log_y", file, field);
+  for (const char* key : {"y_min", "y_max"}) {
+    if (const json::value* lim = o.if_contains(key)) {
+      if (!is_number(*lim)) throw InputError(file, sub(field, key), "expected a number");
+      (std::string(key) == "y_min" ? p.y_min : p.y_max) = as_number(*lim);
+      (std::string(key) == "y_min" ? p.has_y_min : p.has_y_max) = true;
+    }
+  }
+  if (const json::value* sc = o.if_contains("y_scale")) {
+    if (!is_number(*sc) || !(as_number(*sc) > 0.0) || !std::isfinite(as_number(*sc))) {
+      throw InputError(file, sub(field, "y_scale"), "expected a number > 0");
+    }
+    p.y_scale = as_number(*sc);
+  }
+  if (p.has_y_min && p.has_y_max && p.y_min >= p.y_max) throw InputError(file, sub(field, "y_max"), "not above y_min");
+  const std::string error = get_string(o, "error", file, field);
+  if (error.empty() || error == "minmax")
+    p.error = PlotSpec::ErrorBars::minmax;
+  else if (error == "stddev")
+    p.error = PlotSpec::ErrorBars::stddev;
+  else if (error == "none")
+    p.error = PlotSpec::ErrorBars::none;
+  else
+    throw InputError(file, sub(field, "error"), "expected \"minmax\", \"stddev\" or \"none\"");
+  if (const json::value* w = o.if_contains("where")) {
+    if (!w->is_object()) throw InputError(file, sub(field, "where"), "expected an object {axis: value}");
+    for (const auto& kv : w->get_object()) p.where.emplace_back(std::string(kv.key()), kv.value());
+  }
+  return p;
+}
+
+std::string last_component(const std::string& key) {
+  const std::size_t dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+std::string with_unit(const std::string& name, const std::string& unit) {
+  return unit.empty() ? name : name + " (" + unit + ")";
+}
+
+std::string fmt(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// gnuplot single-quoted string: '' stands for '.
+std::string gq(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "''";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+// gnuplot data file string column: double quotes, no escapes inside, so '"' becomes '\''.
+std::string dq(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) out += (c == '"' || c == '\n' || c == '\r') ? '\'' : c;
+  return out + "\"";
+}
+
+std::string num(double v) { return value_text(json::value(v)); }
+
+int run_program(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log_path) {
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (log < 0 || in < 0) {
+    if (log >= 0) ::close(log);
+    if (in >= 0) ::close(in);
+    return -1;
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::dup2(in, 0) < 0 || ::dup2(log, 1) < 0 || ::dup2(log, 2) < 0 || ::chdir(cwd.c_str()) != 0) ::_exit(127);
+    ::execvp(cargv[0], cargv.data());
+    ::_exit(127);
+  }
+  ::close(log);
+  ::close(in);
+  if (pid < 0) return -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+bool non_empty_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && st.st_size > 0;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+}  // namespace
+
+double PlotPoint::low() const {
+  if (bars == PlotSpec::ErrorBars::stddev) return mean - stddev;
+  if (bars == PlotSpec::ErrorBars::none) return mean;
+  return min;
+}
+double PlotPoint::high() const {
+  if (bars == PlotSpec::ErrorBars::stddev) return mean + stddev;
+  if (bars == PlotSpec::ErrorBars::none) return mean;
+  return max;
+}
+
+std::vector<PlotSpec> parse_plots(const json::value& v, const std::string& file, const std::string& field) {
+  std::vector<PlotSpec> specs;
+  if (v.is_array()) {
+    for (std::size_t i = 0; i < v.get_array().size(); ++i) {
+      specs.push_back(parse_plot(v.get_array()[i], file, field + "[" + std::to_string(i) + "]"));
+    }
+  } else if (v.is_object() && v.get_object().contains("plots")) {
+    if (v.get_object().size() != 1) throw InputError(file, "", "a plot file holds {\"plots\": [...]} and nothing else");
+    return parse_plots(v.get_object().at("plots"), file, sub(field, "plots"));
+  } else {
+    specs.push_back(parse_plot(v, file, field));
+  }
+  return specs;
+}
+
+void resolve_plot(PlotSpec& spec, const std::vector<Column>& columns, const std::string& file) {
+  auto find = [&](const std::string& name) -> const Column* {
+    for (const Column& c : columns) {
+      if (c.name == name) return &c;
+    }
+    return nullptr;
+  };
+  std::string axes;
+  std::string metrics;
+  for (const Column& c : columns) {
+    if (c.kind == "axis") axes += (axes.empty() ? "" : ", ") + c.name;
+    if (c.kind == "metric") metrics += (metrics.empty() ? "" : ", ") + c.name;
+  }
+  const Column* x = find(spec.x);
+  if (x == nullptr || x->kind != "axis") {
+    throw InputError(file, sub(spec.field, "x"), "'" + spec.x + "' is not an axis (axes: " + axes + ")");
+  }
+  const Column* y = find(spec.y);
+  if (y == nullptr || y->kind != "metric") {
+    throw InputError(file, sub(spec.field, "y"), "'" + spec.y + "' is not a metric (metrics: " + metrics + ")");
+  }
+  if (!spec.series.empty()) {
+    const Column* s = find(spec.series);
+    if (s == nullptr || s->kind != "axis") {
+      throw InputError(file, sub(spec.field, "series"), "'" + spec.series + "' is not an axis (axes: " + axes + ")");
+    }
+    if (s->group == x->group) throw InputError(file, sub(spec.field, "series"), "is the same axis as x");
+  }
+  for (const auto& w : spec.where) {
+    const Column* c = find(w.first);
+    if (c == nullptr || c->kind != "axis") {
+      throw InputError(file, sub(spec.field, "where." + w.first), "not an axis (axes: " + axes + ")");
+    }
+  }
+  if (spec.name.empty()) spec.name = sanitize_name(spec.y + "-vs-" + last_component(spec.x), 80);
+  if (spec.x_label.empty()) spec.x_label = with_unit(spec.x, x->unit);
+  if (spec.y_label.empty()) spec.y_label = with_unit(spec.y, y->unit);
+  if (spec.title.empty()) spec.title = spec.y_label + " vs " + spec.x_label;
+  spec.file = file;
+}
+
+void resolve_plots(std::vector<PlotSpec>& specs, const std::vector<Column>& columns, const std::string& file) {
+  std::set<std::string> names;
+  for (PlotSpec& s : specs) {
+    resolve_plot(s, columns, s.file.empty() ? file : s.file);
+    if (!names.insert(s.name).second) {
+      throw InputError(s.file, sub(s.field, "name"), "another plot is named '" + s.name + "' (give \"name\")");
+    }
+  }
+}
+
+PlotData aggregate_plot(const PlotSpec& spec, const Table& table) {
+  PlotData data;
+  const int xi = table.column(spec.x);
+  const int yi = table.column(spec.y);
+  const int si = spec.series.empty() ? -1 : table.column(spec.series);
+  const int sti = table.column("status");
+  if (xi < 0 || yi < 0 || sti < 0 || (!spec.series.empty() && si < 0)) {
+    throw InputError(spec.file, spec.field, "the table lacks a column this plot needs");
+  }
+  std::vector<std::pair<int, json::value>> where;
+  for (const auto& w : spec.where) {
+    const int c = table.column(w.first);
+    if (c < 0) throw InputError(spec.file, sub(spec.field, "where." + w.first), "not a column of the table");
+    where.emplace_back(c, w.second);
+  }
+  const std::string x_group = table.columns[static_cast<std::size_t>(xi)].group;
+  const std::string s_group = si < 0 ? std::string() : table.columns[static_cast<std::size_t>(si)].group;
+
+  std::vector<const std::vector<json::value>*> rows;
+  std::size_t matched = 0;
+  for (const auto& row : table.rows) {
+    bool keep = true;
+    for (const auto& w : where) keep = keep && same_value(row[static_cast<std::size_t>(w.first)], w.second);
+    if (!keep) continue;
+    ++matched;
+    const json::value& st = row[static_cast<std::size_t>(sti)];
+    if (st.is_string() && st.get_string() == "ok") rows.push_back(&row);
+  }
+  if (matched == 0) throw InputError(spec.file, sub(spec.field, "where"), "no row of the table matches");
+  // Every other axis must be fixed: a point is a mean over seeds of one scenario, never over other axes.
+  for (std::size_t c = 0; c < table.columns.size(); ++c) {
+    const Column& col = table.columns[c];
+    if (col.kind != "axis" || col.group == x_group || (!s_group.empty() && col.group == s_group)) continue;
+    std::set<std::string> values;
+    for (const auto* row : rows) values.insert(value_text((*row)[c]));
+    if (values.size() > 1) {
+      throw InputError(spec.file, spec.field,
+                       "axis '" + col.group + "' has " + std::to_string(values.size()) +
+                           " values among the plotted runs; make it the series or fix it with \"where\": {\"" +
+                           col.name + "\": ...}");
+    }
+  }
+
+  for (const auto* row : rows) {
+    if (!is_number((*row)[static_cast<std::size_t>(xi)])) data.categorical_x = true;
+  }
+  // x values: numbers sorted; categories in the order of the runs (the axis order).
+  for (const auto* row : rows) {
+    const json::value& x = (*row)[static_cast<std::size_t>(xi)];
+    const bool seen =
+        std::any_of(data.x_values.begin(), data.x_values.end(), [&](const json::value& v) { return same_value(v, x); });
+    if (!seen) data.x_values.push_back(x);
+  }
+  if (!data.categorical_x) {
+    std::stable_sort(data.x_values.begin(), data.x_values.end(),
+                     [](const json::value& a, const json::value& b) { return as_number(a) < as_number(b); });
+  }
+  if (spec.log_x && data.categorical_x) {
+    data.warnings.push_back("plot " + spec.name + ": log_x ignored, x values are not all numbers");
+  }
+  std::size_t dropped_x = 0;
+  std::size_t dropped_y = 0;
+  std::size_t missing_y = 0;
+  for (const auto* row : rows) {
+    const json::value series_value = si < 0 ? json::value(nullptr) : (*row)[static_cast<std::size_t>(si)];
+    auto it = std::find_if(data.series.begin(), data.series.end(),
+                           [&](const PlotSeries& s) { return same_value(s.value, series_value); });
+    if (it == data.series.end()) {
+      PlotSeries s;
+      s.value = series_value;
+      s.title = si < 0 ? spec.y_label : value_text(series_value);
+      data.series.push_back(std::move(s));
+    }
+  }
+  for (PlotSeries& s : data.series) {
+    for (std::size_t xk = 0; xk < data.x_values.size(); ++xk) {
+      const json::value& x = data.x_values[xk];
+      std::vector<double> ys;
+      for (const auto* row : rows) {
+        if (si >= 0 && !same_value((*row)[static_cast<std::size_t>(si)], s.value)) continue;
+        if (!same_value((*row)[static_cast<std::size_t>(xi)], x)) continue;
+        const json::value& y = (*row)[static_cast<std::size_t>(yi)];
+        if (!is_number(y)) {
+          ++missing_y;
+          continue;
+        }
+        ys.push_back(as_number(y) * spec.y_scale);
+      }
+      if (ys.empty()) continue;
+      PlotPoint p;
+      p.bars = spec.error;
+      p.x = x;
+      p.position = data.categorical_x ? static_cast<double>(xk) : as_number(x);
+      if (spec.log_x && !data.categorical_x && p.position <= 0.0) {
+        ++dropped_x;
+        continue;
+      }
+      p.n = ys.size();
+      double sum = 0.0;
+      p.min = ys.front();
+      p.max = ys.front();
+      for (double y : ys) {
+        sum += y;
+        p.min = std::min(p.min, y);
+        p.max = std::max(p.max, y);
+      }
+      p.mean = sum / static_cast<double>(ys.size());
+      if (ys.size() > 1) {
+        double sq = 0.0;
+        for (double y : ys) sq += (y - p.mean) * (y - p.mean);
+        p.stddev = std::sqrt(sq / static_cast<double>(ys.size() - 1));
+      }
+      if (spec.log_y && p.low() <= 0.0) {
+        ++dropped_y;
+        continue;
+      }
+      s.points.push_back(p);
+    }
+  }
+  if (dropped_x > 0) {
+    data.warnings.push_back("plot " + spec.name + ": log_x leaves out " + std::to_string(dropped_x) +
+                            " point(s) with x <= 0 (their values are in the report's table)");
+  }
+  if (dropped_y > 0) {
+    data.warnings.push_back("plot " + spec.name + ": log_y leaves out " + std::to_string(dropped_y) +
+                            " point(s) reaching y <= 0");
+  }
+  if (missing_y > 0) {
+    data.warnings.push_back("plot " + spec.name + ": " + std::to_string(missing_y) + " ok run(s) lack a value of " +
+                            spec.y);
+  }
+  if (rows.size() < matched) {
+    data.warnings.push_back("plot " + spec.name + ": " + std::to_string(matched - rows.size()) +
+                            " run(s) not ok left out");
+  }
+  return data;
+}
+
+std::string render_plot(const PlotSpec& spec, const PlotData& data, const std::string& dir,
+                        const std::string& gnuplot) {
+  const std::string dat = spec.name + ".dat";
+  const std::string gp = spec.name + ".gp";
+  std::string d = "# rnic-sweep plot " + spec.name + ": " + spec.y + " over " + spec.x +
+                  "; columns: position x mean low high n min max stddev\n";
+  for (std::size_t i = 0; i < data.series.size(); ++i) {
+    const PlotSeries& s = data.series[i];
+    if (i != 0) d += "\n\n";
+    d += "# series " + std::to_string(i) + ": " + s.title + "\n";
+    for (const PlotPoint& p : s.points) {
+      d += num(p.position) + " " + dq(value_text(p.x)) + " " + num(p.mean) + " " + num(p.low()) + " " + num(p.high()) +
+           " " + std::to_string(p.n) + " " + num(p.min) + " " + num(p.max) + " " + num(p.stddev) + "\n";
+    }
+    if (s.points.empty()) d += "\n";  // keep the block (gnuplot indexes blocks by blank-line pairs)
+  }
+  std::string g = "# written by rnic-sweep; redraw with: gnuplot " + gp + "\n";
+  g += "set encoding utf8\n";
+  g += "set terminal pngcairo size 960,600 font 'Sans,12' noenhanced\n";
+  g += "set output " + gq(spec.name + ".png") + "\n";
+  g += "set title " + gq(spec.title) + "\n";
+  g += "set xlabel " + gq(spec.x_label) + "\n";
+  g += "set ylabel " + gq(spec.y_label) + "\n";
+  g += "set grid\n";
+  g += "set border lw 1\n";
+  // x: the data's ends plus a margin (not stretched to the next tic); y: a margin where no limit is given.
+  const std::string y_low = spec.has_y_min ? "0" : "graph 0.05";
+  const std::string y_high = spec.has_y_max ? "0" : "graph 0.05";
+  if (data.categorical_x) {
+    g += "set xrange [-0.5:" + num(static_cast<double>(data.x_values.size()) - 0.5) + "]\n";
+    g += "set offsets 0, 0, " + y_high + ", " + y_low + "\n";
+  } else {
+    g += "set autoscale xfix\n";
+    g += "set offsets graph 0.04, graph 0.04, " + y_high + ", " + y_low + "\n";
+  }
+  if (spec.log_x && !data.categorical_x) g += "set logscale x 10\nset format x '%g'\n";
+  if (spec.log_y) g += "set logscale y 10\nset format y '%g'\n";
+  if (spec.has_y_min || spec.has_y_max) {
+    g += "set yrange [" + (spec.has_y_min ? num(spec.y_min) : std::string("*")) + ":" +
+         (spec.has_y_max ? num(spec.y_max) : std::string("*")) + "]\n";
+  }
+  if (spec.series.empty()) {
+    g += "set key off\n";
+  } else {
+    g += "set key outside right top vertical title " + gq(spec.series) + " box\n";
+  }
+  std::string clauses;
+  for (std::size_t i = 0; i < data.series.size(); ++i) {
+    const PlotSeries& s = data.series[i];
+    if (s.points.empty()) continue;
+    std::string using_spec = spec.error == PlotSpec::ErrorBars::none ? "1:3" : "1:3:4:5";
+    if (data.categorical_x) using_spec += ":xtic(2)";
+    const std::string style = spec.error == PlotSpec::ErrorBars::none ? "linespoints" : "yerrorlines";
+    if (!clauses.empty()) clauses += ", \\\n     ";
+    clauses += gq(dat) + " index " + std::to_string(i) + " using " + using_spec + " with " + style + " lw 2 pt " +
+               std::to_string(5 + 2 * (i % 4)) + " ps 1.3 title " + gq(s.title);
+  }
+  if (clauses.empty()) return "no points to draw (no ok run has a value of " + spec.y + ")";
+  g += "plot " + clauses + "\n";
+  g += "set terminal svg size 960,600 dynamic font 'Sans,12' noenhanced background '#ffffff'\n";
+  g += "set output " + gq(spec.name + ".svg") + "\n";
+  g += "replot\nunset output\n";
+  try {
+    write_text_file(dir + "/" + dat, d);
+    write_text_file(dir + "/" + gp, g);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  const std::string png = dir + "/" + spec.name + ".png";
+  const std::string svg = dir + "/" + spec.name + ".svg";
+  std::remove(png.c_str());
+  std::remove(svg.c_str());
+  const std::string log = dir + "/" + spec.name + ".gnuplot.log";
+  const int rc = run_program({gnuplot, gp}, dir, log);
+  if (rc == 127 || rc < 0) return "cannot run " + gnuplot + " (install the Debian package gnuplot-nox)";
+  if (rc != 0 || !non_empty_file(png) || !non_empty_file(svg)) {
+    std::string msg = read_all(log);
+    if (msg.size() > 600) msg = msg.substr(0, 600) + "...";
+    return gnuplot + " failed (exit status " + std::to_string(rc) + "): " + msg;
+  }
+  return "";
+}
+
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string report_markdown(const Table& table, const std::vector<ReportFigure>& figures, const std::string& intro) {
+  std::string md =
+      "# Sweep " + table.name + "\n\n" + intro + "\n\nTables: [table.csv](table.csv) · [table.json](table.json)\n";
+  for (const ReportFigure& f : figures) {
+    const PlotSpec& spec = *f.spec;
+    md += "\n## " + markdown_cell(spec.title) + "\n\n";
+    if (f.problem.empty()) {
+      md += "![" + markdown_cell(spec.title) + "](" + f.png + ")\n\n";
+      md += "[SVG](" + f.svg + ") · [data](plots/" + spec.name + ".dat) · [gnuplot script](plots/" + spec.name +
+            ".gp)\n\n";
+    } else {
+      md += "*No figure: " + markdown_cell(f.problem) + "*\n\n";
+    }
+    if (f.data == nullptr) continue;
+    const PlotData& data = *f.data;
+    std::string how = "Each cell: mean over the seeds' runs with status ok";
+    if (spec.error == PlotSpec::ErrorBars::minmax) how += ", [min, max] (the error bars)";
+    if (spec.error == PlotSpec::ErrorBars::stddev) how += " ± sample standard deviation (the error bars)";
+    how += "; (n=...) when fewer runs than seeds were averaged";
+    for (const auto& w : spec.where) how += "; " + w.first + " = " + value_text(w.second);
+    md += how + ".\n\n";
+    md += "| " + markdown_cell(spec.x_label) + " |";
+    std::string rule = "|---:|";
+    for (const PlotSeries& s : data.series) {
+      md += " " + markdown_cell(spec.series.empty() ? spec.y_label : s.title) + " |";
+      rule += "---:|";
+    }
+    md += "\n" + rule + "\n";
+    std::size_t max_n = 0;
+    for (const PlotSeries& s : data.series) {
+      for (const PlotPoint& p : s.points) max_n = std::max(max_n, p.n);
+    }
+    for (const json::value& x : data.x_values) {
+      md += "| " + markdown_cell(value_text(x)) + " |";
+      for (const PlotSeries& s : data.series) {
+        auto it =
+            std::find_if(s.points.begin(), s.points.end(), [&](const PlotPoint& p) { return same_value(p.x, x); });
+        std::string cell;
+        if (it != s.points.end()) {
+          cell = fmt(it->mean);
+          if (spec.error == PlotSpec::ErrorBars::minmax) cell += " [" + fmt(it->min) + ", " + fmt(it->max) + "]";
+          if (spec.error == PlotSpec::ErrorBars::stddev) cell += " ± " + fmt(it->stddev);
+          if (it->n < max_n) cell += " (n=" + std::to_string(it->n) + ")";
+        }
+        md += " " + markdown_cell(cell) + " |";
+      }
+      md += "\n";
+    }
+    for (const std::string& w : data.warnings) md += "\n*" + markdown_cell(w) + "*\n";
+  }
+  md += "\n## Runs\n\n";
+  constexpr std::size_t max_rows = 200;
+  if (table.rows.size() > max_rows) {
+    md += std::to_string(table.rows.size()) + " runs: see [table.csv](table.csv).\n";
+    return md;
+  }
+  md += "|";
+  std::string rule = "|";
+  for (const Column& c : table.columns) {
+    md += " " + markdown_cell(with_unit(c.name, c.unit)) + " |";
+    rule += c.kind == "metric" || c.kind == "run" || c.kind == "seed" ? "---:|" : "---|";
+  }
+  md += "\n" + rule + "\n";
+  for (const auto& row : table.rows) {
+    md += "|";
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      std::string cell = row[i].is_double() ? fmt(row[i].get_double()) : value_text(row[i]);
+      if (table.columns[i].kind == "id") cell = "[" + cell + "](runs/" + cell + "/)";
+      md += " " + markdown_cell(cell) + " |";
+    }
+    md += "\n";
+  }
+  return md;
+}
+
+}  // namespace rnic::sweep

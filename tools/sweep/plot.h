@@ -1,0 +1,104 @@
+// Line plots from a sweep table (gnuplot, PNG and SVG) and the report page.
+//
+// A plot spec (in a sweep file's "plots" list, or a file given to --plot holding one spec, a list of them, or
+// {"plots": [...]}):
+//   { "x": "link.a_to_b.loss",          // an axis column (an axis key, a zip's name or a zip member's key)
+//     "y": "goodput_gbps",              // a metric column
+//     "series": "variant",              // optional: an axis column; one line per value
+//     "where": { "rnic.buffer.capacity": 256 },   // optional: keep only rows with these axis values
+//     "name": "goodput-vs-loss",        // optional: file stem (default: "<y>-vs-<x's last component>")
+//     "title": "...", "x_label": "loss probability", "y_label": "goodput (Gb/s)",   // optional
+//     "log_x": true, "log_y": false,    // optional
+//     "y_min": 0, "y_max": 100,         // optional axis limits (in scaled units)
+//     "y_scale": 0.0009765625,          // optional: y values are multiplied by this (bytes -> KiB); say so in y_label
+//     "error": "minmax" }               // error bars over seeds: "minmax" (default: min to max), "stddev"
+//                                       // (mean +- sample standard deviation) or "none"
+// Each point is the mean over the rows (seeds) with status ok at that x and series value. Every other axis must
+// have one value left after "where" (else the plot is refused, naming the axis), so that a point never mixes runs of
+// different scenarios. Numeric x values are placed by value (sorted); other x values are categories in axis order.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "table.h"
+
+namespace rnic::sweep {
+
+struct PlotSpec {
+  enum class ErrorBars { minmax, stddev, none };
+  std::string name;
+  std::string title;
+  std::string x;
+  std::string y;
+  std::string series;
+  std::string x_label;
+  std::string y_label;
+  bool log_x = false;
+  bool log_y = false;
+  bool has_y_min = false;
+  bool has_y_max = false;
+  double y_min = 0.0;
+  double y_max = 0.0;
+  double y_scale = 1.0;
+  ErrorBars error = ErrorBars::minmax;
+  std::vector<std::pair<std::string, boost::json::value>> where;
+  std::string file;   // where it was defined, for messages: the file
+  std::string field;  // and the field ("plots[0]")
+};
+
+// One spec, a list of them, or {"plots": [...]}. Throws InputError naming `file` and the field.
+std::vector<PlotSpec> parse_plots(const boost::json::value& v, const std::string& file, const std::string& field);
+
+// Checks the spec's columns against a table's columns and fills defaults (name, labels); throws InputError.
+void resolve_plot(PlotSpec& spec, const std::vector<Column>& columns, const std::string& file);
+// resolve_plot for every spec, and no two with the same name.
+void resolve_plots(std::vector<PlotSpec>& specs, const std::vector<Column>& columns, const std::string& file);
+
+// The aggregated points of one plot.
+struct PlotPoint {
+  boost::json::value x;   // the x value (a number, or a category)
+  double position = 0.0;  // where it is drawn on the x axis
+  std::size_t n = 0;      // rows (seeds) averaged
+  double mean = 0.0;
+  double min = 0.0;
+  double max = 0.0;
+  double stddev = 0.0;  // sample standard deviation (0 when n == 1)
+  double low() const;   // error bar ends for the spec's ErrorBars
+  double high() const;
+  PlotSpec::ErrorBars bars = PlotSpec::ErrorBars::minmax;
+};
+struct PlotSeries {
+  boost::json::value value;  // the series value (null when the plot has no series)
+  std::string title;
+  std::vector<PlotPoint> points;
+};
+struct PlotData {
+  bool categorical_x = false;
+  std::vector<boost::json::value> x_values;  // in drawing order
+  std::vector<PlotSeries> series;
+  std::vector<std::string> warnings;  // e.g. points dropped by log_x
+};
+PlotData aggregate_plot(const PlotSpec& spec, const Table& table);
+
+// Writes DIR/NAME.dat and DIR/NAME.gp and runs gnuplot (PATH lookup unless `gnuplot` holds a path), which writes
+// DIR/NAME.png and DIR/NAME.svg. Returns "" on success, else what went wrong (gnuplot missing, its error output).
+std::string render_plot(const PlotSpec& spec, const PlotData& data, const std::string& dir,
+                        const std::string& gnuplot = "gnuplot");
+
+// report.md: a summary of the sweep, each figure (relative links) with its table of means, the runs table.
+struct ReportFigure {
+  const PlotSpec* spec = nullptr;
+  const PlotData* data = nullptr;
+  std::string png;  // relative to the report
+  std::string svg;
+  std::string problem;  // "" when the figure was drawn
+};
+std::string report_markdown(const Table& table, const std::vector<ReportFigure>& figures, const std::string& intro);
+
+// Markdown table cell: '|' escaped, newlines as spaces.
+std::string markdown_cell(const std::string& text);
+
+}  // namespace rnic::sweep
