@@ -806,25 +806,52 @@ bool rdma_engine::send_untagged(queue_pair& qp, const ddp::Header& h, const std:
     return true;
 }
 
+void rdma_engine::fail_request(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
+                               std::size_t len, ddp::TermLayer layer, std::uint8_t etype, std::uint8_t code,
+                               const std::string& what, sc_core::sc_time& delay) {
+    ++counters_.protection_errors;
+    RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": " << ddp::to_string(h.opcode) << " MSN " << h.msn << ": " << what);
+    send_terminate(qpn, qp, layer, etype, code, ulpdu, len, delay);
+    enter_error(qpn, qp, delay);
+}
+
+bool rdma_engine::check_request_queue(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h,
+                                      const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay) {
+    // Read Requests and Atomic Requests share queue 1 and its MSN sequence (RFC 5040 §5.1,
+    // RFC 7306 §5.2.1 rule 5); DDP untagged-buffer errors otherwise (RFC 5041 §7.2).
+    if (h.queue != ddp::kQueueReadRequest) {
+        fail_request(qpn, qp, h, ulpdu, len, ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer,
+                     ddp::term::kDdpUntaggedInvalidQn, "wrong queue", delay);
+        return false;
+    }
+    if (h.msn != qp.read_req_msn_rx + 1) {
+        fail_request(qpn, qp, h, ulpdu, len, ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer,
+                     ddp::term::kDdpUntaggedInvalidMsn, "MSN out of sequence", delay);
+        return false;
+    }
+    return true;
+}
+
+std::uint8_t rdma_engine::rdmap_protection_code(const access_check& chk) {
+    // A source checked by the RDMAP layer reports RDMAP codes (RFC 5040 §7.2) for what DDP's tagged
+    // checks found.
+    if (chk.layer == ddp::TermLayer::rdma) return chk.code;
+    switch (chk.code) {
+        case ddp::term::kDdpTaggedInvalidStag: return ddp::term::kRdmaInvalidStag;
+        case ddp::term::kDdpTaggedBaseOrBounds: return ddp::term::kRdmaBaseOrBounds;
+        case ddp::term::kDdpTaggedToWrap: return ddp::term::kRdmaToWrap;
+        default: return ddp::term::kRdmaStagNotAssociated;
+    }
+}
+
 void rdma_engine::execute_atomic(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
                                  std::size_t len, sc_core::sc_time& delay) {
     std::string error;
     const auto req = ddp::decode_atomic_request(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize, &error);
     auto terminate = [&](ddp::TermLayer layer, std::uint8_t etype, std::uint8_t code, const std::string& what) {
-        ++counters_.protection_errors;
-        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Atomic Request MSN " << h.msn << ": " << what);
-        send_terminate(qpn, qp, layer, etype, code, ulpdu, len, delay);
-        enter_error(qpn, qp, delay);
+        fail_request(qpn, qp, h, ulpdu, len, layer, etype, code, what, delay);
     };
-    if (h.queue != ddp::kQueueReadRequest) {
-        terminate(ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidQn, "wrong queue");
-        return;
-    }
-    if (h.msn != qp.read_req_msn_rx + 1) {
-        terminate(ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidMsn,
-                  "MSN out of sequence");
-        return;
-    }
+    if (!check_request_queue(qpn, qp, h, ulpdu, len, delay)) return;
     if (!req || (req->op != ddp::AtomicOpcode::fetch_add && req->op != ddp::AtomicOpcode::compare_swap)) {
         // RFC 7306 §5.2.1 rule 4: an unsupported AOpCode is an error surfaced to the requester.
         terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnexpectedOpcode,
@@ -845,13 +872,7 @@ void rdma_engine::execute_atomic(std::uint32_t qpn, queue_pair& qp, const ddp::H
     }
     const access_check chk = check_access(qp, req->stag, req->tagged_offset, 8, regmap::mr_access::remote_atomic);
     if (!chk.ok) {
-        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection,
-                  chk.layer == ddp::TermLayer::rdma ? chk.code
-                  : chk.code == ddp::term::kDdpTaggedInvalidStag ? ddp::term::kRdmaInvalidStag
-                  : chk.code == ddp::term::kDdpTaggedBaseOrBounds ? ddp::term::kRdmaBaseOrBounds
-                  : chk.code == ddp::term::kDdpTaggedToWrap ? ddp::term::kRdmaToWrap
-                                                             : ddp::term::kRdmaStagNotAssociated,
-                  chk.what);
+        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection, rdmap_protection_code(chk), chk.what);
         return;
     }
     // Read-modify-write under the unit's lock: nothing else of this RNIC touches host memory between
@@ -939,20 +960,9 @@ void rdma_engine::accept_read_request(std::uint32_t qpn, queue_pair& qp, const d
     std::string error;
     const auto rr = ddp::decode_read_request(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize, &error);
     auto terminate = [&](ddp::TermLayer layer, std::uint8_t etype, std::uint8_t code, const std::string& what) {
-        ++counters_.protection_errors;
-        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Read Request MSN " << h.msn << ": " << what);
-        send_terminate(qpn, qp, layer, etype, code, ulpdu, len, delay);
-        enter_error(qpn, qp, delay);
+        fail_request(qpn, qp, h, ulpdu, len, layer, etype, code, what, delay);
     };
-    if (h.queue != ddp::kQueueReadRequest) {
-        terminate(ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidQn, "wrong queue");
-        return;
-    }
-    if (h.msn != qp.read_req_msn_rx + 1) {
-        terminate(ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidMsn,
-                  "MSN out of sequence");
-        return;
-    }
+    if (!check_request_queue(qpn, qp, h, ulpdu, len, delay)) return;
     if (!rr) {
         terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified, error);
         return;
@@ -966,13 +976,7 @@ void rdma_engine::accept_read_request(std::uint32_t qpn, queue_pair& qp, const d
     const access_check chk = check_access(qp, rr->src_stag, rr->src_to, rr->size, regmap::mr_access::remote_read);
     if (!chk.ok) {
         // A Read Request's source is checked by the RDMAP layer (RFC 5040 §7.2).
-        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection,
-                  chk.layer == ddp::TermLayer::rdma ? chk.code
-                  : chk.code == ddp::term::kDdpTaggedInvalidStag ? ddp::term::kRdmaInvalidStag
-                  : chk.code == ddp::term::kDdpTaggedBaseOrBounds ? ddp::term::kRdmaBaseOrBounds
-                  : chk.code == ddp::term::kDdpTaggedToWrap ? ddp::term::kRdmaToWrap
-                                                             : ddp::term::kRdmaStagNotAssociated,
-                  chk.what);
+        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection, rdmap_protection_code(chk), chk.what);
         return;
     }
     qp.read_req_msn_rx = h.msn;

@@ -176,6 +176,12 @@ private:
     void complete_with_error(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, std::uint64_t wr_id,
                              std::uint8_t opcode, regmap::cqe_status status, sc_core::sc_time& delay);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void fail_request(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+                      std::size_t len, proto::ddp::TermLayer layer, std::uint8_t etype, std::uint8_t code,
+                      const std::string& what, sc_core::sc_time& delay);
+    bool check_request_queue(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+                             std::size_t len, sc_core::sc_time& delay);
+    static std::uint8_t rdmap_protection_code(const access_check& chk);
     void retire_completions(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& delay);
     void accept_read_request(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h,
                              const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay);

@@ -168,31 +168,23 @@ void write_bw::client(drv::host_bus& bus, const drv::station_config& station, st
     on_done_();
 }
 
-bool write_bw::run_atomics(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
-                           const drv::memory_region& mr, const remote_buffer& remote) {
+bool write_bw::run_ops(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq, write_bw_row& row,
+                       const std::function<drv::send_wr(std::uint32_t)>& make_wr, const std::string& what) {
+    // Keep queue_depth operations outstanding until `iterations` have completed; each one's latency
+    // is post to completion, as perftest measures it.
     drv::host_bus& bus = ctx.bus();
-    write_bw_row row;
-    row.size = 8;
-    row.iterations = cfg_.iterations;
-    const std::uint64_t slots = mr.length / 8;
     std::vector<std::uint64_t> posted_at(cfg_.iterations, 0);
+    row.latencies_ps.reserve(cfg_.iterations);
     std::vector<drv::work_completion> wcs;
     std::uint32_t posted = 0, completed = 0;
     const std::uint64_t start = bus.now_ps();
     while (completed < cfg_.iterations) {
         while (posted < cfg_.iterations && posted - completed < cfg_.queue_depth) {
-            drv::send_wr wr;
+            drv::send_wr wr = make_wr(posted);
             wr.wr_id = posted;
-            wr.opcode = regmap::wr_opcode::atomic_fetch_add;
-            wr.local_addr = mr.addr + 8 * (posted % slots);
-            wr.length = 8;
-            wr.local_stag = mr.stag;
-            wr.remote_addr = remote.addr;  // one shared 64-bit counter
-            wr.remote_stag = remote.stag;
-            wr.operand = 1;
             posted_at[posted] = bus.now_ps();
             if (ctx.post_send(qp, wr) != drv::status::ok) {
-                fail("post_send of an atomic failed");
+                fail("post_send failed (" + what + ")");
                 return false;
             }
             ++posted;
@@ -201,7 +193,8 @@ bool write_bw::run_atomics(drv::context& ctx, drv::queue_pair* qp, drv::completi
         int n = 0;
         ctx.poll_cq(cq, 64, &wcs, &n);
         if (n == 0) {
-            bus.spend(cfg_.poll_interval_ps);
+            if (cfg_.event_mode) ctx.wait_cq(cq, 1'000'000'000'000ULL);
+            else bus.spend(cfg_.poll_interval_ps);
             continue;
         }
         const std::uint64_t now = bus.now_ps();
@@ -211,7 +204,7 @@ bool write_bw::run_atomics(drv::context& ctx, drv::queue_pair* qp, drv::completi
             ++completed;
         }
         if (row.errors > 0) {
-            fail("atomic completed with an error status");
+            fail("completion with error status (" + what + ")");
             row.integrity.ok = false;
             row.integrity.detail = "not checked: the run failed";
             result_.rows.push_back(std::move(row));
@@ -219,6 +212,28 @@ bool write_bw::run_atomics(drv::context& ctx, drv::queue_pair* qp, drv::completi
         }
     }
     row.elapsed_ps = bus.now_ps() - start;
+    return true;
+}
+
+bool write_bw::run_atomics(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
+                           const drv::memory_region& mr, const remote_buffer& remote) {
+    drv::host_bus& bus = ctx.bus();
+    write_bw_row row;
+    row.size = 8;
+    row.iterations = cfg_.iterations;
+    const std::uint64_t slots = mr.length / 8;
+    const auto fetch_add = [&](std::uint32_t i) {
+        drv::send_wr wr;
+        wr.opcode = regmap::wr_opcode::atomic_fetch_add;
+        wr.local_addr = mr.addr + 8 * (i % slots);
+        wr.length = 8;
+        wr.local_stag = mr.stag;
+        wr.remote_addr = remote.addr;  // one shared 64-bit counter
+        wr.remote_stag = remote.stag;
+        wr.operand = 1;
+        return wr;
+    };
+    if (!run_ops(ctx, qp, cq, row, fetch_add, "atomics")) return false;
     row.bytes = 8ull * cfg_.iterations;
     // Linearizable FetchAdd(1): the returned originals are exactly 0 .. n-1 and the counter ends at n.
     oob_.publish("atomics-done", {});
@@ -264,54 +279,20 @@ bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_
     // Sends need the peer's receives posted first (RNR would be a Terminate in iWARP).
     if (cfg_.send) oob_.wait_for("receives-" + std::to_string(size));
 
-    std::vector<std::uint64_t> posted_at(cfg_.iterations, 0);
-    row.latencies_ps.reserve(cfg_.iterations);
-    std::vector<drv::work_completion> wcs;
-    std::uint32_t posted = 0, completed = 0;
-    const std::uint64_t start = bus.now_ps();
-    while (completed < cfg_.iterations) {
-        while (posted < cfg_.iterations && posted - completed < cfg_.queue_depth) {
-            const std::uint64_t off = (static_cast<std::uint64_t>(posted) * size) % span;
-            drv::send_wr wr;
-            wr.wr_id = posted;
-            wr.opcode = cfg_.send   ? regmap::wr_opcode::send
-                        : cfg_.read ? regmap::wr_opcode::rdma_read
-                                    : regmap::wr_opcode::rdma_write;
-            wr.local_addr = mr.addr + off;
-            wr.length = static_cast<std::uint32_t>(size);
-            wr.local_stag = mr.stag;
-            wr.remote_addr = remote.addr + off;
-            wr.remote_stag = remote.stag;
-            posted_at[posted] = bus.now_ps();
-            if (ctx.post_send(qp, wr) != drv::status::ok) {
-                fail("post_send failed at size " + std::to_string(size));
-                return false;
-            }
-            ++posted;
-        }
-        wcs.clear();
-        int n = 0;
-        ctx.poll_cq(cq, 64, &wcs, &n);
-        if (n == 0) {
-            if (cfg_.event_mode) ctx.wait_cq(cq, 1'000'000'000'000ULL);
-            else bus.spend(cfg_.poll_interval_ps);
-            continue;
-        }
-        const std::uint64_t now = bus.now_ps();
-        for (const drv::work_completion& wc : wcs) {
-            if (wc.status != regmap::cqe_status::success) ++row.errors;
-            if (wc.wr_id < posted_at.size()) row.latencies_ps.push_back(now - posted_at[wc.wr_id]);
-            ++completed;
-        }
-        if (row.errors > 0) {
-            fail("completion with error status at size " + std::to_string(size));
-            row.integrity.ok = false;
-            row.integrity.detail = "not checked: the run failed";
-            result_.rows.push_back(std::move(row));
-            return false;
-        }
-    }
-    row.elapsed_ps = bus.now_ps() - start;
+    const auto op = [&](std::uint32_t i) {
+        const std::uint64_t off = (static_cast<std::uint64_t>(i) * size) % span;
+        drv::send_wr wr;
+        wr.opcode = cfg_.send   ? regmap::wr_opcode::send
+                    : cfg_.read ? regmap::wr_opcode::rdma_read
+                                : regmap::wr_opcode::rdma_write;
+        wr.local_addr = mr.addr + off;
+        wr.length = static_cast<std::uint32_t>(size);
+        wr.local_stag = mr.stag;
+        wr.remote_addr = remote.addr + off;
+        wr.remote_stag = remote.stag;
+        return wr;
+    };
+    if (!run_ops(ctx, qp, cq, row, op, "size " + std::to_string(size))) return false;
     row.bytes = size * cfg_.iterations;
     row.integrity = cfg_.read ? check_(false, remote.addr, mr.addr, touched) : check_(true, mr.addr, remote.addr, touched);
     if (cfg_.read) oob_.publish("read-done-" + std::to_string(size), {});

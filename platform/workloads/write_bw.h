@@ -67,6 +67,8 @@ private:
     bool run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq, const drv::memory_region& mr,
                   const remote_buffer& remote, std::uint64_t size);
     void fail(const std::string& what);
+    bool run_ops(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq, write_bw_row& row,
+                 const std::function<drv::send_wr(std::uint32_t)>& make_wr, const std::string& what);
     bool run_atomics(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq, const drv::memory_region& mr,
                      const remote_buffer& remote);
     void serve_receives(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
