@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Runs the markers-versus-buffering study (docs/studies/markers-vs-buffering.md): every
+# platform/sweeps/study-*.json through rnic-sweep, the buffer-size summary of study (b), and copies
+# the figures (PNG, SVG) to docs/studies/figures/. The study (b) summary table is written to
+# sweeps-out/study-buffer-size/buffer-needed.md and printed.
+#
+#   tools/run-study.sh            default study (2 seeds; a few minutes at most on 2 cores)
+#   tools/run-study.sh --large    5 seeds and 4x the RDMA Writes per run; outputs in
+#                                 sweeps-out/<name>-large/, figures in docs/studies/figures/large/
+#   tools/run-study.sh -j N       rnic-sweep parallelism (default 2)
+#   tools/run-study.sh --force    run every point again (after rebuilding rnic-sim)
+#
+# Run from anywhere; it changes to the project root. Needs build/bin/rnic-sim and build/bin/rnic-sweep
+# (cmake --build build -j2 --target rnic-sim rnic-sweep), gnuplot for the figures and python3.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+large=0
+jobs=2
+force=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --large) large=1 ;;
+    -j) shift; jobs="$1" ;;
+    --force) force=(--force) ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "run-study.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+sweep_bin=build/bin/rnic-sweep
+for b in build/bin/rnic-sim "$sweep_bin"; do
+  [ -x "$b" ] || { echo "run-study.sh: $b is missing; build it: cmake --build build -j2 --target rnic-sim rnic-sweep" >&2; exit 2; }
+done
+
+studies=(loss buffer-size hostbus bursts resegment)
+figdir=docs/studies/figures
+[ "$large" = 1 ] && figdir=docs/studies/figures/large
+mkdir -p "$figdir"
+status=0
+start=$(date +%s)
+
+for s in "${studies[@]}"; do
+  file="platform/sweeps/study-$s.json"
+  out="sweeps-out/study-$s"
+  if [ "$large" = 1 ]; then
+    # Derived sweep file: seeds 1..5 and four times the RDMA Writes per run; otherwise the same axes.
+    mkdir -p sweeps-out/study-large
+    gen="sweeps-out/study-large/study-$s.json"
+    python3 - "$file" "$gen" <<'PY'
+import json, re, sys
+src, dst = sys.argv[1], sys.argv[2]
+text = "\n".join(l for l in open(src) if not l.lstrip().startswith("//"))
+d = json.loads(text)
+d["name"] = d["name"] + "-large"
+d["seeds"] = [1, 2, 3, 4, 5]
+d["set"]["workload.iterations"] = 4 * int(d["set"].get("workload.iterations", 2000))
+json.dump(d, open(dst, "w"), indent=1)
+PY
+    file="$gen"
+    out="sweeps-out/study-$s-large"
+  fi
+  echo "== study $s: $file -> $out"
+  t0=$(date +%s)
+  if ! "$sweep_bin" "$file" --out "$out" -j "$jobs" "${force[@]}"; then
+    echo "run-study.sh: study $s: some runs failed (see $out/report.md)" >&2
+    status=1
+  fi
+  echo "== study $s: $(( $(date +%s) - t0 )) s"
+  for f in "$out"/plots/*.png "$out"/plots/*.svg; do
+    [ -e "$f" ] && cp "$f" "$figdir/study-$s-$(basename "$f")"
+  done
+done
+
+# Study (b): smallest reassembly budget reaching 95% of the loss-free goodput, and 95% of the goodput
+# with the largest budget at the same loss, per (link rate, propagation).
+bs_out="sweeps-out/study-buffer-size"; [ "$large" = 1 ] && bs_out="sweeps-out/study-buffer-size-large"
+python3 - "$bs_out/table.csv" "$bs_out/buffer-needed.md" <<'PY'
+import csv, sys
+from collections import defaultdict
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok" and r["goodput_gbps"] != ""]
+g = defaultdict(list)
+for r in rows:
+    g[(float(r["link.rate"]), float(r["link.propagation"]), r["budget"])].append(float(r["goodput_gbps"]))
+mean = {k: sum(v) / len(v) for k, v in g.items()}
+budgets = sorted({k[2] for k in mean if k[2] != "lossfree"}, key=int)
+lines = ["| link (Gb/s) | one-way propagation (us) | loss-free goodput | goodput at " + budgets[-1] +
+         " KiB | smallest budget for 95% of loss-free (KiB) | smallest budget for 95% of the " + budgets[-1] + " KiB goodput (KiB) |",
+         "|---:|---:|---:|---:|---:|---:|"]
+for rate, prop in sorted({(k[0], k[1]) for k in mean}):
+    ref = mean.get((rate, prop, "lossfree"))
+    top = mean.get((rate, prop, budgets[-1]))
+    def first(th):
+        for b in budgets:
+            v = mean.get((rate, prop, b))
+            if v is not None and v >= th:
+                return b
+        return "not reached"
+    lines.append("| %g | %g | %.2f | %.2f | %s | %s |" % (rate, prop, ref, top, first(0.95 * ref), first(0.95 * top)))
+text = "\n".join(lines) + "\n"
+open(sys.argv[2], "w").write(text)
+print(text)
+PY
+
+echo "run-study.sh: all studies in $(( $(date +%s) - start )) s; figures in $figdir/"
+exit $status
