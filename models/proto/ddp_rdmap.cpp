@@ -21,8 +21,9 @@ constexpr std::uint8_t kHdrCtD = 0x40;
 constexpr std::uint8_t kHdrCtR = 0x20;
 constexpr std::size_t kSegmentLengthSize = 2;
 
-bool check_length(const char* what, std::size_t need, std::size_t len, std::string* error) {
+bool check_length(const char* what, std::size_t need, std::size_t len, std::string* error, ParseError* code) {
     if (len >= need) return true;
+    set_code(code, ParseError::short_input);
     if (error != nullptr) {
         char buf[160];
         std::snprintf(buf, sizeof buf, "%s: %zu bytes, needs %zu", what, len, need);
@@ -78,11 +79,11 @@ std::size_t encode(const Header& h, std::uint8_t* out) {
     return kUntaggedHeaderSize;
 }
 
-std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error) {
-    if (!check_length("DDP header", 1, len, error)) return std::nullopt;
+std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error, ParseError* code) {
+    if (!check_length("DDP header", 1, len, error, code)) return std::nullopt;
     Header h;
     h.tagged = (data[0] & kTaggedBit) != 0;
-    if (!check_length(h.tagged ? "DDP tagged header" : "DDP untagged header", h.size(), len, error))
+    if (!check_length(h.tagged ? "DDP tagged header" : "DDP untagged header", h.size(), len, error, code))
         return std::nullopt;
     h.last = (data[0] & kLastBit) != 0;
     h.ddp_version = data[0] & kVersionMask;
@@ -97,6 +98,7 @@ std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, s
         h.msn = get_be32(data + 10);
         h.mo = get_be32(data + 14);
     }
+    set_code(code, ParseError::none);
     return h;
 }
 
@@ -108,14 +110,15 @@ void encode(const ReadRequest& rr, std::uint8_t* out) {
     put_be64(out + 20, rr.src_to);
 }
 
-std::optional<ReadRequest> decode_read_request(const std::uint8_t* data, std::size_t len, std::string* error) {
-    if (!check_length("RDMA Read Request header", kReadRequestSize, len, error)) return std::nullopt;
+std::optional<ReadRequest> decode_read_request(const std::uint8_t* data, std::size_t len, std::string* error, ParseError* code) {
+    if (!check_length("RDMA Read Request header", kReadRequestSize, len, error, code)) return std::nullopt;
     ReadRequest rr;
     rr.sink_stag = get_be32(data);
     rr.sink_to = get_be64(data + 4);
     rr.size = get_be32(data + 12);
     rr.src_stag = get_be32(data + 16);
     rr.src_to = get_be64(data + 20);
+    set_code(code, ParseError::none);
     return rr;
 }
 
@@ -131,8 +134,8 @@ void encode(const AtomicRequest& req, std::uint8_t* out) {
 }
 
 std::optional<AtomicRequest> decode_atomic_request(const std::uint8_t* data, std::size_t len,
-                                                   std::string* error) {
-    if (!check_length("Atomic Request header", kAtomicRequestSize, len, error)) return std::nullopt;
+                                                   std::string* error, ParseError* code) {
+    if (!check_length("Atomic Request header", kAtomicRequestSize, len, error, code)) return std::nullopt;
     AtomicRequest req;
     req.op = static_cast<AtomicOpcode>(data[3] & kOpcodeMask);
     req.request_id = get_be32(data + 4);
@@ -142,6 +145,7 @@ std::optional<AtomicRequest> decode_atomic_request(const std::uint8_t* data, std
     req.add_or_swap_mask = get_be64(data + 28);
     req.compare_data = get_be64(data + 36);
     req.compare_mask = get_be64(data + 44);
+    set_code(code, ParseError::none);
     return req;
 }
 
@@ -151,18 +155,20 @@ void encode(const AtomicResponse& resp, std::uint8_t* out) {
 }
 
 std::optional<AtomicResponse> decode_atomic_response(const std::uint8_t* data, std::size_t len,
-                                                     std::string* error) {
-    if (!check_length("Atomic Response header", kAtomicResponseSize, len, error)) return std::nullopt;
+                                                     std::string* error, ParseError* code) {
+    if (!check_length("Atomic Response header", kAtomicResponseSize, len, error, code)) return std::nullopt;
     AtomicResponse resp;
     resp.request_id = get_be32(data);
     resp.original_value = get_be64(data + 4);
+    set_code(code, ParseError::none);
     return resp;
 }
 
 void encode_immediate(std::uint64_t data, std::uint8_t* out) { put_be64(out, data); }
 
-std::optional<std::uint64_t> decode_immediate(const std::uint8_t* data, std::size_t len, std::string* error) {
-    if (!check_length("Immediate Data", kImmediateDataSize, len, error)) return std::nullopt;
+std::optional<std::uint64_t> decode_immediate(const std::uint8_t* data, std::size_t len, std::string* error, ParseError* code) {
+    if (!check_length("Immediate Data", kImmediateDataSize, len, error, code)) return std::nullopt;
+    set_code(code, ParseError::none);
     return get_be64(data);
 }
 
@@ -183,8 +189,8 @@ std::vector<std::uint8_t> encode(const Terminate& term) {
     return out;
 }
 
-std::optional<Terminate> decode_terminate(const std::uint8_t* data, std::size_t len, std::string* error) {
-    if (!check_length("Terminate header", kTerminateControlSize, len, error)) return std::nullopt;
+std::optional<Terminate> decode_terminate(const std::uint8_t* data, std::size_t len, std::string* error, ParseError* code) {
+    if (!check_length("Terminate header", kTerminateControlSize, len, error, code)) return std::nullopt;
     Terminate term;
     term.layer = static_cast<TermLayer>(data[0] >> 4);
     term.etype = data[0] & 0x0F;
@@ -196,21 +202,22 @@ std::optional<Terminate> decode_terminate(const std::uint8_t* data, std::size_t 
     if (term.d) {
         // The terminated header's own T bit tells its size (14 tagged / 18 untagged).
         if (!check_length("Terminate with D set: DDP Segment Length and DDP control byte",
-                          at + kSegmentLengthSize + 1, len, error))
+                          at + kSegmentLengthSize + 1, len, error, code))
             return std::nullopt;
         term.ddp_segment_length = get_be16(data + at);
         at += kSegmentLengthSize;
         const std::size_t hdr_size = header_size_from_control(data[at]);
-        if (!check_length("Terminate with D set: terminated DDP header", at + hdr_size, len, error))
+        if (!check_length("Terminate with D set: terminated DDP header", at + hdr_size, len, error, code))
             return std::nullopt;
         term.ddp_header.assign(data + at, data + at + hdr_size);
         at += hdr_size;
     }
     if (term.r) {
-        if (!check_length("Terminate with R set: terminated RDMA header", at + kReadRequestSize, len, error))
+        if (!check_length("Terminate with R set: terminated RDMA header", at + kReadRequestSize, len, error, code))
             return std::nullopt;
         term.rdma_header.assign(data + at, data + at + kReadRequestSize);
     }
+    set_code(code, ParseError::none);
     return term;
 }
 

@@ -1,7 +1,8 @@
 // DDP (RFC 5041) and RDMAP (RFC 5040, extended by RFC 7306) wire formats: the DDP header with
 // the RDMAP control byte, the RDMA Read Request header, the Atomic Request/Response headers,
 // Immediate Data, the Terminate header, and segmentation of a message into DDP segments.
-// Decoders check lengths only; whether a field value is acceptable is the engine's decision
+// Decoders check lengths only: every decode_* takes an optional trailing `ParseError* code`, set
+// to none on success and to short_input (their only failure) otherwise. Whether a field value is acceptable is the engine's decision
 // (it must answer with the Terminate that RFC 5040 §7 / RFC 5041 §7 require).
 #pragma once
 
@@ -10,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "proto/parse_error.h"
 
 namespace rnic::proto::ddp {
 
@@ -57,7 +60,8 @@ struct Header {
 std::size_t encode(const Header& h, std::uint8_t* out);
 // Decodes the header at `data` (T bit selects 14 or 18 bytes). Fails only on short input;
 // reserved bits are ignored (RFC 5041 §4.1, RFC 5040 §4.1: "not checked on receive").
-std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error);
+std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error,
+    ParseError* code = nullptr);
 // Header size the T bit of `first_byte` (the DDP control byte) announces.
 inline std::size_t header_size_from_control(std::uint8_t first_byte) {
     return (first_byte & 0x80) != 0 ? kTaggedHeaderSize : kUntaggedHeaderSize;
@@ -73,7 +77,8 @@ struct ReadRequest {
 };
 constexpr std::size_t kReadRequestSize = 28;
 void encode(const ReadRequest& rr, std::uint8_t* out);  // writes kReadRequestSize bytes
-std::optional<ReadRequest> decode_read_request(const std::uint8_t* data, std::size_t len, std::string* error);
+std::optional<ReadRequest> decode_read_request(const std::uint8_t* data, std::size_t len, std::string* error,
+    ParseError* code = nullptr);
 
 // RFC 7306 §5.2.1 Atomic Operation Request header (52 bytes after the untagged header) and
 // §5.2.2 Atomic Operation Response header (12 bytes).
@@ -95,11 +100,14 @@ constexpr std::size_t kImmediateDataSize = 8;
 const char* to_string(AtomicOpcode);
 void encode(const AtomicRequest& req, std::uint8_t* out);    // writes kAtomicRequestSize bytes
 void encode(const AtomicResponse& resp, std::uint8_t* out);  // writes kAtomicResponseSize bytes
-std::optional<AtomicRequest> decode_atomic_request(const std::uint8_t* data, std::size_t len, std::string* error);
-std::optional<AtomicResponse> decode_atomic_response(const std::uint8_t* data, std::size_t len, std::string* error);
+std::optional<AtomicRequest> decode_atomic_request(const std::uint8_t* data, std::size_t len, std::string* error,
+    ParseError* code = nullptr);
+std::optional<AtomicResponse> decode_atomic_response(const std::uint8_t* data, std::size_t len, std::string* error,
+    ParseError* code = nullptr);
 // RFC 7306 §6.2 Immediate Data: 8 bytes, network order.
 void encode_immediate(std::uint64_t data, std::uint8_t* out);
-std::optional<std::uint64_t> decode_immediate(const std::uint8_t* data, std::size_t len, std::string* error);
+std::optional<std::uint64_t> decode_immediate(const std::uint8_t* data, std::size_t len, std::string* error,
+    ParseError* code = nullptr);
 
 // Terminate header (RFC 5040 §4.8): control word Layer(4) EType(4) Error Code(8) HdrCt M/D/R,
 // 13 reserved bits; then, when D is set, the DDP Segment Length (16 bits) and the terminated
@@ -116,7 +124,8 @@ struct Terminate {
 };
 constexpr std::size_t kTerminateControlSize = 4;
 std::vector<std::uint8_t> encode(const Terminate& term);
-std::optional<Terminate> decode_terminate(const std::uint8_t* data, std::size_t len, std::string* error);
+std::optional<Terminate> decode_terminate(const std::uint8_t* data, std::size_t len, std::string* error,
+    ParseError* code = nullptr);
 
 // RFC 5040 §4.8 Figure 9 / RFC 5041 §7.2 / RFC 5044 §8 + RFC 6581 §8 error types and codes the
 // engines put into a Terminate.

@@ -400,13 +400,15 @@ std::size_t request_reply_length(const std::uint8_t* data, std::size_t avail) {
     return kRequestReplyHeaderSize + get_be16(data + 18);
 }
 
-std::optional<RequestReply> decode(const std::uint8_t* data, std::size_t len, std::string* error) {
-    return decode(data, len, error, DecodeOptions{});
+std::optional<RequestReply> decode(const std::uint8_t* data, std::size_t len, std::string* error,
+                                   ParseError* code) {
+    return decode(data, len, error, DecodeOptions{}, code);
 }
 
 std::optional<RequestReply> decode(const std::uint8_t* data, std::size_t len, std::string* error,
-                                   const DecodeOptions& options) {
+                                   const DecodeOptions& options, ParseError* code) {
     if (len < kRequestReplyHeaderSize) {
+        set_code(code, ParseError::short_input);
         set_error(error, format("MPA Request/Reply: %zu bytes, the header alone needs 20", len));
         return std::nullopt;
     }
@@ -416,6 +418,7 @@ std::optional<RequestReply> decode(const std::uint8_t* data, std::size_t len, st
     } else if (std::memcmp(data, kReplyKey, kKeySize) == 0) {
         f.request = false;
     } else {
+        set_code(code, ParseError::bad_magic);
         set_error(error, "MPA Request/Reply: Key is neither \"MPA ID Req Frame\" nor \"MPA ID Rep Frame\"");
         return std::nullopt;
     }
@@ -423,10 +426,12 @@ std::optional<RequestReply> decode(const std::uint8_t* data, std::size_t len, st
     f.revision = data[17];
     const std::size_t pd_len = get_be16(data + 18);
     if (pd_len > kMaxPrivateData) {
+        set_code(code, ParseError::bad_length);
         set_error(error, format("MPA Request/Reply: PD_Length %zu exceeds 512 (RFC 5044 §7.1.1)", pd_len));
         return std::nullopt;
     }
     if (len < kRequestReplyHeaderSize + pd_len) {
+        set_code(code, ParseError::short_input);
         set_error(error, format("MPA Request/Reply: PD_Length %zu but only %zu bytes of Private Data present",
                                 pd_len, len - kRequestReplyHeaderSize));
         return std::nullopt;
@@ -438,15 +443,18 @@ std::optional<RequestReply> decode(const std::uint8_t* data, std::size_t len, st
     f.reserved_bits = flags & kFlagReservedMask;
     if (!options.ignore_reserved_bits) {
         if (f.reserved_bits != 0) {
+            set_code(code, ParseError::reserved_bits);
             set_error(error, format("MPA Request/Reply: Res bits 0x%02x must be zero", f.reserved_bits));
             return std::nullopt;
         }
         if (f.request && f.reject) {
+            set_code(code, ParseError::reserved_bits);
             set_error(error, "MPA Request: R (reject) bit set; it is reserved in a Request");
             return std::nullopt;
         }
     }
     if (f.revision != 1 && f.revision != 2) {
+        set_code(code, ParseError::bad_version);
         set_error(error, format("MPA Request/Reply: Rev %u is neither 1 nor 2", static_cast<unsigned>(f.revision)));
         return std::nullopt;
     }
@@ -454,10 +462,12 @@ std::optional<RequestReply> decode(const std::uint8_t* data, std::size_t len, st
     std::size_t ulp_pd_len = pd_len;
     if (f.enhanced) {
         if (f.revision < 2) {
+            set_code(code, ParseError::inconsistent);
             set_error(error, "MPA Request/Reply: S (enhanced) flag needs Rev 2 (RFC 6581 §6)");
             return std::nullopt;
         }
         if (pd_len < kEnhancedDataSize) {
+            set_code(code, ParseError::bad_length);
             set_error(error, format("MPA Request/Reply: S flag set but PD_Length %zu leaves no room for "
                                     "the 4-byte IRD/ORD word (RFC 6581 §9)", pd_len));
             return std::nullopt;
@@ -474,6 +484,7 @@ std::optional<RequestReply> decode(const std::uint8_t* data, std::size_t len, st
         ulp_pd_len -= kEnhancedDataSize;
     }
     f.private_data.assign(pd, pd + ulp_pd_len);
+    set_code(code, ParseError::none);
     return f;
 }
 

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/parse_error.h"
+
 namespace rnic::proto::mpa {
 
 constexpr std::size_t kMarkerInterval = 512;
@@ -161,9 +163,13 @@ struct DecodeOptions {
 
 // Decodes a complete frame (the first 20 + PD_Length bytes of `data`; bytes after it are not
 // looked at). On error returns nullopt and a message naming the offending field in *error
-// (error may be null).
-std::optional<RequestReply> decode(const std::uint8_t* data, std::size_t len, std::string* error);
+// (error may be null). *code (may be null) is set to ParseError::none on success, otherwise to
+// short_input (under 20 bytes, or fewer Private Data bytes than PD_Length), bad_magic (Key),
+// bad_length (PD_Length > 512, or S set with PD_Length < 4), reserved_bits (Res, or R in a
+// Request, unless ignore_reserved_bits), bad_version (Rev not 1 or 2), inconsistent (S with Rev 1).
 std::optional<RequestReply> decode(const std::uint8_t* data, std::size_t len, std::string* error,
-                                   const DecodeOptions& options);
+                                   ParseError* code = nullptr);
+std::optional<RequestReply> decode(const std::uint8_t* data, std::size_t len, std::string* error,
+                                   const DecodeOptions& options, ParseError* code = nullptr);
 
 }  // namespace rnic::proto::mpa

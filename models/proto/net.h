@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "proto/parse_error.h"
+
 namespace rnic::proto::net {
 
 using MacAddress = std::array<std::uint8_t, 6>;
@@ -113,8 +115,14 @@ struct ParsedTcpFrame {
 
 // Parses an Ethernet/IPv4/TCP frame and verifies the IPv4 header checksum and the TCP checksum.
 // On failure returns std::nullopt and puts a message naming the field and offset in *error.
+// *code (may be null) is none on success, otherwise: short_input (frame ends inside the Ethernet
+// or IPv4 header, or before the IPv4 total length), unsupported (EtherType not IPv4, IPv4
+// fragment, protocol not TCP), bad_version (IP version not 4), bad_length (IHL < 5 words, TCP
+// segment shorter than 20 bytes, TCP data offset < 5 words, a TCP option with a bad length),
+// inconsistent (IPv4 total length below the IHL, TCP data offset beyond the segment),
+// bad_checksum (IPv4 header or TCP checksum).
 std::optional<ParsedTcpFrame> parse_tcp_frame(const std::uint8_t* frame, std::size_t len,
-                                              std::string* error);
+                                              std::string* error, ParseError* code = nullptr);
 
 std::string format_ipv4(std::uint32_t addr);          // "10.0.0.1"
 std::optional<std::uint32_t> parse_ipv4(const std::string& text);

@@ -41,9 +41,10 @@ std::optional<Format> detect_format(std::uint32_t magic_le) {
     return std::nullopt;
 }
 
-std::optional<std::vector<std::uint8_t>> load_file(const std::string& path, std::string* error) {
+std::optional<std::vector<std::uint8_t>> load_file(const std::string& path, std::string* error, ParseError* code) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (f == nullptr) {
+        set_code(code, ParseError::io);
         set_error(error, path + ": cannot open: " + errno_text(errno));
         return std::nullopt;
     }
@@ -55,6 +56,7 @@ std::optional<std::vector<std::uint8_t>> load_file(const std::string& path, std:
     const int err = errno;
     std::fclose(f);
     if (failed) {
+        set_code(code, ParseError::io);
         set_error(error, path + ": read error: " + errno_text(err));
         return std::nullopt;
     }
@@ -125,17 +127,20 @@ void PcapWriter::close() {
     file_ = nullptr;
 }
 
-std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::string* error) {
-    const auto bytes = load_file(path, error);
+std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::string* error,
+                                                 ParseError* code) {
+    const auto bytes = load_file(path, error, code);
     if (!bytes) return std::nullopt;
     const std::uint8_t* p = bytes->data();
     const std::size_t size = bytes->size();
     if (size < kFileHeaderSize) {
+        set_code(code, ParseError::short_input);
         set_error(error, path + ": truncated pcap file header (" + std::to_string(size) + " of 24 bytes)");
         return std::nullopt;
     }
     const std::uint32_t magic = get_le32(p);
     if (magic == kPcapngMagic) {
+        set_code(code, ParseError::unsupported);
         set_error(error, path + ": pcapng files are not supported, only classic pcap");
         return std::nullopt;
     }
@@ -143,6 +148,7 @@ std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::s
     if (!fmt) {
         char hex[16];
         std::snprintf(hex, sizeof hex, "0x%08x", static_cast<unsigned>(magic));
+        set_code(code, ParseError::bad_magic);
         set_error(error, path + ": not a pcap file (magic " + hex + ")");
         return std::nullopt;
     }
@@ -155,15 +161,18 @@ std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::s
         const std::string where = path + ": record " + std::to_string(records.size() + 1) + " at offset " +
                                   std::to_string(at);
         if (size - at < kRecordHeaderSize) {
+            set_code(code, ParseError::short_input);
             set_error(error, where + ": truncated record header");
             return std::nullopt;
         }
         const std::uint32_t incl_len = u32(at + 8);
         if (incl_len > kMaxRecordLength) {
+            set_code(code, ParseError::bad_length);
             set_error(error, where + ": captured length " + std::to_string(incl_len) + " is implausible");
             return std::nullopt;
         }
         if (size - at - kRecordHeaderSize < incl_len) {
+            set_code(code, ParseError::short_input);
             set_error(error, where + ": truncated record data (" + std::to_string(size - at - kRecordHeaderSize) +
                                  " of " + std::to_string(incl_len) + " bytes)");
             return std::nullopt;
@@ -176,6 +185,7 @@ std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::s
         records.push_back(std::move(rec));
         at += kRecordHeaderSize + incl_len;
     }
+    set_code(code, ParseError::none);
     return records;
 }
 

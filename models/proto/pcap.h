@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/parse_error.h"
+
 namespace rnic::proto {
 
 constexpr std::uint32_t kPcapMagicMicroseconds = 0xA1B2C3D4u;
@@ -53,7 +55,11 @@ struct PcapRecord {
 };
 
 // Reads a classic pcap (micro- or nanosecond magic, either byte order); nullopt + *error on bad
-// input (unreadable file, pcapng, wrong magic, truncated header or record).
-std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::string* error);
+// input (unreadable file, pcapng, wrong magic, truncated header or record). *code (may be null)
+// is none on success, otherwise io (cannot open / read), short_input (truncated file header,
+// record header or record data), unsupported (pcapng), bad_magic (not a pcap magic) or
+// bad_length (implausible captured length).
+std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::string* error,
+                                                 ParseError* code = nullptr);
 
 }  // namespace rnic::proto

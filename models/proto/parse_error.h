@@ -1,0 +1,44 @@
+// Typed error of the wire parsers of the protocol library (mpa::decode, ddp::decode_*,
+// net::parse_tcp_frame, read_pcap). Each of them takes an optional trailing `ParseError* code`
+// that is set to ParseError::none on success and to the kind of the failure otherwise; the
+// human-readable message (naming field and offset) is still given through `std::string* error`.
+// (mpa::Deframer reports through its own DeframeError; the seed protocols have their own Error.)
+#pragma once
+
+namespace rnic::proto {
+
+enum class ParseError {
+    none,           // success
+    short_input,    // fewer bytes than the header, or than a length field announces, are present
+    bad_magic,      // a fixed key / magic number does not match (MPA Key, pcap magic)
+    bad_version,    // a version / revision field holds a value the format does not define
+    reserved_bits,  // a reserved bit (or a bit reserved in this frame type) is set
+    bad_length,     // a length field holds a value outside its legal range
+    inconsistent,   // fields contradict each other (a length beyond its container, a flag needing another version)
+    bad_checksum,   // a checksum does not verify
+    unsupported,    // valid input of a kind this parser does not handle (pcapng, IPv4 fragment, non-TCP)
+    io              // the input could not be read (file open / read error)
+};
+
+inline const char* to_string(ParseError e) {
+    switch (e) {
+        case ParseError::none: return "none";
+        case ParseError::short_input: return "short input";
+        case ParseError::bad_magic: return "bad magic";
+        case ParseError::bad_version: return "bad version";
+        case ParseError::reserved_bits: return "reserved bits set";
+        case ParseError::bad_length: return "bad length";
+        case ParseError::inconsistent: return "inconsistent fields";
+        case ParseError::bad_checksum: return "bad checksum";
+        case ParseError::unsupported: return "unsupported";
+        case ParseError::io: return "I/O error";
+    }
+    return "unknown parse error";
+}
+
+// Stores `kind` in *code when code is not null (helper for the parsers).
+inline void set_code(ParseError* code, ParseError kind) {
+    if (code != nullptr) *code = kind;
+}
+
+}  // namespace rnic::proto
