@@ -107,6 +107,7 @@ write_bw_config build_write_bw_config(const config::Scenario& s) {
     c.send = s.get_string("workload.type") == "send_bw";
     c.read = s.get_string("workload.type") == "read_bw";
     c.atomic = s.get_string("workload.type") == "atomic_bw";
+    c.inject = s.get_string("workload.inject");
     c.sizes = s.get_size_list("workload.sizes");
     c.iterations = u32(s, "workload.iterations");
     c.queue_depth = u32(s, "workload.queue_depth");

@@ -147,6 +147,10 @@ void declare_workload(config::Node& root) {
     wl.enumeration("completion", "poll", "How the client waits: poll the CQ, or arm it and sleep until MSI-X",
                    {"poll", "event"});
     wl.time("poll_interval", "50ns", "CPU time of one empty poll-loop pass", 1_ns, 1_ms);
+    wl.enumeration("inject", "none",
+                   "Make the first RDMA Write bad on purpose to see the peer's Terminate: a wrong STag key, or a "
+                   "target running past the peer's region",
+                   {"none", "invalid_stag", "out_of_bounds"});
 }
 
 std::string check_hosts(const config::Scenario& s) {

@@ -281,6 +281,17 @@ bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_
 
     const auto op = [&](std::uint32_t i) {
         const std::uint64_t off = (static_cast<std::uint64_t>(i) * size) % span;
+        if (i == 0 && cfg_.inject != "none" && !cfg_.send && !cfg_.read) {
+            drv::send_wr bad;
+            bad.opcode = regmap::wr_opcode::rdma_write;
+            bad.local_addr = mr.addr;
+            bad.length = static_cast<std::uint32_t>(size);
+            bad.local_stag = mr.stag;
+            bad.remote_stag = cfg_.inject == "invalid_stag" ? remote.stag ^ 0xffu : remote.stag;
+            // Out of bounds: start 8 bytes before the end of the peer's region.
+            bad.remote_addr = cfg_.inject == "out_of_bounds" ? remote.addr + remote.length - 8 : remote.addr;
+            return bad;
+        }
         drv::send_wr wr;
         wr.opcode = cfg_.send   ? regmap::wr_opcode::send
                     : cfg_.read ? regmap::wr_opcode::rdma_read

@@ -29,6 +29,9 @@ struct write_bw_config {
     bool event_mode = false;
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t seed = 1;
+    // A deliberately bad first RDMA Write, to see the peer's Terminate (tests, driver bring-up):
+    // "invalid_stag" (wrong STag key) or "out_of_bounds" (runs past the peer's region).
+    std::string inject = "none";
 };
 
 struct write_bw_row {

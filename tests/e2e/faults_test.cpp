@@ -162,6 +162,45 @@ TEST(Faults, RetransmissionsComeFromHostMemoryOrFromNicBuffer) {
     EXPECT_LT(peak[1] * 10, peak[0]);  // host refetch keeps transmit data out of NIC memory
 }
 
+// A bad RDMA Write gets the Terminate RFC 5041 §7 requires, decoded from the wire by tshark; the
+// sender's work requests are flushed and the target memory is untouched.
+TEST(Faults, BadRdmaWritesAreAnsweredWithTheRfcTerminate) {
+    struct expectation {
+        const char* inject;
+        const char* code;  // DDP tagged-buffer error code
+    };
+    for (const expectation& e : {expectation{"invalid_stag", "0x00"}, expectation{"out_of_bounds", "0x01"}}) {
+        SCOPED_TRACE(e.inject);
+        const std::string results = temp_path(std::string("inject-") + e.inject + ".json");
+        const std::string pcap = temp_path(std::string("inject-") + e.inject + ".pcap");
+        const sim_run r = run_sim({"--set", std::string("workload.inject=") + e.inject, "--set", "workload.sizes=[64]",
+                                   "--set", "workload.iterations=20", "--pcap", pcap, "--results", results, "--log",
+                                   "off"});
+        EXPECT_EQ(r.exit_code, 1) << r.output;
+        const boost::json::value v = read_json(results);
+        EXPECT_EQ(v.at("status").as_string(), "failed");
+        const auto& a = v.at("modules").at("a.rnic").at("rdma").as_object();
+        const auto& b = v.at("modules").at("b.rnic").at("rdma").as_object();
+        EXPECT_EQ(u64(b.at("terminates_sent")), 1u);
+        EXPECT_EQ(u64(a.at("terminates_received")), 1u);
+        EXPECT_GE(u64(a.at("flushed")), 1u);
+        EXPECT_EQ(u64(b.at("placed_bytes")), 0u);  // nothing reached host b's memory
+        if (std::system("command -v tshark >/dev/null 2>&1") != 0) continue;
+        FILE* p = popen(("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct " +
+                         "-Y 'iwarp_rdma.opcode == 7' -T fields -e iwarp_rdma.term_layer -e iwarp_rdma.term_etype_ddp " +
+                         "-e iwarp_rdma.term_errcode_ddp_tagged -e iwarp_rdma.hdrct_d 2>/dev/null")
+                            .c_str(),
+                        "r");
+        std::string out;
+        char buf[1024];
+        std::size_t n;
+        while (p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+        if (p != nullptr) pclose(p);
+        // Layer DDP (1), tagged buffer error (1), the code, and the terminated DDP header included (D).
+        EXPECT_EQ(out.substr(0, out.find('\n')), std::string("0x01\t0x01\t") + e.code + "\t1") << out;
+    }
+}
+
 TEST(Faults, RxPathMarkersWithoutMarkersIsRejected) {
     const sim_run r = run_sim({"--set", "rnic.rx_path=markers"});
     EXPECT_EQ(r.exit_code, 2);
