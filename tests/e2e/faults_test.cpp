@@ -186,16 +186,10 @@ TEST(Faults, BadRdmaWritesAreAnsweredWithTheRfcTerminate) {
         EXPECT_GE(u64(a.at("flushed")), 1u);
         EXPECT_EQ(u64(b.at("placed_bytes")), 0u);  // nothing reached host b's memory
         if (std::system("command -v tshark >/dev/null 2>&1") != 0) continue;
-        FILE* p = popen(("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct " +
-                         "-Y 'iwarp_rdma.opcode == 7' -T fields -e iwarp_rdma.term_layer -e iwarp_rdma.term_etype_ddp " +
-                         "-e iwarp_rdma.term_errcode_ddp_tagged -e iwarp_rdma.hdrct_d 2>/dev/null")
-                            .c_str(),
-                        "r");
-        std::string out;
-        char buf[1024];
-        std::size_t n;
-        while (p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-        if (p != nullptr) pclose(p);
+        const std::string out = shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct " +
+                                      "-Y 'iwarp_rdma.opcode == 7' -T fields -e iwarp_rdma.term_layer " +
+                                      "-e iwarp_rdma.term_etype_ddp -e iwarp_rdma.term_errcode_ddp_tagged " +
+                                      "-e iwarp_rdma.hdrct_d 2>/dev/null");
         // Layer DDP (1), tagged buffer error (1), the code, and the terminated DDP header included (D).
         EXPECT_EQ(out.substr(0, out.find('\n')), std::string("0x01\t0x01\t") + e.code + "\t1") << out;
     }

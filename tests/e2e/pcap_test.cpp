@@ -10,16 +10,7 @@
 namespace rnic::test {
 namespace {
 
-std::string shell(const std::string& cmd) {
-    std::string out;
-    FILE* p = popen((cmd + " 2>/dev/null").c_str(), "r");
-    if (p == nullptr) return out;
-    char buf[4096];
-    std::size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
-    return out;
-}
+std::string quiet(const std::string& cmd) { return shell(cmd + " 2>/dev/null"); }
 
 std::size_t count(const std::string& hay, const std::string& needle) {
     std::size_t n = 0;
@@ -38,22 +29,22 @@ void check_capture(const std::vector<std::string>& extra, const char* tag) {
     const sim_run r = run_sim(args);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::string base = "tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct";
-    const std::string verbose = shell(base + " -V");
+    const std::string verbose = quiet(base + " -V");
     const boost::json::value v = read_json(results);
     const std::uint64_t fpdus = v.at("modules").at("a.rnic").at("framer").at("tx_fpdus").to_number<std::uint64_t>() +
                                 v.at("modules").at("b.rnic").at("framer").at("tx_fpdus").to_number<std::uint64_t>();
     EXPECT_EQ(count(verbose, "Bad CRC32"), 0u);
     // tshark shows one "(Good CRC32)" per FPDU it decoded; every FPDU on the wire must decode.
     EXPECT_EQ(count(verbose, "(Good CRC32)"), fpdus);
-    EXPECT_EQ(shell(base + " -Y _ws.malformed"), "");
-    EXPECT_EQ(shell(base + " -Y iwarp_mpa.req -T fields -e frame.number").empty(), false);
-    EXPECT_EQ(shell(base + " -Y iwarp_mpa.rep -T fields -e frame.number").empty(), false);
+    EXPECT_EQ(quiet(base + " -Y _ws.malformed"), "");
+    EXPECT_EQ(quiet(base + " -Y iwarp_mpa.req -T fields -e frame.number").empty(), false);
+    EXPECT_EQ(quiet(base + " -Y iwarp_mpa.rep -T fields -e frame.number").empty(), false);
     // RDMA Write is opcode 0: one decoded DDP segment per FPDU that host a sent after the Reply.
-    const std::string writes = shell(base + " -Y \"iwarp_rdma.opcode == 0\" -T fields -e frame.number");
+    const std::string writes = quiet(base + " -Y \"iwarp_rdma.opcode == 0\" -T fields -e frame.number");
     EXPECT_EQ(count(writes, "\n"),
               v.at("modules").at("a.rnic").at("rdma").at("tx_segments").to_number<std::uint64_t>());
     // Our own checker agrees: every FPDU reframed, every CRC and header good.
-    const std::string check = shell(std::string(RNIC_PCAP_CHECK) + " " + pcap + "; echo exit=$?");
+    const std::string check = pcap_check(pcap);
     EXPECT_NE(check.find("exit=0"), std::string::npos) << check;
 }
 
@@ -75,12 +66,12 @@ TEST(Capture, LossyRunDecodesWithRetransmissionsRecognised) {
                                "link.b_to_a.loss=0.02", "--pcap", pcap, "--log", "error"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::string base = "tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct";
-    const std::string retrans = shell(base + " -Y \"tcp.analysis.retransmission || tcp.analysis.fast_retransmission\"" +
+    const std::string retrans = quiet(base + " -Y \"tcp.analysis.retransmission || tcp.analysis.fast_retransmission\"" +
                                       " -T fields -e frame.number");
     EXPECT_GT(count(retrans, "\n"), 0u);
-    EXPECT_EQ(shell(base + " -Y _ws.malformed"), "");
-    EXPECT_EQ(count(shell(base + " -V"), "Bad CRC32"), 0u);
-    const std::string check = shell(std::string(RNIC_PCAP_CHECK) + " " + pcap + "; echo exit=$?");
+    EXPECT_EQ(quiet(base + " -Y _ws.malformed"), "");
+    EXPECT_EQ(count(quiet(base + " -V"), "Bad CRC32"), 0u);
+    const std::string check = pcap_check(pcap);
     EXPECT_NE(check.find("exit=0"), std::string::npos) << check;
 }
 

@@ -22,6 +22,21 @@ std::string quote(const std::string& s) {
 }
 }  // namespace
 
+std::string shell(const std::string& cmd) {
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return out;
+    std::array<char, 4096> buf;
+    std::size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+    pclose(p);
+    return out;
+}
+
+std::string pcap_check(const std::string& pcap) {
+    return shell(quote(RNIC_PCAP_CHECK) + " " + quote(pcap) + " 2>&1; echo exit=$?");
+}
+
 sim_run run_sim(const std::vector<std::string>& args) {
     std::string cmd = std::string("cd ") + quote(RNIC_SOURCE_DIR) + " && " + quote(RNIC_SIM_PATH);
     for (const std::string& a : args) cmd += " " + quote(a);

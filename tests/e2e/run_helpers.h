@@ -14,6 +14,10 @@ struct sim_run {
 
 // Runs rnic-sim from the source directory with `args` (each passed as one argument).
 sim_run run_sim(const std::vector<std::string>& args);
+// Output (stdout and stderr) of a shell command.
+std::string shell(const std::string& cmd);
+// rnic-pcap-check's report on a capture, ending with "exit=N".
+std::string pcap_check(const std::string& pcap);
 // A fresh path under the test's temporary directory.
 std::string temp_path(const std::string& name);
 boost::json::value read_json(const std::string& path);

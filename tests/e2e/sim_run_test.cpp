@@ -104,17 +104,9 @@ TEST(SimRun, SendsAreReceivedIntoPostedBuffersIntact) {
     EXPECT_EQ(b.at("placed_bytes").to_number<std::uint64_t>(), 60u * (64 + 1500 + 9000));
     EXPECT_EQ(v.at("modules").at("a.rnic").at("rdma").at("sends").to_number<std::uint64_t>(), 180u);
     // The checker reframes the Sends and checks their queue number, MSN and MO sequence.
-    const sim_run check = [&] {
-        sim_run c;
-        FILE* p = popen((std::string(RNIC_PCAP_CHECK) + " " + pcap + " 2>&1; echo exit=$?").c_str(), "r");
-        char buf[4096];
-        std::size_t n;
-        while (p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0) c.output.append(buf, n);
-        if (p != nullptr) pclose(p);
-        return c;
-    }();
-    EXPECT_NE(check.output.find("exit=0"), std::string::npos) << check.output;
-    EXPECT_NE(check.output.find("Send (3)"), std::string::npos) << check.output;
+    const std::string check = pcap_check(pcap);
+    EXPECT_NE(check.find("exit=0"), std::string::npos) << check;
+    EXPECT_NE(check.find("Send (3)"), std::string::npos) << check;
 }
 
 TEST(SimRun, ReadsFetchTheServersBytesIntact) {
@@ -128,12 +120,7 @@ TEST(SimRun, ReadsFetchTheServersBytesIntact) {
     EXPECT_EQ(a.at("rdma_reads").to_number<std::uint64_t>(), 180u);
     EXPECT_EQ(a.at("rdma_read_bytes").to_number<std::uint64_t>(), 60u * (64 + 1500 + 9000));
     EXPECT_EQ(v.at("modules").at("b.rnic").at("rdma").at("read_responses_sent").to_number<std::uint64_t>(), 180u);
-    FILE* p = popen((std::string(RNIC_PCAP_CHECK) + " " + pcap + " 2>&1; echo exit=$?").c_str(), "r");
-    std::string out;
-    char buf[4096];
-    std::size_t n;
-    while (p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    if (p != nullptr) pclose(p);
+    const std::string out = pcap_check(pcap);
     EXPECT_NE(out.find("exit=0"), std::string::npos) << out;
     EXPECT_NE(out.find("RDMA Read Request (1) 180"), std::string::npos) << out;
 }
@@ -149,12 +136,7 @@ TEST(SimRun, FetchAddsOnOneCounterAreLinearizable) {
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
     EXPECT_EQ(v.at("integrity").at("bytes_checked").to_number<std::uint64_t>(), 500u * 8 + 8);
     EXPECT_EQ(v.at("modules").at("b.rnic").at("rdma").at("atomics_executed").to_number<std::uint64_t>(), 500u);
-    FILE* p = popen((std::string(RNIC_PCAP_CHECK) + " " + pcap + " 2>&1; echo exit=$?").c_str(), "r");
-    std::string out;
-    char buf[4096];
-    std::size_t n;
-    while (p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    if (p != nullptr) pclose(p);
+    const std::string out = pcap_check(pcap);
     EXPECT_NE(out.find("exit=0"), std::string::npos) << out;
     EXPECT_NE(out.find("Atomic Request (10) 500 [FetchAdd 500"), std::string::npos) << out;
     EXPECT_NE(out.find("Atomic Response (11) 500"), std::string::npos) << out;
