@@ -10,45 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "../proto/test_util.h"
+
 namespace rnic::proto::seeds_test {
 
 using Bytes = std::vector<std::uint8_t>;
 
-// Parses hex digits; whitespace is ignored (vectors are written in 32-bit words like the figures).
-inline Bytes hex(const std::string& text) {
-    Bytes out;
-    int high = -1;
-    for (const char c : text) {
-        int v = -1;
-        if (c >= '0' && c <= '9') v = c - '0';
-        if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-        if (v < 0) {
-            if (c == ' ' || c == '\n' || c == '\t') continue;
-            throw std::invalid_argument(std::string("bad hex character '") + c + "'");
-        }
-        if (high < 0) {
-            high = v;
-        } else {
-            out.push_back(static_cast<std::uint8_t>(high << 4 | v));
-            high = -1;
-        }
-    }
-    if (high >= 0) throw std::invalid_argument("odd number of hex digits");
-    return out;
-}
-
-inline std::string to_hex(const std::uint8_t* data, std::size_t len) {
-    static const char digits[] = "0123456789abcdef";
-    std::string s;
-    for (std::size_t i = 0; i < len; ++i) {
-        if (i != 0 && i % 4 == 0) s += ' ';
-        s += digits[data[i] >> 4];
-        s += digits[data[i] & 0xF];
-    }
-    return s;
-}
-inline std::string to_hex(const Bytes& v) { return to_hex(v.data(), v.size()); }
+// Hex text <-> bytes: the protocol tests' helpers (vectors are written in 32-bit words).
+using rnic::proto::test::hex;
+using rnic::proto::test::to_hex;
 
 inline Bytes zeros(std::size_t n) { return Bytes(n, 0); }
 inline Bytes text(const std::string& s) { return {s.begin(), s.end()}; }
