@@ -324,19 +324,14 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
     const bool tagged = opcode == regmap::wr_opcode::rdma_write;
 
     if (opcode == regmap::wr_opcode::rdma_read) {
-        const memory_region* sink = lookup_stag(local_stag);
-        if (!check_local(qp, local_stag, local_addr, length) || sink == nullptr ||
-            (sink->cfg.access & regmap::mr_access::local_write) == 0) {
+        const memory_region* sink = writable_local(qp, local_stag, local_addr, length);
+        if (sink == nullptr) {
             ++counters_.bad_wqes;
             complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
                                 issue);
             return;
         }
-        while (qp.state == qp_state::rts && qp.reads_outstanding >= params_.ord) {
-            wait(issue);  // ORD: no more Reads in flight than negotiated
-            issue = sc_core::SC_ZERO_TIME;
-            wait(read_done_event_);
-        }
+        wait_for_ord(qp, issue);
         const std::size_t ulpdu_len = ddp::kUntaggedHeaderSize + ddp::kReadRequestSize;
         if (!wait_for_space(qp, ulpdu_len, issue)) {
             complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::flushed, issue);
@@ -378,19 +373,13 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
         return;
     }
     if (opcode == regmap::wr_opcode::atomic_fetch_add || opcode == regmap::wr_opcode::atomic_compare_swap) {
-        const memory_region* result = lookup_stag(local_stag);
-        if (length != 8 || !check_local(qp, local_stag, local_addr, 8) || result == nullptr ||
-            (result->cfg.access & regmap::mr_access::local_write) == 0) {
+        if (length != 8 || writable_local(qp, local_stag, local_addr, 8) == nullptr) {
             ++counters_.bad_wqes;
             complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
                                 issue);
             return;
         }
-        while (qp.state == qp_state::rts && qp.reads_outstanding >= params_.ord) {
-            wait(issue);  // atomics count against ORD like Reads (RFC 7306 §5.2.1 rule 4)
-            issue = sc_core::SC_ZERO_TIME;
-            wait(read_done_event_);
-        }
+        wait_for_ord(qp, issue);  // atomics count against ORD like Reads (RFC 7306 §5.2.1 rule 4)
         ddp::AtomicRequest req;
         const bool add = opcode == regmap::wr_opcode::atomic_fetch_add;
         req.op = add ? ddp::AtomicOpcode::fetch_add : ddp::AtomicOpcode::compare_swap;
@@ -530,6 +519,25 @@ bool rdma_engine::check_local(const queue_pair& qp, std::uint32_t stag, std::uin
     const memory_region* mr = lookup_stag(stag);
     if (mr == nullptr || mr->cfg.pd != qp.cfg.pd) return false;
     return addr >= mr->cfg.addr && len <= mr->cfg.length && addr - mr->cfg.addr <= mr->cfg.length - len;
+}
+
+const rdma_engine::memory_region* rdma_engine::writable_local(const queue_pair& qp, std::uint32_t stag,
+                                                               std::uint64_t addr, std::uint64_t len) const {
+    // The local buffer a Read Response or an atomic's result lands in: covered, same PD, local write.
+    const memory_region* mr = lookup_stag(stag);
+    if (!check_local(qp, stag, addr, len) || mr == nullptr || (mr->cfg.access & regmap::mr_access::local_write) == 0) {
+        return nullptr;
+    }
+    return mr;
+}
+
+void rdma_engine::wait_for_ord(queue_pair& qp, sc_core::sc_time& issue) {
+    // ORD: no more Reads and atomics in flight than negotiated.
+    while (qp.state == qp_state::rts && qp.reads_outstanding >= params_.ord) {
+        wait(issue);
+        issue = sc_core::SC_ZERO_TIME;
+        wait(read_done_event_);
+    }
 }
 
 bool rdma_engine::wait_for_space(queue_pair& qp, std::size_t ulpdu_len, sc_core::sc_time& issue) {

@@ -199,6 +199,9 @@ private:
                                            std::size_t header_len, sc_core::sc_time& delay);
     bool send_untagged(queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* body, std::size_t body_len,
                        std::uint64_t tag, sc_core::sc_time& issue, std::uint64_t* stream_end);
+    const memory_region* writable_local(const queue_pair& qp, std::uint32_t stag, std::uint64_t addr,
+                                        std::uint64_t len) const;
+    void wait_for_ord(queue_pair& qp, sc_core::sc_time& issue);
     // Waits for TCP send space for a ULPDU; false when the QP failed meanwhile.
     bool wait_for_space(queue_pair& qp, std::size_t ulpdu_len, sc_core::sc_time& issue);
     void place_send(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
