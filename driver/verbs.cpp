@@ -75,18 +75,20 @@ status context::alloc_buffer(std::size_t len, std::uint64_t* addr) {
 }
 
 status context::reg_mr(std::uint32_t pd, std::uint64_t addr, std::uint64_t length, std::uint32_t access,
-                       memory_region* out) {
+                       memory_region* out, bool zero_based) {
     if (!opened_) return fail(status::bad_state, "reg_mr before open");
     if (out == nullptr || length == 0) return fail(status::invalid_argument, "reg_mr: zero length or null output");
     if (pd == 0 || pd >= next_pd_) return fail(status::bad_handle, "reg_mr: protection domain " + std::to_string(pd));
-    // VA-based tagged offsets: the TO of a byte is its host address (RFC 5040 §2.2 and verbs).
+    // VA-based tagged offsets: the TO of a byte is its host address; zero-based: its offset in the
+    // region (RFC 5040 §2.2 and verbs).
+    const std::uint64_t to_base = zero_based ? 0 : addr;
     const command_result r = dev_.execute(regmap::command::reg_mr,
-                                          {addr, length, access | static_cast<std::uint64_t>(pd) << 32, addr, 0, 0});
+                                          {addr, length, access | static_cast<std::uint64_t>(pd) << 32, to_base, 0, 0});
     if (r.timed_out) return fail(status::timeout, "reg_mr");
     if (r.status != regmap::cmd_status::ok) {
         return fail(from_cmd(r.status), std::string("reg_mr: firmware said ") + regmap::to_string(r.status));
     }
-    *out = {r.result, addr, length, access, pd};
+    *out = {r.result, addr, length, access, pd, to_base};
     mrs_.push_back(*out);
     return status::ok;
 }
@@ -154,13 +156,15 @@ status context::create_qp(std::uint32_t pd, completion_queue* send_cq, completio
     return status::ok;
 }
 
-status context::connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) {
+status context::connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port,
+                        const read_limits& limits) {
     if (!owns(qp)) return fail(status::bad_handle, "connect: QP handle");
     if (qp->state != qp_state::created) return fail(status::bad_state, "connect: QP is not fresh");
     if (remote_port == 0) return fail(status::invalid_argument, "connect: remote port 0");
     qp->state = qp_state::connecting;
     const command_result r = dev_.execute(
-        regmap::command::connect, {qp->qpn, remote_ip | static_cast<std::uint64_t>(remote_port) << 32, local_port, 0, 0, 0});
+        regmap::command::connect, {qp->qpn, remote_ip | static_cast<std::uint64_t>(remote_port) << 32, local_port,
+                                   limits.ird | static_cast<std::uint64_t>(limits.ord) << 16, 0, 0});
     if (r.timed_out || r.status != regmap::cmd_status::ok) {
         qp->state = qp_state::error;
         return fail(r.timed_out ? status::timeout : from_cmd(r.status),
@@ -171,12 +175,13 @@ status context::connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t r
     return status::ok;
 }
 
-status context::accept(queue_pair* qp, std::uint16_t port) {
+status context::accept(queue_pair* qp, std::uint16_t port, const read_limits& limits) {
     if (!owns(qp)) return fail(status::bad_handle, "accept: QP handle");
     if (qp->state != qp_state::created) return fail(status::bad_state, "accept: QP is not fresh");
     if (port == 0) return fail(status::invalid_argument, "accept: port 0");
     qp->state = qp_state::connecting;
-    const command_result r = dev_.execute(regmap::command::accept, {qp->qpn, port, 0, 0, 0, 0});
+    const command_result r = dev_.execute(regmap::command::accept,
+                                          {qp->qpn, port, 0, limits.ird | static_cast<std::uint64_t>(limits.ord) << 16, 0, 0});
     if (r.timed_out || r.status != regmap::cmd_status::ok) {
         qp->state = qp_state::error;
         return fail(r.timed_out ? status::timeout : from_cmd(r.status), "accept");
@@ -186,32 +191,109 @@ status context::accept(queue_pair* qp, std::uint16_t port) {
     return status::ok;
 }
 
+status context::modify_qp_to_error(queue_pair* qp) {
+    if (!owns(qp)) return fail(status::bad_handle, "modify_qp: QP handle");
+    const command_result r = dev_.execute(regmap::command::modify_qp,
+                                          {qp->qpn, static_cast<std::uint64_t>(regmap::qp_state::error), 0, 0, 0, 0});
+    if (r.timed_out) return fail(status::timeout, "modify_qp");
+    if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "modify_qp to error");
+    qp->state = qp_state::error;
+    return status::ok;
+}
+
+status context::disconnect(queue_pair* qp) {
+    if (!owns(qp)) return fail(status::bad_handle, "disconnect: QP handle");
+    if (qp->state != qp_state::rts) return fail(status::bad_state, "disconnect: QP " + std::to_string(qp->qpn) + " not in RTS");
+    const command_result r = dev_.execute(regmap::command::modify_qp,
+                                          {qp->qpn, static_cast<std::uint64_t>(regmap::qp_state::closing), 0, 0, 0, 0});
+    if (r.timed_out) return fail(status::timeout, "disconnect");
+    if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "disconnect");
+    qp->state = qp_state::closing;
+    return status::ok;
+}
+
+status context::query_qp(queue_pair* qp, regmap::qp_state* state, terminate_info* term) {
+    if (!owns(qp)) return fail(status::bad_handle, "query_qp: QP handle");
+    if (state == nullptr) return fail(status::invalid_argument, "query_qp: null output");
+    const command_result r = dev_.execute(regmap::command::query_qp, {qp->qpn, 0, 0, 0, 0, 0});
+    if (r.timed_out) return fail(status::timeout, "query_qp");
+    if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "query_qp");
+    namespace q = regmap::query_qp_result;
+    *state = static_cast<regmap::qp_state>(r.result & q::state_mask);
+    if (term != nullptr) {
+        term->received = (r.result & q::terminate_received) != 0;
+        term->layer = static_cast<std::uint8_t>(r.result >> q::layer_shift & 0xf);
+        term->etype = static_cast<std::uint8_t>(r.result >> q::etype_shift & 0xf);
+        term->code = static_cast<std::uint8_t>(r.result >> q::code_shift & 0xff);
+        term->valid = (r.result >> q::code_shift) != 0 || term->received;
+    }
+    // Keep the driver's view in step with the device's.
+    if (*state == regmap::qp_state::error || *state == regmap::qp_state::terminate) qp->state = qp_state::error;
+    if (*state == regmap::qp_state::idle && qp->state == qp_state::closing) qp->state = qp_state::idle;
+    return status::ok;
+}
+
+status context::destroy_qp(queue_pair* qp) {
+    if (!owns(qp)) return fail(status::bad_handle, "destroy_qp: QP handle");
+    const command_result r = dev_.execute(regmap::command::destroy_qp, {qp->qpn, 0, 0, 0, 0, 0});
+    if (r.timed_out) return fail(status::timeout, "destroy_qp");
+    if (r.status != regmap::cmd_status::ok) {
+        return fail(from_cmd(r.status), "destroy_qp " + std::to_string(qp->qpn) + ": " + regmap::to_string(r.status));
+    }
+    qps_.erase(std::remove_if(qps_.begin(), qps_.end(), [qp](const auto& p) { return p.get() == qp; }), qps_.end());
+    return status::ok;
+}
+
+status context::destroy_cq(completion_queue* cq) {
+    if (!owns(cq)) return fail(status::bad_handle, "destroy_cq: CQ handle");
+    const command_result r = dev_.execute(regmap::command::destroy_cq, {cq->cqn, 0, 0, 0, 0, 0});
+    if (r.timed_out) return fail(status::timeout, "destroy_cq");
+    if (r.status != regmap::cmd_status::ok) {
+        return fail(from_cmd(r.status), "destroy_cq " + std::to_string(cq->cqn) + ": " + regmap::to_string(r.status));
+    }
+    cqs_.erase(std::remove_if(cqs_.begin(), cqs_.end(), [cq](const auto& p) { return p.get() == cq; }), cqs_.end());
+    return status::ok;
+}
+
 status context::post_send(queue_pair* qp, const send_wr& wr) {
+    using op = regmap::wr_opcode;
     if (!owns(qp)) return fail(status::bad_handle, "post_send: QP handle");
     if (qp->state != qp_state::rts) return fail(status::bad_state, "post_send: QP " + std::to_string(qp->qpn) + " not in RTS");
-    const bool atomic =
-        wr.opcode == regmap::wr_opcode::atomic_fetch_add || wr.opcode == regmap::wr_opcode::atomic_compare_swap;
-    if (wr.opcode != regmap::wr_opcode::rdma_write && wr.opcode != regmap::wr_opcode::send &&
-        wr.opcode != regmap::wr_opcode::rdma_read && !atomic) {
-        return fail(status::bad_opcode, "post_send: opcode " + std::to_string(static_cast<int>(wr.opcode)));
+    const bool atomic = wr.opcode == op::atomic_fetch_add || wr.opcode == op::atomic_compare_swap;
+    switch (wr.opcode) {
+        case op::rdma_write: case op::send: case op::rdma_read: case op::atomic_fetch_add:
+        case op::atomic_compare_swap: case op::immediate_data: case op::rdma_write_with_imm:
+        case op::local_invalidate: case op::raw_ulpdu: break;
+        default: return fail(status::bad_opcode, "post_send: opcode " + std::to_string(static_cast<int>(wr.opcode)));
     }
-    const auto mr = std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == wr.local_stag; });
-    if (mr == mrs_.end()) return fail(status::bad_handle, "post_send: local STag " + std::to_string(wr.local_stag));
-    if (wr.local_addr < mr->addr || wr.length > mr->length || wr.local_addr - mr->addr > mr->length - wr.length) {
-        return fail(status::out_of_bounds, "post_send: local buffer outside its region");
+    if (wr.masked && !atomic) return fail(status::invalid_argument, "post_send: masks on a non-atomic work request");
+    // Immediate Data and local invalidate carry no local buffer.
+    if (wr.opcode != op::immediate_data && wr.opcode != op::local_invalidate) {
+        const auto mr =
+            std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == wr.local_stag; });
+        if (mr == mrs_.end()) return fail(status::bad_handle, "post_send: local STag " + std::to_string(wr.local_stag));
+        if (wr.local_addr < mr->addr || wr.length > mr->length || wr.local_addr - mr->addr > mr->length - wr.length) {
+            return fail(status::out_of_bounds, "post_send: local buffer outside its region");
+        }
+    }
+    if (wr.opcode == op::local_invalidate &&
+        std::none_of(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == wr.invalidate_stag; })) {
+        return fail(status::bad_handle, "post_send: local invalidate of unknown STag " + std::to_string(wr.invalidate_stag));
     }
     if (atomic && (wr.length != 8 || wr.remote_addr % 8 != 0)) {
         // RFC 7306 §5.1: 64-bit operands at 64-bit aligned targets (the device would Terminate).
         return fail(status::invalid_argument, "post_send: atomic needs length 8 and an 8-byte aligned remote address");
     }
-    if (qp->sq_producer - qp->sq_completed >= qp->sq_entries) {
+    const std::uint32_t slots = wr.masked ? 2 : 1;
+    if (qp->sq_producer - qp->sq_completed + slots > qp->sq_entries) {
         return fail(status::ring_full, "post_send: send queue of QP " + std::to_string(qp->qpn));
     }
     namespace off = regmap::sqe_off;
     std::uint8_t wqe[regmap::kSendWqeSize] = {};
     wqe[off::opcode] = static_cast<std::uint8_t>(wr.opcode);
     wqe[off::flags] = static_cast<std::uint8_t>((wr.signaled ? regmap::wr_flags::signaled : 0) |
-                                                (wr.solicited ? regmap::wr_flags::solicited : 0));
+                                                (wr.solicited ? regmap::wr_flags::solicited : 0) |
+                                                (wr.masked ? regmap::wr_flags::masked : 0));
     proto::put_le32(wqe + off::imm_or_inv, wr.invalidate_stag);
     proto::put_le64(wqe + off::wr_id, wr.wr_id);
     proto::put_le64(wqe + off::local_addr, wr.local_addr);
@@ -219,11 +301,27 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
     proto::put_le32(wqe + off::local_stag, wr.local_stag);
     proto::put_le64(wqe + off::remote_to, wr.remote_addr);
     proto::put_le32(wqe + off::remote_stag, wr.remote_stag);
-    proto::put_le64(wqe + off::operand, wr.operand);
+    const bool with_imm = wr.opcode == op::immediate_data || wr.opcode == op::rdma_write_with_imm;
+    proto::put_le64(wqe + off::operand, with_imm ? wr.imm_data : wr.operand);
     proto::put_le64(wqe + off::compare, wr.compare);
     const std::uint64_t addr = qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize;
     bus_.mem_write(addr, wqe, sizeof wqe);
     ++qp->sq_producer;
+    if (wr.masked) {
+        std::uint8_t masks[regmap::kSendWqeSize] = {};
+        masks[off::opcode] = static_cast<std::uint8_t>(op::atomic_masks);
+        proto::put_le64(masks + regmap::atomic_mask_off::add_or_swap_mask, wr.add_or_swap_mask);
+        proto::put_le64(masks + regmap::atomic_mask_off::compare_mask, wr.compare_mask);
+        bus_.mem_write(qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize,
+                       masks, sizeof masks);
+        ++qp->sq_producer;
+    }
+    if (wr.opcode == op::local_invalidate) {
+        // From here on the region is unusable for work requests posted after this one.
+        mrs_.erase(std::remove_if(mrs_.begin(), mrs_.end(),
+                                  [&](const memory_region& m) { return m.stag == wr.invalidate_stag; }),
+                   mrs_.end());
+    }
     // Unsignaled WQEs retire with the next signaled one (in-order completion, RFC 5040 §5).
     dev_.ring_sq(qp->qpn, qp->sq_producer);
     return status::ok;
@@ -276,12 +374,36 @@ status context::poll_cq(completion_queue* cq, int max, std::vector<work_completi
         wc.qpn = proto::get_le16(cqe + off::qpn);
         const std::uint32_t wqe_index = proto::get_le32(cqe + off::wqe_index);
         const bool receive = (proto::get_le32(cqe + off::owner) & 1u) != 0;
-        if (receive) wc.opcode = wc_opcode::recv;
+        const auto flags = static_cast<std::uint8_t>(proto::get_le32(cqe + off::owner) >> off::flags_shift);
+        const std::uint64_t extra = proto::get_le64(cqe + off::imm_data);
+        const bool qp_error = cqe[off::opcode] == regmap::kCqeOpcodeQpError;
+        wc.solicited = (flags & regmap::cqe_flags::solicited) != 0;
+        if (qp_error) {
+            namespace q = regmap::query_qp_result;
+            wc.opcode = wc_opcode::qp_error;
+            const auto word = static_cast<std::uint32_t>(extra);
+            wc.terminate.valid = (word >> q::code_shift) != 0 || (word & q::terminate_received) != 0;
+            wc.terminate.received = (word & q::terminate_received) != 0;
+            wc.terminate.layer = static_cast<std::uint8_t>(word >> q::layer_shift & 0xf);
+            wc.terminate.etype = static_cast<std::uint8_t>(word >> q::etype_shift & 0xf);
+            wc.terminate.code = static_cast<std::uint8_t>(word >> q::code_shift & 0xff);
+        } else if (receive) {
+            wc.with_imm = (flags & regmap::cqe_flags::imm) != 0;
+            wc.opcode = wc.with_imm ? wc_opcode::recv_imm : wc_opcode::recv;
+            if (wc.with_imm) wc.imm_data = extra;
+            if ((flags & regmap::cqe_flags::invalidated) != 0) {
+                wc.invalidated_stag = static_cast<std::uint32_t>(extra);
+                // The peer invalidated one of our regions: it is no longer usable from here either.
+                mrs_.erase(std::remove_if(mrs_.begin(), mrs_.end(),
+                                          [&](const memory_region& m) { return m.stag == wc.invalidated_stag; }),
+                           mrs_.end());
+            }
+        }
         for (const auto& qp : qps_) {
             if (qp->qpn != wc.qpn) continue;
-            if (receive && qp->recv_cq == cq) qp->rq_completed = wqe_index + 1;
+            if (receive && !qp_error && qp->recv_cq == cq) qp->rq_completed = wqe_index + 1;
             if (!receive && qp->send_cq == cq) qp->sq_completed = wqe_index + 1;
-            if (wc.status != regmap::cqe_status::success) qp->state = qp_state::error;
+            if (wc.status != regmap::cqe_status::success || qp_error) qp->state = qp_state::error;
         }
         out->push_back(wc);
         ++cq->consumer;

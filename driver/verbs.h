@@ -34,9 +34,33 @@ struct memory_region {
     std::uint64_t length = 0;
     std::uint32_t access = 0;
     std::uint32_t pd = 0;
+    // Tagged offset of the first byte, what a peer puts in its work requests: the host address
+    // (VA-based) or 0 (zero-based), RFC 5040 §2.2.
+    std::uint64_t to_base = 0;
 };
 
-enum class wc_opcode : std::uint8_t { rdma_write = 0, send = 1, rdma_read = 2, recv = 128 };
+// Send completions carry the work request's opcode; receive completions one of the recv kinds.
+enum class wc_opcode : std::uint8_t {
+    rdma_write = 0,
+    send = 1,
+    rdma_read = 2,
+    atomic_fetch_add = 3,
+    atomic_compare_swap = 4,
+    immediate_data = 5,
+    rdma_write_with_imm = 6,
+    local_invalidate = 7,
+    raw_ulpdu = 0x7f,
+    recv = 128,          // a Send arrived
+    recv_imm = 129,      // Immediate Data arrived (alone or after an RDMA Write): see imm_data
+    qp_error = 0xfe,     // the QP left RTS: status says the class, terminate the Terminate (if any)
+};
+
+// What query_qp and a qp_error completion report about the Terminate that ended the stream.
+struct terminate_info {
+    bool valid = false;
+    bool received = false;  // from the peer (else: this side sent it)
+    std::uint8_t layer = 0, etype = 0, code = 0;
+};
 
 struct work_completion {
     std::uint64_t wr_id = 0;
@@ -44,6 +68,11 @@ struct work_completion {
     wc_opcode opcode = wc_opcode::rdma_write;
     regmap::cqe_status status = regmap::cqe_status::success;
     std::uint32_t qpn = 0;
+    bool with_imm = false;
+    std::uint64_t imm_data = 0;         // Immediate Data (with_imm)
+    std::uint32_t invalidated_stag = 0; // a Send with Invalidate's STag, now invalid here
+    bool solicited = false;
+    terminate_info terminate;           // qp_error entries
 };
 
 struct send_wr {
@@ -57,8 +86,19 @@ struct send_wr {
     std::uint32_t remote_stag = 0;
     std::uint64_t operand = 0;      // atomics: add data (FetchAdd) or swap data (CmpSwap)
     std::uint64_t compare = 0;      // atomics: compare data (CmpSwap)
-    bool solicited = false;         // Send with Solicited Event
-    std::uint32_t invalidate_stag = 0;  // Send with Invalidate (0: none)
+    bool solicited = false;         // Send / Immediate Data with Solicited Event
+    std::uint32_t invalidate_stag = 0;  // Send with Invalidate (0: none); local_invalidate: the STag
+    std::uint64_t imm_data = 0;     // immediate_data, rdma_write_with_imm
+    // Masked atomics (RFC 7306 §5.1); the work request takes two send-queue slots.
+    bool masked = false;
+    std::uint64_t add_or_swap_mask = 0;  // FetchAdd: carry boundaries; CmpSwap: bits swapped
+    std::uint64_t compare_mask = 0;      // CmpSwap: bits compared
+};
+
+// Inbound (IRD) and outbound (ORD) RDMA Read/atomic limits of a connection; 0: the device default.
+struct read_limits {
+    std::uint16_t ird = 0;
+    std::uint16_t ord = 0;
 };
 
 struct recv_wr {
@@ -76,7 +116,8 @@ struct completion_queue {
     std::uint32_t vector = 0;
 };
 
-enum class qp_state { created, connecting, rts, error };
+// The driver's view; query_qp reads the device's (regmap::qp_state).
+enum class qp_state { created, connecting, rts, closing, idle, error };
 
 struct queue_pair {
     std::uint32_t qpn = 0;
@@ -105,16 +146,30 @@ public:
     status alloc_pd(std::uint32_t* pd);
     // Allocates pinned host memory for buffers the application registers.
     status alloc_buffer(std::size_t len, std::uint64_t* addr);
+    // `zero_based`: the region's tagged offsets start at 0 instead of at its host address.
     status reg_mr(std::uint32_t pd, std::uint64_t addr, std::uint64_t length, std::uint32_t access,
-                  memory_region* out);
+                  memory_region* out, bool zero_based = false);
     status dereg_mr(const memory_region& mr);
     status create_cq(std::uint32_t entries, completion_queue** out);
     status create_qp(std::uint32_t pd, completion_queue* send_cq, completion_queue* recv_cq, std::uint32_t sq_depth,
                      std::uint32_t rq_depth, queue_pair** out);
     // Active side: TCP connect + MPA Request; returns when the QP is in RTS (or failed).
-    status connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port);
+    // `limits`: the RDMA Read resources asked for (like rdma_cm's responder_resources and
+    // initiator_depth); negotiated with MPA revision 2, used as they are with revision 1.
+    status connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port,
+                   const read_limits& limits = {});
     // Passive side: waits for a peer on `port` and answers its MPA Request.
-    status accept(queue_pair* qp, std::uint16_t port);
+    status accept(queue_pair* qp, std::uint16_t port, const read_limits& limits = {});
+
+    // Abortive (to Error: outstanding work flushes, a peer sees the stream close) or graceful
+    // (disconnect: to Closing, then Idle once all sent work is acknowledged).
+    status modify_qp_to_error(queue_pair* qp);
+    status disconnect(queue_pair* qp);
+    // The device's state of the QP and the Terminate that ended its stream, if any.
+    status query_qp(queue_pair* qp, regmap::qp_state* state, terminate_info* term = nullptr);
+    // Destroys an idle or failed QP / an unused CQ; the handle is invalid afterwards.
+    status destroy_qp(queue_pair* qp);
+    status destroy_cq(completion_queue* cq);
 
     status post_send(queue_pair* qp, const send_wr& wr);
     status post_recv(queue_pair* qp, const recv_wr& wr);

@@ -1,5 +1,6 @@
 #include "firmware/firmware.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "core/log.h"
@@ -137,6 +138,8 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             pc.r = role::initiator;
             pc.qpn = qpn;
             pc.cmd_slot = slot;
+            pc.ird = static_cast<std::uint16_t>(p[3] & 0x3fff);
+            pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
             pc.deadline_ps = hal_.now_ps() + hal_.policy().timeout_ps;
             by_conn_[static_cast<std::uint32_t>(conn)] = pc;
             arm_next_timer();
@@ -154,15 +157,41 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             pc.qpn = qpn;
             pc.cmd_slot = slot;
             pc.port = port;
+            pc.ird = static_cast<std::uint16_t>(p[3] & 0x3fff);
+            pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
             pc.deadline_ps = std::numeric_limits<std::uint64_t>::max();  // waits for a peer as long as it takes
             accepts_.emplace(port, pc);
             hal_.tcp_listen(port);
             return;
         }
         case command::destroy_qp:
-        case command::destroy_cq:
-            complete(slot, cmd_status::bad_opcode, 0);  // not offered by this firmware version yet
+        case command::destroy_cq: {
+            const auto id = static_cast<std::uint32_t>(p[0]);
+            const int r = op == command::destroy_qp ? hal_.destroy_qp(id) : hal_.destroy_cq(id);
+            complete(slot, r == 0 ? cmd_status::ok : r == -1 ? cmd_status::bad_handle : cmd_status::bad_state, 0);
             return;
+        }
+        case command::modify_qp: {
+            const auto qpn = static_cast<std::uint32_t>(p[0]);
+            const auto target = static_cast<regmap::qp_state>(p[1]);
+            if (hal_.qp_query(qpn) < 0) {
+                complete(slot, cmd_status::bad_handle, 0);
+                return;
+            }
+            if (target != regmap::qp_state::error && target != regmap::qp_state::closing) {
+                complete(slot, cmd_status::bad_parameter, 0);  // the other states are reached by events
+                return;
+            }
+            complete(slot, hal_.qp_modify(qpn, static_cast<std::uint8_t>(target)) ? cmd_status::ok : cmd_status::bad_state,
+                     0);
+            return;
+        }
+        case command::query_qp: {
+            const std::int64_t word = hal_.qp_query(static_cast<std::uint32_t>(p[0]));
+            complete(slot, word < 0 ? cmd_status::bad_handle : cmd_status::ok,
+                     word < 0 ? 0 : static_cast<std::uint32_t>(word));
+            return;
+        }
     }
     FW_LOG(warn, "command " << slot << ": unknown opcode " << static_cast<int>(cmd[regmap::cmd_off::opcode]));
     complete(slot, cmd_status::bad_opcode, 0);
@@ -181,8 +210,8 @@ void firmware::on_established(std::uint32_t conn, std::uint16_t port) {
         req.revision = static_cast<std::uint8_t>(pol.revision);
         if (pol.revision == 2) {
             req.enhanced = true;  // RFC 6581 §5: IRD/ORD in the first private-data word
-            req.ird = pol.ird;
-            req.ord = pol.ord;
+            req.ird = want_ird(it->second);
+            req.ord = want_ord(it->second);
         }
         hal_.consume_cycles(costs_.mpa_frame);
         hal_.send_startup(conn, mpa::encode(req));
@@ -240,7 +269,10 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
     mode.crc = pol.want_crc || rep->crc;  // CRC if either side asked (RFC 5044 §7.1.2)
     mode.max_ulpdu = mpa::max_ulpdu(hal_.tcp_effective_mss(conn), mode.tx_markers);
     hal_.full_operation(conn, mode, len);
-    finish(conn, pc, hal_.qp_connect(pc.qpn, conn, mode.max_ulpdu) ? cmd_status::ok : cmd_status::bad_state);
+    // RFC 6581 §5: the Reply carries the responder's IRD and ORD; ours are their mirror image.
+    // Without revision 2 nothing was negotiated: the application's own limits apply.
+    const std::uint32_t ird = rep->enhanced ? rep->ord : pc.ird, ord = rep->enhanced ? rep->ird : pc.ord;
+    finish(conn, pc, hal_.qp_connect(pc.qpn, conn, mode.max_ulpdu, ird, ord) ? cmd_status::ok : cmd_status::bad_state);
 }
 
 void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc) {
@@ -262,8 +294,8 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
     rep.revision = static_cast<std::uint8_t>(req->revision < pol.revision ? req->revision : pol.revision);
     if (rep.revision == 2 && req->enhanced) {
         rep.enhanced = true;
-        rep.ird = req->ord < pol.ird ? req->ord : pol.ird;
-        rep.ord = req->ird < pol.ord ? req->ird : pol.ord;
+        rep.ird = std::min(req->ord, want_ird(pc));
+        rep.ord = std::min(req->ird, want_ord(pc));
     }
     hal_.consume_cycles(costs_.mpa_frame);
     hal_.send_startup(conn, mpa::encode(rep));
@@ -273,7 +305,17 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
     mode.crc = rep.crc;
     mode.max_ulpdu = mpa::max_ulpdu(hal_.tcp_effective_mss(conn), mode.tx_markers);
     hal_.full_operation(conn, mode, len);
-    finish(conn, pc, hal_.qp_connect(pc.qpn, conn, mode.max_ulpdu) ? cmd_status::ok : cmd_status::bad_state);
+    finish(conn, pc,
+           hal_.qp_connect(pc.qpn, conn, mode.max_ulpdu, rep.enhanced ? rep.ird : pc.ird, rep.enhanced ? rep.ord : pc.ord)
+               ? cmd_status::ok
+               : cmd_status::bad_state);
+}
+
+std::uint16_t firmware::want_ird(const pending_connection& pc) const {
+    return pc.ird != 0 ? pc.ird : hal_.policy().ird;
+}
+std::uint16_t firmware::want_ord(const pending_connection& pc) const {
+    return pc.ord != 0 ? pc.ord : hal_.policy().ord;
 }
 
 void firmware::finish(std::uint32_t conn, pending_connection& pc, cmd_status status) {

@@ -38,7 +38,11 @@ private:
         std::uint64_t deadline_ps = 0;
         bool request_sent = false;   // initiator: our Request is out
         std::uint16_t port = 0;      // responder: listening port
+        std::uint16_t ird = 0, ord = 0;  // the driver's wish (0: policy); without revision 2 used as is
     };
+    // The IRD/ORD this connection offers: the driver's wish, else the MPA policy's.
+    std::uint16_t want_ird(const pending_connection& pc) const;
+    std::uint16_t want_ord(const pending_connection& pc) const;
 
     void on_command_doorbell();
     void execute(std::uint32_t slot, const std::uint8_t* cmd);

@@ -70,7 +70,13 @@ public:
     virtual std::int64_t register_mr(const mr_params& p) = 0;
     virtual bool deregister_mr(std::uint32_t stag) = 0;
     virtual bool qp_idle(std::uint32_t qpn) const = 0;
-    virtual bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu) = 0;
+    // `ird`/`ord`: the stream's negotiated Read limits (0: not negotiated, the device's own apply).
+    virtual bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu, std::uint32_t ird,
+                            std::uint32_t ord) = 0;
+    virtual bool qp_modify(std::uint32_t qpn, std::uint8_t target) = 0;   // regmap::qp_state
+    virtual std::int64_t qp_query(std::uint32_t qpn) const = 0;           // regmap::query_qp_result, -1
+    virtual int destroy_qp(std::uint32_t qpn) = 0;                        // 0, -1 no such, -2 busy
+    virtual int destroy_cq(std::uint32_t cqn) = 0;
     virtual void stream_failed(std::uint32_t conn, const char* why) = 0;
 
     // TCP engine.

@@ -55,6 +55,9 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.rdma.max_qp = u32(s, "rnic.rdma.max_qp");
     n.rdma.max_cq = u32(s, "rnic.rdma.max_cq");
     n.rdma.max_mr = u32(s, "rnic.rdma.max_mr");
+    n.rdma.ird = u32(s, "rnic.rdma.ird");
+    n.rdma.ord = u32(s, "rnic.rdma.ord");
+    n.rdma.raw_ulpdu_wqes = s.get_bool("rnic.rdma.raw_ulpdu_wqes");
     n.cp.clock_hz = s.get_frequency_hz("rnic.cp.clock");
     n.cp.costs.command = static_cast<std::uint64_t>(s.get_int("rnic.cp.command_cycles"));
     n.cp.costs.event = static_cast<std::uint64_t>(s.get_int("rnic.cp.event_cycles"));

@@ -124,6 +124,9 @@ void declare_rnic(config::Node& root) {
     rdma.integer("max_qp", 64, "Queue pairs", 1, 65536);
     rdma.integer("max_cq", 64, "Completion queues", 1, 65536);
     rdma.integer("max_mr", 1024, "Memory regions (STag table entries)", 2, 1 << 24);
+    rdma.integer("ird", 16, "Most inbound RDMA Read / atomic requests a QP holds (caps the negotiated IRD)", 1, 16383);
+    rdma.integer("ord", 16, "Most outbound RDMA Reads / atomics a QP has in flight (caps the negotiated ORD)", 1, 16383);
+    rdma.boolean("raw_ulpdu_wqes", false, "Test mode: accept raw-ULPDU work requests (sent verbatim on the wire)");
 
     auto& cp = rnic.object("cp", "Control processor running the firmware");
     cp.frequency("clock", "1GHz", "Clock of the embedded CPU", 1e6, 10e9);

@@ -77,9 +77,14 @@ public:
     std::int64_t register_mr(const fw::mr_params& p) override;
     bool deregister_mr(std::uint32_t stag) override { return rdma_out->deregister_mr(stag); }
     bool qp_idle(std::uint32_t qpn) const override { return rdma_out->qp_idle(qpn); }
-    bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu) override {
-        return rdma_out->qp_connect(qpn, conn, max_ulpdu);
+    bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu, std::uint32_t ird,
+                    std::uint32_t ord) override {
+        return rdma_out->qp_connect(qpn, conn, max_ulpdu, ird, ord);
     }
+    bool qp_modify(std::uint32_t qpn, std::uint8_t target) override { return rdma_out->qp_modify(qpn, target); }
+    std::int64_t qp_query(std::uint32_t qpn) const override { return rdma_out->qp_query(qpn); }
+    int destroy_qp(std::uint32_t qpn) override { return rdma_out->destroy_qp(qpn); }
+    int destroy_cq(std::uint32_t cqn) override { return rdma_out->destroy_cq(cqn); }
     void stream_failed(std::uint32_t conn, const char* why) override { rdma_out->stream_failed(conn, why); }
     int tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) override;
     bool tcp_listen(std::uint16_t port) override { return toe_out->tcp_listen(port); }

@@ -118,16 +118,97 @@ bool rdma_engine::deregister_mr(std::uint32_t stag) {
 bool rdma_engine::qp_valid(std::uint32_t qpn) const { return qpn < qps_.size() && qps_[qpn].valid; }
 bool rdma_engine::qp_idle(std::uint32_t qpn) const { return qp_valid(qpn) && qps_[qpn].state == qp_state::idle; }
 
-bool rdma_engine::qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu) {
+bool rdma_engine::qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu, std::uint32_t ird,
+                             std::uint32_t ord) {
     if (!qp_idle(qpn)) return false;
     queue_pair& qp = qps_[qpn];
+    // A fresh stream: every per-stream sequence starts again (RFC 5041 §5.1: MSNs from 1).
+    const qp_config cfg = qp.cfg;
+    const std::uint32_t sq_producer = qp.sq_producer, sq_consumer = qp.sq_consumer;
+    const std::uint32_t rq_producer = qp.rq_producer, rq_consumer = qp.rq_consumer;
+    std::deque<doorbell> doorbells = std::move(qp.sq_doorbells);
+    qp = queue_pair{};
+    qp.valid = true;
+    qp.cfg = cfg;
+    qp.sq_producer = sq_producer;
+    qp.sq_consumer = sq_consumer;
+    qp.sq_doorbells = std::move(doorbells);
+    qp.rq_producer = rq_producer;
+    qp.rq_consumer = rq_consumer;
     qp.conn = conn;
     qp.max_ulpdu = max_ulpdu;
+    // The device's own limits cap what was negotiated (0 from a revision 1 peer: no negotiation).
+    qp.ird = ird == 0 ? params_.ird : std::min(ird, params_.ird);
+    qp.ord = ord == 0 ? params_.ord : std::min(ord, params_.ord);
     qp.state = qp_state::rts;
     conn_to_qp_[conn] = qpn;
     work_event_.notify(sc_core::SC_ZERO_TIME);
-    RNIC_MLOG(debug, rdma, "QP " << qpn << " in RTS on connection " << conn << ", MULPDU " << max_ulpdu);
+    RNIC_MLOG(debug, rdma, "QP " << qpn << " in RTS on connection " << conn << ", MULPDU " << max_ulpdu << ", IRD "
+                                 << qp.ird << ", ORD " << qp.ord);
     return true;
+}
+
+bool rdma_engine::qp_modify(std::uint32_t qpn, std::uint8_t target) {
+    if (!qp_valid(qpn)) return false;
+    queue_pair& qp = qps_[qpn];
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    switch (static_cast<qp_state>(target)) {
+        case qp_state::error:
+            // Abortive: allowed from every state (verbs "modify to Error").
+            if (qp.state == qp_state::idle) {
+                qp.state = qp_state::error;
+                flush_receives(qpn, qp, delay);
+                return true;
+            }
+            if (qp.state != qp_state::error) {
+                RNIC_MLOG(info, rdma, "QP " << qpn << " to Error by the driver");
+                enter_error(qpn, qp, delay);
+            }
+            return true;
+        case qp_state::closing:
+            // Graceful (RFC 5040 §6.2, LLP graceful termination): only from RTS; the stream closes
+            // once everything already sent has been acknowledged and answered.
+            if (qp.state != qp_state::rts) return false;
+            qp.state = qp_state::closing;
+            RNIC_MLOG(info, rdma, "QP " << qpn << " to Closing by the driver");
+            maybe_finish_closing(qpn, qp);
+            return true;
+        default: return false;
+    }
+}
+
+std::int64_t rdma_engine::qp_query(std::uint32_t qpn) const {
+    if (!qp_valid(qpn)) return -1;
+    const queue_pair& qp = qps_[qpn];
+    namespace q = regmap::query_qp_result;
+    std::uint32_t word = static_cast<std::uint32_t>(qp.state);
+    if (qp.term.valid) {
+        word |= static_cast<std::uint32_t>(qp.term.layer) << q::layer_shift |
+                static_cast<std::uint32_t>(qp.term.etype) << q::etype_shift |
+                static_cast<std::uint32_t>(qp.term.code) << q::code_shift |
+                (qp.term.received ? q::terminate_received : 0u);
+    }
+    return word;
+}
+
+int rdma_engine::destroy_qp(std::uint32_t qpn) {
+    if (!qp_valid(qpn)) return -1;
+    queue_pair& qp = qps_[qpn];
+    if (qp.state != qp_state::idle && qp.state != qp_state::error) return -2;
+    for (auto it = conn_to_qp_.begin(); it != conn_to_qp_.end();) {
+        it = it->second == qpn ? conn_to_qp_.erase(it) : std::next(it);
+    }
+    qp = queue_pair{};
+    return 0;
+}
+
+int rdma_engine::destroy_cq(std::uint32_t cqn) {
+    if (cqn >= cqs_.size() || !cqs_[cqn].valid) return -1;
+    for (const queue_pair& qp : qps_) {
+        if (qp.valid && (qp.cfg.send_cq == cqn || qp.cfg.recv_cq == cqn)) return -2;
+    }
+    cqs_[cqn] = completion_queue{};
+    return 0;
 }
 
 int rdma_engine::qpn_of_conn(std::uint32_t conn) const {
@@ -160,27 +241,98 @@ void rdma_engine::llp_error(std::uint32_t conn, std::uint8_t mpa_code, const sc_
     enter_error(static_cast<std::uint32_t>(qpn), qp, d);
 }
 
+namespace {
+// The completion status a Terminate stands for, at the side that reads it (verbs error classes).
+regmap::cqe_status status_of_terminate(ddp::TermLayer layer, std::uint8_t etype) {
+    switch (layer) {
+        case ddp::TermLayer::rdma:
+            return etype == ddp::term::kRdmaRemoteProtection ? regmap::cqe_status::remote_access_error
+                                                             : regmap::cqe_status::remote_operation_error;
+        case ddp::TermLayer::ddp:
+            if (etype == ddp::term::kDdpTaggedBuffer) return regmap::cqe_status::remote_access_error;
+            if (etype == ddp::term::kDdpUntaggedBuffer) return regmap::cqe_status::remote_invalid_request;
+            return regmap::cqe_status::remote_operation_error;
+        default: return regmap::cqe_status::transport_error;
+    }
+}
+}  // namespace
+
 void rdma_engine::enter_error(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& delay) {
+    const bool was_connected = qp.state != qp_state::idle && qp.state != qp_state::error;
     qp.state = qp_state::error;
-    // Sent but unacknowledged work requests will never complete normally: flush them, in order.
+    // Sent but unfinished work requests will never complete normally: the oldest takes the error the
+    // peer's Terminate reported (if one did), the rest flush, in order (verbs semantics).
+    bool first = true;
     while (!qp.pending.empty()) {
         const pending_completion& p = qp.pending.front();
         cqe_fields f;
         f.wr_id = p.wr_id;
         f.byte_len = p.length;
         f.opcode = static_cast<std::uint8_t>(p.opcode);
-        f.status = regmap::cqe_status::flushed;
+        f.status = first && qp.term.valid && qp.term.received ? status_of_terminate(qp.term.layer, qp.term.etype)
+                                                               : regmap::cqe_status::flushed;
         f.qpn = qpn;
         f.wqe_index = p.wqe_index;
         post_cqe(qp.cfg.send_cq, f, delay);
-        ++counters_.flushed;
+        if (f.status == regmap::cqe_status::flushed) ++counters_.flushed;
+        first = false;
         qp.pending.pop_front();
     }
     qp.reads_outstanding = 0;
     qp.responses.clear();
+    qp.recv_active = false;
+    flush_receives(qpn, qp, delay);
+    if (was_connected) {
+        report_qp_error(qpn, qp, delay);
+        // RFC 5040 §6.2: after a Terminate (or a fatal stream error) the LLP stream is closed; a
+        // Terminate already handed to TCP still goes out before the FIN.
+        toe_out->tcp_close(qp.conn);
+    }
     space_event_.notify(delay);
     read_done_event_.notify(delay);
     work_event_.notify(delay);  // the transmit thread flushes what is still in the send queue
+}
+
+void rdma_engine::flush_receives(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& delay) {
+    // Posted receives complete as flushed, in posting order.
+    while (qp.rq_consumer != qp.rq_producer && qp.cfg.rq_entries != 0) {
+        const std::uint64_t addr = qp.cfg.rq_ring + (qp.rq_consumer % qp.cfg.rq_entries) * regmap::kRecvWqeSize;
+        std::uint8_t rqe[regmap::kRecvWqeSize] = {};
+        if (mem_read(dma_out, addr, rqe, sizeof rqe, delay) != tlm::TLM_OK_RESPONSE) break;
+        cqe_fields f;
+        f.wr_id = get_le64(rqe + regmap::rqe_off::wr_id);
+        f.opcode = static_cast<std::uint8_t>(regmap::wr_opcode::send);
+        f.status = regmap::cqe_status::flushed;
+        f.qpn = qpn;
+        f.wqe_index = qp.rq_consumer++;
+        f.receive = true;
+        post_cqe(qp.cfg.recv_cq, f, delay);
+        ++counters_.flushed;
+    }
+}
+
+void rdma_engine::report_qp_error(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& delay) {
+    // One QP error entry on the receive CQ: the driver learns why the QP left RTS even when no work
+    // request was outstanding (verbs' asynchronous QP error event).
+    cqe_fields f;
+    f.opcode = regmap::kCqeOpcodeQpError;
+    f.status = qp.term.valid ? status_of_terminate(qp.term.layer, qp.term.etype) : regmap::cqe_status::transport_error;
+    f.qpn = qpn;
+    f.receive = true;
+    f.imm_data = static_cast<std::uint64_t>(qp_query(qpn));
+    f.wqe_index = qp.rq_consumer;
+    post_cqe(qp.cfg.recv_cq, f, delay);
+}
+
+void rdma_engine::maybe_finish_closing(std::uint32_t qpn, queue_pair& qp) {
+    if (qp.state != qp_state::closing || !qp.pending.empty() || !qp.responses.empty()) return;
+    // Everything sent is acknowledged: close the LLP stream gracefully and return to Idle; the
+    // connection no longer maps to this QP, so its close event does not move the QP to Error.
+    toe_out->tcp_close(qp.conn);
+    conn_to_qp_.erase(qp.conn);
+    qp.state = qp_state::idle;
+    RNIC_MLOG(info, rdma, "QP " << qpn << ": graceful close done, QP Idle");
+    work_event_.notify(sc_core::SC_ZERO_TIME);  // posted work requests now flush
 }
 
 // ---- doorbells (driver via the register file) ---------------------------------------------
@@ -234,8 +386,10 @@ bool rdma_engine::take_doorbells(queue_pair& qp) {
         qp.sq_producer = qp.sq_doorbells.front().producer;
         qp.sq_doorbells.pop_front();
     }
-    if (qp.state == qp_state::rts && !qp.responses.empty()) return true;
-    return (qp.state == qp_state::rts || qp.state == qp_state::error) && qp.sq_consumer != qp.sq_producer;
+    const bool sending = qp.state == qp_state::rts || qp.state == qp_state::closing;
+    if (sending && !qp.responses.empty()) return true;
+    // Work posted to an Idle QP waits for RTS; in Closing and Error it flushes.
+    return qp.state != qp_state::idle && qp.sq_consumer != qp.sq_producer;
 }
 
 rdma_engine::queue_pair* rdma_engine::next_ready_qp() {
@@ -262,7 +416,7 @@ void rdma_engine::tx_thread() {
 }
 
 void rdma_engine::process_batch(std::uint32_t qpn, queue_pair& qp) {
-    if (qp.state == qp_state::rts && !qp.responses.empty()) {
+    if ((qp.state == qp_state::rts || qp.state == qp_state::closing) && !qp.responses.empty()) {
         // Read Responses go out in the order of their requests, ahead of new work (RFC 5040 §5.3).
         sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
         if (qp.responses.front().atomic) {
@@ -281,181 +435,171 @@ void rdma_engine::process_batch(std::uint32_t qpn, queue_pair& qp) {
     sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
     if (mem_read(dma_out, addr, wqe_cache_.data(), wqe_cache_.size(), issue) != tlm::TLM_OK_RESPONSE) {
         // The SQ ring itself is not reachable: a catastrophic local error for this QP.
-        qp.state = qp_state::error;
         RNIC_MLOG(error, rdma, "QP " << qpn << ": cannot fetch WQEs at 0x" << std::hex << addr);
+        enter_error(qpn, qp, issue);
+        qp.sq_consumer = qp.sq_producer;  // nothing more can be read from this ring
         return;
     }
-    for (std::uint32_t i = 0; i < n; ++i) {
-        const std::uint32_t index = qp.sq_consumer++;
-        ++counters_.wqes;
+    std::uint8_t masks_slot[regmap::kSendWqeSize];
+    for (std::uint32_t i = 0; i < n;) {
         const std::uint8_t* wqe = wqe_cache_.data() + static_cast<std::size_t>(i) * regmap::kSendWqeSize;
-        if (qp.state == qp_state::error || qp.state == qp_state::terminate) {
-            cqe_fields f;
-            f.wr_id = get_le64(wqe + regmap::sqe_off::wr_id);
-            f.opcode = wqe[regmap::sqe_off::opcode];
-            f.status = regmap::cqe_status::flushed;
-            f.qpn = qpn;
-            f.wqe_index = index;
-            post_cqe(qp.cfg.send_cq, f, issue);
+        const std::uint8_t* masks = nullptr;
+        std::uint32_t slots = 1;
+        const auto op = static_cast<regmap::wr_opcode>(wqe[regmap::sqe_off::opcode]);
+        const bool atomic = op == regmap::wr_opcode::atomic_fetch_add || op == regmap::wr_opcode::atomic_compare_swap;
+        if (atomic && (wqe[regmap::sqe_off::flags] & regmap::wr_flags::masked) != 0 &&
+            qp.sq_producer - qp.sq_consumer >= 2) {
+            // A masked atomic's second slot: in this batch, or (ring wrap, batch end) fetched on its own.
+            slots = 2;
+            if (i + 1 < n) {
+                masks = wqe + regmap::kSendWqeSize;
+            } else {
+                const std::uint64_t at = qp.cfg.sq_ring + ((qp.sq_consumer + 1) % qp.cfg.sq_entries) * regmap::kSendWqeSize;
+                if (mem_read(dma_out, at, masks_slot, sizeof masks_slot, issue) == tlm::TLM_OK_RESPONSE) masks = masks_slot;
+            }
+        }
+        const std::uint32_t index = qp.sq_consumer + slots - 1;
+        qp.sq_consumer += slots;
+        i += slots;
+        ++counters_.wqes;
+        const send_wqe w = decode_wqe(wqe, masks, index);
+        if (qp.state != qp_state::rts) {
+            complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
             ++counters_.flushed;
             continue;
         }
-        process_wqe(qpn, qp, index, wqe, issue);
+        process_wqe(qpn, qp, w, issue);
     }
     // The engine's own pipeline time; payload reads and transmission run ahead of it in the
     // downstream blocks' resources (LT annotation).
     wait(issue);
 }
 
-void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, const std::uint8_t* wqe,
-                              sc_core::sc_time& issue) {
+rdma_engine::send_wqe rdma_engine::decode_wqe(const std::uint8_t* wqe, const std::uint8_t* masks, std::uint32_t index) {
     namespace off = regmap::sqe_off;
-    tx_pipe_.reserve_lt(issue, cycles_time(params_.cycles_per_wqe, params_.clock_hz));
-    const auto opcode = static_cast<regmap::wr_opcode>(wqe[off::opcode]);
-    const bool signaled = (wqe[off::flags] & regmap::wr_flags::signaled) != 0;
-    const std::uint64_t wr_id = get_le64(wqe + off::wr_id);
-    const std::uint64_t local_addr = get_le64(wqe + off::local_addr);
-    const std::uint32_t length = get_le32(wqe + off::length);
-    const std::uint32_t local_stag = get_le32(wqe + off::local_stag);
-    const std::uint64_t remote_to = get_le64(wqe + off::remote_to);
-    const std::uint32_t remote_stag = get_le32(wqe + off::remote_stag);
-    const std::uint32_t invalidate_stag = get_le32(wqe + off::imm_or_inv);
-    const bool solicited = (wqe[off::flags] & regmap::wr_flags::solicited) != 0;
-    const bool tagged = opcode == regmap::wr_opcode::rdma_write;
+    send_wqe w;
+    w.raw_opcode = wqe[off::opcode];
+    w.opcode = static_cast<regmap::wr_opcode>(w.raw_opcode);
+    w.signaled = (wqe[off::flags] & regmap::wr_flags::signaled) != 0;
+    w.solicited = (wqe[off::flags] & regmap::wr_flags::solicited) != 0;
+    w.wr_id = get_le64(wqe + off::wr_id);
+    w.local_addr = get_le64(wqe + off::local_addr);
+    w.length = get_le32(wqe + off::length);
+    w.local_stag = get_le32(wqe + off::local_stag);
+    w.remote_to = get_le64(wqe + off::remote_to);
+    w.remote_stag = get_le32(wqe + off::remote_stag);
+    w.imm_or_inv = get_le32(wqe + off::imm_or_inv);
+    w.operand = get_le64(wqe + off::operand);
+    w.compare = get_le64(wqe + off::compare);
+    w.index = index;
+    // RFC 7306 §5.1: without masks FetchAdd is a plain 64-bit add and CmpSwap compares and swaps
+    // all 64 bits.
+    const bool add = w.opcode == regmap::wr_opcode::atomic_fetch_add;
+    w.add_or_swap_mask = add ? 0 : ~std::uint64_t{0};
+    w.compare_mask = add ? 0 : ~std::uint64_t{0};
+    if ((wqe[off::flags] & regmap::wr_flags::masked) != 0) {
+        w.masked = true;
+        if (masks != nullptr && masks[off::opcode] == static_cast<std::uint8_t>(regmap::wr_opcode::atomic_masks)) {
+            w.add_or_swap_mask = get_le64(masks + regmap::atomic_mask_off::add_or_swap_mask);
+            w.compare_mask = add ? 0 : get_le64(masks + regmap::atomic_mask_off::compare_mask);
+        } else {
+            w.masked = false;  // flagged but without its masks slot: rejected in process_wqe
+            w.raw_opcode = 0xff;
+        }
+    }
+    return w;
+}
 
-    if (opcode == regmap::wr_opcode::rdma_read) {
-        const memory_region* sink = writable_local(qp, local_stag, local_addr, length);
-        if (sink == nullptr) {
-            ++counters_.bad_wqes;
-            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
-                                issue);
-            return;
-        }
-        wait_for_ord(qp, issue);
-        const std::size_t ulpdu_len = ddp::kUntaggedHeaderSize + ddp::kReadRequestSize;
-        if (!wait_for_space(qp, ulpdu_len, issue)) {
-            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::flushed, issue);
-            ++counters_.flushed;
-            return;
-        }
-        ddp::Header h;
-        h.tagged = false;
-        h.last = true;
-        h.opcode = ddp::Opcode::read_request;
-        h.queue = ddp::kQueueReadRequest;
-        h.msn = ++qp.read_req_msn;
-        ddp::ReadRequest rr;
-        rr.sink_stag = local_stag;
-        rr.sink_to = sink->cfg.to_base + (local_addr - sink->cfg.addr);
-        rr.size = length;
-        rr.src_stag = remote_stag;
-        rr.src_to = remote_to;
-        tx_scratch_.resize(ulpdu_len);
-        ddp::encode(h, tx_scratch_.data());
-        ddp::encode(rr, tx_scratch_.data() + ddp::kUntaggedHeaderSize);
-        tx_pipe_.reserve_lt(issue, cycles_time(params_.cycles_per_segment, params_.clock_hz));
-        stream_ext ext;
-        ext.conn = qp.conn;
-        ext.tag = wr_id;
-        sc_core::sc_time data = issue;
-        if (send_stream(ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, data) != tlm::TLM_OK_RESPONSE) {
-            qp.state = qp_state::error;
-            return;
-        }
-        ++counters_.tx_segments;
-        ++counters_.reads;
-        ++qp.reads_outstanding;
-        pending_completion p{ext.stream_end, index, wr_id, length, opcode, signaled};
-        p.done = false;
-        p.sink_stag = rr.sink_stag;
-        p.sink_to = rr.sink_to;
-        qp.pending.push_back(p);
-        return;
-    }
-    if (opcode == regmap::wr_opcode::atomic_fetch_add || opcode == regmap::wr_opcode::atomic_compare_swap) {
-        if (length != 8 || writable_local(qp, local_stag, local_addr, 8) == nullptr) {
-            ++counters_.bad_wqes;
-            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
-                                issue);
-            return;
-        }
-        wait_for_ord(qp, issue);  // atomics count against ORD like Reads (RFC 7306 §5.2.1 rule 4)
-        ddp::AtomicRequest req;
-        const bool add = opcode == regmap::wr_opcode::atomic_fetch_add;
-        req.op = add ? ddp::AtomicOpcode::fetch_add : ddp::AtomicOpcode::compare_swap;
-        req.request_id = index;
-        req.stag = remote_stag;
-        req.tagged_offset = remote_to;
-        req.add_or_swap_data = get_le64(wqe + off::operand);
-        req.add_or_swap_mask = add ? 0 : ~std::uint64_t{0};
-        req.compare_data = add ? 0 : get_le64(wqe + off::compare);
-        req.compare_mask = add ? 0 : ~std::uint64_t{0};
-        std::uint8_t body[ddp::kAtomicRequestSize];
-        ddp::encode(req, body);
-        ddp::Header h;
-        h.tagged = false;
-        h.last = true;
-        h.opcode = ddp::Opcode::atomic_request;
-        h.queue = ddp::kQueueReadRequest;  // RFC 7306 §5.2.1 rule 5: the Read Request queue
-        h.msn = ++qp.read_req_msn;
-        std::uint64_t stream_end = 0;
-        if (!send_untagged(qp, h, body, sizeof body, wr_id, issue, &stream_end)) {
-            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::flushed, issue);
-            ++counters_.flushed;
-            return;
-        }
-        ++counters_.atomics;
-        ++qp.reads_outstanding;
-        pending_completion p{stream_end, index, wr_id, 8, opcode, signaled};
-        p.done = false;
-        p.atomic = true;
-        p.request_id = index;
-        p.result_addr = local_addr;
-        qp.pending.push_back(p);
-        return;
-    }
-    if (opcode != regmap::wr_opcode::rdma_write && opcode != regmap::wr_opcode::send) {
+void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue) {
+    tx_pipe_.reserve_lt(issue, cycles_time(params_.cycles_per_wqe, params_.clock_hz));
+    using op = regmap::wr_opcode;
+    auto reject = [&](regmap::cqe_status status, const std::string& why) {
         ++counters_.bad_wqes;
-        RNIC_MLOG_D(warn, rdma, issue, "QP " << qpn << ": WQE " << index << " has opcode " << int(wqe[off::opcode])
-                                             << " which this engine does not support yet");
-        complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
-                            issue);
+        RNIC_MLOG_D(warn, rdma, issue, "QP " << qpn << ": WQE " << w.index << " (opcode " << int(w.raw_opcode)
+                                             << "): " << why);
+        complete_with_error(qpn, qp, w, status, issue);
+    };
+    const bool masked_ok = !(w.raw_opcode == 0xff);
+    switch (masked_ok ? w.opcode : static_cast<op>(0xff)) {
+        case op::rdma_read: post_read_request(qpn, qp, w, issue); return;
+        case op::atomic_fetch_add:
+        case op::atomic_compare_swap: post_atomic(qpn, qp, w, issue); return;
+        case op::local_invalidate: post_local_invalidate(qpn, qp, w, issue); return;
+        case op::raw_ulpdu:
+            if (!params_.raw_ulpdu_wqes) {
+                reject(regmap::cqe_status::bad_opcode, "raw ULPDUs are a test mode, off on this device");
+                return;
+            }
+            post_raw_ulpdu(qpn, qp, w, issue);
+            return;
+        case op::rdma_write:
+        case op::send:
+        case op::immediate_data:
+        case op::rdma_write_with_imm: break;
+        default: reject(regmap::cqe_status::bad_opcode, "not a work-request opcode of this device"); return;
+    }
+    const bool carries_payload = w.opcode != op::immediate_data;
+    if (carries_payload && !check_local(qp, w.local_stag, w.local_addr, w.length)) {
+        reject(regmap::cqe_status::local_protection_error,
+               "local STag does not cover the buffer (or belongs to another protection domain)");
         return;
     }
-    if (!check_local(qp, local_stag, local_addr, length)) {
-        ++counters_.bad_wqes;
-        RNIC_MLOG_D(warn, rdma, issue, "QP " << qpn << ": WQE " << index << ": local STag 0x" << std::hex
-                                             << local_stag << " does not cover [0x" << local_addr << ", +0x" << length
-                                             << ")");
-        complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
-                            issue);
-        return;
+    std::uint64_t stream_end = 0;
+    if (w.opcode == op::rdma_write || w.opcode == op::rdma_write_with_imm) {
+        if (!post_message(qpn, qp, w, true, ddp::Opcode::rdma_write, nullptr, w.length, issue, &stream_end)) return;
+        ++counters_.writes;
+        counters_.write_bytes += w.length;
     }
+    if (w.opcode == op::send) {
+        // RFC 5040 §4.3/§5: the Send variants differ in SE and in carrying an STag to invalidate.
+        const ddp::Opcode o = w.imm_or_inv != 0
+                                  ? (w.solicited ? ddp::Opcode::send_se_invalidate : ddp::Opcode::send_invalidate)
+                                  : (w.solicited ? ddp::Opcode::send_se : ddp::Opcode::send);
+        if (!post_message(qpn, qp, w, false, o, nullptr, w.length, issue, &stream_end)) return;
+        ++counters_.sends;
+        counters_.send_bytes += w.length;
+    }
+    if (w.opcode == op::immediate_data || w.opcode == op::rdma_write_with_imm) {
+        // RFC 7306 §6: 8 bytes in one untagged message on queue 0; after the Write it belongs to, so
+        // the peer completes it only once the Write is placed (in-order delivery, RFC 5040 §5.5).
+        std::uint8_t imm[ddp::kImmediateDataSize];
+        ddp::encode_immediate(w.operand, imm);
+        if (!post_message(qpn, qp, w, false, w.solicited ? ddp::Opcode::immediate_se : ddp::Opcode::immediate, imm,
+                          sizeof imm, issue, &stream_end)) {
+            return;
+        }
+        ++counters_.immediates;
+    }
+    // Complete at the sender once TCP has the last byte acknowledged (RFC 5040 §5.5).
+    qp.pending.push_back({stream_end, w.index, w.wr_id, w.length, w.opcode, w.signaled});
+}
+
+bool rdma_engine::post_message(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, bool tagged, ddp::Opcode opcode,
+                               const std::uint8_t* inline_data, std::uint32_t length, sc_core::sc_time& issue,
+                               std::uint64_t* stream_end) {
     const std::vector<ddp::Segment> segments = ddp::segment_message(length, qp.max_ulpdu, tagged);
     const std::size_t header_len = tagged ? ddp::kTaggedHeaderSize : ddp::kUntaggedHeaderSize;
     // Untagged messages on queue 0 carry the next MSN (RFC 5041 §5.1: per queue, from 1).
     const std::uint32_t msn = tagged ? 0 : ++qp.send_msn;
-    std::uint64_t stream_end = 0;
     for (const ddp::Segment& seg : segments) {
         const std::size_t ulpdu_len = header_len + seg.length;
         if (!wait_for_space(qp, ulpdu_len, issue)) {
             // The QP failed while this request waited for room: it completes as flushed.
-            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::flushed, issue);
+            complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
             ++counters_.flushed;
-            return;
+            return false;
         }
         ddp::Header h;
         h.tagged = tagged;
         h.last = seg.last;
+        h.opcode = opcode;
         if (tagged) {
-            h.opcode = ddp::Opcode::rdma_write;
-            h.stag = remote_stag;
-            h.tagged_offset = remote_to + seg.offset;
+            h.stag = w.remote_stag;
+            h.tagged_offset = w.remote_to + seg.offset;
         } else {
-            // RFC 5040 §4.3/§5: the Send variants differ in SE and in carrying an STag to invalidate.
-            h.opcode = invalidate_stag != 0 ? (solicited ? ddp::Opcode::send_se_invalidate : ddp::Opcode::send_invalidate)
-                                            : (solicited ? ddp::Opcode::send_se : ddp::Opcode::send);
-            h.invalidate_stag = invalidate_stag;
+            h.invalidate_stag = opcode == ddp::Opcode::send_invalidate || opcode == ddp::Opcode::send_se_invalidate
+                                    ? w.imm_or_inv
+                                    : 0;
             h.queue = ddp::kQueueSend;
             h.msn = msn;
             h.mo = static_cast<std::uint32_t>(seg.offset);
@@ -466,52 +610,174 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t i
         // The payload read is issued now and completes later; reads of successive segments overlap on
         // the bus (the PCIe model serialises their TLPs and completions).
         sc_core::sc_time data = issue;
-        if (seg.length > 0 &&
-            mem_read(dma_out, local_addr + seg.offset, tx_scratch_.data() + header_len, seg.length, data) !=
-                tlm::TLM_OK_RESPONSE) {
-            RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": payload DMA read failed at 0x" << std::hex
-                                                  << local_addr + seg.offset);
-            complete_with_error(qpn, qp, index, wr_id, wqe[off::opcode], regmap::cqe_status::local_protection_error,
-                                issue);
-            qp.state = qp_state::error;
-            return;
-        }
         stream_ext ext;
         ext.conn = qp.conn;
-        ext.tag = wr_id;
-        if (seg.length > 0) {
-            ext.host_addr = local_addr + seg.offset;
+        ext.tag = w.wr_id;
+        if (inline_data != nullptr) {
+            std::memcpy(tx_scratch_.data() + header_len, inline_data + seg.offset, seg.length);
+        } else if (seg.length > 0) {
+            if (mem_read(dma_out, w.local_addr + seg.offset, tx_scratch_.data() + header_len, seg.length, data) !=
+                tlm::TLM_OK_RESPONSE) {
+                RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": payload DMA read failed at 0x" << std::hex
+                                                      << w.local_addr + seg.offset);
+                complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
+                enter_error(qpn, qp, issue);
+                return false;
+            }
+            ext.host_addr = w.local_addr + seg.offset;
             ext.host_len = static_cast<std::uint32_t>(seg.length);
             ext.header_len = static_cast<std::uint32_t>(header_len);
             std::memcpy(ext.header, tx_scratch_.data(), header_len);
         }
         if (send_stream(ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, data) != tlm::TLM_OK_RESPONSE) {
             RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": the framing unit refused a segment");
-            qp.state = qp_state::error;
-            return;
+            complete_with_error(qpn, qp, w, regmap::cqe_status::transport_error, issue);
+            enter_error(qpn, qp, issue);
+            return false;
         }
-        stream_end = ext.stream_end;
+        *stream_end = ext.stream_end;
         ++counters_.tx_segments;
     }
-    if (tagged) {
-        ++counters_.writes;
-        counters_.write_bytes += length;
-    } else {
-        ++counters_.sends;
-        counters_.send_bytes += length;
-    }
-    // An RDMA Write completes at the sender once TCP has its last byte acknowledged.
-    qp.pending.push_back({stream_end, index, wr_id, length, opcode, signaled});
+    return true;
 }
 
-void rdma_engine::complete_with_error(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, std::uint64_t wr_id,
-                                      std::uint8_t opcode, regmap::cqe_status status, sc_core::sc_time& delay) {
+void rdma_engine::post_read_request(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue) {
+    const memory_region* sink = writable_local(qp, w.local_stag, w.local_addr, w.length);
+    if (sink == nullptr) {
+        ++counters_.bad_wqes;
+        complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
+        return;
+    }
+    wait_for_ord(qp, issue);
+    ddp::Header h;
+    h.tagged = false;
+    h.last = true;
+    h.opcode = ddp::Opcode::read_request;
+    h.queue = ddp::kQueueReadRequest;
+    h.msn = qp.read_req_msn + 1;
+    ddp::ReadRequest rr;
+    rr.sink_stag = w.local_stag;
+    rr.sink_to = sink->cfg.to_base + (w.local_addr - sink->cfg.addr);
+    rr.size = w.length;
+    rr.src_stag = w.remote_stag;
+    rr.src_to = w.remote_to;
+    std::uint8_t body[ddp::kReadRequestSize];
+    ddp::encode(rr, body);
+    std::uint64_t stream_end = 0;
+    if (!send_untagged(qp, h, body, sizeof body, w.wr_id, issue, &stream_end)) {
+        complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
+        ++counters_.flushed;
+        return;
+    }
+    ++qp.read_req_msn;
+    ++counters_.reads;
+    ++qp.reads_outstanding;
+    pending_completion p{stream_end, w.index, w.wr_id, w.length, w.opcode, w.signaled};
+    p.done = false;
+    p.sink_stag = rr.sink_stag;
+    p.sink_to = rr.sink_to;
+    qp.pending.push_back(p);
+}
+
+void rdma_engine::post_atomic(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue) {
+    if (w.length != 8 || writable_local(qp, w.local_stag, w.local_addr, 8) == nullptr) {
+        ++counters_.bad_wqes;
+        complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
+        return;
+    }
+    wait_for_ord(qp, issue);  // atomics count against ORD like Reads (RFC 7306 §5.2.1 rule 4)
+    ddp::AtomicRequest req;
+    const bool add = w.opcode == regmap::wr_opcode::atomic_fetch_add;
+    req.op = add ? ddp::AtomicOpcode::fetch_add : ddp::AtomicOpcode::compare_swap;
+    req.request_id = w.index;
+    req.stag = w.remote_stag;
+    req.tagged_offset = w.remote_to;
+    req.add_or_swap_data = w.operand;
+    req.add_or_swap_mask = w.add_or_swap_mask;
+    req.compare_data = add ? 0 : w.compare;
+    req.compare_mask = w.compare_mask;
+    std::uint8_t body[ddp::kAtomicRequestSize];
+    ddp::encode(req, body);
+    ddp::Header h;
+    h.tagged = false;
+    h.last = true;
+    h.opcode = ddp::Opcode::atomic_request;
+    h.queue = ddp::kQueueReadRequest;  // RFC 7306 §5.2.1 rule 5: the Read Request queue
+    h.msn = qp.read_req_msn + 1;
+    std::uint64_t stream_end = 0;
+    if (!send_untagged(qp, h, body, sizeof body, w.wr_id, issue, &stream_end)) {
+        complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
+        ++counters_.flushed;
+        return;
+    }
+    ++qp.read_req_msn;
+    ++counters_.atomics;
+    ++qp.reads_outstanding;
+    pending_completion p{stream_end, w.index, w.wr_id, 8, w.opcode, w.signaled};
+    p.done = false;
+    p.atomic = true;
+    p.request_id = w.index;
+    p.result_addr = w.local_addr;
+    qp.pending.push_back(p);
+}
+
+void rdma_engine::post_local_invalidate(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue) {
+    // In send-queue order: work requests posted before it have already been processed (their
+    // payload read), so the STag stops being usable exactly at this point of the queue.
+    memory_region* mr = lookup_stag(w.imm_or_inv);
+    if (mr == nullptr || mr->cfg.pd != qp.cfg.pd) {
+        ++counters_.bad_wqes;
+        RNIC_MLOG_D(warn, rdma, issue, "QP " << qpn << ": local invalidate of STag 0x" << std::hex << w.imm_or_inv
+                                             << ": not a valid STag of this protection domain");
+        complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
+        return;
+    }
+    mr->valid = false;
+    ++counters_.local_invalidates;
+    // Completes in order with the rest of the send queue, with nothing to wait for on the wire.
+    const std::uint64_t after = qp.pending.empty() ? 0 : qp.pending.back().stream_end;
+    qp.pending.push_back({after, w.index, w.wr_id, 0, w.opcode, w.signaled});
+    retire_completions(qpn, qp, issue);
+}
+
+void rdma_engine::post_raw_ulpdu(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue) {
+    if (!check_local(qp, w.local_stag, w.local_addr, w.length) || w.length < 1 || w.length > qp.max_ulpdu ||
+        w.length < ddp::header_size_from_control(0)) {
+        ++counters_.bad_wqes;
+        complete_with_error(qpn, qp, w, regmap::cqe_status::local_length_error, issue);
+        return;
+    }
+    if (!wait_for_space(qp, w.length, issue)) {
+        complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
+        return;
+    }
+    tx_scratch_.resize(w.length);
+    sc_core::sc_time data = issue;
+    if (mem_read(dma_out, w.local_addr, tx_scratch_.data(), w.length, data) != tlm::TLM_OK_RESPONSE) {
+        complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
+        return;
+    }
+    stream_ext ext;
+    ext.conn = qp.conn;
+    ext.tag = w.wr_id;
+    if (send_stream(ulpdu_tx_out, ext, tx_scratch_.data(), w.length, data) != tlm::TLM_OK_RESPONSE) {
+        complete_with_error(qpn, qp, w, regmap::cqe_status::transport_error, issue);
+        return;
+    }
+    ++counters_.raw_ulpdus;
+    ++counters_.tx_segments;
+    RNIC_MLOG_D(info, rdma, issue, "QP " << qpn << ": raw ULPDU of " << w.length << " bytes sent (test mode)");
+    qp.pending.push_back({ext.stream_end, w.index, w.wr_id, w.length, w.opcode, w.signaled});
+}
+
+void rdma_engine::complete_with_error(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, regmap::cqe_status status,
+                                      sc_core::sc_time& delay) {
     cqe_fields f;
-    f.wr_id = wr_id;
-    f.opcode = opcode;
+    f.wr_id = w.wr_id;
+    f.opcode = w.raw_opcode;
     f.status = status;
     f.qpn = qpn;
-    f.wqe_index = index;
+    f.wqe_index = w.index;
     post_cqe(qp.cfg.send_cq, f, delay);
 }
 
@@ -533,7 +799,7 @@ const rdma_engine::memory_region* rdma_engine::writable_local(const queue_pair& 
 
 void rdma_engine::wait_for_ord(queue_pair& qp, sc_core::sc_time& issue) {
     // ORD: no more Reads and atomics in flight than negotiated.
-    while (qp.state == qp_state::rts && qp.reads_outstanding >= params_.ord) {
+    while (qp.state == qp_state::rts && qp.reads_outstanding >= qp.ord) {
         wait(issue);
         issue = sc_core::SC_ZERO_TIME;
         wait(read_done_event_);
@@ -545,11 +811,12 @@ bool rdma_engine::wait_for_space(queue_pair& qp, std::size_t ulpdu_len, sc_core:
         // Back-pressure from the TCP send buffer: catch up with time, then wait for ACKs.
         wait(issue);
         issue = sc_core::SC_ZERO_TIME;
-        while (qp.state == qp_state::rts && toe_out->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
+        while ((qp.state == qp_state::rts || qp.state == qp_state::closing) &&
+               toe_out->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
             wait(space_event_);
         }
     }
-    return qp.state == qp_state::rts;
+    return qp.state == qp_state::rts || qp.state == qp_state::closing;
 }
 
 void rdma_engine::on_tx_acked(std::uint32_t conn, std::uint64_t acked_offset, const sc_core::sc_time& delay) {
@@ -578,6 +845,7 @@ void rdma_engine::retire_completions(std::uint32_t qpn, queue_pair& qp, sc_core:
         }
         qp.pending.pop_front();
     }
+    maybe_finish_closing(qpn, qp);
 }
 
 // ---- completions -----------------------------------------------------------------------------
@@ -598,9 +866,11 @@ void rdma_engine::post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::sc_t
     cqe[off::status] = static_cast<std::uint8_t>(f.status);
     put_le16(cqe + off::qpn, static_cast<std::uint16_t>(f.qpn));
     put_le32(cqe + off::wqe_index, f.wqe_index);
+    put_le64(cqe + off::imm_data, f.imm_data);
     const std::uint32_t pass = cq.producer / cq.cfg.entries;
     const std::uint32_t phase = (pass % 2 == 0) ? 1u : 0u;
-    put_le32(cqe + off::owner, (phase << 31) | (f.receive ? 1u : 0u));
+    put_le32(cqe + off::owner, (phase << 31) | static_cast<std::uint32_t>(f.flags) << off::flags_shift |
+                                   (f.receive ? 1u : 0u));
     const std::uint64_t addr = cq.cfg.ring + (cq.producer % cq.cfg.entries) * regmap::kCqeSize;
     if (mem_write(dma_out, addr, cqe, sizeof cqe, delay) != tlm::TLM_OK_RESPONSE) {
         RNIC_MLOG_D(error, rdma, delay, "CQ " << cqn << ": CQE write to 0x" << std::hex << addr << " failed");
@@ -683,30 +953,31 @@ void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&
     const std::size_t len = gp.get_data_length();
     std::string error;
     const auto h = ddp::decode_header(ulpdu, len, &error);
-    if (qp.state != qp_state::rts) {
+    if (qp.state != qp_state::rts && qp.state != qp_state::closing) {
         ++counters_.rx_dropped;  // after Terminate nothing more is placed (RFC 5040 §6.2)
         return;
     }
+    const auto fail = [&](ddp::TermLayer layer, std::uint8_t etype, std::uint8_t code) {
+        send_terminate(static_cast<std::uint32_t>(qpn), qp, layer, etype, code, ulpdu, len, delay);
+        enter_error(static_cast<std::uint32_t>(qpn), qp, delay);
+    };
     if (!h) {
         RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": " << error);
-        send_terminate(static_cast<std::uint32_t>(qpn), qp, ddp::TermLayer::llp, ddp::term::kLlpMpa,
-                       ddp::term::kMpaMarkerLengthMismatch, ulpdu, len, delay);
+        fail(ddp::TermLayer::llp, ddp::term::kLlpMpa, ddp::term::kMpaMarkerLengthMismatch);
         return;
     }
-    if (h->ddp_version != 1 || h->rdmap_version != 1) {
-        send_terminate(static_cast<std::uint32_t>(qpn), qp, h->ddp_version != 1 ? ddp::TermLayer::ddp : ddp::TermLayer::rdma,
-                       h->ddp_version != 1 ? (h->tagged ? ddp::term::kDdpTaggedBuffer : ddp::term::kDdpUntaggedBuffer)
-                                           : ddp::term::kRdmaRemoteOperation,
-                       h->ddp_version != 1 ? (h->tagged ? ddp::term::kDdpTaggedInvalidVersion
-                                                        : ddp::term::kDdpUntaggedInvalidVersion)
-                                           : ddp::term::kRdmaInvalidVersion,
-                       ulpdu, len, delay);
+    if (h->ddp_version != 1) {
+        // RFC 5041 §7.2: invalid DDP version, reported in the buffer model the segment claims.
+        fail(ddp::TermLayer::ddp, h->tagged ? ddp::term::kDdpTaggedBuffer : ddp::term::kDdpUntaggedBuffer,
+             h->tagged ? ddp::term::kDdpTaggedInvalidVersion : ddp::term::kDdpUntaggedInvalidVersion);
         return;
     }
-    if (h->opcode == ddp::Opcode::terminate) {
-        ++counters_.terminates_received;
-        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Terminate received from the peer; QP to Error");
-        enter_error(static_cast<std::uint32_t>(qpn), qp, delay);
+    if (h->rdmap_version != 1) {
+        fail(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaInvalidVersion);
+        return;
+    }
+    if (h->opcode == ddp::Opcode::terminate && !h->tagged) {
+        terminate_received(static_cast<std::uint32_t>(qpn), qp, ulpdu, len, delay);
         return;
     }
     if (h->tagged && h->opcode == ddp::Opcode::rdma_write) {
@@ -737,14 +1008,34 @@ void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&
         return;
     }
     const bool is_send = h->opcode == ddp::Opcode::send || h->opcode == ddp::Opcode::send_se ||
-                         h->opcode == ddp::Opcode::send_invalidate || h->opcode == ddp::Opcode::send_se_invalidate;
+                         h->opcode == ddp::Opcode::send_invalidate || h->opcode == ddp::Opcode::send_se_invalidate ||
+                         h->opcode == ddp::Opcode::immediate || h->opcode == ddp::Opcode::immediate_se;
     if (!h->tagged && is_send) {
         place_send(static_cast<std::uint32_t>(qpn), qp, *h, ulpdu, len, delay);
         return;
     }
-    RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": unexpected or unsupported opcode " << ddp::to_string(h->opcode));
-    send_terminate(static_cast<std::uint32_t>(qpn), qp, ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation,
-                   ddp::term::kRdmaUnexpectedOpcode, ulpdu, len, delay);
+    // A reserved opcode, or a known one in the wrong buffer model (RFC 5040 §7.2 "Unexpected OpCode").
+    ++counters_.protection_errors;
+    RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": unexpected or unsupported opcode " << ddp::to_string(h->opcode)
+                                         << (h->tagged ? " (tagged)" : " (untagged)"));
+    fail(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnexpectedOpcode);
+}
+
+void rdma_engine::terminate_received(std::uint32_t qpn, queue_pair& qp, const std::uint8_t* ulpdu, std::size_t len,
+                                     sc_core::sc_time& delay) {
+    ++counters_.terminates_received;
+    std::string error;
+    const auto t = ddp::decode_terminate(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize, &error);
+    if (t && !qp.term.valid) {
+        qp.term = {true, true, t->layer, t->etype, t->code};
+    }
+    RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Terminate received from the peer (layer "
+                                         << (t ? static_cast<int>(t->layer) : -1) << ", type "
+                                         << (t ? static_cast<int>(t->etype) : -1) << ", code "
+                                         << (t ? static_cast<int>(t->code) : -1) << "); QP to Error");
+    // RFC 5040 §5.4: a Terminate is the last message of the stream; the receiver moves to Error.
+    qp.state = qp_state::terminate;
+    enter_error(qpn, qp, delay);
 }
 
 void rdma_engine::place_tagged(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
@@ -757,6 +1048,7 @@ void rdma_engine::place_tagged(std::uint32_t qpn, queue_pair& qp, const ddp::Hea
                                              << h.tagged_offset << std::dec << " length " << payload << ": "
                                              << chk.what);
         send_terminate(qpn, qp, chk.layer, chk.etype, chk.code, ulpdu, len, delay);
+        enter_error(qpn, qp, delay);
         return;
     }
     if (payload > 0 &&
@@ -765,6 +1057,7 @@ void rdma_engine::place_tagged(std::uint32_t qpn, queue_pair& qp, const ddp::Hea
         // The region was registered but the host refused the DMA: a local catastrophic error.
         send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic,
                        ddp::term::kRdmaCatastrophicStream, ulpdu, len, delay);
+        enter_error(qpn, qp, delay);
         return;
     }
     counters_.placed_bytes += payload;
@@ -873,8 +1166,9 @@ void rdma_engine::execute_atomic(std::uint32_t qpn, queue_pair& qp, const ddp::H
                   "target not 64-bit aligned");
         return;
     }
-    if (qp.responses.size() >= params_.ird) {
-        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified,
+    if (qp.responses.size() >= qp.ird) {
+        // Atomic Requests share queue 1 and the IRD with Reads (RFC 7306 §5.2.1).
+        terminate(ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedNoBuffer,
                   "more outstanding requests than IRD");
         return;
     }
@@ -927,7 +1221,7 @@ void rdma_engine::send_atomic_response(std::uint32_t qpn, queue_pair& qp, sc_cor
     if (!send_untagged(qp, h, body, sizeof body, 0, issue, nullptr)) return;
     qp.responses.pop_front();
     ++counters_.atomic_responses_sent;
-    (void)qpn;
+    maybe_finish_closing(qpn, qp);
 }
 
 void rdma_engine::complete_atomic(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
@@ -975,9 +1269,10 @@ void rdma_engine::accept_read_request(std::uint32_t qpn, queue_pair& qp, const d
         terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified, error);
         return;
     }
-    if (qp.responses.size() >= params_.ird) {
-        // More Reads in flight than the IRD we offered (RFC 5040 §6.5, RFC 6581).
-        terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified,
+    if (qp.responses.size() >= qp.ird) {
+        // More Reads in flight than the IRD we offered (RFC 5040 §6.1, RFC 6581): queue 1 has no
+        // free untagged buffer for this request, a DDP untagged-buffer error (RFC 5041 §7.2).
+        terminate(ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedNoBuffer,
                   "more outstanding Read Requests than IRD");
         return;
     }
@@ -1031,6 +1326,7 @@ void rdma_engine::send_read_response(std::uint32_t qpn, queue_pair& qp, sc_core:
     }
     qp.responses.pop_front();
     ++counters_.read_responses_sent;
+    maybe_finish_closing(qpn, qp);
 }
 
 void rdma_engine::place_read_response(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h,
@@ -1079,7 +1375,8 @@ void rdma_engine::place_send(std::uint32_t qpn, queue_pair& qp, const ddp::Heade
     // RFC 5041 §5.3 / §7.1 untagged checks, in the order of the error codes.
     auto untagged_error = [&](std::uint8_t code, const char* what) {
         ++counters_.protection_errors;
-        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send MSN " << h.msn << " MO " << h.mo << ": " << what);
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": " << ddp::to_string(h.opcode) << " MSN " << h.msn << " MO "
+                                             << h.mo << ": " << what);
         send_terminate(qpn, qp, ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, code, ulpdu, len, delay);
         enter_error(qpn, qp, delay);
     };
@@ -1098,6 +1395,25 @@ void rdma_engine::place_send(std::uint32_t qpn, queue_pair& qp, const ddp::Heade
     const bool continuing = qp.recv_active && h.msn == qp.recv_msn;
     if (!continuing && h.msn != qp.recv_msn + 1) {
         untagged_error(ddp::term::kDdpUntaggedInvalidMsn, "MSN out of range");
+        return;
+    }
+    if (!continuing && h.mo != 0) {
+        untagged_error(ddp::term::kDdpUntaggedInvalidMo, "a new message must start at MO 0");
+        return;
+    }
+    const std::size_t payload = len - ddp::kUntaggedHeaderSize;
+    const bool immediate = h.opcode == ddp::Opcode::immediate || h.opcode == ddp::Opcode::immediate_se;
+    if (immediate && (continuing || !h.last || payload != ddp::kImmediateDataSize)) {
+        // RFC 7306 §6.3: exactly 8 bytes of data, in one message of its own.
+        ++counters_.protection_errors;
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Immediate Data with " << payload << " bytes");
+        send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified,
+                       ulpdu, len, delay);
+        enter_error(qpn, qp, delay);
+        return;
+    }
+    if (continuing && h.opcode != qp.recv_opcode) {
+        untagged_error(ddp::term::kDdpUntaggedInvalidMsn, "segment of another message type under the same MSN");
         return;
     }
     if (!continuing) {
@@ -1119,39 +1435,64 @@ void rdma_engine::place_send(std::uint32_t qpn, queue_pair& qp, const ddp::Heade
         qp.recv_stag = get_le32(rqe + regmap::rqe_off::stag);
         qp.recv_index = qp.rq_consumer++;
         qp.recv_msn = h.msn;
+        qp.recv_opcode = h.opcode;
         qp.recv_active = true;
         qp.recv_bytes = 0;
     }
-    const std::size_t payload = len - ddp::kUntaggedHeaderSize;
-    if (static_cast<std::uint64_t>(h.mo) + payload > qp.recv_len) {
-        untagged_error(ddp::term::kDdpUntaggedMessageTooLong, "message too long for the posted buffer");
-        return;
+    cqe_fields f;
+    if (immediate) {
+        // The 8 bytes go to the completion, not to the buffer (RFC 7306 §6.1: passed to the ULP).
+        f.imm_data = ddp::decode_immediate(ulpdu + ddp::kUntaggedHeaderSize, payload, nullptr).value_or(0);
+        f.flags |= regmap::cqe_flags::imm;
+        ++counters_.immediates_received;
+    } else {
+        if (static_cast<std::uint64_t>(h.mo) + payload > qp.recv_len) {
+            untagged_error(ddp::term::kDdpUntaggedMessageTooLong, "message too long for the posted buffer");
+            return;
+        }
+        const memory_region* mr = lookup_stag(qp.recv_stag);
+        const std::uint64_t dst = qp.recv_addr + h.mo;
+        if (mr == nullptr || mr->cfg.pd != qp.cfg.pd || (mr->cfg.access & regmap::mr_access::local_write) == 0 ||
+            dst < mr->cfg.addr || payload > mr->cfg.length || dst - mr->cfg.addr > mr->cfg.length - payload) {
+            local_error("posted receive buffer outside its memory region");
+            return;
+        }
+        if (payload > 0 &&
+            place_payload(dst, ulpdu + ddp::kUntaggedHeaderSize, payload, ddp::kUntaggedHeaderSize, delay) !=
+                tlm::TLM_OK_RESPONSE) {
+            local_error("host refused the receive DMA");
+            return;
+        }
+        counters_.placed_bytes += payload;
+        qp.recv_bytes = std::max<std::uint64_t>(qp.recv_bytes, h.mo + payload);
     }
-    const memory_region* mr = lookup_stag(qp.recv_stag);
-    const std::uint64_t dst = qp.recv_addr + h.mo;
-    if (mr == nullptr || mr->cfg.pd != qp.cfg.pd || (mr->cfg.access & regmap::mr_access::local_write) == 0 ||
-        dst < mr->cfg.addr || payload > mr->cfg.length || dst - mr->cfg.addr > mr->cfg.length - payload) {
-        local_error("posted receive buffer outside its memory region");
-        return;
-    }
-    if (payload > 0 && place_payload(dst, ulpdu + ddp::kUntaggedHeaderSize, payload, ddp::kUntaggedHeaderSize, delay) !=
-                           tlm::TLM_OK_RESPONSE) {
-        local_error("host refused the receive DMA");
-        return;
-    }
-    counters_.placed_bytes += payload;
-    qp.recv_bytes = std::max<std::uint64_t>(qp.recv_bytes, h.mo + payload);
     if (!h.last) return;
-    if ((h.opcode == ddp::Opcode::send_invalidate || h.opcode == ddp::Opcode::send_se_invalidate) &&
-        !deregister_mr(h.invalidate_stag)) {
-        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send with Invalidate names STag 0x" << std::hex
-                                             << h.invalidate_stag << " which cannot be invalidated");
+    if (h.opcode == ddp::Opcode::send_invalidate || h.opcode == ddp::Opcode::send_se_invalidate) {
+        // RFC 5040 §5.3: invalidate the STag if it is associated with this stream (same protection
+        // domain), else Terminate with "STag cannot be invalidated".
+        memory_region* mr = lookup_stag(h.invalidate_stag);
+        if (mr == nullptr || mr->cfg.pd != qp.cfg.pd) {
+            ++counters_.protection_errors;
+            RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send with Invalidate names STag 0x" << std::hex
+                                                 << h.invalidate_stag << " which cannot be invalidated");
+            send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection,
+                           ddp::term::kRdmaStagCannotInvalidate, ulpdu, len, delay);
+            enter_error(qpn, qp, delay);
+            return;
+        }
+        mr->valid = false;
+        ++counters_.remote_invalidates;
+        f.flags |= regmap::cqe_flags::invalidated;
+        f.imm_data = h.invalidate_stag;
+    }
+    if (h.opcode == ddp::Opcode::send_se || h.opcode == ddp::Opcode::send_se_invalidate ||
+        h.opcode == ddp::Opcode::immediate_se) {
+        f.flags |= regmap::cqe_flags::solicited;
     }
     // The last segment delivers the message: a receive completion, in MSN order (RFC 5040 §5.5).
-    cqe_fields f;
     f.wr_id = qp.recv_wr_id;
     f.byte_len = static_cast<std::uint32_t>(qp.recv_bytes);
-    f.opcode = static_cast<std::uint8_t>(regmap::wr_opcode::send);
+    f.opcode = static_cast<std::uint8_t>(immediate ? regmap::wr_opcode::immediate_data : regmap::wr_opcode::send);
     f.qpn = qpn;
     f.wqe_index = qp.recv_index;
     f.receive = true;
@@ -1211,6 +1552,7 @@ void rdma_engine::send_terminate(std::uint32_t qpn, queue_pair& qp, ddp::TermLay
     ddp::encode(h, msg.data());
     std::memcpy(msg.data() + ddp::kUntaggedHeaderSize, body.data(), body.size());
     qp.state = qp_state::terminate;
+    if (!qp.term.valid) qp.term = {true, false, layer, etype, code};
     stream_ext ext;
     ext.conn = qp.conn;
     sc_core::sc_time d = delay;
@@ -1247,6 +1589,26 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["protection_errors"] = counters_.protection_errors;
     out["bad_wqes"] = counters_.bad_wqes;
     out["rx_dropped"] = counters_.rx_dropped;
+    out["immediates"] = counters_.immediates;
+    out["immediates_received"] = counters_.immediates_received;
+    out["local_invalidates"] = counters_.local_invalidates;
+    out["remote_invalidates"] = counters_.remote_invalidates;
+    out["raw_ulpdus"] = counters_.raw_ulpdus;
+    boost::json::array states;
+    for (std::size_t i = 0; i < qps_.size(); ++i) {
+        if (!qps_[i].valid) continue;
+        boost::json::object q;
+        q["qpn"] = i;
+        q["state"] = regmap::to_string(qps_[i].state);
+        if (qps_[i].term.valid) {
+            q["terminate"] = boost::json::object{{"received", qps_[i].term.received},
+                                                 {"layer", static_cast<int>(qps_[i].term.layer)},
+                                                 {"etype", qps_[i].term.etype},
+                                                 {"code", qps_[i].term.code}};
+        }
+        states.push_back(std::move(q));
+    }
+    out["qps"] = std::move(states);
     std::uint64_t overruns = 0;
     for (const completion_queue& cq : cqs_) overruns += cq.overruns;
     out["cq_overruns"] = overruns;

@@ -26,6 +26,8 @@
 
 namespace rnic {
 
+using ddp_opcode_t = proto::ddp::Opcode;
+
 struct rdma_engine_params {
     double clock_hz = 500e6;
     double cycles_per_wqe = 30;       // WQE decode, validation, scheduling
@@ -33,8 +35,10 @@ struct rdma_engine_params {
     std::uint32_t max_qp = 64;
     std::uint32_t max_cq = 64;
     std::uint32_t max_mr = 1024;
-    std::uint32_t ord = 16;   // outstanding RDMA Reads a QP may issue (RFC 6581 ORD)
-    std::uint32_t ird = 16;   // RDMA Read Requests a QP accepts before responding (IRD)
+    std::uint32_t ord = 16;   // outstanding RDMA Reads a QP may issue, at most (RFC 6581 ORD)
+    std::uint32_t ird = 16;   // RDMA Read Requests a QP accepts before responding, at most (IRD)
+    // Test mode: accept regmap::wr_opcode::raw_ulpdu work requests (a ULPDU sent verbatim).
+    bool raw_ulpdu_wqes = false;
 };
 
 class rdma_engine : public sc_core::sc_module,
@@ -63,7 +67,12 @@ public:
     bool deregister_mr(std::uint32_t stag) override;
     bool qp_valid(std::uint32_t qpn) const override;
     bool qp_idle(std::uint32_t qpn) const override;
-    bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu) override;
+    bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu, std::uint32_t ird,
+                    std::uint32_t ord) override;
+    bool qp_modify(std::uint32_t qpn, std::uint8_t target) override;
+    std::int64_t qp_query(std::uint32_t qpn) const override;
+    int destroy_qp(std::uint32_t qpn) override;
+    int destroy_cq(std::uint32_t cqn) override;
     void stream_failed(std::uint32_t conn, const char* why) override;
     // rdma_doorbell_if
     void sq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) override;
@@ -78,7 +87,14 @@ public:
     void report_stats(boost::json::object& out) const override;
 
 private:
-    enum class qp_state { idle, rts, terminate, error };
+    using qp_state = regmap::qp_state;
+    // The Terminate that took the QP out of RTS (sent or received), as query_qp reports it.
+    struct terminate_info {
+        bool valid = false;
+        bool received = false;
+        proto::ddp::TermLayer layer = proto::ddp::TermLayer::rdma;
+        std::uint8_t etype = 0, code = 0;
+    };
     struct pending_completion {
         std::uint64_t stream_end;
         std::uint32_t wqe_index;
@@ -96,6 +112,16 @@ private:
         bool atomic = false;
         std::uint32_t request_id = 0;
         std::uint64_t result_addr = 0;
+    };
+    // The fields of a send WQE the engine acts on (regmap::sqe_off), decoded once.
+    struct send_wqe {
+        regmap::wr_opcode opcode = regmap::wr_opcode::rdma_write;
+        std::uint8_t raw_opcode = 0;
+        bool signaled = false, solicited = false, masked = false;
+        std::uint64_t wr_id = 0, local_addr = 0, remote_to = 0, operand = 0, compare = 0;
+        std::uint32_t length = 0, local_stag = 0, remote_stag = 0, imm_or_inv = 0;
+        std::uint64_t add_or_swap_mask = 0, compare_mask = ~std::uint64_t{0};  // masked atomics
+        std::uint32_t index = 0;  // SQ index of the WQE's last slot (reported in its CQE)
     };
     struct read_response_job {
         std::uint32_t sink_stag;
@@ -132,8 +158,11 @@ private:
         bool recv_active = false;         // a multi-segment Send is being placed
         std::uint64_t recv_wr_id = 0, recv_addr = 0, recv_bytes = 0;
         std::uint32_t recv_len = 0, recv_stag = 0, recv_index = 0;
+        proto::ddp::Opcode recv_opcode = proto::ddp::Opcode::send;  // of the message being received
         std::deque<pending_completion> pending;
         std::uint32_t terminate_msn = 0;
+        std::uint32_t ird = 0, ord = 0;   // negotiated for this stream (qp_connect)
+        terminate_info term;
     };
     struct completion_queue {
         bool valid = false;
@@ -155,6 +184,8 @@ private:
         std::uint32_t qpn = 0;
         std::uint32_t wqe_index = 0;
         bool receive = false;
+        std::uint64_t imm_data = 0;
+        std::uint8_t flags = 0;  // regmap::cqe_flags
     };
     // Outcome of checking a tagged access against the region table (RFC 5040 §7, RFC 5041 §7).
     struct access_check {
@@ -171,10 +202,25 @@ private:
     void process_batch(std::uint32_t qpn, queue_pair& qp);
     // QP to Error: every outstanding and later work request completes with "flushed" (verbs semantics).
     void enter_error(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& delay);
-    void process_wqe(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, const std::uint8_t* wqe,
-                     sc_core::sc_time& issue);
-    void complete_with_error(std::uint32_t qpn, queue_pair& qp, std::uint32_t index, std::uint64_t wr_id,
-                             std::uint8_t opcode, regmap::cqe_status status, sc_core::sc_time& delay);
+    // Decodes the WQE at `wqe` (and the masks slot of a masked atomic, `masks`, may be null).
+    static send_wqe decode_wqe(const std::uint8_t* wqe, const std::uint8_t* masks, std::uint32_t index);
+    void process_wqe(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
+    void post_read_request(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
+    void post_atomic(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
+    // RDMA Write, Send variants and Immediate Data: one message of DDP segments.
+    bool post_message(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, bool tagged, ddp_opcode_t opcode,
+                      const std::uint8_t* inline_data, std::uint32_t length, sc_core::sc_time& issue,
+                      std::uint64_t* stream_end);
+    void post_local_invalidate(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
+    void post_raw_ulpdu(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
+    // The graceful close of a Closing QP, once everything it sent is acknowledged.
+    void maybe_finish_closing(std::uint32_t qpn, queue_pair& qp);
+    void flush_receives(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& delay);
+    void report_qp_error(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& delay);
+    void terminate_received(std::uint32_t qpn, queue_pair& qp, const std::uint8_t* ulpdu, std::size_t len,
+                            sc_core::sc_time& delay);
+    void complete_with_error(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, regmap::cqe_status status,
+                             sc_core::sc_time& delay);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void fail_request(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
                       std::size_t len, proto::ddp::TermLayer layer, std::uint8_t etype, std::uint8_t code,
@@ -206,6 +252,9 @@ private:
     bool wait_for_space(queue_pair& qp, std::size_t ulpdu_len, sc_core::sc_time& issue);
     void place_send(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
                     std::size_t len, sc_core::sc_time& delay);
+    // Takes the next posted receive WQE for a new untagged message; false after a Terminate.
+    bool take_receive(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+                      std::size_t len, sc_core::sc_time& delay);
     void place_tagged(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
                       std::size_t len, sc_core::sc_time& delay);
     bool place_out_of_order(const queue_pair& qp, const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay);
@@ -241,7 +290,8 @@ private:
         std::uint64_t atomics = 0, atomics_executed = 0, atomic_responses_sent = 0;
         std::uint64_t rx_segments = 0, placed_bytes = 0, cqes = 0, interrupts = 0;
         std::uint64_t terminates_sent = 0, terminates_received = 0, protection_errors = 0;
-        std::uint64_t bad_wqes = 0, rx_dropped = 0;
+        std::uint64_t bad_wqes = 0, rx_dropped = 0, immediates = 0, immediates_received = 0;
+        std::uint64_t local_invalidates = 0, remote_invalidates = 0, raw_ulpdus = 0;
         std::uint64_t placed_out_of_order_bytes = 0, rx_already_placed = 0, flushed = 0, llp_errors = 0;
     } counters_;
 };

@@ -39,8 +39,18 @@ public:
     virtual bool deregister_mr(std::uint32_t stag) = 0;
     virtual bool qp_valid(std::uint32_t qpn) const = 0;
     virtual bool qp_idle(std::uint32_t qpn) const = 0;        // created, not yet connected
-    // The connection is in full operation: the QP goes to RTS on it.
-    virtual bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu) = 0;
+    // The connection is in full operation: the QP goes to RTS on it, with the inbound and outbound
+    // RDMA Read limits the MPA exchange settled (RFC 6581 §5; RFC 5040 §6.1).
+    virtual bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu, std::uint32_t ird,
+                            std::uint32_t ord) = 0;
+    // Driver-requested transitions (regmap::qp_state): error (abortive) or closing (graceful).
+    // Returns false when the transition is not allowed from the QP's state.
+    virtual bool qp_modify(std::uint32_t qpn, std::uint8_t target) = 0;
+    // query_qp result word (regmap::query_qp_result), or -1 for no such QP.
+    virtual std::int64_t qp_query(std::uint32_t qpn) const = 0;
+    // 0 ok, -1 no such object, -2 in use / wrong state.
+    virtual int destroy_qp(std::uint32_t qpn) = 0;
+    virtual int destroy_cq(std::uint32_t cqn) = 0;
     // The stream failed (framing error, reset): the QP goes to Error (RFC 5040 §6.2).
     virtual void stream_failed(std::uint32_t conn, const char* why) = 0;
 };

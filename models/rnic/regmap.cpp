@@ -26,8 +26,21 @@ const char* to_string(cqe_status s) {
         case cqe_status::remote_operation_error: return "remote operation error";
         case cqe_status::transport_error: return "transport error";
         case cqe_status::flushed: return "flushed";
+        case cqe_status::remote_invalid_request: return "remote invalid request";
+        case cqe_status::bad_opcode: return "bad opcode";
     }
     return "unknown status";
+}
+
+const char* to_string(qp_state s) {
+    switch (s) {
+        case qp_state::idle: return "idle";
+        case qp_state::rts: return "rts";
+        case qp_state::closing: return "closing";
+        case qp_state::terminate: return "terminate";
+        case qp_state::error: return "error";
+    }
+    return "unknown";
 }
 
 }  // namespace rnic::regmap

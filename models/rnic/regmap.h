@@ -113,12 +113,29 @@ enum class command : std::uint8_t {
     reg_mr = 3,        // p0 host address, p1 length, p2 access flags | pd << 32,
                        // p3 tagged offset of the first byte (VA-based: = p0; zero-based: 0) -> result STag
     dereg_mr = 4,      // p0 STag
-    connect = 5,       // p0 qpn, p1 remote IPv4 | remote port << 32, p2 local port;
+    connect = 5,       // p0 qpn, p1 remote IPv4 | remote port << 32, p2 local port,
+                       // p3 IRD | ORD << 16 wanted (0: the firmware's policy);
                        // completes when MPA negotiation ends (RTS) or fails
-    accept = 6,        // p0 qpn, p1 local port: waits for a peer's connection, answers its MPA Request
-    destroy_qp = 7,    // p0 qpn
-    destroy_cq = 8,    // p0 cqn
+    accept = 6,        // p0 qpn, p1 local port, p3 as for connect: waits for a peer's connection,
+                       // answers its MPA Request
+    destroy_qp = 7,    // p0 qpn: the QP must be idle or in Error (its connection closed first)
+    destroy_cq = 8,    // p0 cqn: no live QP may still use it
+    modify_qp = 9,     // p0 qpn, p1 target qp_state: error (abortive: flush, close the stream)
+                       // or closing (graceful: the stream closes once sent work is acknowledged)
+    query_qp = 10,     // p0 qpn -> result: qp_state | terminate (layer<<28 | etype<<24 | code<<16) of the
+                       // last Terminate sent or received (0 if none) | terminate_received << 15
 };
+
+// Queue-pair states (the RDMAC verbs model behind RFC 5040 §6: Idle until the stream is in RDMA
+// mode, RTS while it is, Closing during a graceful close, Terminate once a Terminate has been sent
+// or received, Error after that and after any fatal error).
+enum class qp_state : std::uint8_t { idle = 0, rts = 1, closing = 2, terminate = 3, error = 4 };
+const char* to_string(qp_state s);
+namespace query_qp_result {
+constexpr std::uint32_t state_mask = 0x7;
+constexpr std::uint32_t terminate_received = 1u << 15;
+constexpr unsigned code_shift = 16, etype_shift = 24, layer_shift = 28;
+}  // namespace query_qp_result
 
 // Written by the driver before ringing the doorbell, replaced by the device on completion.
 constexpr std::uint32_t kStatusPending = 0xffffffffu;
@@ -155,7 +172,9 @@ constexpr std::size_t length = 0x18;       // u32
 constexpr std::size_t local_stag = 0x1c;   // u32 STag of the local region holding the data
 constexpr std::size_t remote_to = 0x20;    // u64 tagged offset at the peer
 constexpr std::size_t remote_stag = 0x28;  // u32
-constexpr std::size_t imm_or_inv = 0x2c;   // u32 invalidate STag
+constexpr std::size_t imm_or_inv = 0x2c;   // u32 invalidate STag (Send with Invalidate, local invalidate)
+// Immediate Data and RDMA Write with Immediate (RFC 7306 §6): the 8 bytes of Immediate Data.
+constexpr std::size_t imm_data = 0x30;     // u64, shares the slot with `operand`
 // Atomics (RFC 7306): the 8-byte original value lands at local_addr (length 8); the target is
 // remote_stag/remote_to (64-bit aligned). FetchAdd adds `operand` (add mask 0: a plain 64-bit add);
 // CmpSwap swaps in `operand` if the target equals `compare` (masks all ones).
@@ -163,12 +182,33 @@ constexpr std::size_t operand = 0x30;      // u64 add data / swap data
 constexpr std::size_t compare = 0x38;      // u64 compare data
 }  // namespace sqe_off
 
-enum class wr_opcode : std::uint8_t { rdma_write = 0, send = 1, rdma_read = 2, atomic_fetch_add = 3,
-                                      atomic_compare_swap = 4 };
+enum class wr_opcode : std::uint8_t {
+    rdma_write = 0,
+    send = 1,
+    rdma_read = 2,
+    atomic_fetch_add = 3,
+    atomic_compare_swap = 4,
+    immediate_data = 5,       // RFC 7306 §6: 8 bytes of Immediate Data, consumes one receive at the peer
+    rdma_write_with_imm = 6,  // an RDMA Write followed by Immediate Data (RFC 7306 §6), one work request
+    local_invalidate = 7,     // invalidates local STag `imm_or_inv` in send-queue order (RFC 5040 §2.2)
+    // Test mode only (rnic.rdma.raw_ulpdu_wqes): sends the ULPDU held at local_addr/length verbatim,
+    // for driver bring-up and for tests that need a peer to misbehave on the wire.
+    raw_ulpdu = 0x7f,
+    // Second slot of a masked atomic (not a work request of its own).
+    atomic_masks = 0x7e,
+};
 namespace wr_flags {
 constexpr std::uint8_t signaled = 1u << 0;
 constexpr std::uint8_t solicited = 1u << 1;
+// Masked atomic (RFC 7306 §5.1): the WQE takes two slots; the second (opcode atomic_masks) holds the
+// masks at atomic_mask_off. Without the flag FetchAdd has add mask 0 (a plain 64-bit add) and
+// CmpSwap has all-ones masks.
+constexpr std::uint8_t masked = 1u << 2;
 }  // namespace wr_flags
+namespace atomic_mask_off {
+constexpr std::size_t add_or_swap_mask = 0x10;  // u64
+constexpr std::size_t compare_mask = 0x18;      // u64 (CmpSwap)
+}  // namespace atomic_mask_off
 
 // ---- Receive queue work request (32 bytes) --------------------------------------------------
 constexpr std::size_t kRecvWqeSize = 32;
@@ -203,9 +243,21 @@ constexpr std::size_t byte_len = 0x08;  // u32
 constexpr std::size_t opcode = 0x0c;    // u8 wr_opcode (or cqe_opcode for receives)
 constexpr std::size_t status = 0x0d;    // u8 cqe_status
 constexpr std::size_t qpn = 0x0e;       // u16
-constexpr std::size_t wqe_index = 0x10; // u32 SQ/RQ index of the completed WQE
-constexpr std::size_t owner = 0x1c;     // u32: bit 31 phase, bit 0 = 1 for receive completions
+constexpr std::size_t wqe_index = 0x10; // u32 SQ/RQ index of the completed WQE (its last slot)
+// Receive completions: the Immediate Data (cqe_flags::imm); Send with Invalidate: the invalidated
+// STag in the low 32 bits (cqe_flags::invalidated); QP error entries: the Terminate (query_qp layout).
+constexpr std::size_t imm_data = 0x14;  // u64
+constexpr std::size_t owner = 0x1c;     // u32: bit 31 phase, bits 15:8 cqe_flags, bit 0 = 1 for receives
+constexpr unsigned flags_shift = 8;
 }  // namespace cqe_off
+namespace cqe_flags {
+constexpr std::uint8_t imm = 1u << 0;          // imm_data holds Immediate Data
+constexpr std::uint8_t invalidated = 1u << 1;  // imm_data holds the STag a Send with Invalidate invalidated
+constexpr std::uint8_t solicited = 1u << 2;    // the message asked for a Solicited Event
+}  // namespace cqe_flags
+// The opcode of a QP error entry: written to the QP's receive CQ when the QP leaves RTS because of a
+// Terminate (sent or received) or a fatal stream error; status tells the class, imm_data the Terminate.
+constexpr std::uint8_t kCqeOpcodeQpError = 0xfe;
 
 enum class cqe_status : std::uint8_t {
     success = 0,
@@ -215,6 +267,8 @@ enum class cqe_status : std::uint8_t {
     remote_operation_error = 4,
     transport_error = 5,
     flushed = 6,
+    remote_invalid_request = 7,  // the peer reported a DDP untagged-buffer error (no buffer, MSN, QN, length)
+    bad_opcode = 8,              // the device does not take this work-request opcode
 };
 const char* to_string(cqe_status s);
 

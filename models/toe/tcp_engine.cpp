@@ -43,6 +43,7 @@ public:
     // The state machine must not be re-entered from its own callbacks (deliver -> ... -> send).
     int in_callback = 0;
     std::size_t deferred = 0;
+    bool close_deferred = false;
     std::uint64_t rx_buffered = 0;  // out-of-order bytes held in NIC buffer memory
     std::uint64_t sent_high = 0;    // send-stream offset below which every byte went out at least once
 
@@ -104,7 +105,8 @@ public:
                     "connection " << id_ << ": " << tcp::to_string(from) << " -> " << tcp::to_string(to));
         if (to == tcp::State::established) {
             engine_.conn_events_out->on_tcp_event(id_, toe_event::established, local_port_);
-        } else if (to == tcp::State::closed) {
+        } else if (to == tcp::State::closed || to == tcp::State::close_wait) {
+            // CLOSE-WAIT: the peer closed its direction; the RDMAP stream is over (RFC 5040 §6.2).
             engine_.conn_events_out->on_tcp_event(
                 id_, from == tcp::State::syn_sent ? toe_event::failed : toe_event::closed, local_port_);
         }
@@ -206,6 +208,10 @@ bool tcp_engine::tcp_listen(std::uint16_t port) {
 
 void tcp_engine::tcp_close(std::uint32_t conn) {
     if (connection* c = find(conn)) {
+        if (c->in_callback > 0) {
+            c->close_deferred = true;  // after the bytes this callback appended (see eth_rx_b_transport)
+            return;
+        }
         c->ctx_delay = sc_core::SC_ZERO_TIME;
         c->tcp().close(time_ns(sc_core::sc_time_stamp()));
         reschedule_timer();
@@ -420,6 +426,11 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
         c->deferred = 0;
         c->tcp().mark_boundary(c->appended());
         c->tcp().on_send_data(time_ns(sc_core::sc_time_stamp() + c->ctx_delay), len);
+    }
+    if (c->close_deferred) {
+        // Closed from inside the callback (after a Terminate): the FIN follows the deferred bytes.
+        c->close_deferred = false;
+        c->tcp().close(time_ns(sc_core::sc_time_stamp() + c->ctx_delay));
     }
     account_reassembly(*c, delay);
     reschedule_timer();
