@@ -160,8 +160,14 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             pc.ird = static_cast<std::uint16_t>(p[3] & 0x3fff);
             pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
             pc.deadline_ps = std::numeric_limits<std::uint64_t>::max();  // waits for a peer as long as it takes
-            accepts_.emplace(port, pc);
             hal_.tcp_listen(port);
+            if (auto waiting = backlog_.find(port); waiting != backlog_.end()) {
+                const std::uint32_t conn = waiting->second;  // a peer connected before this accept
+                backlog_.erase(waiting);
+                claim(conn, pc);
+                return;
+            }
+            accepts_.emplace(port, pc);
             return;
         }
         case command::destroy_qp:
@@ -221,11 +227,18 @@ void firmware::on_established(std::uint32_t conn, std::uint16_t port) {
     }
     auto acc = accepts_.find(port);
     if (acc == accepts_.end()) {
-        FW_LOG(warn, "connection " << conn << " on port " << port << " has no pending accept: ignored");
+        // Nobody has asked for it yet: hold it until an accept on this port does (the peer's MPA
+        // Request waits in the startup bytes; the peer's own negotiation timeout still runs).
+        FW_LOG(info, "connection " << conn << " on port " << port << " waits for an accept");
+        backlog_.emplace(port, conn);
         return;
     }
     pending_connection pc = acc->second;
     accepts_.erase(acc);
+    claim(conn, pc);
+}
+
+void firmware::claim(std::uint32_t conn, pending_connection pc) {
     pc.deadline_ps = hal_.now_ps() + hal_.policy().timeout_ps;
     by_conn_[conn] = pc;
     arm_next_timer();
@@ -332,6 +345,12 @@ void firmware::finish(std::uint32_t conn, pending_connection& pc, cmd_status sta
 void firmware::on_connection_lost(std::uint32_t conn, const char* why) {
     hal_.consume_cycles(costs_.event);
     hal_.stream_failed(conn, why);
+    for (auto b = backlog_.begin(); b != backlog_.end(); ++b) {
+        if (b->second == conn) {
+            backlog_.erase(b);  // lost before any accept took it
+            break;
+        }
+    }
     auto it = by_conn_.find(conn);
     if (it == by_conn_.end()) return;
     FW_LOG(warn, "connection " << conn << " lost during negotiation: " << why);

@@ -50,6 +50,8 @@ private:
     void on_established(std::uint32_t conn, std::uint16_t port);
     void on_startup_bytes(std::uint32_t conn);
     void on_connection_lost(std::uint32_t conn, const char* why);
+    // Binds an established passive connection to the accept `pc` and starts its negotiation.
+    void claim(std::uint32_t conn, pending_connection pc);
     void on_timer();
     void initiator_got_reply(std::uint32_t conn, pending_connection& pc);
     void responder_got_request(std::uint32_t conn, pending_connection& pc);
@@ -64,6 +66,9 @@ private:
     std::uint32_t consumer_ = 0;
     std::map<std::uint32_t, pending_connection> by_conn_;       // connections in negotiation
     std::multimap<std::uint16_t, pending_connection> accepts_;  // waiting for a peer on a port
+    // Connections established on a listening port before an accept asked for them (a listen
+    // backlog), oldest first: the next accept on that port takes the oldest.
+    std::multimap<std::uint16_t, std::uint32_t> backlog_;
     std::uint64_t commands_ = 0, established_ = 0, failed_ = 0;
 };
 

@@ -58,6 +58,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.rdma.ird = u32(s, "rnic.rdma.ird");
     n.rdma.ord = u32(s, "rnic.rdma.ord");
     n.rdma.raw_ulpdu_wqes = s.get_bool("rnic.rdma.raw_ulpdu_wqes");
+    n.rdma.pcie_atomic_ops = s.get_string("rnic.rdma.atomics") == "pcie_atomicop";
     n.cp.clock_hz = s.get_frequency_hz("rnic.cp.clock");
     n.cp.costs.command = static_cast<std::uint64_t>(s.get_int("rnic.cp.command_cycles"));
     n.cp.costs.event = static_cast<std::uint64_t>(s.get_int("rnic.cp.event_cycles"));
@@ -119,6 +120,37 @@ write_bw_config build_write_bw_config(const config::Scenario& s) {
     c.event_mode = s.get_string("workload.completion") == "event";
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
     c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    c.qps = u32(s, "workload.qps");
+    return c;
+}
+
+probe_config build_probe_config(const config::Scenario& s) {
+    probe_config c;
+    c.probe = s.get_string("workload.probe");
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
+    c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
+    c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    return c;
+}
+
+mixed_config build_mixed_config(const config::Scenario& s) {
+    mixed_config c;
+    c.qps = u32(s, "workload.qps");
+    c.operations = u32(s, "workload.iterations");
+    c.queue_depth = u32(s, "workload.queue_depth");
+    c.buffer = s.get_size("workload.buffer");
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
+    c.event_mode = s.get_string("workload.completion") == "event";
+    c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
+    const auto seed = static_cast<std::uint64_t>(s.get_int("workload.seed"));
+    c.seed = seed != 0 ? seed : static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    c.min_size = static_cast<std::uint32_t>(s.get_size("workload.mixed.min_size"));
+    c.max_size = static_cast<std::uint32_t>(s.get_size("workload.mixed.max_size"));
+    c.receives = u32(s, "workload.mixed.receives");
+    c.counters = u32(s, "workload.mixed.counters");
+    c.spare_stags = u32(s, "workload.mixed.spare_stags");
+    c.accept_gap_ps = s.get_time_ps("workload.mixed.accept_gap");
+    c.flip_byte = s.get_string("workload.inject") == "flip_byte";
     return c;
 }
 

@@ -4,6 +4,8 @@
 #include "config/scenario.h"
 #include "host_system.h"
 #include "link/ethernet_link.h"
+#include "workloads/mixed.h"
+#include "workloads/probe.h"
 #include "workloads/write_bw.h"
 
 namespace rnic::platform {
@@ -13,6 +15,8 @@ host_params build_host_params(const config::Scenario& s, int host_index);
 void build_host_side_params(const config::Scenario& s, host_memory_params& memory, pcie_params& pcie);
 ethernet_link_params build_link_params(const config::Scenario& s);
 write_bw_config build_write_bw_config(const config::Scenario& s);
+mixed_config build_mixed_config(const config::Scenario& s);
+probe_config build_probe_config(const config::Scenario& s);
 drv::station_config build_station(const config::Scenario& s, int host_index);
 
 }  // namespace rnic::platform

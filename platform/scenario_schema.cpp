@@ -56,6 +56,24 @@ void declare_hosts(config::Node& root) {
     host.string("ipv4", "10.0.0.1", "The RNIC's IPv4 address");
 }
 
+// Host b replaced by a real machine behind a socket bridge (models/link/socket_bridge.h), e.g. a
+// QEMU guest running Linux soft-iWARP (tools/siw-peer). hosts.1.ipv4 is then the real peer's address;
+// host a learns its MAC by ARP.
+void declare_peer(config::Node& root) {
+    auto& peer = root.object("peer", "What is at the far end of the link (host b): the simulated host or a real one");
+    peer.enumeration("kind", "simulated",
+                     "\"simulated\": host b is simulated; \"socket\": host b is a real machine whose Ethernet frames "
+                     "come over a TCP socket in QEMU's -netdev socket format (tools/siw-peer/README.md)",
+                     {"simulated", "socket"});
+    peer.string("address", "127.0.0.1", "Where the peer's socket is (host name or numeric address)");
+    peer.integer("port", 0, "The peer's socket port (required with kind \"socket\")", 0, 65535);
+    peer.boolean("listen", false, "Listen on address:port for the peer to connect, instead of connecting to it");
+    peer.time("open_timeout", "10s", "Wall-clock time to wait for the connection before giving up", 1_ms, 3600_s);
+    peer.boolean("realtime", true, "Keep simulated time from running ahead of wall-clock time while the peer is connected");
+    peer.time("realtime_slack", "1ms", "How far simulated time may run ahead of wall-clock time", 0, 10_s);
+    peer.time("poll_interval", "20us", "Simulated time between two polls of the socket", 100_ns, 10_ms);
+}
+
 void declare_rnic(config::Node& root) {
     auto& rnic = root.object("rnic", "The RNIC (same for both hosts)");
     rnic.frequency("clock", "500MHz", "Datapath clock of the DMA, TCP, framing and RDMA engines", 1e6, 10e9);
@@ -127,6 +145,11 @@ void declare_rnic(config::Node& root) {
     rdma.integer("ird", 16, "Most inbound RDMA Read / atomic requests a QP holds (caps the negotiated IRD)", 1, 16383);
     rdma.integer("ord", 16, "Most outbound RDMA Reads / atomics a QP has in flight (caps the negotiated ORD)", 1, 16383);
     rdma.boolean("raw_ulpdu_wqes", false, "Test mode: accept raw-ULPDU work requests (sent verbatim on the wire)");
+    rdma.enumeration("atomics", "rmw",
+                     "How the atomic unit updates host memory: DMA read, ALU, DMA write under the unit's lock (rmw), "
+                     "or PCIe AtomicOp TLPs (pcie_atomicop: FetchAdd/CAS performed by the root complex; masked "
+                     "operations as read + CAS, retried until the CAS holds)",
+                     {"rmw", "pcie_atomicop"});
 
     auto& cp = rnic.object("cp", "Control processor running the firmware");
     cp.frequency("clock", "1GHz", "Clock of the embedded CPU", 1e6, 10e9);
@@ -139,11 +162,25 @@ void declare_workload(config::Node& root) {
     auto& wl = root.object("workload", "What the hosts run: host a is the client, host b the server");
     wl.enumeration("type", "write_bw",
                    "Workload: RDMA Write (perftest ib_write_bw), Send/Receive (ib_send_bw), RDMA Read (ib_read_bw) "
-                   "bandwidth/latency sweep, or FetchAdd on one shared counter (ib_atomic_bw; sizes ignored)",
-                   {"write_bw", "send_bw", "read_bw", "atomic_bw"});
+                   "bandwidth/latency sweep, FetchAdd on one shared counter (ib_atomic_bw; sizes ignored), or a "
+                   "seeded random mix of every operation on several QPs checked against a shadow model (mixed), "
+                   "or one protocol probe (probe: see workload.probe)",
+                   {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe"});
+    wl.enumeration("probe", "write_imm",
+                   "Protocol probe (workload.type = probe): an error the client commits on purpose and the Terminate "
+                   "the server must answer with, or a feature checked end to end (docs/protocol-probes.md)",
+                   {"invalid_stag", "out_of_bounds", "pd_mismatch", "access_rights", "read_invalid_stag",
+                    "misaligned_atomic", "unexpected_opcode", "invalid_queue", "no_receive_buffer",
+                    "msn_out_of_range", "message_too_long", "too_many_reads", "invalidate_bad_stag",
+                    "local_invalidate", "send_invalidate", "write_imm", "zero_based", "masked_atomics",
+                    "qp_states", "response_order", "abort"});
     wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1,
                  16_MiB, 1, 64);
-    wl.integer("iterations", 2000, "RDMA Writes per message size", 1, 100000000);
+    wl.integer("iterations", 2000, "Operations per message size and QP (mixed: operations per QP)", 1, 100000000);
+    wl.integer("qps", 1, "Queue pairs the client opens, each on its own TCP connection to the server's port; "
+               "each runs `iterations` operations on its own slice of the buffers (atomic_bw: one shared counter)",
+               1, 64);
+    wl.integer("seed", 0, "Seed of the mixed workload's operation sequence; 0 uses simulation.seed", 0);
     wl.integer("queue_depth", 16, "Work requests kept outstanding (perftest --tx-depth)", 1, 4096);
     wl.size("buffer", "1MiB", "Registered buffer on each side; writes walk through it", 4_KiB, 1_GiB);
     wl.integer("port", 18515, "TCP port the server listens on (perftest's default)", 1, 65535);
@@ -153,7 +190,19 @@ void declare_workload(config::Node& root) {
     wl.enumeration("inject", "none",
                    "Make the first RDMA Write bad on purpose to see the peer's Terminate: a wrong STag key, or a "
                    "target running past the peer's region",
-                   {"none", "invalid_stag", "out_of_bounds"});
+                   {"none", "invalid_stag", "out_of_bounds", "flip_byte"});
+    auto& mixed = wl.object("mixed", "The mixed workload (workload.type = mixed)");
+    mixed.size("min_size", "1B", "Smallest RDMA Write, RDMA Read or Send", 1, 1_MiB);
+    mixed.size("max_size", "40KiB", "Largest RDMA Write, RDMA Read or Send (sizes spread log-uniformly, with extra "
+               "weight around the FPDU and segment sizes)", 1, 1_MiB);
+    mixed.integer("receives", 8, "Receives the server keeps posted per QP (the client sends only into posted ones)",
+                  2, 1024);
+    mixed.integer("counters", 2, "Shared 64-bit counters every QP FetchAdds on", 1, 64);
+    mixed.time("accept_gap", "0ns", "CPU time the server spends between accepting one connection and the next (a "
+               "slow server: the client's next connection arrives first and waits for its accept)", 0, 1_s);
+    mixed.integer("spare_stags", 4, "Regions per QP the server registers for the client's Sends with Invalidate (and the "
+                  "client for its local invalidates), one per invalidate",
+                  0, 64);
 }
 
 std::string check_hosts(const config::Scenario& s) {
@@ -194,6 +243,60 @@ std::string check_powers_of_two(const config::Scenario& s) {
     return "";
 }
 
+std::string check_workload(const config::Scenario& s) {
+    const std::string type = s.get_string("workload.type");
+    const std::uint64_t qps = static_cast<std::uint64_t>(s.get_int("workload.qps"));
+    const std::uint64_t buffer = s.get_size("workload.buffer");
+    const std::string inject = s.get_string("workload.inject");
+    if (inject == "flip_byte" && type != "mixed") {
+        return "workload.inject: \"flip_byte\" applies to workload.type \"mixed\" only (type is \"" + type + "\")";
+    }
+    if ((inject == "invalid_stag" || inject == "out_of_bounds") && type != "write_bw") {
+        return "workload.inject: \"" + inject + "\" applies to workload.type \"write_bw\" only (type is \"" + type +
+               "\")";
+    }
+    if (type == "mixed") {
+        const std::uint64_t min_size = s.get_size("workload.mixed.min_size");
+        const std::uint64_t max_size = s.get_size("workload.mixed.max_size");
+        if (min_size > max_size) {
+            return "workload.mixed.min_size: " + std::to_string(min_size) + " is larger than workload.mixed.max_size (" +
+                   std::to_string(max_size) + ")";
+        }
+        // Each QP's slice of the buffer holds a page of atomic words and two areas of 4 x max_size.
+        const std::uint64_t need = qps * (4096 + 8 * ((max_size + 7) / 8 * 8)) + 4096;
+        if (need > buffer) {
+            return "workload.mixed.max_size: " + std::to_string(max_size) + " bytes needs workload.buffer of at least " +
+                   std::to_string(need) + " bytes with workload.qps = " + std::to_string(qps) + " (it is " +
+                   std::to_string(buffer) + ")";
+        }
+        return "";
+    }
+    if (qps > 1) {
+        const std::uint64_t slice = buffer / qps / 8 * 8;
+        for (std::uint64_t size : s.get_size_list("workload.sizes")) {
+            if (type != "atomic_bw" && size > slice) {
+                return "workload.qps: " + std::to_string(qps) + " QPs split workload.buffer into slices of " +
+                       std::to_string(slice) + " bytes, smaller than the message size " + std::to_string(size);
+            }
+        }
+    }
+    return "";
+}
+
+std::string check_peer(const config::Scenario& s) {
+    if (s.get_string("peer.kind") == "socket" && s.get_int("peer.port") == 0) {
+        return "peer.port: kind \"socket\" needs the peer's socket port (1-65535)";
+    }
+    return "";
+}
+
+std::string check_atomics(const config::Scenario& s) {
+    if (s.get_string("rnic.rdma.atomics") == "pcie_atomicop" && s.get_string("host_bus.kind") != "pcie") {
+        return "rnic.rdma.atomics: \"pcie_atomicop\" needs host_bus.kind \"pcie\" (PCI-X has no AtomicOps)";
+    }
+    return "";
+}
+
 std::string check_rx_path(const config::Scenario& s) {
     if (s.get_string("rnic.rx_path") == "markers" && !s.get_bool("rnic.mpa.markers")) {
         return "rnic.rx_path: \"markers\" needs MPA markers: set rnic.mpa.markers to true";
@@ -208,6 +311,7 @@ config::Schema build() {
     declare_simulation(root);
     declare_link(root);
     declare_hosts(root);
+    declare_peer(root);
     declare_host_memory(root);
     declare_pcie(root);
     declare_rnic(root);
@@ -215,6 +319,9 @@ config::Schema build() {
     schema.add_check(check_hosts);
     schema.add_check(check_powers_of_two);
     schema.add_check(check_rx_path);
+    schema.add_check(check_atomics);
+    schema.add_check(check_peer);
+    schema.add_check(check_workload);
     schema.verify();
     return schema;
 }

@@ -1,6 +1,7 @@
 #include "simulation.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -28,6 +29,19 @@ double mean(const std::vector<std::uint64_t>& v) {
     return static_cast<double>(sum / static_cast<long double>(v.size()));
 }
 
+socket_bridge_params build_peer_params(const config::Scenario& s) {
+    socket_bridge_params p;
+    p.address = s.get_string("peer.address");
+    p.port = static_cast<std::uint16_t>(s.get_int("peer.port"));
+    p.listen = s.get_bool("peer.listen");
+    p.open_timeout = std::chrono::milliseconds(s.get_time_ps("peer.open_timeout") / 1000'000'000ULL);
+    p.realtime = s.get_bool("peer.realtime");
+    p.realtime_slack = from_ps(s.get_time_ps("peer.realtime_slack"));
+    p.poll_interval = from_ps(s.get_time_ps("peer.poll_interval"));
+    p.mtu = static_cast<std::uint32_t>(s.get_int("link.mtu"));
+    return p;
+}
+
 boost::json::object report_of(const stats_reporter& r) {
     boost::json::object o;
     r.report_stats(o);
@@ -44,18 +58,36 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
     link_ = std::make_unique<ethernet_link>("link", build_link_params(scenario));
     hosts_[0]->nic.eth_tx.bind(link_->port_a_in);
     link_->port_a_out.bind(hosts_[0]->nic.eth_rx);
-    hosts_[1]->nic.eth_tx.bind(link_->port_b_in);
-    link_->port_b_out.bind(hosts_[1]->nic.eth_rx);
+    const bool real_peer = scenario.get_string("peer.kind") == "socket";
+    if (real_peer) {
+        // Host b is a real machine behind the socket bridge (hosts.1.ipv4 is its address); the
+        // simulated host b stays off the wire and runs no program.
+        peer_ = std::make_unique<socket_bridge>("peer", build_peer_params(scenario));
+        peer_->eth_tx.bind(link_->port_b_in);
+        link_->port_b_out.bind(peer_->eth_rx);
+        unplugged_ = std::make_unique<unplugged_port>("unplugged");
+        hosts_[1]->nic.eth_tx.bind(unplugged_->eth_rx);
+        unplugged_->eth_tx.bind(hosts_[1]->nic.eth_rx);
+    } else {
+        hosts_[1]->nic.eth_tx.bind(link_->port_b_in);
+        link_->port_b_out.bind(hosts_[1]->nic.eth_rx);
+    }
 
-    // Static neighbour entries (ARP is not modelled yet).
+    // Static neighbour entries between simulated hosts; a real peer is resolved by ARP.
     const drv::station_config st[2] = {build_station(scenario, 0), build_station(scenario, 1)};
-    hosts_[0]->nic.toe().add_neighbour(st[1].ipv4, st[1].mac);
-    hosts_[1]->nic.toe().add_neighbour(st[0].ipv4, st[0].mac);
+    if (!real_peer) {
+        hosts_[0]->nic.toe().add_neighbour(st[1].ipv4, st[1].mac);
+        hosts_[1]->nic.toe().add_neighbour(st[0].ipv4, st[0].mac);
+    }
 
     if (!pcap_path.empty()) {
         std::string error;
         if (!pcap_.open(pcap_path, &error)) throw std::runtime_error(error);
         link_->set_pcap(&pcap_);
+    }
+    if (peer_) {
+        std::string error;
+        if (!peer_->open(&error)) throw std::runtime_error(error);
     }
 
     host_memory& src_mem = hosts_[0]->mem;
@@ -66,14 +98,24 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
         return compare_ranges([&from](std::uint64_t a, void* d, std::size_t n) { return from.peek(a, d, n); }, src,
                               [&to](std::uint64_t a, void* d, std::size_t n) { return to.peek(a, d, n); }, dst, len);
     };
-    workload_ = std::make_unique<write_bw>(build_write_bw_config(scenario), oob_, check, [this] {
+    auto on_done = [this] {
         done_ = true;
         sc_core::sc_stop();
-    });
+    };
+    if (scenario.get_string("workload.type") == "mixed") {
+        auto peek = [&src_mem, &dst_mem](int host, std::uint64_t addr, void* dst, std::size_t len) {
+            return (host == 0 ? src_mem : dst_mem).peek(addr, dst, len);
+        };
+        workload_ = std::make_unique<mixed>(build_mixed_config(scenario), oob_, peek, on_done);
+    } else if (scenario.get_string("workload.type") == "probe") {
+        workload_ = std::make_unique<probe>(build_probe_config(scenario), oob_, on_done);
+    } else {
+        workload_ = std::make_unique<write_bw>(build_write_bw_config(scenario), oob_, check, on_done);
+    }
     const std::uint32_t server_ip = st[1].ipv4;
-    write_bw* wl = workload_.get();
+    host_workload* wl = workload_.get();
     hosts_[0]->cpu.set_program([wl, st0 = st[0], server_ip](drv::host_bus& bus) { wl->client(bus, st0, server_ip); });
-    hosts_[1]->cpu.set_program([wl, st1 = st[1]](drv::host_bus& bus) { wl->server(bus, st1); });
+    if (!real_peer) hosts_[1]->cpu.set_program([wl, st1 = st[1]](drv::host_bus& bus) { wl->server(bus, st1); });
 }
 
 simulation::~simulation() = default;
@@ -124,6 +166,7 @@ boost::json::object simulation::results() const {
     for (const write_bw_row& row : r.rows) {
         const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;
         boost::json::object o;
+        if (!row.op.empty()) o["op"] = row.op;
         o["size"] = row.size;
         o["iterations"] = row.iterations;
         o["bytes"] = row.bytes;
@@ -155,7 +198,14 @@ boost::json::object simulation::results() const {
                      : type == "read_bw"  ? "rdma_read"
                      : type == "atomic_bw" ? "atomic_fetch_add"
                                            : "rdma_write";
-    out["operations"] = {{op, {{"count", writes}, {"bytes", bytes}}}};
+    if (type == "mixed") {
+        // One entry per kind of operation (the rows carry their kind).
+        boost::json::object ops;
+        for (const write_bw_row& row : r.rows) ops[row.op] = {{"count", row.iterations}, {"bytes", row.bytes}};
+        out["operations"] = std::move(ops);
+    } else {
+        out["operations"] = {{op, {{"count", writes}, {"bytes", bytes}}}};
+    }
     out["integrity"] = {{"ok", integrity_ok}, {"bytes_checked", checked}, {"bytes_mismatched", mismatched}};
     if (!integrity_ok && status == "ok") status = "integrity check failed";
     out["status"] = status;
@@ -169,6 +219,7 @@ boost::json::object simulation::results() const {
         modules[n + ".cpu"] = {{"mmio_errors", h->cpu.mmio_errors()}};
     }
     modules["link"] = report_of(*link_);
+    if (peer_) modules["peer"] = report_of(*peer_);
     out["modules"] = std::move(modules);
     out["log"] = {{"errors", log::errors_logged()}, {"warnings", log::warnings_logged()}};
     return out;
@@ -181,19 +232,24 @@ void simulation::print_summary(std::ostream& os) const {
     os << (type == "send_bw"    ? "Send"
            : type == "read_bw"  ? "RDMA Read"
            : type == "atomic_bw" ? "Atomic FetchAdd"
+           : type == "mixed"     ? "Mixed operations"
                                  : "RDMA Write")
-       << " bandwidth/latency (" << scenario_.get_string("name") << ", seed "
+       << (type == "mixed" ? " on " + std::to_string(scenario_.get_int("workload.qps")) + " QPs" : " bandwidth/latency")
+       << " (" << scenario_.get_string("name") << ", seed "
        << scenario_.get_int("simulation.seed") << ", queue depth " << scenario_.get_int("workload.queue_depth")
        << ")\n";
     std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);
     os << line;
     os << "------------------------------------------------------------------------------------------------\n";
-    os << " #bytes   #iterations   BW[Gb/s]   BW[MB/s]   MsgRate[Mpps]   t_avg[us]   t_p50[us]   t_p99[us]   data\n";
+    os << (type == "mixed" ? " operation            #ops          " : " #bytes   #iterations   ")
+       << "BW[Gb/s]   BW[MB/s]   MsgRate[Mpps]   t_avg[us]   t_p50[us]   t_p99[us]   data\n";
     for (const write_bw_row& row : r.rows) {
         const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;
         const double gbps = secs > 0 ? static_cast<double>(row.bytes) * 8 / secs / 1e9 : 0.0;
-        std::snprintf(line, sizeof line, " %-8llu %-13llu %-10.2f %-10.1f %-15.3f %-11.3f %-11.3f %-11.3f %s\n",
-                      static_cast<unsigned long long>(row.size), static_cast<unsigned long long>(row.iterations), gbps,
+        // Mixed rows are one per kind of operation: the kind stands where the size would.
+        const std::string first = row.op.empty() ? std::to_string(row.size) : row.op;
+        std::snprintf(line, sizeof line, " %-*s %-13llu %-10.2f %-10.1f %-15.3f %-11.3f %-11.3f %-11.3f %s\n",
+                      row.op.empty() ? 8 : 20, first.c_str(), static_cast<unsigned long long>(row.iterations), gbps,
                       secs > 0 ? static_cast<double>(row.bytes) / secs / 1e6 : 0.0,
                       secs > 0 ? static_cast<double>(row.iterations) / secs / 1e6 : 0.0, mean(row.latencies_ps) / 1e6,
                       percentile(row.latencies_ps, 50) / 1e6, percentile(row.latencies_ps, 99) / 1e6,
@@ -201,6 +257,12 @@ void simulation::print_summary(std::ostream& os) const {
         os << line;
     }
     os << "------------------------------------------------------------------------------------------------\n";
+    for (const write_bw_row& row : r.rows) {
+        if (!row.integrity.ok && !row.integrity.detail.empty()) {
+            os << "integrity (" << (row.op.empty() ? std::to_string(row.size) : row.op) << "): " << row.integrity.detail
+               << "\n";
+        }
+    }
     if (!r.error.empty()) os << "workload error: " << r.error << "\n";
 }
 

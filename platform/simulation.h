@@ -10,9 +10,10 @@
 #include "config/scenario.h"
 #include "host_system.h"
 #include "link/ethernet_link.h"
+#include "link/socket_bridge.h"
 #include "oob.h"
 #include "proto/pcap.h"
-#include "workloads/write_bw.h"
+#include "workloads/workload.h"
 
 namespace rnic::platform {
 
@@ -38,9 +39,11 @@ private:
     const config::Scenario& scenario_;
     std::unique_ptr<host_system> hosts_[2];
     std::unique_ptr<ethernet_link> link_;
+    std::unique_ptr<socket_bridge> peer_;         // peer.kind "socket": a real host b behind a socket
+    std::unique_ptr<unplugged_port> unplugged_;   // then the simulated host b's NIC is off the wire
     proto::PcapWriter pcap_;
     oob_channel oob_;
-    std::unique_ptr<write_bw> workload_;
+    std::unique_ptr<host_workload> workload_;  // write_bw or mixed, by workload.type
     bool done_ = false;
 };
 

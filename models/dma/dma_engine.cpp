@@ -34,7 +34,7 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, const dma_params& pa
 tlm::tlm_response_status dma_engine::bus_transfer(channel& ch, tlm::tlm_command cmd, std::uint64_t addr,
                                                   unsigned char* data, std::uint32_t len,
                                                   const sc_core::sc_time& ready, sc_core::sc_time* issued,
-                                                  sc_core::sc_time* finish, bus_txn_ext* bx) {
+                                                  sc_core::sc_time* finish, bus_txn_ext* bx, atomic_op_ext* aop) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     sc_core::sc_time start = ch.setup.reserve(ready, setup_time_);
     const bool read = cmd == tlm::TLM_READ_COMMAND;
@@ -50,9 +50,11 @@ tlm::tlm_response_status dma_engine::bus_transfer(channel& ch, tlm::tlm_command 
     sub.set_dmi_allowed(false);
     sub.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sub.set_extension(bx);
+    if (aop != nullptr) sub.set_extension(aop);  // an AtomicOp: the bus performs it (host/atomic_op_ext.h)
     sc_core::sc_time d = start - now;
     pcie_out->b_transport(sub, d);
     sub.clear_extension(bx);
+    if (aop != nullptr) sub.clear_extension(aop);
     *finish = now + d;
     if (read) reads_.release_at(*finish);
     ++ch.stats.bus_transfers;
@@ -125,6 +127,8 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time
     const bool read = gp.is_read();
     dma_ext* ext = nullptr;
     gp.get_extension(ext);
+    atomic_op_ext* aop = nullptr;
+    gp.get_extension(aop);
 
     // The channel whose datapath frees first (ties: the lower number).
     std::size_t ci = 0;
@@ -206,7 +210,8 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time
         bus_txn_ext bx;
         sc_core::sc_time issued, finish;
         const tlm::tlm_response_status st =
-            bus_transfer(ch, gp.get_command(), p.host_addr, gp.get_data_ptr() + p.nic_off, p.len, t, &issued, &finish, &bx);
+            bus_transfer(ch, gp.get_command(), p.host_addr, gp.get_data_ptr() + p.nic_off, p.len, t, &issued, &finish, &bx,
+                         aop);
         packets += bx.packets;
         if (p.marker_split) ++fragments;
         if (i == 0) {

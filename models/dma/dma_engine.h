@@ -33,6 +33,7 @@
 #include "core/timed_resource.h"
 #include "dma/dma_ext.h"
 #include "dma/latency_histogram.h"
+#include "host/atomic_op_ext.h"
 #include "host/bus_txn_ext.h"
 #include "host/occupancy_pool.h"
 
@@ -87,7 +88,7 @@ private:
     // One bus transfer issued at `ready` on channel `ch`; returns its finish and status.
     tlm::tlm_response_status bus_transfer(channel& ch, tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data,
                                           std::uint32_t len, const sc_core::sc_time& ready, sc_core::sc_time* issued,
-                                          sc_core::sc_time* finish, bus_txn_ext* bx);
+                                          sc_core::sc_time* finish, bus_txn_ext* bx, atomic_op_ext* aop = nullptr);
     bool fetch_sgl(channel& ch, const dma_ext& ext, sc_core::sc_time& t, std::vector<sg_element>* sg,
                    std::string* error, tlm::tlm_response_status* status);
     void fail(tlm::tlm_generic_payload& gp, channel& ch, const sc_core::sc_time& delay, tlm::tlm_response_status status,

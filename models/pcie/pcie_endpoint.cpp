@@ -1,6 +1,7 @@
 #include "pcie/pcie_endpoint.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/sim_log.h"
 #include "core/timeline.h"
@@ -42,7 +43,7 @@ int index_of_power(std::uint32_t v, std::uint32_t first, int count) {
 }
 
 const char* type_name(int t) {
-    static const char* const kNames[] = {"MWr", "MRd", "CplD", "Cpl", "MSI-X"};
+    static const char* const kNames[] = {"MWr", "MRd", "CplD", "Cpl", "MSI-X", "AtomicOp"};
     return kNames[t];
 }
 
@@ -119,6 +120,7 @@ sc_core::sc_time pcie_endpoint::send_tlp(direction& dir, tlp_type type, const sc
         case tlp_type::cpld: ++c.cpld; c.cpld_bytes += payload; break;
         case tlp_type::cpl: ++c.cpl; break;
         case tlp_type::msi: ++c.msi; break;
+        case tlp_type::atomic: ++c.atomic; c.atomic_bytes += payload; break;
     }
     // Completions always have a 3DW header; requests as chosen.
     ++((four && type != tlp_type::cpld && type != tlp_type::cpl) ? c.hdr_4dw : c.hdr_3dw);
@@ -261,13 +263,77 @@ sc_core::sc_time pcie_endpoint::dma_read(tlm::tlm_generic_payload& gp, const sc_
     return last;
 }
 
+sc_core::sc_time pcie_endpoint::dma_atomic(tlm::tlm_generic_payload& gp, atomic_op_ext& aop,
+                                          const sc_core::sc_time& ready, bus_txn_ext* ext) {
+    // One non-posted AtomicOp request upstream (FetchAdd: one 8-byte operand, CAS: compare + swap),
+    // holding a tag and a non-posted header credit like a read; the root complex performs it on
+    // host memory as one indivisible read-modify-write and answers with a CplD carrying the
+    // original 8 bytes (PCIe Base Spec §6.15.1-§6.15.3; 8-byte aligned, within one 4 KB page).
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const std::uint64_t addr = gp.get_address();
+    if (gp.get_data_length() != 8 || addr % 8 != 0) {
+        gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+        return ready;
+    }
+    sc_core::sc_time start = tags_.acquire(ready);
+    start = nonposted_hdr_.acquire(start);
+    const sc_core::sc_time arrive =
+        send_tlp(up_dir_, tlp_type::atomic, start, aop.request_payload(), addr, four_dw(addr, 8), ext);
+    nonposted_hdr_.release_at(arrive + params_.credit_return);
+    // The completer's read and write happen back to back, with nothing else in between.
+    std::uint8_t bytes[8];
+    tlm::tlm_generic_payload& sub = mem_scratch_;
+    sub.set_command(tlm::TLM_READ_COMMAND);
+    sub.set_address(addr);
+    sub.set_data_ptr(bytes);
+    sub.set_data_length(8);
+    sub.set_streaming_width(8);
+    sub.set_byte_enable_ptr(nullptr);
+    sub.set_dmi_allowed(false);
+    sub.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time mem_delay = arrive + params_.completion_latency - now;
+    mem_out->b_transport(sub, mem_delay);
+    tlm::tlm_response_status status = sub.get_response_status();
+    if (status == tlm::TLM_OK_RESPONSE) {
+        std::uint64_t original = 0;
+        for (int i = 7; i >= 0; --i) original = original << 8 | bytes[i];
+        aop.original = original;
+        const bool write = aop.kind == atomic_op_ext::op::fetch_add || original == aop.compare;
+        if (write) {
+            const std::uint64_t value =
+                aop.kind == atomic_op_ext::op::fetch_add ? original + aop.operand : aop.operand;
+            std::uint8_t out[8];
+            for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(value >> (8 * i));
+            sub.set_command(tlm::TLM_WRITE_COMMAND);
+            sub.set_data_ptr(out);
+            sub.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+            mem_out->b_transport(sub, mem_delay);
+            status = sub.get_response_status();
+        }
+        std::memcpy(gp.get_data_ptr(), bytes, 8);
+    }
+    const sc_core::sc_time data_ready = now + mem_delay;
+    const sc_core::sc_time done = status == tlm::TLM_OK_RESPONSE
+                                      ? send_tlp(down_dir_, tlp_type::cpld, data_ready, 8, addr, false, ext)
+                                      : send_tlp(down_dir_, tlp_type::cpl, data_ready, 0, addr, false, ext);
+    if (ext != nullptr) ext->first_data = done;
+    tags_.release_at(done);
+    ++atomic_ops_;
+    gp.set_response_status(status);
+    return done;
+}
+
 void pcie_endpoint::dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, bus_txn_ext* ext) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (gp.get_data_length() == 0) {
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
         return;
     }
-    const sc_core::sc_time finish = gp.is_write() ? dma_write(gp, now + delay, ext) : dma_read(gp, now + delay, ext);
+    atomic_op_ext* aop = nullptr;
+    gp.get_extension(aop);
+    const sc_core::sc_time finish = aop != nullptr ? dma_atomic(gp, *aop, now + delay, ext)
+                                    : gp.is_write() ? dma_write(gp, now + delay, ext)
+                                                    : dma_read(gp, now + delay, ext);
     delay = finish - now;
     if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
         count_dma_error();
@@ -302,6 +368,7 @@ boost::json::object counts_json(const pcie_endpoint::tlp_counts& c) {
     o["cpld"] = c.cpld;
     o["cpl"] = c.cpl;
     o["msi"] = c.msi;
+    o["atomic"] = c.atomic;
     o["hdr_3dw"] = c.hdr_3dw;
     o["hdr_4dw"] = c.hdr_4dw;
     o["ack_dllps"] = c.ack;
@@ -333,6 +400,7 @@ void pcie_endpoint::report_bus_stats(boost::json::object& out) const {
     out["downstream_utilisation"] = down_link_.utilization(now);
     out["dma_read_bytes"] = dma_read_bytes_;
     out["dma_write_bytes"] = dma_write_bytes_;
+    out["atomic_ops"] = atomic_ops_;
     const double mb = static_cast<double>(dma_read_bytes_ + dma_write_bytes_) / 1e6;
     out["tlps_per_mb"] = mb > 0 ? static_cast<double>(up_.tlps() + down_.tlps()) / mb : 0.0;
     out["write_tlps_per_mb"] = dma_write_bytes_ > 0 ? static_cast<double>(up_.mwr) / (dma_write_bytes_ / 1e6) : 0.0;

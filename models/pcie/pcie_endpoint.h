@@ -27,6 +27,7 @@
 #include <string>
 
 #include "core/timed_resource.h"
+#include "host/atomic_op_ext.h"
 #include "host/host_interface.h"
 #include "host/occupancy_pool.h"
 
@@ -79,11 +80,12 @@ public:
 
     struct tlp_counts {
         std::uint64_t mwr = 0, mrd = 0, cpld = 0, cpl = 0, msi = 0;  // TLPs by type
+        std::uint64_t atomic = 0, atomic_bytes = 0;                  // AtomicOp requests (§6.15)
         std::uint64_t hdr_3dw = 0, hdr_4dw = 0;                      // of the above, by header size
         std::uint64_t ack = 0, update_fc = 0;                         // DLLPs
         std::uint64_t mwr_bytes = 0, cpld_bytes = 0;                  // payload bytes
         std::uint64_t wire_bytes = 0;                                 // everything on the lanes
-        std::uint64_t tlps() const { return mwr + mrd + cpld + cpl + msi; }
+        std::uint64_t tlps() const { return mwr + mrd + cpld + cpl + msi + atomic; }
     };
     const tlp_counts& upstream() const { return up_; }      // device -> host
     const tlp_counts& downstream() const { return down_; }  // host -> device
@@ -97,7 +99,7 @@ protected:
     void report_bus_stats(boost::json::object& out) const override;
 
 private:
-    enum class tlp_type { mwr, mrd, cpld, cpl, msi };
+    enum class tlp_type { mwr, mrd, cpld, cpl, msi, atomic };
     struct direction {
         timed_resource link;
         tlp_counts counts;
@@ -110,6 +112,8 @@ private:
     bool four_dw(std::uint64_t addr, std::uint32_t len) const;
     sc_core::sc_time dma_write(tlm::tlm_generic_payload& gp, const sc_core::sc_time& ready, bus_txn_ext* ext);
     sc_core::sc_time dma_read(tlm::tlm_generic_payload& gp, const sc_core::sc_time& ready, bus_txn_ext* ext);
+    sc_core::sc_time dma_atomic(tlm::tlm_generic_payload& gp, atomic_op_ext& aop, const sc_core::sc_time& ready,
+                                bus_txn_ext* ext);
 
     pcie_params params_;
     double tlp_rate_;        // bytes/s of TLP traffic
@@ -121,7 +125,7 @@ private:
     tlp_counts& up_;
     tlp_counts& down_;
     occupancy_pool tags_, posted_hdr_, posted_data_, nonposted_hdr_;
-    std::uint64_t dma_read_bytes_ = 0, dma_write_bytes_ = 0;
+    std::uint64_t dma_read_bytes_ = 0, dma_write_bytes_ = 0, atomic_ops_ = 0;
     tlm::tlm_generic_payload mem_scratch_;  // a read request's access to host memory
 };
 

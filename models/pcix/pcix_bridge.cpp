@@ -7,6 +7,7 @@
 #include "core/sim_log.h"
 #include "core/timed_resource.h"
 #include "core/timeline.h"
+#include "host/atomic_op_ext.h"
 #include "rnic/regmap.h"
 
 namespace rnic {
@@ -191,6 +192,14 @@ sc_core::sc_time pcix_bridge::dma_read(tlm::tlm_generic_payload& gp, const sc_co
 
 void pcix_bridge::dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, bus_txn_ext* ext) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
+    atomic_op_ext* aop = nullptr;
+    gp.get_extension(aop);
+    if (aop != nullptr) {
+        // PCI-X has no AtomicOp transaction (PCIe Base Spec §6.15 is PCIe only).
+        RNIC_MLOG_D(error, pcie, delay, "AtomicOp requested on PCI-X, which has none: refused");
+        gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+        return;
+    }
     if (gp.get_data_length() == 0) {
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
         return;

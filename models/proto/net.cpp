@@ -345,6 +345,97 @@ std::optional<ParsedTcpFrame> parse_tcp_frame(const std::uint8_t* frame, std::si
     return f;
 }
 
+void build_arp_frame(const MacAddress& eth_dst, const MacAddress& eth_src, const ArpPacket& arp,
+                     std::vector<std::uint8_t>& out) {
+    const std::size_t at = out.size();
+    out.resize(at + kMinFrameSize, 0);
+    std::uint8_t* p = out.data() + at;
+    std::memcpy(p, eth_dst.data(), 6);
+    std::memcpy(p + 6, eth_src.data(), 6);
+    put_be16(p + 12, kEtherTypeArp);
+    std::uint8_t* a = p + kEthernetHeaderSize;
+    put_be16(a, 1);                 // hardware type: Ethernet
+    put_be16(a + 2, kEtherTypeIpv4);
+    a[4] = 6;
+    a[5] = 4;
+    put_be16(a + 6, arp.operation);
+    std::memcpy(a + 8, arp.sender_mac.data(), 6);
+    put_be32(a + 14, arp.sender_ip);
+    std::memcpy(a + 18, arp.target_mac.data(), 6);
+    put_be32(a + 24, arp.target_ip);
+}
+
+std::vector<std::uint8_t> build_arp_request(const MacAddress& sender_mac, std::uint32_t sender_ip,
+                                            std::uint32_t target_ip) {
+    ArpPacket arp;
+    arp.operation = arp_op::request;
+    arp.sender_mac = sender_mac;
+    arp.sender_ip = sender_ip;
+    arp.target_ip = target_ip;
+    std::vector<std::uint8_t> out;
+    build_arp_frame(kBroadcastMac, sender_mac, arp, out);
+    return out;
+}
+
+std::vector<std::uint8_t> build_arp_reply(const ArpPacket& request, const MacAddress& my_mac) {
+    ArpPacket arp;
+    arp.operation = arp_op::reply;
+    arp.sender_mac = my_mac;
+    arp.sender_ip = request.target_ip;
+    arp.target_mac = request.sender_mac;
+    arp.target_ip = request.sender_ip;
+    std::vector<std::uint8_t> out;
+    build_arp_frame(request.sender_mac, my_mac, arp, out);
+    return out;
+}
+
+std::optional<std::uint16_t> frame_ethertype(const std::uint8_t* frame, std::size_t len) {
+    if (len < kEthernetHeaderSize) return std::nullopt;
+    return get_be16(frame + 12);
+}
+
+std::optional<ParsedArpFrame> parse_arp_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
+                                              ParseError* code) {
+    auto bad = [&](ParseError kind, std::string text) -> std::optional<ParsedArpFrame> {
+        set_code(code, kind);
+        if (error != nullptr) *error = std::move(text);
+        return std::nullopt;
+    };
+    if (len < kEthernetHeaderSize + kArpPacketSize) {
+        return bad(ParseError::short_input,
+                   format("ARP frame: %zu bytes, need %zu (Ethernet header + ARP packet)", len,
+                          kEthernetHeaderSize + kArpPacketSize));
+    }
+    ParsedArpFrame f;
+    std::memcpy(f.eth.dst.data(), frame, 6);
+    std::memcpy(f.eth.src.data(), frame + 6, 6);
+    f.eth.ethertype = get_be16(frame + 12);
+    if (f.eth.ethertype != kEtherTypeArp) {
+        return bad(ParseError::unsupported, format("ARP frame: EtherType 0x%04x at offset 12, not 0x0806", f.eth.ethertype));
+    }
+    const std::uint8_t* a = frame + kEthernetHeaderSize;
+    const std::uint16_t htype = get_be16(a), ptype = get_be16(a + 2);
+    if (htype != 1) return bad(ParseError::unsupported, format("ARP: hardware type %u at offset 14, not 1 (Ethernet)", htype));
+    if (ptype != kEtherTypeIpv4) {
+        return bad(ParseError::unsupported, format("ARP: protocol type 0x%04x at offset 16, not 0x0800 (IPv4)", ptype));
+    }
+    if (a[4] != 6 || a[5] != 4) {
+        return bad(ParseError::bad_length,
+                   format("ARP: address lengths %u/%u at offset 18, expected 6/4", a[4], a[5]));
+    }
+    f.arp.operation = get_be16(a + 6);
+    if (f.arp.operation != arp_op::request && f.arp.operation != arp_op::reply) {
+        return bad(ParseError::unsupported, format("ARP: operation %u at offset 20, not 1 (request) or 2 (reply)",
+                                                   f.arp.operation));
+    }
+    std::memcpy(f.arp.sender_mac.data(), a + 8, 6);
+    f.arp.sender_ip = get_be32(a + 14);
+    std::memcpy(f.arp.target_mac.data(), a + 18, 6);
+    f.arp.target_ip = get_be32(a + 24);
+    set_code(code, ParseError::none);
+    return f;
+}
+
 std::string format_ipv4(std::uint32_t addr) {
     return format("%u.%u.%u.%u", static_cast<unsigned>(addr >> 24), static_cast<unsigned>((addr >> 16) & 0xFFu),
                   static_cast<unsigned>((addr >> 8) & 0xFFu), static_cast<unsigned>(addr & 0xFFu));

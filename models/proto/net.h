@@ -124,6 +124,47 @@ struct ParsedTcpFrame {
 std::optional<ParsedTcpFrame> parse_tcp_frame(const std::uint8_t* frame, std::size_t len,
                                               std::string* error, ParseError* code = nullptr);
 
+// ARP for IPv4 over Ethernet (RFC 826): hardware type 1, protocol type 0x0800, lengths 6 and 4.
+constexpr std::size_t kArpPacketSize = 28;
+constexpr std::size_t kMinFrameSize = 60;  // Ethernet minimum without FCS; ARP frames are padded to it
+constexpr MacAddress kBroadcastMac{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+namespace arp_op {
+constexpr std::uint16_t request = 1;
+constexpr std::uint16_t reply = 2;
+}  // namespace arp_op
+
+struct ArpPacket {
+    std::uint16_t operation = arp_op::request;
+    MacAddress sender_mac{};
+    std::uint32_t sender_ip = 0;  // host byte order
+    MacAddress target_mac{};      // zero in a request
+    std::uint32_t target_ip = 0;
+};
+
+struct ParsedArpFrame {
+    EthernetHeader eth;
+    ArpPacket arp;
+};
+
+// Appends an Ethernet frame carrying `arp` (EtherType 0x0806), zero-padded to 60 bytes.
+void build_arp_frame(const MacAddress& eth_dst, const MacAddress& eth_src, const ArpPacket& arp,
+                     std::vector<std::uint8_t>& out);
+// A broadcast "who has target_ip? tell sender_ip" frame.
+std::vector<std::uint8_t> build_arp_request(const MacAddress& sender_mac, std::uint32_t sender_ip,
+                                            std::uint32_t target_ip);
+// The unicast answer of the station (my_mac, request.target_ip) to `request`.
+std::vector<std::uint8_t> build_arp_reply(const ArpPacket& request, const MacAddress& my_mac);
+
+// The frame's EtherType, or nullopt when it is shorter than an Ethernet header.
+std::optional<std::uint16_t> frame_ethertype(const std::uint8_t* frame, std::size_t len);
+
+// Parses an Ethernet frame carrying an IPv4-over-Ethernet ARP packet (padding after it is ignored).
+// *code: short_input (frame ends before the 28-byte packet), unsupported (EtherType not ARP, hardware
+// type not Ethernet, protocol type not IPv4, operation not request or reply), bad_length (hardware
+// or protocol address length not 6 / 4).
+std::optional<ParsedArpFrame> parse_arp_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
+                                              ParseError* code = nullptr);
+
 std::string format_ipv4(std::uint32_t addr);          // "10.0.0.1"
 std::optional<std::uint32_t> parse_ipv4(const std::string& text);
 std::string format_mac(const MacAddress& mac);        // "02:00:00:00:00:01"

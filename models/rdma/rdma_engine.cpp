@@ -10,6 +10,7 @@
 #include "proto/mpa.h"
 #include "dma/dma_ext.h"
 #include "dma/marker_runs.h"
+#include "host/atomic_op_ext.h"
 #include "rdma/atomic_alu.h"
 
 namespace rnic {
@@ -663,20 +664,26 @@ void rdma_engine::post_read_request(std::uint32_t qpn, queue_pair& qp, const sen
     rr.src_to = w.remote_to;
     std::uint8_t body[ddp::kReadRequestSize];
     ddp::encode(rr, body);
-    std::uint64_t stream_end = 0;
-    if (!send_untagged(qp, h, body, sizeof body, w.wr_id, issue, &stream_end)) {
-        complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
-        ++counters_.flushed;
-        return;
-    }
-    ++qp.read_req_msn;
-    ++counters_.reads;
-    ++qp.reads_outstanding;
-    pending_completion p{stream_end, w.index, w.wr_id, w.length, w.opcode, w.signaled};
-    p.done = false;
+    pending_completion p{0, w.index, w.wr_id, w.length, w.opcode, w.signaled};
     p.sink_stag = rr.sink_stag;
     p.sink_to = rr.sink_to;
+    if (send_request(qpn, qp, h, body, sizeof body, w, issue, p)) ++counters_.reads;
+}
+
+bool rdma_engine::send_request(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h, const std::uint8_t* body,
+                               std::size_t body_len, const send_wqe& w, sc_core::sc_time& issue, pending_completion p) {
+    // Reads and atomics: the next MSN of queue 1 is taken only once the request is on its way; it
+    // then waits for its response (done = false) and counts against ORD.
+    if (!send_untagged(qp, h, body, body_len, w.wr_id, issue, &p.stream_end)) {
+        complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
+        ++counters_.flushed;
+        return false;
+    }
+    ++qp.read_req_msn;
+    ++qp.reads_outstanding;
+    p.done = false;
     qp.pending.push_back(p);
+    return true;
 }
 
 void rdma_engine::post_atomic(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue) {
@@ -704,21 +711,11 @@ void rdma_engine::post_atomic(std::uint32_t qpn, queue_pair& qp, const send_wqe&
     h.opcode = ddp::Opcode::atomic_request;
     h.queue = ddp::kQueueReadRequest;  // RFC 7306 §5.2.1 rule 5: the Read Request queue
     h.msn = qp.read_req_msn + 1;
-    std::uint64_t stream_end = 0;
-    if (!send_untagged(qp, h, body, sizeof body, w.wr_id, issue, &stream_end)) {
-        complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
-        ++counters_.flushed;
-        return;
-    }
-    ++qp.read_req_msn;
-    ++counters_.atomics;
-    ++qp.reads_outstanding;
-    pending_completion p{stream_end, w.index, w.wr_id, 8, w.opcode, w.signaled};
-    p.done = false;
+    pending_completion p{0, w.index, w.wr_id, 8, w.opcode, w.signaled};
     p.atomic = true;
     p.request_id = w.index;
     p.result_addr = w.local_addr;
-    qp.pending.push_back(p);
+    if (send_request(qpn, qp, h, body, sizeof body, w, issue, p)) ++counters_.atomics;
 }
 
 void rdma_engine::post_local_invalidate(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue) {
@@ -1177,23 +1174,11 @@ void rdma_engine::execute_atomic(std::uint32_t qpn, queue_pair& qp, const ddp::H
         terminate(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection, rdmap_protection_code(chk), chk.what);
         return;
     }
-    // Read-modify-write under the unit's lock: nothing else of this RNIC touches host memory between
-    // the read and the write (one receive call performs both), so the operation is atomic across all
-    // QPs of the RNIC (RFC 7306 §5). Host memory holds the value in its own (little-endian) order.
-    std::uint8_t bytes[8];
-    if (mem_read(dma_out, chk.host_addr, bytes, 8, delay) != tlm::TLM_OK_RESPONSE) {
+    std::uint64_t original = 0;
+    if (!perform_atomic(chk.host_addr, *req, &original, delay)) {
         terminate(ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic, ddp::term::kRdmaCatastrophicStream,
-                  "host refused the atomic's read");
+                  "host refused the atomic's memory access");
         return;
-    }
-    const std::uint64_t original = get_le64(bytes);
-    const std::uint64_t value = req->op == ddp::AtomicOpcode::fetch_add
-                                    ? atomic::fetch_add(original, req->add_or_swap_data, req->add_or_swap_mask)
-                                    : atomic::compare_swap(original, req->add_or_swap_data, req->add_or_swap_mask,
-                                                           req->compare_data, req->compare_mask);
-    if (value != original) {
-        put_le64(bytes, value);
-        mem_write(dma_out, chk.host_addr, bytes, 8, delay);
     }
     ++counters_.atomics_executed;
     qp.read_req_msn_rx = h.msn;
@@ -1203,6 +1188,69 @@ void rdma_engine::execute_atomic(std::uint32_t qpn, queue_pair& qp, const ddp::H
     job.original = original;
     qp.responses.push_back(job);
     work_event_.notify(delay);
+}
+
+bool rdma_engine::perform_atomic(std::uint64_t addr, const ddp::AtomicRequest& req, std::uint64_t* original,
+                                 sc_core::sc_time& delay) {
+    const bool add = req.op == ddp::AtomicOpcode::fetch_add;
+    const auto compute = [&](std::uint64_t v) {
+        return add ? atomic::fetch_add(v, req.add_or_swap_data, req.add_or_swap_mask)
+                   : atomic::compare_swap(v, req.add_or_swap_data, req.add_or_swap_mask, req.compare_data,
+                                          req.compare_mask);
+    };
+    std::uint8_t bytes[8];
+    if (!params_.pcie_atomic_ops) {
+        // Read-modify-write under the unit's lock: nothing else of this RNIC touches host memory
+        // between the read and the write (one receive call performs both), so the operation is atomic
+        // across all QPs of the RNIC (RFC 7306 §5). Host memory holds the value little-endian.
+        if (mem_read(dma_out, addr, bytes, 8, delay) != tlm::TLM_OK_RESPONSE) return false;
+        *original = get_le64(bytes);
+        const std::uint64_t value = compute(*original);
+        if (value == *original) return true;
+        put_le64(bytes, value);
+        return mem_write(dma_out, addr, bytes, 8, delay) == tlm::TLM_OK_RESPONSE;
+    }
+    // PCIe AtomicOps (Base Spec §6.15): the root complex performs the operation, atomic also with
+    // respect to the host's CPUs. An unmasked FetchAdd or CmpSwap is one AtomicOp; a masked one is
+    // a read and a CAS of the computed value, repeated while someone else changed the word between.
+    auto atomic_op = [&](atomic_op_ext::op kind, std::uint64_t operand, std::uint64_t compare, std::uint64_t* old) {
+        atomic_op_ext aop;
+        aop.kind = kind;
+        aop.operand = operand;
+        aop.compare = compare;
+        ++counters_.atomic_ops_issued;
+        if (mem_transport(dma_out, tlm::TLM_READ_COMMAND, addr, bytes, 8, delay, &aop) != tlm::TLM_OK_RESPONSE) {
+            return false;
+        }
+        *old = get_le64(bytes);
+        return true;
+    };
+    constexpr std::uint64_t kAll = ~std::uint64_t{0};
+    if (add && req.add_or_swap_mask == 0) {
+        return atomic_op(atomic_op_ext::op::fetch_add, req.add_or_swap_data, 0, original);
+    }
+    if (!add && req.add_or_swap_mask == kAll && req.compare_mask == kAll) {
+        return atomic_op(atomic_op_ext::op::compare_swap, req.add_or_swap_data, req.compare_data, original);
+    }
+    if (mem_read(dma_out, addr, bytes, 8, delay) != tlm::TLM_OK_RESPONSE) return false;
+    std::uint64_t seen = get_le64(bytes);
+    for (int attempt = 0; attempt < 64; ++attempt) {
+        const std::uint64_t value = compute(seen);
+        if (value == seen) {
+            *original = seen;  // nothing to change (e.g. a CmpSwap that does not match)
+            return true;
+        }
+        std::uint64_t old = 0;
+        if (!atomic_op(atomic_op_ext::op::compare_swap, value, seen, &old)) return false;
+        if (old == seen) {
+            *original = seen;
+            return true;
+        }
+        ++counters_.atomic_cas_retries;
+        seen = old;
+    }
+    RNIC_MLOG_D(error, rdma, delay, "masked atomic at 0x" << std::hex << addr << ": CAS kept failing");
+    return false;
 }
 
 void rdma_engine::send_atomic_response(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& issue) {
@@ -1594,6 +1642,8 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["local_invalidates"] = counters_.local_invalidates;
     out["remote_invalidates"] = counters_.remote_invalidates;
     out["raw_ulpdus"] = counters_.raw_ulpdus;
+    out["atomic_ops_issued"] = counters_.atomic_ops_issued;
+    out["atomic_cas_retries"] = counters_.atomic_cas_retries;
     boost::json::array states;
     for (std::size_t i = 0; i < qps_.size(); ++i) {
         if (!qps_[i].valid) continue;

@@ -39,6 +39,8 @@ struct rdma_engine_params {
     std::uint32_t ird = 16;   // RDMA Read Requests a QP accepts before responding, at most (IRD)
     // Test mode: accept regmap::wr_opcode::raw_ulpdu work requests (a ULPDU sent verbatim).
     bool raw_ulpdu_wqes = false;
+    // The atomic unit uses PCIe AtomicOp TLPs (host/atomic_op_ext.h) instead of read-modify-write.
+    bool pcie_atomic_ops = false;
 };
 
 class rdma_engine : public sc_core::sc_module,
@@ -207,6 +209,9 @@ private:
     void process_wqe(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
     void post_read_request(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
     void post_atomic(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
+    // Sends a Read or Atomic Request on queue 1 and records `p` as waiting for its response.
+    bool send_request(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* body,
+                      std::size_t body_len, const send_wqe& w, sc_core::sc_time& issue, pending_completion p);
     // RDMA Write, Send variants and Immediate Data: one message of DDP segments.
     bool post_message(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, bool tagged, ddp_opcode_t opcode,
                       const std::uint8_t* inline_data, std::uint32_t length, sc_core::sc_time& issue,
@@ -237,6 +242,9 @@ private:
     void send_atomic_response(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& issue);
     void execute_atomic(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
                         std::size_t len, sc_core::sc_time& delay);
+    // Performs the atomic on host memory at `addr`; false when the host refused. Sets *original.
+    bool perform_atomic(std::uint64_t addr, const proto::ddp::AtomicRequest& req, std::uint64_t* original,
+                        sc_core::sc_time& delay);
     void complete_atomic(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
                          std::size_t len, sc_core::sc_time& delay);
     // Sends one untagged ULPDU (header + body) built by the caller; false when the QP failed.
@@ -292,6 +300,7 @@ private:
         std::uint64_t terminates_sent = 0, terminates_received = 0, protection_errors = 0;
         std::uint64_t bad_wqes = 0, rx_dropped = 0, immediates = 0, immediates_received = 0;
         std::uint64_t local_invalidates = 0, remote_invalidates = 0, raw_ulpdus = 0;
+        std::uint64_t atomic_ops_issued = 0, atomic_cas_retries = 0;
         std::uint64_t placed_out_of_order_bytes = 0, rx_already_placed = 0, flushed = 0, llp_errors = 0;
     } counters_;
 };

@@ -316,16 +316,82 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
     const auto it = neighbours_.find(c.remote_ip());
     net::Endpoints ep;
     ep.src_mac = station_.mac;
-    ep.dst_mac = it != neighbours_.end() ? it->second : net::MacAddress{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    ep.dst_mac = it != neighbours_.end() ? it->second.mac : net::kBroadcastMac;  // filled in on ARP reply
     ep.src_ip = station_.ip;
     ep.dst_ip = c.remote_ip();
     net::Ipv4Header ip;
     ip.identification = static_cast<std::uint16_t>(tx_frames_);
     net::finish_tcp_frame(ep, ip, header, frame_scratch_.data(), len);
     ++tx_frames_;
+    if (it == neighbours_.end()) {
+        hold_for_arp(c.remote_ip(), frame_scratch_, delay);
+        return;
+    }
+    send_frame(frame_scratch_.data(), frame_scratch_.size(), c.id(), delay);
+}
+
+void tcp_engine::send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay) {
     stream_ext ext;
-    ext.conn = c.id();
-    send_stream(eth_tx, ext, frame_scratch_.data(), frame_scratch_.size(), delay);
+    ext.conn = conn;
+    send_stream(eth_tx, ext, frame, len, delay);
+}
+
+void tcp_engine::hold_for_arp(std::uint32_t ip, const std::vector<std::uint8_t>& frame, sc_core::sc_time& delay) {
+    unresolved& u = unresolved_[ip];
+    if (u.frames.size() >= params_.arp_queue_frames) {
+        u.frames.pop_front();
+        ++arp_queue_drops_;
+        RNIC_MLOG_D(debug, toe, delay, "ARP: too many frames waiting for " << net::format_ipv4(ip) << ", oldest dropped");
+    }
+    u.frames.push_back(frame);
+    ++arp_held_frames_;
+    const sc_core::sc_time now = sc_core::sc_time_stamp() + delay;
+    if (u.asked && now < u.asked_at + params_.arp_retry) return;
+    u.asked = true;
+    u.asked_at = now;
+    const std::vector<std::uint8_t> request = net::build_arp_request(station_.mac, station_.ip, ip);
+    tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
+    ++arp_requests_sent_;
+    RNIC_MLOG_D(debug, toe, delay, "ARP: who has " << net::format_ipv4(ip) << "?");
+    send_frame(request.data(), request.size(), 0, delay);
+}
+
+void tcp_engine::handle_arp(const std::uint8_t* frame, std::size_t len, sc_core::sc_time& delay) {
+    std::string error;
+    const auto f = net::parse_arp_frame(frame, len, &error);
+    if (!f) {
+        ++rx_bad_arp_;
+        RNIC_MLOG_D(debug, toe, delay, "dropped a bad ARP frame: " << error);
+        return;
+    }
+    const net::ArpPacket& a = f->arp;
+    ++(a.operation == net::arp_op::request ? arp_requests_received_ : arp_replies_received_);
+    if (a.sender_ip == 0 || a.sender_ip == station_.ip) return;  // a probe, or our own address in use
+    // RFC 826: update a known sender; learn a new one only from packets meant for us.
+    auto it = neighbours_.find(a.sender_ip);
+    const bool for_us = a.target_ip == station_.ip;
+    if (it != neighbours_.end()) {
+        if (!it->second.is_static) it->second.mac = a.sender_mac;
+    } else if (for_us) {
+        it = neighbours_.emplace(a.sender_ip, neighbour{a.sender_mac, false}).first;
+        ++arp_learned_;
+        RNIC_MLOG_D(debug, toe, delay, "ARP: " << net::format_ipv4(a.sender_ip) << " is at " << net::format_mac(a.sender_mac));
+    }
+    if (for_us && a.operation == net::arp_op::request) {
+        const std::vector<std::uint8_t> reply = net::build_arp_reply(a, station_.mac);
+        tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
+        ++arp_replies_sent_;
+        send_frame(reply.data(), reply.size(), 0, delay);
+    }
+    if (it == neighbours_.end()) return;
+    const auto waiting = unresolved_.find(a.sender_ip);
+    if (waiting == unresolved_.end()) return;
+    std::deque<std::vector<std::uint8_t>> frames = std::move(waiting->second.frames);
+    unresolved_.erase(waiting);
+    for (std::vector<std::uint8_t>& held : frames) {
+        std::copy(it->second.mac.begin(), it->second.mac.end(), held.begin());  // Ethernet destination
+        send_frame(held.data(), held.size(), 0, delay);
+    }
 }
 
 void tcp_engine::refetch(connection& c, std::uint64_t stream_offset, std::size_t len, std::uint8_t* out,
@@ -380,6 +446,10 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     ++rx_frames_;
     rx_pipe_.reserve_lt(delay, cycles_time(params_.rx_cycles_per_segment, params_.clock_hz));
+    if (net::frame_ethertype(gp.get_data_ptr(), gp.get_data_length()) == net::kEtherTypeArp) {
+        handle_arp(gp.get_data_ptr(), gp.get_data_length(), delay);
+        return;
+    }
     std::string error;
     const auto frame = net::parse_tcp_frame(gp.get_data_ptr(), gp.get_data_length(), &error);
     if (!frame) {
@@ -517,6 +587,10 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["tx_refetched_from_host_bytes"] = tx_refetched_from_host_;
     out["tx_refetch_dma_reads"] = tx_refetch_dma_reads_;
     out["tx_refetch_mismatches"] = tx_refetch_mismatches_;
+    out["arp"] = {{"requests_sent", arp_requests_sent_},         {"replies_sent", arp_replies_sent_},
+                  {"requests_received", arp_requests_received_}, {"replies_received", arp_replies_received_},
+                  {"learned", arp_learned_},                     {"frames_held", arp_held_frames_},
+                  {"queue_drops", arp_queue_drops_},             {"bad_frames", rx_bad_arp_}};
     boost::json::array conns;
     for (const auto& c : conns_) {
         const tcp::Stats& s = c->tcp().stats();

@@ -2,7 +2,8 @@
 //  - stream_tx_in  <- FPDUs (or raw MPA negotiation bytes) from the framing unit, appended to the
 //                     connection's send stream, which lives in NIC buffer memory (buf_out) until acked
 //  - eth_tx        -> Ethernet/IPv4/TCP frames with valid checksums, to the link
-//  - eth_rx        <- frames from the link; checksums verified, in-order bytes go out on stream_rx_out
+//  - eth_rx        <- frames from the link; checksums verified, in-order bytes go out on stream_rx_out;
+//                     ARP requests for the station's address are answered (RFC 826)
 //  - stream_rx_out -> in-order receive bytes to the framing unit
 // Per-segment processing costs on separate transmit and receive pipelines; timers (RTO, delayed ACK,
 // TIME-WAIT) in simulated time with one event for the engine.
@@ -46,6 +47,11 @@ struct tcp_engine_params {
     // (false), or host memory, fetched again by DMA and re-framed, so NIC buffer holds transmit data
     // only until it has been sent once (true; seed 001 §5.3 weighs the two).
     bool retransmit_from_host = false;
+    // ARP (RFC 826) for neighbours without a static entry: frames to an unresolved address wait (at
+    // most arp_queue_frames per address, the oldest dropped beyond) while a request goes out, repeated
+    // at most once per arp_retry when more frames come (TCP's retransmissions keep asking).
+    sc_core::sc_time arp_retry = sc_core::sc_time(1, sc_core::SC_MS);  // Linux: retrans_time 1 s; a NIC asks sooner
+    std::uint32_t arp_queue_frames = 16;  // Linux: unres_qlen_bytes 212992 (~140 full frames)
 };
 
 struct tcp_station {
@@ -70,8 +76,9 @@ public:
     ~tcp_engine() override;
 
     void set_station(const tcp_station& st) { station_ = st; }
-    // Static neighbour table (IPv4 -> MAC) until ARP is modelled.
-    void add_neighbour(std::uint32_t ip, const proto::net::MacAddress& mac) { neighbours_[ip] = mac; }
+    // Static neighbour entry (IPv4 -> MAC): used as is, never replaced by ARP. Other neighbours are
+    // resolved with ARP requests and learnt from ARP traffic addressed to the station.
+    void add_neighbour(std::uint32_t ip, const proto::net::MacAddress& mac) { neighbours_[ip] = {mac, true}; }
 
     // toe_ctl_if
     int tcp_connect(const tcp_open_params& p) override;
@@ -101,11 +108,28 @@ private:
     connection* create_connection(std::uint16_t local_port, std::uint32_t remote_ip, std::uint16_t remote_port);
     connection* find(std::uint32_t conn) const;
     std::uint64_t next_iss();
+    void handle_arp(const std::uint8_t* frame, std::size_t len, sc_core::sc_time& delay);
+    // Keeps a finished frame until `ip` is resolved (asking for it if not asked recently).
+    void hold_for_arp(std::uint32_t ip, const std::vector<std::uint8_t>& frame, sc_core::sc_time& delay);
+    void send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay);
 
     tcp_engine_params params_;
     buffer_memory& buffer_;
     tcp_station station_;
-    std::map<std::uint32_t, proto::net::MacAddress> neighbours_;
+    struct neighbour {
+        proto::net::MacAddress mac{};
+        bool is_static = false;
+    };
+    std::map<std::uint32_t, neighbour> neighbours_;
+    struct unresolved {
+        bool asked = false;
+        sc_core::sc_time asked_at = sc_core::SC_ZERO_TIME;
+        std::deque<std::vector<std::uint8_t>> frames;  // finished frames, destination MAC filled on reply
+    };
+    std::map<std::uint32_t, unresolved> unresolved_;
+    std::uint64_t arp_requests_sent_ = 0, arp_replies_sent_ = 0, arp_requests_received_ = 0,
+                  arp_replies_received_ = 0, arp_learned_ = 0, arp_held_frames_ = 0, arp_queue_drops_ = 0,
+                  rx_bad_arp_ = 0;
     std::vector<std::unique_ptr<connection>> conns_;
     std::vector<std::uint16_t> listen_ports_;
     timed_resource tx_pipe_, rx_pipe_;

@@ -40,25 +40,32 @@ void write_bw::server(drv::host_bus& bus, const drv::station_config& station) {
     std::uint64_t buf = 0;
     drv::memory_region mr;
     drv::completion_queue* cq = nullptr;
-    drv::queue_pair* qp = nullptr;
-    if (ctx.open(station) != drv::status::ok || ctx.alloc_pd(&pd) != drv::status::ok ||
-        ctx.alloc_buffer(cfg_.buffer, &buf) != drv::status::ok ||
-        ctx.reg_mr(pd, buf, cfg_.buffer,
-                   regmap::mr_access::remote_write | regmap::mr_access::remote_read | regmap::mr_access::local_write |
-                       (cfg_.atomic ? regmap::mr_access::remote_atomic : 0u),
-                   &mr) != drv::status::ok ||
-        ctx.create_cq(next_pow2(2 * cfg_.queue_depth + 2), &cq) != drv::status::ok ||
-        ctx.create_qp(pd, cq, cq, 16, next_pow2(cfg_.queue_depth + 1), &qp) != drv::status::ok) {
+    qp_list qps(cfg_.qps, nullptr);
+    bool ok = ctx.open(station) == drv::status::ok && ctx.alloc_pd(&pd) == drv::status::ok &&
+              ctx.alloc_buffer(cfg_.buffer, &buf) == drv::status::ok &&
+              ctx.reg_mr(pd, buf, cfg_.buffer,
+                         regmap::mr_access::remote_write | regmap::mr_access::remote_read |
+                             regmap::mr_access::local_write | (cfg_.atomic ? regmap::mr_access::remote_atomic : 0u),
+                         &mr) == drv::status::ok &&
+              ctx.create_cq(next_pow2(static_cast<std::uint64_t>(cfg_.qps) * (2 * cfg_.queue_depth + 2)), &cq) ==
+                  drv::status::ok;
+    for (std::uint32_t q = 0; ok && q < cfg_.qps; ++q) {
+        ok = ctx.create_qp(pd, cq, cq, 16, next_pow2(cfg_.queue_depth + 1), &qps[q]) == drv::status::ok;
+    }
+    if (!ok) {
         fail("server set-up failed (see the log)");
         return;
     }
     oob_.publish("server", {station.ipv4, cfg_.port, mr.stag, mr.addr, mr.length});
-    if (ctx.accept(qp, cfg_.port) != drv::status::ok) {
-        fail("server accept failed");
-        return;
+    // One connection per QP, all to the one listening port, accepted in the order the client opens them.
+    for (std::uint32_t q = 0; q < cfg_.qps; ++q) {
+        if (ctx.accept(qps[q], cfg_.port) != drv::status::ok) {
+            fail("server accept failed (connection " + std::to_string(q + 1) + " of " + std::to_string(cfg_.qps) + ")");
+            return;
+        }
     }
     // RDMA Writes need no receive-side software: the server's CPU is idle from here on.
-    if (cfg_.send) serve_receives(ctx, qp, cq, mr);
+    if (cfg_.send) serve_receives(ctx, qps, cq, mr);
     if (cfg_.atomic) {
         // The counter lives in the server's first 8 bytes; the server reports it when asked.
         oob_.wait_for("atomics-done");
@@ -69,36 +76,45 @@ void write_bw::server(drv::host_bus& bus, const drv::station_config& station) {
         oob_.publish("atomic-counter", {0, 0, 0, value, 0});
     }
     if (cfg_.read) {
-        // The client reads from here: the server lays out each size's pattern, then says so.
+        // The client reads from here: the server lays out each size's pattern in every QP's slice,
+        // then says so.
+        const std::uint64_t slice = slice_of(mr.length);
         for (std::uint64_t size : cfg_.sizes) {
-            const std::uint64_t span = mr.length / size * size;
+            const std::uint64_t span = slice / size * size;
             const std::uint64_t touched = std::min<std::uint64_t>(span, size * cfg_.iterations);
             std::vector<std::uint8_t> pattern(touched);
-            fill_pattern(pattern.data(), pattern.size(), cfg_.seed, size);
-            ctx.bus().mem_write(mr.addr, pattern.data(), pattern.size());
+            for (std::uint32_t q = 0; q < cfg_.qps; ++q) {
+                fill_pattern(pattern.data(), pattern.size(), pattern_seed(q), size);
+                ctx.bus().mem_write(mr.addr + q * slice, pattern.data(), pattern.size());
+            }
             oob_.publish("pattern-" + std::to_string(size), {});
             oob_.wait_for("read-done-" + std::to_string(size));
         }
     }
 }
 
-void write_bw::serve_receives(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
+void write_bw::serve_receives(drv::context& ctx, const qp_list& qps, drv::completion_queue* cq,
                               const drv::memory_region& mr) {
     drv::host_bus& bus = ctx.bus();
     std::vector<drv::work_completion> wcs;
+    const std::uint64_t slice = slice_of(mr.length);
     for (std::uint64_t size : cfg_.sizes) {
-        // Receive i lands where the client sends message i from: (i * size) mod span.
-        const std::uint64_t span = mr.length / size * size;
-        std::uint32_t posted = 0, completed = 0;
+        // Receive i of QP q lands where the client sends message i from: its slice + (i * size) mod span.
+        const std::uint64_t span = slice / size * size;
+        std::vector<std::uint32_t> posted(qps.size(), 0), completed(qps.size(), 0);
+        std::uint64_t done = 0;
+        const std::uint64_t total = static_cast<std::uint64_t>(cfg_.iterations) * qps.size();
         auto post = [&] {
-            while (posted < cfg_.iterations && posted - completed < qp->rq_entries) {
-                drv::recv_wr wr;
-                wr.wr_id = posted;
-                wr.addr = mr.addr + (static_cast<std::uint64_t>(posted) * size) % span;
-                wr.length = static_cast<std::uint32_t>(size);
-                wr.stag = mr.stag;
-                if (ctx.post_recv(qp, wr) != drv::status::ok) return false;
-                ++posted;
+            for (std::size_t q = 0; q < qps.size(); ++q) {
+                while (posted[q] < cfg_.iterations && posted[q] - completed[q] < qps[q]->rq_entries) {
+                    drv::recv_wr wr;
+                    wr.wr_id = static_cast<std::uint64_t>(q) << 32 | posted[q];
+                    wr.addr = mr.addr + q * slice + (static_cast<std::uint64_t>(posted[q]) * size) % span;
+                    wr.length = static_cast<std::uint32_t>(size);
+                    wr.stag = mr.stag;
+                    if (ctx.post_recv(qps[q], wr) != drv::status::ok) return false;
+                    ++posted[q];
+                }
             }
             return true;
         };
@@ -107,7 +123,7 @@ void write_bw::serve_receives(drv::context& ctx, drv::queue_pair* qp, drv::compl
             return;
         }
         oob_.publish("receives-" + std::to_string(size), {});
-        while (completed < cfg_.iterations) {
+        while (done < total) {
             wcs.clear();
             int n = 0;
             ctx.poll_cq(cq, 64, &wcs, &n);
@@ -116,12 +132,14 @@ void write_bw::serve_receives(drv::context& ctx, drv::queue_pair* qp, drv::compl
                 continue;
             }
             for (const drv::work_completion& wc : wcs) {
-                if (wc.status != regmap::cqe_status::success || wc.byte_len != size) {
+                const std::uint64_t q = wc.wr_id >> 32;
+                if (wc.status != regmap::cqe_status::success || wc.byte_len != size || q >= qps.size()) {
                     fail("server receive completion with status " + std::string(regmap::to_string(wc.status)) +
                          " and " + std::to_string(wc.byte_len) + " bytes at size " + std::to_string(size));
                     return;
                 }
-                ++completed;
+                ++completed[q];
+                ++done;
             }
             if (!post()) {
                 fail("server post_recv failed");
@@ -137,57 +155,63 @@ void write_bw::client(drv::host_bus& bus, const drv::station_config& station, st
     std::uint64_t buf = 0;
     drv::memory_region mr;
     drv::completion_queue* cq = nullptr;
-    drv::queue_pair* qp = nullptr;
+    qp_list qps(cfg_.qps, nullptr);
     const std::uint32_t depth = next_pow2(cfg_.queue_depth);
-    if (ctx.open(station) != drv::status::ok || ctx.alloc_pd(&pd) != drv::status::ok ||
-        ctx.alloc_buffer(cfg_.buffer, &buf) != drv::status::ok ||
-        ctx.reg_mr(pd, buf, cfg_.buffer, regmap::mr_access::local_write, &mr) != drv::status::ok ||
-        ctx.create_cq(depth * 2, &cq) != drv::status::ok ||
-        ctx.create_qp(pd, cq, cq, depth, 2, &qp) != drv::status::ok) {
+    bool ok = ctx.open(station) == drv::status::ok && ctx.alloc_pd(&pd) == drv::status::ok &&
+              ctx.alloc_buffer(cfg_.buffer, &buf) == drv::status::ok &&
+              ctx.reg_mr(pd, buf, cfg_.buffer, regmap::mr_access::local_write, &mr) == drv::status::ok &&
+              ctx.create_cq(next_pow2(static_cast<std::uint64_t>(depth) * 2 * cfg_.qps), &cq) == drv::status::ok;
+    for (std::uint32_t q = 0; ok && q < cfg_.qps; ++q) {
+        ok = ctx.create_qp(pd, cq, cq, depth, 2, &qps[q]) == drv::status::ok;
+    }
+    if (!ok) {
         fail("client set-up failed (see the log)");
         on_done_();
         return;
     }
     const remote_buffer remote = oob_.wait_for("server");
-    const std::uint64_t t0 = bus.now_ps();
-    if (ctx.connect(qp, server_ip, remote.port, 40000) != drv::status::ok) {
-        fail("client connect failed");
+    if (const std::string why = connect_all(ctx, qps, server_ip, remote.port, result_); !why.empty()) {
+        fail(why);
         on_done_();
         return;
     }
-    result_.connect_ps = bus.now_ps() - t0;
-    result_.setup_ok = true;
     if (cfg_.atomic) {
-        run_atomics(ctx, qp, cq, mr, remote);
+        run_atomics(ctx, qps, cq, mr, remote);
     } else {
         for (std::uint64_t size : cfg_.sizes) {
-            if (!run_size(ctx, qp, cq, mr, remote, size)) break;
+            if (!run_size(ctx, qps, cq, mr, remote, size)) break;
         }
     }
     result_.finished = result_.error.empty();
     on_done_();
 }
 
-bool write_bw::run_ops(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq, write_bw_row& row,
-                       const std::function<drv::send_wr(std::uint32_t)>& make_wr, const std::string& what) {
-    // Keep queue_depth operations outstanding until `iterations` have completed; each one's latency
-    // is post to completion, as perftest measures it.
+bool write_bw::run_ops(drv::context& ctx, const qp_list& qps, drv::completion_queue* cq, write_bw_row& row,
+                       const std::function<drv::send_wr(std::uint32_t, std::uint32_t)>& make_wr,
+                       const std::string& what) {
+    // Keep queue_depth operations outstanding on every QP until each has completed `iterations`;
+    // each one's latency is post to completion, as perftest measures it.
     drv::host_bus& bus = ctx.bus();
-    std::vector<std::uint64_t> posted_at(cfg_.iterations, 0);
-    row.latencies_ps.reserve(cfg_.iterations);
+    const std::size_t nq = qps.size();
+    std::vector<std::vector<std::uint64_t>> posted_at(nq, std::vector<std::uint64_t>(cfg_.iterations, 0));
+    row.latencies_ps.reserve(static_cast<std::size_t>(cfg_.iterations) * nq);
     std::vector<drv::work_completion> wcs;
-    std::uint32_t posted = 0, completed = 0;
+    std::vector<std::uint32_t> posted(nq, 0), completed(nq, 0);
+    const std::uint64_t total = static_cast<std::uint64_t>(cfg_.iterations) * nq;
+    std::uint64_t done = 0;
     const std::uint64_t start = bus.now_ps();
-    while (completed < cfg_.iterations) {
-        while (posted < cfg_.iterations && posted - completed < cfg_.queue_depth) {
-            drv::send_wr wr = make_wr(posted);
-            wr.wr_id = posted;
-            posted_at[posted] = bus.now_ps();
-            if (ctx.post_send(qp, wr) != drv::status::ok) {
-                fail("post_send failed (" + what + ")");
-                return false;
+    while (done < total) {
+        for (std::uint32_t q = 0; q < nq; ++q) {
+            while (posted[q] < cfg_.iterations && posted[q] - completed[q] < cfg_.queue_depth) {
+                drv::send_wr wr = make_wr(q, posted[q]);
+                wr.wr_id = static_cast<std::uint64_t>(q) << 32 | posted[q];
+                posted_at[q][posted[q]] = bus.now_ps();
+                if (ctx.post_send(qps[q], wr) != drv::status::ok) {
+                    fail("post_send failed (" + what + ")");
+                    return false;
+                }
+                ++posted[q];
             }
-            ++posted;
         }
         wcs.clear();
         int n = 0;
@@ -200,8 +224,13 @@ bool write_bw::run_ops(drv::context& ctx, drv::queue_pair* qp, drv::completion_q
         const std::uint64_t now = bus.now_ps();
         for (const drv::work_completion& wc : wcs) {
             if (wc.status != regmap::cqe_status::success) ++row.errors;
-            if (wc.wr_id < posted_at.size()) row.latencies_ps.push_back(now - posted_at[wc.wr_id]);
-            ++completed;
+            const std::uint64_t q = wc.wr_id >> 32;
+            const std::uint64_t i = wc.wr_id & 0xffffffffu;
+            if (q < nq && i < cfg_.iterations) {
+                row.latencies_ps.push_back(now - posted_at[q][i]);
+                ++completed[q];
+            }
+            ++done;
         }
         if (row.errors > 0) {
             fail("completion with error status (" + what + ")");
@@ -215,17 +244,20 @@ bool write_bw::run_ops(drv::context& ctx, drv::queue_pair* qp, drv::completion_q
     return true;
 }
 
-bool write_bw::run_atomics(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
+bool write_bw::run_atomics(drv::context& ctx, const qp_list& qps, drv::completion_queue* cq,
                            const drv::memory_region& mr, const remote_buffer& remote) {
     drv::host_bus& bus = ctx.bus();
     write_bw_row row;
     row.size = 8;
-    row.iterations = cfg_.iterations;
-    const std::uint64_t slots = mr.length / 8;
-    const auto fetch_add = [&](std::uint32_t i) {
+    const std::uint64_t total = static_cast<std::uint64_t>(cfg_.iterations) * qps.size();
+    row.iterations = total;
+    // Every QP keeps its results in its own slice of the local buffer; all target one counter.
+    const std::uint64_t slice = slice_of(mr.length);
+    const std::uint64_t slots = slice / 8;
+    const auto fetch_add = [&](std::uint32_t q, std::uint32_t i) {
         drv::send_wr wr;
         wr.opcode = regmap::wr_opcode::atomic_fetch_add;
-        wr.local_addr = mr.addr + 8 * (i % slots);
+        wr.local_addr = mr.addr + q * slice + 8 * (i % slots);
         wr.length = 8;
         wr.local_stag = mr.stag;
         wr.remote_addr = remote.addr;  // one shared 64-bit counter
@@ -233,55 +265,61 @@ bool write_bw::run_atomics(drv::context& ctx, drv::queue_pair* qp, drv::completi
         wr.operand = 1;
         return wr;
     };
-    if (!run_ops(ctx, qp, cq, row, fetch_add, "atomics")) return false;
-    row.bytes = 8ull * cfg_.iterations;
-    // Linearizable FetchAdd(1): the returned originals are exactly 0 .. n-1 and the counter ends at n.
+    if (!run_ops(ctx, qps, cq, row, fetch_add, "atomics")) return false;
+    row.bytes = 8ull * total;
+    // Linearizable FetchAdd(1) from all QPs: the returned originals are exactly 0 .. n-1 (each once,
+    // whichever QP got it) and the counter ends at n.
     oob_.publish("atomics-done", {});
     const std::uint64_t counter = oob_.wait_for("atomic-counter").addr;
     const std::uint64_t checked = std::min<std::uint64_t>(cfg_.iterations, slots);
     std::vector<std::uint8_t> results(checked * 8);
-    bus.mem_read(mr.addr, results.data(), results.size());
-    std::vector<bool> seen(cfg_.iterations, false);
+    std::vector<bool> seen(total, false);
     std::uint64_t bad = 0;
-    for (std::uint64_t i = 0; i < checked; ++i) {
-        std::uint64_t v = 0;
-        std::memcpy(&v, results.data() + 8 * i, 8);
-        if (v >= cfg_.iterations || seen[v]) ++bad;
-        else seen[v] = true;
+    for (std::uint32_t q = 0; q < qps.size(); ++q) {
+        bus.mem_read(mr.addr + q * slice, results.data(), results.size());
+        for (std::uint64_t i = 0; i < checked; ++i) {
+            std::uint64_t v = 0;
+            std::memcpy(&v, results.data() + 8 * i, 8);
+            if (v >= total || seen[v]) ++bad;
+            else seen[v] = true;
+        }
     }
-    row.integrity.bytes_checked = results.size() + 8;
-    row.integrity.ok = bad == 0 && counter == cfg_.iterations;
-    row.integrity.bytes_mismatched = bad * 8 + (counter == cfg_.iterations ? 0 : 8);
+    row.integrity.bytes_checked = results.size() * qps.size() + 8;
+    row.integrity.ok = bad == 0 && counter == total;
+    row.integrity.bytes_mismatched = bad * 8 + (counter == total ? 0 : 8);
     if (!row.integrity.ok) {
-        row.integrity.detail = "counter " + std::to_string(counter) + " (expected " + std::to_string(cfg_.iterations) +
-                               "), " + std::to_string(bad) + " returned values out of place";
+        row.integrity.detail = "counter " + std::to_string(counter) + " (expected " + std::to_string(total) + "), " +
+                               std::to_string(bad) + " returned values out of place";
     }
     result_.rows.push_back(std::move(row));
     return true;
 }
 
-bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_queue* cq,
+bool write_bw::run_size(drv::context& ctx, const qp_list& qps, drv::completion_queue* cq,
                         const drv::memory_region& mr, const remote_buffer& remote, std::uint64_t size) {
     drv::host_bus& bus = ctx.bus();
     write_bw_row row;
     row.size = size;
-    row.iterations = cfg_.iterations;
-    const std::uint64_t span = std::min(mr.length, remote.length) / size * size;
+    row.iterations = static_cast<std::uint64_t>(cfg_.iterations) * qps.size();
+    const std::uint64_t slice = slice_of(std::min(mr.length, remote.length));
+    const std::uint64_t span = slice / size * size;
     const std::uint64_t touched = std::min<std::uint64_t>(span, size * cfg_.iterations);
-    // A fresh pattern per size: stale bytes from an earlier size cannot pass the check.
+    // A fresh pattern per size and QP: stale bytes from an earlier size cannot pass the check.
     if (cfg_.read) {
         oob_.wait_for("pattern-" + std::to_string(size));
     } else {
         std::vector<std::uint8_t> pattern(touched);
-        fill_pattern(pattern.data(), pattern.size(), cfg_.seed, size);
-        bus.mem_write(mr.addr, pattern.data(), pattern.size());
+        for (std::uint32_t q = 0; q < qps.size(); ++q) {
+            fill_pattern(pattern.data(), pattern.size(), pattern_seed(q), size);
+            bus.mem_write(mr.addr + q * slice, pattern.data(), pattern.size());
+        }
     }
     // Sends need the peer's receives posted first (RNR would be a Terminate in iWARP).
     if (cfg_.send) oob_.wait_for("receives-" + std::to_string(size));
 
-    const auto op = [&](std::uint32_t i) {
-        const std::uint64_t off = (static_cast<std::uint64_t>(i) * size) % span;
-        if (i == 0 && cfg_.inject != "none" && !cfg_.send && !cfg_.read) {
+    const auto op = [&](std::uint32_t q, std::uint32_t i) {
+        const std::uint64_t off = q * slice + (static_cast<std::uint64_t>(i) * size) % span;
+        if (q == 0 && i == 0 && cfg_.inject != "none" && !cfg_.send && !cfg_.read) {
             drv::send_wr bad;
             bad.opcode = regmap::wr_opcode::rdma_write;
             bad.local_addr = mr.addr;
@@ -303,12 +341,16 @@ bool write_bw::run_size(drv::context& ctx, drv::queue_pair* qp, drv::completion_
         wr.remote_stag = remote.stag;
         return wr;
     };
-    if (!run_ops(ctx, qp, cq, row, op, "size " + std::to_string(size))) return false;
-    row.bytes = size * cfg_.iterations;
-    row.integrity = cfg_.read ? check_(false, remote.addr, mr.addr, touched) : check_(true, mr.addr, remote.addr, touched);
+    if (!run_ops(ctx, qps, cq, row, op, "size " + std::to_string(size))) return false;
+    row.bytes = size * row.iterations;
+    for (std::uint32_t q = 0; q < qps.size(); ++q) {
+        const std::uint64_t off = q * slice;
+        merge_integrity(row.integrity, cfg_.read ? check_(false, remote.addr + off, mr.addr + off, touched)
+                                                 : check_(true, mr.addr + off, remote.addr + off, touched));
+    }
     if (cfg_.read) oob_.publish("read-done-" + std::to_string(size), {});
     RNIC_LOG_AT(info, app, bus.now_ps(), bus.host_name() + ".write_bw",
-                "size " << size << ": " << cfg_.iterations << " writes done, integrity "
+                "size " << size << ": " << row.iterations << " operations done, integrity "
                         << (row.integrity.ok ? "ok" : row.integrity.detail));
     result_.rows.push_back(std::move(row));
     return true;

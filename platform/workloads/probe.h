@@ -1,0 +1,78 @@
+// Protocol probes (workload.type = probe): short, scripted conversations that exercise one rule of
+// RDMAP/DDP (RFC 5040, 5041) or RFC 7306 each and judge the outcome on both hosts, the way a driver
+// developer or a conformance suite would. Two kinds:
+//  - error probes: the client (host a) commits one protocol error, by an ordinary work request or
+//    by a raw ULPDU (rnic.rdma.raw_ulpdu_wqes test mode). The server's RNIC must answer with the
+//    Terminate the RFCs require, both QPs must end in Error with an error completion that names the
+//    Terminate, and the server's memory must be left unchanged.
+//  - feature probes: RDMA Write with Immediate ordering, zero-based tagged offsets, masked atomics,
+//    Send with Invalidate, local invalidate, QP state transitions (graceful close, destroy).
+// Every check is one result row (op = the check, integrity = its verdict).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "oob.h"
+#include "workloads/workload.h"
+
+namespace rnic::platform {
+
+struct probe_config {
+    std::string probe = "write_imm";
+    std::uint16_t port = 18515;
+    std::uint64_t poll_interval_ps = 50000;
+    std::uint64_t seed = 1;
+};
+
+// The Terminate an error probe must provoke (RFC 5040 §4.8 Figure 9, RFC 5041 §7.2, RFC 7306 §8).
+struct probe_expectation {
+    const char* name;
+    bool error;            // an error probe (a Terminate is expected)
+    std::uint8_t layer;    // 0 RDMAP, 1 DDP, 2 LLP
+    std::uint8_t etype;
+    std::uint8_t code;
+    const char* rule;      // where the rule comes from
+};
+const std::vector<probe_expectation>& probe_catalogue();
+const probe_expectation* find_probe(const std::string& name);
+
+class probe : public host_workload {
+public:
+    probe(const probe_config& cfg, oob_channel& oob, std::function<void()> on_done);
+
+    void client(drv::host_bus& bus, const drv::station_config& station, std::uint32_t server_ip) override;
+    void server(drv::host_bus& bus, const drv::station_config& station) override;
+    const workload_result& result() const override { return result_; }
+
+private:
+    struct side;  // one host's context, buffers and regions
+    void check(const std::string& what, bool ok, const std::string& detail = "");
+    void fail(const std::string& what);
+    // Polls `cq` until `pred` accepts a completion or `budget_ps` of simulated time passes.
+    bool poll_for(side& s, drv::completion_queue* cq, const std::function<bool(const drv::work_completion&)>& pred,
+                  std::uint64_t budget_ps, drv::work_completion* out);
+    void client_error_probe(side& s, const remote_buffer& a);
+    void server_error_probe(side& s);
+    void client_write_imm(side& s, const remote_buffer& a);
+    void server_write_imm(side& s);
+    void client_zero_based(side& s);
+    void client_masked_atomics(side& s, const remote_buffer& a);
+    void server_masked_atomics(side& s);
+    void client_qp_states(side& s, const remote_buffer& a);
+    void client_response_order(side& s, const remote_buffer& a);
+    void client_abort(side& s, const remote_buffer& a);
+    void server_qp_states(side& s);
+    void client_send_invalidate(side& s, const remote_buffer& a);
+    void server_send_invalidate(side& s);
+
+    probe_config cfg_;
+    const probe_expectation* expect_ = nullptr;
+    oob_channel& oob_;
+    std::function<void()> on_done_;
+    workload_result result_;
+};
+
+}  // namespace rnic::platform

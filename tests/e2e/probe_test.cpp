@@ -1,0 +1,233 @@
+// Protocol probes end to end (workload.type = probe): each error class of RFC 5040 §7, RFC 5041 §7
+// and RFC 7306 §8 that a peer can cause, judged by the probe on both hosts and decoded here from
+// the wire by tshark; and the feature probes (Immediate Data ordering, zero-based offsets, masked
+// atomics, response order, QP states).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "run_helpers.h"
+
+namespace rnic::test {
+namespace {
+
+bool have_tshark() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
+
+// tshark over a capture with the iWARP dissectors that matter (two others claim the same ports).
+std::string tshark(const std::string& pcap, const std::string& filter, const std::string& fields) {
+    return shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct -Y '" + filter +
+                 "' -T fields -E separator=/t " + fields + " 2>/dev/null");
+}
+
+std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) {
+        if (!l.empty()) out.push_back(l);
+    }
+    return out;
+}
+
+sim_run run_probe(const std::string& probe, const std::string& pcap, const std::string& results,
+                  std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--set", "workload.type=probe", "--set", "workload.probe=" + probe, "--set",
+                                     "rnic.rdma.raw_ulpdu_wqes=true", "--pcap", pcap, "--results", results,
+                                     "--log", "off"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_sim(args);
+}
+
+struct error_case {
+    const char* probe;
+    // Terminate control fields as tshark prints them: layer, error type, error code.
+    const char* layer;
+    const char* etype;
+    const char* code;
+    std::size_t terminated_header;  // bytes of the terminated DDP header (14 tagged, 18 untagged)
+};
+
+// gtest prints the case by its probe name.
+void PrintTo(const error_case& e, std::ostream* os) { *os << e.probe; }
+
+// The table is this test's own reading of the RFCs (independent of the probe's).
+const error_case kErrors[] = {
+    {"invalid_stag", "0x01", "0x01", "0x00", 14},        // DDP, tagged buffer, invalid STag
+    {"out_of_bounds", "0x01", "0x01", "0x01", 14},       // DDP, tagged buffer, base or bounds
+    {"pd_mismatch", "0x01", "0x01", "0x02", 14},         // DDP, tagged buffer, STag not associated
+    {"access_rights", "0x00", "0x01", "0x02", 14},       // RDMAP, remote protection, access rights
+    {"read_invalid_stag", "0x00", "0x01", "0x00", 18},   // RDMAP, remote protection, invalid STag
+    {"misaligned_atomic", "0x00", "0x02", "0x07", 18},   // RDMAP, remote operation, catastrophic (stream)
+    {"unexpected_opcode", "0x00", "0x02", "0x06", 18},   // RDMAP, remote operation, unexpected opcode
+    {"invalid_queue", "0x01", "0x02", "0x01", 18},       // DDP, untagged buffer, invalid QN
+    {"no_receive_buffer", "0x01", "0x02", "0x02", 18},   // DDP, untagged buffer, no buffer available
+    {"msn_out_of_range", "0x01", "0x02", "0x03", 18},    // DDP, untagged buffer, MSN range not valid
+    {"message_too_long", "0x01", "0x02", "0x05", 18},    // DDP, untagged buffer, message too long
+    {"too_many_reads", "0x01", "0x02", "0x02", 18},      // DDP, untagged buffer (queue 1), no buffer
+    {"invalidate_bad_stag", "0x00", "0x01", "0x09", 18}, // RDMAP, remote protection, cannot invalidate
+    {"local_invalidate", "0x01", "0x01", "0x00", 14},    // the invalidated STag is invalid to the peer
+    {"send_invalidate", "0x01", "0x01", "0x00", 14},
+};
+
+class ErrorProbe : public ::testing::TestWithParam<error_case> {};
+
+TEST_P(ErrorProbe, TargetTerminatesAsTheRfcsRequireAndBothQpsFail) {
+    const error_case& e = GetParam();
+    const std::string pcap = temp_path(std::string("probe-") + e.probe + ".pcap");
+    const std::string results = temp_path(std::string("probe-") + e.probe + ".json");
+    const sim_run r = run_probe(e.probe, pcap, results);
+    // The probe itself checks: the server's QP error completion names the Terminate it sent, the
+    // client's names the one it received, both QPs are in Error, the server's memory is unchanged.
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
+    const auto& a = v.at("modules").at("a.rnic").at("rdma").as_object();
+    const auto& b = v.at("modules").at("b.rnic").at("rdma").as_object();
+    EXPECT_EQ(b.at("terminates_sent").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(a.at("terminates_received").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(a.at("terminates_sent").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(b.at("qps").as_array().at(0).at("state").as_string(), "error");
+    if (!have_tshark()) GTEST_SKIP() << "tshark not installed";
+    // Exactly one Terminate on the wire, from host b, with the RFC's layer, type and code; the
+    // M and D bits set and the offending DDP header carried back.
+    const std::vector<std::string> terms = lines(tshark(
+        pcap, "iwarp_rdma.opcode == 7",
+        "-e ip.src -e iwarp_rdma.term_layer -e iwarp_rdma.term_etype_rdma -e iwarp_rdma.term_etype_ddp "
+        "-e iwarp_rdma.term_errcode_rdma -e iwarp_rdma.term_errcode_ddp_tagged -e iwarp_rdma.term_errcode_ddp_untagged "
+        "-e iwarp_rdma.term_hdrct_m -e iwarp_rdma.hdrct_d -e iwarp_rdma.term_ddp_h -e iwarp_mpa.ulpdulength"));
+    ASSERT_EQ(terms.size(), 1u) << tshark(pcap, "iwarp_rdma.opcode == 7", "-e frame.number");
+    std::vector<std::string> field;
+    std::istringstream f(terms[0]);
+    for (std::string x; std::getline(f, x, '\t');) field.push_back(x);
+    field.resize(11);
+    // tshark puts the type and the code in the field of the layer that reported them.
+    const std::string src = field[0], layer = field[1];
+    const std::string etype = field[2] + field[3], code = field[4] + field[5] + field[6];
+    const std::string m = field[7], d = field[8], header = field[9], ulpdu_length = field[10];
+    EXPECT_EQ(src, "10.0.0.2");
+    EXPECT_EQ(layer, e.layer);
+    EXPECT_EQ(etype, e.etype);
+    EXPECT_EQ(code, e.code);
+    EXPECT_EQ(m, "1");
+    EXPECT_EQ(d, "1");
+    // The Terminate's ULPDU: its untagged DDP header (18), the control word (4), the DDP Segment
+    // Length (2) and the whole terminated header. (tshark 4.0 shows only 14 bytes of an untagged
+    // terminated header when the terminated segment had no payload: docs/wireshark-notes.md.)
+    // (The frame may carry other FPDUs too: their lengths are listed with commas.)
+    EXPECT_NE(("," + ulpdu_length + ",").find("," + std::to_string(18 + 4 + 2 + e.terminated_header) + ","),
+              std::string::npos)
+        << ulpdu_length;
+    if (std::string(e.probe) == "msn_out_of_range") {
+        EXPECT_EQ(header.substr(2 * 10, 8), "00000005") << "the terminated header is the offending one: " << header;
+    }
+    // The stream then closes from both sides: nothing is left half-open.
+    EXPECT_EQ(lines(tshark(pcap, "tcp.flags.fin == 1", "-e ip.src")).size(), 2u);
+    EXPECT_TRUE(lines(tshark(pcap, "tcp.flags.reset == 1", "-e ip.src")).empty());
+    // rnic-pcap-check agrees: the FPDUs and CRCs are sound; a header no correct sender can produce
+    // (sent raw on purpose) is flagged as the one error.
+    const std::string check = pcap_check(pcap);
+    const std::string p = e.probe;
+    if (p == "unexpected_opcode" || p == "invalid_queue" || p == "msn_out_of_range") {
+        EXPECT_NE(check.find("0 bad CRC, 0 framing errors, 1 header errors"), std::string::npos) << check;
+    } else {
+        EXPECT_NE(check.find("exit=0"), std::string::npos) << check;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rfc, ErrorProbe, ::testing::ValuesIn(kErrors),
+                         [](const ::testing::TestParamInfo<error_case>& i) { return std::string(i.param.probe); });
+
+class FeatureProbe : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FeatureProbe, PassesItsChecksWithoutATerminate) {
+    const std::string probe = GetParam();
+    const std::string pcap = temp_path("probe-" + probe + ".pcap");
+    const std::string results = temp_path("probe-" + probe + ".json");
+    const sim_run r = run_probe(probe, pcap, results);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
+    for (const char* host : {"a.rnic", "b.rnic"}) {
+        EXPECT_EQ(v.at("modules").at(host).at("rdma").at("terminates_sent").to_number<std::uint64_t>(), 0u) << host;
+    }
+    if (!have_tshark()) GTEST_SKIP() << "tshark not installed";
+    if (probe == "write_imm") {
+        // 20 Writes each followed by Immediate Data (opcode 8), then one Immediate Data with SE (9).
+        // (A frame may carry several FPDUs: count opcodes, not frames.)
+        std::size_t imm = 0, imm_se = 0;
+        for (const std::string& l : lines(tshark(pcap, "iwarp_rdma.opcode", "-e iwarp_rdma.opcode"))) {
+            std::istringstream ops(l);
+            for (std::string op; std::getline(ops, op, ',');) {
+                imm += op == "0x08";
+                imm_se += op == "0x09";
+            }
+        }
+        EXPECT_EQ(imm, 20u);
+        EXPECT_EQ(imm_se, 1u);
+    }
+    if (probe == "response_order") {
+        // Host b's responses in request order: Atomic Response (11), Read Response (2) ... per request.
+        std::string seq;
+        for (const std::string& l : lines(tshark(pcap, "ip.src == 10.0.0.2 && iwarp_rdma.opcode", "-e iwarp_rdma.opcode"))) {
+            std::istringstream ops(l);
+            for (std::string op; std::getline(ops, op, ',');) {
+                const std::string kind = op == "0x0b" ? "A" : op == "0x02" ? "R" : "?";
+                if (seq.empty() || seq.back() != kind[0]) seq += kind;
+            }
+        }
+        EXPECT_EQ(seq, "ARARA");
+    }
+    if (probe == "qp_states" || probe == "abort") {
+        EXPECT_EQ(lines(tshark(pcap, "tcp.flags.fin == 1", "-e ip.src")).size(), 2u);
+        EXPECT_TRUE(lines(tshark(pcap, "iwarp_rdma.opcode == 7", "-e ip.src")).empty());
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rfc, FeatureProbe,
+                         ::testing::Values("write_imm", "zero_based", "masked_atomics", "response_order", "qp_states",
+                                           "abort"));
+
+// Without the test mode a raw ULPDU is refused by the device, not sent: the probe cannot provoke the
+// Terminate and says so.
+TEST(ProbeNegative, RawUlpdusNeedTheTestMode) {
+    const std::string results = temp_path("probe-raw-off.json");
+    const sim_run r = run_sim({"--set", "workload.type=probe", "--set", "workload.probe=unexpected_opcode", "--results",
+                               results, "--log", "off"});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "failed");
+    EXPECT_EQ(v.at("modules").at("b.rnic").at("rdma").at("terminates_sent").to_number<std::uint64_t>(), 0u);
+    EXPECT_GE(v.at("modules").at("a.rnic").at("rdma").at("bad_wqes").to_number<std::uint64_t>(), 1u);
+    EXPECT_NE(r.output.find("QP error completion"), std::string::npos) << r.output;
+}
+
+// Masked atomics with PCIe AtomicOps: no AtomicOp can apply a mask, so the unit reads the word
+// and CASes the computed value in (RFC 7306 §5.1 results, PCIe Base Spec §6.15 transactions).
+TEST(ProbeAtomicOps, MaskedAtomicsAsReadAndCas) {
+    const std::string results = temp_path("probe-masked-atomicop.json");
+    const sim_run r = run_sim({"--set", "workload.type=probe", "--set", "workload.probe=masked_atomics", "--set",
+                               "rnic.rdma.atomics=pcie_atomicop", "--results", results, "--log", "off"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok");
+    // Masked FetchAdd: read + CAS; masked CmpSwap that matches: read + CAS; one that does not: read
+    // only; plain FetchAdd: one AtomicOp. Three AtomicOps in all, no retries (nobody else writes).
+    EXPECT_EQ(v.at("modules").at("b.rnic").at("rdma").at("atomic_ops_issued").to_number<std::uint64_t>(), 3u);
+    EXPECT_EQ(v.at("modules").at("b.pcie").at("upstream").at("atomic").to_number<std::uint64_t>(), 3u);
+    EXPECT_EQ(v.at("modules").at("b.rnic").at("rdma").at("atomic_cas_retries").to_number<std::uint64_t>(), 0u);
+}
+
+TEST(ProbeAtomicOps, PcixCannotUseAtomicOps) {
+    const sim_run r = run_sim({"--set", "host_bus.kind=pcix", "--set", "rnic.rdma.atomics=pcie_atomicop"});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("rnic.rdma.atomics"), std::string::npos) << r.output;
+}
+
+TEST(ProbeNegative, UnknownProbeIsAConfigurationError) {
+    const sim_run r = run_sim({"--set", "workload.type=probe", "--set", "workload.probe=nonsense"});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("workload.probe"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace rnic::test
