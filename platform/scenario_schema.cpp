@@ -134,7 +134,18 @@ void declare_rnic(config::Node& root) {
     mpa.integer("ord", 16, "Outbound RDMA Read queue depth offered in revision 2", 0, 16383);
     mpa.time("timeout", "10ms", "MPA negotiation timeout", 1_us, 60_s);
     mpa.integer("crc_bytes_per_cycle", 16, "CRC32c datapath width in bytes per cycle", 1, 256);
-    mpa.number("cycles_per_fpdu", 4, "Framing cycles per FPDU besides the CRC", 0, 1e6);
+    mpa.number("cycles_per_fpdu", 1,
+               "Framing cycles per FPDU besides one bus word per cycle through the CRC/Marker datapath (pipeline "
+               "fill): 1 as measured on the RTL (rtl/, README \"RTL in the loop\"); was 4 before",
+               0, 1e6);
+    mpa.enumeration("model", "tlm",
+                    "Model of the framing unit's CRC/Marker datapath: the C++ codecs with a cycle formula (tlm), or "
+                    "the Verilated RTL of rtl/ driven clock by clock (rtl; crc_bytes_per_cycle 8 or 16). Same bytes, "
+                    "same beats per FPDU",
+                    {"tlm", "rtl"});
+    mpa.string("rtl_vcd", "",
+               "With model rtl: VCD file of the RTL datapath's first transmitted and first received FPDU; %h in the "
+               "name becomes the host name, otherwise only the first host writes it");
 
     auto& rdma = rnic.object("rdma", "DDP/RDMAP engine");
     rdma.number("cycles_per_wqe", 30, "Cycles to decode and validate one work request", 0, 1e6);

@@ -2,6 +2,7 @@
 
 #include "core/sim_log.h"
 #include "core/stream.h"
+#include "rtl/rtl_fpdu_datapath.h"
 
 namespace rnic {
 
@@ -22,11 +23,23 @@ mpa_framer::mpa_framer(const sc_core::sc_module_name& name, const mpa_framer_par
     stream_rx_in.register_b_transport(this, &mpa_framer::rx_b_transport);
     ctl_in.bind(*this);
     ooo_in.bind(*this);
+    if (params_.model == datapath_model::rtl) {
+        // The Verilated blocks become children of this module (rtl_crc32c, rtl_tx, rtl_rx).
+        rtl::rtl_datapath_options o;
+        o.bytes_per_cycle = params_.crc_bytes_per_cycle;
+        o.clock_hz = params_.clock_hz;
+        o.vcd_path = params_.rtl_vcd;
+        datapath_ = rtl::make_rtl_datapath(o);
+    } else {
+        datapath_ = make_tlm_datapath(params_.crc_bytes_per_cycle);
+    }
 }
 
-sc_core::sc_time mpa_framer::crc_time(std::size_t bytes) const {
-    const double beats = static_cast<double>((bytes + params_.crc_bytes_per_cycle - 1) / params_.crc_bytes_per_cycle);
-    return cycles_time(beats + params_.cycles_per_fpdu, params_.clock_hz);
+// Both datapaths stream one bus word per cycle, so an FPDU of F wire bytes keeps the unit busy for
+// ceil(F / crc_bytes_per_cycle) beats (the RTL measures them, the TLM model computes them; the
+// rtl tests check they agree for every length and Marker alignment), plus cycles_per_fpdu.
+sc_core::sc_time mpa_framer::datapath_time(const datapath_cycles& c) const {
+    return cycles_time(static_cast<double>(c.beats) + params_.cycles_per_fpdu, params_.clock_hz);
 }
 
 void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -55,12 +68,14 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
         return;
     }
     fpdu_scratch_.clear();
-    mpa::build_fpdu(gp.get_data_ptr(), gp.get_data_length(), st.settings.crc, st.settings.tx_markers,
-                    st.tx_stream_pos, fpdu_scratch_);
+    const datapath_cycles cycles = datapath_->build_fpdu(gp.get_data_ptr(), gp.get_data_length(), st.settings.crc,
+                                                         st.settings.tx_markers, st.tx_stream_pos, fpdu_scratch_);
     ext->fpdu_pos = st.tx_stream_pos;
     ext->fpdu_markers = st.settings.tx_markers;
     ext->fpdu_crc = st.settings.crc;
-    tx_crc_.reserve_lt(delay, crc_time(fpdu_scratch_.size()));
+    tx_crc_.reserve_lt(delay, datapath_time(cycles));
+    tx_dp_beats_ += cycles.beats;
+    tx_dp_latency_ += cycles.latency;
     st.tx_stream_pos += static_cast<std::uint32_t>(fpdu_scratch_.size());
     ++tx_fpdus_;
     tx_bytes_ += fpdu_scratch_.size();
@@ -88,17 +103,43 @@ void mpa_framer::feed(std::uint32_t conn, conn_state& st, const std::uint8_t* da
     }
     rx_conn_ = conn;
     rx_bytes_ += len;
-    const mpa::DeframeError err = st.deframer->feed(data, len);
+    const mpa::DeframeError err = st.deframer ? st.deframer->feed(data, len) : st.dp_deframer->feed(data, len);
     if (err != mpa::DeframeError::none) {
+        const std::string& detail = st.deframer ? st.deframer->error_detail() : st.dp_deframer->error_detail();
         st.failed = true;
         if (err == mpa::DeframeError::crc_mismatch) ++crc_errors_;
         else ++framing_errors_;
         RNIC_LOG_AT(warn, mpa, to_ps(sc_core::sc_time_stamp() + rx_delay_), name(),
-                    "connection " << conn << ": " << mpa::to_string(err) << ": " << st.deframer->error_detail());
+                    "connection " << conn << ": " << mpa::to_string(err) << ": " << detail);
         // RFC 5044 §8 codes: 2 CRC error, 3 Marker and ULPDU length field mismatch.
         llp_error_out->llp_error(conn, err == mpa::DeframeError::crc_mismatch ? 2 : 3, rx_delay_);
-        events_out->on_framing_error(conn, st.deframer->error_detail());
+        events_out->on_framing_error(conn, detail);
     }
+}
+
+void mpa_framer::deliver(conn_state& st, const std::uint8_t* ulpdu, std::size_t len, const datapath_cycles& c) {
+    // A good FPDU: the CRC unit has checked it; the ULPDU goes on to the RDMA engine. FPDUs are
+    // contiguous in the stream, so their positions follow from their lengths.
+    const std::uint32_t pos = st.rx_next_fpdu;
+    st.rx_next_fpdu += static_cast<std::uint32_t>(mpa::fpdu_wire_length(len, st.settings.rx_markers, pos));
+    rx_crc_.reserve_lt(rx_delay_, datapath_time(c));
+    rx_dp_beats_ += c.beats;
+    rx_dp_latency_ += c.latency;
+    ++rx_fpdus_;
+    stream_ext ext;
+    ext.conn = rx_conn_;
+    ext.fpdu_pos = pos;
+    ext.fpdu_markers = st.settings.rx_markers;
+    const auto placed = st.placed.find(pos);
+    if (placed != st.placed.end()) {
+        // Placed when it arrived out of order: delivery still happens here, in order (RFC 5041 §5).
+        ext.already_placed = true;
+        st.placed_bytes -= placed->second;
+        st.placed.erase(placed);
+        ++in_order_already_placed_;
+    }
+    sc_core::sc_time d = rx_delay_;
+    send_stream(ulpdu_rx_out, ext, ulpdu, len, d);
 }
 
 const std::vector<std::uint8_t>& mpa_framer::startup_bytes(std::uint32_t conn) const {
@@ -120,28 +161,19 @@ void mpa_framer::full_operation(std::uint32_t conn, const mpa_settings& settings
     st.rx_fpdu_base = consumed;
     st.rx_next_fpdu = 0;
     conn_state* stp = &st;
-    st.deframer = std::make_unique<mpa::Deframer>(cfg, [this, stp](const std::uint8_t* ulpdu, std::size_t len) {
-        // A good FPDU: the CRC unit has checked it; the ULPDU goes on to the RDMA engine. FPDUs are
-        // contiguous in the stream, so their positions follow from their lengths.
-        const std::uint32_t pos = stp->rx_next_fpdu;
-        stp->rx_next_fpdu += static_cast<std::uint32_t>(mpa::fpdu_wire_length(len, stp->settings.rx_markers, pos));
-        rx_crc_.reserve_lt(rx_delay_, crc_time(len));
-        ++rx_fpdus_;
-        stream_ext ext;
-        ext.conn = rx_conn_;
-        ext.fpdu_pos = pos;
-        ext.fpdu_markers = stp->settings.rx_markers;
-        const auto placed = stp->placed.find(pos);
-        if (placed != stp->placed.end()) {
-            // Placed when it arrived out of order: delivery still happens here, in order (RFC 5041 §5).
-            ext.already_placed = true;
-            stp->placed_bytes -= placed->second;
-            stp->placed.erase(placed);
-            ++in_order_already_placed_;
-        }
-        sc_core::sc_time d = rx_delay_;
-        send_stream(ulpdu_rx_out, ext, ulpdu, len, d);
-    });
+    if (datapath_->model() == datapath_model::tlm) {
+        st.deframer = std::make_unique<mpa::Deframer>(cfg, [this, stp](const std::uint8_t* ulpdu, std::size_t len) {
+            // The codec has checked the FPDU; the TLM datapath charges its wire length.
+            const std::size_t wire = mpa::fpdu_wire_length(len, stp->settings.rx_markers, stp->rx_next_fpdu);
+            const std::uint64_t beats = (wire + params_.crc_bytes_per_cycle - 1) / params_.crc_bytes_per_cycle;
+            deliver(*stp, ulpdu, len, {beats, beats});
+        });
+    } else {
+        st.dp_deframer = std::make_unique<datapath_deframer>(
+            *datapath_, cfg, [this, stp](const std::uint8_t* ulpdu, std::size_t len, const datapath_cycles& c) {
+                deliver(*stp, ulpdu, len, c);
+            });
+    }
     RNIC_MLOG(debug, mpa, "connection " << conn << ": full operation, markers tx " << settings.tx_markers << " rx "
                                         << settings.rx_markers << ", CRC " << settings.crc);
     if (consumed < st.startup.size()) {
@@ -203,13 +235,27 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
     cfg.markers = st.settings.rx_markers;
     cfg.crc = st.settings.crc;
     cfg.stream_pos = pos;
-    mpa::Deframer probe(cfg, [&](const std::uint8_t* ulpdu, std::size_t n) {
+    std::vector<datapath_cycles> costs;
+    auto found_one = [&](const std::uint8_t* ulpdu, std::size_t n, const datapath_cycles& c) {
         const auto wire = static_cast<std::uint32_t>(mpa::fpdu_wire_length(n, cfg.markers, next));
         found.emplace_back(next, wire);
         next += wire;
         ulpdus.emplace_back(ulpdu, ulpdu + n);
-    });
-    if (probe.feed(data, len) != mpa::DeframeError::none && found.empty()) {
+        costs.push_back(c);
+    };
+    bool bad = false;
+    if (datapath_->model() == datapath_model::tlm) {
+        mpa::Deframer probe(cfg, [&](const std::uint8_t* ulpdu, std::size_t n) {
+            const std::size_t wire = mpa::fpdu_wire_length(n, cfg.markers, next);
+            const std::uint64_t beats = (wire + params_.crc_bytes_per_cycle - 1) / params_.crc_bytes_per_cycle;
+            found_one(ulpdu, n, {beats, beats});
+        });
+        bad = probe.feed(data, len) != mpa::DeframeError::none;
+    } else {
+        datapath_deframer probe(*datapath_, cfg, found_one);
+        bad = probe.feed(data, len) != mpa::DeframeError::none;
+    }
+    if (bad && found.empty()) {
         ++ooo_bad_candidates_;  // no FPDU where one was assumed: leave it to buffering
     }
     std::size_t placed = 0;
@@ -219,7 +265,7 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
             placed += found[i].second;  // a duplicate of one already placed
             continue;
         }
-        tx_crc_.reserve_lt(delay, crc_time(ulpdus[i].size()));
+        tx_crc_.reserve_lt(delay, datapath_time(costs[i]));
         stream_ext ext;
         ext.conn = conn;
         ext.kind = stream_kind::out_of_order;
@@ -255,6 +301,11 @@ void mpa_framer::report_stats(boost::json::object& out) const {
     out["ooo_false_candidates"] = ooo_bad_candidates_;
     out["ooo_refused_by_rdma"] = ooo_refused_;
     out["in_order_already_placed"] = in_order_already_placed_;
+    out["datapath_model"] = params_.model == datapath_model::rtl ? "rtl" : "tlm";
+    out["tx_datapath_beats"] = tx_dp_beats_;
+    out["tx_datapath_latency_cycles"] = tx_dp_latency_;
+    out["rx_datapath_beats"] = rx_dp_beats_;
+    out["rx_datapath_latency_cycles"] = rx_dp_latency_;
 }
 
 }  // namespace rnic

@@ -16,10 +16,12 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <string>
 #include <vector>
 
 #include "core/stats.h"
 #include "core/timed_resource.h"
+#include "framing/fpdu_datapath.h"
 #include "framing/framing_if.h"
 #include "proto/mpa.h"
 #include "rdma/rdma_if.h"
@@ -30,7 +32,10 @@ struct mpa_framer_params {
     rx_path path = rx_path::buffering;
     double clock_hz = 500e6;
     std::uint32_t crc_bytes_per_cycle = 16;  // CRC32c datapath width (128-bit bus)
-    double cycles_per_fpdu = 4;              // header/PAD/marker handling
+    double cycles_per_fpdu = 1;              // pipeline fill besides the datapath beats (the RTL's: 1, README)
+    // CRC/Marker datapath: the TLM model (proto codecs) or the Verilated RTL (rtl/, 8 or 16 bytes wide).
+    datapath_model model = datapath_model::tlm;
+    std::string rtl_vcd;                     // RTL only: VCD of the first FPDU sent and received
 };
 
 class mpa_framer : public sc_core::sc_module, public framer_ctl_if, public framer_ooo_if, public stats_reporter {
@@ -62,7 +67,8 @@ private:
         mpa_settings settings;
         std::uint32_t tx_stream_pos = 0;  // marker-space position of the next FPDU byte we send
         std::vector<std::uint8_t> startup;
-        std::unique_ptr<proto::mpa::Deframer> deframer;
+        std::unique_ptr<proto::mpa::Deframer> deframer;         // TLM datapath
+        std::unique_ptr<datapath_deframer> dp_deframer;         // RTL datapath
         bool failed = false;
         std::uint64_t rx_fpdu_base = 0;   // TCP stream offset of the first FPDU byte received
         std::uint32_t rx_next_fpdu = 0;   // marker-space position of the next in-order FPDU
@@ -78,9 +84,13 @@ private:
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void feed(std::uint32_t conn, conn_state& st, const std::uint8_t* data, std::size_t len);
     conn_state& state(std::uint32_t conn) { return conns_[conn]; }
-    sc_core::sc_time crc_time(std::size_t bytes) const;
+    // Time the CRC/Marker datapath is busy with one FPDU: its beats plus the per-FPDU cycles.
+    sc_core::sc_time datapath_time(const datapath_cycles& c) const;
+    // The ULPDU of a good FPDU, delivered in order (both deframers end here).
+    void deliver(conn_state& st, const std::uint8_t* ulpdu, std::size_t len, const datapath_cycles& c);
 
     mpa_framer_params params_;
+    std::unique_ptr<fpdu_datapath> datapath_;
     std::map<std::uint32_t, conn_state> conns_;
     timed_resource tx_crc_, rx_crc_;
     std::vector<std::uint8_t> fpdu_scratch_;
@@ -90,6 +100,8 @@ private:
     std::uint64_t crc_errors_ = 0, framing_errors_ = 0, rx_dropped_after_error_ = 0;
     std::uint64_t ooo_segments_ = 0, ooo_fpdus_found_ = 0, ooo_fpdus_placed_ = 0, ooo_bytes_placed_ = 0;
     std::uint64_t ooo_bad_candidates_ = 0, ooo_refused_ = 0, in_order_already_placed_ = 0;
+    // Datapath cycles (beats: throughput cost; latency: first word in to last word out).
+    std::uint64_t tx_dp_beats_ = 0, tx_dp_latency_ = 0, rx_dp_beats_ = 0, rx_dp_latency_ = 0;
 };
 
 }  // namespace rnic
