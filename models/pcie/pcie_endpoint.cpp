@@ -307,7 +307,10 @@ sc_core::sc_time pcie_endpoint::dma_atomic(tlm::tlm_generic_payload& gp, atomic_
             sub.set_command(tlm::TLM_WRITE_COMMAND);
             sub.set_data_ptr(out);
             sub.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-            mem_out->b_transport(sub, mem_delay);
+            // The memory controller writes the new value back while the completion with the original
+            // is on its way: the write does not delay the CplD.
+            sc_core::sc_time write_delay = mem_delay;
+            mem_out->b_transport(sub, write_delay);
             status = sub.get_response_status();
         }
         std::memcpy(gp.get_data_ptr(), bytes, 8);
