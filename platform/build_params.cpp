@@ -32,6 +32,8 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.tcp.clock_hz = clock;
     n.tcp.tx_cycles_per_segment = s.get_number("rnic.tcp.tx_cycles_per_segment");
     n.tcp.rx_cycles_per_segment = s.get_number("rnic.tcp.rx_cycles_per_segment");
+    n.tcp.rx_ingress_frames = u32(s, "rnic.tcp.rx_ingress_frames");
+    n.tcp.rx_ingress_buffer = s.get_size("rnic.tcp.rx_ingress_buffer");
     n.tcp.mtu = u32(s, "link.mtu");
     n.tcp.send_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.send_buffer"));
     n.tcp.receive_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.receive_buffer"));

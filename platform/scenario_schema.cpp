@@ -119,6 +119,12 @@ void declare_rnic(config::Node& root) {
     tcp.integer("initial_window", 10, "Initial congestion window in segments (RFC 6928)", 1, 1000);
     tcp.number("tx_cycles_per_segment", 40, "Transmit pipeline cycles per segment", 0, 1e6);
     tcp.number("rx_cycles_per_segment", 50, "Receive pipeline cycles per segment", 0, 1e6);
+    tcp.integer("rx_ingress_frames", 0,
+                "Frames the on-chip ingress FIFO holds while the receive pipeline is busy (0: unbounded, "
+                "frames are only delayed); beyond it frames wait in buffer memory (rx_ingress_buffer) or are dropped",
+                0, 1000000);
+    tcp.size("rx_ingress_buffer", "0B", "Buffer memory for frames the full ingress FIFO cannot hold (0: none)", 0,
+             1_GiB);
     tcp.integer("max_connections", 64, "Connection table size", 1, 65536);
     tcp.enumeration("retransmit_from", "buffer",
                     "Source of retransmitted bytes: the send stream held in NIC buffer memory until acknowledged "

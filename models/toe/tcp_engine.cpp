@@ -442,9 +442,35 @@ void tcp_engine::refetch(connection& c, std::uint64_t stream_offset, std::size_t
     }
 }
 
+bool tcp_engine::admit_ingress(std::uint32_t bytes, const sc_core::sc_time& arrival) {
+    if (params_.rx_ingress_frames == 0) return true;  // unbounded: the pipeline only delays
+    // Frames the pipeline has started by now have left the queue.
+    while (!ingress_.empty() && ingress_.front().start <= arrival) {
+        if (ingress_.front().spilled) ingress_spilled_bytes_ -= ingress_.front().bytes;
+        ingress_.pop_front();
+    }
+    const sc_core::sc_time start = std::max(arrival, rx_pipe_.free_at());
+    if (start <= arrival) return true;  // the pipeline takes it at once: no wait
+    bool spilled = false;
+    if (ingress_.size() >= params_.rx_ingress_frames) {
+        if (ingress_spilled_bytes_ + bytes > params_.rx_ingress_buffer) {
+            ++ingress_stats_.drops;
+            return false;
+        }
+        spilled = true;
+        ingress_spilled_bytes_ += bytes;
+        ++ingress_stats_.spilled_frames;
+        ingress_stats_.peak_spilled_bytes = std::max(ingress_stats_.peak_spilled_bytes, ingress_spilled_bytes_);
+    }
+    ingress_.push_back({start, bytes, spilled});
+    ingress_stats_.peak_frames = std::max<std::uint64_t>(ingress_stats_.peak_frames, ingress_.size());
+    return true;
+}
+
 void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     ++rx_frames_;
+    if (!admit_ingress(static_cast<std::uint32_t>(gp.get_data_length()), sc_core::sc_time_stamp() + delay)) return;
     rx_pipe_.reserve_lt(delay, cycles_time(params_.rx_cycles_per_segment, params_.clock_hz));
     if (net::frame_ethertype(gp.get_data_ptr(), gp.get_data_length()) == net::kEtherTypeArp) {
         handle_arp(gp.get_data_ptr(), gp.get_data_length(), delay);
@@ -614,6 +640,10 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["connections"] = std::move(conns);
     out["tx_pipe_busy_ps"] = to_ps(tx_pipe_.busy_total());
     out["rx_pipe_busy_ps"] = to_ps(rx_pipe_.busy_total());
+    out["ingress"] = {{"drops", ingress_stats_.drops},
+                      {"spilled_frames", ingress_stats_.spilled_frames},
+                      {"peak_waiting_frames", ingress_stats_.peak_frames},
+                      {"peak_spilled_bytes", ingress_stats_.peak_spilled_bytes}};
 }
 
 }  // namespace rnic

@@ -52,6 +52,12 @@ struct tcp_engine_params {
     // at most once per arp_retry when more frames come (TCP's retransmissions keep asking).
     sc_core::sc_time arp_retry = sc_core::sc_time(1, sc_core::SC_MS);  // Linux: retrans_time 1 s; a NIC asks sooner
     std::uint32_t arp_queue_frames = 16;  // Linux: unres_qlen_bytes 212992 (~140 full frames)
+    // Ingress: frames wait for the receive pipeline (rx_cycles_per_segment each) in an on-chip FIFO
+    // of rx_ingress_frames frames (0: unbounded, the pipeline only delays) and, when that is full,
+    // in NIC buffer memory up to rx_ingress_buffer bytes; a frame finding both full is dropped
+    // (seed 001 §5.3: bursts of small packets against the packet-processing rate).
+    std::uint32_t rx_ingress_frames = 0;
+    std::uint64_t rx_ingress_buffer = 0;
 };
 
 struct tcp_station {
@@ -133,6 +139,19 @@ private:
     std::vector<std::unique_ptr<connection>> conns_;
     std::vector<std::uint16_t> listen_ports_;
     timed_resource tx_pipe_, rx_pipe_;
+    // Frames admitted but not yet started by the receive pipeline, oldest first.
+    struct ingress_entry {
+        sc_core::sc_time start;  // when the pipeline takes it
+        std::uint32_t bytes;
+        bool spilled;            // waiting in buffer memory (the on-chip FIFO was full)
+    };
+    std::deque<ingress_entry> ingress_;
+    std::uint64_t ingress_spilled_bytes_ = 0;
+    struct ingress_stats {
+        std::uint64_t drops = 0, spilled_frames = 0, peak_frames = 0, peak_spilled_bytes = 0;
+    } ingress_stats_;
+    // Admits a frame arriving at `arrival` into the ingress queue, or says it is dropped.
+    bool admit_ingress(std::uint32_t bytes, const sc_core::sc_time& arrival);
     sc_core::sc_event timer_event_;
     sc_core::sc_time timer_at_ = sc_core::SC_ZERO_TIME;
     bool timer_armed_ = false;
