@@ -267,8 +267,13 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
         default: return fail(status::bad_opcode, "post_send: opcode " + std::to_string(static_cast<int>(wr.opcode)));
     }
     if (wr.masked && !atomic) return fail(status::invalid_argument, "post_send: masks on a non-atomic work request");
-    // Immediate Data and local invalidate carry no local buffer.
-    if (wr.opcode != op::immediate_data && wr.opcode != op::local_invalidate) {
+    if (wr.inline_data && ((wr.opcode != op::send && wr.opcode != op::rdma_write && wr.opcode != op::rdma_write_with_imm) ||
+                           wr.length > regmap::kMaxInlineData)) {
+        return fail(status::invalid_argument, "post_send: inline data needs a Send or RDMA Write of at most " +
+                                                  std::to_string(regmap::kMaxInlineData) + " bytes");
+    }
+    // Immediate Data and local invalidate carry no local buffer; inline data is copied now.
+    if (wr.opcode != op::immediate_data && wr.opcode != op::local_invalidate && !wr.inline_data) {
         const auto mr =
             std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == wr.local_stag; });
         if (mr == mrs_.end()) return fail(status::bad_handle, "post_send: local STag " + std::to_string(wr.local_stag));
@@ -284,7 +289,11 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
         // RFC 7306 §5.1: 64-bit operands at 64-bit aligned targets (the device would Terminate).
         return fail(status::invalid_argument, "post_send: atomic needs length 8 and an 8-byte aligned remote address");
     }
-    const std::uint32_t slots = wr.masked ? 2 : 1;
+    const std::uint32_t inline_slots =
+        wr.inline_data ? (wr.length + static_cast<std::uint32_t>(regmap::kSendWqeSize) - 1) /
+                             static_cast<std::uint32_t>(regmap::kSendWqeSize)
+                       : 0;
+    const std::uint32_t slots = (wr.masked ? 2 : 1) + inline_slots;
     if (qp->sq_producer - qp->sq_completed + slots > qp->sq_entries) {
         return fail(status::ring_full, "post_send: send queue of QP " + std::to_string(qp->qpn));
     }
@@ -293,7 +302,8 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
     wqe[off::opcode] = static_cast<std::uint8_t>(wr.opcode);
     wqe[off::flags] = static_cast<std::uint8_t>((wr.signaled ? regmap::wr_flags::signaled : 0) |
                                                 (wr.solicited ? regmap::wr_flags::solicited : 0) |
-                                                (wr.masked ? regmap::wr_flags::masked : 0));
+                                                (wr.masked ? regmap::wr_flags::masked : 0) |
+                                                (wr.inline_data ? regmap::wr_flags::inline_data : 0));
     proto::put_le32(wqe + off::imm_or_inv, wr.invalidate_stag);
     proto::put_le64(wqe + off::wr_id, wr.wr_id);
     proto::put_le64(wqe + off::local_addr, wr.local_addr);
@@ -315,6 +325,16 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
         bus_.mem_write(qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize,
                        masks, sizeof masks);
         ++qp->sq_producer;
+    }
+    if (inline_slots > 0) {
+        // The payload itself follows the WQE, slot by slot (the ring may wrap between them).
+        std::vector<std::uint8_t> data(static_cast<std::size_t>(inline_slots) * regmap::kSendWqeSize, 0);
+        bus_.mem_read(wr.local_addr, data.data(), wr.length);
+        for (std::uint32_t k = 0; k < inline_slots; ++k) {
+            bus_.mem_write(qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize,
+                           data.data() + static_cast<std::size_t>(k) * regmap::kSendWqeSize, regmap::kSendWqeSize);
+            ++qp->sq_producer;
+        }
     }
     if (wr.opcode == op::local_invalidate) {
         // From here on the region is unusable for work requests posted after this one.

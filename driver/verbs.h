@@ -93,6 +93,10 @@ struct send_wr {
     bool masked = false;
     std::uint64_t add_or_swap_mask = 0;  // FetchAdd: carry boundaries; CmpSwap: bits swapped
     std::uint64_t compare_mask = 0;      // CmpSwap: bits compared
+    // Send, RDMA Write (with Immediate) of at most regmap::kMaxInlineData bytes: the driver copies
+    // the payload from local_addr into the send queue (no registration needed), so the device reads
+    // nothing more from host memory (verbs' IBV_SEND_INLINE).
+    bool inline_data = false;
 };
 
 // Inbound (IRD) and outbound (ORD) RDMA Read/atomic limits of a connection; 0: the device default.

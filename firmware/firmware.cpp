@@ -266,16 +266,25 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
     std::string error;
     const auto rep = mpa::decode(bytes.data(), len, &error);
     if (!rep || rep->request) {
-        FW_LOG(warn, "connection " << conn << ": bad MPA Reply: " << (rep ? "a Request instead of a Reply" : error));
+        FW_LOG(warn, "connection " << conn << ": bad MPA Reply: " << (rep ? "a Request instead of a Reply" : error)
+                                   << "; closing the TCP connection");
+        hal_.tcp_close(conn);
         finish(conn, pc, cmd_status::mpa_negotiation_failed);
         return;
     }
+    const mpa_policy& pol = hal_.policy();
     if (rep->reject) {
-        FW_LOG(info, "connection " << conn << ": the peer rejected the connection");
+        // RFC 5044 §7.1.5: R = 1, the responder refuses the connection. Name what it refused when
+        // the Reply shows it (an implementation that does not do markers answers M = 0).
+        std::string why;
+        if (pol.want_markers && !rep->marker) why = "; it refuses the markers we asked for (M = 1 sent, M = 0 back)";
+        if (rep->revision < pol.revision) why += "; it answered MPA revision " + std::to_string(rep->revision);
+        FW_LOG(warn, "connection " << conn << ": the peer rejected the connection (MPA Reply with R = 1" << why
+                                   << "); closing the TCP connection");
+        hal_.tcp_close(conn);
         finish(conn, pc, cmd_status::connection_refused);
         return;
     }
-    const mpa_policy& pol = hal_.policy();
     mpa_mode mode;
     mode.tx_markers = rep->marker;     // the responder's M: it wants markers in what it receives
     mode.rx_markers = pol.want_markers;
@@ -294,7 +303,9 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
     std::string error;
     const auto req = mpa::decode(bytes.data(), len, &error);
     if (!req || !req->request) {
-        FW_LOG(warn, "connection " << conn << ": bad MPA Request: " << (req ? "a Reply instead of a Request" : error));
+        FW_LOG(warn, "connection " << conn << ": bad MPA Request: " << (req ? "a Reply instead of a Request" : error)
+                                   << "; closing the TCP connection");
+        hal_.tcp_close(conn);
         finish(conn, pc, cmd_status::mpa_negotiation_failed);
         return;
     }
@@ -364,6 +375,7 @@ void firmware::on_timer() {
         if (it->second.deadline_ps <= now) {
             FW_LOG(warn, "connection " << it->first << ": MPA negotiation timed out");
             hal_.stream_failed(it->first, "negotiation timeout");
+            hal_.tcp_close(it->first);
             pending_connection pc = it->second;
             finish(it->first, pc, cmd_status::connection_timeout);
         }

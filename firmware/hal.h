@@ -82,6 +82,8 @@ public:
     // TCP engine.
     virtual int tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) = 0;
     virtual bool tcp_listen(std::uint16_t port) = 0;
+    // Closes (FIN) a connection whose negotiation failed or was rejected, so nothing stays half-open.
+    virtual void tcp_close(std::uint32_t conn) = 0;
     virtual std::uint16_t tcp_effective_mss(std::uint32_t conn) const = 0;
 
     // Framing unit: start-up byte exchange and the switch to full operation.

@@ -49,6 +49,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.framer.clock_hz = clock;
     const std::string path = s.get_string("rnic.rx_path");
     n.framer.path = path == "markers" ? rx_path::markers : path == "aligned" ? rx_path::aligned : rx_path::buffering;
+    n.framer.kind = s.get_string("rnic.framing") == "ift" ? framing_kind::ift : framing_kind::mpa;
     n.framer.crc_bytes_per_cycle = u32(s, "rnic.mpa.crc_bytes_per_cycle");
     n.framer.cycles_per_fpdu = s.get_number("rnic.mpa.cycles_per_fpdu");
     if (s.get_string("rnic.mpa.model") == "rtl") {
@@ -139,12 +140,56 @@ write_bw_config build_write_bw_config(const config::Scenario& s) {
     return c;
 }
 
+perf_lat_config build_perf_lat_config(const config::Scenario& s) {
+    perf_lat_config c;
+    const std::string type = s.get_string("workload.type");
+    c.op = type == "send_lat"   ? perf_lat_config::kind::send
+           : type == "read_lat" ? perf_lat_config::kind::read
+           : type == "atomic_lat" ? perf_lat_config::kind::atomic
+                                  : perf_lat_config::kind::write;
+    c.cmp_swap = s.get_string("workload.lat_atomic") == "cmp_swap";
+    c.max_inline = static_cast<std::uint32_t>(s.get_size("workload.lat_inline"));
+    c.sizes = s.get_size_list("workload.sizes");
+    c.iterations = u32(s, "workload.iterations");
+    c.buffer = s.get_size("workload.buffer");
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
+    c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
+    c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    return c;
+}
+
 probe_config build_probe_config(const config::Scenario& s) {
     probe_config c;
     c.probe = s.get_string("workload.probe");
     c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
     c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    return c;
+}
+
+rping_config build_rping_config(const config::Scenario& s) {
+    rping_config c;
+    c.server_role = s.get_string("workload.rping.role") == "server";
+    c.real_peer = s.get_string("peer.kind") == "socket";
+    c.count = u32(s, "workload.rping.count");
+    c.size = u32(s, "workload.rping.size");
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.rping.port"));
+    c.validate = s.get_bool("workload.rping.validate");
+    c.timeout_ps = s.get_time_ps("workload.rping.timeout");
+    c.start_delay_ps = s.get_time_ps("workload.rping.start_delay");
+    c.connect_attempts = u32(s, "workload.rping.connect_attempts");
+    c.retry_interval_ps = s.get_time_ps("workload.rping.retry_interval");
+    return c;
+}
+
+examples::kv_example_config build_kv_example_config(const config::Scenario& s) {
+    examples::kv_example_config c;
+    c.clients = u32(s, "workload.qps");
+    c.updates = u32(s, "workload.iterations");
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
+    c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
+    c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    c.skip_lock = s.get_string("workload.inject") == "skip_lock";
     return c;
 }
 

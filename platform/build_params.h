@@ -4,8 +4,11 @@
 #include "config/scenario.h"
 #include "host_system.h"
 #include "link/ethernet_link.h"
+#include "driver/examples/kv_example.h"
 #include "workloads/mixed.h"
+#include "workloads/perf_lat.h"
 #include "workloads/probe.h"
+#include "workloads/rping.h"
 #include "workloads/write_bw.h"
 
 namespace rnic::platform {
@@ -17,6 +20,9 @@ ethernet_link_params build_link_params(const config::Scenario& s);
 write_bw_config build_write_bw_config(const config::Scenario& s);
 mixed_config build_mixed_config(const config::Scenario& s);
 probe_config build_probe_config(const config::Scenario& s);
+perf_lat_config build_perf_lat_config(const config::Scenario& s);
+examples::kv_example_config build_kv_example_config(const config::Scenario& s);
+rping_config build_rping_config(const config::Scenario& s);
 drv::station_config build_station(const config::Scenario& s, int host_index);
 
 }  // namespace rnic::platform

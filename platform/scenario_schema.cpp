@@ -83,6 +83,11 @@ void declare_rnic(config::Node& root) {
                      "is filled (buffering); place the FPDUs its MPA markers locate (markers, needs "
                      "rnic.mpa.markers); or assume FPDUs start at segment starts, check and place (aligned, seed 000)",
                      {"buffering", "markers", "aligned"});
+    rnic.enumeration("framing", "mpa",
+                     "What frames DDP segments in the TCP stream: MPA (RFC 5044, rnic.mpa.*) or IFT (seed 001, "
+                     "draft-williams-iwarp-ift-00: Header CRC and Payload CRC, no markers, no padding; the MPA "
+                     "Request/Reply stays as the switch into RDMA mode). Both hosts use the same",
+                     {"mpa", "ift"});
     auto& dma = rnic.object("dma", "DMA engine");
     dma.integer("channels", 4, "DMA channels", 1, 64);
     dma.number("setup_cycles", 8, "Cycles to set up one transfer", 0, 1e6);
@@ -181,8 +186,19 @@ void declare_workload(config::Node& root) {
                    "Workload: RDMA Write (perftest ib_write_bw), Send/Receive (ib_send_bw), RDMA Read (ib_read_bw) "
                    "bandwidth/latency sweep, FetchAdd on one shared counter (ib_atomic_bw; sizes ignored), or a "
                    "seeded random mix of every operation on several QPs checked against a shadow model (mixed), "
-                   "or one protocol probe (probe: see workload.probe)",
-                   {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe"});
+                   "or one protocol probe (probe: see workload.probe), or librdmacm's rping exchange (rping: see "
+                   "workload.rping), or the verbs example of driver/examples (kv_example: key-value lookups by RDMA Read, "
+                   "updates under a CmpSwap lock by workload.qps clients, workload.iterations each), or perftest-style "
+                   "latency (write_lat, send_lat: ping-pong, half the round trip; read_lat, atomic_lat: post to "
+                   "completion; one message in flight, perftest's columns)",
+                   {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe", "rping", "kv_example", "write_lat",
+                    "send_lat", "read_lat", "atomic_lat"});
+    wl.enumeration("lat_atomic", "fetch_add", "atomic_lat: the operation timed (perftest ib_atomic_lat -A)",
+                   {"fetch_add", "cmp_swap"});
+    wl.size("lat_inline", "192B",
+            "write_lat/send_lat: messages up to this size are posted inline (perftest -I; 192 B is the device's "
+            "maximum, regmap::kMaxInlineData; 0 turns inline data off)",
+            0, 192);
     wl.enumeration("probe", "write_imm",
                    "Protocol probe (workload.type = probe): an error the client commits on purpose and the Terminate "
                    "the server must answer with, or a feature checked end to end (docs/protocol-probes.md)",
@@ -206,8 +222,33 @@ void declare_workload(config::Node& root) {
     wl.time("poll_interval", "50ns", "CPU time of one empty poll-loop pass", 1_ns, 1_ms);
     wl.enumeration("inject", "none",
                    "Make the first RDMA Write bad on purpose to see the peer's Terminate: a wrong STag key, or a "
-                   "target running past the peer's region",
-                   {"none", "invalid_stag", "out_of_bounds", "flip_byte"});
+                   "target running past the peer's region (flip_byte: mixed changes a byte of the server's buffer; "
+                   "skip_lock: kv_example updates without taking the lock, to see lost updates caught)",
+                   {"none", "invalid_stag", "out_of_bounds", "flip_byte", "skip_lock"});
+    auto& rping = wl.object("rping", "librdmacm's rping, byte for byte (workload.type = rping): host a's client "
+                            "against host b's server, or against / for a real rping with peer.kind = socket");
+    rping.enumeration("role", "client",
+                      "With peer.kind = socket: host a runs the rping client (the peer runs `rping -s`) or the server "
+                      "(the peer runs `rping -c`); both simulated hosts run their side otherwise",
+                      {"client", "server"});
+    rping.integer("count", 20, "Pings (rping -C); the server expects this many before the client leaves", 1, 1000000);
+    rping.integer("size", 3000, "Ping data size in bytes (rping -S; rping's limits 26 to 65535); 3000 spans several "
+                  "FPDUs", 26, 65535);
+    rping.integer("port", 7174, "TCP port the server listens on (rping's default, -p)", 1, 65535);
+    rping.boolean("validate", true, "Check the data: the client compares what came back with what it sent (rping "
+                  "-V), the server what it read with rping's pattern");
+    rping.time("start_delay", "0s",
+               "Client: wait between connect() returning and the first Send (real rping first gets rdma_cm's event "
+               "in user space). Against Linux siw use a few ms: siw 6.1 hands the socket to the QP only after "
+               "sending its MPA Reply, and an FPDU arriving in between is left unread (siw_accept)",
+               0, 10_s);
+    rping.integer("connect_attempts", 1,
+                  "Client: connect attempts; a refused or timed-out connect is tried again after retry_interval on "
+                  "a fresh QP (a real peer that is still booting); rping itself tries once",
+                  1, 1000);
+    rping.time("retry_interval", "1s", "Client: wait between two connect attempts", 1_ms, 60_s);
+    rping.time("timeout", "30s", "Longest wait of one step (accept, connect, a completion) in simulated time", 1_ms,
+               3600_s);
     auto& mixed = wl.object("mixed", "The mixed workload (workload.type = mixed)");
     mixed.size("min_size", "1B", "Smallest RDMA Write, RDMA Read or Send", 1, 1_MiB);
     mixed.size("max_size", "40KiB", "Largest RDMA Write, RDMA Read or Send (sizes spread log-uniformly, with extra "
@@ -272,6 +313,10 @@ std::string check_workload(const config::Scenario& s) {
         return "workload.inject: \"" + inject + "\" applies to workload.type \"write_bw\" only (type is \"" + type +
                "\")";
     }
+    if (inject == "skip_lock" && type != "kv_example") {
+        return "workload.inject: \"skip_lock\" applies to workload.type \"kv_example\" only (type is \"" + type + "\")";
+    }
+    if (type == "kv_example") return "";  // its table and scratch areas do not depend on workload.buffer or sizes
     if (type == "mixed") {
         const std::uint64_t min_size = s.get_size("workload.mixed.min_size");
         const std::uint64_t max_size = s.get_size("workload.mixed.max_size");
@@ -314,6 +359,16 @@ std::string check_atomics(const config::Scenario& s) {
     return "";
 }
 
+std::string check_framing(const config::Scenario& s) {
+    if (s.get_string("rnic.framing") != "ift") return "";
+    if (s.get_bool("rnic.mpa.markers")) return "rnic.framing: IFT has no markers (set rnic.mpa.markers to false)";
+    if (s.get_string("rnic.mpa.model") != "tlm") return "rnic.framing: the RTL datapath builds MPA FPDUs only";
+    if (s.get_string("rnic.tcp.retransmit_from") == "host") {
+        return "rnic.framing: retransmission from host memory re-frames MPA FPDUs only";
+    }
+    return "";
+}
+
 std::string check_rx_path(const config::Scenario& s) {
     if (s.get_string("rnic.rx_path") == "markers" && !s.get_bool("rnic.mpa.markers")) {
         return "rnic.rx_path: \"markers\" needs MPA markers: set rnic.mpa.markers to true";
@@ -336,6 +391,7 @@ config::Schema build() {
     schema.add_check(check_hosts);
     schema.add_check(check_powers_of_two);
     schema.add_check(check_rx_path);
+    schema.add_check(check_framing);
     schema.add_check(check_atomics);
     schema.add_check(check_peer);
     schema.add_check(check_workload);

@@ -14,6 +14,11 @@ namespace rnic::platform {
 
 namespace {
 
+bool is_latency_type(const std::string& type) {
+    return type == "write_lat" || type == "send_lat" || type == "read_lat" || type == "atomic_lat";
+}
+
+
 double percentile(std::vector<std::uint64_t> v, double q) {
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
@@ -107,8 +112,14 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
             return (host == 0 ? src_mem : dst_mem).peek(addr, dst, len);
         };
         workload_ = std::make_unique<mixed>(build_mixed_config(scenario), oob_, peek, on_done);
+    } else if (scenario.get_string("workload.type") == "rping") {
+        workload_ = std::make_unique<rping>(build_rping_config(scenario), oob_, on_done);
     } else if (scenario.get_string("workload.type") == "probe") {
         workload_ = std::make_unique<probe>(build_probe_config(scenario), oob_, on_done);
+    } else if (is_latency_type(scenario.get_string("workload.type"))) {
+        workload_ = std::make_unique<perf_lat>(build_perf_lat_config(scenario), oob_, on_done);
+    } else if (scenario.get_string("workload.type") == "kv_example") {
+        workload_ = std::make_unique<examples::kv_example>(build_kv_example_config(scenario), oob_, on_done);
     } else {
         workload_ = std::make_unique<write_bw>(build_write_bw_config(scenario), oob_, check, on_done);
     }
@@ -198,7 +209,7 @@ boost::json::object simulation::results() const {
                      : type == "read_bw"  ? "rdma_read"
                      : type == "atomic_bw" ? "atomic_fetch_add"
                                            : "rdma_write";
-    if (type == "mixed") {
+    if (type == "mixed" || type == "rping" || type == "kv_example") {
         // One entry per kind of operation (the rows carry their kind).
         boost::json::object ops;
         for (const write_bw_row& row : r.rows) ops[row.op] = {{"count", row.iterations}, {"bytes", row.bytes}};
@@ -229,19 +240,28 @@ void simulation::print_summary(std::ostream& os) const {
     const write_bw_result& r = workload_->result();
     char line[256];
     const std::string type = scenario_.get_string("workload.type");
+    if (is_latency_type(type)) {
+        print_latency_summary(os);
+        return;
+    }
     os << (type == "send_bw"    ? "Send"
            : type == "read_bw"  ? "RDMA Read"
            : type == "atomic_bw" ? "Atomic FetchAdd"
            : type == "mixed"     ? "Mixed operations"
+           : type == "rping"     ? "rping"
+           : type == "kv_example" ? "Key-value store example (driver/examples/kv_example.cpp)"
                                  : "RDMA Write")
-       << (type == "mixed" ? " on " + std::to_string(scenario_.get_int("workload.qps")) + " QPs" : " bandwidth/latency")
+       << (type == "mixed" || type == "kv_example" ? " on " + std::to_string(scenario_.get_int("workload.qps")) + " QPs"
+           : type == "rping" ? " (librdmacm rping exchange, " + std::to_string(scenario_.get_int("workload.rping.count")) +
+                                   " pings of " + std::to_string(scenario_.get_int("workload.rping.size")) + " bytes)"
+                             : " bandwidth/latency")
        << " (" << scenario_.get_string("name") << ", seed "
        << scenario_.get_int("simulation.seed") << ", queue depth " << scenario_.get_int("workload.queue_depth")
        << ")\n";
     std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);
     os << line;
     os << "------------------------------------------------------------------------------------------------\n";
-    os << (type == "mixed" ? " operation            #ops          " : " #bytes   #iterations   ")
+    os << (type == "mixed" || type == "rping" || type == "kv_example" ? " operation            #ops          " : " #bytes   #iterations   ")
        << "BW[Gb/s]   BW[MB/s]   MsgRate[Mpps]   t_avg[us]   t_p50[us]   t_p99[us]   data\n";
     for (const write_bw_row& row : r.rows) {
         const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;
@@ -263,6 +283,35 @@ void simulation::print_summary(std::ostream& os) const {
                << "\n";
         }
     }
+    if (!r.error.empty()) os << "workload error: " << r.error << "\n";
+}
+
+void simulation::print_latency_summary(std::ostream& os) const {
+    // perftest's latency table: one row per size, times in microseconds.
+    const write_bw_result& r = workload_->result();
+    const std::string type = scenario_.get_string("workload.type");
+    char line[256];
+    os << type << " (" << scenario_.get_string("name") << ", seed " << scenario_.get_int("simulation.seed")
+       << (type == "write_lat" || type == "send_lat" ? ", ping-pong: half the round trip" : ", post to completion")
+       << ")\n";
+    std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);
+    os << line;
+    os << "---------------------------------------------------------------------------------------------------------------------------\n";
+    os << " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
+          "99% percentile[usec]   99.9% percentile[usec]   data\n";
+    for (const write_bw_row& row : r.rows) {
+        const double avg = mean(row.latencies_ps);
+        double var = 0;
+        for (std::uint64_t x : row.latencies_ps) var += (static_cast<double>(x) - avg) * (static_cast<double>(x) - avg);
+        const double stdev = row.latencies_ps.empty() ? 0.0 : std::sqrt(var / static_cast<double>(row.latencies_ps.size()));
+        std::snprintf(line, sizeof line, " %-6llu %-11llu %-14.2f %-14.2f %-16.2f %-14.2f %-15.2f %-22.2f %-24.2f %s\n",
+                      static_cast<unsigned long long>(row.size), static_cast<unsigned long long>(row.latencies_ps.size()),
+                      percentile(row.latencies_ps, 0.0001) / 1e6, percentile(row.latencies_ps, 100) / 1e6,
+                      percentile(row.latencies_ps, 50) / 1e6, avg / 1e6, stdev / 1e6, percentile(row.latencies_ps, 99) / 1e6,
+                      percentile(row.latencies_ps, 99.9) / 1e6, row.integrity.ok ? "ok" : "CORRUPT");
+        os << line;
+    }
+    os << "---------------------------------------------------------------------------------------------------------------------------\n";
     if (!r.error.empty()) os << "workload error: " << r.error << "\n";
 }
 

@@ -30,6 +30,7 @@ public:
     // Everything but wall-clock figures: deterministic for a scenario and seed.
     boost::json::object results() const;
     void print_summary(std::ostream& os) const;
+    void print_latency_summary(std::ostream& os) const;  // the *_lat workloads: perftest's columns
 
     std::uint64_t payload_bytes() const;
     std::uint64_t fpdus() const;

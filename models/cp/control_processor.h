@@ -6,6 +6,7 @@
 //  startup_tx_out  -> MPA Request/Reply bytes to the framing unit
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <systemc>
@@ -79,7 +80,8 @@ public:
     bool qp_idle(std::uint32_t qpn) const override { return rdma_out->qp_idle(qpn); }
     bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu, std::uint32_t ird,
                     std::uint32_t ord) override {
-        return rdma_out->qp_connect(qpn, conn, max_ulpdu, ird, ord);
+        // The framing may fit less in a segment than the MPA formula the firmware used (IFT).
+        return rdma_out->qp_connect(qpn, conn, std::min(max_ulpdu, framer_out->ulpdu_limit(conn)), ird, ord);
     }
     bool qp_modify(std::uint32_t qpn, std::uint8_t target) override { return rdma_out->qp_modify(qpn, target); }
     std::int64_t qp_query(std::uint32_t qpn) const override { return rdma_out->qp_query(qpn); }
@@ -88,6 +90,7 @@ public:
     void stream_failed(std::uint32_t conn, const char* why) override { rdma_out->stream_failed(conn, why); }
     int tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) override;
     bool tcp_listen(std::uint16_t port) override { return toe_out->tcp_listen(port); }
+    void tcp_close(std::uint32_t conn) override { toe_out->tcp_close(conn); }
     std::uint16_t tcp_effective_mss(std::uint32_t conn) const override { return toe_out->tcp_effective_mss(conn); }
     bool send_startup(std::uint32_t conn, const std::vector<std::uint8_t>& bytes) override;
     const std::vector<std::uint8_t>& startup_bytes(std::uint32_t conn) const override {

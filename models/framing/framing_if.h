@@ -25,7 +25,15 @@ public:
     // Switch `conn` to full operation; the first `consumed` start-up bytes were the MPA frame, the
     // rest (if the peer's first FPDUs came right behind it) are deframed now.
     virtual void full_operation(std::uint32_t conn, const mpa_settings& settings, std::size_t consumed) = 0;
+    // The longest ULPDU the framing puts in one TCP segment on `conn` in full operation (at most
+    // settings.max_ulpdu: a framing with more overhead per frame than MPA lowers it).
+    virtual std::size_t ulpdu_limit(std::uint32_t conn) const = 0;
 };
+
+// What frames the DDP segments on the wire: MPA (RFC 5044) or IFT (seed 001,
+// draft-williams-iwarp-ift-00: two size fields, the DDP header, a Header CRC, the payload, a
+// Payload CRC; no markers, no padding).
+enum class framing_kind : std::uint8_t { mpa, ift };
 
 // Receive paths for out-of-order TCP segments (docs/architecture.md, "Receive paths").
 enum class rx_path : std::uint8_t {

@@ -1,7 +1,10 @@
 #include "framing/mpa_framer.h"
 
+#include <algorithm>
+
 #include "core/sim_log.h"
 #include "core/stream.h"
+#include "proto/ddp_rdmap.h"
 #include "rtl/rtl_fpdu_datapath.h"
 
 namespace rnic {
@@ -68,8 +71,15 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
         return;
     }
     fpdu_scratch_.clear();
-    const datapath_cycles cycles = datapath_->build_fpdu(gp.get_data_ptr(), gp.get_data_length(), st.settings.crc,
-                                                         st.settings.tx_markers, st.tx_stream_pos, fpdu_scratch_);
+    datapath_cycles cycles;
+    if (params_.kind == framing_kind::ift) {
+        build_ift_frame(gp.get_data_ptr(), gp.get_data_length());
+        const std::uint64_t beats = (fpdu_scratch_.size() + params_.crc_bytes_per_cycle - 1) / params_.crc_bytes_per_cycle;
+        cycles = {beats, beats};
+    } else {
+        cycles = datapath_->build_fpdu(gp.get_data_ptr(), gp.get_data_length(), st.settings.crc, st.settings.tx_markers,
+                                       st.tx_stream_pos, fpdu_scratch_);
+    }
     ext->fpdu_pos = st.tx_stream_pos;
     ext->fpdu_markers = st.settings.tx_markers;
     ext->fpdu_crc = st.settings.crc;
@@ -103,6 +113,22 @@ void mpa_framer::feed(std::uint32_t conn, conn_state& st, const std::uint8_t* da
     }
     rx_conn_ = conn;
     rx_bytes_ += len;
+    if (st.ift_deframer) {
+        const proto::ift::Error e = st.ift_deframer->feed(data, len);
+        if (e == proto::ift::Error::none) return;
+        st.failed = true;
+        const bool crc = e == proto::ift::Error::header_crc_mismatch || e == proto::ift::Error::payload_crc_mismatch;
+        if (crc) ++crc_errors_;
+        else ++framing_errors_;
+        RNIC_LOG_AT(warn, mpa, to_ps(sc_core::sc_time_stamp() + rx_delay_), name(),
+                    "connection " << conn << ": IFT " << proto::ift::to_string(e) << ": "
+                                  << st.ift_deframer->error_detail());
+        // The draft names no Terminate codes; the LLP codes of RFC 5044 §8 say the same: 2 a CRC
+        // error, 3 a frame that cannot be delineated.
+        llp_error_out->llp_error(conn, crc ? 2 : 3, rx_delay_);
+        events_out->on_framing_error(conn, st.ift_deframer->error_detail());
+        return;
+    }
     const mpa::DeframeError err = st.deframer ? st.deframer->feed(data, len) : st.dp_deframer->feed(data, len);
     if (err != mpa::DeframeError::none) {
         const std::string& detail = st.deframer ? st.deframer->error_detail() : st.dp_deframer->error_detail();
@@ -121,7 +147,7 @@ void mpa_framer::deliver(conn_state& st, const std::uint8_t* ulpdu, std::size_t 
     // A good FPDU: the CRC unit has checked it; the ULPDU goes on to the RDMA engine. FPDUs are
     // contiguous in the stream, so their positions follow from their lengths.
     const std::uint32_t pos = st.rx_next_fpdu;
-    st.rx_next_fpdu += static_cast<std::uint32_t>(mpa::fpdu_wire_length(len, st.settings.rx_markers, pos));
+    st.rx_next_fpdu += static_cast<std::uint32_t>(frame_wire_length(st, len, pos, true));
     rx_crc_.reserve_lt(rx_delay_, datapath_time(c));
     rx_dp_beats_ += c.beats;
     rx_dp_latency_ += c.latency;
@@ -148,10 +174,83 @@ const std::vector<std::uint8_t>& mpa_framer::startup_bytes(std::uint32_t conn) c
     return it == conns_.end() ? kNone : it->second.startup;
 }
 
+std::size_t mpa_framer::frame_wire_length(const conn_state& st, std::size_t ulpdu_len, std::uint32_t pos,
+                                          bool rx) const {
+    if (params_.kind == framing_kind::ift) return proto::ift::kOverhead + ulpdu_len;  // no padding, no markers
+    return mpa::fpdu_wire_length(ulpdu_len, rx ? st.settings.rx_markers : st.settings.tx_markers, pos);
+}
+
+void mpa_framer::build_ift_frame(const std::uint8_t* ulpdu, std::size_t len) {
+    // Seed 001 §3.1: the DDP header goes under the Header CRC, the rest of the ULPDU is the payload.
+    const std::size_t header = len == 0 ? 0 : std::min(len, proto::ddp::header_size_from_control(ulpdu[0]));
+    proto::ift::encode(ulpdu, header, ulpdu + header, len - header, fpdu_scratch_);
+}
+
+bool mpa_framer::deframe_ift(const std::uint8_t* data, std::size_t len,
+                             const std::function<void(const std::uint8_t*, std::size_t)>& sink) {
+    // Whole frames from the start of `data`; a trailing partial frame is left alone.
+    std::vector<std::uint8_t> ulpdu;
+    std::size_t at = 0;
+    while (at < len) {
+        const std::size_t need = proto::ift::frame_length_at(data + at, len - at);
+        if (need == 0 || need > len - at) break;
+        std::string error;
+        proto::ift::DecodeOptions limits;
+        limits.min_header_size = proto::ddp::kTaggedHeaderSize;
+        limits.max_header_size = proto::ddp::kUntaggedHeaderSize;
+        const auto f = proto::ift::parse(data + at, need, &error, nullptr, limits);
+        if (!f) return false;
+        ulpdu.assign(f->header, f->header + f->header_size);
+        ulpdu.insert(ulpdu.end(), f->payload, f->payload + f->payload_size);
+        sink(ulpdu.data(), ulpdu.size());
+        at += need;
+    }
+    return true;
+}
+
+std::size_t mpa_framer::ulpdu_limit(std::uint32_t conn) const {
+    const auto it = conns_.find(conn);
+    return it == conns_.end() ? 0 : it->second.settings.max_ulpdu;
+}
+
 void mpa_framer::full_operation(std::uint32_t conn, const mpa_settings& settings, std::size_t consumed) {
     conn_state& st = state(conn);
     st.full = true;
     st.settings = settings;
+    if (params_.kind == framing_kind::ift) {
+        // No markers, CRCs always (seed 001 §3.1, §5.3). An IFT frame has 12 bytes of overhead where
+        // the MPA limit the firmware computed (RFC 5044 §6: EMSS - 6 - EMSS mod 4) allowed at most 9.
+        st.settings.tx_markers = st.settings.rx_markers = false;
+        st.settings.crc = true;
+        st.settings.max_ulpdu = settings.max_ulpdu > 6 ? settings.max_ulpdu - 6 : 0;
+        proto::ift::Deframer::Config icfg;
+        icfg.limits.min_header_size = proto::ddp::kTaggedHeaderSize;
+        icfg.limits.max_header_size = proto::ddp::kUntaggedHeaderSize;
+        icfg.limits.max_payload_size = proto::ift::kMaxPayloadSize;
+        conn_state* stp = &st;
+        proto::ift::Deframer::Handlers h;
+        h.frame = [this, stp](const proto::ift::FrameView& f, bool) {
+            std::vector<std::uint8_t> ulpdu(f.header, f.header + f.header_size);
+            ulpdu.insert(ulpdu.end(), f.payload, f.payload + f.payload_size);
+            const std::uint64_t beats = (f.wire_length + params_.crc_bytes_per_cycle - 1) / params_.crc_bytes_per_cycle;
+            deliver(*stp, ulpdu.data(), ulpdu.size(), {beats, beats});
+        };
+        st.ift_deframer = std::make_unique<proto::ift::Deframer>(icfg, std::move(h));
+        st.tx_stream_pos = 0;
+        st.rx_fpdu_base = consumed;
+        st.rx_next_fpdu = 0;
+        RNIC_MLOG(debug, mpa, "connection " << conn << ": full operation with IFT framing, MULPDU "
+                                            << st.settings.max_ulpdu);
+        if (consumed < st.startup.size()) {
+            std::vector<std::uint8_t> rest(st.startup.begin() + static_cast<std::ptrdiff_t>(consumed), st.startup.end());
+            st.startup.clear();
+            rx_delay_ = sc_core::SC_ZERO_TIME;
+            feed(conn, st, rest.data(), rest.size());
+        } else {
+            st.startup.clear();
+        }
+        return;
+    }
     st.tx_stream_pos = 0;  // the first FPDU sits at the marker base (RFC 5044 §4.3)
     mpa::Deframer::Config cfg;
     cfg.markers = settings.rx_markers;
@@ -237,14 +336,20 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
     cfg.stream_pos = pos;
     std::vector<datapath_cycles> costs;
     auto found_one = [&](const std::uint8_t* ulpdu, std::size_t n, const datapath_cycles& c) {
-        const auto wire = static_cast<std::uint32_t>(mpa::fpdu_wire_length(n, cfg.markers, next));
+        const auto wire = static_cast<std::uint32_t>(frame_wire_length(st, n, next, true));
         found.emplace_back(next, wire);
         next += wire;
         ulpdus.emplace_back(ulpdu, ulpdu + n);
         costs.push_back(c);
     };
     bool bad = false;
-    if (datapath_->model() == datapath_model::tlm) {
+    if (params_.kind == framing_kind::ift) {
+        bad = !deframe_ift(data, len, [&](const std::uint8_t* ulpdu, std::size_t n) {
+            const std::uint64_t beats =
+                (proto::ift::kOverhead + n + params_.crc_bytes_per_cycle - 1) / params_.crc_bytes_per_cycle;
+            found_one(ulpdu, n, {beats, beats});
+        });
+    } else if (datapath_->model() == datapath_model::tlm) {
         mpa::Deframer probe(cfg, [&](const std::uint8_t* ulpdu, std::size_t n) {
             const std::size_t wire = mpa::fpdu_wire_length(n, cfg.markers, next);
             const std::uint64_t beats = (wire + params_.crc_bytes_per_cycle - 1) / params_.crc_bytes_per_cycle;

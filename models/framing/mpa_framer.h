@@ -9,6 +9,7 @@
 //  ulpdu_rx_out -> checked ULPDUs to the RDMA engine
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <systemc>
@@ -24,6 +25,7 @@
 #include "framing/fpdu_datapath.h"
 #include "framing/framing_if.h"
 #include "proto/mpa.h"
+#include "proto/seeds/ift.h"
 #include "rdma/rdma_if.h"
 
 namespace rnic {
@@ -36,6 +38,9 @@ struct mpa_framer_params {
     // CRC/Marker datapath: the TLM model (proto codecs) or the Verilated RTL (rtl/, 8 or 16 bytes wide).
     datapath_model model = datapath_model::tlm;
     std::string rtl_vcd;                     // RTL only: VCD of the first FPDU sent and received
+    // MPA, or IFT (seed 001): then no markers, the TLM datapath, and the MPA Request/Reply remains
+    // only the connection's switch into RDMA mode (the draft defines no start-up exchange).
+    framing_kind kind = framing_kind::mpa;
 };
 
 class mpa_framer : public sc_core::sc_module, public framer_ctl_if, public framer_ooo_if, public stats_reporter {
@@ -54,6 +59,7 @@ public:
     // framer_ctl_if
     const std::vector<std::uint8_t>& startup_bytes(std::uint32_t conn) const override;
     void full_operation(std::uint32_t conn, const mpa_settings& settings, std::size_t consumed) override;
+    std::size_t ulpdu_limit(std::uint32_t conn) const override;
     // framer_ooo_if
     std::size_t place_out_of_order(std::uint32_t conn, std::uint64_t stream_offset, const std::uint8_t* data,
                                    std::size_t len, sc_core::sc_time& delay) override;
@@ -69,6 +75,7 @@ private:
         std::vector<std::uint8_t> startup;
         std::unique_ptr<proto::mpa::Deframer> deframer;         // TLM datapath
         std::unique_ptr<datapath_deframer> dp_deframer;         // RTL datapath
+        std::unique_ptr<proto::ift::Deframer> ift_deframer;     // IFT framing
         bool failed = false;
         std::uint64_t rx_fpdu_base = 0;   // TCP stream offset of the first FPDU byte received
         std::uint32_t rx_next_fpdu = 0;   // marker-space position of the next in-order FPDU
@@ -79,6 +86,14 @@ private:
     // to the RDMA engine; returns the wire bytes of those placed.
     std::size_t place_fpdus(std::uint32_t conn, conn_state& st, std::uint32_t pos, const std::uint8_t* data,
                             std::size_t len, sc_core::sc_time& delay);
+    // Bytes a frame carrying `ulpdu_len` bytes occupies in the stream at position `pos`.
+    std::size_t frame_wire_length(const conn_state& st, std::size_t ulpdu_len, std::uint32_t pos, bool rx) const;
+    // IFT: one frame from a ULPDU (its DDP header and payload); the stream's positions follow from lengths.
+    void build_ift_frame(const std::uint8_t* ulpdu, std::size_t len);
+    // IFT: deframes the whole frames at the start of an out-of-order segment (the Header and Payload
+    // CRCs vouch for each, seed 001 §5.1), for place_fpdus.
+    bool deframe_ift(const std::uint8_t* data, std::size_t len,
+                     const std::function<void(const std::uint8_t*, std::size_t)>& sink);
 
     void tx_b_transport(int initiator, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);

@@ -441,29 +441,24 @@ void rdma_engine::process_batch(std::uint32_t qpn, queue_pair& qp) {
         qp.sq_consumer = qp.sq_producer;  // nothing more can be read from this ring
         return;
     }
-    std::uint8_t masks_slot[regmap::kSendWqeSize];
     for (std::uint32_t i = 0; i < n;) {
         const std::uint8_t* wqe = wqe_cache_.data() + static_cast<std::size_t>(i) * regmap::kSendWqeSize;
-        const std::uint8_t* masks = nullptr;
-        std::uint32_t slots = 1;
-        const auto op = static_cast<regmap::wr_opcode>(wqe[regmap::sqe_off::opcode]);
-        const bool atomic = op == regmap::wr_opcode::atomic_fetch_add || op == regmap::wr_opcode::atomic_compare_swap;
-        if (atomic && (wqe[regmap::sqe_off::flags] & regmap::wr_flags::masked) != 0 &&
-            qp.sq_producer - qp.sq_consumer >= 2) {
-            // A masked atomic's second slot: in this batch, or (ring wrap, batch end) fetched on its own.
-            slots = 2;
-            if (i + 1 < n) {
-                masks = wqe + regmap::kSendWqeSize;
-            } else {
-                const std::uint64_t at = qp.cfg.sq_ring + ((qp.sq_consumer + 1) % qp.cfg.sq_entries) * regmap::kSendWqeSize;
-                if (mem_read(dma_out, at, masks_slot, sizeof masks_slot, issue) == tlm::TLM_OK_RESPONSE) masks = masks_slot;
-            }
+        const std::uint32_t extra = extra_slots(wqe, qp.sq_producer - qp.sq_consumer - 1);
+        // A WQE's extra slots (masks, inline data): in this batch, or (ring wrap, batch end) fetched.
+        const std::uint8_t* more = nullptr;
+        if (extra > 0) {
+            more = fetch_extra_slots(qp, i, n, extra, issue);
         }
+        const std::uint32_t slots = 1 + (more != nullptr ? extra : 0);
         const std::uint32_t index = qp.sq_consumer + slots - 1;
         qp.sq_consumer += slots;
         i += slots;
         ++counters_.wqes;
-        const send_wqe w = decode_wqe(wqe, masks, index);
+        send_wqe w = decode_wqe(wqe, more, index);
+        if ((wqe[regmap::sqe_off::flags] & regmap::wr_flags::inline_data) != 0) {
+            w.inline_payload = more;
+            if (more == nullptr) w.raw_opcode = 0xff;  // its data slots are not posted (or too long)
+        }
         if (qp.state != qp_state::rts) {
             complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
             ++counters_.flushed;
@@ -474,6 +469,37 @@ void rdma_engine::process_batch(std::uint32_t qpn, queue_pair& qp) {
     // The engine's own pipeline time; payload reads and transmission run ahead of it in the
     // downstream blocks' resources (LT annotation).
     wait(issue);
+}
+
+std::uint32_t rdma_engine::extra_slots(const std::uint8_t* wqe, std::uint32_t posted_after) {
+    const auto op = static_cast<regmap::wr_opcode>(wqe[regmap::sqe_off::opcode]);
+    const std::uint8_t flags = wqe[regmap::sqe_off::flags];
+    std::uint32_t extra = 0;
+    if ((op == regmap::wr_opcode::atomic_fetch_add || op == regmap::wr_opcode::atomic_compare_swap) &&
+        (flags & regmap::wr_flags::masked) != 0) {
+        extra = 1;  // the masks
+    } else if ((flags & regmap::wr_flags::inline_data) != 0) {
+        const std::uint32_t len = get_le32(wqe + regmap::sqe_off::length);
+        if (len > regmap::kMaxInlineData) return 0;  // rejected in process_wqe
+        extra = (len + regmap::kSendWqeSize - 1) / regmap::kSendWqeSize;
+    }
+    // A driver that rang the doorbell before posting all of a WQE's slots: the WQE is rejected alone.
+    return extra <= posted_after ? extra : 0;
+}
+
+const std::uint8_t* rdma_engine::fetch_extra_slots(queue_pair& qp, std::uint32_t i, std::uint32_t n,
+                                                   std::uint32_t extra, sc_core::sc_time& issue) {
+    if (i + extra < n) return wqe_cache_.data() + static_cast<std::size_t>(i + 1) * regmap::kSendWqeSize;
+    extra_cache_.resize(static_cast<std::size_t>(extra) * regmap::kSendWqeSize);
+    for (std::uint32_t k = 0; k < extra; ++k) {
+        const std::uint64_t at =
+            qp.cfg.sq_ring + ((qp.sq_consumer + 1 + k) % qp.cfg.sq_entries) * regmap::kSendWqeSize;
+        if (mem_read(dma_out, at, extra_cache_.data() + static_cast<std::size_t>(k) * regmap::kSendWqeSize,
+                     regmap::kSendWqeSize, issue) != tlm::TLM_OK_RESPONSE) {
+            return nullptr;
+        }
+    }
+    return extra_cache_.data();
 }
 
 rdma_engine::send_wqe rdma_engine::decode_wqe(const std::uint8_t* wqe, const std::uint8_t* masks, std::uint32_t index) {
@@ -520,8 +546,11 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, const send_wqe&
                                              << "): " << why);
         complete_with_error(qpn, qp, w, status, issue);
     };
-    const bool masked_ok = !(w.raw_opcode == 0xff);
-    switch (masked_ok ? w.opcode : static_cast<op>(0xff)) {
+    if (w.raw_opcode == 0xff) {
+        reject(regmap::cqe_status::bad_opcode, "its extra slots (masks or inline data) are missing or too long");
+        return;
+    }
+    switch (w.opcode) {
         case op::rdma_read: post_read_request(qpn, qp, w, issue); return;
         case op::atomic_fetch_add:
         case op::atomic_compare_swap: post_atomic(qpn, qp, w, issue); return;
@@ -539,7 +568,12 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, const send_wqe&
         case op::rdma_write_with_imm: break;
         default: reject(regmap::cqe_status::bad_opcode, "not a work-request opcode of this device"); return;
     }
-    const bool carries_payload = w.opcode != op::immediate_data;
+    if (w.inline_payload != nullptr && w.opcode != op::send && w.opcode != op::rdma_write &&
+        w.opcode != op::rdma_write_with_imm) {
+        reject(regmap::cqe_status::bad_opcode, "inline data on a work request that carries no payload");
+        return;
+    }
+    const bool carries_payload = w.opcode != op::immediate_data && w.inline_payload == nullptr;
     if (carries_payload && !check_local(qp, w.local_stag, w.local_addr, w.length)) {
         reject(regmap::cqe_status::local_protection_error,
                "local STag does not cover the buffer (or belongs to another protection domain)");
@@ -547,7 +581,9 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, const send_wqe&
     }
     std::uint64_t stream_end = 0;
     if (w.opcode == op::rdma_write || w.opcode == op::rdma_write_with_imm) {
-        if (!post_message(qpn, qp, w, true, ddp::Opcode::rdma_write, nullptr, w.length, issue, &stream_end)) return;
+        if (!post_message(qpn, qp, w, true, ddp::Opcode::rdma_write, w.inline_payload, w.length, issue, &stream_end)) {
+            return;
+        }
         ++counters_.writes;
         counters_.write_bytes += w.length;
     }
@@ -556,7 +592,7 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, const send_wqe&
         const ddp::Opcode o = w.imm_or_inv != 0
                                   ? (w.solicited ? ddp::Opcode::send_se_invalidate : ddp::Opcode::send_invalidate)
                                   : (w.solicited ? ddp::Opcode::send_se : ddp::Opcode::send);
-        if (!post_message(qpn, qp, w, false, o, nullptr, w.length, issue, &stream_end)) return;
+        if (!post_message(qpn, qp, w, false, o, w.inline_payload, w.length, issue, &stream_end)) return;
         ++counters_.sends;
         counters_.send_bytes += w.length;
     }

@@ -124,6 +124,7 @@ private:
         std::uint32_t length = 0, local_stag = 0, remote_stag = 0, imm_or_inv = 0;
         std::uint64_t add_or_swap_mask = 0, compare_mask = ~std::uint64_t{0};  // masked atomics
         std::uint32_t index = 0;  // SQ index of the WQE's last slot (reported in its CQE)
+        const std::uint8_t* inline_payload = nullptr;  // wr_flags::inline_data: the bytes after the WQE
     };
     struct read_response_job {
         std::uint32_t sink_stag;
@@ -198,6 +199,11 @@ private:
         const char* what = "";
     };
 
+    // Slots a WQE occupies after its first (masks, inline data), 0 if they are not all posted.
+    static std::uint32_t extra_slots(const std::uint8_t* wqe, std::uint32_t posted_after);
+    // The extra slots of the WQE at batch position i: from the batch, or read from the ring.
+    const std::uint8_t* fetch_extra_slots(queue_pair& qp, std::uint32_t i, std::uint32_t n, std::uint32_t extra,
+                                          sc_core::sc_time& issue);
     void tx_thread();
     bool take_doorbells(queue_pair& qp);
     queue_pair* next_ready_qp();
@@ -289,6 +295,7 @@ private:
     std::uint32_t rr_next_ = 0;
     std::vector<std::uint8_t> tx_scratch_;
     std::vector<std::uint8_t> wqe_cache_;
+    std::vector<std::uint8_t> extra_cache_;
     const stream_ext* rx_ext_ = nullptr;  // the ULPDU being received (for place_payload)
     static constexpr std::uint32_t kWqeBatch = 8;
 

@@ -1,7 +1,11 @@
 // The RNIC's device interface, declared once: BAR0 registers, doorbells, MSI-X vectors, the layout
 // of descriptors and completions in host memory, firmware commands and status codes.
-// Used by the device model (models/rnic), the driver (driver/) and the firmware (firmware/);
-// docs/device.md is kept beside it. No SystemC dependency.
+// Used by the device model (models/rnic), the driver (driver/) and the firmware (firmware/).
+// Everything here is also data: the X-macro lists and the k*Fields / k*Bits / k*Values tables below
+// are what tools/devicedoc (rnic-devicedoc) turns into docs/device.md, and what its test checks for
+// consistency (fields inside their structures, no overlaps, unique values). After changing this file:
+//   build/bin/rnic-devicedoc -o docs/device.md
+// No SystemC dependency.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +20,31 @@ struct register_desc {
     std::uint32_t offset;
     std::uint32_t reset;
     access acc;
+    const char* description;
+};
+
+// A bit field of a 32-bit word (a register, the CQE owner word, the query_qp result).
+struct bitfield_desc {
+    const char* name;
+    unsigned lsb;
+    unsigned width;
+    const char* description;
+};
+
+// A field of a little-endian structure in host memory. `overlays` names the field whose bytes this
+// one shares on purpose (same offset and size, used by other opcodes), or is "".
+struct field_desc {
+    const char* name;
+    std::size_t offset;
+    std::size_t size;
+    const char* overlays;
+    const char* description;
+};
+
+// A named value of an enumeration or a flag (value = the flag's mask).
+struct value_desc {
+    const char* name;
+    std::uint32_t value;
     const char* description;
 };
 
@@ -50,14 +79,31 @@ constexpr register_desc kRegisters[] = {
 #undef RNIC_REG_DESC
 };
 
+// Helpers that turn the X-macro lists below into constants and tables.
+#define RNIC_BIT_CONST(n, bit, d) constexpr std::uint32_t n = 1u << (bit);
+#define RNIC_BIT_CONST_U8(n, bit, d) constexpr std::uint8_t n = 1u << (bit);
+#define RNIC_BIT_DESC(n, bit, d) {#n, bit, 1, d},
+#define RNIC_FLAG_VALUE(n, bit, d) {#n, 1u << (bit), d},
+#define RNIC_FIELD_CONST(n, o, s, ov, d) constexpr std::size_t n = o;
+#define RNIC_FIELD_CONST_U32(n, o, s, ov, d) constexpr std::uint32_t n = o;
+#define RNIC_FIELD_DESC(n, o, s, ov, d) {#n, o, s, ov, d},
+
+// CTRL and STATUS bits. X(name, bit, description)
+#define RNIC_CTRL_BITS(X)                                                                                  \
+    X(enable, 0, "ENABLE: start the firmware; STATUS.READY follows once it runs")                          \
+    X(reset, 1, "RESET: return the device to its reset state (self-clearing, reads back 0)")
+#define RNIC_STATUS_BITS(X)                                                                                \
+    X(ready, 0, "READY: the firmware runs and takes commands")                                             \
+    X(fatal, 1, "FATAL: the device stopped on an internal error")
+
 namespace ctrl {
-constexpr std::uint32_t enable = 1u << 0;
-constexpr std::uint32_t reset = 1u << 1;
+RNIC_CTRL_BITS(RNIC_BIT_CONST)
 }  // namespace ctrl
 namespace status {
-constexpr std::uint32_t ready = 1u << 0;
-constexpr std::uint32_t fatal = 1u << 1;
+RNIC_STATUS_BITS(RNIC_BIT_CONST)
 }  // namespace status
+constexpr bitfield_desc kCtrlBits[] = {RNIC_CTRL_BITS(RNIC_BIT_DESC)};
+constexpr bitfield_desc kStatusBits[] = {RNIC_STATUS_BITS(RNIC_BIT_DESC)};
 
 // BAR0 size and doorbell pages.
 constexpr std::uint32_t kBar0Size = 0x10000;
@@ -85,191 +131,381 @@ constexpr std::uint32_t kMsixTableOffset = 0xc000;
 constexpr std::uint32_t kMsixEntrySize = 16;
 constexpr std::uint32_t kMsixPbaOffset = 0xd000;
 constexpr std::uint32_t kMsixPbaSize = ((kMsixVectors + 63) / 64) * 8;
+constexpr std::uint32_t kMsixPageSize = 0x1000;  // the page each of the table and the PBA owns
+// X(name, offset, size, overlays, description)
+#define RNIC_MSIX_ENTRY_FIELDS(X)                                                                          \
+    X(addr_lo, 0x0, 4, "", "Message Address [31:2] (bits 1:0 zero)")                                       \
+    X(addr_hi, 0x4, 4, "", "Message Upper Address")                                                        \
+    X(data, 0x8, 4, "", "Message Data: the driver writes the vector number here")                          \
+    X(control, 0xc, 4, "", "Vector Control: bit 0 Mask (set at reset)")
 namespace msix_off {
-constexpr std::uint32_t addr_lo = 0x0;   // Message Address [31:2] (bits 1:0 zero)
-constexpr std::uint32_t addr_hi = 0x4;   // Message Upper Address
-constexpr std::uint32_t data = 0x8;      // Message Data: the driver writes the vector number here
-constexpr std::uint32_t control = 0xc;   // Vector Control: bit 0 Mask (set at reset)
+RNIC_MSIX_ENTRY_FIELDS(RNIC_FIELD_CONST_U32)
 }  // namespace msix_off
+#define RNIC_MSIX_CTRL_BITS(X) X(mask, 0, "Mask: the vector raises no message; a message due is kept pending in the PBA")
 namespace msix_ctrl {
-constexpr std::uint32_t mask = 1u << 0;
+RNIC_MSIX_CTRL_BITS(RNIC_BIT_CONST)
 }  // namespace msix_ctrl
+constexpr field_desc kMsixEntryFields[] = {RNIC_MSIX_ENTRY_FIELDS(RNIC_FIELD_DESC)};
+constexpr bitfield_desc kMsixControlBits[] = {RNIC_MSIX_CTRL_BITS(RNIC_BIT_DESC)};
+
+// What BAR0 decodes where (the register file, the doorbell windows, the endpoint's MSI-X pages).
+struct bar_region {
+    const char* name;
+    std::uint32_t offset;
+    std::uint32_t size;
+    const char* description;
+};
+constexpr bar_region kBar0Regions[] = {
+    {"registers", 0x0000, kQpDoorbellBase,
+     "The registers below; other offsets in the window read as zero and ignore writes"},
+    {"QP doorbells", kQpDoorbellBase, kCqDoorbellBase - kQpDoorbellBase,
+     "One 16-byte slot per QP: SQ producer index at +0x0, RQ producer index at +0x4 (write-only)"},
+    {"CQ doorbells", kCqDoorbellBase, kMsixTableOffset - kCqDoorbellBase,
+     "One 8-byte slot per CQ: consumer index at +0x0; any write to +0x4 arms the CQ for one interrupt (write-only)"},
+    {"MSI-X table", kMsixTableOffset, kMsixPageSize, "kMsixVectors entries of 16 bytes (host-bus endpoint)"},
+    {"MSI-X PBA", kMsixPbaOffset, kMsixPageSize, "Pending bits, one per vector, in 64-bit words (read-only)"},
+};
 
 // ---- Firmware command ring (64-byte entries) ------------------------------------------------
 constexpr std::size_t kCommandSize = 64;
+// X(name, offset, size, overlays, description)
+#define RNIC_COMMAND_FIELDS(X)                                                                             \
+    X(opcode, 0x00, 1, "", "u8 command (below)")                                                           \
+    X(cookie, 0x04, 4, "", "u32, echoed")                                                                  \
+    X(param, 0x08, 48, "", "6 x u64 parameters p0..p5, little-endian")                                     \
+    X(status, 0x38, 4, "", "u32 cmd_status, written by the device (the driver writes kStatusPending first)") \
+    X(result, 0x3c, 4, "", "u32, written by the device")
 namespace cmd_off {
-constexpr std::size_t opcode = 0x00;   // u8
-constexpr std::size_t cookie = 0x04;   // u32, echoed
-constexpr std::size_t param = 0x08;    // 6 x u64 parameters, little-endian
-constexpr std::size_t status = 0x38;   // u32, written by the device
-constexpr std::size_t result = 0x3c;   // u32, written by the device
+RNIC_COMMAND_FIELDS(RNIC_FIELD_CONST)
 }  // namespace cmd_off
+constexpr field_desc kCommandFields[] = {RNIC_COMMAND_FIELDS(RNIC_FIELD_DESC)};
+
+// X(name, opcode, parameters, result, description)
+#define RNIC_COMMANDS(X)                                                                                   \
+    X(nop, 0, "", "", "Does nothing; completes with ok")                                                   \
+    X(create_cq, 1, "p0 ring address; p1 entries (power of 2); p2 MSI-X vector", "cqn",                     \
+      "Creates a completion queue on a ring of 32-byte CQEs")                                              \
+    X(create_qp, 2,                                                                                        \
+      "p0 SQ address; p1 SQ entries; p2 RQ address; p3 RQ entries; p4 send cqn | recv cqn << 32; "         \
+      "p5 protection domain",                                                                              \
+      "qpn", "Creates a queue pair in state idle; entries are powers of 2")                                \
+    X(reg_mr, 3,                                                                                           \
+      "p0 host address; p1 length; p2 access flags | pd << 32; p3 tagged offset of the first byte "        \
+      "(VA-based: = p0; zero-based: 0)",                                                                   \
+      "STag", "Registers a memory region")                                                                 \
+    X(dereg_mr, 4, "p0 STag", "", "Invalidates and frees a memory region")                                 \
+    X(connect, 5,                                                                                          \
+      "p0 qpn; p1 remote IPv4 | remote port << 32; p2 local port; p3 IRD | ORD << 16 wanted (0: the "      \
+      "firmware's policy)",                                                                                \
+      "", "Active open: TCP connection and MPA Request; completes when MPA negotiation ends (RTS) or fails") \
+    X(accept, 6, "p0 qpn; p1 local port; p3 as for connect", "",                                           \
+      "Passive open: waits for a peer's connection on the port, answers its MPA Request")                  \
+    X(destroy_qp, 7, "p0 qpn", "", "The QP must be idle or in Error (its connection closed first)")        \
+    X(destroy_cq, 8, "p0 cqn", "", "No live QP may still use the CQ")                                      \
+    X(modify_qp, 9, "p0 qpn; p1 target qp_state", "",                                                      \
+      "error (abortive: flush, close the stream) or closing (graceful: the stream closes once sent work "  \
+      "is acknowledged)")                                                                                  \
+    X(query_qp, 10, "p0 qpn", "query_qp result word",                                                      \
+      "qp_state | terminate (layer<<28 | etype<<24 | code<<16) of the last Terminate sent or received "    \
+      "(0 if none) | terminate_received << 15")
+
+struct command_desc {
+    const char* name;
+    std::uint8_t opcode;
+    const char* params;
+    const char* result;
+    const char* description;
+};
 
 enum class command : std::uint8_t {
-    nop = 0,
-    create_cq = 1,     // p0 ring address, p1 entries (power of 2), p2 MSI-X vector         -> result cqn
-    create_qp = 2,     // p0 SQ address, p1 SQ entries, p2 RQ address, p3 RQ entries,
-                       // p4 send cqn | recv cqn << 32, p5 protection domain                 -> result qpn
-    reg_mr = 3,        // p0 host address, p1 length, p2 access flags | pd << 32,
-                       // p3 tagged offset of the first byte (VA-based: = p0; zero-based: 0) -> result STag
-    dereg_mr = 4,      // p0 STag
-    connect = 5,       // p0 qpn, p1 remote IPv4 | remote port << 32, p2 local port,
-                       // p3 IRD | ORD << 16 wanted (0: the firmware's policy);
-                       // completes when MPA negotiation ends (RTS) or fails
-    accept = 6,        // p0 qpn, p1 local port, p3 as for connect: waits for a peer's connection,
-                       // answers its MPA Request
-    destroy_qp = 7,    // p0 qpn: the QP must be idle or in Error (its connection closed first)
-    destroy_cq = 8,    // p0 cqn: no live QP may still use it
-    modify_qp = 9,     // p0 qpn, p1 target qp_state: error (abortive: flush, close the stream)
-                       // or closing (graceful: the stream closes once sent work is acknowledged)
-    query_qp = 10,     // p0 qpn -> result: qp_state | terminate (layer<<28 | etype<<24 | code<<16) of the
-                       // last Terminate sent or received (0 if none) | terminate_received << 15
+#define RNIC_COMMAND_ENUM(n, v, p, r, d) n = v,
+    RNIC_COMMANDS(RNIC_COMMAND_ENUM)
+#undef RNIC_COMMAND_ENUM
+};
+constexpr command_desc kCommands[] = {
+#define RNIC_COMMAND_DESC(n, v, p, r, d) {#n, v, p, r, d},
+    RNIC_COMMANDS(RNIC_COMMAND_DESC)
+#undef RNIC_COMMAND_DESC
 };
 
 // Queue-pair states (the RDMAC verbs model behind RFC 5040 §6: Idle until the stream is in RDMA
 // mode, RTS while it is, Closing during a graceful close, Terminate once a Terminate has been sent
-// or received, Error after that and after any fatal error).
-enum class qp_state : std::uint8_t { idle = 0, rts = 1, closing = 2, terminate = 3, error = 4 };
+// or received, Error after that and after any fatal error). X(name, value, text, description)
+#define RNIC_QP_STATES(X)                                                                                  \
+    X(idle, 0, "idle", "Created, or closed gracefully: not connected")                                     \
+    X(rts, 1, "rts", "Ready to send: the stream is in RDMA mode")                                          \
+    X(closing, 2, "closing", "Graceful close in progress: sent work is being acknowledged")                \
+    X(terminate, 3, "terminate", "A Terminate has been sent or received")                                  \
+    X(error, 4, "error", "After a Terminate, a fatal stream error or modify_qp to error; work flushes")
+enum class qp_state : std::uint8_t {
+#define RNIC_QP_STATE_ENUM(n, v, t, d) n = v,
+    RNIC_QP_STATES(RNIC_QP_STATE_ENUM)
+#undef RNIC_QP_STATE_ENUM
+};
+constexpr value_desc kQpStates[] = {
+#define RNIC_QP_STATE_DESC(n, v, t, d) {#n, v, d},
+    RNIC_QP_STATES(RNIC_QP_STATE_DESC)
+#undef RNIC_QP_STATE_DESC
+};
 const char* to_string(qp_state s);
 namespace query_qp_result {
 constexpr std::uint32_t state_mask = 0x7;
 constexpr std::uint32_t terminate_received = 1u << 15;
 constexpr unsigned code_shift = 16, etype_shift = 24, layer_shift = 28;
 }  // namespace query_qp_result
+// The query_qp result word (also the imm_data of a QP error CQE), from the constants above.
+constexpr bitfield_desc kQueryQpResultBits[] = {
+    {"state", 0, 3, "qp_state"},
+    {"terminate_received", 15, 1, "1: the Terminate came from the peer; 0: this side sent it"},
+    {"code", query_qp_result::code_shift, query_qp_result::etype_shift - query_qp_result::code_shift,
+     "Terminate error code (RFC 5040 §4.8 / RFC 5041 §7.2); 0 with etype and layer: no Terminate"},
+    {"etype", query_qp_result::etype_shift, query_qp_result::layer_shift - query_qp_result::etype_shift,
+     "Terminate error type"},
+    {"layer", query_qp_result::layer_shift, 32 - query_qp_result::layer_shift, "Terminate layer: 0 RDMAP, 1 DDP, 2 LLP"},
+};
 
 // Written by the driver before ringing the doorbell, replaced by the device on completion.
 constexpr std::uint32_t kStatusPending = 0xffffffffu;
 
+// X(name, value, text, description)
+#define RNIC_CMD_STATUSES(X)                                                                               \
+    X(ok, 0, "ok", "Done; result holds the command's result")                                              \
+    X(bad_opcode, 1, "bad opcode", "Unknown command opcode")                                               \
+    X(bad_parameter, 2, "bad parameter", "A parameter is out of range (ring size, alignment, vector, state)") \
+    X(no_resources, 3, "no resources", "No free QP, CQ, STag or connection")                               \
+    X(bad_handle, 4, "bad handle", "The qpn, cqn or STag names nothing")                                   \
+    X(bad_state, 5, "bad state", "The object is in a state that does not allow the command")              \
+    X(connection_refused, 6, "connection refused", "The peer refused the TCP connection (RST)")            \
+    X(connection_timeout, 7, "connection timeout", "No TCP connection or MPA answer in time")              \
+    X(mpa_negotiation_failed, 8, "MPA negotiation failed", "The MPA Request/Reply exchange was rejected")
 enum class cmd_status : std::uint32_t {
-    ok = 0,
-    bad_opcode = 1,
-    bad_parameter = 2,
-    no_resources = 3,
-    bad_handle = 4,
-    bad_state = 5,
-    connection_refused = 6,
-    connection_timeout = 7,
-    mpa_negotiation_failed = 8,
+#define RNIC_CMD_STATUS_ENUM(n, v, t, d) n = v,
+    RNIC_CMD_STATUSES(RNIC_CMD_STATUS_ENUM)
+#undef RNIC_CMD_STATUS_ENUM
+};
+constexpr value_desc kCmdStatuses[] = {
+#define RNIC_CMD_STATUS_DESC(n, v, t, d) {#n, v, d},
+    RNIC_CMD_STATUSES(RNIC_CMD_STATUS_DESC)
+#undef RNIC_CMD_STATUS_DESC
 };
 const char* to_string(cmd_status s);
 
-// Memory-region access flags (RFC 5040 §2.x / verbs).
+// Memory-region access flags (RFC 5040 §2.x / verbs). X(name, bit, description)
+#define RNIC_MR_ACCESS(X)                                                                                  \
+    X(local_write, 0, "The device may write the region for local work (receives, Read responses, atomic results)") \
+    X(remote_write, 1, "A peer may RDMA Write into the region")                                            \
+    X(remote_read, 2, "A peer may RDMA Read from the region")                                              \
+    X(remote_atomic, 3, "A peer may run atomics (FetchAdd, CmpSwap) on the region")
 namespace mr_access {
-constexpr std::uint32_t local_write = 1u << 0;
-constexpr std::uint32_t remote_write = 1u << 1;
-constexpr std::uint32_t remote_read = 1u << 2;
-constexpr std::uint32_t remote_atomic = 1u << 3;
+RNIC_MR_ACCESS(RNIC_BIT_CONST)
 }  // namespace mr_access
+constexpr value_desc kMrAccessFlags[] = {RNIC_MR_ACCESS(RNIC_FLAG_VALUE)};
 
 // ---- Send queue work request (64 bytes) -----------------------------------------------------
 constexpr std::size_t kSendWqeSize = 64;
-namespace sqe_off {
-constexpr std::size_t opcode = 0x00;       // u8 wr_opcode
-constexpr std::size_t flags = 0x01;        // u8 wr_flags
-constexpr std::size_t wr_id = 0x08;        // u64
-constexpr std::size_t local_addr = 0x10;   // u64 host address of the source data
-constexpr std::size_t length = 0x18;       // u32
-constexpr std::size_t local_stag = 0x1c;   // u32 STag of the local region holding the data
-constexpr std::size_t remote_to = 0x20;    // u64 tagged offset at the peer
-constexpr std::size_t remote_stag = 0x28;  // u32
-constexpr std::size_t imm_or_inv = 0x2c;   // u32 invalidate STag (Send with Invalidate, local invalidate)
-// Immediate Data and RDMA Write with Immediate (RFC 7306 §6): the 8 bytes of Immediate Data.
-constexpr std::size_t imm_data = 0x30;     // u64, shares the slot with `operand`
-// Atomics (RFC 7306): the 8-byte original value lands at local_addr (length 8); the target is
+// X(name, offset, size, overlays, description)
+// Immediate Data and RDMA Write with Immediate (RFC 7306 §6): imm_data holds the 8 bytes of Immediate
+// Data. Atomics (RFC 7306): the 8-byte original value lands at local_addr (length 8); the target is
 // remote_stag/remote_to (64-bit aligned). FetchAdd adds `operand` (add mask 0: a plain 64-bit add);
 // CmpSwap swaps in `operand` if the target equals `compare` (masks all ones).
-constexpr std::size_t operand = 0x30;      // u64 add data / swap data
-constexpr std::size_t compare = 0x38;      // u64 compare data
+#define RNIC_SQE_FIELDS(X)                                                                                 \
+    X(opcode, 0x00, 1, "", "u8 wr_opcode")                                                                 \
+    X(flags, 0x01, 1, "", "u8 wr_flags")                                                                   \
+    X(wr_id, 0x08, 8, "", "u64, returned in the completion")                                               \
+    X(local_addr, 0x10, 8, "", "u64 host address of the source data (Read, atomics: of the destination)")  \
+    X(length, 0x18, 4, "", "u32 bytes")                                                                    \
+    X(local_stag, 0x1c, 4, "", "u32 STag of the local region holding the data")                            \
+    X(remote_to, 0x20, 8, "", "u64 tagged offset at the peer")                                             \
+    X(remote_stag, 0x28, 4, "", "u32 STag at the peer")                                                    \
+    X(imm_or_inv, 0x2c, 4, "", "u32 invalidate STag (Send with Invalidate, local invalidate)")             \
+    X(imm_data, 0x30, 8, "", "u64 Immediate Data (immediate_data, rdma_write_with_imm)")                   \
+    X(operand, 0x30, 8, "imm_data", "u64 add data (FetchAdd) / swap data (CmpSwap)")                       \
+    X(compare, 0x38, 8, "", "u64 compare data (CmpSwap)")
+namespace sqe_off {
+RNIC_SQE_FIELDS(RNIC_FIELD_CONST)
 }  // namespace sqe_off
+constexpr field_desc kSendWqeFields[] = {RNIC_SQE_FIELDS(RNIC_FIELD_DESC)};
 
+// X(name, value, description)
+#define RNIC_WR_OPCODES(X)                                                                                 \
+    X(rdma_write, 0, "RDMA Write of local_addr/length to remote_stag/remote_to")                           \
+    X(send, 1, "Send into the peer's next receive (imm_or_inv != 0: Send with Invalidate)")                \
+    X(rdma_read, 2, "RDMA Read of length bytes at remote_stag/remote_to into local_addr")                  \
+    X(atomic_fetch_add, 3, "RFC 7306 FetchAdd; the original lands at local_addr")                          \
+    X(atomic_compare_swap, 4, "RFC 7306 CmpSwap; the original lands at local_addr")                        \
+    X(immediate_data, 5, "RFC 7306 §6: 8 bytes of Immediate Data, consumes one receive at the peer")       \
+    X(rdma_write_with_imm, 6, "An RDMA Write followed by Immediate Data (RFC 7306 §6), one work request")   \
+    X(local_invalidate, 7, "Invalidates local STag imm_or_inv in send-queue order (RFC 5040 §2.2)")        \
+    X(raw_ulpdu, 0x7f,                                                                                     \
+      "Test mode only (rnic.rdma.raw_ulpdu_wqes): sends the ULPDU held at local_addr/length verbatim, "     \
+      "for driver bring-up and for tests that need a peer to misbehave on the wire")                       \
+    X(atomic_masks, 0x7e, "Second slot of a masked atomic (not a work request of its own)")
 enum class wr_opcode : std::uint8_t {
-    rdma_write = 0,
-    send = 1,
-    rdma_read = 2,
-    atomic_fetch_add = 3,
-    atomic_compare_swap = 4,
-    immediate_data = 5,       // RFC 7306 §6: 8 bytes of Immediate Data, consumes one receive at the peer
-    rdma_write_with_imm = 6,  // an RDMA Write followed by Immediate Data (RFC 7306 §6), one work request
-    local_invalidate = 7,     // invalidates local STag `imm_or_inv` in send-queue order (RFC 5040 §2.2)
-    // Test mode only (rnic.rdma.raw_ulpdu_wqes): sends the ULPDU held at local_addr/length verbatim,
-    // for driver bring-up and for tests that need a peer to misbehave on the wire.
-    raw_ulpdu = 0x7f,
-    // Second slot of a masked atomic (not a work request of its own).
-    atomic_masks = 0x7e,
+#define RNIC_WR_OPCODE_ENUM(n, v, d) n = v,
+    RNIC_WR_OPCODES(RNIC_WR_OPCODE_ENUM)
+#undef RNIC_WR_OPCODE_ENUM
 };
+constexpr value_desc kWrOpcodes[] = {
+#define RNIC_WR_OPCODE_DESC(n, v, d) {#n, v, d},
+    RNIC_WR_OPCODES(RNIC_WR_OPCODE_DESC)
+#undef RNIC_WR_OPCODE_DESC
+};
+// X(name, bit, description)
+#define RNIC_WR_FLAGS(X)                                                                                   \
+    X(signaled, 0, "Write a completion for this work request")                                             \
+    X(solicited, 1, "Ask the peer for a Solicited Event (Send, Immediate Data)")                           \
+    X(masked, 2,                                                                                           \
+      "Masked atomic (RFC 7306 §5.1): the WQE takes two slots; the second (opcode atomic_masks) holds the " \
+      "masks. Without the flag FetchAdd has add mask 0 (a plain 64-bit add) and CmpSwap all-ones masks")   \
+    X(inline_data, 3,                                                                                      \
+      "Inline data (Send, RDMA Write, RDMA Write with Immediate): the `length` payload bytes (at most "     \
+      "kMaxInlineData = 192) follow the WQE in the next ceil(length / 64) slots; local_addr and local_stag " \
+      "are not used, so the device reads no payload from host memory")
+// Most payload bytes a WQE can carry inline (three extra send-queue slots).
+constexpr std::uint32_t kMaxInlineData = 192;
 namespace wr_flags {
-constexpr std::uint8_t signaled = 1u << 0;
-constexpr std::uint8_t solicited = 1u << 1;
-// Masked atomic (RFC 7306 §5.1): the WQE takes two slots; the second (opcode atomic_masks) holds the
-// masks at atomic_mask_off. Without the flag FetchAdd has add mask 0 (a plain 64-bit add) and
-// CmpSwap has all-ones masks.
-constexpr std::uint8_t masked = 1u << 2;
+RNIC_WR_FLAGS(RNIC_BIT_CONST_U8)
 }  // namespace wr_flags
+constexpr value_desc kWrFlags[] = {RNIC_WR_FLAGS(RNIC_FLAG_VALUE)};
+// The second slot of a masked atomic. X(name, offset, size, overlays, description)
+#define RNIC_ATOMIC_MASK_FIELDS(X)                                                                         \
+    X(opcode, 0x00, 1, "", "u8 atomic_masks (0x7e)")                                                       \
+    X(add_or_swap_mask, 0x10, 8, "", "u64 FetchAdd: add mask (carry boundaries); CmpSwap: swap mask")      \
+    X(compare_mask, 0x18, 8, "", "u64 compare mask (CmpSwap)")
 namespace atomic_mask_off {
-constexpr std::size_t add_or_swap_mask = 0x10;  // u64
-constexpr std::size_t compare_mask = 0x18;      // u64 (CmpSwap)
+RNIC_ATOMIC_MASK_FIELDS(RNIC_FIELD_CONST)
 }  // namespace atomic_mask_off
+constexpr field_desc kAtomicMaskFields[] = {RNIC_ATOMIC_MASK_FIELDS(RNIC_FIELD_DESC)};
 
 // ---- Receive queue work request (32 bytes) --------------------------------------------------
 constexpr std::size_t kRecvWqeSize = 32;
+#define RNIC_RQE_FIELDS(X)                                                                                 \
+    X(wr_id, 0x00, 8, "", "u64, returned in the completion")                                               \
+    X(addr, 0x08, 8, "", "u64 host address of the buffer")                                                 \
+    X(length, 0x10, 4, "", "u32 buffer bytes")                                                             \
+    X(stag, 0x14, 4, "", "u32 STag of a region with local-write access holding the buffer")
 namespace rqe_off {
-constexpr std::size_t wr_id = 0x00;
-constexpr std::size_t addr = 0x08;
-constexpr std::size_t length = 0x10;
-constexpr std::size_t stag = 0x14;
+RNIC_RQE_FIELDS(RNIC_FIELD_CONST)
 }  // namespace rqe_off
+constexpr field_desc kRecvWqeFields[] = {RNIC_RQE_FIELDS(RNIC_FIELD_DESC)};
 
 // ---- DMA scatter/gather element (16 bytes) ----------------------------------------------------
 // A list or ring of these in host memory describes the host side of one DMA transfer (the NIC side
 // is contiguous); the DMA engine fetches them itself (models/dma). Elements are processed in order
 // until `count` of them or one with the `last` flag; a zero length is skipped.
 constexpr std::size_t kSgeSize = 16;
+#define RNIC_SGE_FIELDS(X)                                                                                 \
+    X(addr, 0x00, 8, "", "u64 host address")                                                               \
+    X(length, 0x08, 4, "", "u32 bytes (0: skipped)")                                                       \
+    X(flags, 0x0c, 4, "", "u32 sge_flags")
 namespace sge_off {
-constexpr std::size_t addr = 0x00;    // u64 host address
-constexpr std::size_t length = 0x08;  // u32 bytes
-constexpr std::size_t flags = 0x0c;   // u32 sge_flags
+RNIC_SGE_FIELDS(RNIC_FIELD_CONST)
 }  // namespace sge_off
+constexpr field_desc kSgeFields[] = {RNIC_SGE_FIELDS(RNIC_FIELD_DESC)};
+#define RNIC_SGE_FLAGS(X) X(last, 0, "The last element of the list")
 namespace sge_flags {
-constexpr std::uint32_t last = 1u << 0;
+RNIC_SGE_FLAGS(RNIC_BIT_CONST)
 }  // namespace sge_flags
+constexpr value_desc kSgeFlags[] = {RNIC_SGE_FLAGS(RNIC_FLAG_VALUE)};
 
 // ---- Completion queue entry (32 bytes) ------------------------------------------------------
 // The device writes entries in ring order; bit 31 of `owner` is the phase: 1 on the first pass
 // over the ring, 0 on the second, and so on, so the driver sees new entries without a register read.
 constexpr std::size_t kCqeSize = 32;
+// Receive completions: imm_data holds the Immediate Data (cqe_flags::imm); Send with Invalidate: the
+// invalidated STag in the low 32 bits (cqe_flags::invalidated); QP error entries: the Terminate
+// (query_qp layout).
+#define RNIC_CQE_FIELDS(X)                                                                                 \
+    X(wr_id, 0x00, 8, "", "u64 wr_id of the work request (receives: of the receive WQE)")                                                       \
+    X(byte_len, 0x08, 4, "", "u32 bytes transferred (receives: bytes placed)")                            \
+    X(opcode, 0x0c, 1, "", "u8 wr_opcode of the work request (receives: of the message; 0xfe: QP error entry)") \
+    X(status, 0x0d, 1, "", "u8 cqe_status")                                                                \
+    X(qpn, 0x0e, 2, "", "u16 queue pair number")                                                                             \
+    X(wqe_index, 0x10, 4, "", "u32 SQ/RQ index of the completed WQE (its last slot)")                      \
+    X(imm_data, 0x14, 8, "", "u64 Immediate Data, invalidated STag or Terminate (see flags)")             \
+    X(owner, 0x1c, 4, "", "u32 owner word: phase, flags, receive (bits below)")
 namespace cqe_off {
-constexpr std::size_t wr_id = 0x00;     // u64
-constexpr std::size_t byte_len = 0x08;  // u32
-constexpr std::size_t opcode = 0x0c;    // u8 wr_opcode (or cqe_opcode for receives)
-constexpr std::size_t status = 0x0d;    // u8 cqe_status
-constexpr std::size_t qpn = 0x0e;       // u16
-constexpr std::size_t wqe_index = 0x10; // u32 SQ/RQ index of the completed WQE (its last slot)
-// Receive completions: the Immediate Data (cqe_flags::imm); Send with Invalidate: the invalidated
-// STag in the low 32 bits (cqe_flags::invalidated); QP error entries: the Terminate (query_qp layout).
-constexpr std::size_t imm_data = 0x14;  // u64
-constexpr std::size_t owner = 0x1c;     // u32: bit 31 phase, bits 15:8 cqe_flags, bit 0 = 1 for receives
+RNIC_CQE_FIELDS(RNIC_FIELD_CONST)
 constexpr unsigned flags_shift = 8;
 }  // namespace cqe_off
+constexpr field_desc kCqeFields[] = {RNIC_CQE_FIELDS(RNIC_FIELD_DESC)};
+// X(name, bit, description)
+#define RNIC_CQE_FLAGS(X)                                                                                  \
+    X(imm, 0, "imm_data holds Immediate Data")                                                             \
+    X(invalidated, 1, "imm_data holds the STag a Send with Invalidate invalidated")                       \
+    X(solicited, 2, "The message asked for a Solicited Event")
 namespace cqe_flags {
-constexpr std::uint8_t imm = 1u << 0;          // imm_data holds Immediate Data
-constexpr std::uint8_t invalidated = 1u << 1;  // imm_data holds the STag a Send with Invalidate invalidated
-constexpr std::uint8_t solicited = 1u << 2;    // the message asked for a Solicited Event
+RNIC_CQE_FLAGS(RNIC_BIT_CONST_U8)
 }  // namespace cqe_flags
+constexpr value_desc kCqeFlags[] = {RNIC_CQE_FLAGS(RNIC_FLAG_VALUE)};
+// The owner word.
+namespace cqe_owner {
+constexpr std::uint32_t receive = 1u << 0;
+constexpr std::uint32_t phase = 1u << 31;
+}  // namespace cqe_owner
+constexpr bitfield_desc kCqeOwnerBits[] = {
+    {"receive", 0, 1, "1: a receive completion (or a QP error entry), on the QP's receive CQ"},
+    {"flags", cqe_off::flags_shift, 8, "cqe_flags"},
+    {"phase", 31, 1, "1 on the first pass over the ring, 0 on the second, and so on"},
+};
 // The opcode of a QP error entry: written to the QP's receive CQ when the QP leaves RTS because of a
 // Terminate (sent or received) or a fatal stream error; status tells the class, imm_data the Terminate.
 constexpr std::uint8_t kCqeOpcodeQpError = 0xfe;
 
+// X(name, value, text, description)
+#define RNIC_CQE_STATUSES(X)                                                                               \
+    X(success, 0, "success", "The work request completed")                                                 \
+    X(local_length_error, 1, "local length error", "A length not valid for the work request's opcode")      \
+    X(local_protection_error, 2, "local protection error", "A local STag, bound or right did not check out") \
+    X(remote_access_error, 3, "remote access error", "The peer's Terminate: RDMAP remote protection or DDP tagged-buffer error") \
+    X(remote_operation_error, 4, "remote operation error", "The peer's Terminate: another RDMAP or DDP error")     \
+    X(transport_error, 5, "transport error", "The stream failed without a Terminate that says why (LLP error, connection lost)")        \
+    X(flushed, 6, "flushed", "Not performed: the QP went to Error first")                                  \
+    X(remote_invalid_request, 7, "remote invalid request",                                                 \
+      "The peer reported a DDP untagged-buffer error (no buffer, MSN, QN, length)")                        \
+    X(bad_opcode, 8, "bad opcode", "The device does not take this work-request opcode")
 enum class cqe_status : std::uint8_t {
-    success = 0,
-    local_length_error = 1,
-    local_protection_error = 2,
-    remote_access_error = 3,
-    remote_operation_error = 4,
-    transport_error = 5,
-    flushed = 6,
-    remote_invalid_request = 7,  // the peer reported a DDP untagged-buffer error (no buffer, MSN, QN, length)
-    bad_opcode = 8,              // the device does not take this work-request opcode
+#define RNIC_CQE_STATUS_ENUM(n, v, t, d) n = v,
+    RNIC_CQE_STATUSES(RNIC_CQE_STATUS_ENUM)
+#undef RNIC_CQE_STATUS_ENUM
+};
+constexpr value_desc kCqeStatuses[] = {
+#define RNIC_CQE_STATUS_DESC(n, v, t, d) {#n, v, d},
+    RNIC_CQE_STATUSES(RNIC_CQE_STATUS_DESC)
+#undef RNIC_CQE_STATUS_DESC
 };
 const char* to_string(cqe_status s);
+
+// Every structure in host memory or BAR0, for the generator and the layout checks.
+struct layout_desc {
+    const char* name;
+    std::size_t size;
+    const field_desc* fields;
+    std::size_t count;
+    const char* description;
+};
+template <std::size_t N>
+constexpr layout_desc layout(const char* name, std::size_t size, const field_desc (&fields)[N], const char* d) {
+    return {name, size, fields, N, d};
+}
+constexpr layout_desc kLayouts[] = {
+    layout("command", kCommandSize, kCommandFields, "Firmware command ring entry"),
+    layout("send_wqe", kSendWqeSize, kSendWqeFields, "Send queue work request"),
+    layout("atomic_masks", kSendWqeSize, kAtomicMaskFields, "Second send-queue slot of a masked atomic"),
+    layout("recv_wqe", kRecvWqeSize, kRecvWqeFields, "Receive queue work request"),
+    layout("sge", kSgeSize, kSgeFields, "DMA scatter/gather element"),
+    layout("cqe", kCqeSize, kCqeFields, "Completion queue entry"),
+    layout("msix_entry", kMsixEntrySize, kMsixEntryFields, "MSI-X table entry"),
+};
+
+#undef RNIC_BIT_CONST
+#undef RNIC_BIT_CONST_U8
+#undef RNIC_BIT_DESC
+#undef RNIC_FLAG_VALUE
+#undef RNIC_FIELD_CONST
+#undef RNIC_FIELD_CONST_U32
+#undef RNIC_FIELD_DESC
+
+const char* to_string(access a);
 
 }  // namespace rnic::regmap

@@ -65,10 +65,14 @@ rdma link add siw0 type siw netdev eth0 || finish "FAIL rdma link add siw0"
 echo "SIW-PEER: $(rdma link show siw0/1 2>&1)"
 
 echo "SIW-PEER: ready after $(cut -d' ' -f1 /proc/uptime) s of uptime; running rping $RPING (limit ${WAIT}s)"
+t0=$(cut -d' ' -f1 /proc/uptime)
 # shellcheck disable=SC2086
 timeout "$WAIT" rping $RPING > /tmp/rping.out 2>&1
 rc=$?
+t1=$(cut -d' ' -f1 /proc/uptime)
 cat /tmp/rping.out
+# rping's whole life as the guest's clock sees it (connection set-up, the pings, the close).
+echo "SIW-PEER: rping ran $(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }") s of uptime"
 echo "SIW-PEER: rping exit status $rc"
 lines=$(grep -c 'ping data: rdma-ping-' /tmp/rping.out)
 # With -C N every one of the N pings must have been validated (rping -v prints each one).
