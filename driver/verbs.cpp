@@ -79,6 +79,8 @@ status context::reg_mr(std::uint32_t pd, std::uint64_t addr, std::uint64_t lengt
     if (!opened_) return fail(status::bad_state, "reg_mr before open");
     if (out == nullptr || length == 0) return fail(status::invalid_argument, "reg_mr: zero length or null output");
     if (pd == 0 || pd >= next_pd_) return fail(status::bad_handle, "reg_mr: protection domain " + std::to_string(pd));
+    if ((access & ~0xfu) != 0) return fail(status::invalid_argument, "reg_mr: unknown access flags");
+    if (addr + length < addr) return fail(status::out_of_bounds, "reg_mr: region wraps the address space");
     // VA-based tagged offsets: the TO of a byte is its host address; zero-based: its offset in the
     // region (RFC 5040 §2.2 and verbs).
     const std::uint64_t to_base = zero_based ? 0 : addr;
@@ -104,8 +106,9 @@ status context::dereg_mr(const memory_region& mr) {
 
 status context::create_cq(std::uint32_t entries, completion_queue** out) {
     if (!opened_) return fail(status::bad_state, "create_cq before open");
-    if (out == nullptr || !power_of_two(entries)) {
-        return fail(status::invalid_argument, "create_cq: " + std::to_string(entries) + " entries (need a power of two)");
+    if (out == nullptr || !power_of_two(entries) || entries > (1u << 20)) {
+        return fail(status::invalid_argument, "create_cq: null output or " + std::to_string(entries) +
+                                                  " entries (need a power of two up to 2^20)");
     }
     auto cq = std::make_unique<completion_queue>();
     cq->entries = entries;
@@ -133,8 +136,8 @@ status context::create_qp(std::uint32_t pd, completion_queue* send_cq, completio
     if (!opened_) return fail(status::bad_state, "create_qp before open");
     if (out == nullptr || !owns(send_cq) || !owns(recv_cq)) return fail(status::bad_handle, "create_qp: CQ handle");
     if (pd == 0 || pd >= next_pd_) return fail(status::bad_handle, "create_qp: protection domain");
-    if (!power_of_two(sq_depth) || !power_of_two(rq_depth)) {
-        return fail(status::invalid_argument, "create_qp: queue depths must be powers of two");
+    if (!power_of_two(sq_depth) || !power_of_two(rq_depth) || sq_depth > (1u << 16) || rq_depth > (1u << 16)) {
+        return fail(status::invalid_argument, "create_qp: queue depths must be powers of two up to 65536");
     }
     auto qp = std::make_unique<queue_pair>();
     qp->pd = pd;
@@ -157,14 +160,27 @@ status context::create_qp(std::uint32_t pd, completion_queue* send_cq, completio
 }
 
 status context::connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port,
-                        const read_limits& limits) {
+                        const read_limits& limits, std::vector<std::uint8_t>* reject_private_data) {
     if (!owns(qp)) return fail(status::bad_handle, "connect: QP handle");
     if (qp->state != qp_state::created) return fail(status::bad_state, "connect: QP is not fresh");
     if (remote_port == 0) return fail(status::invalid_argument, "connect: remote port 0");
+    if (limits.ird > 0x3fff || limits.ord > 0x3fff) return fail(status::invalid_argument, "connect: IRD/ORD above 16383");
+    if (reject_private_data != nullptr) {
+        reject_private_data->clear();
+        if (scratch_ == 0) scratch_ = bus_.dma_alloc(kScratchBytes, 64);
+        if (scratch_ == 0) return fail(status::no_memory, "connect: private-data buffer");
+    }
     qp->state = qp_state::connecting;
     const command_result r = dev_.execute(
         regmap::command::connect, {qp->qpn, remote_ip | static_cast<std::uint64_t>(remote_port) << 32, local_port,
-                                   limits.ird | static_cast<std::uint64_t>(limits.ord) << 16, 0, 0});
+                                   limits.ird | static_cast<std::uint64_t>(limits.ord) << 16,
+                                   reject_private_data != nullptr ? scratch_ : 0,
+                                   reject_private_data != nullptr ? kScratchBytes : 0});
+    if (!r.timed_out && r.status == regmap::cmd_status::connection_refused && reject_private_data != nullptr &&
+        r.result > 0) {
+        reject_private_data->resize(std::min<std::size_t>(r.result, kScratchBytes));
+        bus_.mem_read(scratch_, reject_private_data->data(), reject_private_data->size());
+    }
     if (r.timed_out || r.status != regmap::cmd_status::ok) {
         qp->state = qp_state::error;
         return fail(r.timed_out ? status::timeout : from_cmd(r.status),
@@ -188,6 +204,27 @@ status context::accept(queue_pair* qp, std::uint16_t port, const read_limits& li
     }
     qp->state = qp_state::rts;
     VERBS_LOG(info, "QP " << qp->qpn << " accepted a connection (" << r.result << ")");
+    return status::ok;
+}
+
+status context::reject(std::uint16_t port, const std::vector<std::uint8_t>& private_data) {
+    if (!opened_) return fail(status::bad_state, "reject before open");
+    if (port == 0) return fail(status::invalid_argument, "reject: port 0");
+    if (private_data.size() > regmap::kMaxRejectPrivateData) {
+        return fail(status::invalid_argument, "reject: " + std::to_string(private_data.size()) +
+                                                  " bytes of private data (at most " +
+                                                  std::to_string(regmap::kMaxRejectPrivateData) + ")");
+    }
+    if (scratch_ == 0) scratch_ = bus_.dma_alloc(kScratchBytes, 64);
+    if (scratch_ == 0) return fail(status::no_memory, "reject: private-data buffer");
+    if (!private_data.empty()) bus_.mem_write(scratch_, private_data.data(), private_data.size());
+    const command_result r =
+        dev_.execute(regmap::command::reject, {0, port, 0, 0, scratch_, private_data.size()});
+    if (r.timed_out) return fail(status::timeout, "reject");
+    if (r.status != regmap::cmd_status::ok) {
+        return fail(from_cmd(r.status), std::string("reject: firmware said ") + regmap::to_string(r.status));
+    }
+    VERBS_LOG(info, "rejected a connection on port " << port << " (" << r.result << ")");
     return status::ok;
 }
 
@@ -230,6 +267,21 @@ status context::query_qp(queue_pair* qp, regmap::qp_state* state, terminate_info
     // Keep the driver's view in step with the device's.
     if (*state == regmap::qp_state::error || *state == regmap::qp_state::terminate) qp->state = qp_state::error;
     if (*state == regmap::qp_state::idle && qp->state == qp_state::closing) qp->state = qp_state::idle;
+    return status::ok;
+}
+
+status context::query_stats(device_stats* out) {
+    if (!opened_) return fail(status::bad_state, "query_stats before open");
+    if (out == nullptr) return fail(status::invalid_argument, "query_stats: null output");
+    if (scratch_ == 0) scratch_ = bus_.dma_alloc(kScratchBytes, 64);
+    if (scratch_ == 0) return fail(status::no_memory, "query_stats: buffer");
+    static_assert(sizeof(device_stats) <= kScratchBytes, "the counters fit the scratch buffer");
+    const command_result r = dev_.execute(regmap::command::query_stats, {scratch_, kScratchBytes, 0, 0, 0, 0});
+    if (r.timed_out) return fail(status::timeout, "query_stats");
+    if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "query_stats");
+    std::uint8_t bytes[8 * regmap::kDeviceCounterCount];
+    bus_.mem_read(scratch_, bytes, sizeof bytes);
+    for (std::size_t i = 0; i < out->size(); ++i) (*out)[i] = proto::get_le64(bytes + 8 * i);
     return status::ok;
 }
 
@@ -279,6 +331,10 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
         if (mr == mrs_.end()) return fail(status::bad_handle, "post_send: local STag " + std::to_string(wr.local_stag));
         if (wr.local_addr < mr->addr || wr.length > mr->length || wr.local_addr - mr->addr > mr->length - wr.length) {
             return fail(status::out_of_bounds, "post_send: local buffer outside its region");
+        }
+        // The device writes the local buffer of a Read (its data) and of an atomic (the original).
+        if ((wr.opcode == op::rdma_read || atomic) && (mr->access & regmap::mr_access::local_write) == 0) {
+            return fail(status::invalid_argument, "post_send: Read/atomic result region lacks local write access");
         }
     }
     if (wr.opcode == op::local_invalidate &&

@@ -4,6 +4,7 @@
 // Register-level details live in device.h; descriptor formats in models/rnic/regmap.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -160,10 +161,17 @@ public:
     // Active side: TCP connect + MPA Request; returns when the QP is in RTS (or failed).
     // `limits`: the RDMA Read resources asked for (like rdma_cm's responder_resources and
     // initiator_depth); negotiated with MPA revision 2, used as they are with revision 1.
+    // A peer that refuses (MPA Reply with R = 1, RFC 5044 §7.1.5) makes it return connection_refused;
+    // `reject_private_data`, when given, then holds the private data of that Reply (the peer's
+    // reason, up to mpa's 512 bytes), and is emptied otherwise.
     status connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port,
-                   const read_limits& limits = {});
+                   const read_limits& limits = {}, std::vector<std::uint8_t>* reject_private_data = nullptr);
     // Passive side: waits for a peer on `port` and answers its MPA Request.
     status accept(queue_pair* qp, std::uint16_t port, const read_limits& limits = {});
+    // Passive refusal: waits for the next peer on `port` (a connection already in the listen backlog
+    // first), answers its MPA Request with a Reply with R = 1 carrying `private_data` (at most
+    // regmap::kMaxRejectPrivateData bytes) and closes the TCP connection. No QP is involved.
+    status reject(std::uint16_t port, const std::vector<std::uint8_t>& private_data);
 
     // Abortive (to Error: outstanding work flushes, a peer sees the stream close) or graceful
     // (disconnect: to Closing, then Idle once all sent work is acknowledged).
@@ -174,6 +182,11 @@ public:
     // Destroys an idle or failed QP / an unused CQ; the handle is invalid afterwards.
     status destroy_qp(queue_pair* qp);
     status destroy_cq(completion_queue* cq);
+    // The device's counters since reset (firmware command query_stats), indexed by
+    // regmap::device_counter: WQEs, CQEs, Terminates sent/received, bytes placed, TCP bytes
+    // retransmitted, firmware commands, connections established/failed/rejected.
+    using device_stats = std::array<std::uint64_t, regmap::kDeviceCounterCount>;
+    status query_stats(device_stats* out);
 
     status post_send(queue_pair* qp, const send_wr& wr);
     status post_recv(queue_pair* qp, const recv_wr& wr);
@@ -197,6 +210,8 @@ private:
     std::vector<std::unique_ptr<completion_queue>> cqs_;
     std::vector<std::unique_ptr<queue_pair>> qps_;
     std::vector<memory_region> mrs_;
+    std::uint64_t scratch_ = 0;  // host buffer for private data exchanged with the firmware (lazily)
+    static constexpr std::size_t kScratchBytes = 512;
 };
 
 }  // namespace rnic::drv

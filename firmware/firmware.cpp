@@ -140,6 +140,8 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             pc.cmd_slot = slot;
             pc.ird = static_cast<std::uint16_t>(p[3] & 0x3fff);
             pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
+            pc.reject_buf = p[4];
+            pc.reject_buf_len = static_cast<std::uint32_t>(std::min<std::uint64_t>(p[5], mpa::kMaxPrivateData));
             pc.deadline_ps = hal_.now_ps() + hal_.policy().timeout_ps;
             by_conn_[static_cast<std::uint32_t>(conn)] = pc;
             arm_next_timer();
@@ -159,15 +161,27 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             pc.port = port;
             pc.ird = static_cast<std::uint16_t>(p[3] & 0x3fff);
             pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
-            pc.deadline_ps = std::numeric_limits<std::uint64_t>::max();  // waits for a peer as long as it takes
-            hal_.tcp_listen(port);
-            if (auto waiting = backlog_.find(port); waiting != backlog_.end()) {
-                const std::uint32_t conn = waiting->second;  // a peer connected before this accept
-                backlog_.erase(waiting);
-                claim(conn, pc);
+            wait_for_peer(pc);
+            return;
+        }
+        case command::reject: {
+            const auto port = static_cast<std::uint16_t>(p[1]);
+            if (port == 0 || p[5] > regmap::kMaxRejectPrivateData || (p[5] != 0 && p[4] == 0)) {
+                complete(slot, cmd_status::bad_parameter, 0);
                 return;
             }
-            accepts_.emplace(port, pc);
+            pending_connection pc;
+            pc.r = role::responder;
+            pc.cmd_slot = slot;
+            pc.port = port;
+            pc.reject = true;
+            pc.private_data.resize(static_cast<std::size_t>(p[5]));
+            hal_.tcp_listen(port);  // before the DMA read, so a peer's SYN already finds the port open
+            if (!pc.private_data.empty() && !hal_.dma_read(p[4], pc.private_data.data(), pc.private_data.size())) {
+                complete(slot, cmd_status::bad_parameter, 0);
+                return;
+            }
+            wait_for_peer(pc);
             return;
         }
         case command::destroy_qp:
@@ -192,6 +206,25 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
                      0);
             return;
         }
+        case command::query_stats: {
+            constexpr std::size_t n = regmap::kDeviceCounterCount;
+            if (p[0] == 0 || p[0] % 8 != 0 || p[1] < 8 * n) {
+                complete(slot, cmd_status::bad_parameter, 0);
+                return;
+            }
+            using c = regmap::device_counter;
+            std::uint64_t v[n] = {};
+            hal_.read_counters(v);
+            v[static_cast<int>(c::commands)] = commands_;
+            v[static_cast<int>(c::connections_established)] = established_;
+            v[static_cast<int>(c::connections_failed)] = failed_;
+            v[static_cast<int>(c::connections_rejected)] = rejected_;
+            std::uint8_t bytes[8 * n];
+            for (std::size_t i = 0; i < n; ++i) proto::put_le64(bytes + 8 * i, v[i]);
+            complete(slot, hal_.dma_write(p[0], bytes, sizeof bytes) ? cmd_status::ok : cmd_status::bad_parameter,
+                     static_cast<std::uint32_t>(n));
+            return;
+        }
         case command::query_qp: {
             const std::int64_t word = hal_.qp_query(static_cast<std::uint32_t>(p[0]));
             complete(slot, word < 0 ? cmd_status::bad_handle : cmd_status::ok,
@@ -201,6 +234,18 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
     }
     FW_LOG(warn, "command " << slot << ": unknown opcode " << static_cast<int>(cmd[regmap::cmd_off::opcode]));
     complete(slot, cmd_status::bad_opcode, 0);
+}
+
+void firmware::wait_for_peer(pending_connection pc) {
+    pc.deadline_ps = std::numeric_limits<std::uint64_t>::max();  // waits for a peer as long as it takes
+    hal_.tcp_listen(pc.port);
+    if (auto waiting = backlog_.find(pc.port); waiting != backlog_.end()) {
+        const std::uint32_t conn = waiting->second;  // a peer connected before this accept
+        backlog_.erase(waiting);
+        claim(conn, pc);
+        return;
+    }
+    accepts_.emplace(pc.port, pc);
 }
 
 void firmware::on_established(std::uint32_t conn, std::uint16_t port) {
@@ -279,10 +324,16 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
         std::string why;
         if (pol.want_markers && !rep->marker) why = "; it refuses the markers we asked for (M = 1 sent, M = 0 back)";
         if (rep->revision < pol.revision) why += "; it answered MPA revision " + std::to_string(rep->revision);
+        // RFC 6581 §5: the ULP's private data follows the IRD/ORD word; the driver gets it.
+        const std::uint32_t n =
+            static_cast<std::uint32_t>(std::min<std::size_t>(rep->private_data.size(), pc.reject_buf_len));
+        if (n > 0 && !hal_.dma_write(pc.reject_buf, rep->private_data.data(), n)) {
+            FW_LOG(error, "connection " << conn << ": cannot write the Reject's private data to the host");
+        }
         FW_LOG(warn, "connection " << conn << ": the peer rejected the connection (MPA Reply with R = 1" << why
-                                   << "); closing the TCP connection");
+                                   << ", " << rep->private_data.size() << " bytes of private data); closing the TCP connection");
         hal_.tcp_close(conn);
-        finish(conn, pc, cmd_status::connection_refused);
+        finish(conn, pc, cmd_status::connection_refused, n);
         return;
     }
     mpa_mode mode;
@@ -322,6 +373,20 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
         rep.ord = std::min(req->ird, want_ord(pc));
     }
     hal_.consume_cycles(costs_.mpa_frame);
+    if (pc.reject) {
+        // RFC 5044 §7.1.5: R = 1 refuses the connection; the private data says why (RFC 6581 §5:
+        // after the IRD/ORD word). The stream never enters RDMA mode; TCP closes after the Reply.
+        rep.reject = true;
+        rep.private_data = pc.private_data;
+        hal_.send_startup(conn, mpa::encode(rep));
+        hal_.tcp_close(conn);
+        ++rejected_;
+        FW_LOG(info, "connection " << conn << ": MPA Request rejected (R = 1, " << pc.private_data.size()
+                                   << " bytes of private data)");
+        complete(pc.cmd_slot, cmd_status::ok, conn);
+        by_conn_.erase(conn);
+        return;
+    }
     hal_.send_startup(conn, mpa::encode(rep));
     mpa_mode mode;
     mode.tx_markers = req->marker;
@@ -342,14 +407,15 @@ std::uint16_t firmware::want_ord(const pending_connection& pc) const {
     return pc.ord != 0 ? pc.ord : hal_.policy().ord;
 }
 
-void firmware::finish(std::uint32_t conn, pending_connection& pc, cmd_status status) {
+void firmware::finish(std::uint32_t conn, pending_connection& pc, cmd_status status,
+                      std::optional<std::uint32_t> result) {
     if (status == cmd_status::ok) {
         ++established_;
         FW_LOG(info, "connection " << conn << ": QP " << pc.qpn << " in RTS");
     } else {
         ++failed_;
     }
-    complete(pc.cmd_slot, status, status == cmd_status::ok ? conn : 0);
+    complete(pc.cmd_slot, status, result ? *result : status == cmd_status::ok ? conn : 0);
     by_conn_.erase(conn);
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "firmware/hal.h"
 #include "rnic/regmap.h"
@@ -28,6 +29,7 @@ public:
     std::uint64_t commands_executed() const { return commands_; }
     std::uint64_t connections_established() const { return established_; }
     std::uint64_t connections_failed() const { return failed_; }
+    std::uint64_t connections_rejected() const { return rejected_; }  // MPA Requests this side refused
 
 private:
     enum class role { initiator, responder };
@@ -39,6 +41,12 @@ private:
         bool request_sent = false;   // initiator: our Request is out
         std::uint16_t port = 0;      // responder: listening port
         std::uint16_t ird = 0, ord = 0;  // the driver's wish (0: policy); without revision 2 used as is
+        // Initiator: where a rejecting Reply's private data goes (connect p4/p5; 0: nowhere).
+        std::uint64_t reject_buf = 0;
+        std::uint32_t reject_buf_len = 0;
+        // Responder: refuse the Request (reject command) with this private data.
+        bool reject = false;
+        std::vector<std::uint8_t> private_data;
     };
     // The IRD/ORD this connection offers: the driver's wish, else the MPA policy's.
     std::uint16_t want_ird(const pending_connection& pc) const;
@@ -55,7 +63,11 @@ private:
     void on_timer();
     void initiator_got_reply(std::uint32_t conn, pending_connection& pc);
     void responder_got_request(std::uint32_t conn, pending_connection& pc);
-    void finish(std::uint32_t conn, pending_connection& pc, regmap::cmd_status status);
+    // `result` replaces the default result (the connection on ok, else 0) when given.
+    void finish(std::uint32_t conn, pending_connection& pc, regmap::cmd_status status,
+                std::optional<std::uint32_t> result = std::nullopt);
+    // accept and reject: wait for (or take from the backlog) the next connection on pc.port.
+    void wait_for_peer(pending_connection pc);
     void arm_next_timer();
     std::uint64_t ring_addr(std::uint32_t slot) const;
 
@@ -69,7 +81,7 @@ private:
     // Connections established on a listening port before an accept asked for them (a listen
     // backlog), oldest first: the next accept on that port takes the oldest.
     std::multimap<std::uint16_t, std::uint32_t> backlog_;
-    std::uint64_t commands_ = 0, established_ = 0, failed_ = 0;
+    std::uint64_t commands_ = 0, established_ = 0, failed_ = 0, rejected_ = 0;
 };
 
 }  // namespace rnic::fw

@@ -78,6 +78,9 @@ public:
     virtual int destroy_qp(std::uint32_t qpn) = 0;                        // 0, -1 no such, -2 busy
     virtual int destroy_cq(std::uint32_t cqn) = 0;
     virtual void stream_failed(std::uint32_t conn, const char* why) = 0;
+    // The engines' counters of regmap::kDeviceCounters (wqes .. tcp_retransmitted_bytes) into
+    // out[index]; the firmware fills its own (commands, connections_*).
+    virtual void read_counters(std::uint64_t* out) const = 0;
 
     // TCP engine.
     virtual int tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) = 0;

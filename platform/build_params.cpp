@@ -122,13 +122,24 @@ ethernet_link_params build_link_params(const config::Scenario& s) {
     return p;
 }
 
+namespace {
+// workload.sizes, or with workload.all_sizes every power of two from 2 bytes to 8 MiB that fits
+// `limit` bytes (perftest -a).
+std::vector<std::uint64_t> workload_sizes(const config::Scenario& s, std::uint64_t limit) {
+    if (!s.get_bool("workload.all_sizes")) return s.get_size_list("workload.sizes");
+    std::vector<std::uint64_t> sizes;
+    for (std::uint64_t n = 2; n <= (8u << 20) && n <= limit; n *= 2) sizes.push_back(n);
+    return sizes;
+}
+}  // namespace
+
 write_bw_config build_write_bw_config(const config::Scenario& s) {
     write_bw_config c;
     c.send = s.get_string("workload.type") == "send_bw";
     c.read = s.get_string("workload.type") == "read_bw";
     c.atomic = s.get_string("workload.type") == "atomic_bw";
     c.inject = s.get_string("workload.inject");
-    c.sizes = s.get_size_list("workload.sizes");
+    c.sizes = workload_sizes(s, s.get_size("workload.buffer") / std::max<std::uint64_t>(1, static_cast<std::uint64_t>(s.get_int("workload.qps"))));
     c.iterations = u32(s, "workload.iterations");
     c.queue_depth = u32(s, "workload.queue_depth");
     c.buffer = s.get_size("workload.buffer");
@@ -149,7 +160,7 @@ perf_lat_config build_perf_lat_config(const config::Scenario& s) {
                                   : perf_lat_config::kind::write;
     c.cmp_swap = s.get_string("workload.lat_atomic") == "cmp_swap";
     c.max_inline = static_cast<std::uint32_t>(s.get_size("workload.lat_inline"));
-    c.sizes = s.get_size_list("workload.sizes");
+    c.sizes = workload_sizes(s, s.get_size("workload.buffer") / 2);
     c.iterations = u32(s, "workload.iterations");
     c.buffer = s.get_size("workload.buffer");
     c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
@@ -179,6 +190,22 @@ rping_config build_rping_config(const config::Scenario& s) {
     c.start_delay_ps = s.get_time_ps("workload.rping.start_delay");
     c.connect_attempts = u32(s, "workload.rping.connect_attempts");
     c.retry_interval_ps = s.get_time_ps("workload.rping.retry_interval");
+    return c;
+}
+
+trace_config build_trace_config(const config::Scenario& s) {
+    trace_config c;
+    std::string error;
+    if (!load_op_trace(s.get_string("workload.trace"), s.get_size("workload.buffer"), &c, &error)) {
+        throw config::ScenarioError(s.origin() + ": workload.trace: " + error);
+    }
+    c.buffer = s.get_size("workload.buffer");
+    c.queue_depth = u32(s, "workload.queue_depth");
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
+    c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
+    const auto seed = static_cast<std::uint64_t>(s.get_int("workload.seed"));
+    c.seed = seed != 0 ? seed : static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    c.flip_byte = s.get_string("workload.inject") == "flip_byte";
     return c;
 }
 

@@ -9,6 +9,7 @@
 #include "workloads/perf_lat.h"
 #include "workloads/probe.h"
 #include "workloads/rping.h"
+#include "workloads/trace_replay.h"
 #include "workloads/write_bw.h"
 
 namespace rnic::platform {
@@ -23,6 +24,8 @@ probe_config build_probe_config(const config::Scenario& s);
 perf_lat_config build_perf_lat_config(const config::Scenario& s);
 examples::kv_example_config build_kv_example_config(const config::Scenario& s);
 rping_config build_rping_config(const config::Scenario& s);
+// Reads workload.trace; a bad trace throws config::ScenarioError naming file and line.
+trace_config build_trace_config(const config::Scenario& s);
 drv::station_config build_station(const config::Scenario& s, int host_index);
 
 }  // namespace rnic::platform

@@ -190,9 +190,13 @@ void declare_workload(config::Node& root) {
                    "workload.rping), or the verbs example of driver/examples (kv_example: key-value lookups by RDMA Read, "
                    "updates under a CmpSwap lock by workload.qps clients, workload.iterations each), or perftest-style "
                    "latency (write_lat, send_lat: ping-pong, half the round trip; read_lat, atomic_lat: post to "
-                   "completion; one message in flight, perftest's columns)",
+                   "completion; one message in flight, perftest's columns), or an operation trace replayed "
+                   "(trace: see workload.trace)",
                    {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe", "rping", "kv_example", "write_lat",
-                    "send_lat", "read_lat", "atomic_lat"});
+                    "send_lat", "read_lat", "atomic_lat", "trace"});
+    wl.string("trace", "",
+              "workload.type = trace: the operation trace to replay (docs/traces.md; e.g. traces/ops-storage.csv), "
+              "relative to the working directory or the project root, or absolute");
     wl.enumeration("lat_atomic", "fetch_add", "atomic_lat: the operation timed (perftest ib_atomic_lat -A)",
                    {"fetch_add", "cmp_swap"});
     wl.size("lat_inline", "192B",
@@ -206,9 +210,12 @@ void declare_workload(config::Node& root) {
                     "misaligned_atomic", "unexpected_opcode", "invalid_queue", "no_receive_buffer",
                     "msn_out_of_range", "message_too_long", "too_many_reads", "invalidate_bad_stag",
                     "local_invalidate", "send_invalidate", "write_imm", "zero_based", "masked_atomics",
-                    "qp_states", "response_order", "abort"});
+                    "qp_states", "response_order", "abort", "reject", "verbs_misuse"});
     wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1,
                  16_MiB, 1, 64);
+    wl.boolean("all_sizes", false,
+               "perftest -a: every power of two from 2 bytes up to 8 MiB that fits the buffer (the whole "
+               "workload.buffer for the bandwidth types, half of it for the latency types), instead of workload.sizes");
     wl.integer("iterations", 2000, "Operations per message size and QP (mixed: operations per QP)", 1, 100000000);
     wl.integer("qps", 1, "Queue pairs the client opens, each on its own TCP connection to the server's port; "
                "each runs `iterations` operations on its own slice of the buffers (atomic_bw: one shared counter)",
@@ -222,7 +229,8 @@ void declare_workload(config::Node& root) {
     wl.time("poll_interval", "50ns", "CPU time of one empty poll-loop pass", 1_ns, 1_ms);
     wl.enumeration("inject", "none",
                    "Make the first RDMA Write bad on purpose to see the peer's Terminate: a wrong STag key, or a "
-                   "target running past the peer's region (flip_byte: mixed changes a byte of the server's buffer; "
+                   "target running past the peer's region (flip_byte: mixed changes a byte of the server's buffer, trace "
+                   "one that the trace's first Read reads; "
                    "skip_lock: kv_example updates without taking the lock, to see lost updates caught)",
                    {"none", "invalid_stag", "out_of_bounds", "flip_byte", "skip_lock"});
     auto& rping = wl.object("rping", "librdmacm's rping, byte for byte (workload.type = rping): host a's client "
@@ -306,8 +314,9 @@ std::string check_workload(const config::Scenario& s) {
     const std::uint64_t qps = static_cast<std::uint64_t>(s.get_int("workload.qps"));
     const std::uint64_t buffer = s.get_size("workload.buffer");
     const std::string inject = s.get_string("workload.inject");
-    if (inject == "flip_byte" && type != "mixed") {
-        return "workload.inject: \"flip_byte\" applies to workload.type \"mixed\" only (type is \"" + type + "\")";
+    if (inject == "flip_byte" && type != "mixed" && type != "trace") {
+        return "workload.inject: \"flip_byte\" applies to workload.type \"mixed\" or \"trace\" only (type is \"" +
+               type + "\")";
     }
     if ((inject == "invalid_stag" || inject == "out_of_bounds") && type != "write_bw") {
         return "workload.inject: \"" + inject + "\" applies to workload.type \"write_bw\" only (type is \"" + type +

@@ -114,6 +114,8 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
         workload_ = std::make_unique<mixed>(build_mixed_config(scenario), oob_, peek, on_done);
     } else if (scenario.get_string("workload.type") == "rping") {
         workload_ = std::make_unique<rping>(build_rping_config(scenario), oob_, on_done);
+    } else if (scenario.get_string("workload.type") == "trace") {
+        workload_ = std::make_unique<trace_replay>(build_trace_config(scenario), oob_, on_done);
     } else if (scenario.get_string("workload.type") == "probe") {
         workload_ = std::make_unique<probe>(build_probe_config(scenario), oob_, on_done);
     } else if (is_latency_type(scenario.get_string("workload.type"))) {
@@ -204,12 +206,14 @@ boost::json::object simulation::results() const {
         integrity_ok = integrity_ok && row.integrity.ok;
     }
     wl["rows"] = std::move(rows);
+    // Workloads that keep a per-operation log (trace: tools/rnic-trace-from-results reads it).
+    if (const auto* tr = dynamic_cast<const trace_replay*>(workload_.get())) wl["operation_log"] = tr->operation_log();
     out["workload"] = std::move(wl);
     const char* op = type == "send_bw"    ? "send"
                      : type == "read_bw"  ? "rdma_read"
                      : type == "atomic_bw" ? "atomic_fetch_add"
                                            : "rdma_write";
-    if (type == "mixed" || type == "rping" || type == "kv_example") {
+    if (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace") {
         // One entry per kind of operation (the rows carry their kind).
         boost::json::object ops;
         for (const write_bw_row& row : r.rows) ops[row.op] = {{"count", row.iterations}, {"bytes", row.bytes}};
@@ -250,10 +254,12 @@ void simulation::print_summary(std::ostream& os) const {
            : type == "mixed"     ? "Mixed operations"
            : type == "rping"     ? "rping"
            : type == "kv_example" ? "Key-value store example (driver/examples/kv_example.cpp)"
-                                 : "RDMA Write")
+           : type == "trace"      ? "Trace replay of " + scenario_.get_string("workload.trace")
+                                 : std::string("RDMA Write"))
        << (type == "mixed" || type == "kv_example" ? " on " + std::to_string(scenario_.get_int("workload.qps")) + " QPs"
            : type == "rping" ? " (librdmacm rping exchange, " + std::to_string(scenario_.get_int("workload.rping.count")) +
                                    " pings of " + std::to_string(scenario_.get_int("workload.rping.size")) + " bytes)"
+           : type == "trace" ? std::string()
                              : " bandwidth/latency")
        << " (" << scenario_.get_string("name") << ", seed "
        << scenario_.get_int("simulation.seed") << ", queue depth " << scenario_.get_int("workload.queue_depth")
@@ -261,7 +267,7 @@ void simulation::print_summary(std::ostream& os) const {
     std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);
     os << line;
     os << "------------------------------------------------------------------------------------------------\n";
-    os << (type == "mixed" || type == "rping" || type == "kv_example" ? " operation            #ops          " : " #bytes   #iterations   ")
+    os << (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace" ? " operation            #ops          " : " #bytes   #iterations   ")
        << "BW[Gb/s]   BW[MB/s]   MsgRate[Mpps]   t_avg[us]   t_p50[us]   t_p99[us]   data\n";
     for (const write_bw_row& row : r.rows) {
         const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;

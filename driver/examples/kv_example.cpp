@@ -95,19 +95,10 @@ kv_example::kv_example(const kv_example_config& cfg, platform::oob_channel& oob,
     : cfg_(cfg), oob_(oob), on_done_(std::move(on_done)) {}
 
 void kv_example::check(const std::string& what, bool ok, const std::string& detail) {
-    platform::workload_row row;
-    row.op = what;
-    row.iterations = 1;
-    row.errors = ok ? 0 : 1;
-    row.integrity.ok = ok;
-    row.integrity.detail = detail;
-    result_.rows.push_back(std::move(row));
-    if (!ok) fail(what + (detail.empty() ? "" : ": " + detail));
+    platform::record_check(result_, what, ok, detail);
 }
 
-void kv_example::fail(const std::string& what) {
-    if (result_.error.empty()) result_.error = what;
-}
+void kv_example::fail(const std::string& what) { platform::record_failure(result_, what); }
 
 // =================================================================================================
 // The server (host b): owns the table, then stays out of the way.

@@ -159,11 +159,23 @@ void control_processor::command_doorbell(const sc_core::sc_time& delay) {
     post({fw::event_kind::command_doorbell, 0, 0}, delay);
 }
 
+void control_processor::read_counters(std::uint64_t* out) const {
+    using c = regmap::device_counter;
+    const rdma_ctl_if::counter_snapshot r = rdma_out->counters();
+    out[static_cast<int>(c::wqes)] = r.wqes;
+    out[static_cast<int>(c::cqes)] = r.cqes;
+    out[static_cast<int>(c::terminates_sent)] = r.terminates_sent;
+    out[static_cast<int>(c::terminates_received)] = r.terminates_received;
+    out[static_cast<int>(c::placed_bytes)] = r.placed_bytes;
+    out[static_cast<int>(c::tcp_retransmitted_bytes)] = toe_out->tcp_retransmitted_bytes();
+}
+
 void control_processor::report_stats(boost::json::object& out) const {
     out["events_handled"] = events_handled_;
     out["commands_executed"] = firmware_->commands_executed();
     out["connections_established"] = firmware_->connections_established();
     out["connections_failed"] = firmware_->connections_failed();
+    out["connections_rejected"] = firmware_->connections_rejected();
     out["busy_ps"] = to_ps(busy_);
     out["dma_errors"] = dma_errors_;
 }

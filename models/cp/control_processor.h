@@ -88,6 +88,7 @@ public:
     int destroy_qp(std::uint32_t qpn) override { return rdma_out->destroy_qp(qpn); }
     int destroy_cq(std::uint32_t cqn) override { return rdma_out->destroy_cq(cqn); }
     void stream_failed(std::uint32_t conn, const char* why) override { rdma_out->stream_failed(conn, why); }
+    void read_counters(std::uint64_t* out) const override;
     int tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) override;
     bool tcp_listen(std::uint16_t port) override { return toe_out->tcp_listen(port); }
     void tcp_close(std::uint32_t conn) override { toe_out->tcp_close(conn); }

@@ -73,6 +73,10 @@ public:
                     std::uint32_t ord) override;
     bool qp_modify(std::uint32_t qpn, std::uint8_t target) override;
     std::int64_t qp_query(std::uint32_t qpn) const override;
+    counter_snapshot counters() const override {
+        return {counters_.wqes, counters_.cqes, counters_.terminates_sent, counters_.terminates_received,
+                counters_.placed_bytes};
+    }
     int destroy_qp(std::uint32_t qpn) override;
     int destroy_cq(std::uint32_t cqn) override;
     void stream_failed(std::uint32_t conn, const char* why) override;

@@ -53,6 +53,11 @@ public:
     virtual int destroy_cq(std::uint32_t cqn) = 0;
     // The stream failed (framing error, reset): the QP goes to Error (RFC 5040 §6.2).
     virtual void stream_failed(std::uint32_t conn, const char* why) = 0;
+    // Device-wide counters the firmware reports to the driver (query_stats).
+    struct counter_snapshot {
+        std::uint64_t wqes = 0, cqes = 0, terminates_sent = 0, terminates_received = 0, placed_bytes = 0;
+    };
+    virtual counter_snapshot counters() const = 0;
 };
 
 // The framing unit reports a broken stream to the RDMAP layer, which sends the Terminate

@@ -196,8 +196,10 @@ constexpr field_desc kCommandFields[] = {RNIC_COMMAND_FIELDS(RNIC_FIELD_DESC)};
     X(dereg_mr, 4, "p0 STag", "", "Invalidates and frees a memory region")                                 \
     X(connect, 5,                                                                                          \
       "p0 qpn; p1 remote IPv4 | remote port << 32; p2 local port; p3 IRD | ORD << 16 wanted (0: the "      \
-      "firmware's policy)",                                                                                \
-      "", "Active open: TCP connection and MPA Request; completes when MPA negotiation ends (RTS) or fails") \
+      "firmware's policy); p4 host address and p5 length of a buffer for the private data of a rejecting " \
+      "MPA Reply (0: none)",                                                                               \
+      "connection (ok); private-data bytes written at p4 (connection_refused after an MPA Reply with R = 1)", \
+      "Active open: TCP connection and MPA Request; completes when MPA negotiation ends (RTS) or fails")   \
     X(accept, 6, "p0 qpn; p1 local port; p3 as for connect", "",                                           \
       "Passive open: waits for a peer's connection on the port, answers its MPA Request")                  \
     X(destroy_qp, 7, "p0 qpn", "", "The QP must be idle or in Error (its connection closed first)")        \
@@ -207,7 +209,46 @@ constexpr field_desc kCommandFields[] = {RNIC_COMMAND_FIELDS(RNIC_FIELD_DESC)};
       "is acknowledged)")                                                                                  \
     X(query_qp, 10, "p0 qpn", "query_qp result word",                                                      \
       "qp_state | terminate (layer<<28 | etype<<24 | code<<16) of the last Terminate sent or received "    \
-      "(0 if none) | terminate_received << 15")
+      "(0 if none) | terminate_received << 15")                                                           \
+    X(reject, 11, "p1 local port; p4 host address and p5 length (at most kMaxRejectPrivateData) of the "    \
+      "private data",                                                                                      \
+      "connection",                                                                                        \
+      "Passive refusal: waits for the next peer on the port (as accept does, listen backlog first), "      \
+      "answers its MPA Request with an MPA Reply with R = 1 carrying the private data (RFC 5044 §7.1.5, "  \
+      "RFC 6581), then closes the TCP connection; completes once the Reply is sent")                      \
+    X(query_stats, 12, "p0 host address (8-byte aligned); p1 buffer bytes (at least 8 x the counters)",    \
+      "number of counters written",                                                                        \
+      "Writes the device counters as u64 little-endian, in this order: wqes, cqes, terminates_sent, "      \
+      "terminates_received, placed_bytes, tcp_retransmitted_bytes, commands, connections_established, "    \
+      "connections_failed, connections_rejected (kDeviceCounters)")
+// Device counters, in the order query_stats writes them (u64 little-endian each), since reset.
+// X(name, index, description)
+#define RNIC_DEVICE_COUNTERS(X)                                                                            \
+    X(wqes, 0, "Work requests the RDMA engine fetched from send queues")                                   \
+    X(cqes, 1, "Completion-queue entries written")                                                         \
+    X(terminates_sent, 2, "Terminate messages sent")                                                       \
+    X(terminates_received, 3, "Terminate messages received")                                               \
+    X(placed_bytes, 4, "Payload bytes placed in host memory (Writes, Sends, Read Responses)")              \
+    X(tcp_retransmitted_bytes, 5, "TCP payload bytes sent again (from NIC buffer or refetched from host)") \
+    X(commands, 6, "Firmware commands executed (this one not yet counted)")                                \
+    X(connections_established, 7, "Connections that reached RTS")                                          \
+    X(connections_failed, 8, "Connections whose set-up failed (refused, timed out, bad MPA)")               \
+    X(connections_rejected, 9, "MPA Requests this side refused with the reject command")
+enum class device_counter : std::uint8_t {
+#define RNIC_DEVICE_COUNTER_ENUM(n, v, d) n = v,
+    RNIC_DEVICE_COUNTERS(RNIC_DEVICE_COUNTER_ENUM)
+#undef RNIC_DEVICE_COUNTER_ENUM
+};
+constexpr value_desc kDeviceCounters[] = {
+#define RNIC_DEVICE_COUNTER_DESC(n, v, d) {#n, v, d},
+    RNIC_DEVICE_COUNTERS(RNIC_DEVICE_COUNTER_DESC)
+#undef RNIC_DEVICE_COUNTER_DESC
+};
+constexpr std::size_t kDeviceCounterCount = sizeof kDeviceCounters / sizeof kDeviceCounters[0];
+
+// Private data of a rejecting MPA Reply (reject p5; RFC 5044 §7.1.4 allows 512 bytes, less the
+// RFC 6581 IRD/ORD word under revision 2).
+constexpr std::uint32_t kMaxRejectPrivateData = 256;
 
 struct command_desc {
     const char* name;

@@ -30,6 +30,8 @@ public:
     virtual std::uint16_t tcp_local_port(std::uint32_t conn) const = 0;
     // Send each FPDU in a segment of its own (MPA with markers).
     virtual void tcp_one_fpdu_per_segment(std::uint32_t conn, bool on) = 0;
+    // Payload bytes sent again since reset, over all connections (query_stats).
+    virtual std::uint64_t tcp_retransmitted_bytes() const = 0;
 };
 
 class toe_conn_events_if : public virtual sc_core::sc_interface {

@@ -37,9 +37,7 @@ struct perf_lat::side {
 perf_lat::perf_lat(const perf_lat_config& cfg, oob_channel& oob, std::function<void()> on_done)
     : cfg_(cfg), oob_(oob), on_done_(std::move(on_done)) {}
 
-void perf_lat::fail(const std::string& what) {
-    if (result_.error.empty()) result_.error = what;
-}
+void perf_lat::fail(const std::string& what) { record_failure(result_, what); }
 
 bool perf_lat::setup(side& s, const drv::station_config& station, bool server) {
     s.half = cfg_.buffer / 2;

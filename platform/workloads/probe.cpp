@@ -38,6 +38,8 @@ const std::vector<probe_expectation>& probe_catalogue() {
         {"qp_states", false, 0, 0, 0, "RFC 5040 §6.2: graceful close; QP query and destroy"},
         {"response_order", false, 0, 0, 0, "RFC 7306 §7: Read and Atomic Responses leave in request order"},
         {"abort", false, 0, 0, 0, "RFC 5040 §6.2: abortive close by the driver (modify to Error)"},
+        {"reject", false, 0, 0, 0, "RFC 5044 §7.1.5, RFC 6581: MPA Reply with R = 1 and private data refuses"},
+        {"verbs_misuse", false, 0, 0, 0, "Driver misuse: every bad call returns an error and logs it"},
     };
     return all;
 }
@@ -91,19 +93,10 @@ probe::probe(const probe_config& cfg, oob_channel& oob, std::function<void()> on
     : cfg_(cfg), expect_(find_probe(cfg.probe)), oob_(oob), on_done_(std::move(on_done)) {}
 
 void probe::check(const std::string& what, bool ok, const std::string& detail) {
-    workload_row row;
-    row.op = what;
-    row.iterations = 1;
-    row.errors = ok ? 0 : 1;
-    row.integrity.ok = ok;
-    row.integrity.detail = detail;
-    result_.rows.push_back(std::move(row));
-    if (!ok) fail(what + (detail.empty() ? "" : ": " + detail));
+    record_check(result_, what, ok, detail);
 }
 
-void probe::fail(const std::string& what) {
-    if (result_.error.empty()) result_.error = what;
-}
+void probe::fail(const std::string& what) { record_failure(result_, what); }
 
 bool probe::poll_for(side& s, drv::completion_queue* cq, const std::function<bool(const drv::work_completion&)>& pred,
                      std::uint64_t budget_ps, drv::work_completion* out) {
@@ -172,6 +165,11 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     oob_.publish("server-b", {station.ipv4, cfg_.port, s.b.stag, s.b.to_base, s.b.length});
     oob_.publish("server-c", {station.ipv4, cfg_.port, s.c.stag, s.c.to_base, s.c.length});
     oob_.publish("server-z", {station.ipv4, cfg_.port, s.z.stag, s.z.to_base, s.z.length});
+    if (p == "reject") {
+        server_reject(s);
+        oob_.publish("server-done", {});
+        return;
+    }
     drv::read_limits limits;
     if (p == "too_many_reads") limits.ird = 2;  // the client will ask for more (ORD 8)
     if (s.ctx.accept(s.qp, cfg_.port, limits) != drv::status::ok) {
@@ -181,7 +179,7 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     if (p == "write_imm") server_write_imm(s);
     else if (p == "masked_atomics") server_masked_atomics(s);
     else if (p == "qp_states") server_qp_states(s);
-    else if (p == "response_order") oob_.wait_for("client-done");
+    else if (p == "response_order" || p == "verbs_misuse") oob_.wait_for("client-done");
     else if (p == "abort") server_qp_states(s);
     else if (p == "zero_based") {
         oob_.wait_for("client-done");
@@ -335,6 +333,13 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     drv::read_limits limits;
     if (cfg_.probe == "too_many_reads") limits.ord = 8;
     const std::uint64_t t0 = bus.now_ps();
+    if (cfg_.probe == "reject") {
+        client_reject(s, server_ip, a);
+        oob_.wait_for("server-done");
+        result_.finished = result_.error.empty();
+        on_done_();
+        return;
+    }
     if (s.ctx.connect(s.qp, server_ip, a.port, 40000, limits) != drv::status::ok) {
         fail("client connect failed");
         on_done_();
@@ -366,6 +371,7 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
         else if (p == "qp_states") client_qp_states(s, a);
         else if (p == "response_order") client_response_order(s, a);
         else if (p == "abort") client_abort(s, a);
+        else if (p == "verbs_misuse") client_verbs_misuse(s, a);
         else client_error_probe(s, a);
     }
     oob_.publish("client-done", {});
@@ -726,6 +732,297 @@ void probe::client_qp_states(side& s, const remote_buffer& a) {
     check("client: QP destroyed", s.ctx.destroy_qp(qp) == drv::status::ok);
     check("client: destroyed QP handle is refused", s.ctx.destroy_qp(qp) == drv::status::bad_handle);
     check("client: CQ destroyed", s.ctx.destroy_cq(s.cq) == drv::status::ok);
+}
+
+// ---- reject: RFC 5044 §7.1.5 ------------------------------------------------------------------
+
+std::vector<std::uint8_t> probe::reject_reason() const {
+    const std::string text = "rnic-vp: no room on this port";
+    std::vector<std::uint8_t> v(text.begin(), text.end());
+    const std::vector<std::uint8_t> tail = pattern(cfg_.seed, 0x4e7, 16);  // binary bytes too
+    v.insert(v.end(), tail.begin(), tail.end());
+    return v;
+}
+
+void probe::server_reject(side& s) {
+    // Misuse first (nothing reaches the device), then the real refusal.
+    const std::vector<std::uint8_t> too_long(regmap::kMaxRejectPrivateData + 1, 0x55);
+    check("server: reject with too much private data is refused",
+          s.ctx.reject(cfg_.port, too_long) == drv::status::invalid_argument);
+    check("server: reject on port 0 is refused", s.ctx.reject(0, {}) == drv::status::invalid_argument);
+    check("server: the peer's MPA Request rejected with private data",
+          s.ctx.reject(cfg_.port, reject_reason()) == drv::status::ok);
+    drv::context::device_stats st{};
+    check("server: query_stats counts one refusal and no connection",
+          s.ctx.query_stats(&st) == drv::status::ok &&
+              st[static_cast<std::size_t>(regmap::device_counter::connections_rejected)] == 1 &&
+              st[static_cast<std::size_t>(regmap::device_counter::connections_established)] == 0);
+    regmap::qp_state state = regmap::qp_state::rts;
+    check("server: its QP untouched by the refusal (idle)",
+          s.ctx.query_qp(s.qp, &state) == drv::status::ok && state == regmap::qp_state::idle,
+          regmap::to_string(state));
+}
+
+void probe::client_reject(side& s, std::uint32_t server_ip, const remote_buffer& a) {
+    std::vector<std::uint8_t> why;
+    const drv::status st = s.ctx.connect(s.qp, server_ip, a.port, 40000, {}, &why);
+    check("client: connect refused by the MPA Reply (R = 1)", st == drv::status::connection_refused,
+          drv::to_string(st));
+    const std::vector<std::uint8_t> want = reject_reason();
+    check("client: the Reject's private data reached the driver", why == want,
+          std::to_string(why.size()) + " bytes, " + std::to_string(want.size()) + " sent");
+    drv::send_wr w;
+    w.local_addr = s.buf;
+    w.length = 8;
+    w.local_stag = s.a.stag;
+    w.remote_addr = a.addr;
+    w.remote_stag = a.stag;
+    check("client: nothing can be posted on the refused QP", s.ctx.post_send(s.qp, w) == drv::status::bad_state);
+    regmap::qp_state state = regmap::qp_state::rts;
+    check("client: the refused QP is idle in the device",
+          s.ctx.query_qp(s.qp, &state) == drv::status::ok && state == regmap::qp_state::idle,
+          regmap::to_string(state));
+    check("client: the refused QP can be destroyed", s.ctx.destroy_qp(s.qp) == drv::status::ok);
+    // A second attempt is answered the same way by nobody: no reject is waiting any more, so the
+    // connection waits in the server's backlog until the negotiation times out (not run here).
+}
+
+// ---- verbs_misuse: every bad call returns an error and logs it ---------------------------------
+
+void probe::client_verbs_misuse(side& s, const remote_buffer& a) {
+    using drv::status;
+    // Each misuse must return `want` and write at least one error line (with the simulated time,
+    // core/log.h) to the log, when the log takes drv errors (--log off writes nothing); the e2e
+    // test reads the lines themselves.
+    const bool logging = log::enabled(log::category::drv, log::level::error);
+    auto misuse = [&](const std::string& what, status want, const std::function<status()>& call) {
+        const std::uint64_t before = log::errors_logged();
+        const status got = call();
+        const std::uint64_t lines = log::errors_logged() - before;
+        check("misuse: " + what, got == want && (lines >= 1 || !logging),
+              std::string("returned ") + drv::to_string(got) + " (want " + drv::to_string(want) + "), " +
+                  std::to_string(lines) + " error lines");
+    };
+    drv::context& c = s.ctx;
+    {
+        // The device's counters after one signaled RDMA Write (query_stats).
+        using dc = regmap::device_counter;
+        drv::context::device_stats st{};
+        const bool ok = c.query_stats(&st) == status::ok;
+        auto at = [&](dc k) { return st[static_cast<std::size_t>(k)]; };
+        std::ostringstream o;
+        for (std::size_t i = 0; i < st.size(); ++i) o << regmap::kDeviceCounters[i].name << "=" << st[i] << " ";
+        check("verbs: query_stats after one RDMA Write",
+              ok && at(dc::wqes) == 1 && at(dc::cqes) == 1 && at(dc::terminates_sent) == 0 &&
+                  at(dc::terminates_received) == 0 && at(dc::placed_bytes) == 0 && at(dc::connections_established) == 1 &&
+                  at(dc::connections_failed) == 0 && at(dc::connections_rejected) == 0 && at(dc::commands) == 4,
+              o.str());
+        misuse("query_stats with null output", status::invalid_argument, [&] { return c.query_stats(nullptr); });
+    }
+    // Calls on a context that was never opened (a second one on the same bus: opening it would
+    // reset the device, so it stays closed).
+    drv::context closed(s.bus);
+    std::uint32_t pd = 0;
+    drv::memory_region mr;
+    drv::completion_queue* cq = nullptr;
+    drv::queue_pair* qp = nullptr;
+    misuse("alloc_pd before open", status::bad_state, [&] { return closed.alloc_pd(&pd); });
+    misuse("reg_mr before open", status::bad_state, [&] { return closed.reg_mr(1, s.buf, 4096, 1, &mr); });
+    misuse("create_cq before open", status::bad_state, [&] { return closed.create_cq(16, &cq); });
+    misuse("create_qp before open", status::bad_state, [&] { return closed.create_qp(1, s.cq, s.cq, 4, 4, &qp); });
+    misuse("reject before open", status::bad_state, [&] { return closed.reject(18000, {}); });
+    misuse("query_stats before open", status::bad_state, [&] {
+        drv::context::device_stats st{};
+        return closed.query_stats(&st);
+    });
+    misuse("post_send with another context's QP", status::bad_handle, [&] { return closed.post_send(s.qp, {}); });
+    misuse("poll_cq with another context's CQ", status::bad_handle, [&] {
+        std::vector<drv::work_completion> out;
+        int n = 0;
+        return closed.poll_cq(s.cq, 1, &out, &n);
+    });
+    misuse("open twice", status::bad_state, [&] { return c.open({}); });
+    misuse("alloc_pd with null output", status::invalid_argument, [&] { return c.alloc_pd(nullptr); });
+    // Memory regions.
+    misuse("reg_mr with protection domain 0", status::bad_handle, [&] { return c.reg_mr(0, s.buf, 4096, 1, &mr); });
+    misuse("reg_mr with an unallocated protection domain", status::bad_handle,
+           [&] { return c.reg_mr(999, s.buf, 4096, 1, &mr); });
+    misuse("reg_mr of zero bytes", status::invalid_argument, [&] { return c.reg_mr(s.pd, s.buf, 0, 1, &mr); });
+    misuse("reg_mr with unknown access bits", status::invalid_argument,
+           [&] { return c.reg_mr(s.pd, s.buf, 4096, 0x100, &mr); });
+    misuse("reg_mr wrapping the address space", status::out_of_bounds,
+           [&] { return c.reg_mr(s.pd, ~0ULL - 100, 4096, 1, &mr); });
+    drv::memory_region unknown;
+    unknown.stag = 0xdead00;
+    misuse("dereg_mr of an unknown STag", status::bad_handle, [&] { return c.dereg_mr(unknown); });
+    // Queues.
+    misuse("create_cq of 3 entries", status::invalid_argument, [&] { return c.create_cq(3, &cq); });
+    misuse("create_cq above the limit", status::invalid_argument, [&] { return c.create_cq(1u << 21, &cq); });
+    misuse("create_cq with null output", status::invalid_argument, [&] { return c.create_cq(16, nullptr); });
+    drv::completion_queue foreign_cq;
+    misuse("create_qp with a foreign CQ", status::bad_handle,
+           [&] { return c.create_qp(s.pd, &foreign_cq, s.cq, 4, 4, &qp); });
+    misuse("create_qp with a null CQ", status::bad_handle, [&] { return c.create_qp(s.pd, nullptr, s.cq, 4, 4, &qp); });
+    misuse("create_qp with a bad protection domain", status::bad_handle,
+           [&] { return c.create_qp(999, s.cq, s.cq, 4, 4, &qp); });
+    misuse("create_qp of depth 3", status::invalid_argument, [&] { return c.create_qp(s.pd, s.cq, s.cq, 3, 4, &qp); });
+    misuse("create_qp above the depth limit", status::invalid_argument,
+           [&] { return c.create_qp(s.pd, s.cq, s.cq, 4, 1u << 17, &qp); });
+    // A second, never connected QP for the state checks.
+    drv::queue_pair* fresh = nullptr;
+    check("verbs: a second QP for the state checks", c.create_qp(s.pd, s.cq, s.cq, 4, 4, &fresh) == status::ok);
+    drv::queue_pair foreign_qp;
+    drv::send_wr w;
+    w.wr_id = 77;
+    w.local_addr = s.buf;
+    w.length = 8;
+    w.local_stag = s.a.stag;
+    w.remote_addr = a.addr;
+    w.remote_stag = a.stag;
+    misuse("post_send with a null QP", status::bad_handle, [&] { return c.post_send(nullptr, w); });
+    misuse("post_send with a foreign QP", status::bad_handle, [&] { return c.post_send(&foreign_qp, w); });
+    if (fresh != nullptr) {
+        misuse("post_send to a QP not in RTS", status::bad_state, [&] { return c.post_send(fresh, w); });
+        misuse("disconnect of a QP not in RTS", status::bad_state, [&] { return c.disconnect(fresh); });
+        misuse("connect to remote port 0", status::invalid_argument,
+               [&] { return c.connect(fresh, a.ipv4, 0, 40001); });
+        misuse("connect with ORD above 16383", status::invalid_argument, [&] {
+            drv::read_limits l;
+            l.ord = 0x4000;
+            return c.connect(fresh, a.ipv4, a.port, 40001, l);
+        });
+        misuse("accept on port 0", status::invalid_argument, [&] { return c.accept(fresh, 0); });
+    }
+    misuse("connect of a QP already in RTS", status::bad_state, [&] { return c.connect(s.qp, a.ipv4, a.port, 40002); });
+    misuse("accept on a QP already in RTS", status::bad_state, [&] { return c.accept(s.qp, 18600); });
+    // Work requests the QP or the device cannot do.
+    auto with = [&](auto change) {
+        drv::send_wr x = w;
+        change(x);
+        return c.post_send(s.qp, x);
+    };
+    misuse("post_send with an unknown opcode", status::bad_opcode,
+           [&] { return with([](drv::send_wr& x) { x.opcode = static_cast<regmap::wr_opcode>(0x42); }); });
+    misuse("post_send of a masks slot as a work request", status::bad_opcode,
+           [&] { return with([](drv::send_wr& x) { x.opcode = regmap::wr_opcode::atomic_masks; }); });
+    misuse("post_send with masks on an RDMA Write", status::invalid_argument,
+           [&] { return with([](drv::send_wr& x) { x.masked = true; }); });
+    misuse("post_send of an atomic of 4 bytes", status::invalid_argument, [&] {
+        return with([](drv::send_wr& x) {
+            x.opcode = regmap::wr_opcode::atomic_fetch_add;
+            x.length = 4;
+        });
+    });
+    misuse("post_send of a misaligned atomic", status::invalid_argument, [&] {
+        return with([](drv::send_wr& x) {
+            x.opcode = regmap::wr_opcode::atomic_compare_swap;
+            x.remote_addr += 4;
+        });
+    });
+    misuse("post_send of inline data above the limit", status::invalid_argument, [&] {
+        return with([](drv::send_wr& x) {
+            x.inline_data = true;
+            x.length = regmap::kMaxInlineData + 1;
+        });
+    });
+    misuse("post_send of an inline RDMA Read", status::invalid_argument, [&] {
+        return with([](drv::send_wr& x) {
+            x.inline_data = true;
+            x.opcode = regmap::wr_opcode::rdma_read;
+        });
+    });
+    misuse("post_send from an unknown local STag", status::bad_handle,
+           [&] { return with([](drv::send_wr& x) { x.local_stag = 0xbad00; }); });
+    misuse("post_send beyond the end of its region", status::out_of_bounds, [&] {
+        return with([&](drv::send_wr& x) {
+            x.local_addr = s.buf + kClientBuffer - 4;
+            x.length = 64;
+        });
+    });
+    misuse("post_send before the start of its region", status::out_of_bounds,
+           [&] { return with([&](drv::send_wr& x) { x.local_addr = s.buf - 8; }); });
+    misuse("post_send of a huge length", status::out_of_bounds,
+           [&] { return with([](drv::send_wr& x) { x.length = 0xffffffffu; }); });
+    misuse("local invalidate of an unknown STag", status::bad_handle, [&] {
+        return with([](drv::send_wr& x) {
+            x.opcode = regmap::wr_opcode::local_invalidate;
+            x.invalidate_stag = 0xbad00;
+        });
+    });
+    drv::memory_region ro;
+    check("verbs: a region without local write", c.reg_mr(s.pd, s.buf, 4096, acc::remote_read, &ro) == status::ok);
+    misuse("RDMA Read into a region without local write", status::invalid_argument, [&] {
+        return with([&](drv::send_wr& x) {
+            x.opcode = regmap::wr_opcode::rdma_read;
+            x.local_stag = ro.stag;
+        });
+    });
+    drv::recv_wr r;
+    r.addr = s.buf + 8192;
+    r.length = 256;
+    r.stag = s.a.stag;
+    misuse("post_recv with a null QP", status::bad_handle, [&] { return c.post_recv(nullptr, r); });
+    misuse("post_recv into a region without local write", status::invalid_argument, [&] {
+        drv::recv_wr x = r;
+        x.stag = ro.stag;
+        x.addr = s.buf;
+        return c.post_recv(s.qp, x);
+    });
+    misuse("post_recv beyond its region", status::out_of_bounds, [&] {
+        drv::recv_wr x = r;
+        x.addr = s.buf + kClientBuffer - 100;
+        return c.post_recv(s.qp, x);
+    });
+    misuse("post_recv from an unknown STag", status::bad_handle, [&] {
+        drv::recv_wr x = r;
+        x.stag = 0xbad00;
+        return c.post_recv(s.qp, x);
+    });
+    // Full rings: the client's receive queue has 4 entries; the send queue 64, and unsignaled
+    // work requests retire only with a signaled one, so 64 of them fill it until one completes.
+    bool posted = true;
+    for (int i = 0; i < 4; ++i) posted = posted && c.post_recv(s.qp, r) == status::ok;
+    check("verbs: four receives fill the receive queue", posted);
+    misuse("post_recv to a full receive queue", status::ring_full, [&] { return c.post_recv(s.qp, r); });
+    posted = true;
+    for (int i = 0; i < 64; ++i) posted = posted && with([](drv::send_wr& x) { x.signaled = false; }) == status::ok;
+    check("verbs: 64 unsignaled RDMA Writes fill the send queue", posted);
+    misuse("post_send to a full send queue", status::ring_full, [&] { return c.post_send(s.qp, w); });
+    // Destroys while in use, polling arguments.
+    misuse("destroy_qp of a QP in RTS", status::bad_state, [&] { return c.destroy_qp(s.qp); });
+    misuse("destroy_cq of a CQ in use", status::bad_state, [&] { return c.destroy_cq(s.cq); });
+    misuse("poll_cq of at most 0", status::invalid_argument, [&] {
+        std::vector<drv::work_completion> out;
+        int n = 0;
+        return c.poll_cq(s.cq, 0, &out, &n);
+    });
+    misuse("poll_cq with null output", status::invalid_argument, [&] {
+        int n = 0;
+        return c.poll_cq(s.cq, 4, nullptr, &n);
+    });
+    misuse("query_qp with null output", status::invalid_argument, [&] { return c.query_qp(s.qp, nullptr); });
+    misuse("wait_cq with a foreign CQ", status::bad_handle, [&] { return c.wait_cq(&foreign_cq, 1000); });
+    // Error state: no more work, receives included; then destroy, and destroy again.
+    check("verbs: modify_qp_to_error", c.modify_qp_to_error(s.qp) == status::ok);
+    misuse("post_send to a QP in error", status::bad_state, [&] { return c.post_send(s.qp, w); });
+    misuse("post_recv to a QP in error", status::bad_state, [&] { return c.post_recv(s.qp, r); });
+    misuse("disconnect of a QP in error", status::bad_state, [&] { return c.disconnect(s.qp); });
+    check("verbs: the QP in error is destroyed", c.destroy_qp(s.qp) == status::ok);
+    misuse("destroy_qp twice", status::bad_handle, [&] { return c.destroy_qp(s.qp); });
+    misuse("query_qp of a destroyed QP", status::bad_handle, [&] {
+        regmap::qp_state st;
+        return c.query_qp(s.qp, &st);
+    });
+    if (fresh != nullptr) check("verbs: the idle QP is destroyed", c.destroy_qp(fresh) == status::ok);
+    check("verbs: the CQ, now unused, is destroyed", c.destroy_cq(s.cq) == status::ok);
+    misuse("destroy_cq twice", status::bad_handle, [&] { return c.destroy_cq(s.cq); });
+    misuse("poll_cq of a destroyed CQ", status::bad_handle, [&] {
+        std::vector<drv::work_completion> out;
+        int n = 0;
+        return c.poll_cq(s.cq, 4, &out, &n);
+    });
+    check("verbs: dereg_mr of a real region", c.dereg_mr(ro) == status::ok);
+    misuse("dereg_mr twice", status::bad_handle, [&] { return c.dereg_mr(ro); });
 }
 
 }  // namespace rnic::platform

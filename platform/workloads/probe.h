@@ -67,6 +67,10 @@ private:
     void server_qp_states(side& s);
     void client_send_invalidate(side& s, const remote_buffer& a);
     void server_send_invalidate(side& s);
+    std::vector<std::uint8_t> reject_reason() const;
+    void server_reject(side& s);
+    void client_reject(side& s, std::uint32_t server_ip, const remote_buffer& a);
+    void client_verbs_misuse(side& s, const remote_buffer& a);
 
     probe_config cfg_;
     const probe_expectation* expect_ = nullptr;

@@ -55,6 +55,23 @@ inline std::string connect_all(drv::context& ctx, const std::vector<drv::queue_p
     return "";
 }
 
+// The first failure of a run is what result.error reports.
+inline void record_failure(workload_result& result, const std::string& what) {
+    if (result.error.empty()) result.error = what;
+}
+
+// One check as a result row (op = the check, integrity = its verdict); a failed check fails the run.
+inline void record_check(workload_result& result, const std::string& what, bool ok, const std::string& detail = "") {
+    workload_row row;
+    row.op = what;
+    row.iterations = 1;
+    row.errors = ok ? 0 : 1;
+    row.integrity.ok = ok;
+    row.integrity.detail = detail;
+    result.rows.push_back(std::move(row));
+    if (!ok) record_failure(result, what + (detail.empty() ? "" : ": " + detail));
+}
+
 // Folds `part` into `total` (bytes and mismatches add up; the first failure's detail is kept).
 inline void merge_integrity(integrity_result& total, const integrity_result& part) {
     if (!part.ok && total.ok) {

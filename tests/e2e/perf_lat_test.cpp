@@ -83,6 +83,21 @@ TEST(PerfLat, ReadReturnsTheServersBytes) {
     EXPECT_GT(median_us(r.results, 1), median_us(r.results, 0));
 }
 
+// perftest -a: every power of two from 2 bytes up to what fits the buffer (half of it here).
+TEST(PerfLat, AllSizesRunsEveryPowerOfTwoThatFits) {
+    const lat_run r = run_lat("write_lat", "[8]", {"--set", "workload.all_sizes=true", "--set", "workload.buffer=64KiB",
+                                                   "--set", "workload.iterations=20"});
+    EXPECT_EQ(r.run.exit_code, 0) << r.run.output;
+    const auto& rows = r.results.at("workload").at("rows").as_array();
+    ASSERT_EQ(rows.size(), 15u);  // 2 .. 32 KiB
+    std::uint64_t expect = 2;
+    for (const auto& row : rows) {
+        EXPECT_EQ(row.at("size").to_number<std::uint64_t>(), expect);
+        EXPECT_TRUE(row.at("integrity_ok").as_bool());
+        expect *= 2;
+    }
+}
+
 TEST(PerfLat, MessagesLargerThanHalfTheBufferAreRefused) {
     const lat_run r = run_lat("write_lat", "[8]", {"--set", "workload.buffer=4KiB", "--set", "workload.sizes=[4096]"});
     EXPECT_NE(r.run.exit_code, 0);
