@@ -532,8 +532,10 @@ TEST_F(RpingInterop, PlatformAskingSiwForMarkersIsRefusedCleanly) {
     EXPECT_EQ(o.sim.exit_code, 1) << ctx;
     const std::string error = o.sim.results.at("workload").at("error").as_string().c_str();
     EXPECT_NE(error.find("failed: connection refused"), std::string::npos) << error;
+    // The firmware names the refusal (and the private data the Reply carried), then closes TCP.
     EXPECT_NE(o.sim.output.find("the peer rejected the connection (MPA Reply with R = 1; it refuses the markers we "
-                                "asked for (M = 1 sent, M = 0 back)); closing the TCP connection"),
+                                "asked for (M = 1 sent, M = 0 back), 0 bytes of private data); closing the TCP "
+                                "connection"),
               std::string::npos)
         << ctx;
     EXPECT_NE(o.sim.output.find("after the failed connect the QP is"), std::string::npos) << ctx;
