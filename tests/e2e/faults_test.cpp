@@ -185,7 +185,7 @@ TEST(Faults, BadRdmaWritesAreAnsweredWithTheRfcTerminate) {
         EXPECT_EQ(u64(a.at("terminates_received")), 1u);
         EXPECT_GE(u64(a.at("flushed")), 1u);
         EXPECT_EQ(u64(b.at("placed_bytes")), 0u);  // nothing reached host b's memory
-        if (std::system("command -v tshark >/dev/null 2>&1") != 0) continue;
+        if (!have_tshark()) continue;
         const std::string out = shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct " +
                                       "-Y 'iwarp_rdma.opcode == 7' -T fields -e iwarp_rdma.term_layer " +
                                       "-e iwarp_rdma.term_etype_ddp -e iwarp_rdma.term_errcode_ddp_tagged " +

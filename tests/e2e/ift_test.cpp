@@ -27,7 +27,7 @@ TEST(IftFraming, TheWireCarriesIftFramesWithGoodCrcs) {
                                "workload.iterations=4", "--pcap", pcap, "--results", results, "--log", "off"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(read_json(results).at("integrity").at("ok").as_bool());
-    if (std::system("command -v tshark >/dev/null 2>&1") != 0) GTEST_SKIP() << "tshark not installed";
+    if (!have_tshark()) GTEST_SKIP() << "tshark not installed";
     // Host A's data segments (no loss: each starts with a frame); the 20-byte MPA Request is shorter.
     std::istringstream payloads(shell("tshark -r " + pcap + " -Y 'ip.src == 10.0.0.1 && tcp.len > 40' -T fields "
                                       "-e tcp.payload 2>/dev/null"));

@@ -20,7 +20,7 @@ std::size_t count(const std::string& hay, const std::string& needle) {
 
 void check_capture(const std::vector<std::string>& extra, const char* tag) {
     // extra arguments go after quick_args(), so they may override its message sizes.
-    if (std::system("command -v tshark >/dev/null 2>&1") != 0) GTEST_SKIP() << "tshark not installed";
+    if (!have_tshark()) GTEST_SKIP() << "tshark not installed";
     const std::string pcap = temp_path(std::string(tag) + ".pcap");
     const std::string results = temp_path(std::string(tag) + ".json");
     std::vector<std::string> args = quick_args();
@@ -59,7 +59,7 @@ TEST(Capture, MarkersDecodeWithGoodCrcs) {
 }
 
 TEST(Capture, LossyRunDecodesWithRetransmissionsRecognised) {
-    if (std::system("command -v tshark >/dev/null 2>&1") != 0) GTEST_SKIP() << "tshark not installed";
+    if (!have_tshark()) GTEST_SKIP() << "tshark not installed";
     const std::string pcap = temp_path("lossy.pcap");
     const sim_run r = run_sim({"--set", "workload.sizes=[1024,9000]", "--set", "workload.iterations=150", "--set",
                                "link.a_to_b.loss=0.02", "--set", "link.a_to_b.reorder=0.02", "--set",

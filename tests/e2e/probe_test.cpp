@@ -12,23 +12,6 @@
 namespace rnic::test {
 namespace {
 
-bool have_tshark() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
-
-// tshark over a capture with the iWARP dissectors that matter (two others claim the same ports).
-std::string tshark(const std::string& pcap, const std::string& filter, const std::string& fields) {
-    return shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct -Y '" + filter +
-                 "' -T fields -E separator=/t " + fields + " 2>/dev/null");
-}
-
-std::vector<std::string> lines(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string l; std::getline(in, l);) {
-        if (!l.empty()) out.push_back(l);
-    }
-    return out;
-}
-
 sim_run run_probe(const std::string& probe, const std::string& pcap, const std::string& results,
                   std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--set", "workload.type=probe", "--set", "workload.probe=" + probe, "--set",

@@ -16,22 +16,6 @@
 namespace rnic::test {
 namespace {
 
-bool have_tshark() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
-
-std::string tshark(const std::string& pcap, const std::string& filter, const std::string& fields) {
-    return shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct -Y '" + filter +
-                 "' -T fields -E separator=/t " + fields + " 2>/dev/null");
-}
-
-std::vector<std::string> lines(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string l; std::getline(in, l);) {
-        if (!l.empty()) out.push_back(l);
-    }
-    return out;
-}
-
 std::string hex(const std::string& s) {
     static const char* digits = "0123456789abcdef";
     std::string out;

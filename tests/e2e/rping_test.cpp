@@ -13,8 +13,6 @@
 namespace rnic::test {
 namespace {
 
-bool have_tshark() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
-
 std::vector<std::string> tshark_lines(const std::string& pcap, const std::string& filter, const std::string& fields) {
     const std::string out = shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct -Y '" +
                                   filter + "' -T fields -E separator=/t -E occurrence=a " + fields + " 2>/dev/null");

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -30,6 +31,22 @@ std::string shell(const std::string& cmd) {
     std::size_t n;
     while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
     pclose(p);
+    return out;
+}
+
+bool have_tshark() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
+
+std::string tshark(const std::string& pcap, const std::string& filter, const std::string& fields) {
+    return shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct -Y '" + filter +
+                 "' -T fields -E separator=/t " + fields + " 2>/dev/null");
+}
+
+std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) {
+        if (!l.empty()) out.push_back(l);
+    }
     return out;
 }
 

@@ -16,6 +16,13 @@ struct sim_run {
 sim_run run_sim(const std::vector<std::string>& args);
 // Output (stdout and stderr) of a shell command.
 std::string shell(const std::string& cmd);
+// Whether tshark is installed (tests that decode captures skip without it).
+bool have_tshark();
+// tshark's tab-separated `fields` (e.g. "-e ip.src -e iwarp_rdma.opcode") of the frames matching
+// `filter`, with the iWARP dissectors that matter (two others claim the same ports).
+std::string tshark(const std::string& pcap, const std::string& filter, const std::string& fields);
+// The non-empty lines of `text`.
+std::vector<std::string> lines(const std::string& text);
 // rnic-pcap-check's report on a capture, ending with "exit=N".
 std::string pcap_check(const std::string& pcap);
 // A fresh path under the test's temporary directory.
