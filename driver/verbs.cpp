@@ -173,7 +173,8 @@ status context::connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t r
     qp->state = qp_state::connecting;
     const command_result r = dev_.execute(
         regmap::command::connect, {qp->qpn, remote_ip | static_cast<std::uint64_t>(remote_port) << 32, local_port,
-                                   limits.ird | static_cast<std::uint64_t>(limits.ord) << 16,
+                                   limits.ird | static_cast<std::uint64_t>(limits.ord) << 16 |
+                                       (limits.peer_to_peer ? regmap::kConnectPeerToPeer : 0),
                                    reject_private_data != nullptr ? scratch_ : 0,
                                    reject_private_data != nullptr ? kScratchBytes : 0});
     if (!r.timed_out && r.status == regmap::cmd_status::connection_refused && reject_private_data != nullptr &&

@@ -101,9 +101,13 @@ struct send_wr {
 };
 
 // Inbound (IRD) and outbound (ORD) RDMA Read/atomic limits of a connection; 0: the device default.
+// `peer_to_peer` (connect only): the peer-to-peer model of RFC 6581 §9.2, for applications where
+// either side may send first: the device sends a ready-to-receive message before any work request,
+// so the accepting side can send at once. Needs the device's MPA revision 2.
 struct read_limits {
     std::uint16_t ird = 0;
     std::uint16_t ord = 0;
+    bool peer_to_peer = false;
 };
 
 struct recv_wr {

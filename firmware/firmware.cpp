@@ -128,6 +128,13 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
                 complete(slot, cmd_status::bad_state, 0);
                 return;
             }
+            if ((p[3] & regmap::kConnectPeerToPeer) != 0 && hal_.policy().revision < 2) {
+                // The RTR is negotiated in the RFC 6581 word, which revision 1 does not have.
+                FW_LOG(warn, "command " << slot << ": connect asks for peer-to-peer, which needs MPA revision 2 "
+                                              "(rnic.mpa.revision is 1)");
+                complete(slot, cmd_status::bad_parameter, 0);
+                return;
+            }
             const int conn = hal_.tcp_connect(static_cast<std::uint32_t>(p[1]), static_cast<std::uint16_t>(p[1] >> 32),
                                               static_cast<std::uint16_t>(p[2]));
             if (conn < 0) {
@@ -140,6 +147,7 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             pc.cmd_slot = slot;
             pc.ird = static_cast<std::uint16_t>(p[3] & 0x3fff);
             pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
+            pc.peer_to_peer = (p[3] & regmap::kConnectPeerToPeer) != 0 || hal_.policy().peer_to_peer;
             pc.reject_buf = p[4];
             pc.reject_buf_len = static_cast<std::uint32_t>(std::min<std::uint64_t>(p[5], mpa::kMaxPrivateData));
             pc.deadline_ps = hal_.now_ps() + hal_.policy().timeout_ps;
@@ -252,22 +260,14 @@ void firmware::on_established(std::uint32_t conn, std::uint16_t port) {
     hal_.consume_cycles(costs_.event);
     auto it = by_conn_.find(conn);
     if (it != by_conn_.end() && it->second.r == role::initiator) {
-        // RFC 5044 §7.1.1: the initiator sends the MPA Request first.
-        const mpa_policy& pol = hal_.policy();
-        mpa::RequestReply req;
-        req.request = true;
-        req.marker = pol.want_markers;
-        req.crc = pol.want_crc;
-        req.revision = static_cast<std::uint8_t>(pol.revision);
-        if (pol.revision == 2) {
-            req.enhanced = true;  // RFC 6581 §5: IRD/ORD in the first private-data word
-            req.ird = want_ird(it->second);
-            req.ord = want_ord(it->second);
-        }
+        // RFC 5044 §7.1.2: the initiator sends the MPA Request first.
+        const mpa::RequestReply req = make_request(policy_for(it->second));
         hal_.consume_cycles(costs_.mpa_frame);
         hal_.send_startup(conn, mpa::encode(req));
         it->second.request_sent = true;
-        FW_LOG(debug, "connection " << conn << ": MPA Request sent (rev " << pol.revision << ")");
+        it->second.sent = req;
+        FW_LOG(debug, "connection " << conn << ": MPA Request sent (rev " << static_cast<int>(req.revision)
+                                    << (req.peer_to_peer ? ", peer-to-peer" : "") << ")");
         return;
     }
     auto acc = accepts_.find(port);
@@ -342,10 +342,31 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
     mode.crc = pol.want_crc || rep->crc;  // CRC if either side asked (RFC 5044 §7.1.2)
     mode.max_ulpdu = mpa::max_ulpdu(hal_.tcp_effective_mss(conn), mode.tx_markers);
     hal_.full_operation(conn, mode, len);
-    // RFC 6581 §5: the Reply carries the responder's IRD and ORD; ours are their mirror image.
-    // Without revision 2 nothing was negotiated: the application's own limits apply.
-    const std::uint32_t ird = rep->enhanced ? rep->ord : pc.ird, ord = rep->enhanced ? rep->ird : pc.ord;
-    finish(conn, pc, hal_.qp_connect(pc.qpn, conn, mode.max_ulpdu, ird, ord) ? cmd_status::ok : cmd_status::bad_state);
+    // RFC 6581 §9: our IRD/ORD follow the Reply's; without revision 2 nothing was negotiated and
+    // the application's own limits apply. In the peer-to-peer model the RTR goes first.
+    const initiator_outcome out = conclude_reply(pc.sent, *rep, policy_for(pc));
+    stream_start st;
+    st.conn = conn;
+    st.max_ulpdu = mode.max_ulpdu;
+    st.ird = rep->enhanced ? out.ird : pc.ird;
+    st.ord = rep->enhanced ? out.ord : pc.ord;
+    st.rtr = out.rtr;
+    if (!hal_.qp_connect(pc.qpn, st)) {
+        finish(conn, pc, cmd_status::bad_state);
+        return;
+    }
+    if (!out.ok) {
+        // RFC 6581 §8/§9: the stream is in RDMA mode; a Terminate (LLP, MPA, code) ends it.
+        FW_LOG(warn, "connection " << conn << ": MPA negotiation failed after the Reply: " << out.why
+                                   << "; Terminate (LLP/MPA code " << static_cast<int>(out.terminate_code) << ") sent");
+        hal_.terminate_stream(conn, out.terminate_code);
+        finish(conn, pc, cmd_status::mpa_negotiation_failed);
+        return;
+    }
+    if (out.rtr != rtr_kind::none) {
+        FW_LOG(info, "connection " << conn << ": peer-to-peer, RTR is a " << to_string(out.rtr));
+    }
+    finish(conn, pc, cmd_status::ok);
 }
 
 void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc) {
@@ -361,17 +382,8 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
         return;
     }
     const mpa_policy& pol = hal_.policy();
-    mpa::RequestReply rep;
-    rep.request = false;
-    rep.marker = pol.want_markers;
-    rep.crc = pol.want_crc || req->crc;
-    // Answer with the lower of the two revisions (RFC 6581 §4).
-    rep.revision = static_cast<std::uint8_t>(req->revision < pol.revision ? req->revision : pol.revision);
-    if (rep.revision == 2 && req->enhanced) {
-        rep.enhanced = true;
-        rep.ird = std::min(req->ord, want_ird(pc));
-        rep.ord = std::min(req->ird, want_ord(pc));
-    }
+    const responder_outcome out = answer_request(*req, policy_for(pc));
+    mpa::RequestReply rep = out.reply;
     hal_.consume_cycles(costs_.mpa_frame);
     if (pc.reject) {
         // RFC 5044 §7.1.5: R = 1 refuses the connection; the private data says why (RFC 6581 §5:
@@ -394,17 +406,29 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
     mode.crc = rep.crc;
     mode.max_ulpdu = mpa::max_ulpdu(hal_.tcp_effective_mss(conn), mode.tx_markers);
     hal_.full_operation(conn, mode, len);
-    finish(conn, pc,
-           hal_.qp_connect(pc.qpn, conn, mode.max_ulpdu, rep.enhanced ? rep.ird : pc.ird, rep.enhanced ? rep.ord : pc.ord)
-               ? cmd_status::ok
-               : cmd_status::bad_state);
+    stream_start st;
+    st.conn = conn;
+    st.max_ulpdu = mode.max_ulpdu;
+    st.ird = rep.enhanced ? out.ird : pc.ird;
+    st.ord = rep.enhanced ? out.ord : pc.ord;
+    st.responder = true;
+    if (out.expect_rtr) FW_LOG(info, "connection " << conn << ": peer-to-peer, waiting for the initiator's RTR");
+    finish(conn, pc, hal_.qp_connect(pc.qpn, st) ? cmd_status::ok : cmd_status::bad_state);
 }
 
-std::uint16_t firmware::want_ird(const pending_connection& pc) const {
-    return pc.ird != 0 ? pc.ird : hal_.policy().ird;
-}
-std::uint16_t firmware::want_ord(const pending_connection& pc) const {
-    return pc.ord != 0 ? pc.ord : hal_.policy().ord;
+negotiation_policy firmware::policy_for(const pending_connection& pc) const {
+    const mpa_policy& pol = hal_.policy();
+    negotiation_policy n;
+    n.revision = pol.revision;
+    n.markers = pol.want_markers;
+    n.crc = pol.want_crc;
+    n.ird = pc.ird != 0 ? pc.ird : pol.ird;
+    n.ord = pc.ord != 0 ? pc.ord : pol.ord;
+    n.max_ird = pol.max_ird;
+    n.max_ord = pol.max_ord;
+    n.peer_to_peer = pc.peer_to_peer;
+    n.rtr_types = pol.rtr_types;
+    return n;
 }
 
 void firmware::finish(std::uint32_t conn, pending_connection& pc, cmd_status status,

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "firmware/hal.h"
+#include "firmware/mpa_negotiation.h"
+#include "proto/mpa.h"
 #include "rnic/regmap.h"
 
 namespace rnic::fw {
@@ -41,6 +43,8 @@ private:
         bool request_sent = false;   // initiator: our Request is out
         std::uint16_t port = 0;      // responder: listening port
         std::uint16_t ird = 0, ord = 0;  // the driver's wish (0: policy); without revision 2 used as is
+        bool peer_to_peer = false;       // initiator: the driver asked for an explicit RTR
+        proto::mpa::RequestReply sent;   // initiator: the Request we sent
         // Initiator: where a rejecting Reply's private data goes (connect p4/p5; 0: nowhere).
         std::uint64_t reject_buf = 0;
         std::uint32_t reject_buf_len = 0;
@@ -48,9 +52,8 @@ private:
         bool reject = false;
         std::vector<std::uint8_t> private_data;
     };
-    // The IRD/ORD this connection offers: the driver's wish, else the MPA policy's.
-    std::uint16_t want_ird(const pending_connection& pc) const;
-    std::uint16_t want_ord(const pending_connection& pc) const;
+    // The negotiation rules' view of this connection: the MPA policy with the driver's wishes.
+    negotiation_policy policy_for(const pending_connection& pc) const;
 
     void on_command_doorbell();
     void execute(std::uint32_t slot, const std::uint8_t* cmd);

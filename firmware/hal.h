@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "firmware/mpa_negotiation.h"
+
 namespace rnic::fw {
 
 enum class event_kind {
@@ -40,7 +42,19 @@ struct mpa_policy {
     bool want_markers = false; // we ask the peer for markers (M bit)
     bool want_crc = true;      // C bit
     std::uint16_t ird = 16, ord = 16;
+    std::uint16_t max_ird = 16, max_ord = 16;  // the RDMA engine's limits (rnic.rdma.ird/ord)
     std::uint64_t timeout_ps = 0;   // negotiation timeout
+    bool peer_to_peer = false;      // every connect asks for an explicit RTR (RFC 6581 §9.2)
+    std::uint8_t rtr_types = rtr::write | rtr::read;  // RTRs this device sends and accepts
+};
+
+// How a negotiated stream starts (rdma_if.h qp_stream).
+struct stream_start {
+    std::uint32_t conn = 0;
+    std::size_t max_ulpdu = 0;
+    std::uint32_t ird = 0, ord = 0;   // 0: not negotiated
+    bool responder = false;           // hold our FPDUs until the initiator's first (RFC 5044 §7.1.2 rule 4)
+    rtr_kind rtr = rtr_kind::none;    // initiator: the RTR to send first (RFC 6581 §9.2)
 };
 
 class hal {
@@ -70,9 +84,10 @@ public:
     virtual std::int64_t register_mr(const mr_params& p) = 0;
     virtual bool deregister_mr(std::uint32_t stag) = 0;
     virtual bool qp_idle(std::uint32_t qpn) const = 0;
-    // `ird`/`ord`: the stream's negotiated Read limits (0: not negotiated, the device's own apply).
-    virtual bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu, std::uint32_t ird,
-                            std::uint32_t ord) = 0;
+    virtual bool qp_connect(std::uint32_t qpn, const stream_start& stream) = 0;
+    // The QP on `conn` (in RTS) sends a Terminate with layer LLP, type MPA and `mpa_code`, then goes
+    // to Error and the stream closes (RFC 6581 §8: a negotiation that fails after the Reply).
+    virtual void terminate_stream(std::uint32_t conn, std::uint8_t mpa_code) = 0;
     virtual bool qp_modify(std::uint32_t qpn, std::uint8_t target) = 0;   // regmap::qp_state
     virtual std::int64_t qp_query(std::uint32_t qpn) const = 0;           // regmap::query_qp_result, -1
     virtual int destroy_qp(std::uint32_t qpn) = 0;                        // 0, -1 no such, -2 busy

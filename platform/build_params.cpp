@@ -85,6 +85,13 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.cp.mpa.ird = static_cast<std::uint16_t>(s.get_int("rnic.mpa.ird"));
     n.cp.mpa.ord = static_cast<std::uint16_t>(s.get_int("rnic.mpa.ord"));
     n.cp.mpa.timeout_ps = s.get_time_ps("rnic.mpa.timeout");
+    n.cp.mpa.max_ird = static_cast<std::uint16_t>(n.rdma.ird);
+    n.cp.mpa.max_ord = static_cast<std::uint16_t>(n.rdma.ord);
+    n.cp.mpa.peer_to_peer = s.get_bool("rnic.mpa.peer_to_peer");
+    const std::string own_rtr = s.get_string("hosts." + std::to_string(host_index) + ".mpa_rtr");
+    const std::string rtr = own_rtr != "same" ? own_rtr : s.get_string("rnic.mpa.rtr");
+    n.cp.mpa.rtr_types = static_cast<std::uint8_t>((rtr.find("write") != std::string::npos ? fw::rtr::write : 0) |
+                                                   (rtr.find("read") != std::string::npos ? fw::rtr::read : 0));
     return p;
 }
 

@@ -24,7 +24,10 @@ void declare_simulation(config::Node& root) {
 void declare_link(config::Node& root) {
     auto& link = root.object("link", "The Ethernet link between the two hosts");
     link.rate("rate", "100Gbps", "Line rate", 1e6, 1.6e12);
-    link.time("propagation", "500ns", "One-way propagation delay (about 100 m of fibre at 5 ns/m)", 0, 1_s);
+    link.time("propagation", "10ns",
+              "One-way propagation delay (default: a back-to-back cable of about 2 m at 5 ns/m; 100 m of fibre is "
+              "500ns)",
+              0, 1_s);
     link.integer("mtu", 1500, "IP MTU in bytes (standard Ethernet 1500, jumbo up to 9000)", 576, 9000);
     for (const char* dir : {"a_to_b", "b_to_a"}) {
         auto& f = link.object(dir, std::string("Faults on frames from host ") + dir[0] + " to host " + dir[5] +
@@ -54,6 +57,10 @@ void declare_hosts(config::Node& root) {
     host.string("name", "host", "Host name (the top of its modules' hierarchical names)");
     host.string("mac", "02:00:00:00:00:01", "The RNIC's station MAC address");
     host.string("ipv4", "10.0.0.1", "The RNIC's IPv4 address");
+    host.enumeration("mpa_rtr", "same",
+                     "This RNIC's ready-to-receive messages when they differ from rnic.mpa.rtr (two NICs with no "
+                     "RTR option in common, RFC 6581 §9.2)",
+                     {"same", "write,read", "write", "read"});
 }
 
 // Host b replaced by a real machine behind a socket bridge (models/link/socket_bridge.h), e.g. a
@@ -144,6 +151,15 @@ void declare_rnic(config::Node& root) {
     mpa.integer("ird", 16, "Inbound RDMA Read queue depth offered in revision 2", 0, 16383);
     mpa.integer("ord", 16, "Outbound RDMA Read queue depth offered in revision 2", 0, 16383);
     mpa.time("timeout", "10ms", "MPA negotiation timeout", 1_us, 60_s);
+    mpa.boolean("peer_to_peer", false,
+                "Every connect asks for the peer-to-peer model: the initiator sends a ready-to-receive message "
+                "before anything else and the responder waits for it (RFC 6581 §9.2; needs revision 2). The "
+                "driver can also ask for it per connection");
+    mpa.enumeration("rtr", "write,read",
+                    "Ready-to-receive messages this NIC sends and accepts in the peer-to-peer model: zero-length "
+                    "RDMA Write (flag C), zero-length RDMA Read (flag D), or both (the zero-length Send, flag B, "
+                    "would consume an application receive buffer, RFC 5040 §5.3)",
+                    {"write,read", "write", "read"});
     mpa.integer("crc_bytes_per_cycle", 16, "CRC32c datapath width in bytes per cycle", 1, 256);
     mpa.number("cycles_per_fpdu", 1,
                "Framing cycles per FPDU besides one bus word per cycle through the CRC/Marker datapath (pipeline "
@@ -378,6 +394,14 @@ std::string check_framing(const config::Scenario& s) {
     return "";
 }
 
+std::string check_peer_to_peer(const config::Scenario& s) {
+    if (s.get_bool("rnic.mpa.peer_to_peer") && s.get_int("rnic.mpa.revision") < 2) {
+        return "rnic.mpa.peer_to_peer: the ready-to-receive message is negotiated in MPA revision 2 (RFC 6581): "
+               "set rnic.mpa.revision to 2";
+    }
+    return "";
+}
+
 std::string check_rx_path(const config::Scenario& s) {
     if (s.get_string("rnic.rx_path") == "markers" && !s.get_bool("rnic.mpa.markers")) {
         return "rnic.rx_path: \"markers\" needs MPA markers: set rnic.mpa.markers to true";
@@ -400,6 +424,7 @@ config::Schema build() {
     schema.add_check(check_hosts);
     schema.add_check(check_powers_of_two);
     schema.add_check(check_rx_path);
+    schema.add_check(check_peer_to_peer);
     schema.add_check(check_framing);
     schema.add_check(check_atomics);
     schema.add_check(check_peer);

@@ -126,6 +126,20 @@ bool control_processor::send_startup(std::uint32_t conn, const std::vector<std::
     return ok;
 }
 
+bool control_processor::qp_connect(std::uint32_t qpn, const fw::stream_start& stream) {
+    qp_stream q;
+    q.conn = stream.conn;
+    // The framing may fit less in a segment than the MPA formula the firmware used (IFT).
+    q.max_ulpdu = std::min(stream.max_ulpdu, framer_out->ulpdu_limit(stream.conn));
+    q.ird = stream.ird;
+    q.ord = stream.ord;
+    q.hold_until_first_fpdu = stream.responder;
+    q.send_rtr = stream.rtr == fw::rtr_kind::write  ? qp_stream::rtr::write
+                 : stream.rtr == fw::rtr_kind::read ? qp_stream::rtr::read
+                                                    : qp_stream::rtr::none;
+    return rdma_out->qp_connect(qpn, q);
+}
+
 void control_processor::full_operation(std::uint32_t conn, const fw::mpa_mode& mode, std::size_t consumed) {
     mpa_settings s;
     s.tx_markers = mode.tx_markers;

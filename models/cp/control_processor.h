@@ -78,11 +78,8 @@ public:
     std::int64_t register_mr(const fw::mr_params& p) override;
     bool deregister_mr(std::uint32_t stag) override { return rdma_out->deregister_mr(stag); }
     bool qp_idle(std::uint32_t qpn) const override { return rdma_out->qp_idle(qpn); }
-    bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu, std::uint32_t ird,
-                    std::uint32_t ord) override {
-        // The framing may fit less in a segment than the MPA formula the firmware used (IFT).
-        return rdma_out->qp_connect(qpn, conn, std::min(max_ulpdu, framer_out->ulpdu_limit(conn)), ird, ord);
-    }
+    bool qp_connect(std::uint32_t qpn, const fw::stream_start& stream) override;
+    void terminate_stream(std::uint32_t conn, std::uint8_t mpa_code) override { rdma_out->llp_terminate(conn, mpa_code); }
     bool qp_modify(std::uint32_t qpn, std::uint8_t target) override { return rdma_out->qp_modify(qpn, target); }
     std::int64_t qp_query(std::uint32_t qpn) const override { return rdma_out->qp_query(qpn); }
     int destroy_qp(std::uint32_t qpn) override { return rdma_out->destroy_qp(qpn); }

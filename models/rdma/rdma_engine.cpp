@@ -119,8 +119,7 @@ bool rdma_engine::deregister_mr(std::uint32_t stag) {
 bool rdma_engine::qp_valid(std::uint32_t qpn) const { return qpn < qps_.size() && qps_[qpn].valid; }
 bool rdma_engine::qp_idle(std::uint32_t qpn) const { return qp_valid(qpn) && qps_[qpn].state == qp_state::idle; }
 
-bool rdma_engine::qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu, std::uint32_t ird,
-                             std::uint32_t ord) {
+bool rdma_engine::qp_connect(std::uint32_t qpn, const qp_stream& stream) {
     if (!qp_idle(qpn)) return false;
     queue_pair& qp = qps_[qpn];
     // A fresh stream: every per-stream sequence starts again (RFC 5041 §5.1: MSNs from 1).
@@ -136,16 +135,22 @@ bool rdma_engine::qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t 
     qp.sq_doorbells = std::move(doorbells);
     qp.rq_producer = rq_producer;
     qp.rq_consumer = rq_consumer;
-    qp.conn = conn;
-    qp.max_ulpdu = max_ulpdu;
+    qp.conn = stream.conn;
+    qp.max_ulpdu = stream.max_ulpdu;
     // The device's own limits cap what was negotiated (0 from a revision 1 peer: no negotiation).
-    qp.ird = ird == 0 ? params_.ird : std::min(ird, params_.ird);
-    qp.ord = ord == 0 ? params_.ord : std::min(ord, params_.ord);
+    qp.ird = stream.ird == 0 ? params_.ird : std::min(stream.ird, params_.ird);
+    qp.ord = stream.ord == 0 ? params_.ord : std::min(stream.ord, params_.ord);
+    qp.hold_tx = stream.hold_until_first_fpdu;
+    qp.rtr_to_send = stream.send_rtr;
     qp.state = qp_state::rts;
-    conn_to_qp_[conn] = qpn;
+    conn_to_qp_[stream.conn] = qpn;
     work_event_.notify(sc_core::SC_ZERO_TIME);
-    RNIC_MLOG(debug, rdma, "QP " << qpn << " in RTS on connection " << conn << ", MULPDU " << max_ulpdu << ", IRD "
-                                 << qp.ird << ", ORD " << qp.ord);
+    RNIC_MLOG(debug, rdma, "QP " << qpn << " in RTS on connection " << stream.conn << ", MULPDU " << stream.max_ulpdu
+                                 << ", IRD " << qp.ird << ", ORD " << qp.ord
+                                 << (qp.hold_tx ? ", sending after the initiator's first FPDU" : "")
+                                 << (qp.rtr_to_send == qp_stream::rtr::write  ? ", RTR: zero-length Write"
+                                     : qp.rtr_to_send == qp_stream::rtr::read ? ", RTR: zero-length Read"
+                                                                              : ""));
     return true;
 }
 
@@ -266,6 +271,10 @@ void rdma_engine::enter_error(std::uint32_t qpn, queue_pair& qp, sc_core::sc_tim
     bool first = true;
     while (!qp.pending.empty()) {
         const pending_completion& p = qp.pending.front();
+        if (p.rtr) {
+            qp.pending.pop_front();  // the provider's own RTR Read: no work request to complete
+            continue;
+        }
         cqe_fields f;
         f.wr_id = p.wr_id;
         f.byte_len = p.length;
@@ -388,6 +397,9 @@ bool rdma_engine::take_doorbells(queue_pair& qp) {
         qp.sq_doorbells.pop_front();
     }
     const bool sending = qp.state == qp_state::rts || qp.state == qp_state::closing;
+    if (sending && qp.rtr_to_send != qp_stream::rtr::none) return true;
+    // RFC 5044 §7.1.2 rule 4: a responder sends nothing until the initiator's first FPDU arrived.
+    if (sending && qp.hold_tx) return false;
     if (sending && !qp.responses.empty()) return true;
     // Work posted to an Idle QP waits for RTS; in Closing and Error it flushes.
     return qp.state != qp_state::idle && qp.sq_consumer != qp.sq_producer;
@@ -417,6 +429,12 @@ void rdma_engine::tx_thread() {
 }
 
 void rdma_engine::process_batch(std::uint32_t qpn, queue_pair& qp) {
+    if (qp.state == qp_state::rts && qp.rtr_to_send != qp_stream::rtr::none) {
+        sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
+        send_rtr(qpn, qp, issue);  // before every work request (RFC 6581 §5)
+        wait(issue);
+        return;
+    }
     if ((qp.state == qp_state::rts || qp.state == qp_state::closing) && !qp.responses.empty()) {
         // Read Responses go out in the order of their requests, ahead of new work (RFC 5040 §5.3).
         sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
@@ -676,6 +694,67 @@ bool rdma_engine::post_message(std::uint32_t qpn, queue_pair& qp, const send_wqe
         ++counters_.tx_segments;
     }
     return true;
+}
+
+void rdma_engine::send_rtr(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& issue) {
+    // RFC 6581 §9.2: the negotiated zero-length message. Its STag and TO are not checked by the
+    // receiver (RFC 5041 §5.2, RFC 5040 §5.2.1); STag 1 rather than 0, which some devices treat
+    // specially (Linux siw does the same). Neither takes a send-queue slot or makes a completion.
+    const qp_stream::rtr kind = qp.rtr_to_send;
+    qp.rtr_to_send = qp_stream::rtr::none;
+    constexpr std::uint32_t kRtrStag = 1;
+    if (kind == qp_stream::rtr::write) {
+        ddp::Header h;
+        h.tagged = true;
+        h.last = true;
+        h.opcode = ddp::Opcode::rdma_write;
+        h.stag = kRtrStag;
+        h.tagged_offset = 0;
+        if (!wait_for_space(qp, ddp::kTaggedHeaderSize, issue)) return;
+        std::uint8_t ulpdu[ddp::kTaggedHeaderSize];
+        ddp::encode(h, ulpdu);
+        tx_pipe_.reserve_lt(issue, cycles_time(params_.cycles_per_segment, params_.clock_hz));
+        stream_ext ext;
+        ext.conn = qp.conn;
+        sc_core::sc_time data = issue;
+        if (send_stream(ulpdu_tx_out, ext, ulpdu, sizeof ulpdu, data) != tlm::TLM_OK_RESPONSE) {
+            enter_error(qpn, qp, issue);
+            return;
+        }
+        ++counters_.tx_segments;
+    } else {
+        ddp::Header h;
+        h.tagged = false;
+        h.last = true;
+        h.opcode = ddp::Opcode::read_request;
+        h.queue = ddp::kQueueReadRequest;
+        h.msn = qp.read_req_msn + 1;
+        ddp::ReadRequest rr;
+        rr.sink_stag = kRtrStag;
+        rr.sink_to = 0;
+        rr.size = 0;
+        rr.src_stag = kRtrStag;
+        rr.src_to = 0;
+        std::uint8_t body[ddp::kReadRequestSize];
+        ddp::encode(rr, body);
+        pending_completion p{0, 0, 0, 0, regmap::wr_opcode::rdma_read, false};
+        p.rtr = true;
+        p.sink_stag = kRtrStag;
+        wait_for_ord(qp, issue);
+        if (!send_untagged(qp, h, body, sizeof body, 0, issue, &p.stream_end)) {
+            enter_error(qpn, qp, issue);
+            return;
+        }
+        ++qp.read_req_msn;
+        ++qp.reads_outstanding;
+        p.done = false;
+        qp.pending.push_back(p);
+    }
+    ++counters_.rtrs_sent;
+    RNIC_MLOG_D(debug, rdma, issue, "QP " << qpn << ": RTR sent ("
+                                          << (kind == qp_stream::rtr::write ? "zero-length RDMA Write"
+                                                                            : "zero-length RDMA Read Request")
+                                          << ")");
 }
 
 void rdma_engine::post_read_request(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue) {
@@ -1009,6 +1088,13 @@ void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&
         fail(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaInvalidVersion);
         return;
     }
+    if (qp.hold_tx) {
+        // The initiator's first FPDU (its RTR, or its first message): the responder may send now
+        // (RFC 5044 §7.1.2 rule 4, RFC 6581 §5).
+        qp.hold_tx = false;
+        if (qp.sq_producer != qp.sq_consumer || !qp.sq_doorbells.empty()) ++counters_.tx_held;
+        work_event_.notify(delay);
+    }
     if (h->opcode == ddp::Opcode::terminate && !h->tagged) {
         terminate_received(static_cast<std::uint32_t>(qpn), qp, ulpdu, len, delay);
         return;
@@ -1074,6 +1160,8 @@ void rdma_engine::terminate_received(std::uint32_t qpn, queue_pair& qp, const st
 void rdma_engine::place_tagged(std::uint32_t qpn, queue_pair& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
                                std::size_t len, sc_core::sc_time& delay) {
     const std::size_t payload = len - ddp::kTaggedHeaderSize;
+    // RFC 5041 §5.2: the STag and TO of a zero-length tagged message are not checked (an RTR, RFC 6581).
+    if (payload == 0 && h.last) return;
     const access_check chk = check_access(qp, h.stag, h.tagged_offset, payload, regmap::mr_access::remote_write);
     if (!chk.ok) {
         ++counters_.protection_errors;
@@ -1360,6 +1448,13 @@ void rdma_engine::accept_read_request(std::uint32_t qpn, queue_pair& qp, const d
                   "more outstanding Read Requests than IRD");
         return;
     }
+    if (rr->size == 0) {
+        // RFC 5040 §5.2.1: a zero-length Read is not validated and gets a zero-length Response.
+        qp.read_req_msn_rx = h.msn;
+        qp.responses.push_back({rr->sink_stag, rr->sink_to, 0, 0});
+        work_event_.notify(delay);
+        return;
+    }
     const access_check chk = check_access(qp, rr->src_stag, rr->src_to, rr->size, regmap::mr_access::remote_read);
     if (!chk.ok) {
         // A Read Request's source is checked by the RDMAP layer (RFC 5040 §7.2).
@@ -1433,8 +1528,9 @@ void rdma_engine::place_read_response(std::uint32_t qpn, queue_pair& qp, const d
         enter_error(qpn, qp, delay);
         return;
     }
-    if (!already_placed) {
-        // The sink is our own buffer: it needs local write access (RFC 5040 §2.1 sink STag).
+    if (!already_placed && !(payload == 0 && h.last && read->length == 0)) {
+        // The sink is our own buffer: it needs local write access (RFC 5040 §2.1 sink STag). A
+        // zero-length Response has nothing to place and no STag to check (RFC 5041 §5.2).
         const access_check chk = check_access(qp, h.stag, h.tagged_offset, payload, regmap::mr_access::local_write);
         if (!chk.ok || (payload > 0 && place_payload(chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload,
                                                      ddp::kTaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE)) {
@@ -1666,6 +1762,8 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["rx_already_placed"] = counters_.rx_already_placed;
     out["flushed"] = counters_.flushed;
     out["llp_errors"] = counters_.llp_errors;
+    out["rtrs_sent"] = counters_.rtrs_sent;
+    out["streams_held_for_first_fpdu"] = counters_.tx_held;
     out["cqes"] = counters_.cqes;
     out["interrupts"] = counters_.interrupts;
     out["terminates_sent"] = counters_.terminates_sent;

@@ -69,8 +69,7 @@ public:
     bool deregister_mr(std::uint32_t stag) override;
     bool qp_valid(std::uint32_t qpn) const override;
     bool qp_idle(std::uint32_t qpn) const override;
-    bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu, std::uint32_t ird,
-                    std::uint32_t ord) override;
+    bool qp_connect(std::uint32_t qpn, const qp_stream& stream) override;
     bool qp_modify(std::uint32_t qpn, std::uint8_t target) override;
     std::int64_t qp_query(std::uint32_t qpn) const override;
     counter_snapshot counters() const override {
@@ -80,6 +79,7 @@ public:
     int destroy_qp(std::uint32_t qpn) override;
     int destroy_cq(std::uint32_t cqn) override;
     void stream_failed(std::uint32_t conn, const char* why) override;
+    void llp_terminate(std::uint32_t conn, std::uint8_t mpa_code) override { llp_error(conn, mpa_code, sc_core::SC_ZERO_TIME); }
     // rdma_doorbell_if
     void sq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) override;
     void rq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) override;
@@ -114,6 +114,8 @@ private:
         std::uint32_t sink_stag = 0;
         std::uint64_t sink_to = 0;
         std::uint64_t received = 0;
+        // The zero-length Read sent as RTR (RFC 6581 §9.2): the provider's own, no completion.
+        bool rtr = false;
         // Atomic: the response carries the original value for the 8-byte result buffer.
         bool atomic = false;
         std::uint32_t request_id = 0;
@@ -169,6 +171,8 @@ private:
         std::deque<pending_completion> pending;
         std::uint32_t terminate_msn = 0;
         std::uint32_t ird = 0, ord = 0;   // negotiated for this stream (qp_connect)
+        bool hold_tx = false;             // responder: nothing sent before the first FPDU arrived
+        qp_stream::rtr rtr_to_send = qp_stream::rtr::none;  // initiator: the RTR still to send
         terminate_info term;
     };
     struct completion_queue {
@@ -227,6 +231,8 @@ private:
                       const std::uint8_t* inline_data, std::uint32_t length, sc_core::sc_time& issue,
                       std::uint64_t* stream_end);
     void post_local_invalidate(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
+    // The ready-to-receive message of a peer-to-peer initiator (RFC 6581 §9.2).
+    void send_rtr(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& issue);
     void post_raw_ulpdu(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
     // The graceful close of a Closing QP, once everything it sent is acknowledged.
     void maybe_finish_closing(std::uint32_t qpn, queue_pair& qp);
@@ -312,6 +318,7 @@ private:
         std::uint64_t bad_wqes = 0, rx_dropped = 0, immediates = 0, immediates_received = 0;
         std::uint64_t local_invalidates = 0, remote_invalidates = 0, raw_ulpdus = 0;
         std::uint64_t atomic_ops_issued = 0, atomic_cas_retries = 0;
+        std::uint64_t rtrs_sent = 0, tx_held = 0;
         std::uint64_t placed_out_of_order_bytes = 0, rx_already_placed = 0, flushed = 0, llp_errors = 0;
     } counters_;
 };

@@ -31,6 +31,18 @@ struct mr_config {
     std::uint64_t to_base = 0;  // tagged offset of the first byte
 };
 
+// How the stream a QP goes to RTS on starts.
+struct qp_stream {
+    std::uint32_t conn = 0;
+    std::size_t max_ulpdu = 0;
+    std::uint32_t ird = 0, ord = 0;  // negotiated Read limits (0: not negotiated, the device's own apply)
+    // Responder: send no FPDU before the initiator's first one has arrived (RFC 5044 §7.1.2 rule 4).
+    bool hold_until_first_fpdu = false;
+    // Initiator in the peer-to-peer model: the ready-to-receive message, sent before any work
+    // request of the QP (RFC 6581 §5, §9.2): none, a zero-length RDMA Write or a zero-length Read.
+    enum class rtr : std::uint8_t { none, write, read } send_rtr = rtr::none;
+};
+
 class rdma_ctl_if : public virtual sc_core::sc_interface {
 public:
     virtual int create_cq(const cq_config& cfg) = 0;          // cqn, or -1: no resources
@@ -41,8 +53,7 @@ public:
     virtual bool qp_idle(std::uint32_t qpn) const = 0;        // created, not yet connected
     // The connection is in full operation: the QP goes to RTS on it, with the inbound and outbound
     // RDMA Read limits the MPA exchange settled (RFC 6581 §5; RFC 5040 §6.1).
-    virtual bool qp_connect(std::uint32_t qpn, std::uint32_t conn, std::size_t max_ulpdu, std::uint32_t ird,
-                            std::uint32_t ord) = 0;
+    virtual bool qp_connect(std::uint32_t qpn, const qp_stream& stream) = 0;
     // Driver-requested transitions (regmap::qp_state): error (abortive) or closing (graceful).
     // Returns false when the transition is not allowed from the QP's state.
     virtual bool qp_modify(std::uint32_t qpn, std::uint8_t target) = 0;
@@ -51,6 +62,9 @@ public:
     // 0 ok, -1 no such object, -2 in use / wrong state.
     virtual int destroy_qp(std::uint32_t qpn) = 0;
     virtual int destroy_cq(std::uint32_t cqn) = 0;
+    // The firmware ends a stream whose negotiation failed after the Reply: a Terminate with layer
+    // LLP, type MPA and `mpa_code` (RFC 6581 §8), then Error.
+    virtual void llp_terminate(std::uint32_t conn, std::uint8_t mpa_code) = 0;
     // The stream failed (framing error, reset): the QP goes to Error (RFC 5040 §6.2).
     virtual void stream_failed(std::uint32_t conn, const char* why) = 0;
     // Device-wide counters the firmware reports to the driver (query_stats).

@@ -196,12 +196,14 @@ constexpr field_desc kCommandFields[] = {RNIC_COMMAND_FIELDS(RNIC_FIELD_DESC)};
     X(dereg_mr, 4, "p0 STag", "", "Invalidates and frees a memory region")                                 \
     X(connect, 5,                                                                                          \
       "p0 qpn; p1 remote IPv4 | remote port << 32; p2 local port; p3 IRD | ORD << 16 wanted (0: the "      \
-      "firmware's policy); p4 host address and p5 length of a buffer for the private data of a rejecting " \
+      "firmware's policy) | 1 << 30 peer-to-peer (kConnectPeerToPeer: an explicit RTR, RFC 6581 §9.2, "    \
+      "needs MPA revision 2); p4 host address and p5 length of a buffer for the private data of a rejecting " \
       "MPA Reply (0: none)",                                                                               \
       "connection (ok); private-data bytes written at p4 (connection_refused after an MPA Reply with R = 1)", \
       "Active open: TCP connection and MPA Request; completes when MPA negotiation ends (RTS) or fails")   \
-    X(accept, 6, "p0 qpn; p1 local port; p3 as for connect", "",                                           \
-      "Passive open: waits for a peer's connection on the port, answers its MPA Request")                  \
+    X(accept, 6, "p0 qpn; p1 local port; p3 IRD | ORD << 16 as for connect", "",                           \
+      "Passive open: waits for a peer's connection on the port, answers its MPA Request; the QP sends "    \
+      "nothing before the peer's first FPDU (its RTR in the peer-to-peer model, RFC 5044 §7.1.2 rule 4)")                  \
     X(destroy_qp, 7, "p0 qpn", "", "The QP must be idle or in Error (its connection closed first)")        \
     X(destroy_cq, 8, "p0 cqn", "", "No live QP may still use the CQ")                                      \
     X(modify_qp, 9, "p0 qpn; p1 target qp_state", "",                                                      \
@@ -249,6 +251,10 @@ constexpr std::size_t kDeviceCounterCount = sizeof kDeviceCounters / sizeof kDev
 // Private data of a rejecting MPA Reply (reject p5; RFC 5044 §7.1.4 allows 512 bytes, less the
 // RFC 6581 IRD/ORD word under revision 2).
 constexpr std::uint32_t kMaxRejectPrivateData = 256;
+
+// connect p3 bit 30: the peer-to-peer model with an explicit ready-to-receive message (RFC 6581
+// §9.2; needs MPA revision 2, else bad_parameter).
+constexpr std::uint64_t kConnectPeerToPeer = std::uint64_t{1} << 30;
 
 struct command_desc {
     const char* name;
