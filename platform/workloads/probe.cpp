@@ -40,6 +40,10 @@ const std::vector<probe_expectation>& probe_catalogue() {
         {"abort", false, 0, 0, 0, "RFC 5040 §6.2: abortive close by the driver (modify to Error)"},
         {"reject", false, 0, 0, 0, "RFC 5044 §7.1.5, RFC 6581: MPA Reply with R = 1 and private data refuses"},
         {"verbs_misuse", false, 0, 0, 0, "Driver misuse: every bad call returns an error and logs it"},
+        {"peer_to_peer", false, 0, 0, 0,
+         "RFC 6581 §9.2: the initiator's RTR lets the responder send first (needs rnic.mpa.revision = 2)"},
+        {"responder_waits", false, 0, 0, 0,
+         "RFC 5044 §7.1.2 rule 4: the responder sends nothing before the initiator's first FPDU"},
     };
     return all;
 }
@@ -181,6 +185,7 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     else if (p == "qp_states") server_qp_states(s);
     else if (p == "response_order" || p == "verbs_misuse") oob_.wait_for("client-done");
     else if (p == "abort") server_qp_states(s);
+    else if (p == "peer_to_peer" || p == "responder_waits") server_sends_first(s);
     else if (p == "zero_based") {
         oob_.wait_for("client-done");
         const std::vector<std::uint8_t> want = pattern(cfg_.seed, 0x2e40, 8192);
@@ -335,6 +340,14 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     const std::uint64_t t0 = bus.now_ps();
     if (cfg_.probe == "reject") {
         client_reject(s, server_ip, a);
+        oob_.wait_for("server-done");
+        result_.finished = result_.error.empty();
+        on_done_();
+        return;
+    }
+    if (cfg_.probe == "peer_to_peer" || cfg_.probe == "responder_waits") {
+        client_server_sends_first(s, server_ip, a);
+        oob_.publish("client-done", {});
         oob_.wait_for("server-done");
         result_.finished = result_.error.empty();
         on_done_();
@@ -732,6 +745,95 @@ void probe::client_qp_states(side& s, const remote_buffer& a) {
     check("client: QP destroyed", s.ctx.destroy_qp(qp) == drv::status::ok);
     check("client: destroyed QP handle is refused", s.ctx.destroy_qp(qp) == drv::status::bad_handle);
     check("client: CQ destroyed", s.ctx.destroy_cq(s.cq) == drv::status::ok);
+}
+
+// ---- peer_to_peer, responder_waits: RFC 6581 §9.2, RFC 5044 §7.1.2 rule 4 ----------------------
+
+namespace {
+constexpr std::uint64_t kFirstMessageTag = 0x5e1f;
+constexpr std::uint32_t kFirstMessageLen = 64;
+constexpr std::uint64_t kFirstMessageWrId = 900, kFirstRecvWrId = 500;
+}  // namespace
+
+void probe::server_sends_first(side& s) {
+    // An application with no client or server role: the accepting side has the first word.
+    const std::vector<std::uint8_t> msg = pattern(cfg_.seed, kFirstMessageTag, kFirstMessageLen);
+    s.bus.mem_write(s.buf + kRecvOff, msg.data(), msg.size());
+    drv::send_wr w;
+    w.wr_id = kFirstMessageWrId;
+    w.opcode = regmap::wr_opcode::send;
+    w.local_addr = s.buf + kRecvOff;
+    w.length = kFirstMessageLen;
+    w.local_stag = s.a.stag;
+    const std::uint64_t posted = s.bus.now_ps();
+    drv::work_completion wc;
+    const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
+                    poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == kFirstMessageWrId; },
+                             kBudgetPs, &wc) &&
+                    wc.status == regmap::cqe_status::success;
+    check("server: its Send, posted right after accept, completed", ok,
+          ok ? "after " + std::to_string((s.bus.now_ps() - posted) / 1000) + " ns" : "");
+    oob_.wait_for("client-done");
+}
+
+void probe::client_server_sends_first(side& s, std::uint32_t server_ip, const remote_buffer& a) {
+    const bool p2p = cfg_.probe == "peer_to_peer";
+    drv::recv_wr r;
+    r.wr_id = kFirstRecvWrId;
+    r.addr = s.buf + 256 * 1024;
+    r.length = 256;
+    r.stag = s.a.stag;
+    check("client: receive posted before connecting", s.ctx.post_recv(s.qp, r) == drv::status::ok);
+    drv::read_limits limits;
+    limits.peer_to_peer = p2p;
+    if (s.ctx.connect(s.qp, server_ip, a.port, 40000, limits) != drv::status::ok) {
+        fail(p2p ? "client connect (peer-to-peer) failed: it needs rnic.mpa.revision = 2" : "client connect failed");
+        return;
+    }
+    result_.setup_ok = true;
+    auto first_message_ok = [&](const drv::work_completion& wc) {
+        std::vector<std::uint8_t> got(kFirstMessageLen);
+        s.bus.mem_read(r.addr, got.data(), got.size());
+        return wc.wr_id == kFirstRecvWrId && wc.status == regmap::cqe_status::success &&
+               wc.byte_len == kFirstMessageLen && got == pattern(cfg_.seed, kFirstMessageTag, kFirstMessageLen);
+    };
+    const auto any = [](const drv::work_completion&) { return true; };
+    drv::work_completion wc;
+    if (p2p) {
+        // The RTR went out before anything of ours: the server's Send arrives with us silent, and
+        // the RTR itself completes nothing on either side.
+        const bool got = poll_for(s, s.cq, any, kBudgetPs, &wc);
+        check("client: the server's first message arrives though the client sent nothing", got && first_message_ok(wc),
+              got ? "completion wr_id " + std::to_string(wc.wr_id) + ", " + regmap::to_string(wc.status) : "none");
+        s.bus.spend(100'000'000);  // 100 us
+        const bool more = poll_for(s, s.cq, any, 0, &wc);
+        check("client: the RTR made no completion", !more, more ? "wr_id " + std::to_string(wc.wr_id) : "");
+        return;
+    }
+    // Client-server: the server's Send waits in its NIC until our first FPDU (RFC 5044 §7.1.2 rule 4).
+    const bool early = poll_for(s, s.cq, any, 200'000'000, &wc);  // 200 us
+    check("client: nothing arrives while the client has sent nothing", !early,
+          early ? "completion wr_id " + std::to_string(wc.wr_id) : "");
+    const std::vector<std::uint8_t> baseline = pattern(cfg_.seed, 0xba5e, kBaseline);
+    s.bus.mem_write(s.buf, baseline.data(), baseline.size());
+    drv::send_wr w;
+    w.wr_id = 1;
+    w.local_addr = s.buf;
+    w.length = kBaseline;
+    w.local_stag = s.a.stag;
+    w.remote_addr = a.addr;
+    w.remote_stag = a.stag;
+    check("client: first RDMA Write posted", s.ctx.post_send(s.qp, w) == drv::status::ok);
+    bool wrote = false, received = false, message_ok = false;
+    while ((!wrote || !received) && poll_for(s, s.cq, any, kBudgetPs, &wc)) {
+        if (wc.wr_id == 1) wrote = wc.status == regmap::cqe_status::success;
+        if (wc.wr_id == kFirstRecvWrId) {
+            received = true;
+            message_ok = first_message_ok(wc);
+        }
+    }
+    check("client: first RDMA Write completes", wrote);
+    check("client: the server's message arrives once the client's first FPDU went out", received && message_ok);
 }
 
 // ---- reject: RFC 5044 §7.1.5 ------------------------------------------------------------------

@@ -71,6 +71,9 @@ private:
     void server_reject(side& s);
     void client_reject(side& s, std::uint32_t server_ip, const remote_buffer& a);
     void client_verbs_misuse(side& s, const remote_buffer& a);
+    // peer_to_peer and responder_waits: the server has the first message to send.
+    void server_sends_first(side& s);
+    void client_server_sends_first(side& s, std::uint32_t server_ip, const remote_buffer& a);
 
     probe_config cfg_;
     const probe_expectation* expect_ = nullptr;
