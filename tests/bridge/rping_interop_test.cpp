@@ -379,7 +379,8 @@ protected:
     }
 
     // Both sides validated all pings; the wire is what rping exchanges.
-    void expect_pass(const interop_case& c, const outcome& o, bool crc) {
+    // `rtr_reads`: zero-length Read Requests the platform sent as its RTR (RFC 6581 §9.2).
+    void expect_pass(const interop_case& c, const outcome& o, bool crc, unsigned rtr_reads = 0) {
         const std::string ctx = "\n--- guest log:\n" + o.guest_log + "\n--- simulator:\n" + o.sim.output;
         EXPECT_EQ(o.guest_exit, 0) << ctx;
         EXPECT_NE(o.guest_log.find("SIW-PEER: PASS"), std::string::npos) << ctx;
@@ -401,7 +402,7 @@ protected:
         for (const capture_view* v : {&o.sim_view, &o.guest_view}) {
             const std::string which = v == &o.sim_view ? "simulator capture" : "guest capture";
             EXPECT_EQ(v->opcodes.at(3), 4u * kCount) << which;      // Sends: 2 advertisements + 2 go-aheads
-            EXPECT_EQ(v->opcodes.at(1), 1u * kCount) << which;      // RDMA Read Requests
+            EXPECT_EQ(v->opcodes.at(1), 1u * kCount + rtr_reads) << which;  // RDMA Read Requests
             EXPECT_GE(v->opcodes.at(2), 1u * kCount) << which;      // Read Responses (3000 bytes each)
             EXPECT_GE(v->opcodes.at(0), 1u * kCount) << which;      // RDMA Writes of the echo
             EXPECT_EQ(v->pings, static_cast<std::size_t>(kCount)) << which;
@@ -453,6 +454,44 @@ TEST_F(RpingInterop, SiwClientAgainstPlatformServerRev2NoCrc) {
     expect_pass(c, o, false);
     EXPECT_EQ(o.sim_view.request, "2\t0\t0\t0\t4");
     EXPECT_EQ(o.sim_view.reply, "2\t0\t0\t0\t4");
+}
+
+// RFC 6581 §9.2 against a real implementation: the platform asks siw's rping server for the
+// peer-to-peer model. siw as responder grants the zero-length Write RTR when it is offered, else the
+// Read; it then waits for that RTR before it lets its QP send (siw_rtr_data_ready), so a wrong RTR
+// shows as a failed rping. siw never uses the peer-to-peer model as an initiator (compile-time off).
+TEST_F(RpingInterop, PlatformPeerToPeerClientSendsSiwAZeroLengthWriteRtr) {
+    if (!have_variant("default")) GTEST_SKIP() << "no default guest: tools/siw-peer/mkinitramfs.sh default";
+    const interop_case c{"default", false, {"rnic.mpa.revision=2", "rnic.mpa.crc=false", "rnic.mpa.peer_to_peer=true"}};
+    const outcome o = run(c, kServerArgs);
+    expect_pass(c, o, false);
+    ASSERT_TRUE(o.sim.results.is_object()) << o.sim.output;
+    const auto& rdma = o.sim.results.at("modules").at("a.rnic").at("rdma");
+    EXPECT_EQ(rdma.at("rtrs_sent").to_number<std::uint64_t>(), 1u);
+    // The Reply granted the Write RTR: the word's ORD half carries C (0x8000) and not D.
+    const std::string rtr_write = tshark(path("sim.pcap"), "ip.src == 10.0.0.2 && iwarp_mpa.pdlength",
+                                                "-e iwarp_mpa.privatedata");
+    ASSERT_EQ(rtr_write.size(), 9u) << rtr_write;  // 8 hex digits and a newline
+    EXPECT_EQ(rtr_write.substr(0, 1), "8") << rtr_write;  // A
+    EXPECT_EQ(rtr_write.substr(4, 1), "8") << rtr_write;  // C only
+    // The platform's first FPDU is that zero-length RDMA Write, STag 1.
+    const std::string first = tshark(path("sim.pcap"), "ip.src == 10.0.0.1 && iwarp_rdma.opcode",
+                                            "-e iwarp_rdma.opcode -e iwarp_ddp.stag -e iwarp_mpa.ulpdulength");
+    EXPECT_EQ(first.substr(0, first.find('\n')), "0x00\t0x00000001\t14") << first;
+}
+
+TEST_F(RpingInterop, PlatformPeerToPeerClientSendsSiwAZeroLengthReadRtr) {
+    if (!have_variant("default")) GTEST_SKIP() << "no default guest: tools/siw-peer/mkinitramfs.sh default";
+    const interop_case c{"default", false,
+                         {"rnic.mpa.revision=2", "rnic.mpa.crc=false", "rnic.mpa.peer_to_peer=true", "rnic.mpa.rtr=read"}};
+    const outcome o = run(c, kServerArgs);
+    expect_pass(c, o, false, 1);
+    ASSERT_TRUE(o.sim.results.is_object()) << o.sim.output;
+    EXPECT_EQ(o.sim.results.at("modules").at("a.rnic").at("rdma").at("rtrs_sent").to_number<std::uint64_t>(), 1u);
+    // siw answered the zero-length Read with a zero-length Read Response before anything else.
+    const std::string resp = tshark(path("sim.pcap"), "ip.src == 10.0.0.2 && iwarp_rdma.opcode",
+                                           "-e iwarp_rdma.opcode -e iwarp_mpa.ulpdulength");
+    EXPECT_EQ(resp.substr(0, resp.find('\n')), "0x02\t14") << resp;
 }
 
 // CRC on. siw's crc variant (mpa_crc_required) sets C in its Request and refuses a Reply without
