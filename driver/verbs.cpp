@@ -208,6 +208,18 @@ status context::accept(queue_pair* qp, std::uint16_t port, const read_limits& li
     return status::ok;
 }
 
+status context::listen(std::uint16_t port) {
+    if (!opened_) return fail(status::bad_state, "listen before open");
+    if (port == 0) return fail(status::invalid_argument, "listen: port 0");
+    const command_result r = dev_.execute(regmap::command::listen, {0, port, 0, 0, 0, 0});
+    if (r.timed_out) return fail(status::timeout, "listen");
+    if (r.status != regmap::cmd_status::ok) {
+        return fail(from_cmd(r.status), std::string("listen: firmware said ") + regmap::to_string(r.status));
+    }
+    VERBS_LOG(info, "listening on port " << port);
+    return status::ok;
+}
+
 status context::reject(std::uint16_t port, const std::vector<std::uint8_t>& private_data) {
     if (!opened_) return fail(status::bad_state, "reject before open");
     if (port == 0) return fail(status::invalid_argument, "reject: port 0");

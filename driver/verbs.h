@@ -170,7 +170,11 @@ public:
     // reason, up to mpa's 512 bytes), and is emptied otherwise.
     status connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port,
                    const read_limits& limits = {}, std::vector<std::uint8_t>* reject_private_data = nullptr);
-    // Passive side: waits for a peer on `port` and answers its MPA Request.
+    // Passive side: opens `port` so that peers may connect before the accept that serves them (they
+    // wait in the device's backlog, their MPA Request unanswered). accept and reject open the port
+    // themselves; listen is for taking connections early, like rdma_listen.
+    status listen(std::uint16_t port);
+    // Passive side: waits for a peer on `port` (the oldest in the backlog first) and answers its MPA Request.
     status accept(queue_pair* qp, std::uint16_t port, const read_limits& limits = {});
     // Passive refusal: waits for the next peer on `port` (a connection already in the listen backlog
     // first), answers its MPA Request with a Reply with R = 1 carrying `private_data` (at most

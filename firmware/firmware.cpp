@@ -192,6 +192,16 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             wait_for_peer(pc);
             return;
         }
+        case command::listen: {
+            const auto port = static_cast<std::uint16_t>(p[1]);
+            if (port == 0 || p[1] > 0xffff) {
+                complete(slot, cmd_status::bad_parameter, 0);
+                return;
+            }
+            // Peers that connect before an accept wait in the backlog (on_established).
+            complete(slot, hal_.tcp_listen(port) ? cmd_status::ok : cmd_status::no_resources, 0);
+            return;
+        }
         case command::destroy_qp:
         case command::destroy_cq: {
             const auto id = static_cast<std::uint32_t>(p[0]);

@@ -222,7 +222,10 @@ constexpr field_desc kCommandFields[] = {RNIC_COMMAND_FIELDS(RNIC_FIELD_DESC)};
       "number of counters written",                                                                        \
       "Writes the device counters as u64 little-endian, in this order: wqes, cqes, terminates_sent, "      \
       "terminates_received, placed_bytes, tcp_retransmitted_bytes, commands, connections_established, "    \
-      "connections_failed, connections_rejected (kDeviceCounters)")
+      "connections_failed, connections_rejected (kDeviceCounters)")                                       \
+    X(listen, 13, "p1 local port", "",                                                                     \
+      "Opens the port: peers' connections are taken (TCP handshake, MPA Request held) into a backlog that "  \
+      "the next accept or reject on the port serves, oldest first")
 // Device counters, in the order query_stats writes them (u64 little-endian each), since reset.
 // X(name, index, description)
 #define RNIC_DEVICE_COUNTERS(X)                                                                            \

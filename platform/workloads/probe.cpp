@@ -42,6 +42,8 @@ const std::vector<probe_expectation>& probe_catalogue() {
         {"verbs_misuse", false, 0, 0, 0, "Driver misuse: every bad call returns an error and logs it"},
         {"peer_to_peer", false, 0, 0, 0,
          "RFC 6581 §9.2: the initiator's RTR lets the responder send first (needs rnic.mpa.revision = 2)"},
+        {"listen_backlog", false, 0, 0, 0,
+         "listen: a peer that connects before the accept waits in the backlog, then is served"},
         {"responder_waits", false, 0, 0, 0,
          "RFC 5044 §7.1.2 rule 4: the responder sends nothing before the initiator's first FPDU"},
     };
@@ -66,6 +68,7 @@ constexpr std::uint64_t kAtomicOff = 96 * 1024; // atomic targets in A
 constexpr std::uint64_t kBaseline = 4096;       // the client's first (good) RDMA Write, at A + 0
 constexpr std::uint64_t kClientBuffer = 1 << 20;
 constexpr std::uint64_t kBudgetPs = 5'000'000'000ULL;  // 5 ms of simulated time to see an outcome
+constexpr std::uint64_t kBacklogWaitPs = 200'000'000;   // listen_backlog: the server accepts 200 us late
 
 std::string term_text(const drv::terminate_info& t) {
     std::ostringstream o;
@@ -165,6 +168,7 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
         r.stag = s.a.stag;
         if (s.ctx.post_recv(s.qp, r) != drv::status::ok) fail("server post_recv failed");
     }
+    if (p == "listen_backlog") check("server: listen", s.ctx.listen(cfg_.port) == drv::status::ok);
     oob_.publish("server", {station.ipv4, cfg_.port, s.a.stag, s.a.to_base, s.a.length});
     oob_.publish("server-b", {station.ipv4, cfg_.port, s.b.stag, s.b.to_base, s.b.length});
     oob_.publish("server-c", {station.ipv4, cfg_.port, s.c.stag, s.c.to_base, s.c.length});
@@ -173,6 +177,11 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
         server_reject(s);
         oob_.publish("server-done", {});
         return;
+    }
+    if (p == "listen_backlog") {
+        // The client connects now; its connection waits in the device's backlog until this accept.
+        oob_.wait_for("client-connecting");
+        bus.spend(kBacklogWaitPs);
     }
     drv::read_limits limits;
     if (p == "too_many_reads") limits.ird = 2;  // the client will ask for more (ORD 8)
@@ -183,7 +192,7 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     if (p == "write_imm") server_write_imm(s);
     else if (p == "masked_atomics") server_masked_atomics(s);
     else if (p == "qp_states") server_qp_states(s);
-    else if (p == "response_order" || p == "verbs_misuse") oob_.wait_for("client-done");
+    else if (p == "response_order" || p == "verbs_misuse" || p == "listen_backlog") oob_.wait_for("client-done");
     else if (p == "abort") server_qp_states(s);
     else if (p == "peer_to_peer" || p == "responder_waits") server_sends_first(s);
     else if (p == "zero_based") {
@@ -337,6 +346,7 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     const remote_buffer a = oob_.wait_for("server");
     drv::read_limits limits;
     if (cfg_.probe == "too_many_reads") limits.ord = 8;
+    if (cfg_.probe == "listen_backlog") oob_.publish("client-connecting", {});
     const std::uint64_t t0 = bus.now_ps();
     if (cfg_.probe == "reject") {
         client_reject(s, server_ip, a);
@@ -360,6 +370,10 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     }
     result_.connect_ps = bus.now_ps() - t0;
     result_.setup_ok = true;
+    if (cfg_.probe == "listen_backlog") {
+        check("client: connected once the server accepted, from the backlog", result_.connect_ps >= kBacklogWaitPs,
+              "connect took " + std::to_string(result_.connect_ps / 1000) + " ns");
+    }
     // A good RDMA Write first: the path works, and the server knows what it must hold.
     const std::vector<std::uint8_t> baseline = pattern(cfg_.seed, 0xba5e, kBaseline);
     bus.mem_write(s.buf, baseline.data(), baseline.size());
@@ -385,6 +399,7 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
         else if (p == "response_order") client_response_order(s, a);
         else if (p == "abort") client_abort(s, a);
         else if (p == "verbs_misuse") client_verbs_misuse(s, a);
+        else if (p == "listen_backlog") {}  // the connection and the first Write were the probe
         else client_error_probe(s, a);
     }
     oob_.publish("client-done", {});
@@ -933,6 +948,8 @@ void probe::client_verbs_misuse(side& s, const remote_buffer& a) {
     misuse("create_cq before open", status::bad_state, [&] { return closed.create_cq(16, &cq); });
     misuse("create_qp before open", status::bad_state, [&] { return closed.create_qp(1, s.cq, s.cq, 4, 4, &qp); });
     misuse("reject before open", status::bad_state, [&] { return closed.reject(18000, {}); });
+    misuse("listen before open", status::bad_state, [&] { return closed.listen(18000); });
+    misuse("listen on port 0", status::invalid_argument, [&] { return c.listen(0); });
     misuse("query_stats before open", status::bad_state, [&] {
         drv::context::device_stats st{};
         return closed.query_stats(&st);

@@ -160,6 +160,16 @@ TEST_P(FeatureProbe, PassesItsChecksWithoutATerminate) {
         }
         EXPECT_EQ(seq, "ARARA");
     }
+    if (probe == "listen_backlog") {
+        // The peer's handshake completes against the listening port (no RST); the MPA Reply waits
+        // for the accept, 200 us after the Request.
+        EXPECT_TRUE(lines(tshark(pcap, "tcp.flags.reset == 1", "-e ip.src")).empty());
+        const auto req = lines(tshark(pcap, "iwarp_mpa.key.req", "-e frame.time_relative"));
+        const auto rep = lines(tshark(pcap, "iwarp_mpa.key.rep", "-e frame.time_relative"));
+        ASSERT_EQ(req.size(), 1u);
+        ASSERT_EQ(rep.size(), 1u);
+        EXPECT_GE(std::stod(rep[0]) - std::stod(req[0]), 150e-6) << req[0] << " " << rep[0];
+    }
     if (probe == "qp_states" || probe == "abort") {
         EXPECT_EQ(lines(tshark(pcap, "tcp.flags.fin == 1", "-e ip.src")).size(), 2u);
         EXPECT_TRUE(lines(tshark(pcap, "iwarp_rdma.opcode == 7", "-e ip.src")).empty());
@@ -168,7 +178,7 @@ TEST_P(FeatureProbe, PassesItsChecksWithoutATerminate) {
 
 INSTANTIATE_TEST_SUITE_P(Rfc, FeatureProbe,
                          ::testing::Values("write_imm", "zero_based", "masked_atomics", "response_order", "qp_states",
-                                           "abort"));
+                                           "abort", "listen_backlog"));
 
 // Without the test mode a raw ULPDU is refused by the device, not sent: the probe cannot provoke the
 // Terminate and says so.
