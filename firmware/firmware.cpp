@@ -458,7 +458,10 @@ void firmware::on_connection_lost(std::uint32_t conn, const char* why) {
     hal_.stream_failed(conn, why);
     for (auto b = backlog_.begin(); b != backlog_.end(); ++b) {
         if (b->second == conn) {
-            backlog_.erase(b);  // lost before any accept took it
+            // Lost before any accept took it (the peer gave up): close our half too.
+            FW_LOG(info, "connection " << conn << " on port " << b->first << " left the backlog: " << why);
+            backlog_.erase(b);
+            hal_.tcp_close(conn);
             break;
         }
     }

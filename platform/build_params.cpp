@@ -182,6 +182,7 @@ probe_config build_probe_config(const config::Scenario& s) {
     c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
     c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    c.mpa_timeout_ps = s.get_time_ps("rnic.mpa.timeout");
     return c;
 }
 

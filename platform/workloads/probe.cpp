@@ -44,6 +44,8 @@ const std::vector<probe_expectation>& probe_catalogue() {
          "RFC 6581 §9.2: the initiator's RTR lets the responder send first (needs rnic.mpa.revision = 2)"},
         {"listen_backlog", false, 0, 0, 0,
          "listen: a peer that connects before the accept waits in the backlog, then is served"},
+        {"mpa_timeout", false, 0, 0, 0,
+         "A listening peer that never answers the MPA Request: connect times out after rnic.mpa.timeout"},
         {"responder_waits", false, 0, 0, 0,
          "RFC 5044 §7.1.2 rule 4: the responder sends nothing before the initiator's first FPDU"},
     };
@@ -168,7 +170,14 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
         r.stag = s.a.stag;
         if (s.ctx.post_recv(s.qp, r) != drv::status::ok) fail("server post_recv failed");
     }
-    if (p == "listen_backlog") check("server: listen", s.ctx.listen(cfg_.port) == drv::status::ok);
+    if (p == "listen_backlog" || p == "mpa_timeout") check("server: listen", s.ctx.listen(cfg_.port) == drv::status::ok);
+    if (p == "mpa_timeout") {
+        // Listening, never accepting: the client's MPA Request is never answered.
+        oob_.publish("server", {station.ipv4, cfg_.port, s.a.stag, s.a.to_base, s.a.length});
+        oob_.wait_for("client-done");
+        oob_.publish("server-done", {});
+        return;
+    }
     oob_.publish("server", {station.ipv4, cfg_.port, s.a.stag, s.a.to_base, s.a.length});
     oob_.publish("server-b", {station.ipv4, cfg_.port, s.b.stag, s.b.to_base, s.b.length});
     oob_.publish("server-c", {station.ipv4, cfg_.port, s.c.stag, s.c.to_base, s.c.length});
@@ -348,6 +357,23 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     if (cfg_.probe == "too_many_reads") limits.ord = 8;
     if (cfg_.probe == "listen_backlog") oob_.publish("client-connecting", {});
     const std::uint64_t t0 = bus.now_ps();
+    if (cfg_.probe == "mpa_timeout") {
+        const drv::status st = s.ctx.connect(s.qp, server_ip, a.port, 40000, limits);
+        const std::uint64_t took = bus.now_ps() - t0;
+        check("client: connect to a peer that never answers the MPA Request times out", st == drv::status::timeout,
+              std::string("returned ") + drv::to_string(st) + " after " + std::to_string(took / 1'000'000) + " us");
+        // The firmware's deadline (rnic.mpa.timeout) runs from the connect command; the driver's
+        // command timeout is longer, so the firmware's verdict is what returned.
+        check("client: it took the MPA timeout", took >= cfg_.mpa_timeout_ps && took < cfg_.mpa_timeout_ps + 1'000'000'000,
+              std::to_string(took / 1'000'000) + " us, timeout " + std::to_string(cfg_.mpa_timeout_ps / 1'000'000) + " us");
+        result_.setup_ok = true;
+        bus.spend(100'000'000);  // 100 us: the connection's close goes out and is answered
+        oob_.publish("client-done", {});
+        oob_.wait_for("server-done");
+        result_.finished = result_.error.empty();
+        on_done_();
+        return;
+    }
     if (cfg_.probe == "reject") {
         client_reject(s, server_ip, a);
         oob_.wait_for("server-done");

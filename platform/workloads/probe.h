@@ -25,6 +25,7 @@ struct probe_config {
     std::uint16_t port = 18515;
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t seed = 1;
+    std::uint64_t mpa_timeout_ps = 10'000'000'000ULL;  // rnic.mpa.timeout (mpa_timeout checks it)
 };
 
 // The Terminate an error probe must provoke (RFC 5040 §4.8 Figure 9, RFC 5041 §7.2, RFC 7306 §8).

@@ -170,6 +170,20 @@ TEST_P(FeatureProbe, PassesItsChecksWithoutATerminate) {
         ASSERT_EQ(rep.size(), 1u);
         EXPECT_GE(std::stod(rep[0]) - std::stod(req[0]), 150e-6) << req[0] << " " << rep[0];
     }
+    if (probe == "mpa_timeout") {
+        // The Request is never answered; 10 ms later (rnic.mpa.timeout) the client closes, and the
+        // server, whose connection waited in the backlog, closes its half too: no half-open stream.
+        EXPECT_TRUE(lines(tshark(pcap, "iwarp_mpa.key.rep", "-e frame.number")).empty());
+        const auto req = lines(tshark(pcap, "iwarp_mpa.key.req", "-e frame.time_relative"));
+        const auto fins = lines(tshark(pcap, "tcp.flags.fin == 1", "-e ip.src -e frame.time_relative"));
+        ASSERT_EQ(req.size(), 1u);
+        ASSERT_EQ(fins.size(), 2u);
+        EXPECT_EQ(fins[0].substr(0, fins[0].find('\t')), "10.0.0.1");
+        EXPECT_EQ(fins[1].substr(0, fins[1].find('\t')), "10.0.0.2");
+        const double fin_at = std::stod(fins[0].substr(fins[0].find('\t') + 1));
+        EXPECT_NEAR(fin_at - std::stod(req[0]), 10e-3, 0.1e-3) << fins[0];
+        EXPECT_TRUE(lines(tshark(pcap, "tcp.flags.reset == 1", "-e ip.src")).empty());
+    }
     if (probe == "qp_states" || probe == "abort") {
         EXPECT_EQ(lines(tshark(pcap, "tcp.flags.fin == 1", "-e ip.src")).size(), 2u);
         EXPECT_TRUE(lines(tshark(pcap, "iwarp_rdma.opcode == 7", "-e ip.src")).empty());
@@ -178,7 +192,7 @@ TEST_P(FeatureProbe, PassesItsChecksWithoutATerminate) {
 
 INSTANTIATE_TEST_SUITE_P(Rfc, FeatureProbe,
                          ::testing::Values("write_imm", "zero_based", "masked_atomics", "response_order", "qp_states",
-                                           "abort", "listen_backlog"));
+                                           "abort", "listen_backlog", "mpa_timeout"));
 
 // Without the test mode a raw ULPDU is refused by the device, not sent: the probe cannot provoke the
 // Terminate and says so.
