@@ -696,6 +696,17 @@ bool rdma_engine::post_message(std::uint32_t qpn, queue_pair& qp, const send_wqe
     return true;
 }
 
+ddp::Header rdma_engine::request_header(const queue_pair& qp, ddp::Opcode opcode) {
+    // Queue 1 carries Read and Atomic Requests; its MSN is taken once the request is sent.
+    ddp::Header h;
+    h.tagged = false;
+    h.last = true;
+    h.opcode = opcode;
+    h.queue = ddp::kQueueReadRequest;
+    h.msn = qp.read_req_msn + 1;
+    return h;
+}
+
 void rdma_engine::send_rtr(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& issue) {
     // RFC 6581 §9.2: the negotiated zero-length message. Its STag and TO are not checked by the
     // receiver (RFC 5041 §5.2, RFC 5040 §5.2.1); STag 1 rather than 0, which some devices treat
@@ -723,12 +734,7 @@ void rdma_engine::send_rtr(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& 
         }
         ++counters_.tx_segments;
     } else {
-        ddp::Header h;
-        h.tagged = false;
-        h.last = true;
-        h.opcode = ddp::Opcode::read_request;
-        h.queue = ddp::kQueueReadRequest;
-        h.msn = qp.read_req_msn + 1;
+        const ddp::Header h = request_header(qp, ddp::Opcode::read_request);
         ddp::ReadRequest rr;
         rr.sink_stag = kRtrStag;
         rr.sink_to = 0;
@@ -765,12 +771,7 @@ void rdma_engine::post_read_request(std::uint32_t qpn, queue_pair& qp, const sen
         return;
     }
     wait_for_ord(qp, issue);
-    ddp::Header h;
-    h.tagged = false;
-    h.last = true;
-    h.opcode = ddp::Opcode::read_request;
-    h.queue = ddp::kQueueReadRequest;
-    h.msn = qp.read_req_msn + 1;
+    const ddp::Header h = request_header(qp, ddp::Opcode::read_request);
     ddp::ReadRequest rr;
     rr.sink_stag = w.local_stag;
     rr.sink_to = sink->cfg.to_base + (w.local_addr - sink->cfg.addr);
@@ -820,12 +821,8 @@ void rdma_engine::post_atomic(std::uint32_t qpn, queue_pair& qp, const send_wqe&
     req.compare_mask = w.compare_mask;
     std::uint8_t body[ddp::kAtomicRequestSize];
     ddp::encode(req, body);
-    ddp::Header h;
-    h.tagged = false;
-    h.last = true;
-    h.opcode = ddp::Opcode::atomic_request;
-    h.queue = ddp::kQueueReadRequest;  // RFC 7306 §5.2.1 rule 5: the Read Request queue
-    h.msn = qp.read_req_msn + 1;
+    // RFC 7306 §5.2.1 rule 5: atomics share the Read Request queue.
+    const ddp::Header h = request_header(qp, ddp::Opcode::atomic_request);
     pending_completion p{0, w.index, w.wr_id, 8, w.opcode, w.signaled};
     p.atomic = true;
     p.request_id = w.index;

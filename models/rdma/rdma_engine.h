@@ -223,6 +223,8 @@ private:
     void process_wqe(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
     void post_read_request(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
     void post_atomic(std::uint32_t qpn, queue_pair& qp, const send_wqe& w, sc_core::sc_time& issue);
+    // The untagged header of the next Read or Atomic Request (queue 1).
+    static proto::ddp::Header request_header(const queue_pair& qp, ddp_opcode_t opcode);
     // Sends a Read or Atomic Request on queue 1 and records `p` as waiting for its response.
     bool send_request(std::uint32_t qpn, queue_pair& qp, const proto::ddp::Header& h, const std::uint8_t* body,
                       std::size_t body_len, const send_wqe& w, sc_core::sc_time& issue, pending_completion p);

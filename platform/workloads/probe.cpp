@@ -130,6 +130,19 @@ bool probe::poll_for(side& s, drv::completion_queue* cq, const std::function<boo
     }
 }
 
+drv::send_wr probe::baseline_write(side& s, const remote_buffer& a) {
+    const std::vector<std::uint8_t> baseline = pattern(cfg_.seed, 0xba5e, kBaseline);
+    s.bus.mem_write(s.buf, baseline.data(), baseline.size());
+    drv::send_wr w;
+    w.wr_id = 1;
+    w.local_addr = s.buf;
+    w.length = kBaseline;
+    w.local_stag = s.a.stag;
+    w.remote_addr = a.addr;
+    w.remote_stag = a.stag;
+    return w;
+}
+
 // ---- server (host b) ---------------------------------------------------------------------------
 
 void probe::server(drv::host_bus& bus, const drv::station_config& station) {
@@ -401,15 +414,7 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
               "connect took " + std::to_string(result_.connect_ps / 1000) + " ns");
     }
     // A good RDMA Write first: the path works, and the server knows what it must hold.
-    const std::vector<std::uint8_t> baseline = pattern(cfg_.seed, 0xba5e, kBaseline);
-    bus.mem_write(s.buf, baseline.data(), baseline.size());
-    drv::send_wr w;
-    w.wr_id = 1;
-    w.local_addr = s.buf;
-    w.length = kBaseline;
-    w.local_stag = s.a.stag;
-    w.remote_addr = a.addr;
-    w.remote_stag = a.stag;
+    const drv::send_wr w = baseline_write(s, a);
     drv::work_completion wc;
     const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
                     poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
@@ -855,15 +860,7 @@ void probe::client_server_sends_first(side& s, std::uint32_t server_ip, const re
     const bool early = poll_for(s, s.cq, any, 200'000'000, &wc);  // 200 us
     check("client: nothing arrives while the client has sent nothing", !early,
           early ? "completion wr_id " + std::to_string(wc.wr_id) : "");
-    const std::vector<std::uint8_t> baseline = pattern(cfg_.seed, 0xba5e, kBaseline);
-    s.bus.mem_write(s.buf, baseline.data(), baseline.size());
-    drv::send_wr w;
-    w.wr_id = 1;
-    w.local_addr = s.buf;
-    w.length = kBaseline;
-    w.local_stag = s.a.stag;
-    w.remote_addr = a.addr;
-    w.remote_stag = a.stag;
+    const drv::send_wr w = baseline_write(s, a);
     check("client: first RDMA Write posted", s.ctx.post_send(s.qp, w) == drv::status::ok);
     bool wrote = false, received = false, message_ok = false;
     while ((!wrote || !received) && poll_for(s, s.cq, any, kBudgetPs, &wc)) {
