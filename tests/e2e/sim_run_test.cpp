@@ -167,6 +167,24 @@ TEST(SimRun, MarkerFragmentingDmaCostsBusTransfersAndTheTimelineRecordsThem) {
     EXPECT_EQ(transfers[1], transfers[0] + fragments[1]);
 }
 
+// The firmware's handler costs are on the connection set-up path: each MPA frame is built or
+// parsed once at each end (the initiator's Request and the responder's Reply: four handlers), the
+// connect command once. At the control processor's 1 GHz a cycle is 1 ns.
+TEST(SimRun, FirmwareCostsShowInConnectionSetUpLatency) {
+    auto connect_ns = [](const std::string& set) {
+        const std::string results = temp_path("fwcost-" + set.substr(set.find('.') + 1) + ".json");
+        const sim_run r = run_sim({"--set", "workload.type=write_lat", "--set", "workload.sizes=[8]", "--set",
+                                   "workload.iterations=10", "--set", set, "--results", results});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        return read_json(results).at("workload").at("connect_latency_ns").to_number<double>();
+    };
+    const double base = connect_ns("rnic.cp.mpa_frame_cycles=2500");
+    EXPECT_NEAR(connect_ns("rnic.cp.mpa_frame_cycles=12500") - base, 4 * 10000.0, 1.0);
+    EXPECT_NEAR(connect_ns("rnic.cp.command_cycles=11500") - base, 10000.0, 1.0);
+    // A slower control processor stretches every handler on the path.
+    EXPECT_GT(connect_ns("rnic.cp.clock=250MHz") - base, 3 * (4 * 2500.0 + 1500.0));
+}
+
 TEST(SimRun, HelpDescribesOptionsAndScenarioKeys) {
     const sim_run help = run_sim({"--help"});
     EXPECT_EQ(help.exit_code, 0);
