@@ -24,7 +24,7 @@ namespace rnic {
 
 struct ethernet_link_params {
     double rate_bps = 100e9;
-    sc_core::sc_time propagation = sc_core::sc_time(500, sc_core::SC_NS);  // ~100 m of fibre
+    sc_core::sc_time propagation = sc_core::sc_time(10, sc_core::SC_NS);  // ~2 m cable, back to back
     std::uint32_t mtu = 1500;
     fault_config a_to_b, b_to_a;  // what the network does in each direction
     std::uint64_t seed = 1;

@@ -3,6 +3,7 @@
 // bad input from the peer ends the bridge with a clear error, never a crash.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -125,14 +126,20 @@ sim_run run_sim(std::uint16_t port, const std::string& tag) {
 
 TEST(PeerScenario, HostAAnswersARealPeersArpAcrossTheLinkAndBridge) {
     bytes reply;
+    std::uint64_t requests = 0;
     const bytes request = net::build_arp_request(kPeerMac, 0x0a000002, 0x0a000001);  // who has 10.0.0.1?
     peer_thread peer([&](int fd) {
-        ASSERT_TRUE(write_frame(fd, request, static_cast<std::uint32_t>(request.size())));
+        // Like a real peer, ask again while nobody answers: a request that crosses the default 2 m
+        // link before host a's driver has programmed the station address is (rightly) not answered.
+        // rnic-sim paces simulated time to wall-clock time, so 5 ms of wall time is plenty for a reply.
         bytes f;
-        while (read_frame(fd, f)) {
-            if (net::frame_ethertype(f.data(), f.size()) == net::kEtherTypeArp) {
-                reply = f;
-                break;
+        for (int attempt = 0; attempt < 200 && reply.empty(); ++attempt) {
+            ASSERT_TRUE(write_frame(fd, request, static_cast<std::uint32_t>(request.size())));
+            ++requests;
+            pollfd pfd{fd, POLLIN, 0};
+            while (reply.empty() && ::poll(&pfd, 1, 5) > 0) {
+                if (!read_frame(fd, f)) return;
+                if (net::frame_ethertype(f.data(), f.size()) == net::kEtherTypeArp) reply = f;
             }
         }
         // Closing now: the bridge reports it and the run goes on to its time limit.
@@ -146,11 +153,12 @@ TEST(PeerScenario, HostAAnswersARealPeersArpAcrossTheLinkAndBridge) {
     ASSERT_FALSE(r.results.empty()) << r.output;
     const boost::json::object& modules = r.results.at("modules").as_object();
     const boost::json::object& bridge = modules.at("peer").as_object();
-    EXPECT_EQ(bridge.at("frames_from_socket").to_number<std::uint64_t>(), 1u);
-    EXPECT_EQ(bridge.at("frames_to_socket").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(bridge.at("frames_from_socket").to_number<std::uint64_t>(), requests);
+    EXPECT_GE(bridge.at("frames_to_socket").to_number<std::uint64_t>(), 1u);
     EXPECT_EQ(bridge.at("error").as_string(), "the peer closed the connection");
     const boost::json::object& arp = modules.at("a.rnic").at("toe").at("arp").as_object();
-    EXPECT_EQ(arp.at("replies_sent").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(arp.at("requests_received").to_number<std::uint64_t>(), requests);
+    EXPECT_GE(arp.at("replies_sent").to_number<std::uint64_t>(), 1u);
     EXPECT_EQ(arp.at("learned").to_number<std::uint64_t>(), 1u);
     EXPECT_NE(r.output.find("peer: the peer closed the connection"), std::string::npos) << r.output;
 }
