@@ -258,7 +258,7 @@ void firmware::wait_for_peer(pending_connection pc) {
     pc.deadline_ps = std::numeric_limits<std::uint64_t>::max();  // waits for a peer as long as it takes
     hal_.tcp_listen(pc.port);
     if (auto waiting = backlog_.find(pc.port); waiting != backlog_.end()) {
-        const std::uint32_t conn = waiting->second;  // a peer connected before this accept
+        const std::uint32_t conn = waiting->second.conn;  // a peer connected before this accept
         backlog_.erase(waiting);
         claim(conn, pc);
         return;
@@ -285,7 +285,8 @@ void firmware::on_established(std::uint32_t conn, std::uint16_t port) {
         // Nobody has asked for it yet: hold it until an accept on this port does (the peer's MPA
         // Request waits in the startup bytes; the peer's own negotiation timeout still runs).
         FW_LOG(info, "connection " << conn << " on port " << port << " waits for an accept");
-        backlog_.emplace(port, conn);
+        backlog_.emplace(port, backlog_entry{conn, hal_.now_ps() + hal_.policy().timeout_ps});
+        arm_next_timer();
         return;
     }
     pending_connection pc = acc->second;
@@ -358,8 +359,9 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
     stream_start st;
     st.conn = conn;
     st.max_ulpdu = mode.max_ulpdu;
-    st.ird = rep->enhanced ? out.ird : pc.ird;
-    st.ord = rep->enhanced ? out.ord : pc.ord;
+    st.negotiated = pc.sent.enhanced && rep->enhanced;
+    st.ird = st.negotiated ? out.ird : pc.ird;
+    st.ord = st.negotiated ? out.ord : pc.ord;
     st.rtr = out.rtr;
     if (!hal_.qp_connect(pc.qpn, st)) {
         finish(conn, pc, cmd_status::bad_state);
@@ -376,6 +378,7 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
     if (out.rtr != rtr_kind::none) {
         FW_LOG(info, "connection " << conn << ": peer-to-peer, RTR is a " << to_string(out.rtr));
     }
+    if (!out.warning.empty()) FW_LOG(warn, "connection " << conn << ": " << out.warning);
     finish(conn, pc, cmd_status::ok);
 }
 
@@ -419,8 +422,9 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
     stream_start st;
     st.conn = conn;
     st.max_ulpdu = mode.max_ulpdu;
-    st.ird = rep.enhanced ? out.ird : pc.ird;
-    st.ord = rep.enhanced ? out.ord : pc.ord;
+    st.negotiated = rep.enhanced;
+    st.ird = st.negotiated ? out.ird : pc.ird;
+    st.ord = st.negotiated ? out.ord : pc.ord;
     st.responder = true;
     if (out.expect_rtr) FW_LOG(info, "connection " << conn << ": peer-to-peer, waiting for the initiator's RTR");
     finish(conn, pc, hal_.qp_connect(pc.qpn, st) ? cmd_status::ok : cmd_status::bad_state);
@@ -457,7 +461,7 @@ void firmware::on_connection_lost(std::uint32_t conn, const char* why) {
     hal_.consume_cycles(costs_.event);
     hal_.stream_failed(conn, why);
     for (auto b = backlog_.begin(); b != backlog_.end(); ++b) {
-        if (b->second == conn) {
+        if (b->second.conn == conn) {
             // Lost before any accept took it (the peer gave up): close our half too.
             FW_LOG(info, "connection " << conn << " on port " << b->first << " left the backlog: " << why);
             backlog_.erase(b);
@@ -471,8 +475,28 @@ void firmware::on_connection_lost(std::uint32_t conn, const char* why) {
     finish(conn, it->second, cmd_status::connection_refused);
 }
 
+bool firmware::request_arrived(std::uint32_t conn) const {
+    const std::vector<std::uint8_t>& bytes = hal_.startup_bytes(conn);
+    const std::size_t need = mpa::request_reply_length(bytes.data(), bytes.size());
+    return need != 0 && bytes.size() >= need;
+}
+
 void firmware::on_timer() {
     const std::uint64_t now = hal_.now_ps();
+    for (auto b = backlog_.begin(); b != backlog_.end();) {
+        auto next = std::next(b);
+        if (b->second.deadline_ps <= now) {
+            if (request_arrived(b->second.conn)) {
+                b->second.deadline_ps = std::numeric_limits<std::uint64_t>::max();  // waits for an accept
+            } else {
+                FW_LOG(warn, "connection " << b->second.conn << " on port " << b->first
+                                           << ": no MPA Request in time; closing it (listen backlog)");
+                hal_.tcp_close(b->second.conn);
+                backlog_.erase(b);
+            }
+        }
+        b = next;
+    }
     for (auto it = by_conn_.begin(); it != by_conn_.end();) {
         auto next = std::next(it);
         if (it->second.deadline_ps <= now) {
@@ -490,6 +514,7 @@ void firmware::on_timer() {
 void firmware::arm_next_timer() {
     std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
     for (const auto& [conn, pc] : by_conn_) next = pc.deadline_ps < next ? pc.deadline_ps : next;
+    for (const auto& [port, b] : backlog_) next = b.deadline_ps < next ? b.deadline_ps : next;
     if (next != std::numeric_limits<std::uint64_t>::max()) hal_.arm_timer(next);
 }
 

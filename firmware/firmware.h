@@ -82,8 +82,15 @@ private:
     std::map<std::uint32_t, pending_connection> by_conn_;       // connections in negotiation
     std::multimap<std::uint16_t, pending_connection> accepts_;  // waiting for a peer on a port
     // Connections established on a listening port before an accept asked for them (a listen
-    // backlog), oldest first: the next accept on that port takes the oldest.
-    std::multimap<std::uint16_t, std::uint32_t> backlog_;
+    // backlog), oldest first: the next accept on that port takes the oldest. A peer whose MPA
+    // Request has not fully arrived by `deadline_ps` is dropped (RFC 5044 §7.1.2: the responder
+    // SHOULD time out waiting for the Request); one whose Request is in waits for an accept.
+    struct backlog_entry {
+        std::uint32_t conn = 0;
+        std::uint64_t deadline_ps = 0;
+    };
+    std::multimap<std::uint16_t, backlog_entry> backlog_;
+    bool request_arrived(std::uint32_t conn) const;
     std::uint64_t commands_ = 0, established_ = 0, failed_ = 0, rejected_ = 0;
 };
 

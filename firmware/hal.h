@@ -52,7 +52,8 @@ struct mpa_policy {
 struct stream_start {
     std::uint32_t conn = 0;
     std::size_t max_ulpdu = 0;
-    std::uint32_t ird = 0, ord = 0;   // 0: not negotiated
+    std::uint32_t ird = 0, ord = 0;
+    bool negotiated = false;          // RFC 6581 values (used as they are); else the wish (0: device's)
     bool responder = false;           // hold our FPDUs until the initiator's first (RFC 5044 §7.1.2 rule 4)
     rtr_kind rtr = rtr_kind::none;    // initiator: the RTR to send first (RFC 6581 §9.2)
 };

@@ -47,8 +47,10 @@ mpa::RequestReply make_request(const negotiation_policy& us) {
     req.revision = static_cast<std::uint8_t>(us.revision);
     if (us.revision >= 2) {
         req.enhanced = true;  // RFC 6581 §9: the IRD/ORD word leads the private data
-        req.ird = us.ird;
-        req.ord = us.ord;
+        // §9.1: the initiator IRD is what it can hold, so at most the device's limit (0x3FFF,
+        // "the ULP negotiates", passes as it is).
+        req.ird = us.ird == kNoNeg ? kNoNeg : std::min(us.ird, us.max_ird);
+        req.ord = us.ord == kNoNeg ? kNoNeg : std::min(us.ord, us.max_ord);
         if (us.peer_to_peer) {
             // §9.2: A = 1 and one flag per RTR option this side can send.
             req.peer_to_peer = true;
@@ -102,7 +104,8 @@ initiator_outcome conclude_reply(const mpa::RequestReply& sent, const mpa::Reque
     };
     if (sent.enhanced && reply.enhanced) {
         // §9.1: our IRD at least the responder's ORD, our ORD at most its IRD; 0x3FFF: unchanged.
-        out.ord = reply.ird == kNoNeg ? std::min(us.ord, us.max_ord) : std::min<std::uint32_t>(us.ord, reply.ird);
+        out.ord = std::min(us.ord, us.max_ord);
+        if (reply.ird != kNoNeg) out.ord = std::min<std::uint32_t>(out.ord, reply.ird);
         if (reply.ord == kNoNeg) {
             out.ird = std::min(us.ird, us.max_ird);
         } else if (reply.ord > us.max_ird) {
@@ -112,6 +115,11 @@ initiator_outcome conclude_reply(const mpa::RequestReply& sent, const mpa::Reque
         } else {
             out.ird = reply.ord;
         }
+    }
+    if (!sent.peer_to_peer && reply.enhanced && reply.peer_to_peer) {
+        // §9.2: "The responder MUST set Control Flag A to 0 if Control Flag A is 0 in the request."
+        // Our first ULP message serves as its RTR anyway, so the stream works; say so.
+        out.warning = "the Reply sets A (peer-to-peer) though the Request did not; no RTR is sent";
     }
     if (sent.peer_to_peer) {
         if (!reply.enhanced || !reply.peer_to_peer) {

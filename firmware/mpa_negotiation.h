@@ -40,7 +40,7 @@ proto::mpa::RequestReply make_request(const negotiation_policy& us);
 
 struct responder_outcome {
     proto::mpa::RequestReply reply;   // the Reply to send (reject and private data are the caller's)
-    std::uint32_t ird = 0, ord = 0;   // the stream's limits at this side (0: not negotiated)
+    std::uint32_t ird = 0, ord = 0;   // the stream's limits at this side (when the Reply is enhanced)
     bool expect_rtr = false;          // peer-to-peer: the initiator's RTR is the first FPDU
 };
 // The responder's answer to a valid Request (RFC 6581 §9.1 and §9.2; §10: answer in kind).
@@ -52,8 +52,9 @@ struct initiator_outcome {
     // 7 no matching RTR option) and why, for the log.
     std::uint8_t terminate_code = 0;
     std::string why;
-    std::uint32_t ird = 0, ord = 0;   // the stream's limits at this side (0: not negotiated)
+    std::uint32_t ird = 0, ord = 0;   // the stream's limits at this side (when both frames were enhanced)
     rtr_kind rtr = rtr_kind::none;
+    std::string warning;              // ok, but the Reply broke a rule that did not matter here
 };
 // What the initiator makes of an accepting Reply to its Request `sent`.
 initiator_outcome conclude_reply(const proto::mpa::RequestReply& sent, const proto::mpa::RequestReply& reply,

@@ -133,6 +133,7 @@ bool control_processor::qp_connect(std::uint32_t qpn, const fw::stream_start& st
     q.max_ulpdu = std::min(stream.max_ulpdu, framer_out->ulpdu_limit(stream.conn));
     q.ird = stream.ird;
     q.ord = stream.ord;
+    q.negotiated = stream.negotiated;
     q.hold_until_first_fpdu = stream.responder;
     q.send_rtr = stream.rtr == fw::rtr_kind::write  ? qp_stream::rtr::write
                  : stream.rtr == fw::rtr_kind::read ? qp_stream::rtr::read

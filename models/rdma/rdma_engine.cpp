@@ -137,9 +137,13 @@ bool rdma_engine::qp_connect(std::uint32_t qpn, const qp_stream& stream) {
     qp.rq_consumer = rq_consumer;
     qp.conn = stream.conn;
     qp.max_ulpdu = stream.max_ulpdu;
-    // The device's own limits cap what was negotiated (0 from a revision 1 peer: no negotiation).
-    qp.ird = stream.ird == 0 ? params_.ird : std::min(stream.ird, params_.ird);
-    qp.ord = stream.ord == 0 ? params_.ord : std::min(stream.ord, params_.ord);
+    // The device's own limits cap the values; a negotiated 0 stays 0 (RFC 6581 §9.1: no Reads that
+    // way), an application's 0 without negotiation means the device's own limit.
+    const auto limit = [&](std::uint32_t v, std::uint32_t device) {
+        return !stream.negotiated && v == 0 ? device : std::min(v, device);
+    };
+    qp.ird = limit(stream.ird, params_.ird);
+    qp.ord = limit(stream.ord, params_.ord);
     qp.hold_tx = stream.hold_until_first_fpdu;
     qp.rtr_to_send = stream.send_rtr;
     qp.state = qp_state::rts;
@@ -177,6 +181,7 @@ bool rdma_engine::qp_modify(std::uint32_t qpn, std::uint8_t target) {
             if (qp.state != qp_state::rts) return false;
             qp.state = qp_state::closing;
             RNIC_MLOG(info, rdma, "QP " << qpn << " to Closing by the driver");
+            work_event_.notify(sc_core::SC_ZERO_TIME);  // work held back until now flushes
             maybe_finish_closing(qpn, qp);
             return true;
         default: return false;
@@ -247,6 +252,19 @@ void rdma_engine::llp_error(std::uint32_t conn, std::uint8_t mpa_code, const sc_
     enter_error(static_cast<std::uint32_t>(qpn), qp, d);
 }
 
+void rdma_engine::llp_terminate(std::uint32_t conn, std::uint8_t mpa_code) {
+    const int qpn = qpn_of_conn(conn);
+    if (qpn < 0) return;
+    queue_pair& qp = qps_[static_cast<std::size_t>(qpn)];
+    ++counters_.negotiation_terminates;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    if (qp.state == qp_state::rts) {
+        send_terminate(static_cast<std::uint32_t>(qpn), qp, ddp::TermLayer::llp, ddp::term::kLlpMpa, mpa_code, nullptr,
+                       0, d);
+    }
+    enter_error(static_cast<std::uint32_t>(qpn), qp, d);
+}
+
 namespace {
 // The completion status a Terminate stands for, at the side that reads it (verbs error classes).
 regmap::cqe_status status_of_terminate(ddp::TermLayer layer, std::uint8_t etype) {
@@ -272,7 +290,10 @@ void rdma_engine::enter_error(std::uint32_t qpn, queue_pair& qp, sc_core::sc_tim
     while (!qp.pending.empty()) {
         const pending_completion& p = qp.pending.front();
         if (p.rtr) {
-            qp.pending.pop_front();  // the provider's own RTR Read: no work request to complete
+            // The provider's own RTR Read: no work request to complete, and a Terminate it drew is
+            // not any work request's either.
+            qp.pending.pop_front();
+            first = false;
             continue;
         }
         cqe_fields f;
@@ -336,6 +357,8 @@ void rdma_engine::report_qp_error(std::uint32_t qpn, queue_pair& qp, sc_core::sc
 
 void rdma_engine::maybe_finish_closing(std::uint32_t qpn, queue_pair& qp) {
     if (qp.state != qp_state::closing || !qp.pending.empty() || !qp.responses.empty()) return;
+    // Work requests still in the send queue complete (flushed) before the QP leaves Closing.
+    if (qp.sq_consumer != qp.sq_producer) return;
     // Everything sent is acknowledged: close the LLP stream gracefully and return to Idle; the
     // connection no longer maps to this QP, so its close event does not move the QP to Error.
     toe_out->tcp_close(qp.conn);
@@ -398,8 +421,9 @@ bool rdma_engine::take_doorbells(queue_pair& qp) {
     }
     const bool sending = qp.state == qp_state::rts || qp.state == qp_state::closing;
     if (sending && qp.rtr_to_send != qp_stream::rtr::none) return true;
-    // RFC 5044 §7.1.2 rule 4: a responder sends nothing until the initiator's first FPDU arrived.
-    if (sending && qp.hold_tx) return false;
+    // RFC 5044 §7.1.2 rule 4: a responder sends nothing until the initiator's first FPDU arrived
+    // (closing before that, what it had posted flushes: it can never be sent).
+    if (qp.state == qp_state::rts && qp.hold_tx) return false;
     if (sending && !qp.responses.empty()) return true;
     // Work posted to an Idle QP waits for RTS; in Closing and Error it flushes.
     return qp.state != qp_state::idle && qp.sq_consumer != qp.sq_producer;
@@ -487,6 +511,7 @@ void rdma_engine::process_batch(std::uint32_t qpn, queue_pair& qp) {
     // The engine's own pipeline time; payload reads and transmission run ahead of it in the
     // downstream blocks' resources (LT annotation).
     wait(issue);
+    maybe_finish_closing(qpn, qp);
 }
 
 std::uint32_t rdma_engine::extra_slots(const std::uint8_t* wqe, std::uint32_t posted_after) {
@@ -569,9 +594,20 @@ void rdma_engine::process_wqe(std::uint32_t qpn, queue_pair& qp, const send_wqe&
         return;
     }
     switch (w.opcode) {
-        case op::rdma_read: post_read_request(qpn, qp, w, issue); return;
+        case op::rdma_read:
         case op::atomic_fetch_add:
-        case op::atomic_compare_swap: post_atomic(qpn, qp, w, issue); return;
+        case op::atomic_compare_swap:
+            if (qp.ord == 0) {
+                // RFC 6581 §9.1: the stream negotiated no outbound Reads (the peer's IRD is 0).
+                reject(regmap::cqe_status::bad_opcode, "the QP's ORD is 0: no RDMA Reads or atomics on this stream");
+                return;
+            }
+            if (w.opcode == op::rdma_read) {
+                post_read_request(qpn, qp, w, issue);
+            } else {
+                post_atomic(qpn, qp, w, issue);
+            }
+            return;
         case op::local_invalidate: post_local_invalidate(qpn, qp, w, issue); return;
         case op::raw_ulpdu:
             if (!params_.raw_ulpdu_wqes) {
@@ -746,7 +782,8 @@ void rdma_engine::send_rtr(std::uint32_t qpn, queue_pair& qp, sc_core::sc_time& 
         pending_completion p{0, 0, 0, 0, regmap::wr_opcode::rdma_read, false};
         p.rtr = true;
         p.sink_stag = kRtrStag;
-        wait_for_ord(qp, issue);
+        // Not held to ORD: it goes first, and RFC 6581 §9.1 has the responder offer an IRD of 1
+        // for it even when the initiator's ORD is 0.
         if (!send_untagged(qp, h, body, sizeof body, 0, issue, &p.stream_end)) {
             enter_error(qpn, qp, issue);
             return;
@@ -1517,7 +1554,9 @@ void rdma_engine::place_read_response(std::uint32_t qpn, queue_pair& qp, const d
         }
     }
     const std::size_t payload = len - ddp::kTaggedHeaderSize;
-    if (read == nullptr || h.stag != read->sink_stag) {
+    // RFC 5041 §5.2: a zero-length Response's STag is not checked.
+    const bool zero_length = payload == 0 && h.last && read != nullptr && read->length == 0;
+    if (read == nullptr || (h.stag != read->sink_stag && !zero_length)) {
         ++counters_.protection_errors;
         RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Read Response without a matching outstanding Read");
         send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation,
@@ -1525,7 +1564,7 @@ void rdma_engine::place_read_response(std::uint32_t qpn, queue_pair& qp, const d
         enter_error(qpn, qp, delay);
         return;
     }
-    if (!already_placed && !(payload == 0 && h.last && read->length == 0)) {
+    if (!already_placed && !zero_length) {
         // The sink is our own buffer: it needs local write access (RFC 5040 §2.1 sink STag). A
         // zero-length Response has nothing to place and no STag to check (RFC 5041 §5.2).
         const access_check chk = check_access(qp, h.stag, h.tagged_offset, payload, regmap::mr_access::local_write);
@@ -1760,6 +1799,7 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["flushed"] = counters_.flushed;
     out["llp_errors"] = counters_.llp_errors;
     out["rtrs_sent"] = counters_.rtrs_sent;
+    out["negotiation_terminates"] = counters_.negotiation_terminates;
     out["streams_held_for_first_fpdu"] = counters_.tx_held;
     out["cqes"] = counters_.cqes;
     out["interrupts"] = counters_.interrupts;

@@ -79,7 +79,7 @@ public:
     int destroy_qp(std::uint32_t qpn) override;
     int destroy_cq(std::uint32_t cqn) override;
     void stream_failed(std::uint32_t conn, const char* why) override;
-    void llp_terminate(std::uint32_t conn, std::uint8_t mpa_code) override { llp_error(conn, mpa_code, sc_core::SC_ZERO_TIME); }
+    void llp_terminate(std::uint32_t conn, std::uint8_t mpa_code) override;
     // rdma_doorbell_if
     void sq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) override;
     void rq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) override;
@@ -320,7 +320,7 @@ private:
         std::uint64_t bad_wqes = 0, rx_dropped = 0, immediates = 0, immediates_received = 0;
         std::uint64_t local_invalidates = 0, remote_invalidates = 0, raw_ulpdus = 0;
         std::uint64_t atomic_ops_issued = 0, atomic_cas_retries = 0;
-        std::uint64_t rtrs_sent = 0, tx_held = 0;
+        std::uint64_t rtrs_sent = 0, tx_held = 0, negotiation_terminates = 0;
         std::uint64_t placed_out_of_order_bytes = 0, rx_already_placed = 0, flushed = 0, llp_errors = 0;
     } counters_;
 };

@@ -35,7 +35,10 @@ struct mr_config {
 struct qp_stream {
     std::uint32_t conn = 0;
     std::size_t max_ulpdu = 0;
-    std::uint32_t ird = 0, ord = 0;  // negotiated Read limits (0: not negotiated, the device's own apply)
+    // The Read limits: negotiated (RFC 6581 §9.1, used as they are, 0 included), or else the
+    // application's wish (0: the device's own limits).
+    std::uint32_t ird = 0, ord = 0;
+    bool negotiated = false;
     // Responder: send no FPDU before the initiator's first one has arrived (RFC 5044 §7.1.2 rule 4).
     bool hold_until_first_fpdu = false;
     // Initiator in the peer-to-peer model: the ready-to-receive message, sent before any work

@@ -256,7 +256,8 @@ constexpr std::size_t kDeviceCounterCount = sizeof kDeviceCounters / sizeof kDev
 constexpr std::uint32_t kMaxRejectPrivateData = 256;
 
 // connect p3 bit 30: the peer-to-peer model with an explicit ready-to-receive message (RFC 6581
-// §9.2; needs MPA revision 2, else bad_parameter).
+// §9.2; needs MPA revision 2, else bad_parameter). IRD and ORD are 14 bits each (bits 0-13 and
+// 16-29), so no valid ORD reaches this bit; the driver refuses larger values.
 constexpr std::uint64_t kConnectPeerToPeer = std::uint64_t{1} << 30;
 
 struct command_desc {

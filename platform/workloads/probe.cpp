@@ -46,6 +46,8 @@ const std::vector<probe_expectation>& probe_catalogue() {
          "listen: a peer that connects before the accept waits in the backlog, then is served"},
         {"mpa_timeout", false, 0, 0, 0,
          "A listening peer that never answers the MPA Request: connect times out after rnic.mpa.timeout"},
+        {"held_close", false, 0, 0, 0,
+         "A responder that closes before the initiator's first FPDU: its unsent work flushes, the QP goes Idle"},
         {"responder_waits", false, 0, 0, 0,
          "RFC 5044 §7.1.2 rule 4: the responder sends nothing before the initiator's first FPDU"},
     };
@@ -216,7 +218,7 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     else if (p == "qp_states") server_qp_states(s);
     else if (p == "response_order" || p == "verbs_misuse" || p == "listen_backlog") oob_.wait_for("client-done");
     else if (p == "abort") server_qp_states(s);
-    else if (p == "peer_to_peer" || p == "responder_waits") server_sends_first(s);
+    else if (p == "peer_to_peer" || p == "responder_waits" || p == "held_close") server_sends_first(s);
     else if (p == "zero_based") {
         oob_.wait_for("client-done");
         const std::vector<std::uint8_t> want = pattern(cfg_.seed, 0x2e40, 8192);
@@ -394,7 +396,7 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
         on_done_();
         return;
     }
-    if (cfg_.probe == "peer_to_peer" || cfg_.probe == "responder_waits") {
+    if (cfg_.probe == "peer_to_peer" || cfg_.probe == "responder_waits" || cfg_.probe == "held_close") {
         client_server_sends_first(s, server_ip, a);
         oob_.publish("client-done", {});
         oob_.wait_for("server-done");
@@ -410,7 +412,10 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     result_.connect_ps = bus.now_ps() - t0;
     result_.setup_ok = true;
     if (cfg_.probe == "listen_backlog") {
-        check("client: connected once the server accepted, from the backlog", result_.connect_ps >= kBacklogWaitPs,
+        // Not before the accept; and well before a SYN retransmission (rnic.tcp.rto_initial, 1 ms),
+        // which a port that was not listening would have needed.
+        check("client: connected once the server accepted, from the backlog",
+              result_.connect_ps >= kBacklogWaitPs && result_.connect_ps < kBacklogWaitPs + 500'000'000,
               "connect took " + std::to_string(result_.connect_ps / 1000) + " ns");
     }
     // A good RDMA Write first: the path works, and the server knows what it must hold.
@@ -812,14 +817,33 @@ void probe::server_sends_first(side& s) {
     w.length = kFirstMessageLen;
     w.local_stag = s.a.stag;
     const std::uint64_t posted = s.bus.now_ps();
+    const auto any = [](const drv::work_completion&) { return true; };
     drv::work_completion wc;
-    const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
-                    poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == kFirstMessageWrId; },
-                             kBudgetPs, &wc) &&
-                    wc.status == regmap::cqe_status::success;
+    if (cfg_.probe == "held_close") {
+        // The client stays silent; the server closes gracefully with its Send still held (RFC 5044
+        // §7.1.2 rule 4): the Send can never go out, so it completes flushed, and the QP is Idle.
+        check("server: Send posted", s.ctx.post_send(s.qp, w) == drv::status::ok);
+        check("server: graceful disconnect while held", s.ctx.disconnect(s.qp) == drv::status::ok);
+        const bool got = poll_for(s, s.cq, any, kBudgetPs, &wc);
+        check("server: the held Send completes, flushed", got && wc.wr_id == kFirstMessageWrId &&
+                                                              wc.status == regmap::cqe_status::flushed,
+              got ? "wr_id " + std::to_string(wc.wr_id) + ", " + regmap::to_string(wc.status) : "no completion");
+        regmap::qp_state state = regmap::qp_state::rts;
+        s.ctx.query_qp(s.qp, &state);
+        check("server: QP Idle after the close", state == regmap::qp_state::idle, regmap::to_string(state));
+        oob_.publish("server-closed", {});
+        oob_.wait_for("client-done");
+        return;
+    }
+    // The first completion on the server's CQ is its Send's (nothing from the RTR before it).
+    const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok && poll_for(s, s.cq, any, kBudgetPs, &wc) &&
+                    wc.wr_id == kFirstMessageWrId && wc.status == regmap::cqe_status::success;
     check("server: its Send, posted right after accept, completed", ok,
-          ok ? "after " + std::to_string((s.bus.now_ps() - posted) / 1000) + " ns" : "");
+          ok ? "after " + std::to_string((s.bus.now_ps() - posted) / 1000) + " ns"
+             : "first completion wr_id " + std::to_string(wc.wr_id) + ", " + regmap::to_string(wc.status));
     oob_.wait_for("client-done");
+    const bool more = poll_for(s, s.cq, any, 50'000'000, &wc);  // 50 us
+    check("server: no other completion", !more, more ? "wr_id " + std::to_string(wc.wr_id) : "");
 }
 
 void probe::client_server_sends_first(side& s, std::uint32_t server_ip, const remote_buffer& a) {
@@ -851,9 +875,23 @@ void probe::client_server_sends_first(side& s, std::uint32_t server_ip, const re
         const bool got = poll_for(s, s.cq, any, kBudgetPs, &wc);
         check("client: the server's first message arrives though the client sent nothing", got && first_message_ok(wc),
               got ? "completion wr_id " + std::to_string(wc.wr_id) + ", " + regmap::to_string(wc.status) : "none");
-        s.bus.spend(100'000'000);  // 100 us
-        const bool more = poll_for(s, s.cq, any, 0, &wc);
+        const bool more = poll_for(s, s.cq, any, 100'000'000, &wc);  // 100 us
         check("client: the RTR made no completion", !more, more ? "wr_id " + std::to_string(wc.wr_id) : "");
+        return;
+    }
+    if (cfg_.probe == "held_close") {
+        // The server closes before we send anything: we see the stream end, never its message.
+        oob_.wait_for("server-closed");
+        bool message = false;
+        const bool got = poll_for(s, s.cq,
+                                  [&](const drv::work_completion& c) {
+                                      message |= c.wr_id == kFirstRecvWrId && c.status == regmap::cqe_status::success;
+                                      return c.opcode == drv::wc_opcode::qp_error;
+                                  },
+                                  kBudgetPs, &wc);
+        check("client: the stream's end arrives as a QP error completion without a Terminate",
+              got && !wc.terminate.valid, got ? term_text(wc.terminate) : "none");
+        check("client: the server's held message never arrived", !message);
         return;
     }
     // Client-server: the server's Send waits in its NIC until our first FPDU (RFC 5044 §7.1.2 rule 4).

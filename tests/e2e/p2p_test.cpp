@@ -4,7 +4,9 @@
 //    after accept, reaches the silent client. On the wire: the RFC 6581 word with A, C and D, and a
 //    zero-length RDMA Write (STag 1) or zero-length Read as the initiator's first FPDU.
 //  - two NICs with no RTR option in common: the initiator's Terminate LLP/MPA code 7.
-//  - responder_waits: client-server model; the server's Send leaves only after the client's first FPDU.
+//  - responder_waits: client-server model; the server's Send leaves only after the client's first FPDU;
+//    held_close: a server that closes while held flushes its Send.
+//  - RFC 6581 §9.1 limits: the Request within the device's IRD; a negotiated ORD of 0 honoured.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -154,6 +156,58 @@ TEST(PeerToPeer, ResponderSendsNothingBeforeTheInitiatorsFirstFpdu) {
     ASSERT_GE(fpdus.size(), 2u);
     EXPECT_EQ(fields(fpdus[0])[0], "10.0.0.1");  // the client's Write comes first on the wire
     EXPECT_EQ(fields(fpdus[0])[1], "0x00");
+}
+
+TEST(PeerToPeer, ResponderClosingBeforeTheFirstFpduFlushesItsHeldWork) {
+    // The server's Send waits for the client's first FPDU, which never comes; the server closes
+    // gracefully: the Send completes flushed, its QP goes Idle, nothing of it reaches the wire.
+    const p2p_run p = run_probe("held-close", "held_close", {});
+    ASSERT_EQ(p.r.exit_code, 0) << p.r.output;
+    EXPECT_EQ(p.results.at("status").as_string(), "ok");
+    expect_rows_ok(p.results, 6);
+    if (!have_tshark()) GTEST_SKIP() << "tshark not installed";
+    EXPECT_TRUE(lines(tshark(p.pcap, "iwarp_rdma.opcode", "-e ip.src")).empty());
+    const auto fins = lines(tshark(p.pcap, "tcp.flags.fin == 1", "-e ip.src"));
+    ASSERT_FALSE(fins.empty());
+    EXPECT_EQ(fins[0], "10.0.0.2");
+}
+
+TEST(PeerToPeer, RequestOffersAtMostTheDevicesIrdAndConnects) {
+    // rnic.rdma.ird = 8 below rnic.mpa.ird = 16: the Request offers 8 (RFC 6581 §9.1, what the
+    // initiator can hold), so a responder taking the whole offer leaves nothing to refuse.
+    const std::string pcap = temp_path("ird8.pcap");
+    const sim_run r = run_sim({"--set", "rnic.mpa.revision=2", "--set", "rnic.rdma.ird=8", "--set",
+                               "workload.type=read_lat", "--set", "workload.sizes=[8]", "--set",
+                               "workload.iterations=20", "--pcap", pcap});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("Terminate"), std::string::npos) << r.output;
+    if (!have_tshark()) GTEST_SKIP() << "tshark not installed";
+    const auto rr = lines(tshark(pcap, "iwarp_mpa.pdlength", "-e ip.src -e iwarp_mpa.privatedata"));
+    ASSERT_EQ(rr.size(), 2u);
+    EXPECT_EQ(rr[0], "10.0.0.1\t00080010");  // IRD 8, ORD 16
+    EXPECT_EQ(rr[1], "10.0.0.2\t00080008");  // responder IRD min(16, its 8), ORD 8
+}
+
+TEST(PeerToPeer, ReadRtrGoesOutUnderANegotiatedOrdOfZeroAndReadsAreRefused) {
+    // The initiator wants no Reads (ORD 0); the responder offers IRD 1 for the Read RTR (RFC 6581
+    // §9.1). The RTR goes out; later Read work requests complete with "bad opcode" (no ORD), they
+    // are not sent into the peer's IRD of 1.
+    const std::vector<std::string> p2p = {"--set", "rnic.mpa.revision=2", "--set", "rnic.mpa.ord=0",
+                                          "--set", "rnic.mpa.peer_to_peer=true", "--set", "rnic.mpa.rtr=read",
+                                          "--set", "workload.sizes=[8]", "--set", "workload.iterations=20",
+                                          "--log", "warn"};
+    std::vector<std::string> writes = p2p;
+    writes.insert(writes.end(), {"--set", "workload.type=write_lat"});
+    const sim_run w = run_sim(writes);
+    EXPECT_EQ(w.exit_code, 0) << w.output;
+    std::vector<std::string> reads = p2p;
+    reads.insert(reads.end(), {"--set", "workload.type=read_lat"});
+    const sim_run r = run_sim(reads);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("the QP's ORD is 0: no RDMA Reads or atomics on this stream"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("completion with status bad opcode"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("Terminate"), std::string::npos) << r.output;
 }
 
 TEST(PeerToPeer, AskingForItUnderRevisionOneIsRefused) {

@@ -51,6 +51,28 @@ TEST(MpaNegotiation, PeerToPeerRequestOffersEveryRtrThisDeviceCanSendButNeverThe
     EXPECT_EQ(back->ird, 16);
 }
 
+TEST(MpaNegotiation, RequestOffersNoMoreThanTheDeviceCanHold) {
+    // §9.1: the initiator IRD is "the maximum number of simultaneous inbound RDMA Read Requests
+    // that the initiator can support"; a wish above the device's limit is cut to it.
+    negotiation_policy us = rev2();
+    us.ird = 16;
+    us.max_ird = 8;
+    us.ord = 16;
+    us.max_ord = 4;
+    const mpa::RequestReply req = make_request(us);
+    EXPECT_EQ(req.ird, 8);
+    EXPECT_EQ(req.ord, 4);
+    // A responder that takes the whole offer leaves the initiator within its limits.
+    const responder_outcome r = answer_request(req, rev2());
+    const initiator_outcome i = conclude_reply(req, r.reply, us);
+    ASSERT_TRUE(i.ok) << i.why;
+    EXPECT_EQ(i.ird, 8u);
+    EXPECT_EQ(i.ord, 4u);
+    // "No automatic negotiation" passes as it is.
+    us.ird = mpa::kIrdOrdNoNegotiation;
+    EXPECT_EQ(make_request(us).ird, mpa::kIrdOrdNoNegotiation);
+}
+
 TEST(MpaNegotiation, ResponderMatchesTheInitiatorsOrdWithItsIrdAndStaysWithinItsIrd) {
     mpa::RequestReply req = make_request(rev2());
     req.ird = 4;  // the initiator takes at most 4 inbound Reads
@@ -140,6 +162,25 @@ TEST(MpaNegotiation, ReadRtrGetsAnInboundReadEvenWhenTheInitiatorWantsNoReads) {
     EXPECT_TRUE(r.reply.zero_length_read_rtr);
     EXPECT_EQ(r.ird, 1u);  // §9.1's example: IRD raised to 1 for the Read RTR
     EXPECT_EQ(r.reply.ird, 1);
+    // The initiator keeps its ORD of 0 (at most the responder's IRD, and what it asked for) and
+    // still sends the Read RTR, which the responder's IRD of 1 takes.
+    const initiator_outcome i = conclude_reply(make_request(init), r.reply, init);
+    ASSERT_TRUE(i.ok) << i.why;
+    EXPECT_EQ(i.ord, 0u);
+    EXPECT_EQ(i.rtr, rtr_kind::read);
+}
+
+TEST(MpaNegotiation, ReplyWithPeerToPeerToAClientServerRequestWorksButIsReported) {
+    const mpa::RequestReply req = make_request(rev2(false));
+    mpa::RequestReply rep = answer_request(req, rev2()).reply;
+    ASSERT_FALSE(rep.peer_to_peer);
+    EXPECT_TRUE(conclude_reply(req, rep, rev2()).warning.empty());
+    rep.peer_to_peer = true;  // violates §9.2 "MUST set Control Flag A to 0 if ... 0 in the request"
+    rep.zero_length_write_rtr = true;
+    const initiator_outcome i = conclude_reply(req, rep, rev2());
+    EXPECT_TRUE(i.ok);
+    EXPECT_EQ(i.rtr, rtr_kind::none);
+    EXPECT_NE(i.warning.find("A (peer-to-peer)"), std::string::npos) << i.warning;
 }
 
 TEST(MpaNegotiation, NoMatchingRtrIsTerminateCodeSeven) {

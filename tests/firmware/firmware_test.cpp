@@ -1,0 +1,203 @@
+// The firmware alone (no SystemC): a scripted HAL feeds it events and records what it does, so
+// connection management can be checked where the platform cannot provoke it, e.g. a peer that
+// opens TCP but never sends its MPA Request.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <stdexcept>
+
+#include "firmware/firmware.h"
+#include "proto/bytes.h"
+#include "proto/mpa.h"
+
+namespace rnic::fw {
+namespace {
+
+namespace mpa = proto::mpa;
+
+// Thrown by wait_event when the script has no more events: ends firmware::run().
+struct script_done {};
+
+class scripted_hal : public hal {
+public:
+    scripted_hal() {
+        pol_.timeout_ps = 10'000'000'000ULL;  // 10 ms
+        host_.resize(1 << 16);
+    }
+
+    // ---- the script ----
+    void at(std::uint64_t t_ps, event ev) { script_.push_back({t_ps, ev}); }
+    // Posts one firmware command into the ring (slot n) and rings the doorbell at t_ps.
+    void command(std::uint64_t t_ps, regmap::command op, std::initializer_list<std::uint64_t> params) {
+        const std::uint32_t slot = producer_++;
+        std::uint8_t* c = host_.data() + kRing + slot * regmap::kCommandSize;
+        std::memset(c, 0, regmap::kCommandSize);
+        c[regmap::cmd_off::opcode] = static_cast<std::uint8_t>(op);
+        int i = 0;
+        for (std::uint64_t p : params) proto::put_le64(c + regmap::cmd_off::param + 8 * i++, p);
+        proto::put_le32(c + regmap::cmd_off::status, regmap::kStatusPending);
+        at(t_ps, {event_kind::command_doorbell, 0, 0});
+        doorbell_producers_[script_.size() - 1] = producer_;
+    }
+    regmap::cmd_status status_of(std::uint32_t slot) const {
+        return static_cast<regmap::cmd_status>(
+            proto::get_le32(host_.data() + kRing + slot * regmap::kCommandSize + regmap::cmd_off::status));
+    }
+    void set_startup(std::uint32_t conn, std::vector<std::uint8_t> bytes) { startup_[conn] = std::move(bytes); }
+
+    // ---- what the firmware did ----
+    std::vector<std::uint32_t> closed;
+    std::map<std::uint32_t, std::vector<std::uint8_t>> sent_startup;
+    std::vector<std::uint32_t> connected_qps;
+
+    // ---- hal ----
+    event wait_event() override {
+        // The earliest of the next scripted event and the armed timer.
+        if (timer_ps_ != kNever && (script_.empty() || timer_ps_ <= script_.front().first)) {
+            now_ = std::max(now_, timer_ps_);
+            timer_ps_ = kNever;
+            return {event_kind::timer, 0, 0};
+        }
+        if (script_.empty()) throw script_done{};
+        auto [t, ev] = script_.front();
+        script_.pop_front();
+        now_ = std::max(now_, t);
+        if (auto it = doorbell_producers_.find(delivered_); it != doorbell_producers_.end()) {
+            producer_seen_ = it->second;
+        }
+        ++delivered_;
+        return ev;
+    }
+    void consume_cycles(std::uint64_t cycles) override { now_ += cycles * 1000; }  // 1 GHz
+    std::uint64_t now_ps() const override { return now_; }
+    void arm_timer(std::uint64_t at_ps) override { timer_ps_ = at_ps; }
+    const char* name() const override { return "fw-test"; }
+    const mpa_policy& policy() const override { return pol_; }
+    std::uint32_t reg_read(std::uint32_t offset) override {
+        switch (offset) {
+            case regmap::CMDQ_BASE_LO: return kRing;
+            case regmap::CMDQ_BASE_HI: return 0;
+            case regmap::CMDQ_ENTRIES: return 16;
+            case regmap::CMDQ_PROD: return producer_seen_;
+            default: return 0;
+        }
+    }
+    void reg_write(std::uint32_t, std::uint32_t) override {}
+    bool dma_read(std::uint64_t addr, void* dst, std::size_t len) override {
+        if (addr + len > host_.size()) return false;
+        std::memcpy(dst, host_.data() + addr, len);
+        return true;
+    }
+    bool dma_write(std::uint64_t addr, const void* src, std::size_t len) override {
+        if (addr + len > host_.size()) return false;
+        std::memcpy(host_.data() + addr, src, len);
+        return true;
+    }
+    void raise_msix(std::uint32_t) override {}
+    int create_cq(const cq_params&) override { return 0; }
+    int create_qp(const qp_params&) override { return 0; }
+    std::int64_t register_mr(const mr_params&) override { return 1; }
+    bool deregister_mr(std::uint32_t) override { return true; }
+    bool qp_idle(std::uint32_t) const override { return true; }
+    bool qp_connect(std::uint32_t qpn, const stream_start&) override {
+        connected_qps.push_back(qpn);
+        return true;
+    }
+    void terminate_stream(std::uint32_t, std::uint8_t) override {}
+    bool qp_modify(std::uint32_t, std::uint8_t) override { return true; }
+    std::int64_t qp_query(std::uint32_t) const override { return 0; }
+    int destroy_qp(std::uint32_t) override { return 0; }
+    int destroy_cq(std::uint32_t) override { return 0; }
+    void stream_failed(std::uint32_t, const char*) override {}
+    void read_counters(std::uint64_t*) const override {}
+    int tcp_connect(std::uint32_t, std::uint16_t, std::uint16_t) override { return 7; }
+    bool tcp_listen(std::uint16_t) override { return true; }
+    void tcp_close(std::uint32_t conn) override { closed.push_back(conn); }
+    std::uint16_t tcp_effective_mss(std::uint32_t) const override { return 1460; }
+    bool send_startup(std::uint32_t conn, const std::vector<std::uint8_t>& bytes) override {
+        sent_startup[conn] = bytes;
+        return true;
+    }
+    const std::vector<std::uint8_t>& startup_bytes(std::uint32_t conn) const override {
+        static const std::vector<std::uint8_t> none;
+        auto it = startup_.find(conn);
+        return it == startup_.end() ? none : it->second;
+    }
+    void full_operation(std::uint32_t, const mpa_mode&, std::size_t) override {}
+
+    static constexpr std::uint32_t kRing = 0x1000;
+
+private:
+    static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+    mpa_policy pol_;
+    std::vector<std::uint8_t> host_;
+    std::deque<std::pair<std::uint64_t, event>> script_;
+    std::map<std::size_t, std::uint32_t> doorbell_producers_;
+    std::size_t delivered_ = 0;
+    std::uint32_t producer_ = 0, producer_seen_ = 0;
+    std::map<std::uint32_t, std::vector<std::uint8_t>> startup_;
+    std::uint64_t now_ = 0, timer_ps_ = kNever;
+};
+
+void run(scripted_hal& h) {
+    firmware fw(h, costs{});
+    try {
+        fw.run();
+    } catch (const script_done&) {
+    }
+}
+
+constexpr std::uint64_t kMs = 1'000'000'000ULL;
+constexpr std::uint16_t kPort = 18515;
+
+std::vector<std::uint8_t> request_bytes() {
+    mpa::RequestReply req;
+    req.request = true;
+    req.crc = true;
+    return mpa::encode(req);
+}
+
+TEST(FirmwareBacklog, PeerThatNeverSendsItsRequestIsClosedAfterTheTimeout) {
+    // RFC 5044 §7.1.2: the responder SHOULD time out waiting for the MPA Request.
+    scripted_hal h;
+    h.command(0, regmap::command::listen, {0, kPort});
+    h.at(1 * kMs, {event_kind::tcp_established, 3, kPort});  // handshake done, no Request ever
+    h.at(30 * kMs, {event_kind::tcp_closed, 99, 0});          // unrelated: lets time pass the deadline
+    run(h);
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::ok);
+    ASSERT_EQ(h.closed.size(), 1u);
+    EXPECT_EQ(h.closed[0], 3u);
+}
+
+TEST(FirmwareBacklog, PeerWhoseRequestArrivedWaitsForTheAcceptPastTheTimeout) {
+    scripted_hal h;
+    h.command(0, regmap::command::listen, {0, kPort});
+    h.set_startup(3, request_bytes());
+    h.at(1 * kMs, {event_kind::tcp_established, 3, kPort});
+    h.at(1 * kMs, {event_kind::startup_bytes, 3, 0});
+    // The accept comes 40 ms later, long after the 10 ms timeout: the peer is still served.
+    h.command(41 * kMs, regmap::command::accept, {5, kPort, 0, 0, 0, 0});
+    run(h);
+    EXPECT_TRUE(h.closed.empty());
+    ASSERT_EQ(h.sent_startup.count(3), 1u);
+    const auto& reply = h.sent_startup[3];
+    const auto rep = mpa::decode(reply.data(), reply.size(), nullptr);
+    ASSERT_TRUE(rep);
+    EXPECT_FALSE(rep->request);
+    EXPECT_FALSE(rep->reject);
+    EXPECT_EQ(h.status_of(1), regmap::cmd_status::ok);
+    ASSERT_EQ(h.connected_qps.size(), 1u);
+    EXPECT_EQ(h.connected_qps[0], 5u);
+}
+
+TEST(FirmwareBacklog, ListenOnPortZeroIsABadParameter) {
+    scripted_hal h;
+    h.command(0, regmap::command::listen, {0, 0});
+    run(h);
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::bad_parameter);
+}
+
+}  // namespace
+}  // namespace rnic::fw
