@@ -218,6 +218,11 @@ std::string tshark(const std::string& pcap, const std::string& filter, const std
                  quote(filter) + " -T fields -E separator=/t -E occurrence=a " + fields + " 2>/dev/null");
 }
 
+// Excludes TCP's second copies: against a TCG guest both TCPs may retransmit (spuriously), and
+// tshark decodes a retransmitted FPDU again in one capture but not in the other.
+const std::string kFirstCopies =
+    " && !tcp.analysis.retransmission && !tcp.analysis.fast_retransmission && !tcp.analysis.spurious_retransmission";
+
 std::size_t count_fpdus(const std::string& pcap, const std::string& filter) {
     std::size_t n = 0;
     for (const std::string& l : lines_of(tshark(pcap, filter, "-e iwarp_rdma.opcode"))) {
@@ -248,7 +253,9 @@ capture_view view_of(const std::string& pcap, const std::string& client_ip) {
     };
     v.request = rr("iwarp_mpa.key.req");
     v.reply = rr("iwarp_mpa.key.rep");
-    for (int op : {0, 1, 2, 3}) v.opcodes[op] = count_fpdus(pcap, "iwarp_rdma.opcode == " + std::to_string(op));
+    for (int op : {0, 1, 2, 3}) {
+        v.opcodes[op] = count_fpdus(pcap, "iwarp_rdma.opcode == " + std::to_string(op) + kFirstCopies);
+    }
     // tshark's verdict on each FPDU's CRC32c appears only as text: "0x... (Good CRC32)" or
     // "0x... (Bad CRC32, should be 0x...)" (docs: ../shared/specs/wireshark-iwarp.md §3).
     const std::string verbose = shell("tshark -r " + quote(pcap) +
@@ -269,8 +276,8 @@ capture_view view_of(const std::string& pcap, const std::string& client_ip) {
         if (!syn.empty()) v.setup_s = std::stod(rep[0].substr(0, rep[0].find('\t'))) - std::stod(syn[0]);
     }
     std::vector<double> client_sends, server_sends;
-    for (const std::string& l : lines_of(tshark(pcap, "iwarp_rdma.opcode == 3", "-e frame.time_epoch -e ip.src "
-                                                                                "-e iwarp_rdma.opcode"))) {
+    for (const std::string& l : lines_of(tshark(pcap, "iwarp_rdma.opcode == 3" + kFirstCopies,
+                                                "-e frame.time_epoch -e ip.src -e iwarp_rdma.opcode"))) {
         std::istringstream in(l);
         std::string t, src, ops;
         std::getline(in, t, '\t');
