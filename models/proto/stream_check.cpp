@@ -1,5 +1,6 @@
 // Capture checker: TCP reassembly per direction, MPA negotiation (RFC 5044 §7.1, RFC 6581 §9),
-// FPDU reframing (mpa::Deframer) and DDP/RDMAP header checks (RFC 5040, RFC 5041, RFC 7306).
+// FPDU reframing (mpa::Deframer, or ift::Deframer for seed 001) and DDP/RDMAP header checks
+// (RFC 5040, RFC 5041, RFC 7306).
 #include "proto/stream_check.h"
 
 #include <algorithm>
@@ -10,8 +11,10 @@
 #include <utility>
 
 #include "proto/bytes.h"
+#include "proto/crc32c.h"
 #include "proto/net.h"
 #include "proto/pcap.h"
+#include "proto/seeds/ift.h"
 
 namespace rnic::proto::check {
 namespace {
@@ -29,6 +32,38 @@ constexpr char kRequestKey[] = "MPA ID Req Frame";
 constexpr char kReplyKey[] = "MPA ID Rep Frame";
 constexpr std::size_t kKeySize = 16;
 constexpr std::size_t kMaxUlpdu = 65535;
+// Stream bytes kept from the start of Full Operation to tell an IFT stream from an MPA one when the
+// first frame fails: the size fields, the largest DDP header and the Header CRC.
+constexpr std::size_t kFirstBytes = ift::kPrefixSize + ddp::kUntaggedHeaderSize + ift::kCrcSize;
+
+// True when `p` starts with an IFT frame whose size fields fit a DDP header and whose Header CRC
+// is good (a CRC32c match by chance is 1 in 2^32).
+bool looks_like_ift(const std::uint8_t* p, std::size_t len) {
+    if (len < ift::kPrefixSize) return false;
+    const std::size_t header_size = get_be16(p);
+    if (header_size != ddp::kTaggedHeaderSize && header_size != ddp::kUntaggedHeaderSize) return false;
+    const std::size_t crc_at = ift::kPrefixSize + header_size;
+    return len >= crc_at + ift::kCrcSize && get_le32(p + crc_at) == crc32c(p, crc_at);
+}
+
+// True when `p` starts with what an MPA FPDU starts with (RFC 5044 §4.1, RFC 5041 §4.2): a
+// ULPDU_Length that holds a DDP header, DDP version 1 and RDMAP version 1, also behind a Marker.
+// In an IFT frame those bytes are header_size (14 or 18) and the high bits of payload_size.
+bool looks_like_mpa(const std::uint8_t* p, std::size_t len) {
+    for (const std::size_t at : {std::size_t{0}, mpa::kMarkerSize}) {
+        if (len < at + 4) return false;
+        const std::uint8_t* f = p + at;
+        const bool versions = (f[2] & 0x03) == 1 && (f[3] >> 6) == 1;
+        if (versions && get_be16(f) >= ddp::header_size_from_control(f[2])) return true;
+    }
+    return false;
+}
+
+// The text after "<code> in the IFT frame starting at stream byte N: " of ift::Deframer::error_detail().
+std::string ift_detail(const std::string& detail) {
+    const std::size_t at = detail.find(": ");
+    return at == std::string::npos ? detail : detail.substr(at + 2);
+}
 
 const char* opcode_name(unsigned op) {
     if (op <= static_cast<unsigned>(ddp::Opcode::atomic_response))
@@ -161,6 +196,7 @@ Key make_key(std::uint32_t a_ip, std::uint16_t a_port, std::uint32_t b_ip, std::
 
 const char* to_string(Severity s) { return s == Severity::error ? "error" : "warning"; }
 
+
 const char* to_string(Category c) {
     switch (c) {
         case Category::capture: return "capture";
@@ -222,10 +258,13 @@ struct StreamChecker::Impl {
         std::vector<std::uint8_t> pre;  // bytes before Full Operation
         std::optional<mpa::RequestReply> frame;
         bool stopped_by_error = false;
-        std::unique_ptr<mpa::Deframer> deframer;
+        std::unique_ptr<mpa::Deframer> deframer;      // Framing::mpa
+        std::unique_ptr<ift::Deframer> ift_deframer;  // Framing::ift
         std::uint64_t fpdu_start = 0;  // Full-Operation stream offset of the next FPDU
         std::uint8_t head[8] = {};     // its first bytes
         std::size_t head_len = 0;
+        std::uint8_t first[kFirstBytes] = {};  // the first bytes of Full Operation
+        std::size_t first_len = 0;
         bool expect_rtr = false;       // RFC 6581 peer-to-peer: the first FPDU must be an RTR
         std::map<std::uint32_t, Queue> queues;
         DirectionReport rep;
@@ -253,6 +292,7 @@ struct StreamChecker::Impl {
     std::uint64_t frame_no = 0;
     std::uint64_t time_ns = 0;
     bool finished = false;
+    std::vector<std::uint8_t> ulpdu_buf;  // an IFT frame's DDP header and payload, joined
 
     explicit Impl(const Options& o) : opt(o) {}
 
@@ -367,6 +407,7 @@ struct StreamChecker::Impl {
         c->port[1] = p.tcp.dst_port;
         c->rep.first_frame = frame_no;
         c->rep.first_time_ns = time_ns;
+        for (Dir& d : c->dir) d.rep.framing = opt.framing;
         Conn& ref = *c;
         conns.push_back(std::move(c));
         by_key[key] = &ref;
@@ -622,7 +663,15 @@ struct StreamChecker::Impl {
             return;
         }
         c.rep.negotiated = true;
-        c.rep.crc = req.crc || rep.crc;
+        c.rep.crc = req.crc || rep.crc || opt.framing == Framing::ift;  // IFT: Header and Payload CRC always
+        if (opt.framing == Framing::ift) {
+            // Seed 001 §5.3: IFT has no Markers; a Request/Reply asking for them is MPA's.
+            for (const mpa::RequestReply* f : {&req, &rep})
+                if (f->marker)
+                    neg_error(format("MPA %s asks for Markers (M = 1), but IFT framing has none (draft-williams-"
+                                     "iwarp-ift-00 §5.3): MPA FPDUs? try --framing mpa",
+                                     f->request ? "Request" : "Reply"));
+        }
         // RFC 5044 §7.1.1: the Request's M asks for Markers towards the initiator, the Reply's M
         // for Markers towards the responder.
         start_full_operation(to_resp, rep.marker);
@@ -632,15 +681,26 @@ struct StreamChecker::Impl {
     void start_full_operation(Dir& d, bool markers) {
         d.phase = Phase::full;
         d.rep.full_operation = true;
-        d.rep.markers = markers;
-        mpa::Deframer::Config cfg;
-        cfg.markers = markers;
-        cfg.crc = d.conn->rep.crc;
-        cfg.stream_pos = 0;  // the Marker base is the first byte of Full Operation (RFC 5044 §4.3)
-        cfg.max_ulpdu = kMaxUlpdu;
         Dir* dp = &d;
-        d.deframer = std::make_unique<mpa::Deframer>(
-            cfg, [this, dp](const std::uint8_t* ulpdu, std::size_t len) { on_ulpdu(*dp, ulpdu, len); });
+        if (opt.framing == Framing::ift) {
+            ift::Deframer::Config cfg;
+            // The platform puts exactly the DDP header under the Header CRC (models/framing/mpa_framer.cpp).
+            cfg.limits.min_header_size = ddp::kTaggedHeaderSize;
+            cfg.limits.max_header_size = ddp::kUntaggedHeaderSize;
+            cfg.stop_on_payload_crc_error = false;  // the framing survives a Payload CRC error (§5)
+            ift::Deframer::Handlers h;
+            h.frame = [this, dp](const ift::FrameView& f, bool payload_ok) { on_ift_frame(*dp, f, payload_ok); };
+            d.ift_deframer = std::make_unique<ift::Deframer>(cfg, std::move(h));
+        } else {
+            d.rep.markers = markers;
+            mpa::Deframer::Config cfg;
+            cfg.markers = markers;
+            cfg.crc = d.conn->rep.crc;
+            cfg.stream_pos = 0;  // the Marker base is the first byte of Full Operation (RFC 5044 §4.3)
+            cfg.max_ulpdu = kMaxUlpdu;
+            d.deframer = std::make_unique<mpa::Deframer>(
+                cfg, [this, dp](const std::uint8_t* ulpdu, std::size_t len) { on_ulpdu(*dp, ulpdu, len); });
+        }
         std::vector<std::uint8_t> early = std::move(d.pre);
         d.pre.clear();
         if (!early.empty()) feed(d, early.data(), early.size());
@@ -648,20 +708,105 @@ struct StreamChecker::Impl {
 
     // ---- FPDUs
 
+    std::uint64_t bytes_consumed(const Dir& d) const {
+        return d.ift_deframer ? d.ift_deframer->bytes_consumed() : d.deframer->bytes_consumed();
+    }
+
     void feed(Dir& d, const std::uint8_t* data, std::size_t len) {
-        const std::uint64_t chunk_start = d.deframer->bytes_consumed();
-        const mpa::DeframeError err = d.deframer->feed(data, len);
+        const std::uint64_t chunk_start = bytes_consumed(d);
         const std::uint64_t chunk_end = chunk_start + len;
-        for (std::uint64_t i = d.fpdu_start + d.head_len; d.head_len < sizeof d.head && i < chunk_end; ++i)
-            if (i >= chunk_start) d.head[d.head_len++] = data[i - chunk_start];
+        for (std::uint64_t i = d.first_len; i < kFirstBytes && i < chunk_end; ++i)
+            if (i >= chunk_start) d.first[d.first_len++] = data[i - chunk_start];
+        if (d.ift_deframer) {
+            feed_ift(d, data, len, chunk_start);
+            return;
+        }
+        const mpa::DeframeError err = d.deframer->feed(data, len);
+        collect_head(d, data, chunk_start, chunk_end);
         if (err == mpa::DeframeError::none) return;
         const std::uint64_t used = d.deframer->bytes_consumed() - chunk_start;
         const Category cat = err == mpa::DeframeError::crc_mismatch ? Category::crc : Category::framing;
-        dir_issue(d, Severity::error, cat,
-                  format("frame %llu: %s", static_cast<ull>(frame_no), d.deframer->error_detail().c_str()),
-                  frame_no);
+        std::string text = format("frame %llu: %s", static_cast<ull>(frame_no), d.deframer->error_detail().c_str());
+        // An IFT stream read as MPA fails at its first frame (ULPDU_Length = the IFT header_size).
+        if (d.rep.fpdus == 0 && d.fpdu_start == 0 && looks_like_ift(d.first, d.first_len))
+            text += " (the stream starts with an IFT frame with a good Header CRC: IFT? try --framing ift)";
+        dir_issue(d, Severity::error, cat, text, frame_no);
         stop(d, true);
         d.rep.unchecked_bytes += len - used;
+    }
+
+    // The first bytes of the FPDU / IFT frame that starts at fpdu_start, for the end-of-stream report.
+    static void collect_head(Dir& d, const std::uint8_t* data, std::uint64_t chunk_start, std::uint64_t chunk_end) {
+        for (std::uint64_t i = d.fpdu_start + d.head_len; d.head_len < sizeof d.head && i < chunk_end; ++i)
+            if (i >= chunk_start) d.head[d.head_len++] = data[i - chunk_start];
+    }
+
+    void feed_ift(Dir& d, const std::uint8_t* data, std::size_t len, std::uint64_t chunk_start) {
+        const ift::Error err = d.ift_deframer->feed(data, len);
+        collect_head(d, data, chunk_start, chunk_start + len);
+        if (err == ift::Error::none) return;
+        const std::uint64_t used = d.ift_deframer->bytes_consumed() - chunk_start;
+        const std::string detail = ift_detail(d.ift_deframer->error_detail());
+        std::string text;
+        Category cat = Category::framing;
+        if (err == ift::Error::header_crc_mismatch) {
+            cat = Category::crc;
+            text = format("frame %llu, %s: bad IFT Header CRC in the frame at stream byte %llu (%s); the framing is "
+                          "lost, the direction is not checked further",
+                          static_cast<ull>(frame_no), dir_name(d).c_str(), static_cast<ull>(d.fpdu_start),
+                          detail.c_str());
+        } else {
+            text = format("frame %llu, %s: IFT frame at stream byte %llu: %s", static_cast<ull>(frame_no),
+                          dir_name(d).c_str(), static_cast<ull>(d.fpdu_start), detail.c_str());
+        }
+        if (d.rep.fpdus == 0 && d.fpdu_start == 0 && looks_like_mpa(d.first, d.first_len))
+            text += " (the stream starts like an MPA FPDU: MPA? try --framing mpa)";
+        dir_issue(d, Severity::error, cat, text, frame_no);
+        stop(d, true);
+        d.rep.unchecked_bytes += len - used;
+    }
+
+    // One IFT frame; its Header CRC is good (ift::Deframer stops at a bad one).
+    void on_ift_frame(Dir& d, const ift::FrameView& f, bool payload_ok) {
+        const std::uint64_t end = d.fpdu_start + f.wire_length;
+        ulpdu_buf.assign(f.header, f.header + f.header_size);
+        ulpdu_buf.insert(ulpdu_buf.end(), f.payload, f.payload + f.payload_size);
+        if (!payload_ok) {
+            dir_issue(d, Severity::error, Category::crc,
+                      format("frame %llu, %s: bad IFT Payload CRC in the frame at stream byte %llu (%zu payload "
+                             "bytes): received 0x%08x, computed 0x%08x",
+                             static_cast<ull>(frame_no), dir_name(d).c_str(), static_cast<ull>(d.fpdu_start),
+                             f.payload_size, static_cast<unsigned>(f.payload_crc),
+                             static_cast<unsigned>(crc32c(f.payload, f.payload_size))),
+                      frame_no);
+            // The DDP header is verified by its own CRC: keep the message tracking in step.
+            const auto h = ddp::decode_header(ulpdu_buf.data(), ulpdu_buf.size(), nullptr);
+            if (h && !h->tagged && h->size() == f.header_size) {
+                auto ignore = [](const std::string&) {};
+                track_message(d, *h, f.payload_size, ignore);
+            }
+        } else {
+            FpduInfo info;
+            info.frame = frame_no;
+            info.stream_offset = d.fpdu_start;
+            info.wire_length = f.wire_length;
+            info.ulpdu_length = ulpdu_buf.size();
+            ++d.rep.fpdus;
+            d.rep.fpdu_bytes += f.wire_length;
+            d.rep.ulpdu_bytes += ulpdu_buf.size();
+            const std::size_t ddp_size = ddp::header_size_from_control(f.header[0]);  // header_size >= 14
+            if (f.header_size != ddp_size)
+                dir_issue(d, Severity::error, Category::header,
+                          format("frame %llu, IFT frame at stream byte %llu: header_size %zu, but the DDP header "
+                                 "(T = %d) is %zu bytes",
+                                 static_cast<ull>(frame_no), static_cast<ull>(d.fpdu_start), f.header_size,
+                                 (f.header[0] & 0x80) != 0 ? 1 : 0, ddp_size),
+                          frame_no);
+            check_ulpdu(d, ulpdu_buf.data(), ulpdu_buf.size(), info);
+            if (opt.keep_fpdu_log) d.rep.fpdu_log.push_back(info);
+        }
+        d.fpdu_start = end;
+        d.head_len = 0;
     }
 
     // ULPDU_Length of the FPDU at fpdu_start, when enough of it was seen.
@@ -688,8 +833,8 @@ struct StreamChecker::Impl {
     }
 
     void check_ulpdu(Dir& d, const std::uint8_t* p, std::size_t len, FpduInfo& info) {
-        const std::string where = format("frame %llu, FPDU at stream byte %llu", static_cast<ull>(frame_no),
-                                         static_cast<ull>(d.fpdu_start));
+        const std::string where = format("frame %llu, %s at stream byte %llu", static_cast<ull>(frame_no),
+                                         d.ift_deframer ? "IFT frame" : "FPDU", static_cast<ull>(d.fpdu_start));
         auto header_error = [&](const std::string& text) {
             dir_issue(d, Severity::error, Category::header, where + ": " + text, frame_no);
         };
@@ -931,11 +1076,19 @@ struct StreamChecker::Impl {
                               d.pre.size()),
                        0);
         }
-        if (d.phase == Phase::full && !gap && !d.deframer->at_fpdu_boundary()) {
-            const std::uint64_t have = d.deframer->bytes_consumed() - d.fpdu_start;
-            std::string text = format("stream ends inside the FPDU at stream byte %llu: %llu bytes present",
-                                      static_cast<ull>(d.fpdu_start), static_cast<ull>(have));
-            if (const auto ulen = pending_ulpdu_length(d)) {
+        const bool at_boundary =
+            d.ift_deframer ? d.ift_deframer->at_frame_boundary() : d.deframer && d.deframer->at_fpdu_boundary();
+        if (d.phase == Phase::full && !gap && !at_boundary) {
+            const std::uint64_t have = bytes_consumed(d) - d.fpdu_start;
+            std::string text = format("stream ends inside the %s at stream byte %llu: %llu bytes present",
+                                      d.ift_deframer ? "IFT frame" : "FPDU", static_cast<ull>(d.fpdu_start),
+                                      static_cast<ull>(have));
+            if (d.ift_deframer) {
+                if (d.head_len >= ift::kPrefixSize)
+                    text += format(", header_size %u and payload_size %u need %zu",
+                                   static_cast<unsigned>(get_be16(d.head)), static_cast<unsigned>(get_be16(d.head + 2)),
+                                   ift::frame_length_at(d.head, d.head_len));
+            } else if (const auto ulen = pending_ulpdu_length(d)) {
                 const std::size_t need =
                     mpa::fpdu_wire_length(*ulen, d.rep.markers, static_cast<std::uint32_t>(d.fpdu_start));
                 text += format(", ULPDU_Length %zu needs %zu", *ulen, need);
@@ -1082,13 +1235,20 @@ std::string format_report(const CaptureReport& r, bool verbose) {
                              r.connections.size(), r.connections.size() == 1 ? "" : "s");
     append_issues(out, r.issues, "  ");
     std::uint64_t fpdus = 0, crcs = 0, framing = 0, header = 0, other = r.capture_errors;
+    bool any_ift = false;
     for (std::size_t n = 0; n < r.connections.size(); ++n) {
         const ConnectionReport& c = r.connections[n];
         out += format("connection %zu: %s -> %s, frames %llu-%llu, %.6f s\n", n + 1,
                       endpoint(c.initiator_ip, c.initiator_port).c_str(),
                       endpoint(c.responder_ip, c.responder_port).c_str(), static_cast<ull>(c.first_frame),
                       static_cast<ull>(c.last_frame), static_cast<double>(c.last_time_ns - c.first_time_ns) * 1e-9);
-        if (c.negotiated) {
+        const bool ift = c.directions[kToResponder].framing == Framing::ift ||
+                         c.directions[kToInitiator].framing == Framing::ift;
+        any_ift = any_ift || ift;
+        if (c.negotiated && ift) {
+            out += format("  MPA revision %u Request/Reply, then IFT framing (Header CRC and Payload CRC, no markers)\n",
+                          static_cast<unsigned>(c.revision));
+        } else if (c.negotiated) {
             out += format("  MPA revision %u, CRC %s, markers initiator->responder %s, responder->initiator %s\n",
                           static_cast<unsigned>(c.revision), c.crc ? "on" : "off",
                           c.directions[kToResponder].markers ? "on" : "off",
@@ -1104,9 +1264,10 @@ std::string format_report(const CaptureReport& r, bool verbose) {
         other += c.negotiation_errors;
         for (int di = 0; di < 2; ++di) {
             const DirectionReport& d = c.directions[static_cast<std::size_t>(di)];
-            out += format("  %s: %llu FPDUs, %llu bytes (ULPDUs %llu), %llu messages\n",
+            out += format("  %s: %llu %s, %llu bytes (ULPDUs %llu), %llu messages\n",
                           di == kToResponder ? "initiator -> responder" : "responder -> initiator",
-                          static_cast<ull>(d.fpdus), static_cast<ull>(d.fpdu_bytes), static_cast<ull>(d.ulpdu_bytes),
+                          static_cast<ull>(d.fpdus), d.framing == Framing::ift ? "IFT frames" : "FPDUs",
+                          static_cast<ull>(d.fpdu_bytes), static_cast<ull>(d.ulpdu_bytes),
                           static_cast<ull>(d.messages));
             out += "    opcodes: " + opcode_histogram(d) + "\n";
             out += format("    errors: %llu bad CRC, %llu framing, %llu header, %llu TCP\n",
@@ -1136,9 +1297,10 @@ std::string format_report(const CaptureReport& r, bool verbose) {
         out += "  result: " + result;
         out += w == 0 ? "\n" : format(", %llu warning%s\n", static_cast<ull>(w), w == 1 ? "" : "s");
     }
-    out += format("summary: %zu connection%s, %llu FPDUs, %llu bad CRC, %llu framing errors, %llu header errors, "
+    out += format("summary: %zu connection%s, %llu %s, %llu bad CRC, %llu framing errors, %llu header errors, "
                   "%llu other errors, %llu warnings: %s\n",
                   r.connections.size(), r.connections.size() == 1 ? "" : "s", static_cast<ull>(fpdus),
+                  any_ift ? "IFT frames" : "FPDUs",
                   static_cast<ull>(crcs), static_cast<ull>(framing), static_cast<ull>(header), static_cast<ull>(other),
                   static_cast<ull>(r.warnings()), r.ok() ? "OK" : "FAILED");
     return out;

@@ -19,6 +19,14 @@
 //                inconsistencies, wrong opcode-specific header size, non-zero reserved bits
 // A bad TCP checksum is a warning: the segment is dropped as a receiver would drop it (a
 // retransmission fills the hole; if none does, the hole is an error).
+//
+// With Options::framing == Framing::ift (seed 001, draft-williams-iwarp-ift-00, proto/seeds/ift.h)
+// the MPA Request/Reply is still the switch into RDMA mode, but each direction is then reframed
+// with ift::Deframer: a bad Header CRC is a crc error that ends the direction's checks (the
+// framing is lost); a bad Payload CRC is a crc error after which deframing goes on (the frame's
+// verified DDP header still advances the MSN tracking, its ULPDU is not checked). A size field
+// outside the DDP header sizes (14..18 bytes), or a header_size that is not the DDP header's own
+// size, is a framing / header error. An FPDU count means IFT frames then.
 #pragma once
 
 #include <array>
@@ -39,6 +47,9 @@ enum class Category { capture, tcp, negotiation, reject, crc, framing, header };
 const char* to_string(Severity);
 const char* to_string(Category);
 
+// What frames DDP segments after the MPA Request/Reply: MPA FPDUs (RFC 5044) or IFT frames.
+enum class Framing { mpa, ift };
+
 struct Issue {
     Severity severity = Severity::error;
     Category category = Category::header;
@@ -46,11 +57,11 @@ struct Issue {
     std::string text;
 };
 
-// One FPDU with a good CRC (kept only with Options::keep_fpdu_log).
+// One FPDU (or IFT frame) with good CRCs (kept only with Options::keep_fpdu_log).
 struct FpduInfo {
     std::uint64_t frame = 0;          // frame that completed the FPDU
     std::uint64_t stream_offset = 0;  // of its first byte, counted from the first byte after the Request/Reply
-    std::size_t wire_length = 0;      // incl. Markers, PAD and CRC
+    std::size_t wire_length = 0;      // incl. Markers, PAD and CRC (IFT: size fields and both CRCs)
     std::size_t ulpdu_length = 0;
     bool header_ok = false;           // the DDP header could be decoded (then `header` is valid)
     ddp::Header header;
@@ -67,10 +78,11 @@ struct DirectionReport {
     std::uint64_t out_of_order_segments = 0;  // segments that arrived ahead of a hole
     std::uint64_t missing_bytes = 0;          // in holes never filled
     bool syn = false, fin = false, rst = false;
-    // MPA
+    // MPA (or IFT)
     bool full_operation = false;              // reached FPDU framing
+    Framing framing = Framing::mpa;           // of the frames after the Request/Reply
     bool markers = false;
-    std::uint64_t fpdus = 0;                  // FPDUs with a good CRC
+    std::uint64_t fpdus = 0;                  // FPDUs (IFT frames) with good CRCs
     std::uint64_t fpdu_bytes = 0;             // their wire bytes (length field, ULPDU, PAD, CRC, Markers)
     std::uint64_t ulpdu_bytes = 0;
     std::uint64_t unchecked_bytes = 0;        // stream bytes after a stop (CRC error, reject, no MPA)
@@ -96,7 +108,7 @@ struct ConnectionReport {
     std::optional<mpa::RequestReply> request, reply;
     bool negotiated = false;   // valid Request and Reply, not rejected: Full Operation
     bool rejected = false;
-    bool crc = false;          // CRC in use (either C bit)
+    bool crc = false;          // CRC in use (either C bit; always with IFT)
     std::uint8_t revision = 0; // of the Reply (0 until seen)
     std::array<DirectionReport, 2> directions;
     std::vector<Issue> issues;  // connection-level: negotiation, reject
@@ -131,6 +143,8 @@ struct Options {
     // Off: accept them silently (e.g. Linux siw sets MPA Res bit 0x08).
     bool strict_reserved_bits = true;
     bool keep_fpdu_log = false;
+    // Framing after the MPA Request/Reply (rnic.framing of the platform; rnic-pcap-check --framing).
+    Framing framing = Framing::mpa;
     std::size_t max_issues = 50;  // issues stored per direction / connection / capture
 };
 
@@ -157,9 +171,10 @@ private:
 // Reads a classic pcap file and checks it; nullopt + *error when the file cannot be read.
 std::optional<CaptureReport> check_pcap_file(const std::string& path, const Options& options, std::string* error);
 
-// Human-readable summary: per connection the endpoints, MPA revision, Markers each way, CRC, then
-// per direction FPDUs, bytes, opcode histogram and the issues; verbose adds one line per FPDU
-// (needs Options::keep_fpdu_log) and every TCP counter.
+// Human-readable summary: per connection the endpoints, MPA revision, Markers each way, CRC (or the
+// IFT framing), then per direction FPDUs (IFT frames), bytes, opcode histogram and the issues;
+// verbose adds one line per FPDU (needs Options::keep_fpdu_log) and every TCP counter. The last
+// line is "summary: N connections, N FPDUs, ..." ("N IFT frames" when any direction used IFT).
 std::string format_report(const CaptureReport& report, bool verbose);
 
 }  // namespace rnic::proto::check
