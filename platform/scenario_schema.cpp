@@ -375,6 +375,13 @@ std::string check_peer(const config::Scenario& s) {
     if (s.get_string("peer.kind") == "socket" && s.get_int("peer.port") == 0) {
         return "peer.port: kind \"socket\" needs the peer's socket port (1-65535)";
     }
+    if (s.get_string("peer.kind") == "socket" && s.get_string("workload.type") != "rping") {
+        // The other workloads run their server program on the simulated host b, which a real peer
+        // replaces: they would wait for it until the time limit.
+        return "workload.type: \"" + s.get_string("workload.type") +
+               "\" needs the simulated host b; with peer.kind \"socket\" the real peer runs rping, so use "
+               "workload.type \"rping\"";
+    }
     return "";
 }
 

@@ -105,6 +105,7 @@ sim_run run_sim(std::uint16_t port, const std::string& tag) {
     const std::string base = "/tmp/rnic-peer-scenario-" + std::to_string(::getpid()) + "-" + tag;
     const std::string cmd = std::string(RNIC_SIM) + " --scenario " RNIC_SOURCE_DIR "/platform/scenarios/default.json" +
                             " --set peer.kind=socket --set peer.port=" + std::to_string(port) +
+                            " --set workload.type=rping --set workload.rping.role=server" +
                             " --set simulation.time_limit=50ms --results " + base + ".json --pcap " + base +
                             ".pcap 2>&1";
     sim_run r;
@@ -146,7 +147,7 @@ TEST(PeerScenario, HostAAnswersARealPeersArpAcrossTheLinkAndBridge) {
     });
     const sim_run r = run_sim(peer.port(), "arp");
     ASSERT_TRUE(WIFEXITED(r.status)) << r.output;
-    EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.output;  // the workload had no server: incomplete
+    EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.output;  // no rping client ever came: incomplete
     const auto req = net::parse_arp_frame(request.data(), request.size(), nullptr);
     ASSERT_TRUE(req);
     EXPECT_EQ(reply, net::build_arp_reply(req->arp, kHostAMac));

@@ -33,6 +33,12 @@ TEST(ScenarioValidation, UnknownKeyInsideAnArrayElementIsRejected) {
                      {"hosts.0.colour", "unknown key"}});
 }
 
+TEST(ScenarioValidation, RealPeerOnlyRunsRping) {
+    // The other workloads need the simulated host b's server program, which a real peer replaces.
+    expect_rejected({"socket_peer_write_bw", R"({"peer": {"kind": "socket", "port": 5555}})",
+                     {"workload.type", "\"write_bw\" needs the simulated host b", "\"rping\""}});
+}
+
 TEST(ScenarioValidation, WrongTypeIsRejected) {
     expect_rejected({"type", R"({"pcie": {"lanes": "eight"}})", {"pcie.lanes", "expected"}});
     expect_rejected({"type2", R"({"rnic": {"mpa": {"markers": 1}}})", {"rnic.mpa.markers", "expected"}});
