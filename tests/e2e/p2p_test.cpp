@@ -223,5 +223,30 @@ TEST(PeerToPeer, AskingForItUnderRevisionOneIsRefused) {
     EXPECT_NE(r.output.find("client connect (peer-to-peer) failed"), std::string::npos) << r.output;
 }
 
+// Every workload, with every connection asking for the peer-to-peer model: the RTR goes first, the
+// responders wait for it, and the workloads' own data checks pass.
+class PeerToPeerWorkload : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(PeerToPeerWorkload, RunsCleanWithAnRtrOnEveryConnection) {
+    const std::string type = GetParam();
+    const std::string results = temp_path("p2p-wl-" + type + ".json");
+    std::vector<std::string> args = {"--set", "rnic.mpa.revision=2", "--set", "rnic.mpa.peer_to_peer=true",
+                                     "--set", "workload.type=" + type, "--set", "workload.iterations=200",
+                                     "--set", "workload.sizes=[64,4096]", "--results", results};
+    if (type == "trace") args.insert(args.end(), {"--set", "workload.trace=traces/ops-storage.csv"});
+    const sim_run r = run_sim(args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok");
+    const auto established =
+        v.at("modules").at("a.rnic").at("cp").at("connections_established").to_number<std::uint64_t>();
+    EXPECT_GE(established, 1u);
+    // One RTR per connection the client side opened.
+    EXPECT_EQ(rdma_counter(v, "a", "rtrs_sent"), established);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, PeerToPeerWorkload,
+                         ::testing::Values("write_bw", "read_bw", "send_lat", "mixed", "kv_example", "rping", "trace"));
+
 }  // namespace
 }  // namespace rnic::test
