@@ -123,6 +123,8 @@ void declare_rnic(config::Node& root) {
     tcp.size("receive_buffer", "256KiB", "Receive window per connection", 16_KiB, 1_GiB);
     tcp.integer("window_scale", 7, "Window-scale shift offered (RFC 7323)", 0, 14);
     tcp.boolean("sack", false, "Offer SACK (RFC 2018)");
+    tcp.boolean("sack_recovery", false,
+                "SACK-based loss recovery (RFC 6675) instead of NewReno; needs rnic.tcp.sack (SACK negotiated)");
     tcp.time("delayed_ack", "0ns", "Delayed-ACK timer; 0 acknowledges every segment (RFC 1122 allows up to 500 ms)", 0,
              500_ms);
     tcp.time("rto_initial", "1ms", "Initial retransmission timeout (RFC 6298 says 1 s; a datacenter NIC uses less)", 1_us,
@@ -402,6 +404,13 @@ std::string check_framing(const config::Scenario& s) {
     return "";
 }
 
+std::string check_sack_recovery(const config::Scenario& s) {
+    if (s.get_bool("rnic.tcp.sack_recovery") && !s.get_bool("rnic.tcp.sack")) {
+        return "rnic.tcp.sack_recovery: SACK-based recovery needs the SACK blocks it reads: set rnic.tcp.sack to true";
+    }
+    return "";
+}
+
 std::string check_peer_to_peer(const config::Scenario& s) {
     if (s.get_bool("rnic.mpa.peer_to_peer") && s.get_int("rnic.mpa.revision") < 2) {
         return "rnic.mpa.peer_to_peer: the ready-to-receive message is negotiated in MPA revision 2 (RFC 6581): "
@@ -433,6 +442,7 @@ config::Schema build() {
     schema.add_check(check_powers_of_two);
     schema.add_check(check_rx_path);
     schema.add_check(check_peer_to_peer);
+    schema.add_check(check_sack_recovery);
     schema.add_check(check_framing);
     schema.add_check(check_atomics);
     schema.add_check(check_peer);

@@ -174,6 +174,7 @@ tcp_engine::connection* tcp_engine::create_connection(std::uint16_t local_port, 
     cfg.receive_buffer = params_.receive_buffer;
     cfg.window_scale = params_.window_scale;
     cfg.sack = params_.sack;
+    cfg.sack_recovery = params_.sack_recovery;
     cfg.delayed_ack_ns = time_ns(params_.delayed_ack);
     cfg.rto_initial_ns = time_ns(params_.rto_initial);
     cfg.rto_min_ns = time_ns(params_.rto_min);

@@ -33,6 +33,11 @@ TEST(ScenarioValidation, UnknownKeyInsideAnArrayElementIsRejected) {
                      {"hosts.0.colour", "unknown key"}});
 }
 
+TEST(ScenarioValidation, SackRecoveryNeedsSack) {
+    expect_rejected({"sack_recovery", R"({"rnic": {"tcp": {"sack_recovery": true}}})",
+                     {"rnic.tcp.sack_recovery", "set rnic.tcp.sack to true"}});
+}
+
 TEST(ScenarioValidation, RealPeerOnlyRunsRping) {
     // The other workloads need the simulated host b's server program, which a real peer replaces.
     expect_rejected({"socket_peer_write_bw", R"({"peer": {"kind": "socket", "port": 5555}})",

@@ -1,6 +1,7 @@
 // The TCP connection state machine (RFC 9293) with the sender and receiver algorithms a TCP offload
 // engine needs: sliding window and window scaling (RFC 7323), MSS negotiation, SACK generation
-// (RFC 2018), slow start / congestion avoidance (RFC 5681) with NewReno fast recovery (RFC 6582),
+// (RFC 2018), slow start / congestion avoidance (RFC 5681) with NewReno fast recovery (RFC 6582)
+// or, opt-in, SACK-based loss recovery (RFC 6675),
 // retransmission timer (RFC 6298), delayed ACK (RFC 1122 §4.2.3.2, RFC 5681 §4.2), zero-window
 // persist, and FPDU-aligned segmentation for MPA (RFC 5044 §5).
 //
@@ -75,6 +76,10 @@ struct Config {
     // the last one that fits. MPA with markers wants this (RFC 5044 Appendix A's MPA-aware TCP),
     // and Wireshark's MPA dissector decodes marker streams only in that form.
     bool one_boundary_per_segment = false;
+    // SACK-based loss recovery (RFC 6675) instead of NewReno: a scoreboard of the SACK blocks the
+    // peer reports, loss detection by IsLost(), pipe estimation and NextSeg() while in recovery.
+    // Takes effect only when SACK was negotiated (`sack` on both ends); otherwise NewReno is used.
+    bool sack_recovery = false;
 };
 
 // What the connection needs from its owner (the TOE model). Payload bytes are NOT stored in the
@@ -207,6 +212,9 @@ public:
     std::uint8_t send_window_shift() const { return snd_shift_; }     // peer's shift we apply to its windows
     std::uint8_t receive_window_shift() const { return rcv_shift_; }  // our shift applied to our window
     bool sack_enabled() const { return sack_ok_; }
+    bool sack_recovery_enabled() const { return sack_mode(); }  // Config::sack_recovery and SACK negotiated
+    std::size_t sack_scoreboard_blocks() const { return sb_.size(); }  // SACKed ranges above SND.UNA
+    std::uint64_t sack_pipe() const;  // RFC 6675 SetPipe() now (0 unless sack_recovery_enabled())
     std::uint16_t remote_port() const { return remote_port_; }
     std::uint32_t iss() const { return cfg_.iss; }
     std::uint32_t irs() const { return irs_; }
@@ -220,9 +228,10 @@ private:
     static constexpr u64 kNever = UINT64_MAX;
     static constexpr std::size_t kMaxSackBlocks = 4;     // no timestamps: 4 blocks fit in 40 bytes
     static constexpr std::size_t kMaxOooIntervals = 64;  // reassembly holes we track at most
+    static constexpr std::size_t kMaxScoreboard = 256;   // SACKed ranges the sender tracks at most
 
     struct Interval {
-        u64 start;  // receive sequence offsets (from IRS)
+        u64 start;  // sequence offsets (from IRS for received data, from ISS in the SACK scoreboard)
         u64 end;
     };
 
@@ -249,6 +258,17 @@ private:
     bool store_out_of_order(u64 start, const std::uint8_t* data, std::size_t len);
     void deliver_in_order_from_ring();
     void note_sack_arrival(u64 start);
+
+    // SACK-based loss recovery (RFC 6675); only used when sack_mode().
+    bool sack_mode() const { return cfg_.sack_recovery && sack_ok_; }
+    bool sack_update(const net::TcpHeader& h, u64 una);  // Update(): true when new data was SACKed
+    void sack_trim();                                     // drop scoreboard ranges below SND.UNA
+    bool sack_hole_lost(std::size_t above) const;         // IsLost() for a hole below sb_[above]
+    bool sack_is_lost(u64 seq) const;                     // IsLost(seq) for an unSACKed seq
+    void sack_dupack(u64 now);                            // §5 steps (1)-(4) on a duplicate ACK
+    void sack_transmit(u64 now);                          // §5 step (C): NextSeg() while cwnd - pipe >= SMSS
+    u64 sack_hole_end(u64 s) const;                       // start of the first SACKed range above s (or snd_max)
+    u64 sack_resend(u64 now, u64 s, u64 cap);             // FPDU-aligned segment from s, below cap; returns its end
 
     // sending
     void output(u64 now);
@@ -303,6 +323,11 @@ private:
     std::uint32_t dupacks_ = 0;
     bool in_recovery_ = false, first_partial_ = false;
     u64 recover_ = 0;
+
+    // RFC 6675 sender state (sequence offsets, half-open ranges).
+    std::vector<Interval> sb_;  // SACKed ranges above snd_una_, sorted, disjoint, not adjacent
+    u64 high_rxt_ = 0;          // end of the highest range retransmitted in this recovery (HighRxt + 1)
+    u64 rescue_rxt_ = 0;        // RescueRxt + 1
 
     // RTT / RTO
     bool rtt_active_ = false;
