@@ -9,6 +9,9 @@ SIW_VARIANTS="default crc rev1"
 
 siw_log() { echo "siw-peer: $*" >&2; }
 siw_die() { echo "siw-peer: error: $*" >&2; exit 1; }
+# A command that fails without siw_die (set -e) still says which one and where.
+set -E
+trap 'echo "siw-peer: error: \"$BASH_COMMAND\" failed (status $?) at ${BASH_SOURCE[0]:-?}:$LINENO" >&2' ERR
 
 siw_check_variant() {
     case "$1" in
