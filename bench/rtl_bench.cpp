@@ -2,22 +2,11 @@
 // with the framing datapath's TLM model and with its Verilated RTL (rnic.mpa.model), and reports
 // the wall-time ratio (medians over --runs) and, per FPDU, the clock cycles the RTL took from first
 // word in to last word out against the cycles the TLM model charges (beats + cycles_per_fpdu).
-#include <algorithm>
-#include <boost/json.hpp>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-#include <string>
-#include <unistd.h>
-#include <vector>
+#include "bench_common.h"
 
 namespace {
 
-struct workload {
-    const char* name;
-    std::vector<std::string> args;
-};
+using namespace rnic::bench;
 
 struct sample {
     double wall = 0;
@@ -25,31 +14,11 @@ struct sample {
     double cycles_per_fpdu = 0;
 };
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n == 0 ? 0.0 : (n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
-}
-
 std::uint64_t u64(const boost::json::object& o, const char* key) { return o.at(key).to_number<std::uint64_t>(); }
 
-bool run_once(const std::string& sim, const std::string& scenario, const workload& w, const char* model,
-              sample* out) {
-    const std::string results = "/tmp/rnic-rtl-bench-" + std::to_string(getpid()) + ".json";
-    std::string cmd = sim + " --scenario " + scenario + " --log error --results " + results +
-                      " --set rnic.mpa.model=" + model;
-    for (const std::string& a : w.args) cmd += " '" + a + "'";
-    cmd += " > /dev/null";
-    const int rc = std::system(cmd.c_str());
-    if (rc != 0) {
-        std::fprintf(stderr, "rnic-rtl-bench: '%s' failed (status %d)\n", cmd.c_str(), rc);
-        return false;
-    }
-    std::ifstream f(results);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::remove(results.c_str());
-    const boost::json::value v = boost::json::parse(ss.str());
+bool run_once(const options& o, const workload& w, const char* model, sample* out) {
+    boost::json::value v;
+    if (!run_sim("rnic-rtl-bench", o, w, {"--set", std::string("rnic.mpa.model=") + model}, &v)) return false;
     out->wall = v.at("wallclock").at("seconds").to_number<double>();
     out->cycles_per_fpdu = v.at("scenario").at("rnic").at("mpa").at("cycles_per_fpdu").to_number<double>();
     *out = sample{out->wall, 0, 0, 0, out->cycles_per_fpdu};
@@ -66,21 +35,16 @@ bool run_once(const std::string& sim, const std::string& scenario, const workloa
 }  // namespace
 
 int main(int argc, char* argv[]) {
-    std::string sim = "build/bin/rnic-sim";
-    std::string scenario = "platform/scenarios/default.json";
-    int runs = 3;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--sim" && i + 1 < argc) sim = argv[++i];
-        else if (a == "--scenario" && i + 1 < argc) scenario = argv[++i];
-        else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
-        else {
-            std::fprintf(stderr,
-                         "usage: rnic-rtl-bench [--sim PATH] [--scenario FILE] [--runs N]\n"
-                         "  runs each workload N times (default 3) with rnic.mpa.model tlm and rtl; reports medians\n");
-            return a == "--help" ? 0 : 2;
-        }
-    }
+    options o;
+    o.runs = 3;
+    const int rc = parse_options(
+        argc, argv,
+        "usage: rnic-rtl-bench [--sim PATH] [--scenario FILE] [--runs N]\n"
+        "  runs each workload N times (default 3) with rnic.mpa.model tlm and rtl; reports medians\n",
+        &o);
+    if (rc >= 0) return rc;
+    const int runs = o.runs;
+    const std::string& sim = o.sim;
     const std::vector<workload> workloads = {
         {"default workload", {}},
         {"64-byte writes", {"--set", "workload.sizes=[64]", "--set", "workload.iterations=20000"}},
@@ -93,7 +57,7 @@ int main(int argc, char* argv[]) {
         std::vector<double> tlm_wall, rtl_wall;
         sample rtl_s, tlm_s;
         for (int r = 0; r < runs; ++r) {
-            if (!run_once(sim, scenario, w, "tlm", &tlm_s) || !run_once(sim, scenario, w, "rtl", &rtl_s)) return 1;
+            if (!run_once(o, w, "tlm", &tlm_s) || !run_once(o, w, "rtl", &rtl_s)) return 1;
             tlm_wall.push_back(tlm_s.wall);
             rtl_wall.push_back(rtl_s.wall);
         }

@@ -357,19 +357,11 @@ void mixed::server(drv::host_bus& bus, const drv::station_config& station) {
         oob_.publish("mixed-credits-" + std::to_string(q), {0, 0, 0, posted[q], 0});
         return true;
     };
-    // Accept the client's connections one by one, posting each QP's receives as soon as it is up
-    // (the client may open its next connection meanwhile: the firmware holds it until accepted).
-    for (std::uint32_t q = 0; q < cfg_.qps; ++q) {
-        if (ctx.accept(qps[q], cfg_.port) != drv::status::ok) {
-            fail("mixed: server accept failed (connection " + std::to_string(q + 1) + " of " +
-                 std::to_string(cfg_.qps) + ")");
-            return;
-        }
-        if (!post(q)) {
-            fail("mixed: server post_recv failed");
-            return;
-        }
-        if (q + 1 < cfg_.qps && cfg_.accept_gap_ps > 0) bus.spend(cfg_.accept_gap_ps);
+    // Accept the client's connections one by one, posting each QP's receives as soon as it is up.
+    if (const std::string err = accept_all(ctx, qps, cfg_.port, post, "server post_recv failed", cfg_.accept_gap_ps);
+        !err.empty()) {
+        fail("mixed: " + err);
+        return;
     }
     std::vector<drv::work_completion> wcs;
     std::vector<std::uint8_t> got;

@@ -282,18 +282,10 @@ void trace_replay::server(drv::host_bus& bus, const drv::station_config& station
         oob_.publish("trace-credits-" + std::to_string(q), {0, 0, 0, posted[q], 0});
         return true;
     };
-    for (std::uint32_t q = 0; q < cfg_.qps; ++q) {
-        if (ctx.accept(qps[q], cfg_.port) != drv::status::ok) {
-            fail("trace: server accept failed (connection " + std::to_string(q + 1) + " of " +
-                 std::to_string(cfg_.qps) + ")");
-            oob_.publish("trace-server-done", {});
-            return;
-        }
-        if (!post(q)) {
-            fail("trace: server post_recv failed");
-            oob_.publish("trace-server-done", {});
-            return;
-        }
+    if (const std::string err = accept_all(ctx, qps, cfg_.port, post, "server post_recv failed"); !err.empty()) {
+        fail("trace: " + err);
+        oob_.publish("trace-server-done", {});
+        return;
     }
     std::vector<drv::work_completion> wcs;
     std::vector<std::uint8_t> got;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,24 @@ inline std::string connect_all(drv::context& ctx, const std::vector<drv::queue_p
         if (q == 0) result.connect_ps = ctx.bus().now_ps() - t0;
     }
     result.setup_ok = true;
+    return "";
+}
+
+// The server's side of connect_all: accepts the QPs' connections in order on `port` (a client may
+// open its next one meanwhile: the firmware holds it until accepted). After each accept `on_up(q)`
+// runs (e.g. posting the QP's receives; false: `on_up_failure`); `gap_ps` of CPU time passes
+// between two accepts. Returns "" or what failed.
+inline std::string accept_all(drv::context& ctx, const std::vector<drv::queue_pair*>& qps, std::uint16_t port,
+                              const std::function<bool(std::uint32_t)>& on_up, const std::string& on_up_failure,
+                              std::uint64_t gap_ps = 0) {
+    const auto n = static_cast<std::uint32_t>(qps.size());
+    for (std::uint32_t q = 0; q < n; ++q) {
+        if (ctx.accept(qps[q], port) != drv::status::ok) {
+            return "server accept failed (connection " + std::to_string(q + 1) + " of " + std::to_string(n) + ")";
+        }
+        if (!on_up(q)) return on_up_failure;
+        if (q + 1 < n && gap_ps > 0) ctx.bus().spend(gap_ps);
+    }
     return "";
 }
 

@@ -32,6 +32,8 @@
 #include <thread>
 #include <vector>
 
+#include "guest_support.h"
+
 #ifndef RNIC_SOURCE_DIR
 #error "RNIC_SOURCE_DIR must name the source tree"
 #endif
@@ -49,30 +51,6 @@ using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
 constexpr int kCount = 20, kSize = 3000;
-
-std::string siw_peer_dir() {
-    const char* env = std::getenv("SIW_PEER_DIR");
-    return env != nullptr ? env : std::string(RNIC_SOURCE_DIR) + "/build/siw-peer";
-}
-
-bool exists_glob(const std::string& pattern) {
-    glob_t g{};
-    const bool found = ::glob(pattern.c_str(), 0, nullptr, &g) == 0 && g.gl_pathc > 0;
-    ::globfree(&g);
-    return found;
-}
-
-std::uint16_t free_port() {
-    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(s);
-    return ntohs(a.sin_port);
-}
 
 std::string quote(const std::string& s) {
     std::string q = "'";

@@ -22,6 +22,7 @@
 #include "buffer/buffer_memory.h"
 #include "core/stream.h"
 #include "engine_stubs.h"
+#include "guest_support.h"
 #include "link/socket_bridge.h"
 #include "proto/mpa.h"
 #include "proto/net.h"
@@ -41,30 +42,6 @@ using namespace std::chrono_literals;
 const net::MacAddress kNicMac{0x02, 0, 0, 0, 0, 0x0a};
 constexpr std::uint32_t kNicIp = 0x0a000001, kGuestIp = 0x0a000002;
 constexpr std::uint16_t kRpingPort = 7174;
-
-std::string siw_peer_dir() {
-    const char* env = std::getenv("SIW_PEER_DIR");
-    return env != nullptr ? env : std::string(RNIC_SOURCE_DIR) + "/build/siw-peer";
-}
-
-bool exists_glob(const std::string& pattern) {
-    glob_t g{};
-    const bool found = ::glob(pattern.c_str(), 0, nullptr, &g) == 0 && g.gl_pathc > 0;
-    ::globfree(&g);
-    return found;
-}
-
-std::uint16_t free_port() {
-    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(s);
-    return ntohs(a.sin_port);
-}
 
 // The guest, started through run-guest.sh in its own process group; stopped (that group only) at the end.
 class guest_process {
