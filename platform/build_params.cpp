@@ -1,4 +1,5 @@
 #include "build_params.h"
+#include "host_identity.h"
 
 #include <cstdio>
 
@@ -62,7 +63,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
         }
         std::string vcd = s.get_string("rnic.mpa.rtl_vcd");
         const std::size_t h = vcd.find("%h");
-        if (h != std::string::npos) vcd.replace(h, 2, s.get_string("hosts." + std::to_string(host_index) + ".name"));
+        if (h != std::string::npos) vcd.replace(h, 2, identity_of(s, host_index).name);
         else if (host_index != 0) vcd.clear();
         n.framer.rtl_vcd = vcd;
     }
@@ -89,7 +90,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.cp.mpa.max_ird = static_cast<std::uint16_t>(n.rdma.ird);
     n.cp.mpa.max_ord = static_cast<std::uint16_t>(n.rdma.ord);
     n.cp.mpa.peer_to_peer = s.get_bool("rnic.mpa.peer_to_peer");
-    const std::string own_rtr = s.get_string("hosts." + std::to_string(host_index) + ".mpa_rtr");
+    const std::string own_rtr = identity_of(s, host_index).mpa_rtr;
     const std::string rtr = own_rtr != "same" ? own_rtr : s.get_string("rnic.mpa.rtr");
     n.cp.mpa.rtr_types = static_cast<std::uint8_t>((rtr.find("write") != std::string::npos ? fw::rtr::write : 0) |
                                                    (rtr.find("read") != std::string::npos ? fw::rtr::read : 0));
@@ -251,12 +252,10 @@ mixed_config build_mixed_config(const config::Scenario& s) {
 }
 
 drv::station_config build_station(const config::Scenario& s, int host_index) {
-    const std::string p = "hosts." + std::to_string(host_index);
+    const host_identity id = identity_of(s, host_index);
     drv::station_config st;
-    unsigned b[6] = {};
-    std::sscanf(s.get_string(p + ".mac").c_str(), "%2x:%2x:%2x:%2x:%2x:%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]);
-    for (int i = 0; i < 6; ++i) st.mac[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(b[i]);
-    st.ipv4 = *proto::net::parse_ipv4(s.get_string(p + ".ipv4"));  // validated by the schema's checks
+    parse_mac(id.mac, &st.mac);  // validated by the schema's checks
+    st.ipv4 = *proto::net::parse_ipv4(id.ipv4);
     return st;
 }
 

@@ -50,7 +50,7 @@ void declare_link(config::Node& root) {
 }
 
 void declare_hosts(config::Node& root) {
-    auto& hosts = root.array("hosts", "The two hosts, each with host memory, a PCIe link and an RNIC", 2, 2);
+    auto& hosts = root.array("hosts", "The hosts by index, each with host memory, a PCIe link and an RNIC (hosts beyond the array: derived, see topology.hosts)", 2, 256);
     hosts.defaults({{{"name", "a"}, {"mac", "02:00:00:00:00:0a"}, {"ipv4", "10.0.0.1"}},
                     {{"name", "b"}, {"mac", "02:00:00:00:00:0b"}, {"ipv4", "10.0.0.2"}}});
     auto& host = hosts.element();
@@ -290,30 +290,6 @@ void declare_workload(config::Node& root) {
                   0, 64);
 }
 
-std::string check_hosts(const config::Scenario& s) {
-    for (int i = 0; i < 2; ++i) {
-        const std::string p = "hosts." + std::to_string(i);
-        if (!proto::net::parse_ipv4(s.get_string(p + ".ipv4"))) {
-            return p + ".ipv4: expected a dotted IPv4 address such as \"10.0.0.1\", got \"" + s.get_string(p + ".ipv4") +
-                   "\"";
-        }
-        const std::string mac = s.get_string(p + ".mac");
-        unsigned b[6];
-        char tail;
-        if (mac.size() != 17 ||
-            std::sscanf(mac.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6) {
-            return p + ".mac: expected a MAC address such as \"02:00:00:00:00:0a\", got \"" + mac + "\"";
-        }
-    }
-    if (s.get_string("hosts.0.name") == s.get_string("hosts.1.name")) {
-        return "hosts.1.name: must differ from hosts.0.name (both \"" + s.get_string("hosts.0.name") + "\")";
-    }
-    if (s.get_string("hosts.0.ipv4") == s.get_string("hosts.1.ipv4")) {
-        return "hosts.1.ipv4: must differ from hosts.0.ipv4 (both " + s.get_string("hosts.0.ipv4") + ")";
-    }
-    return "";
-}
-
 std::string check_powers_of_two(const config::Scenario& s) {
     for (const char* key : {"pcie.max_payload", "pcie.max_read_request", "pcie.read_completion_boundary"}) {
         const std::uint64_t v = s.get_size(key);
@@ -434,11 +410,13 @@ config::Schema build() {
     declare_link(root);
     declare_hosts(root);
     declare_peer(root);
+    declare_topology(root);
+    declare_switch(root);
     declare_host_memory(root);
     declare_pcie(root);
     declare_rnic(root);
     declare_workload(root);
-    schema.add_check(check_hosts);
+    schema.add_check(check_topology);
     schema.add_check(check_powers_of_two);
     schema.add_check(check_rx_path);
     schema.add_check(check_peer_to_peer);

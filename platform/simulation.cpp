@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "build_params.h"
+#include "host_identity.h"
 #include "core/log.h"
 #include "core/sim_log.h"
 
@@ -57,7 +58,7 @@ boost::json::object report_of(const stats_reporter& r) {
 
 simulation::simulation(const config::Scenario& scenario, const std::string& pcap_path) : scenario_(scenario) {
     for (int i = 0; i < 2; ++i) {
-        const std::string name = scenario.get_string("hosts." + std::to_string(i) + ".name");
+        const std::string name = identity_of(scenario, i).name;
         hosts_[i] = std::make_unique<host_system>(name.c_str(), build_host_params(scenario, i));
     }
     link_ = std::make_unique<ethernet_link>("link", build_link_params(scenario));

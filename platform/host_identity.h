@@ -1,0 +1,31 @@
+// Who each host is: its name, MAC and IPv4 address, from the scenario's `hosts` array where it names
+// the host, derived from the host's index otherwise (docs/architecture.md, "Fabric"). The one place
+// that knows the derivation, so the assembly, the schema checks and the workloads agree.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "config/scenario.h"
+#include "proto/net.h"
+
+namespace rnic::platform {
+
+struct host_identity {
+    std::string name;
+    std::string mac;   // "02:00:00:01:00:05"
+    std::string ipv4;  // "10.0.0.6"
+    std::string mpa_rtr = "same";
+    std::string key;   // where it came from: "hosts.3" (named) or "topology.hosts" (derived)
+};
+
+// Hosts in the run: 2 for back_to_back, topology.hosts otherwise.
+int host_count(const config::Scenario& s);
+
+// Host i's identity (0 <= i < host_count(s)).
+host_identity identity_of(const config::Scenario& s, int i);
+
+// Parses "aa:bb:cc:dd:ee:ff"; false on anything else.
+bool parse_mac(const std::string& text, proto::net::MacAddress* out);
+
+}  // namespace rnic::platform
