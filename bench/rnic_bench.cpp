@@ -22,6 +22,42 @@ bool run_once(const options& o, const workload& w, sample* out) {
     return true;
 }
 
+// Frames that crossed the host links of a fabric run (each once per link direction).
+double fabric_frames(const boost::json::value& v) {
+    double frames = 0;
+    const auto& links = v.at("modules").at("links").as_object();
+    for (const auto& kv : links) {
+        for (const char* dir : {"a_to_b", "b_to_a"}) frames += kv.value().at(dir).at("frames").to_number<double>();
+    }
+    return frames;
+}
+
+// Rack scale: the cost of a simulated millisecond and of a frame as the host count grows (one
+// 64 KiB incast round per sender, all senders on one switch). The per-frame cost should not grow
+// with the hosts.
+bool fabric_table(const options& o) {
+    std::printf("\n%-26s %8s %16s %16s %12s\n", "incast on a star", "hosts", "wall ms/sim ms", "wall us/frame",
+                "frames");
+    for (int hosts : {2, 16, 64}) {
+        const workload w{"incast", {"--set", "topology.kind=star", "--set", "topology.hosts=" + std::to_string(hosts),
+                                    "--set", "workload.type=incast", "--set", "workload.incast.rounds=4"}};
+        std::vector<double> per_ms, per_frame, frames;
+        for (int r = 0; r < o.runs; ++r) {
+            boost::json::value v;
+            if (!run_sim("rnic-bench", o, w, {}, &v)) return false;
+            const double wall = v.at("wallclock").at("seconds").to_number<double>();
+            const double sim_ms = v.at("simulated_time_ps").to_number<double>() * 1e-9;
+            const double n = fabric_frames(v);
+            per_ms.push_back(sim_ms > 0 ? wall * 1e3 / sim_ms : 0.0);
+            per_frame.push_back(n > 0 ? wall * 1e6 / n : 0.0);
+            frames.push_back(n);
+        }
+        std::printf("%-26s %8d %16.1f %16.2f %12.0f\n", "4 rounds x 64 KiB/sender", hosts, median(per_ms),
+                    median(per_frame), median(frames));
+    }
+    return true;
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -53,5 +89,5 @@ int main(int argc, char* argv[]) {
         std::printf("%-18s %14.1f %14.0f %11.0fx %10.2f\n", w.name, median(bps) / 1e6, median(fps), median(slow),
                     median(wall));
     }
-    return 0;
+    return fabric_table(o) ? 0 : 1;
 }

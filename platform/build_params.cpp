@@ -251,6 +251,24 @@ mixed_config build_mixed_config(const config::Scenario& s) {
     return c;
 }
 
+incast_config build_incast_config(const config::Scenario& s) {
+    incast_config c;
+    const int hosts = host_count(s);
+    c.receiver = static_cast<int>(s.get_int("workload.incast.receiver"));
+    int senders = static_cast<int>(s.get_int("workload.incast.senders"));
+    if (senders == 0) senders = hosts - 1;
+    for (int h = 0; h < hosts && static_cast<int>(c.senders.size()) < senders; ++h) {
+        if (h != c.receiver) c.senders.push_back(h);
+    }
+    c.qps = u32(s, "workload.qps");
+    c.size = s.get_size("workload.incast.size");
+    c.rounds = u32(s, "workload.incast.rounds");
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
+    c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
+    c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    return c;
+}
+
 drv::station_config build_station(const config::Scenario& s, int host_index) {
     const host_identity id = identity_of(s, host_index);
     drv::station_config st;

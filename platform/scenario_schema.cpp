@@ -4,6 +4,7 @@
 
 #include "config/scenario.h"
 #include "config/units.h"
+#include "host_identity.h"
 #include "proto/net.h"
 
 #include <cstdio>
@@ -209,9 +210,10 @@ void declare_workload(config::Node& root) {
                    "updates under a CmpSwap lock by workload.qps clients, workload.iterations each), or perftest-style "
                    "latency (write_lat, send_lat: ping-pong, half the round trip; read_lat, atomic_lat: post to "
                    "completion; one message in flight, perftest's columns), or an operation trace replayed "
-                   "(trace: see workload.trace)",
+                   "(trace: see workload.trace), or incast: many senders answer one receiver's synchronised requests "
+                   "(see workload.incast)",
                    {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe", "rping", "kv_example", "write_lat",
-                    "send_lat", "read_lat", "atomic_lat", "trace"});
+                    "send_lat", "read_lat", "atomic_lat", "trace", "incast"});
     wl.string("trace", "",
               "workload.type = trace: the operation trace to replay (docs/traces.md; e.g. traces/ops-storage.csv), "
               "relative to the working directory or the project root, or absolute");
@@ -252,6 +254,16 @@ void declare_workload(config::Node& root) {
                    "one that the trace's first Read reads; "
                    "skip_lock: kv_example updates without taking the lock, to see lost updates caught)",
                    {"none", "invalid_stag", "out_of_bounds", "flip_byte", "skip_lock"});
+    wl.integer("client", 0, "Host index running the client of a two-host workload (a star or leaf_spine has more)", 0,
+               255);
+    wl.integer("server", 1, "Host index running the server of a two-host workload", 0, 255);
+    auto& inc = wl.object("incast", "workload.type = incast: N senders answer one receiver's requests at once, round "
+                          "after round (workload.qps QPs per sender)");
+    inc.integer("receiver", 0, "Host index of the receiver", 0, 255);
+    inc.integer("senders", 0, "Senders: the first N hosts other than the receiver (0: every other host)", 0, 255);
+    inc.size("size", "64KiB", "Bytes each sender returns per round, split evenly over its QPs", 8, 64_MiB);
+    inc.integer("rounds", 10, "Request rounds; the next starts when the last flow of this one is in and checked", 1,
+                1000000);
     auto& rping = wl.object("rping", "librdmacm's rping, byte for byte (workload.type = rping): host a's client "
                             "against host b's server, or against / for a real rping with peer.kind = socket");
     rping.enumeration("role", "client",
@@ -320,6 +332,7 @@ std::string check_workload(const config::Scenario& s) {
     if (inject == "skip_lock" && type != "kv_example") {
         return "workload.inject: \"skip_lock\" applies to workload.type \"kv_example\" only (type is \"" + type + "\")";
     }
+    if (type == "incast") return "";  // check_fabric_workload
     if (type == "kv_example") return "";  // its table and scratch areas do not depend on workload.buffer or sizes
     if (type == "mixed") {
         const std::uint64_t min_size = s.get_size("workload.mixed.min_size");
@@ -345,6 +358,52 @@ std::string check_workload(const config::Scenario& s) {
                        std::to_string(slice) + " bytes, smaller than the message size " + std::to_string(size);
             }
         }
+    }
+    return "";
+}
+
+std::string check_fabric_workload(const config::Scenario& s) {
+    const std::int64_t hosts = host_count(s);
+    const std::string type = s.get_string("workload.type");
+    if (type == "incast") {
+        const std::int64_t receiver = s.get_int("workload.incast.receiver");
+        if (receiver >= hosts) {
+            return "workload.incast.receiver: host " + std::to_string(receiver) + " does not exist (" +
+                   std::to_string(hosts) + " hosts)";
+        }
+        std::int64_t senders = s.get_int("workload.incast.senders");
+        if (senders > hosts - 1) {
+            return "workload.incast.senders: " + std::to_string(senders) + " senders need " + std::to_string(senders + 1) +
+                   " hosts (there are " + std::to_string(hosts) + ")";
+        }
+        if (senders == 0) senders = hosts - 1;
+        const std::int64_t qps = s.get_int("workload.qps");
+        const std::int64_t flows = senders * qps;
+        for (const char* key : {"rnic.rdma.max_qp", "rnic.tcp.max_connections"}) {
+            if (flows > s.get_int(key)) {
+                return std::string(key) + ": the receiver needs " + std::to_string(flows) + " (" + std::to_string(senders) +
+                       " senders x workload.qps " + std::to_string(qps) + "), more than " + std::to_string(s.get_int(key));
+            }
+        }
+        const std::uint64_t size = s.get_size("workload.incast.size");
+        if (size % (static_cast<std::uint64_t>(qps) * 8) != 0) {
+            return "workload.incast.size: " + std::to_string(size) + " bytes do not split into workload.qps = " +
+                   std::to_string(qps) + " chunks of a multiple of 8 bytes";
+        }
+        if (static_cast<std::uint64_t>(senders) * (size + 64) > s.get_size("host_memory.size") / 2) {
+            return "workload.incast.size: the receiver's buffer of " + std::to_string(senders) + " x " +
+                   std::to_string(size) + " bytes needs more than half of host_memory.size";
+        }
+        return "";
+    }
+    const std::int64_t client = s.get_int("workload.client"), server = s.get_int("workload.server");
+    if (client >= hosts || server >= hosts) {
+        return std::string(client >= hosts ? "workload.client" : "workload.server") + ": host " +
+               std::to_string(client >= hosts ? client : server) + " does not exist (" + std::to_string(hosts) + " hosts)";
+    }
+    if (client == server) return "workload.server: must differ from workload.client (both " + std::to_string(client) + ")";
+    if (s.get_string("topology.kind") == "back_to_back" && (client != 0 || server != 1)) {
+        return "workload.client: back_to_back runs the client on host 0 and the server on host 1";
     }
     return "";
 }
@@ -425,6 +484,7 @@ config::Schema build() {
     schema.add_check(check_atomics);
     schema.add_check(check_peer);
     schema.add_check(check_workload);
+    schema.add_check(check_fabric_workload);
     schema.verify();
     return schema;
 }

@@ -57,79 +57,109 @@ boost::json::object report_of(const stats_reporter& r) {
 }  // namespace
 
 simulation::simulation(const config::Scenario& scenario, const std::string& pcap_path) : scenario_(scenario) {
-    for (int i = 0; i < 2; ++i) {
+    const int n = host_count(scenario);
+    for (int i = 0; i < n; ++i) {
         const std::string name = identity_of(scenario, i).name;
-        hosts_[i] = std::make_unique<host_system>(name.c_str(), build_host_params(scenario, i));
+        hosts_.push_back(std::make_unique<host_system>(name.c_str(), build_host_params(scenario, i)));
     }
-    link_ = std::make_unique<ethernet_link>("link", build_link_params(scenario));
-    hosts_[0]->nic.eth_tx.bind(link_->port_a_in);
-    link_->port_a_out.bind(hosts_[0]->nic.eth_rx);
+    std::vector<drv::station_config> st;
+    for (int i = 0; i < n; ++i) st.push_back(build_station(scenario, i));
     const bool real_peer = scenario.get_string("peer.kind") == "socket";
-    if (real_peer) {
-        // Host b is a real machine behind the socket bridge (hosts.1.ipv4 is its address); the
-        // simulated host b stays off the wire and runs no program.
-        peer_ = std::make_unique<socket_bridge>("peer", build_peer_params(scenario));
-        peer_->eth_tx.bind(link_->port_b_in);
-        link_->port_b_out.bind(peer_->eth_rx);
-        unplugged_ = std::make_unique<unplugged_port>("unplugged");
-        hosts_[1]->nic.eth_tx.bind(unplugged_->eth_rx);
-        unplugged_->eth_tx.bind(hosts_[1]->nic.eth_rx);
+    if (scenario.get_string("topology.kind") == "back_to_back") {
+        link_ = std::make_unique<ethernet_link>("link", build_link_params(scenario));
+        hosts_[0]->nic.eth_tx.bind(link_->port_a_in);
+        link_->port_a_out.bind(hosts_[0]->nic.eth_rx);
+        if (real_peer) {
+            // Host b is a real machine behind the socket bridge (hosts.1.ipv4 is its address); the
+            // simulated host b stays off the wire and runs no program.
+            peer_ = std::make_unique<socket_bridge>("peer", build_peer_params(scenario));
+            peer_->eth_tx.bind(link_->port_b_in);
+            link_->port_b_out.bind(peer_->eth_rx);
+            unplugged_ = std::make_unique<unplugged_port>("unplugged");
+            hosts_[1]->nic.eth_tx.bind(unplugged_->eth_rx);
+            unplugged_->eth_tx.bind(hosts_[1]->nic.eth_rx);
+        } else {
+            hosts_[1]->nic.eth_tx.bind(link_->port_b_in);
+            link_->port_b_out.bind(hosts_[1]->nic.eth_rx);
+        }
+        // Static neighbour entries between simulated hosts; a real peer is resolved by ARP.
+        if (!real_peer) {
+            hosts_[0]->nic.toe().add_neighbour(st[1].ipv4, st[1].mac);
+            hosts_[1]->nic.toe().add_neighbour(st[0].ipv4, st[0].mac);
+        }
+        if (!pcap_path.empty()) {
+            std::string error;
+            if (!pcap_.open(pcap_path, &error)) throw std::runtime_error(error);
+            link_->set_pcap(&pcap_);
+        }
     } else {
-        hosts_[1]->nic.eth_tx.bind(link_->port_b_in);
-        link_->port_b_out.bind(hosts_[1]->nic.eth_rx);
-    }
-
-    // Static neighbour entries between simulated hosts; a real peer is resolved by ARP.
-    const drv::station_config st[2] = {build_station(scenario, 0), build_station(scenario, 1)};
-    if (!real_peer) {
-        hosts_[0]->nic.toe().add_neighbour(st[1].ipv4, st[1].mac);
-        hosts_[1]->nic.toe().add_neighbour(st[0].ipv4, st[0].mac);
-    }
-
-    if (!pcap_path.empty()) {
-        std::string error;
-        if (!pcap_.open(pcap_path, &error)) throw std::runtime_error(error);
-        link_->set_pcap(&pcap_);
+        std::vector<host_system*> members;
+        for (auto& h : hosts_) members.push_back(h.get());
+        fabric_ = std::make_unique<fabric>(scenario, members, st, pcap_path);
+        // Every host knows every other host's MAC, as the two back-to-back hosts do.
+        for (int i = 0; i < n; ++i) {
+            for (int j = 0; j < n; ++j) {
+                if (i != j) hosts_[static_cast<std::size_t>(i)]->nic.toe().add_neighbour(st[static_cast<std::size_t>(j)].ipv4, st[static_cast<std::size_t>(j)].mac);
+            }
+        }
     }
     if (peer_) {
         std::string error;
         if (!peer_->open(&error)) throw std::runtime_error(error);
     }
 
-    host_memory& src_mem = hosts_[0]->mem;
-    host_memory& dst_mem = hosts_[1]->mem;
-    auto check = [&src_mem, &dst_mem](bool from_client, std::uint64_t src, std::uint64_t dst, std::uint64_t len) {
-        host_memory& from = from_client ? src_mem : dst_mem;
-        host_memory& to = from_client ? dst_mem : src_mem;
-        return compare_ranges([&from](std::uint64_t a, void* d, std::size_t n) { return from.peek(a, d, n); }, src,
-                              [&to](std::uint64_t a, void* d, std::size_t n) { return to.peek(a, d, n); }, dst, len);
-    };
     auto on_done = [this] {
         done_ = true;
         sc_core::sc_stop();
     };
-    if (scenario.get_string("workload.type") == "mixed") {
-        auto peek = [&src_mem, &dst_mem](int host, std::uint64_t addr, void* dst, std::size_t len) {
-            return (host == 0 ? src_mem : dst_mem).peek(addr, dst, len);
+    const std::string type = scenario.get_string("workload.type");
+    if (type == "incast") {
+        std::vector<std::string> names;
+        for (auto& h : hosts_) names.push_back(h->name());
+        auto peek = [this](int host, std::uint64_t addr, void* dst, std::size_t len) {
+            return hosts_[static_cast<std::size_t>(host)]->mem.peek(addr, dst, len);
         };
-        workload_ = std::make_unique<mixed>(build_mixed_config(scenario), oob_, peek, on_done);
-    } else if (scenario.get_string("workload.type") == "rping") {
-        workload_ = std::make_unique<rping>(build_rping_config(scenario), oob_, on_done);
-    } else if (scenario.get_string("workload.type") == "trace") {
-        workload_ = std::make_unique<trace_replay>(build_trace_config(scenario), oob_, on_done);
-    } else if (scenario.get_string("workload.type") == "probe") {
-        workload_ = std::make_unique<probe>(build_probe_config(scenario), oob_, on_done);
-    } else if (is_latency_type(scenario.get_string("workload.type"))) {
-        workload_ = std::make_unique<perf_lat>(build_perf_lat_config(scenario), oob_, on_done);
-    } else if (scenario.get_string("workload.type") == "kv_example") {
-        workload_ = std::make_unique<examples::kv_example>(build_kv_example_config(scenario), oob_, on_done);
+        workload_ = std::make_unique<incast>(build_incast_config(scenario), names, oob_, peek, on_done);
     } else {
-        workload_ = std::make_unique<write_bw>(build_write_bw_config(scenario), oob_, check, on_done);
+        const auto client = static_cast<std::size_t>(scenario.get_int("workload.client"));
+        const auto server = static_cast<std::size_t>(scenario.get_int("workload.server"));
+        host_memory& src_mem = hosts_[client]->mem;
+        host_memory& dst_mem = hosts_[server]->mem;
+        auto check = [&src_mem, &dst_mem](bool from_client, std::uint64_t src, std::uint64_t dst, std::uint64_t len) {
+            host_memory& from = from_client ? src_mem : dst_mem;
+            host_memory& to = from_client ? dst_mem : src_mem;
+            return compare_ranges([&from](std::uint64_t a, void* d, std::size_t k) { return from.peek(a, d, k); }, src,
+                                  [&to](std::uint64_t a, void* d, std::size_t k) { return to.peek(a, d, k); }, dst, len);
+        };
+        std::unique_ptr<host_workload> wl;
+        if (type == "mixed") {
+            auto peek = [&src_mem, &dst_mem](int host, std::uint64_t addr, void* dst, std::size_t len) {
+                return (host == 0 ? src_mem : dst_mem).peek(addr, dst, len);
+            };
+            wl = std::make_unique<mixed>(build_mixed_config(scenario), oob_, peek, on_done);
+        } else if (type == "rping") {
+            wl = std::make_unique<rping>(build_rping_config(scenario), oob_, on_done);
+        } else if (type == "trace") {
+            wl = std::make_unique<trace_replay>(build_trace_config(scenario), oob_, on_done);
+        } else if (type == "probe") {
+            wl = std::make_unique<probe>(build_probe_config(scenario), oob_, on_done);
+        } else if (is_latency_type(type)) {
+            wl = std::make_unique<perf_lat>(build_perf_lat_config(scenario), oob_, on_done);
+        } else if (type == "kv_example") {
+            wl = std::make_unique<examples::kv_example>(build_kv_example_config(scenario), oob_, on_done);
+        } else {
+            wl = std::make_unique<write_bw>(build_write_bw_config(scenario), oob_, check, on_done);
+        }
+        two_host_ = wl.get();
+        workload_ = std::make_unique<two_host_workload>(std::move(wl), static_cast<int>(client), static_cast<int>(server),
+                                                        st[server].ipv4);
     }
-    const std::uint32_t server_ip = st[1].ipv4;
-    host_workload* wl = workload_.get();
-    hosts_[0]->cpu.set_program([wl, st0 = st[0], server_ip](drv::host_bus& bus) { wl->client(bus, st0, server_ip); });
-    if (!real_peer) hosts_[1]->cpu.set_program([wl, st1 = st[1]](drv::host_bus& bus) { wl->server(bus, st1); });
+    fabric_workload* wl = workload_.get();
+    for (int i = 0; i < n; ++i) {
+        if (!wl->has_program(i) || (real_peer && i == 1)) continue;
+        hosts_[static_cast<std::size_t>(i)]->cpu.set_program(
+            [wl, i, sti = st[static_cast<std::size_t>(i)]](drv::host_bus& bus) { wl->program(i, bus, sti); });
+    }
 }
 
 simulation::~simulation() = default;
@@ -153,10 +183,12 @@ std::uint64_t simulation::payload_bytes() const {
 }
 
 std::uint64_t simulation::fpdus() const {
-    boost::json::object a = report_of(hosts_[0]->nic);
-    boost::json::object b = report_of(hosts_[1]->nic);
-    return static_cast<std::uint64_t>(a["framer"].as_object()["tx_fpdus"].to_number<std::uint64_t>() +
-                                      b["framer"].as_object()["tx_fpdus"].to_number<std::uint64_t>());
+    std::uint64_t total = 0;
+    for (const auto& h : hosts_) {
+        boost::json::object o = report_of(h->nic);
+        total += o["framer"].as_object()["tx_fpdus"].to_number<std::uint64_t>();
+    }
+    return total;
 }
 
 boost::json::object simulation::results() const {
@@ -208,9 +240,10 @@ boost::json::object simulation::results() const {
     }
     wl["rows"] = std::move(rows);
     // Workloads that keep a per-operation log (trace: tools/rnic-trace-from-results reads it).
-    if (const auto* tr = dynamic_cast<const trace_replay*>(workload_.get())) wl["operation_log"] = tr->operation_log();
+    if (const auto* tr = dynamic_cast<const trace_replay*>(two_host_)) wl["operation_log"] = tr->operation_log();
     out["workload"] = std::move(wl);
-    const char* op = type == "send_bw"    ? "send"
+    const char* op = type == "incast"     ? "incast_flow"
+                     : type == "send_bw"  ? "send"
                      : type == "read_bw"  ? "rdma_read"
                      : type == "atomic_bw" ? "atomic_fetch_add"
                                            : "rdma_write";
@@ -234,9 +267,12 @@ boost::json::object simulation::results() const {
         modules[n + ".rnic"] = report_of(h->nic);
         modules[n + ".cpu"] = {{"mmio_errors", h->cpu.mmio_errors()}};
     }
-    modules["link"] = report_of(*link_);
+    if (link_) modules["link"] = report_of(*link_);
+    if (fabric_) fabric_->report(modules);
     if (peer_) modules["peer"] = report_of(*peer_);
     out["modules"] = std::move(modules);
+    if (boost::json::object f = workload_->fabric_results(); !f.empty()) out["fabric_workload"] = std::move(f);
+    if (fabric_) out["topology"] = fabric_->describe();
     out["log"] = {{"errors", log::errors_logged()}, {"warnings", log::warnings_logged()}};
     return out;
 }
@@ -247,6 +283,10 @@ void simulation::print_summary(std::ostream& os) const {
     const std::string type = scenario_.get_string("workload.type");
     if (is_latency_type(type)) {
         print_latency_summary(os);
+        return;
+    }
+    if (type == "incast") {
+        print_incast_summary(os);
         return;
     }
     os << (type == "send_bw"    ? "Send"
@@ -319,6 +359,42 @@ void simulation::print_latency_summary(std::ostream& os) const {
         os << line;
     }
     os << "---------------------------------------------------------------------------------------------------------------------------\n";
+    if (!r.error.empty()) os << "workload error: " << r.error << "\n";
+}
+
+}  // namespace rnic::platform
+
+namespace rnic::platform {
+
+void simulation::print_incast_summary(std::ostream& os) const {
+    const workload_result& r = workload_->result();
+    const boost::json::object f = workload_->fabric_results();
+    char line[256];
+    os << "Incast (" << scenario_.get_string("name") << ", seed " << scenario_.get_int("simulation.seed") << ", "
+       << scenario_.get_string("topology.kind") << " of " << hosts_.size() << " hosts): "
+       << f.at("senders").to_number<std::uint64_t>() << " senders x " << f.at("qps_per_sender").to_number<std::uint64_t>()
+       << " QPs -> " << f.at("receiver").as_string().c_str() << ", "
+       << f.at("bytes_per_sender_per_round").to_number<std::uint64_t>() << " bytes per sender per round\n";
+    const boost::json::object& rc = f.at("round_completion").as_object();
+    const boost::json::object& fc = f.at("flow_completion").as_object();
+    std::snprintf(line, sizeof line, "rounds: %zu   round completion [us]: mean %.3f  p50 %.3f  p99 %.3f  max %.3f\n",
+                  f.at("round_completion_ns").as_array().size(), rc.at("mean").to_number<double>() / 1e3,
+                  rc.at("p50").to_number<double>() / 1e3, rc.at("p99").to_number<double>() / 1e3,
+                  rc.at("max").to_number<double>() / 1e3);
+    os << line;
+    std::snprintf(line, sizeof line, "flows: %llu    flow completion [us]:  mean %.3f  p50 %.3f  p99 %.3f  max %.3f\n",
+                  r.rows.empty() ? 0ULL : static_cast<unsigned long long>(r.rows[0].iterations),
+                  fc.at("mean").to_number<double>() / 1e3, fc.at("p50").to_number<double>() / 1e3,
+                  fc.at("p99").to_number<double>() / 1e3, fc.at("max").to_number<double>() / 1e3);
+    os << line;
+    for (const workload_row& row : r.rows) {
+        const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;
+        std::snprintf(line, sizeof line, "receiver goodput: %.2f Gb/s over %.3f us; data %s\n",
+                      secs > 0 ? static_cast<double>(row.bytes) * 8 / secs / 1e9 : 0.0, secs * 1e6,
+                      row.integrity.ok ? "ok" : "CORRUPT");
+        os << line;
+        if (!row.integrity.ok) os << "integrity: " << row.integrity.detail << "\n";
+    }
     if (!r.error.empty()) os << "workload error: " << r.error << "\n";
 }
 

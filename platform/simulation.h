@@ -1,11 +1,13 @@
-// Assembles the platform from one scenario (two hosts, the link, the workload), runs it, and
-// reports results. The one place where hosts, link and workload are put together.
+// Assembles the platform from one scenario (the hosts, the link or the fabric of switches, the
+// workload), runs it, and reports results. The one place where hosts, network and workload are put
+// together.
 #pragma once
 
 #include <boost/json.hpp>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "config/scenario.h"
 #include "host_system.h"
@@ -13,6 +15,8 @@
 #include "link/socket_bridge.h"
 #include "oob.h"
 #include "proto/pcap.h"
+#include "fabric.h"
+#include "workloads/fabric_workload.h"
 #include "workloads/workload.h"
 
 namespace rnic::platform {
@@ -31,6 +35,7 @@ public:
     boost::json::object results() const;
     void print_summary(std::ostream& os) const;
     void print_latency_summary(std::ostream& os) const;  // the *_lat workloads: perftest's columns
+    void print_incast_summary(std::ostream& os) const;
 
     std::uint64_t payload_bytes() const;
     std::uint64_t fpdus() const;
@@ -38,13 +43,15 @@ public:
 
 private:
     const config::Scenario& scenario_;
-    std::unique_ptr<host_system> hosts_[2];
-    std::unique_ptr<ethernet_link> link_;
+    std::vector<std::unique_ptr<host_system>> hosts_;
+    std::unique_ptr<ethernet_link> link_;         // back_to_back
+    std::unique_ptr<fabric> fabric_;              // star, leaf_spine
     std::unique_ptr<socket_bridge> peer_;         // peer.kind "socket": a real host b behind a socket
     std::unique_ptr<unplugged_port> unplugged_;   // then the simulated host b's NIC is off the wire
     proto::PcapWriter pcap_;
     oob_channel oob_;
-    std::unique_ptr<host_workload> workload_;  // write_bw or mixed, by workload.type
+    std::unique_ptr<fabric_workload> workload_;  // by workload.type; two-host ones wrapped
+    const host_workload* two_host_ = nullptr;     // the wrapped one, if any
     bool done_ = false;
 };
 

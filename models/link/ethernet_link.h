@@ -40,7 +40,12 @@ public:
     ethernet_link(const sc_core::sc_module_name& name, const ethernet_link_params& params);
 
     // Write every frame to this pcap (shared by the platform, may be null).
-    void set_pcap(proto::PcapWriter* pcap) { pcap_ = pcap; }
+    void set_pcap(proto::PcapWriter* pcap) { set_pcap(pcap, true, true); }
+    // Only the frames of the chosen directions (a fabric captures what reaches each host once).
+    void set_pcap(proto::PcapWriter* pcap, bool a_to_b, bool b_to_a) {
+        ab_.pcap = a_to_b ? pcap : nullptr;
+        ba_.pcap = b_to_a ? pcap : nullptr;
+    }
 
     void report_stats(boost::json::object& out) const override;
 
@@ -59,6 +64,7 @@ private:
         std::deque<in_flight> queue;  // ordered by arrival time
         sc_core::sc_event arrival_event;
         std::uint64_t frames = 0, bytes = 0, wire_bytes = 0, oversize_drops = 0;
+        proto::PcapWriter* pcap = nullptr;  // capture at the receiving port, if any
     };
 
     void a_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) { transmit(ab_, gp, delay); }
@@ -71,7 +77,6 @@ private:
     ethernet_link_params params_;
     direction ab_;
     direction ba_;
-    proto::PcapWriter* pcap_ = nullptr;
 };
 
 }  // namespace rnic

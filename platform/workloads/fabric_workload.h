@@ -1,0 +1,52 @@
+// A workload across many hosts (docs/architecture.md, "Fabric"): one program per host, coordinated out
+// of band only for what applications exchange before a test (addresses, STags). The two-host
+// workloads (host_workload: a client and a server) run in a fabric through two_host_workload, on the
+// hosts workload.client and workload.server.
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "driver/verbs.h"
+#include "workloads/workload.h"
+
+namespace rnic::platform {
+
+// Reads host memory as a debugger would (no simulated time); false when outside it.
+using host_peek = std::function<bool(int host, std::uint64_t addr, void* dst, std::size_t len)>;
+
+class fabric_workload {
+public:
+    virtual ~fabric_workload() = default;
+    // The program of host `host`; a host without a part in the workload has no program.
+    virtual bool has_program(int host) const = 0;
+    virtual void program(int host, drv::host_bus& bus, const drv::station_config& station) = 0;
+    virtual const workload_result& result() const = 0;
+    // Figures of the workload beyond the rows (results key "fabric_workload"); empty for two-host ones.
+    virtual boost::json::object fabric_results() const { return {}; }
+};
+
+// A client/server workload on two hosts of a larger fabric.
+class two_host_workload : public fabric_workload {
+public:
+    two_host_workload(std::unique_ptr<host_workload> inner, int client, int server, std::uint32_t server_ip)
+        : inner_(std::move(inner)), client_(client), server_(server), server_ip_(server_ip) {}
+
+    bool has_program(int host) const override { return host == client_ || host == server_; }
+    void program(int host, drv::host_bus& bus, const drv::station_config& station) override {
+        if (host == client_) inner_->client(bus, station, server_ip_);
+        else if (host == server_) inner_->server(bus, station);
+    }
+    const workload_result& result() const override { return inner_->result(); }
+    host_workload& inner() { return *inner_; }
+
+private:
+    std::unique_ptr<host_workload> inner_;
+    int client_, server_;
+    std::uint32_t server_ip_;
+};
+
+}  // namespace rnic::platform
