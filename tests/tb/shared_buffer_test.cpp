@@ -229,7 +229,7 @@ TEST(SharedBuffer, InconsistentConfigurationsAreRefused) {
     EXPECT_EQ(shared_buffer{c}.shared_capacity(), 4u);
 }
 
-TEST(IntervalMaxTrace, KeepsTheMaximumOfEachInterval) {
+TEST(SharedBuffer, IntervalMaxTraceKeepsTheMaximumOfEachInterval) {
     interval_max_trace t(1000);
     t.set(0, 3000);     // [0, 1000): 3000
     t.set(1500, 2000);  // [1000, 2000): 3000 until 1500
