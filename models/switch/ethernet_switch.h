@@ -75,11 +75,11 @@ struct ethernet_switch_params {
     double rate_bps = 100e9;            // every port, unless port_rate_bps says otherwise
     std::vector<double> port_rate_bps;  // per port (empty: all at rate_bps); must match each port's link
     forwarding_mode mode = forwarding_mode::store_and_forward;
-    // Port-to-port pipeline latency (lookup, buffer write/read) of an idle switch. Data-centre
-    // switch ASICs state a few hundred nanoseconds (e.g. ~300 ns cut-through, vendor datasheets).
+    // Port-to-port pipeline latency (lookup, buffer write/read) of an idle switch: data-centre
+    // switch ASIC datasheets state a few hundred nanoseconds.
     sc_core::sc_time latency = sc_core::sc_time(500, sc_core::SC_NS);
     std::uint32_t mtu = 1500;  // larger frames (beyond mtu + 14 header bytes) are dropped as bad
-    // Shared packet buffer: 12-16 MiB in the 32 x 100G ASIC generation (Trident 2, Tomahawk).
+    // Shared packet buffer: 12 MB in Broadcom Trident 2 (10/40G), 16 MB in Tomahawk (32 x 100G).
     std::uint64_t buffer_bytes = 16ull << 20;
     double alpha = 1.0;  // Dynamic Threshold factor; 1 = SONiC's default dynamic_th 0 (alpha = 2^0)
     bool ecn = false;
@@ -88,9 +88,9 @@ struct ethernet_switch_params {
     bool pfc = false;
     std::uint64_t pfc_xoff = 256 * 1024;  // per-ingress bytes above which the sender is paused
     std::uint64_t pfc_xon = 128 * 1024;   // ... and at or below which it is resumed
-    // Per-ingress headroom: what arrives between the decision to pause and the pause taking hold,
-    // two maximum frames (one being sent each way) plus the data in flight on a 100 m cable at
-    // 100 Gb/s both ways and the sender's response time; 32 KiB covers it generously.
+    // Per-ingress headroom: what arrives between the decision to pause and the pause taking hold:
+    // two maximum frames (one on the wire each way), a 100 m cable's round trip at 100 Gb/s
+    // (~1 us, 12.5 KB) and the sender's response time; 32 KiB leaves room for the last.
     std::uint64_t pfc_headroom = 32 * 1024;
     // Queue occupancy over time: one maximum per interval and output port (zero: not kept).
     sc_core::sc_time stats_interval = sc_core::SC_ZERO_TIME;
