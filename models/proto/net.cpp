@@ -436,6 +436,70 @@ std::optional<ParsedArpFrame> parse_arp_frame(const std::uint8_t* frame, std::si
     return f;
 }
 
+EcnMark mark_ecn_ce(std::uint8_t* frame, std::size_t len) {
+    if (len < kEthernetHeaderSize + kIpv4HeaderSize || get_be16(frame + 12) != kEtherTypeIpv4) return EcnMark::not_ipv4;
+    std::uint8_t* ip = frame + kEthernetHeaderSize;
+    const std::size_t ihl = static_cast<std::size_t>(ip[0] & 0x0F) * 4;
+    if ((ip[0] >> 4) != 4 || ihl < kIpv4HeaderSize || kEthernetHeaderSize + ihl > len) return EcnMark::not_ipv4;
+    const std::uint8_t field = ip[1] & ecn::mask;
+    if (field == ecn::not_ect) return EcnMark::not_ect;
+    if (field == ecn::ce) return EcnMark::already_ce;
+    // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), m the 16-bit word holding the TOS byte.
+    const std::uint16_t old_word = get_be16(ip);
+    ip[1] = static_cast<std::uint8_t>(ip[1] | ecn::ce);
+    const std::uint16_t new_word = get_be16(ip);
+    const std::uint16_t old_sum = get_be16(ip + 10);
+    const std::uint32_t sum = fold(std::uint64_t{static_cast<std::uint16_t>(~old_sum)} +
+                                   static_cast<std::uint16_t>(~old_word) + new_word);
+    put_be16(ip + 10, static_cast<std::uint16_t>(~sum & 0xFFFFu));
+    return EcnMark::marked;
+}
+
+std::optional<std::uint16_t> mac_control_opcode(const std::uint8_t* frame, std::size_t len) {
+    if (len < kEthernetHeaderSize + 2 || get_be16(frame + 12) != kEtherTypeMacControl) return std::nullopt;
+    return get_be16(frame + kEthernetHeaderSize);
+}
+
+std::vector<std::uint8_t> build_pfc_frame(const MacAddress& src, const PfcFrame& pfc) {
+    std::vector<std::uint8_t> out(kMinFrameSize, 0);
+    std::memcpy(out.data(), kMacControlAddress.data(), 6);
+    std::memcpy(out.data() + 6, src.data(), 6);
+    put_be16(out.data() + 12, kEtherTypeMacControl);
+    std::uint8_t* p = out.data() + kEthernetHeaderSize;
+    put_be16(p, kMacControlPfc);
+    put_be16(p + 2, pfc.class_enable);
+    for (std::size_t i = 0; i < pfc.quanta.size(); ++i) put_be16(p + 4 + 2 * i, pfc.quanta[i]);
+    return out;
+}
+
+std::optional<PfcFrame> parse_pfc_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
+                                        ParseError* code) {
+    auto bad = [&](ParseError kind, std::string text) -> std::optional<PfcFrame> {
+        set_code(code, kind);
+        if (error != nullptr) *error = std::move(text);
+        return std::nullopt;
+    };
+    if (len < kPfcFrameSize) {
+        return bad(ParseError::short_input,
+                   format("PFC frame: %zu bytes, need %zu (Ethernet header, opcode, enable vector, 8 times)", len,
+                          kPfcFrameSize));
+    }
+    const std::uint16_t ethertype = get_be16(frame + 12);
+    if (ethertype != kEtherTypeMacControl) {
+        return bad(ParseError::unsupported, format("PFC frame: EtherType 0x%04x at offset 12, not 0x8808", ethertype));
+    }
+    const std::uint8_t* p = frame + kEthernetHeaderSize;
+    const std::uint16_t opcode = get_be16(p);
+    if (opcode != kMacControlPfc) {
+        return bad(ParseError::unsupported, format("PFC frame: MAC control opcode 0x%04x at offset 14, not 0x0101", opcode));
+    }
+    PfcFrame f;
+    f.class_enable = p[3];  // p[2] is the reserved octet
+    for (std::size_t i = 0; i < f.quanta.size(); ++i) f.quanta[i] = get_be16(p + 4 + 2 * i);
+    set_code(code, ParseError::none);
+    return f;
+}
+
 std::string format_ipv4(std::uint32_t addr) {
     return format("%u.%u.%u.%u", static_cast<unsigned>(addr >> 24), static_cast<unsigned>((addr >> 16) & 0xFFu),
                   static_cast<unsigned>((addr >> 8) & 0xFFu), static_cast<unsigned>(addr & 0xFFu));

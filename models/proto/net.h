@@ -165,6 +165,54 @@ std::optional<std::uint16_t> frame_ethertype(const std::uint8_t* frame, std::siz
 std::optional<ParsedArpFrame> parse_arp_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
                                               ParseError* code = nullptr);
 
+// ECN field of the IPv4 TOS byte (RFC 3168 §5): the two low bits.
+namespace ecn {
+constexpr std::uint8_t not_ect = 0;
+constexpr std::uint8_t ect1 = 1;
+constexpr std::uint8_t ect0 = 2;
+constexpr std::uint8_t ce = 3;
+constexpr std::uint8_t mask = 3;
+}  // namespace ecn
+
+enum class EcnMark {
+    not_ipv4,    // not an IPv4 packet with a whole header in the frame: left alone
+    not_ect,     // Not-ECT: a router never marks it (RFC 3168 §5)
+    marked,      // ECT(0) or ECT(1) became CE
+    already_ce,  // CE stays CE
+};
+
+// What a congested router does to a packet it forwards (RFC 3168 §5): sets CE in an ECN-capable
+// IPv4 packet and updates the header checksum incrementally (RFC 1624 eqn. 3), so a header whose
+// checksum was wrong stays wrong. The frame must hold the whole IPv4 header (IHL words).
+EcnMark mark_ecn_ce(std::uint8_t* frame, std::size_t len);
+
+// IEEE 802.3 Annex 31B MAC control frames: EtherType 0x8808, a 2-byte opcode; PAUSE is opcode
+// 0x0001, IEEE 802.1Qbb priority-based flow control (PFC) opcode 0x0101, both sent to the
+// reserved group address 01:80:C2:00:00:01 and never forwarded by a bridge.
+constexpr std::uint16_t kEtherTypeMacControl = 0x8808;
+constexpr std::uint16_t kMacControlPause = 0x0001;
+constexpr std::uint16_t kMacControlPfc = 0x0101;
+constexpr MacAddress kMacControlAddress{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
+// Opcode (2), priority-enable vector (2: a reserved octet, then bit n for priority n), eight
+// 2-byte pause times in quanta of 512 bit times at the port's rate (802.1Qbb §36.1.3.3).
+constexpr std::size_t kPfcFrameSize = kEthernetHeaderSize + 2 + 2 + 8 * 2;
+constexpr std::uint16_t kPfcMaxQuanta = 0xFFFF;
+
+struct PfcFrame {
+    std::uint8_t class_enable = 0;          // bit n set: quanta[n] applies to priority n
+    std::array<std::uint16_t, 8> quanta{};  // 0 resumes that priority at once
+};
+
+// The MAC control opcode of a frame with EtherType 0x8808, or nullopt for another EtherType or
+// a frame too short to hold the opcode.
+std::optional<std::uint16_t> mac_control_opcode(const std::uint8_t* frame, std::size_t len);
+// A PFC frame from `src` to 01:80:C2:00:00:01, zero-padded to the 60-byte minimum.
+std::vector<std::uint8_t> build_pfc_frame(const MacAddress& src, const PfcFrame& pfc);
+// Parses a PFC frame (the reserved octet of the enable vector is ignored, as 802.1Qbb asks).
+// *code: short_input (fewer than 34 bytes), unsupported (EtherType not 0x8808, opcode not 0x0101).
+std::optional<PfcFrame> parse_pfc_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
+                                        ParseError* code = nullptr);
+
 std::string format_ipv4(std::uint32_t addr);          // "10.0.0.1"
 std::optional<std::uint32_t> parse_ipv4(const std::string& text);
 std::string format_mac(const MacAddress& mac);        // "02:00:00:00:00:01"
