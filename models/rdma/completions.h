@@ -26,7 +26,7 @@ struct cqe_fields {
     std::uint8_t flags = 0;  // regmap::cqe_flags
 };
 
-class completion_unit : engine_part {
+class completion_unit : private engine_part {
 public:
     completion_unit(const engine_resources& res, context_store& store, qp_lifecycle& lifecycle);
 

@@ -14,7 +14,7 @@ namespace rnic {
 
 class completion_unit;
 
-class qp_lifecycle : engine_part {
+class qp_lifecycle : private engine_part {
 public:
     qp_lifecycle(const engine_resources& res, context_store& store, completion_unit& completions);
 

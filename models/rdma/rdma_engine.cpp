@@ -19,9 +19,11 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
       llp_in("llp_in"),
       toe_out("toe_out"),
       params_(params),
-      res_{*this,       params_,         ulpdu_tx_out,     dma_out,  irq_out,  toe_out,
-           work_event_, space_event_, read_done_event_, tx_pipe_, rx_pipe_, counters_},
+      res_{*this, params_, ulpdu_tx_out, dma_out, irq_out, toe_out, work_event_, space_event_, read_done_event_,
+           tx_pipe_, rx_pipe_, counters_},
       store_(params.max_qp, params.max_cq, params.max_mr),
+      // The completion unit and the QP lifecycle call each other; neither uses the other while
+      // they are being constructed.
       completions_(res_, store_, lifecycle_),
       lifecycle_(res_, store_, completions_),
       transmit_(res_, store_, completions_, lifecycle_),

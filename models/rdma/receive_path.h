@@ -21,13 +21,13 @@ class qp_lifecycle;
 class responder;
 struct request_refusal;
 
-class receive_path : engine_part {
+class receive_path : private engine_part {
 public:
     receive_path(const engine_resources& res, context_store& store, completion_unit& completions,
                  qp_lifecycle& lifecycle, responder& requests);
 
     // One ULPDU from the framing unit: in order, or (stream_kind::out_of_order) offered for early
-    // placement, which the response refuses unless the ULPDU is a valid RDMA Write.
+    // placement, which only a valid RDMA Write gets (the response status says whether it was placed).
     void receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     // RFC 5040 §4.8 / §5.3: one Terminate on queue 2 carrying the offending DDP header (`ulpdu`, or
     // none); the QP is in Terminate afterwards.

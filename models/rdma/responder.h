@@ -25,7 +25,7 @@ struct request_refusal {
     std::string what;
 };
 
-class responder : engine_part {
+class responder : private engine_part {
 public:
     responder(const engine_resources& res, context_store& store, transmit_path& transmit, qp_lifecycle& lifecycle);
 

@@ -31,7 +31,7 @@ struct send_wqe {
     const std::uint8_t* inline_payload = nullptr;  // wr_flags::inline_data: the bytes after the WQE
 };
 
-class transmit_path : engine_part {
+class transmit_path : private engine_part {
 public:
     transmit_path(const engine_resources& res, context_store& store, completion_unit& completions,
                   qp_lifecycle& lifecycle);
