@@ -1,0 +1,50 @@
+// Completions of the RDMA engine: CQEs written to the completion rings in host memory, the send
+// queue's work requests retired in posting order (RFC 5040 §5.5), CQ doorbells and arming, MSI-X.
+#pragma once
+
+#include <cstdint>
+#include <systemc>
+
+#include "rdma/context_store.h"
+#include "rdma/engine_part.h"
+#include "rnic/regmap.h"
+
+namespace rnic {
+
+class qp_lifecycle;
+
+// The fields of a CQE (regmap::cqe_off) before they are laid out in the ring.
+struct cqe_fields {
+    std::uint64_t wr_id = 0;
+    std::uint32_t byte_len = 0;
+    std::uint8_t opcode = 0;
+    regmap::cqe_status status = regmap::cqe_status::success;
+    std::uint32_t qpn = 0;
+    std::uint32_t wqe_index = 0;
+    bool receive = false;
+    std::uint64_t imm_data = 0;
+    std::uint8_t flags = 0;  // regmap::cqe_flags
+};
+
+class completion_unit : private engine_part {
+public:
+    completion_unit(const engine_resources& res, context_store& store, qp_lifecycle& lifecycle);
+
+    // Writes one CQE to CQ `cqn` (DMA), or counts an overrun when the ring is full; interrupts if
+    // the CQ is armed.
+    void post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::sc_time& delay);
+    // Completes the send queue's finished work requests, oldest first; a Closing QP may then close.
+    void retire(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& delay);
+    // CQ doorbell: the driver has consumed the entries before `consumer`.
+    void cq_doorbell(std::uint32_t cqn, std::uint32_t consumer, const sc_core::sc_time& delay);
+    // The driver asks for an interrupt at the next CQE.
+    void cq_arm(std::uint32_t cqn, const sc_core::sc_time& delay);
+
+private:
+    void raise_msix(std::uint32_t vector, sc_core::sc_time& delay);
+
+    context_store& store_;
+    qp_lifecycle& lifecycle_;
+};
+
+}  // namespace rnic
