@@ -385,6 +385,13 @@ std::string check_fabric_workload(const config::Scenario& s) {
                        " senders x workload.qps " + std::to_string(qps) + "), more than " + std::to_string(s.get_int(key));
             }
         }
+        // Every connection carves its send stream out of NIC buffer memory (rnic.tcp.send_buffer).
+        const std::uint64_t regions = static_cast<std::uint64_t>(flows) * s.get_size("rnic.tcp.send_buffer");
+        if (regions >= s.get_size("rnic.buffer.capacity")) {
+            return "rnic.buffer.capacity: the receiver's " + std::to_string(flows) + " connections need " +
+                   std::to_string(regions) + " bytes of send regions (rnic.tcp.send_buffer each), not less than the " +
+                   std::to_string(s.get_size("rnic.buffer.capacity")) + " bytes of NIC buffer memory";
+        }
         const std::uint64_t size = s.get_size("workload.incast.size");
         if (size % (static_cast<std::uint64_t>(qps) * 8) != 0) {
             return "workload.incast.size: " + std::to_string(size) + " bytes do not split into workload.qps = " +

@@ -12,6 +12,7 @@
 #include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
+#include "core/zeroed_memory.h"
 #include "core/stats.h"
 #include "core/timed_resource.h"
 
@@ -60,7 +61,7 @@ private:
     void sample();
 
     buffer_memory_params params_;
-    std::vector<std::uint8_t> store_;
+    zeroed_memory store_;  // committed page by page as it is written
     std::map<std::uint64_t, std::uint64_t> regions_;  // base -> size
     timed_resource port_;
     std::uint64_t in_use_ = 0, peak_ = 0;

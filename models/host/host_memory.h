@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/stats.h"
+#include "core/zeroed_memory.h"
 #include "core/timed_resource.h"
 
 namespace rnic {
@@ -51,7 +52,7 @@ private:
     void copy(tlm::tlm_generic_payload& gp);
 
     host_memory_params params_;
-    std::vector<std::uint8_t> store_;
+    zeroed_memory store_;  // committed page by page as it is written
     std::map<std::uint64_t, std::uint64_t> dma_map_;  // base -> length
     timed_resource dma_port_;
     std::uint64_t dma_read_bytes_ = 0, dma_write_bytes_ = 0, dma_reads_ = 0, dma_writes_ = 0;

@@ -88,7 +88,6 @@ void incast::receive(drv::host_bus& bus, const drv::station_config& station) {
                   drv::status::ok &&
               ctx.create_cq(next_pow2(4ull * flows + 2ull * n + 2), &cq) == drv::status::ok;
     for (std::uint32_t f = 0; ok && f < flows; ++f) ok = ctx.create_qp(pd, cq, cq, 4, 4, &qps[f]) == drv::status::ok;
-    for (std::uint32_t k = 0; ok && k < n; ++k) ok = ctx.listen(static_cast<std::uint16_t>(cfg_.port + k)) == drv::status::ok;
     if (!ok) {
         fail("incast receiver set-up failed (see the log)");
         on_done_();
@@ -104,16 +103,21 @@ void incast::receive(drv::host_bus& bus, const drv::station_config& station) {
         return ctx.post_recv(qps[f], wr) == drv::status::ok;
     };
     oob_.publish("incast-receiver", {station.ipv4, cfg_.port, mr.stag, mr.addr, length});
-    // Sender k's QPs connect to port + k, in QP order, so the accepted QP says which flow it is.
+    // The aggregator opens the connections, as a partition-aggregate front end does: it is then the
+    // MPA initiator and may send first (RFC 5044 §7.1.2 rule 4 holds a responder until then).
     for (std::uint32_t k = 0; k < n; ++k) {
+        const remote_buffer sender = oob_.wait_for("incast-listening-" + std::to_string(k));
         for (std::uint32_t q = 0; q < cfg_.qps; ++q) {
             const std::uint32_t f = k * cfg_.qps + q;
-            if (ctx.accept(qps[f], static_cast<std::uint16_t>(cfg_.port + k)) != drv::status::ok || !post_receive(f)) {
-                fail("incast receiver: accepting flow " + std::to_string(q) + " of " + names_[static_cast<std::size_t>(cfg_.senders[k])] +
-                     " failed");
+            const std::uint64_t t0 = bus.now_ps();
+            if (!post_receive(f) || ctx.connect(qps[f], sender.ipv4, cfg_.port, static_cast<std::uint16_t>(40000 + f)) !=
+                                        drv::status::ok) {
+                fail("incast receiver: connecting flow " + std::to_string(q) + " of " +
+                     names_[static_cast<std::size_t>(cfg_.senders[k])] + " failed");
                 on_done_();
                 return;
             }
+            if (f == 0) result_.connect_ps = bus.now_ps() - t0;
         }
     }
     for (std::uint32_t k = 0; k < n; ++k) oob_.wait_for("incast-sender-" + std::to_string(k));
@@ -173,6 +177,7 @@ void incast::receive(drv::host_bus& bus, const drv::station_config& station) {
                 }
                 flow_ps_[k][static_cast<std::size_t>(r) * cfg_.qps + q] = now - t0;
                 flows_row.latencies_ps.push_back(now - t0);
+                sender_bytes_[k] += chunk();  // placed and seen by the receiver
                 t_last = now;
                 ++immediates;
                 if (!post_receive(k * cfg_.qps + q)) {
@@ -237,16 +242,19 @@ void incast::send(int k, drv::host_bus& bus, const drv::station_config& station)
         fail("incast sender " + me + ": set-up failed (see the log)");
         return;
     }
-    const remote_buffer remote = oob_.wait_for("incast-receiver");
+    if (ctx.listen(cfg_.port) != drv::status::ok) {
+        fail("incast sender " + me + ": listen failed");
+        return;
+    }
+    oob_.publish("incast-listening-" + std::to_string(k), {station.ipv4, cfg_.port, 0, 0, 0});
+    // The receiver connects this sender's QPs in order.
     for (std::uint32_t q = 0; q < cfg_.qps; ++q) {
-        const std::uint64_t t0 = bus.now_ps();
-        if (ctx.connect(qps[q], remote.ipv4, static_cast<std::uint16_t>(remote.port + k),
-                        static_cast<std::uint16_t>(40000 + q)) != drv::status::ok) {
-            fail("incast sender " + me + ": connect of QP " + std::to_string(q + 1) + " failed");
+        if (ctx.accept(qps[q], cfg_.port) != drv::status::ok) {
+            fail("incast sender " + me + ": accepting QP " + std::to_string(q + 1) + " failed");
             return;
         }
-        if (k == 0 && q == 0) result_.connect_ps = bus.now_ps() - t0;
     }
+    const remote_buffer remote = oob_.wait_for("incast-receiver");
     auto post_request_receive = [&] {
         drv::recv_wr wr;
         wr.wr_id = kRequestTag;
@@ -315,7 +323,6 @@ void incast::send(int k, drv::host_bus& bus, const drv::station_config& station)
                 ++done;
             }
         }
-        sender_bytes_[static_cast<std::size_t>(k)] += cfg_.size;
         // The next round's data, ready before the receiver asks again (a server with its answer cached).
         if (r + 1 < cfg_.rounds) {
             fill_pattern(source.data(), source.size(), pattern_seed(k, r + 1), cfg_.size);
@@ -360,7 +367,7 @@ boost::json::object incast::fabric_results() const {
                                         flow_ps_[k].begin() + static_cast<std::ptrdiff_t>(std::min(flow_ps_[k].size(), round_ps_.size() * cfg_.qps)));
         hosts.push_back({{"host", names_[static_cast<std::size_t>(cfg_.senders[k])]},
                          {"role", "sender"},
-                         {"bytes_sent", sender_bytes_[k]},
+                         {"bytes_delivered", sender_bytes_[k]},
                          {"goodput_gbps", secs > 0 ? static_cast<double>(sender_bytes_[k]) * 8 / secs / 1e9 : 0.0},
                          {"flow_completion_mean_ns", mean_ns(mine)},
                          {"flow_completion_max_ns", percentile_ns(mine, 100)}});

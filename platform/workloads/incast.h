@@ -1,6 +1,6 @@
 // Incast (docs/architecture.md, "Fabric"): the partition-aggregate pattern that overflows a switch's
 // output queue. One receiver and `senders` senders, each sender with `qps` QPs (one TCP connection
-// each) to the receiver. In each of `rounds` rounds the receiver asks every sender for `size` bytes
+// each, opened by the receiver as the MPA initiator). In each of `rounds` rounds the receiver asks every sender for `size` bytes
 // with a Send on the sender's first QP, at the same instant; each sender answers with one RDMA Write
 // with Immediate Data per QP (size / qps bytes each, into its own slice of the receiver's buffer);
 // the round ends when the receiver has every flow's Immediate Data. Flow completion time: request
@@ -25,7 +25,7 @@ struct incast_config {
     std::uint32_t qps = 1;         // per sender
     std::uint64_t size = 64 * 1024;  // bytes per sender per round (a multiple of qps x 8)
     std::uint32_t rounds = 10;
-    std::uint16_t port = 18515;    // sender k connects to port + k
+    std::uint16_t port = 18515;    // every sender listens here; the receiver connects to it
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t seed = 1;
     std::uint64_t request_bytes = 64;  // the request Send
@@ -60,7 +60,7 @@ private:
     workload_result result_;
     std::vector<std::uint64_t> round_ps_;               // completion time of each round
     std::vector<std::vector<std::uint64_t>> flow_ps_;   // [sender index][round * qps + q]
-    std::vector<std::uint64_t> sender_bytes_;           // per sender index, acknowledged
+    std::vector<std::uint64_t> sender_bytes_;           // per sender index, seen by the receiver
     std::uint64_t first_start_ps_ = 0, last_end_ps_ = 0;
 };
 
