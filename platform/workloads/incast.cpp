@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include "core/log.h"
 #include "integrity.h"
@@ -130,22 +131,24 @@ void incast::receive(drv::host_bus& bus, const drv::station_config& station) {
     first_start_ps_ = bus.now_ps();
     for (std::uint32_t r = 0; r < cfg_.rounds; ++r) {
         const std::uint64_t t0 = bus.now_ps();
-        for (std::uint32_t k = 0; k < n; ++k) {
+        // One request per connection: an MPA responder sends nothing before the initiator's first
+        // FPDU (RFC 5044 §7.1.2 rule 4), and a partition-aggregate front end asks each connection.
+        for (std::uint32_t f = 0; f < flows; ++f) {
             drv::send_wr req;
-            req.wr_id = kRequestTag | k;
+            req.wr_id = kRequestTag | f;
             req.opcode = regmap::wr_opcode::send;
-            req.local_addr = mr.addr + data_bytes + k * cfg_.request_bytes;
+            req.local_addr = mr.addr + data_bytes + (f / cfg_.qps) * cfg_.request_bytes;
             req.length = static_cast<std::uint32_t>(cfg_.request_bytes);
             req.local_stag = mr.stag;
-            if (ctx.post_send(qps[k * cfg_.qps], req) != drv::status::ok) {
-                fail("incast receiver: request " + std::to_string(r) + " to sender " + std::to_string(k) + " not posted");
+            if (ctx.post_send(qps[f], req) != drv::status::ok) {
+                fail("incast receiver: request " + std::to_string(r) + " on flow " + std::to_string(f) + " not posted");
                 on_done_();
                 return;
             }
         }
         std::uint32_t immediates = 0, requests_done = 0;
         std::uint64_t t_last = t0;
-        while (immediates < flows || requests_done < n) {
+        while (immediates < flows || requests_done < flows) {
             wcs.clear();
             int got = 0;
             ctx.poll_cq(cq, 64, &wcs, &got);
@@ -255,61 +258,51 @@ void incast::send(int k, drv::host_bus& bus, const drv::station_config& station)
         }
     }
     const remote_buffer remote = oob_.wait_for("incast-receiver");
-    auto post_request_receive = [&] {
+    // One request receive per QP, reposted as each request arrives.
+    auto post_request_receive = [&](std::uint32_t q) {
         drv::recv_wr wr;
-        wr.wr_id = kRequestTag;
+        wr.wr_id = kRequestTag | q;
         wr.addr = mr.addr + cfg_.size;
         wr.length = static_cast<std::uint32_t>(cfg_.request_bytes);
         wr.stag = mr.stag;
-        return ctx.post_recv(qps[0], wr) == drv::status::ok;
+        return ctx.post_recv(qps[q], wr) == drv::status::ok;
     };
     std::vector<std::uint8_t> source(cfg_.size);
     fill_pattern(source.data(), source.size(), pattern_seed(k, 0), cfg_.size);
     bus.mem_write(mr.addr, source.data(), source.size());
-    if (!post_request_receive()) {
-        fail("incast sender " + me + ": post_recv failed");
-        return;
-    }
-    oob_.publish("incast-sender-" + std::to_string(k), {station.ipv4, 0, mr.stag, mr.addr, cfg_.size});
-    std::vector<drv::work_completion> wcs;
-    for (std::uint32_t r = 0; r < cfg_.rounds; ++r) {
-        // Wait for the receiver's request, then answer on every QP at once.
-        bool asked = false;
-        while (!asked) {
-            wcs.clear();
-            int got = 0;
-            ctx.poll_cq(cq, 16, &wcs, &got);
-            if (got == 0) bus.spend(cfg_.poll_interval_ps);
-            for (const drv::work_completion& wc : wcs) {
-                if (wc.status != regmap::cqe_status::success || wc.opcode != drv::wc_opcode::recv) {
-                    fail("incast sender " + me + ": unexpected completion while waiting for request " + std::to_string(r) +
-                         " (status " + regmap::to_string(wc.status) + ")");
-                    return;
-                }
-                asked = true;
-            }
-        }
-        if (!post_request_receive()) {
+    for (std::uint32_t q = 0; q < cfg_.qps; ++q) {
+        if (!post_request_receive(q)) {
             fail("incast sender " + me + ": post_recv failed");
             return;
         }
-        for (std::uint32_t q = 0; q < cfg_.qps; ++q) {
-            drv::send_wr wr;
-            wr.wr_id = q;
-            wr.opcode = regmap::wr_opcode::rdma_write_with_imm;
-            wr.local_addr = mr.addr + q * chunk();
-            wr.length = static_cast<std::uint32_t>(chunk());
-            wr.local_stag = mr.stag;
-            wr.remote_addr = remote.addr + static_cast<std::uint64_t>(k) * cfg_.size + q * chunk();
-            wr.remote_stag = remote.stag;
-            wr.imm_data = flow_tag(k, q, r);
-            if (ctx.post_send(qps[q], wr) != drv::status::ok) {
-                fail("incast sender " + me + ": post_send failed in round " + std::to_string(r));
-                return;
-            }
-        }
-        std::uint32_t done = 0;
+    }
+    oob_.publish("incast-sender-" + std::to_string(k), {station.ipv4, 0, mr.stag, mr.addr, cfg_.size});
+    std::vector<drv::work_completion> wcs;
+    std::deque<std::uint32_t> asked;  // QPs whose request has come and not been answered
+    for (std::uint32_t r = 0; r < cfg_.rounds; ++r) {
+        // Each request is answered on its own connection as it comes; a request of the next round
+        // (possible once the receiver has this round's data) waits until this round is acknowledged
+        // and the next data is in place.
+        std::uint32_t answered = 0, done = 0;
         while (done < cfg_.qps) {
+            while (!asked.empty() && answered < cfg_.qps) {
+                const std::uint32_t q = asked.front();
+                asked.pop_front();
+                drv::send_wr wr;
+                wr.wr_id = q;
+                wr.opcode = regmap::wr_opcode::rdma_write_with_imm;
+                wr.local_addr = mr.addr + q * chunk();
+                wr.length = static_cast<std::uint32_t>(chunk());
+                wr.local_stag = mr.stag;
+                wr.remote_addr = remote.addr + static_cast<std::uint64_t>(k) * cfg_.size + q * chunk();
+                wr.remote_stag = remote.stag;
+                wr.imm_data = flow_tag(k, q, r);
+                if (ctx.post_send(qps[q], wr) != drv::status::ok) {
+                    fail("incast sender " + me + ": post_send failed in round " + std::to_string(r));
+                    return;
+                }
+                ++answered;
+            }
             wcs.clear();
             int got = 0;
             ctx.poll_cq(cq, 16, &wcs, &got);
@@ -320,7 +313,16 @@ void incast::send(int k, drv::host_bus& bus, const drv::station_config& station)
                          " in round " + std::to_string(r));
                     return;
                 }
-                ++done;
+                if (wc.opcode == drv::wc_opcode::recv) {
+                    const auto q = static_cast<std::uint32_t>(wc.wr_id & 0xffffffffu);
+                    asked.push_back(q);
+                    if (q >= cfg_.qps || !post_request_receive(q)) {
+                        fail("incast sender " + me + ": bad request completion or post_recv failed");
+                        return;
+                    }
+                } else {
+                    ++done;
+                }
             }
         }
         // The next round's data, ready before the receiver asks again (a server with its answer cached).

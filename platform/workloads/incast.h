@@ -1,7 +1,7 @@
 // Incast (docs/architecture.md, "Fabric"): the partition-aggregate pattern that overflows a switch's
 // output queue. One receiver and `senders` senders, each sender with `qps` QPs (one TCP connection
 // each, opened by the receiver as the MPA initiator). In each of `rounds` rounds the receiver asks every sender for `size` bytes
-// with a Send on the sender's first QP, at the same instant; each sender answers with one RDMA Write
+// with a Send on each of the sender's QPs, at the same instant; each QP answers with one RDMA Write
 // with Immediate Data per QP (size / qps bytes each, into its own slice of the receiver's buffer);
 // the round ends when the receiver has every flow's Immediate Data. Flow completion time: request
 // posted to that flow's Immediate Data seen; round completion: to the last one. After each round the

@@ -1,0 +1,179 @@
+// Whole runs of a fabric (docs/architecture.md, "Fabric"): incast on a star and on a leaf-spine,
+// every byte checked, the same results for the same seed, losses from the switch recovered, a
+// two-host workload between any two hosts, and the captures.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "run_helpers.h"
+
+namespace rnic::test {
+namespace {
+
+struct fabric_run {
+    sim_run run;
+    boost::json::value results;
+};
+
+fabric_run run_fabric(const std::string& tag, const std::vector<std::string>& sets,
+                      const std::vector<std::string>& extra = {}) {
+    fabric_run out;
+    const std::string results = temp_path(tag + ".json");
+    std::vector<std::string> args = {"--log", "warn", "--results", results};
+    for (const std::string& s : sets) {
+        args.push_back("--set");
+        args.push_back(s);
+    }
+    args.insert(args.end(), extra.begin(), extra.end());
+    out.run = run_sim(args);
+    if (out.run.exit_code == 0 || out.run.exit_code == 1) out.results = read_json(results);
+    return out;
+}
+
+std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+
+std::uint64_t switch_drops(const boost::json::object& sw) {
+    std::uint64_t drops = 0;
+    for (const auto& kv : sw) {
+        if (kv.key().substr(0, 5) != "port_") continue;
+        for (const auto& d : kv.value().at("drops").as_object()) drops += u64(d.value());
+    }
+    return drops;
+}
+
+const std::vector<std::string> kStarIncast = {"topology.kind=star", "topology.hosts=8", "workload.type=incast",
+                                              "workload.qps=2", "workload.incast.size=32KiB",
+                                              "workload.incast.rounds=4"};
+
+TEST(Fabric, IncastOnAStarDeliversEveryByte) {
+    const fabric_run r = run_fabric("incast_star", kStarIncast);
+    ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
+    const auto& o = r.results.as_object();
+    EXPECT_EQ(o.at("status").as_string(), "ok");
+    // 7 senders x 32 KiB x 4 rounds, every byte compared with what its sender was to send.
+    const std::uint64_t total = 7ull * 32768 * 4;
+    EXPECT_TRUE(o.at("integrity").at("ok").as_bool());
+    EXPECT_EQ(u64(o.at("integrity").at("bytes_checked")), total);
+    EXPECT_EQ(u64(o.at("integrity").at("bytes_mismatched")), 0u);
+    const auto& f = o.at("fabric_workload").as_object();
+    EXPECT_EQ(u64(f.at("senders")), 7u);
+    EXPECT_EQ(f.at("round_completion_ns").as_array().size(), 4u);
+    const auto& fc = f.at("flow_completion").as_object();
+    EXPECT_LE(fc.at("p50").to_number<double>(), fc.at("p99").to_number<double>());
+    EXPECT_LE(fc.at("p99").to_number<double>(), fc.at("max").to_number<double>());
+    // A round ends with its last flow.
+    double max_round = 0;
+    for (const auto& t : f.at("round_completion_ns").as_array()) max_round = std::max(max_round, t.to_number<double>());
+    EXPECT_DOUBLE_EQ(max_round, fc.at("max").to_number<double>());
+    // Per-host rows: 7 senders and the receiver, each sender's bytes all delivered.
+    const auto& hosts = f.at("hosts").as_array();
+    ASSERT_EQ(hosts.size(), 8u);
+    for (std::size_t i = 0; i + 1 < hosts.size(); ++i) EXPECT_EQ(u64(hosts[i].at("bytes_delivered")), 32768u * 4);
+    EXPECT_EQ(u64(hosts.back().at("bytes_received")), total);
+    // Everything crossed the switch: the receiver's port sent every Write's bytes to host a.
+    const auto& m = o.at("modules").as_object();
+    const auto& sw = m.at("switches").at("switch").as_object();
+    EXPECT_EQ(u64(sw.at("ports")), 8u);
+    EXPECT_GT(u64(sw.at("port_0").at("bytes_out")), total);
+    EXPECT_EQ(switch_drops(sw), 0u);
+    EXPECT_EQ(u64(m.at("a.rnic").at("rdma").at("placed_bytes")), total);
+    EXPECT_EQ(m.at("links").as_object().size(), 8u);
+    EXPECT_EQ(o.at("topology").at("attachment").at("h7").at("port").to_number<int>(), 7);
+}
+
+TEST(Fabric, IncastIsDeterministicPerSeed) {
+    auto strip = [](boost::json::value v) {
+        v.as_object().erase("wallclock");
+        return boost::json::serialize(v);
+    };
+    const fabric_run a = run_fabric("det_a", kStarIncast);
+    const fabric_run b = run_fabric("det_b", kStarIncast);
+    ASSERT_EQ(a.run.exit_code, 0) << a.run.output;
+    EXPECT_EQ(strip(a.results), strip(b.results));
+    std::vector<std::string> other = kStarIncast;
+    other.push_back("simulation.seed=7");
+    const fabric_run c = run_fabric("det_c", other);
+    ASSERT_EQ(c.run.exit_code, 0) << c.run.output;
+    EXPECT_NE(strip(a.results), strip(c.results));
+}
+
+TEST(Fabric, SwitchDropsUnderIncastAreRecoveredByTcp) {
+    // A shallow buffer: the receiver's output queue overflows, TCP retransmits, no byte is lost.
+    std::vector<std::string> sets = kStarIncast;
+    sets.push_back("switch.buffer=48KiB");
+    sets.push_back("workload.incast.size=64KiB");
+    const fabric_run r = run_fabric("incast_drops", sets);
+    ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
+    const auto& o = r.results.as_object();
+    EXPECT_TRUE(o.at("integrity").at("ok").as_bool());
+    EXPECT_EQ(u64(o.at("integrity").at("bytes_checked")), 7ull * 65536 * 4);
+    const auto& sw = o.at("modules").at("switches").at("switch").as_object();
+    EXPECT_GT(switch_drops(sw), 0u);
+    EXPECT_LE(u64(sw.at("buffer_peak_bytes")), 48u * 1024);
+    std::uint64_t retransmitted = 0;
+    for (const auto& kv : o.at("modules").as_object()) {
+        if (kv.key().size() > 5 && kv.key().substr(kv.key().size() - 5) == ".rnic") {
+            retransmitted += u64(kv.value().at("toe").at("tx_retransmitted_from_buffer_bytes"));
+        }
+    }
+    EXPECT_GT(retransmitted, 0u);
+}
+
+TEST(Fabric, LeafSpineSpreadsFlowsOverTheSpines) {
+    // 8 hosts under 2 leaves; the senders under leaf 1 reach host a over either spine, by flow.
+    const fabric_run r = run_fabric("leaf_spine", {"topology.kind=leaf_spine", "topology.hosts=8", "topology.leaves=2",
+                                                   "topology.spines=2", "workload.type=incast", "workload.qps=4",
+                                                   "rnic.buffer.capacity=16MiB",
+                                                   "workload.incast.size=32KiB", "workload.incast.rounds=2"});
+    ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
+    const auto& o = r.results.as_object();
+    EXPECT_TRUE(o.at("integrity").at("ok").as_bool());
+    EXPECT_EQ(u64(o.at("integrity").at("bytes_checked")), 7ull * 32768 * 2);
+    const auto& sws = o.at("modules").at("switches").as_object();
+    ASSERT_EQ(sws.size(), 4u);  // leaf0, leaf1, spine0, spine1
+    for (const char* spine : {"spine0", "spine1"}) {
+        // Spine port 1 faces leaf 1, where the four remote senders' 16 flows come from.
+        EXPECT_GT(u64(sws.at(spine).at("port_1").at("frames_in")), 0u) << spine << " carried nothing";
+    }
+    EXPECT_EQ(o.at("modules").at("uplinks").as_object().size(), 4u);
+    EXPECT_EQ(o.at("topology").at("attachment").at("h5").at("switch").as_string(), "leaf1");
+}
+
+TEST(Fabric, TwoHostWorkloadBetweenAnyTwoHosts) {
+    const fabric_run r = run_fabric("client_server", {"topology.kind=star", "topology.hosts=6", "workload.client=2",
+                                                      "workload.server=5", "workload.sizes=[4096]",
+                                                      "workload.iterations=50"});
+    ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
+    const auto& o = r.results.as_object();
+    EXPECT_TRUE(o.at("integrity").at("ok").as_bool());
+    EXPECT_EQ(u64(o.at("integrity").at("bytes_checked")), 4096u * 50);
+    const auto& m = o.at("modules").as_object();
+    EXPECT_EQ(u64(m.at("h5.rnic").at("rdma").at("placed_bytes")), 4096u * 50);
+    // Hosts 0, 1, 3 and 4 run nothing and send nothing.
+    for (const char* idle : {"a", "b", "h3", "h4"}) {
+        EXPECT_EQ(u64(m.at("links").at(idle).at("a_to_b").at("frames")), 0u) << idle;
+    }
+}
+
+TEST(Fabric, CapturesPerHostLinkAndAsDelivered) {
+    const std::string dir = temp_path("pcaps");
+    shell("mkdir -p " + dir);
+    const std::vector<std::string> sets = {"topology.kind=star", "topology.hosts=3", "workload.type=incast",
+                                           "workload.incast.size=16KiB", "workload.incast.rounds=2"};
+    const fabric_run per_link = run_fabric("pcap_per_link", sets, {"--pcap", dir + "/link_%h.pcap"});
+    ASSERT_EQ(per_link.run.exit_code, 0) << per_link.run.output;
+    for (const char* host : {"a", "b", "h2"}) {
+        const std::string report = pcap_check(dir + "/link_" + std::string(host) + ".pcap");
+        EXPECT_NE(report.find("exit=0"), std::string::npos) << host << ": " << report;
+        EXPECT_NE(report.find("0 bad CRC"), std::string::npos) << host << ": " << report;
+    }
+    const fabric_run one = run_fabric("pcap_one", sets, {"--pcap", dir + "/all.pcap"});
+    ASSERT_EQ(one.run.exit_code, 0) << one.run.output;
+    const std::string report = pcap_check(dir + "/all.pcap");
+    EXPECT_NE(report.find("exit=0"), std::string::npos) << report;
+    // Two senders' connections to a, each frame once as delivered.
+    EXPECT_NE(report.find("2 connections"), std::string::npos) << report;
+}
+
+}  // namespace
+}  // namespace rnic::test
