@@ -40,7 +40,8 @@ bool fabric_table(const options& o) {
                 "frames");
     for (int hosts : {2, 16, 64}) {
         const workload w{"incast", {"--set", "topology.kind=star", "--set", "topology.hosts=" + std::to_string(hosts),
-                                    "--set", "workload.type=incast", "--set", "workload.incast.rounds=4"}};
+                                    "--set", "workload.type=incast", "--set", "workload.incast.rounds=4",
+                                    "--set", "rnic.buffer.capacity=32MiB"}};
         std::vector<double> per_ms, per_frame, frames;
         for (int r = 0; r < o.runs; ++r) {
             boost::json::value v;

@@ -263,6 +263,7 @@ incast_config build_incast_config(const config::Scenario& s) {
     c.qps = u32(s, "workload.qps");
     c.size = s.get_size("workload.incast.size");
     c.rounds = u32(s, "workload.incast.rounds");
+    c.senders_sleep = s.get_string("workload.incast.sender_wait") == "event";
     c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
     c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));

@@ -262,6 +262,11 @@ void declare_workload(config::Node& root) {
     inc.integer("receiver", 0, "Host index of the receiver", 0, 255);
     inc.integer("senders", 0, "Senders: the first N hosts other than the receiver (0: every other host)", 0, 255);
     inc.size("size", "64KiB", "Bytes each sender returns per round, split evenly over its QPs", 8, 64_MiB);
+    inc.enumeration("sender_wait", "event",
+                    "How an idle sender waits for the next request and its completions: event (arm the CQ and sleep "
+                    "until MSI-X, as a server blocked on its completion channel; idle hosts then cost no simulation "
+                    "time) or poll (every workload.poll_interval, as perftest)",
+                    {"event", "poll"});
     inc.integer("rounds", 10, "Request rounds; the next starts when the last flow of this one is in and checked", 1,
                 1000000);
     auto& rping = wl.object("rping", "librdmacm's rping, byte for byte (workload.type = rping): host a's client "

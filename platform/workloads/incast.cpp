@@ -306,7 +306,11 @@ void incast::send(int k, drv::host_bus& bus, const drv::station_config& station)
             wcs.clear();
             int got = 0;
             ctx.poll_cq(cq, 16, &wcs, &got);
-            if (got == 0) bus.spend(cfg_.poll_interval_ps);
+            if (got == 0) {
+                // A worker with nothing to do sleeps until its CQ interrupts (event) or polls again.
+                if (cfg_.senders_sleep) ctx.wait_cq(cq, 1'000'000'000'000ULL);
+                else bus.spend(cfg_.poll_interval_ps);
+            }
             for (const drv::work_completion& wc : wcs) {
                 if (wc.status != regmap::cqe_status::success) {
                     fail("incast sender " + me + ": completion with status " + regmap::to_string(wc.status) +

@@ -29,6 +29,9 @@ struct incast_config {
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t seed = 1;
     std::uint64_t request_bytes = 64;  // the request Send
+    // Senders wait for work by arming their CQ and sleeping until MSI-X (true), as a server blocked
+    // on its completion channel does, or by polling (false), as perftest does.
+    bool senders_sleep = true;
 };
 
 class incast : public fabric_workload {
