@@ -26,6 +26,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.dma.max_outstanding_reads = static_cast<int>(s.get_int("rnic.dma.max_outstanding_reads"));
     n.dma.markers = s.get_string("rnic.dma.markers") == "fragment" ? dma_marker_mode::fragment : dma_marker_mode::skip;
     n.buffer.capacity = s.get_size("rnic.buffer.capacity");
+    n.buffer.reassembly_pool = s.get_size("rnic.buffer.reassembly_pool");
     n.buffer.width_bytes = static_cast<std::uint32_t>(s.get_size("rnic.buffer.width"));
     n.buffer.clock_hz = s.get_frequency_hz("rnic.buffer.clock");
     n.buffer.latency = t(s, "rnic.buffer.latency");
@@ -36,6 +37,9 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.tcp.rx_ingress_frames = u32(s, "rnic.tcp.rx_ingress_frames");
     n.tcp.rx_ingress_buffer = s.get_size("rnic.tcp.rx_ingress_buffer");
     n.tcp.mtu = u32(s, "link.mtu");
+    // A NIC on a switch with PFC honours its pauses (flow control negotiated on the port).
+    n.tcp.honour_pause = s.get_string("topology.kind") != "back_to_back" && s.get_bool("switch.pfc.enabled");
+    n.tcp.line_rate_bps = s.get_rate_bps("link.rate");
     n.tcp.send_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.send_buffer"));
     n.tcp.receive_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.receive_buffer"));
     n.tcp.window_scale = static_cast<std::uint8_t>(s.get_int("rnic.tcp.window_scale"));

@@ -112,6 +112,10 @@ void declare_rnic(config::Node& root) {
 
     auto& buf = rnic.object("buffer", "On-NIC buffer memory");
     buf.size("capacity", "4MiB", "Capacity", 64_KiB, 4_GiB);
+    buf.size("reassembly_pool", "0B",
+             "Most out-of-order receive bytes held at once, all connections together (0: all the capacity the "
+             "connections' send regions leave free); sizes the reassembly pool apart from the send regions",
+             0, 4_GiB);
     buf.size("width", "64B", "Datapath width", 4, 1024);
     buf.frequency("clock", "500MHz", "Clock", 1e6, 10e9);
     buf.time("latency", "10ns", "Access latency (on-chip SRAM)", 0, 1_us);

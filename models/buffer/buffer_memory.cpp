@@ -65,7 +65,10 @@ void buffer_memory::free_region(std::uint64_t base) {
 
 std::uint64_t buffer_memory::rx_free() const {
     const std::uint64_t used = regions_total_ + rx_in_use_;
-    return used >= params_.capacity ? 0 : params_.capacity - used;
+    const std::uint64_t free = used >= params_.capacity ? 0 : params_.capacity - used;
+    if (params_.reassembly_pool == 0) return free;
+    const std::uint64_t quota = rx_in_use_ >= params_.reassembly_pool ? 0 : params_.reassembly_pool - rx_in_use_;
+    return std::min(free, quota);
 }
 
 bool buffer_memory::reserve_rx(std::uint64_t bytes) {

@@ -27,6 +27,9 @@ struct buffer_memory_params {
     // max_samples of them (the interval doubles when the series fills up).
     sc_core::sc_time sample_interval = sc_core::sc_time(10, sc_core::SC_US);
     std::size_t max_samples = 2000;
+    // At most this many bytes of out-of-order receive data at once, whatever else is free (0: all the
+    // capacity no region has claimed). Sizes the reassembly pool apart from the transmit regions.
+    std::uint64_t reassembly_pool = 0;
 };
 
 class buffer_memory : public sc_core::sc_module, public stats_reporter {

@@ -145,6 +145,11 @@ tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_par
     SC_METHOD(timer_method);
     sensitive << timer_event_;
     dont_initialize();
+    if (params_.honour_pause) {
+        SC_METHOD(mac_tx_method);
+        sensitive << mac_tx_event_;
+        dont_initialize();
+    }
 }
 
 tcp_engine::~tcp_engine() = default;
@@ -334,7 +339,63 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
 void tcp_engine::send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay) {
     stream_ext ext;
     ext.conn = conn;
+    if (params_.honour_pause) {
+        // Flow control on: the MAC's queue, paced at line rate and held while paused.
+        mac_held_.push_back({std::vector<std::uint8_t>(frame, frame + len), conn, sc_core::sc_time_stamp() + delay});
+        mac_schedule();
+        return;
+    }
     send_stream(eth_tx, ext, frame, len, delay);
+}
+
+void tcp_engine::mac_schedule() {
+    if (mac_held_.empty()) return;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time start = std::max({mac_held_.front().ready, mac_wire_free_, paused_until_, now});
+    mac_tx_event_.cancel();
+    mac_tx_event_.notify(start - now);
+}
+
+void tcp_engine::mac_tx_method() {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    while (!mac_held_.empty() && mac_held_.front().ready <= now && mac_wire_free_ <= now && paused_until_ <= now) {
+        held_frame f = std::move(mac_held_.front());
+        mac_held_.pop_front();
+        // Preamble and SFD, the frame (at least 60 bytes), FCS and IFG at line rate, as the link counts.
+        const double on_wire = 8.0 + static_cast<double>(std::max<std::size_t>(f.bytes.size(), 60)) + 4.0 + 12.0;
+        mac_wire_free_ = now + transfer_time(on_wire, params_.line_rate_bps);
+        stream_ext ext;
+        ext.conn = f.conn;
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        send_stream(eth_tx, ext, f.bytes.data(), f.bytes.size(), delay);
+    }
+    mac_schedule();
+}
+
+void tcp_engine::handle_mac_control(const std::uint8_t* frame, std::size_t len, const sc_core::sc_time& arrival) {
+    std::uint16_t quanta = 0;
+    const auto opcode = net::mac_control_opcode(frame, len);
+    if (opcode == net::kMacControlPfc) {
+        std::string error;
+        const auto pfc = net::parse_pfc_frame(frame, len, &error);
+        if (!pfc || (pfc->class_enable & 1u) == 0) {
+            ++mac_control_ignored_;  // malformed, or for priorities this NIC does not send on
+            return;
+        }
+        quanta = pfc->quanta[0];
+    } else if (opcode == net::kMacControlPause && len >= net::kEthernetHeaderSize + 4) {
+        quanta = static_cast<std::uint16_t>(frame[net::kEthernetHeaderSize + 2] << 8 | frame[net::kEthernetHeaderSize + 3]);
+    } else {
+        ++mac_control_ignored_;
+        return;
+    }
+    // The pause in force ends here, whether it ran out or this frame replaces it.
+    if (paused_until_ > pause_began_) paused_total_ += std::min(arrival, paused_until_) - pause_began_;
+    pause_began_ = arrival;
+    paused_until_ = arrival + transfer_time(static_cast<double>(quanta) * 64.0, params_.line_rate_bps);  // 512 bits
+    if (quanta == 0) ++resume_frames_;
+    else ++pause_frames_;
+    mac_schedule();
 }
 
 void tcp_engine::hold_for_arp(std::uint32_t ip, const std::vector<std::uint8_t>& frame, sc_core::sc_time& delay) {
@@ -470,6 +531,12 @@ bool tcp_engine::admit_ingress(std::uint32_t bytes, const sc_core::sc_time& arri
 
 void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (params_.honour_pause &&
+        net::frame_ethertype(gp.get_data_ptr(), gp.get_data_length()) == net::kEtherTypeMacControl) {
+        // Consumed by the MAC, before the receive pipeline.
+        handle_mac_control(gp.get_data_ptr(), gp.get_data_length(), sc_core::sc_time_stamp() + delay);
+        return;
+    }
     ++rx_frames_;
     if (!admit_ingress(static_cast<std::uint32_t>(gp.get_data_length()), sc_core::sc_time_stamp() + delay)) return;
     rx_pipe_.reserve_lt(delay, cycles_time(params_.rx_cycles_per_segment, params_.clock_hz));
@@ -605,6 +672,15 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["tx_frames"] = tx_frames_;
     out["rx_frames"] = rx_frames_;
     out["rx_bad_frames"] = rx_bad_frames_;
+    if (params_.honour_pause) {
+        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const sc_core::sc_time running =
+            paused_until_ > pause_began_ ? std::min(now, paused_until_) - std::min(now, pause_began_) : sc_core::SC_ZERO_TIME;
+        out["flow_control"] = {{"pause_frames_received", pause_frames_},
+                               {"resume_frames_received", resume_frames_},
+                               {"ignored_mac_control_frames", mac_control_ignored_},
+                               {"paused_ps", to_ps(paused_total_ + running)}};
+    }
     out["rx_no_connection"] = rx_no_connection_;
     out["rx_wrong_mac"] = rx_wrong_mac_;
     out["rx_out_of_order_segments"] = rx_ooo_segments_;

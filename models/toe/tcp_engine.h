@@ -59,6 +59,11 @@ struct tcp_engine_params {
     // (seed 001 §5.3: bursts of small packets against the packet-processing rate).
     std::uint32_t rx_ingress_frames = 0;
     std::uint64_t rx_ingress_buffer = 0;
+    // MAC flow control (IEEE 802.3 Annex 31B PAUSE, 802.1Qbb PFC priority 0): a received pause stops
+    // transmission for its quanta x 512 bit times at line_rate_bps. Off, MAC control frames are
+    // dropped as bad frames (a port without flow control negotiated).
+    bool honour_pause = false;
+    double line_rate_bps = 100e9;
 };
 
 struct tcp_station {
@@ -162,6 +167,23 @@ private:
     std::uint64_t rng_state_;
     std::vector<std::uint8_t> frame_scratch_;
     std::uint64_t rx_frames_ = 0, rx_bad_frames_ = 0, rx_no_connection_ = 0, tx_frames_ = 0, rx_wrong_mac_ = 0;
+    // MAC flow control: no frame starts before paused_until_; the pause in force began at pause_began_.
+    void handle_mac_control(const std::uint8_t* frame, std::size_t len, const sc_core::sc_time& arrival);
+    // With flow control the MAC paces its own wire: each frame is handed to the link when its
+    // transmission starts, so a pause holds every frame not yet started (802.3 Annex 31B).
+    void mac_tx_method();
+    void mac_schedule();
+    struct held_frame {
+        std::vector<std::uint8_t> bytes;
+        std::uint32_t conn;
+        sc_core::sc_time ready;  // when the engine finished it
+    };
+    std::deque<held_frame> mac_held_;
+    sc_core::sc_time mac_wire_free_ = sc_core::SC_ZERO_TIME;  // end of the last frame's IFG
+    sc_core::sc_event mac_tx_event_;
+    sc_core::sc_time paused_until_ = sc_core::SC_ZERO_TIME, pause_began_ = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time paused_total_ = sc_core::SC_ZERO_TIME;
+    std::uint64_t pause_frames_ = 0, resume_frames_ = 0, mac_control_ignored_ = 0;
     std::uint64_t rx_ooo_segments_ = 0, rx_drops_buffer_full_ = 0, rx_bytes_buffered_ = 0;
     std::uint64_t tx_retransmitted_from_buffer_ = 0, tx_refetched_from_host_ = 0, tx_refetch_dma_reads_ = 0;
     std::uint64_t tx_refetch_mismatches_ = 0;

@@ -119,6 +119,41 @@ TEST(Fabric, SwitchDropsUnderIncastAreRecoveredByTcp) {
     EXPECT_GT(retransmitted, 0u);
 }
 
+TEST(Fabric, PfcMakesTheIncastLossless) {
+    // The same overflowing incast without and with 802.1Qbb PFC: drops without, none with, the
+    // switch pausing the senders' ports and their NICs honouring it (each sender received pauses).
+    std::vector<std::string> sets = {"topology.kind=star", "topology.hosts=17", "workload.type=incast",
+                                     "workload.incast.rounds=3", "switch.buffer=1MiB", "rnic.buffer.capacity=16MiB",
+                                     "rnic.tcp.send_buffer=64KiB", "pcie.generation=4", "pcie.lanes=16"};
+    const fabric_run lossy = run_fabric("pfc_off", sets);
+    sets.push_back("switch.pfc.enabled=true");
+    const fabric_run lossless = run_fabric("pfc_on", sets);
+    ASSERT_EQ(lossy.run.exit_code, 0) << lossy.run.output;
+    ASSERT_EQ(lossless.run.exit_code, 0) << lossless.run.output;
+    const auto& off = lossy.results.at("modules").as_object();
+    const auto& on = lossless.results.at("modules").as_object();
+    EXPECT_GT(switch_drops(off.at("switches").at("switch").as_object()), 0u);
+    EXPECT_EQ(switch_drops(on.at("switches").at("switch").as_object()), 0u);
+    EXPECT_TRUE(lossless.results.at("integrity").at("ok").as_bool());
+    std::uint64_t pauses_sent = 0;
+    for (const auto& kv : on.at("switches").at("switch").as_object()) {
+        if (kv.key().substr(0, 5) == "port_") pauses_sent += u64(kv.value().at("pause_sent"));
+    }
+    EXPECT_GT(pauses_sent, 0u);
+    std::uint64_t pauses_received = 0, resumes = 0;
+    for (int h = 1; h < 17; ++h) {
+        const std::string name = h == 1 ? "b.rnic" : "h" + std::to_string(h) + ".rnic";
+        const auto& fc = on.at(name).at("toe").at("flow_control").as_object();
+        pauses_received += u64(fc.at("pause_frames_received"));
+        resumes += u64(fc.at("resume_frames_received"));
+        EXPECT_EQ(u64(fc.at("ignored_mac_control_frames")), 0u);
+    }
+    EXPECT_GT(pauses_received, 0u);
+    EXPECT_GT(resumes, 0u);
+    // Without PFC negotiated no NIC reports flow control.
+    EXPECT_FALSE(off.at("b.rnic").at("toe").as_object().contains("flow_control"));
+}
+
 TEST(Fabric, LeafSpineSpreadsFlowsOverTheSpines) {
     // 8 hosts under 2 leaves; the senders under leaf 1 reach host a over either spine, by flow.
     const fabric_run r = run_fabric("leaf_spine", {"topology.kind=leaf_spine", "topology.hosts=8", "topology.leaves=2",

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""study-table.py TABLE.csv --rows AXIS --cols AXIS --metric NAME [--where AXIS=VALUE ...] [--scale X] [--digits N]
+
+Prints a Markdown table of a sweep's metric: the mean over the seeds of each cell and its 95%
+confidence interval (Student's t, two-sided), from rnic-sweep's table.csv. The study's numbers in
+the text come from here, so text and figures read the same runs."""
+import argparse, csv, math, sys
+from collections import OrderedDict
+
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+       15: 2.131, 20: 2.086, 30: 2.042}
+
+def t95(dof):
+    if dof in T95: return T95[dof]
+    return next((T95[k] for k in sorted(T95) if k >= dof), 1.96)
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('table'); ap.add_argument('--rows', required=True); ap.add_argument('--cols', required=True)
+    ap.add_argument('--metric', required=True); ap.add_argument('--where', action='append', default=[])
+    ap.add_argument('--scale', type=float, default=1.0); ap.add_argument('--digits', type=int, default=1)
+    a = ap.parse_args()
+    where = dict(w.split('=', 1) for w in a.where)
+    cells, rows, cols = {}, OrderedDict(), OrderedDict()
+    with open(a.table) as f:
+        for r in csv.DictReader(f):
+            if r['status'] != 'ok' or any(r[k] != v for k, v in where.items()) or r[a.metric] == '':
+                continue
+            rows[r[a.rows]] = 1; cols[r[a.cols]] = 1
+            cells.setdefault((r[a.rows], r[a.cols]), []).append(float(r[a.metric]) * a.scale)
+    print('| %s \\ %s | %s |' % (a.rows, a.cols, ' | '.join(cols)))
+    print('|---|' + '---|' * len(cols))
+    for row in rows:
+        out = []
+        for col in cols:
+            v = cells.get((row, col), [])
+            if not v: out.append(''); continue
+            m = sum(v) / len(v)
+            if len(v) > 1:
+                sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
+                ci = t95(len(v) - 1) * sd / math.sqrt(len(v))
+                out.append('%.*f ± %.*f' % (a.digits, m, a.digits, ci))
+            else:
+                out.append('%.*f' % (a.digits, m))
+        print('| %s | %s |' % (row, ' | '.join(out)))
+
+if __name__ == '__main__':
+    sys.exit(main())
