@@ -268,6 +268,7 @@ incast_config build_incast_config(const config::Scenario& s) {
     c.size = s.get_size("workload.incast.size");
     c.rounds = u32(s, "workload.incast.rounds");
     c.senders_sleep = s.get_string("workload.incast.sender_wait") == "event";
+    c.jitter_ps = s.get_time_ps("workload.incast.jitter");
     c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
     c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));

@@ -271,6 +271,10 @@ void declare_workload(config::Node& root) {
                     "until MSI-X, as a server blocked on its completion channel; idle hosts then cost no simulation "
                     "time) or poll (every workload.poll_interval, as perftest)",
                     {"event", "poll"});
+    inc.time("jitter", "0ns",
+             "Service time of a sender: each answer is ready a uniform random time in [0, jitter] after its request "
+             "(seeded per sender, QP and round; 0: every sender answers at once, the worst case)",
+             0, 1_s);
     inc.integer("rounds", 10, "Request rounds; the next starts when the last flow of this one is in and checked", 1,
                 1000000);
     auto& rping = wl.object("rping", "librdmacm's rping, byte for byte (workload.type = rping): host a's client "

@@ -66,6 +66,16 @@ void incast::program(int host, drv::host_bus& bus, const drv::station_config& st
 
 void incast::fail(const std::string& what) { record_failure(result_, what); }
 
+std::uint64_t incast::service_time_ps(int k, std::uint32_t q, std::uint32_t round) const {
+    if (cfg_.jitter_ps == 0) return 0;
+    std::uint64_t z = cfg_.seed * 0x9e3779b97f4a7c15ULL ^ (static_cast<std::uint64_t>(k) << 40) ^
+                      (static_cast<std::uint64_t>(q) << 24) ^ round;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;  // splitmix64's finaliser
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return z % (cfg_.jitter_ps + 1);
+}
+
 std::uint64_t incast::pattern_seed(int k, std::uint32_t round) const {
     return cfg_.seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(k + 1)) ^
            (0xc2b2ae3d27d4eb4fULL * (static_cast<std::uint64_t>(round) + 1));
@@ -278,15 +288,22 @@ void incast::send(int k, drv::host_bus& bus, const drv::station_config& station)
     }
     oob_.publish("incast-sender-" + std::to_string(k), {station.ipv4, 0, mr.stag, mr.addr, cfg_.size});
     std::vector<drv::work_completion> wcs;
-    std::deque<std::uint32_t> asked;  // QPs whose request has come and not been answered
+    // Requests that have come and wait for their answer: a QP, and when its answer is ready (the
+    // request's arrival plus this sender's service time for it, seeded per sender, QP and round).
+    struct request {
+        std::uint32_t q;
+        std::uint64_t ready_ps;
+    };
+    std::deque<request> asked;  // in order of ready time
+    std::vector<std::uint32_t> requests_seen(cfg_.qps, 0);
     for (std::uint32_t r = 0; r < cfg_.rounds; ++r) {
         // Each request is answered on its own connection as it comes; a request of the next round
         // (possible once the receiver has this round's data) waits until this round is acknowledged
         // and the next data is in place.
         std::uint32_t answered = 0, done = 0;
         while (done < cfg_.qps) {
-            while (!asked.empty() && answered < cfg_.qps) {
-                const std::uint32_t q = asked.front();
+            while (!asked.empty() && answered < cfg_.qps && asked.front().ready_ps <= bus.now_ps()) {
+                const std::uint32_t q = asked.front().q;
                 asked.pop_front();
                 drv::send_wr wr;
                 wr.wr_id = q;
@@ -307,9 +324,16 @@ void incast::send(int k, drv::host_bus& bus, const drv::station_config& station)
             int got = 0;
             ctx.poll_cq(cq, 16, &wcs, &got);
             if (got == 0) {
-                // A worker with nothing to do sleeps until its CQ interrupts (event) or polls again.
-                if (cfg_.senders_sleep) ctx.wait_cq(cq, 1'000'000'000'000ULL);
-                else bus.spend(cfg_.poll_interval_ps);
+                if (!asked.empty() && answered < cfg_.qps) {
+                    // Busy preparing an answer: the CPU is occupied until it is ready.
+                    const std::uint64_t now = bus.now_ps();
+                    bus.spend(asked.front().ready_ps > now ? asked.front().ready_ps - now : cfg_.poll_interval_ps);
+                } else if (cfg_.senders_sleep) {
+                    // A worker with nothing to do sleeps until its CQ interrupts (event) or polls again.
+                    ctx.wait_cq(cq, 1'000'000'000'000ULL);
+                } else {
+                    bus.spend(cfg_.poll_interval_ps);
+                }
             }
             for (const drv::work_completion& wc : wcs) {
                 if (wc.status != regmap::cqe_status::success) {
@@ -319,11 +343,14 @@ void incast::send(int k, drv::host_bus& bus, const drv::station_config& station)
                 }
                 if (wc.opcode == drv::wc_opcode::recv) {
                     const auto q = static_cast<std::uint32_t>(wc.wr_id & 0xffffffffu);
-                    asked.push_back(q);
                     if (q >= cfg_.qps || !post_request_receive(q)) {
                         fail("incast sender " + me + ": bad request completion or post_recv failed");
                         return;
                     }
+                    const request req{q, bus.now_ps() + service_time_ps(k, q, requests_seen[q]++)};
+                    auto at = asked.end();
+                    while (at != asked.begin() && std::prev(at)->ready_ps > req.ready_ps) --at;
+                    asked.insert(at, req);
                 } else {
                     ++done;
                 }

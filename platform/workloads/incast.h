@@ -32,6 +32,9 @@ struct incast_config {
     // Senders wait for work by arming their CQ and sleeping until MSI-X (true), as a server blocked
     // on its completion channel does, or by polling (false), as perftest does.
     bool senders_sleep = true;
+    // Each answer is ready a uniform random time in [0, jitter] after its request (a server's
+    // service time; seeded per sender, QP and round), so the answers do not leave in lock step.
+    std::uint64_t jitter_ps = 0;
 };
 
 class incast : public fabric_workload {
@@ -50,6 +53,7 @@ private:
     void fail(const std::string& what);
     std::uint64_t chunk() const { return cfg_.size / cfg_.qps; }
     std::uint64_t pattern_seed(int k, std::uint32_t round) const;
+    std::uint64_t service_time_ps(int k, std::uint32_t q, std::uint32_t round) const;
     // Immediate Data naming a flow and a round.
     static std::uint64_t flow_tag(int k, std::uint32_t q, std::uint32_t round) {
         return static_cast<std::uint64_t>(k) << 40 | static_cast<std::uint64_t>(q) << 32 | round;
