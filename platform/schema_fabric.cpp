@@ -1,6 +1,7 @@
 // Scenario keys of the fabric: how many hosts, how they are joined (back to back, one switch, leaves
 // and spines), and the switch model's parameters; and the checks that refuse a topology that cannot
 // be built, naming the key (docs/architecture.md, "Fabric").
+#include <algorithm>
 #include <map>
 
 #include "config/units.h"
@@ -127,6 +128,20 @@ std::string check_topology(const config::Scenario& s) {
         if (leaves > ports) {
             return "topology.leaves: " + std::to_string(leaves) + " leaves need " + std::to_string(leaves) +
                    " ports on every spine, more than its " + std::to_string(ports) + " (topology.switch_ports)";
+        }
+    }
+    if (kind != "back_to_back" && s.get_bool("switch.pfc.enabled")) {
+        // Every port of a switch reserves its headroom out of the shared buffer.
+        std::int64_t busiest = hosts;  // star: one port per host
+        if (kind == "leaf_spine") {
+            busiest = std::max(hosts / s.get_int("topology.leaves") + s.get_int("topology.spines"),
+                               s.get_int("topology.leaves"));
+        }
+        const std::uint64_t reserved = static_cast<std::uint64_t>(busiest) * s.get_size("switch.pfc.headroom");
+        if (reserved >= s.get_size("switch.buffer")) {
+            return "switch.pfc.headroom: " + std::to_string(busiest) + " ports x " +
+                   std::to_string(s.get_size("switch.pfc.headroom")) + " bytes of headroom leave nothing of the " +
+                   std::to_string(s.get_size("switch.buffer")) + "-byte switch.buffer to share";
         }
     }
     if (s.get_size("switch.pfc.xon") > s.get_size("switch.pfc.xoff")) {

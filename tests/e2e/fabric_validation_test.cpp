@@ -65,6 +65,12 @@ TEST(FabricValidation, SwitchThresholdsMustBeOrdered) {
     expect_refused({"switch.pfc.xon=128KiB", "switch.pfc.xoff=64KiB"}, {"switch.pfc.xon"});
 }
 
+TEST(FabricValidation, PfcHeadroomMustLeaveASharedBuffer) {
+    expect_refused({"topology.kind=star", "topology.hosts=33", "switch.pfc.enabled=true", "switch.buffer=1MiB",
+                    "switch.pfc.headroom=32KiB"},
+                   {"switch.pfc.headroom", "33 ports"});
+}
+
 TEST(FabricValidation, ARealPeerNeedsBackToBack) {
     expect_refused({"topology.kind=star", "topology.hosts=2", "peer.kind=socket", "peer.port=5000",
                     "workload.type=rping"},
