@@ -381,6 +381,13 @@ std::string check_workload(const config::Scenario& s) {
                    std::to_string(s.get_int(key)) + ")";
         }
     }
+    // ... and carves its send stream out of NIC buffer memory (as check_fabric_workload says for incast).
+    if (qps * s.get_size("rnic.tcp.send_buffer") > s.get_size("rnic.buffer.capacity")) {
+        return "workload.qps: " + std::to_string(qps) + " connections need " +
+               std::to_string(qps * s.get_size("rnic.tcp.send_buffer")) +
+               " bytes of send regions (rnic.tcp.send_buffer each), more than rnic.buffer.capacity (" +
+               std::to_string(s.get_size("rnic.buffer.capacity")) + " bytes)";
+    }
     if (type == "kv_example") return "";  // its table and scratch areas do not depend on workload.buffer or sizes
     if (type == "mixed") {
         const std::uint64_t min_size = s.get_size("workload.mixed.min_size");
