@@ -51,12 +51,25 @@ bool device::init(const station_config& cfg) {
     }
     write(regmap::CTRL, regmap::ctrl::enable);
     const std::uint64_t deadline = bus_.now_ps() + kReadyTimeoutPs;
-    while ((read(regmap::STATUS) & regmap::status::ready) == 0) {
+    std::uint32_t status = 0;
+    while (((status = read(regmap::STATUS)) & regmap::status::ready) == 0) {
         if (bus_.now_ps() > deadline) {
             DRV_LOG(error, "device did not become ready within 10 ms");
             return false;
         }
         bus_.spend(kReadyPollPs);
+    }
+    if ((status & regmap::status::ctx_area) != 0) {
+        // The device caches its QP contexts and STag entries and keeps the tables in host memory.
+        const std::uint32_t bytes = read(regmap::CAP_CTX_BYTES);
+        const std::uint64_t area = bus_.dma_alloc(bytes, 4096);
+        if (area == 0) {
+            DRV_LOG(error, "no host memory for the device's context tables (" << bytes << " bytes)");
+            return false;
+        }
+        write(regmap::CTX_BASE_LO, static_cast<std::uint32_t>(area));
+        write(regmap::CTX_BASE_HI, static_cast<std::uint32_t>(area >> 32));
+        DRV_LOG(info, "context tables of " << bytes << " bytes at 0x" << std::hex << area);
     }
     ready_ = true;
     DRV_LOG(info, "device ready, command ring of " << n << " entries at 0x" << std::hex << ring_);
@@ -102,7 +115,7 @@ command_result device::execute(regmap::command op, const std::array<std::uint64_
 }
 
 void device::ring_sq(std::uint32_t qpn, std::uint32_t producer) {
-    bus_.mmio_write32(regmap::kQpDoorbellBase + qpn * regmap::kQpDoorbellStride + regmap::kSqDoorbell, producer);
+    bus_.mmio_write32(regmap::qp_doorbell(qpn) + regmap::kSqDoorbell, producer);
 }
 
 void device::ring_cq_consumer(std::uint32_t cqn, std::uint32_t consumer) {

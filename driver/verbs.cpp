@@ -439,7 +439,7 @@ status context::post_recv(queue_pair* qp, const recv_wr& wr) {
     const std::uint64_t addr = qp->rq_ring + static_cast<std::uint64_t>(qp->rq_producer % qp->rq_entries) * regmap::kRecvWqeSize;
     bus_.mem_write(addr, rqe, sizeof rqe);
     ++qp->rq_producer;
-    bus_.mmio_write32(regmap::kQpDoorbellBase + qp->qpn * regmap::kQpDoorbellStride + regmap::kRqDoorbell,
+    bus_.mmio_write32(regmap::qp_doorbell(qp->qpn) + regmap::kRqDoorbell,
                       qp->rq_producer);
     return status::ok;
 }

@@ -81,6 +81,14 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.rdma.ord = u32(s, "rnic.rdma.ord");
     n.rdma.raw_ulpdu_wqes = s.get_bool("rnic.rdma.raw_ulpdu_wqes");
     n.rdma.pcie_atomic_ops = s.get_string("rnic.rdma.atomics") == "pcie_atomicop";
+    n.rdma.cache.enabled = s.get_bool("rnic.context_cache.enabled");
+    n.rdma.cache.entries = u32(s, "rnic.context_cache.entries");
+    n.rdma.cache.associativity = u32(s, "rnic.context_cache.associativity");
+    n.rdma.cache.replacement = cache_policy::parse(s.get_string("rnic.context_cache.replacement"));
+    n.rdma.cache.seed = static_cast<std::uint64_t>(s.get_int("rnic.context_cache.seed"));
+    n.rdma.cache.stag_entries = u32(s, "rnic.context_cache.stag_entries");
+    n.rdma.cache.qp_context_bytes = static_cast<std::uint32_t>(s.get_size("rnic.context_cache.qp_context_bytes"));
+    n.rdma.cache.stag_entry_bytes = static_cast<std::uint32_t>(s.get_size("rnic.context_cache.stag_entry_bytes"));
     n.cp.clock_hz = s.get_frequency_hz("rnic.cp.clock");
     n.cp.costs.command = static_cast<std::uint64_t>(s.get_int("rnic.cp.command_cycles"));
     n.cp.costs.event = static_cast<std::uint64_t>(s.get_int("rnic.cp.event_cycles"));

@@ -184,8 +184,8 @@ void declare_rnic(config::Node& root) {
     auto& rdma = rnic.object("rdma", "DDP/RDMAP engine");
     rdma.number("cycles_per_wqe", 30, "Cycles to decode and validate one work request", 0, 1e6);
     rdma.number("cycles_per_segment", 12, "Cycles per DDP segment (header build/parse, STag lookup)", 0, 1e6);
-    rdma.integer("max_qp", 64, "Queue pairs", 1, 65536);
-    rdma.integer("max_cq", 64, "Completion queues", 1, 65536);
+    rdma.integer("max_qp", 64, "Queue pairs (BAR0 has doorbell slots for 4096)", 1, 4096);
+    rdma.integer("max_cq", 64, "Completion queues (BAR0 has doorbell slots for 2048)", 1, 2048);
     rdma.integer("max_mr", 1024, "Memory regions (STag table entries)", 2, 1 << 24);
     rdma.integer("ird", 16, "Most inbound RDMA Read / atomic requests a QP holds (caps the negotiated IRD)", 1, 16383);
     rdma.integer("ord", 16, "Most outbound RDMA Reads / atomics a QP has in flight (caps the negotiated ORD)", 1, 16383);
@@ -195,6 +195,24 @@ void declare_rnic(config::Node& root) {
                      "or PCIe AtomicOp TLPs (pcie_atomicop: FetchAdd/CAS performed by the root complex; masked "
                      "operations as read + CAS, retried until the CAS holds)",
                      {"rmw", "pcie_atomicop"});
+
+    auto& cc = rnic.object("context_cache",
+                           "On-chip cache of QP contexts and STag entries kept in host memory (docs/architecture.md)");
+    cc.boolean("enabled", false, "Contexts live in host memory (allocated by the driver at open) and the engine caches "
+               "them; a miss fetches the context over PCIe. false: all contexts on chip, no cost");
+    cc.integer("entries", 256, "QP contexts the cache holds (assumption: a few hundred, as the active-QP knee of "
+               "RNIC scalability studies suggests)", 1, 65536);
+    cc.integer("associativity", 4, "Ways per set: 1 direct mapped .. entries fully associative (must divide entries)",
+               1, 65536);
+    cc.enumeration("replacement", "lru", "Victim in a full set: least recently used, oldest fill, or seeded random",
+                   {"lru", "fifo", "random"});
+    cc.integer("seed", 1, "Seed of the random replacement", 0);
+    cc.integer("stag_entries", 256, "STag entries in their own array (same associativity, capped at this); 0: STag "
+               "entries share the QP context array", 0, 65536);
+    cc.size("qp_context_bytes", "256B", "Size of one QP context in host memory (assumption after mlx4/ConnectX-3's "
+            "256-byte QPC entries)", 16, 4096);
+    cc.size("stag_entry_bytes", "64B", "Size of one STag table entry in host memory (assumption after mlx4's 64-byte "
+            "dMPT entry, struct mlx4_mpt_entry)", 8, 1024);
 
     auto& cp = rnic.object("cp", "Control processor running the firmware");
     cp.frequency("clock", "1GHz", "Clock of the embedded CPU", 1e6, 10e9);
@@ -244,7 +262,7 @@ void declare_workload(config::Node& root) {
     wl.integer("iterations", 2000, "Operations per message size and QP (mixed: operations per QP)", 1, 100000000);
     wl.integer("qps", 1, "Queue pairs the client opens, each on its own TCP connection to the server's port; "
                "each runs `iterations` operations on its own slice of the buffers (atomic_bw: one shared counter)",
-               1, 64);
+               1, 4096);
     wl.integer("seed", 0, "Seed of the mixed workload's operation sequence; 0 uses simulation.seed", 0);
     wl.integer("queue_depth", 16, "Work requests kept outstanding (perftest --tx-depth)", 1, 4096);
     wl.size("buffer", "1MiB", "Registered buffer on each side; writes walk through it", 4_KiB, 1_GiB);
@@ -329,6 +347,29 @@ std::string check_powers_of_two(const config::Scenario& s) {
     return "";
 }
 
+std::string check_context_cache(const config::Scenario& s) {
+    if (!s.get_bool("rnic.context_cache.enabled")) return "";
+    const std::int64_t entries = s.get_int("rnic.context_cache.entries");
+    const std::int64_t ways = s.get_int("rnic.context_cache.associativity");
+    if (ways > entries || entries % ways != 0) {
+        return "rnic.context_cache.associativity: " + std::to_string(ways) + " ways do not divide " +
+               std::to_string(entries) + " entries into sets";
+    }
+    const std::int64_t stags = s.get_int("rnic.context_cache.stag_entries");
+    if (stags > 0 && stags % std::min(ways, stags) != 0) {
+        return "rnic.context_cache.stag_entries: " + std::to_string(stags) + " entries do not split into sets of " +
+               std::to_string(ways) + " (rnic.context_cache.associativity)";
+    }
+    const std::uint64_t bytes =
+        static_cast<std::uint64_t>(s.get_int("rnic.rdma.max_qp")) * s.get_size("rnic.context_cache.qp_context_bytes") +
+        static_cast<std::uint64_t>(s.get_int("rnic.rdma.max_mr")) * s.get_size("rnic.context_cache.stag_entry_bytes");
+    if (bytes > 0xffffffffu) {
+        return "rnic.rdma.max_mr: the context tables would take " + std::to_string(bytes) +
+               " bytes of host memory, more than CAP_CTX_BYTES can report (4 GiB)";
+    }
+    return "";
+}
+
 std::string check_workload(const config::Scenario& s) {
     const std::string type = s.get_string("workload.type");
     const std::uint64_t qps = static_cast<std::uint64_t>(s.get_int("workload.qps"));
@@ -346,6 +387,20 @@ std::string check_workload(const config::Scenario& s) {
         return "workload.inject: \"skip_lock\" applies to workload.type \"kv_example\" only (type is \"" + type + "\")";
     }
     if (type == "incast") return "";  // check_fabric_workload
+    // Every client QP needs a QP on both sides and its own TCP connection.
+    for (const char* key : {"rnic.rdma.max_qp", "rnic.tcp.max_connections"}) {
+        if (qps > static_cast<std::uint64_t>(s.get_int(key))) {
+            return "workload.qps: " + std::to_string(qps) + " QPs need as many in " + key + " (it is " +
+                   std::to_string(s.get_int(key)) + ")";
+        }
+    }
+    // ... and carves its send stream out of NIC buffer memory (as check_fabric_workload says for incast).
+    if (qps * s.get_size("rnic.tcp.send_buffer") > s.get_size("rnic.buffer.capacity")) {
+        return "workload.qps: " + std::to_string(qps) + " connections need " +
+               std::to_string(qps * s.get_size("rnic.tcp.send_buffer")) +
+               " bytes of send regions (rnic.tcp.send_buffer each), more than rnic.buffer.capacity (" +
+               std::to_string(s.get_size("rnic.buffer.capacity")) + " bytes)";
+    }
     if (type == "kv_example") return "";  // its table and scratch areas do not depend on workload.buffer or sizes
     if (type == "mixed") {
         const std::uint64_t min_size = s.get_size("workload.mixed.min_size");
@@ -504,6 +559,7 @@ config::Schema build() {
     schema.add_check(check_atomics);
     schema.add_check(check_peer);
     schema.add_check(check_workload);
+    schema.add_check(check_context_cache);
     schema.add_check(check_fabric_workload);
     schema.verify();
     return schema;

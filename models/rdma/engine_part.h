@@ -10,9 +10,26 @@
 #include <tlm>
 
 #include "core/timed_resource.h"
+#include "rdma/cache_policy.h"
 #include "toe/toe_if.h"
 
 namespace rnic {
+
+class context_cache;
+
+// The on-chip context cache (context_cache.h); sizes of one context in host memory are assumptions
+// after the Mellanox mlx4 driver (ConnectX-3): 256-byte QPC entries (QUERY_DEV_CAP qpc_entry_sz),
+// 64-byte dMPT entries (struct mlx4_mpt_entry) for the STag table.
+struct context_cache_params {
+    bool enabled = false;
+    std::uint32_t entries = 256;        // QP contexts held on chip
+    std::uint32_t associativity = 4;    // 1: direct mapped .. entries: fully associative
+    cache_policy::replacement replacement = cache_policy::replacement::lru;
+    std::uint64_t seed = 1;             // of the random replacement
+    std::uint32_t stag_entries = 256;   // STag entries in their own array; 0: they share the QP array
+    std::uint32_t qp_context_bytes = 256;
+    std::uint32_t stag_entry_bytes = 64;
+};
 
 struct rdma_engine_params {
     double clock_hz = 500e6;
@@ -27,6 +44,7 @@ struct rdma_engine_params {
     bool raw_ulpdu_wqes = false;
     // The atomic unit uses PCIe AtomicOp TLPs (host/atomic_op_ext.h) instead of read-modify-write.
     bool pcie_atomic_ops = false;
+    context_cache_params cache;
 };
 
 // The engine's statistics (rdma_engine::report_stats names them in the results).
@@ -58,6 +76,7 @@ struct engine_resources {
     timed_resource& tx_pipe;  // header build and WQE processing
     timed_resource& rx_pipe;  // header parse and checks of arriving ULPDUs
     rdma_counters& counters;
+    context_cache& cache;  // QP contexts and STag entries on chip; a miss fetches them over PCIe
 };
 
 // Base of the engine's parts: the shared resources, and name() for RNIC_MLOG (core/sim_log.h).

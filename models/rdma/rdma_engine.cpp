@@ -20,8 +20,9 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
       toe_out("toe_out"),
       params_(params),
       res_{*this, params_, ulpdu_tx_out, dma_out, irq_out, toe_out, work_event_, space_event_, read_done_event_,
-           tx_pipe_, rx_pipe_, counters_},
+           tx_pipe_, rx_pipe_, counters_, cache_},
       store_(params.max_qp, params.max_cq, params.max_mr),
+      cache_(res_),
       // The completion unit and the QP lifecycle call each other; neither uses the other while
       // they are being constructed.
       completions_(res_, store_, lifecycle_),
@@ -42,8 +43,16 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
 // ---- context programming (firmware) --------------------------------------------------------
 
 int rdma_engine::create_cq(const cq_config& cfg) { return store_.create_cq(cfg); }
-int rdma_engine::create_qp(const qp_config& cfg) { return store_.create_qp(cfg); }
-std::int64_t rdma_engine::register_mr(const mr_config& cfg) { return store_.register_mr(cfg); }
+int rdma_engine::create_qp(const qp_config& cfg) {
+    const int qpn = store_.create_qp(cfg);
+    if (qpn >= 0) cache_.forget_qp(static_cast<std::uint32_t>(qpn));
+    return qpn;
+}
+std::int64_t rdma_engine::register_mr(const mr_config& cfg) {
+    const std::int64_t stag = store_.register_mr(cfg);
+    if (stag >= 0) cache_.forget_stag(static_cast<std::uint32_t>(stag));
+    return stag;
+}
 bool rdma_engine::deregister_mr(std::uint32_t stag) { return store_.invalidate_stag(stag); }
 
 bool rdma_engine::qp_valid(std::uint32_t qpn) const { return store_.qp(qpn) != nullptr; }
@@ -72,6 +81,7 @@ int rdma_engine::destroy_qp(std::uint32_t qpn) {
     if (qp == nullptr) return -1;
     if (qp->state != qp_state::idle && qp->state != qp_state::error) return -2;
     store_.destroy_qp(qpn);
+    cache_.forget_qp(qpn);
     return 0;
 }
 
@@ -128,6 +138,10 @@ void rdma_engine::on_tx_acked(std::uint32_t conn, std::uint64_t acked_offset, co
     if (qp == nullptr) return;
     qp->acked = acked_offset;
     sc_core::sc_time d = delay;
+    // Completing a work request needs its QP's context (the send CQ, the pending list).
+    if (!qp->pending.empty() && qp->pending.front().stream_end <= acked_offset && qp->pending.front().done) {
+        cache_.qp(qpn, true, context_cache::side::tx, d);
+    }
     completions_.retire(qpn, *qp, d);
 }
 
@@ -203,6 +217,10 @@ void rdma_engine::tx_thread() {
 }
 
 void rdma_engine::serve(std::uint32_t qpn, qp_context& qp) {
+    // The QP's context must be on chip before its turn starts (a miss fetches it over PCIe).
+    sc_core::sc_time fetch = sc_core::SC_ZERO_TIME;
+    cache_.qp(qpn, true, context_cache::side::tx, fetch);
+    if (fetch != sc_core::SC_ZERO_TIME) wait(fetch);
     if (qp.state == qp_state::rts && qp.rtr_to_send != qp_stream::rtr::none) {
         sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
         transmit_.send_rtr(qpn, qp, issue);  // before every work request (RFC 6581 §5)
@@ -283,6 +301,7 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     std::uint64_t overruns = 0;
     for (std::uint32_t i = 0; i < store_.cq_slots(); ++i) overruns += store_.cq_slot(i).overruns;
     out["cq_overruns"] = overruns;
+    cache_.report_stats(out);
 }
 
 }  // namespace rnic

@@ -21,6 +21,7 @@
 #include "core/stats.h"
 #include "core/timed_resource.h"
 #include "rdma/completions.h"
+#include "rdma/context_cache.h"
 #include "rdma/context_store.h"
 #include "rdma/engine_part.h"
 #include "rdma/qp_lifecycle.h"
@@ -81,6 +82,11 @@ public:
 
     void report_stats(boost::json::object& out) const override;
 
+    // The context tables in host memory (context_cache.h): their size (0 without the cache) and
+    // where the driver allocated them (register CTX_BASE).
+    std::uint64_t context_area_bytes() const { return cache_.area_bytes(); }
+    void set_context_area(std::uint64_t base) { cache_.set_area(base); }
+
 private:
     // The transmit thread: serves the QPs round robin, one batch of work at a time.
     void tx_thread();
@@ -101,6 +107,7 @@ private:
     timed_resource tx_pipe_, rx_pipe_;
     engine_resources res_;
     context_store store_;
+    context_cache cache_;
     completion_unit completions_;
     qp_lifecycle lifecycle_;
     transmit_path transmit_;

@@ -6,6 +6,7 @@
 #include "proto/bytes.h"
 #include "rdma/access_checks.h"
 #include "rdma/atomic_alu.h"
+#include "rdma/context_cache.h"
 #include "rdma/qp_lifecycle.h"
 #include "rdma/transmit_path.h"
 
@@ -44,6 +45,7 @@ std::optional<request_refusal> responder::accept_read_request(qp_context& qp, co
         res_.work_event.notify(delay);
         return std::nullopt;
     }
+    res_.cache.stag(rr->src_stag, false, context_cache::side::rx, delay, &res_.rx_pipe);
     const access_check chk = check_tagged_access(store_.lookup_stag(rr->src_stag), qp.cfg.pd, rr->src_to, rr->size,
                                                  regmap::mr_access::remote_read);
     if (!chk.ok) {
@@ -79,6 +81,7 @@ std::optional<request_refusal> responder::execute_atomic(qp_context& qp, const d
         return request_refusal{ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedNoBuffer,
                                "more outstanding requests than IRD"};
     }
+    res_.cache.stag(req->stag, false, context_cache::side::rx, delay, &res_.rx_pipe);
     const access_check chk = check_tagged_access(store_.lookup_stag(req->stag), qp.cfg.pd, req->tagged_offset, 8,
                                                  regmap::mr_access::remote_atomic);
     if (!chk.ok) {

@@ -9,6 +9,7 @@
 #include "proto/bytes.h"
 #include "rdma/access_checks.h"
 #include "rdma/completions.h"
+#include "rdma/context_cache.h"
 #include "rdma/qp_lifecycle.h"
 
 namespace rnic {
@@ -191,6 +192,7 @@ void transmit_path::process_wqe(std::uint32_t qpn, qp_context& qp, const send_wq
         return;
     }
     const bool carries_payload = w.opcode != op::immediate_data && w.inline_payload == nullptr;
+    if (carries_payload) res_.cache.stag(w.local_stag, false, context_cache::side::tx, issue);
     if (carries_payload && !check_local(qp, w.local_stag, w.local_addr, w.length)) {
         reject(regmap::cqe_status::local_protection_error,
                "local STag does not cover the buffer (or belongs to another protection domain)");
@@ -337,6 +339,7 @@ void transmit_path::send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
 }
 
 void transmit_path::post_read_request(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue) {
+    res_.cache.stag(w.local_stag, false, context_cache::side::tx, issue);
     const mr_context* sink = writable_local(qp, w.local_stag, w.local_addr, w.length);
     if (sink == nullptr) {
         ++counters().bad_wqes;
@@ -377,6 +380,7 @@ bool transmit_path::send_request(std::uint32_t qpn, qp_context& qp, const ddp::H
 }
 
 void transmit_path::post_atomic(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue) {
+    res_.cache.stag(w.local_stag, false, context_cache::side::tx, issue);
     if (w.length != 8 || writable_local(qp, w.local_stag, w.local_addr, 8) == nullptr) {
         ++counters().bad_wqes;
         complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
@@ -408,6 +412,7 @@ void transmit_path::post_local_invalidate(std::uint32_t qpn, qp_context& qp, con
                                           sc_core::sc_time& issue) {
     // In send-queue order: work requests posted before it have already been processed (their
     // payload read), so the STag stops being usable exactly at this point of the queue.
+    res_.cache.stag(w.imm_or_inv, true, context_cache::side::tx, issue);
     const mr_context* mr = store_.lookup_stag(w.imm_or_inv);
     if (mr == nullptr || mr->cfg.pd != qp.cfg.pd) {
         ++counters().bad_wqes;

@@ -63,9 +63,12 @@ struct value_desc {
     X(MAC_LO, 0x0040, 0x00000000, rw, "Station MAC address bytes 2..5 (byte 2 in bits 31:24)")            \
     X(MAC_HI, 0x0044, 0x00000000, rw, "Station MAC address bytes 0..1 (byte 0 in bits 15:8)")             \
     X(IPV4_ADDR, 0x0048, 0x00000000, rw, "Station IPv4 address")                                          \
-    X(CAP_MAX_QP, 0x0050, 0x00000040, ro, "Number of queue pairs supported")                              \
-    X(CAP_MAX_CQ, 0x0054, 0x00000040, ro, "Number of completion queues supported")                        \
-    X(CAP_MAX_MR, 0x0058, 0x00000400, ro, "Number of memory regions supported")
+    X(CAP_MAX_QP, 0x0050, 0x00000040, ro, "Number of queue pairs supported (the configured count; reset value: default)") \
+    X(CAP_MAX_CQ, 0x0054, 0x00000040, ro, "Number of completion queues supported (the configured count)")   \
+    X(CAP_MAX_MR, 0x0058, 0x00000400, ro, "Number of memory regions supported (the configured count)")      \
+    X(CAP_CTX_BYTES, 0x005c, 0x00000000, ro, "Bytes of host memory the device needs for its QP and STag context tables (0: it keeps them on chip)") \
+    X(CTX_BASE_LO, 0x0060, 0x00000000, rw, "Context tables' host address, low 32 bits (4 KiB aligned)")      \
+    X(CTX_BASE_HI, 0x0064, 0x00000000, rw, "Context tables' host address, high 32 bits; writing it hands the address to the device")
 
 enum reg : std::uint32_t {
 #define RNIC_REG_ENUM(n, o, r, a, d) n = o,
@@ -94,7 +97,8 @@ constexpr register_desc kRegisters[] = {
     X(reset, 1, "RESET: return the device to its reset state (self-clearing, reads back 0)")
 #define RNIC_STATUS_BITS(X)                                                                                \
     X(ready, 0, "READY: the firmware runs and takes commands")                                             \
-    X(fatal, 1, "FATAL: the device stopped on an internal error")
+    X(fatal, 1, "FATAL: the device stopped on an internal error")                                          \
+    X(ctx_area, 2, "CTX_AREA: the device keeps its contexts in host memory: allocate CAP_CTX_BYTES and write CTX_BASE")
 
 namespace ctrl {
 RNIC_CTRL_BITS(RNIC_BIT_CONST)
@@ -106,12 +110,21 @@ constexpr bitfield_desc kCtrlBits[] = {RNIC_CTRL_BITS(RNIC_BIT_DESC)};
 constexpr bitfield_desc kStatusBits[] = {RNIC_STATUS_BITS(RNIC_BIT_DESC)};
 
 // BAR0 size and doorbell pages.
-constexpr std::uint32_t kBar0Size = 0x10000;
+constexpr std::uint32_t kBar0Size = 0x20000;
 // Queue-pair doorbells: SQ producer index at QP_DB_BASE + 16*qpn, RQ producer index at +4.
 constexpr std::uint32_t kQpDoorbellBase = 0x1000;
 constexpr std::uint32_t kQpDoorbellStride = 16;
 constexpr std::uint32_t kSqDoorbell = 0x0;
 constexpr std::uint32_t kRqDoorbell = 0x4;
+// QPs beyond the first window's room (1792) ring in a second window above the MSI-X pages, up to 4096.
+constexpr std::uint32_t kQpDoorbellHighBase = 0x10000;
+constexpr std::uint32_t kQpDoorbellLowCount = (0x8000 - kQpDoorbellBase) / kQpDoorbellStride;
+constexpr std::uint32_t kMaxQps = 4096;
+// BAR0 offset of QP `qpn`'s doorbell slot (add kSqDoorbell or kRqDoorbell).
+constexpr std::uint32_t qp_doorbell(std::uint32_t qpn) {
+    return qpn < kQpDoorbellLowCount ? kQpDoorbellBase + qpn * kQpDoorbellStride
+                                     : kQpDoorbellHighBase + (qpn - kQpDoorbellLowCount) * kQpDoorbellStride;
+}
 // CQ doorbells: consumer index at CQ_DB_BASE + 8*cqn; writing +4 arms the CQ for one interrupt.
 constexpr std::uint32_t kCqDoorbellBase = 0x8000;
 constexpr std::uint32_t kCqDoorbellStride = 8;
@@ -164,6 +177,8 @@ constexpr bar_region kBar0Regions[] = {
      "One 8-byte slot per CQ: consumer index at +0x0; any write to +0x4 arms the CQ for one interrupt (write-only)"},
     {"MSI-X table", kMsixTableOffset, kMsixPageSize, "kMsixVectors entries of 16 bytes (host-bus endpoint)"},
     {"MSI-X PBA", kMsixPbaOffset, kMsixPageSize, "Pending bits, one per vector, in 64-bit words (read-only)"},
+    {"QP doorbells (high)", kQpDoorbellHighBase, (kMaxQps - kQpDoorbellLowCount) * kQpDoorbellStride,
+     "QPs 1792..4095: QP n's 16-byte slot at + 16*(n - 1792), laid out as in the first QP window (write-only)"},
 };
 
 // ---- Firmware command ring (64-byte entries) ------------------------------------------------

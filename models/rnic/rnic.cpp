@@ -24,6 +24,12 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
     toe_ = std::make_unique<tcp_engine>("toe", params.tcp, *buffer_);
     framer_ = std::make_unique<mpa_framer>("framer", params.framer);
     rdma_ = std::make_unique<rdma_engine>("rdma", params.rdma);
+    // The capability registers report what this device was built with.
+    std::size_t at = 0;
+    if (reg_index(regmap::CAP_MAX_QP, &at)) regs_[at] = params.rdma.max_qp;
+    if (reg_index(regmap::CAP_MAX_CQ, &at)) regs_[at] = params.rdma.max_cq;
+    if (reg_index(regmap::CAP_MAX_MR, &at)) regs_[at] = params.rdma.max_mr;
+    if (reg_index(regmap::CAP_CTX_BYTES, &at)) regs_[at] = static_cast<std::uint32_t>(rdma_->context_area_bytes());
     cp_ = std::make_unique<control_processor>("cp", params.cp);
 
     // Transmit: RDMA engine / firmware -> framer -> TCP engine -> link.
@@ -89,14 +95,19 @@ void rnic_device::update_station() {
 std::uint32_t rnic_device::host_read(std::uint32_t offset) const {
     std::size_t i = 0;
     if (!reg_index(offset, &i)) return 0;  // doorbells and holes read as zero
-    return regmap::kRegisters[i].acc == regmap::access::wo ? 0 : regs_[i];
+    if (regmap::kRegisters[i].acc == regmap::access::wo) return 0;
+    // CTX_AREA: with the context cache, the tables live in host memory the driver must provide.
+    if (offset == regmap::STATUS && rdma_->context_area_bytes() != 0) return regs_[i] | regmap::status::ctx_area;
+    return regs_[i];
 }
 
 void rnic_device::host_write(std::uint32_t offset, std::uint32_t value, const sc_core::sc_time& delay) {
     using namespace regmap;
-    if (offset >= kQpDoorbellBase && offset < kCqDoorbellBase) {
-        const std::uint32_t qpn = (offset - kQpDoorbellBase) / kQpDoorbellStride;
-        const std::uint32_t which = (offset - kQpDoorbellBase) % kQpDoorbellStride;
+    const bool low = offset >= kQpDoorbellBase && offset < kCqDoorbellBase;
+    if (low || (offset >= kQpDoorbellHighBase && offset < qp_doorbell(kMaxQps))) {
+        const std::uint32_t rel = low ? offset - kQpDoorbellBase : offset - kQpDoorbellHighBase;
+        const std::uint32_t qpn = rel / kQpDoorbellStride + (low ? 0 : kQpDoorbellLowCount);
+        const std::uint32_t which = rel % kQpDoorbellStride;
         ++doorbells_;
         if (which == kSqDoorbell) rdma_->sq_doorbell(qpn, value, delay);
         else if (which == kRqDoorbell) rdma_->rq_doorbell(qpn, value, delay);
@@ -125,6 +136,9 @@ void rnic_device::host_write(std::uint32_t offset, std::uint32_t value, const sc
         cp_->command_doorbell(delay);
     }
     if (offset == MAC_LO || offset == MAC_HI || offset == IPV4_ADDR) update_station();
+    if (offset == CTX_BASE_HI) {
+        rdma_->set_context_area(static_cast<std::uint64_t>(value) << 32 | fw_read(CTX_BASE_LO));
+    }
 }
 
 void rnic_device::mmio_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {

@@ -187,10 +187,10 @@ TEST(DeviceDocChecks, DoorbellWindowsReachingTheMsixPagesAreCaught) {
     std::vector<rm::bar_region> regions(std::begin(rm::kBar0Regions), std::end(rm::kBar0Regions));
     EXPECT_TRUE(dd::check_regions(regions.data(), regions.size(), rm::kBar0Size).empty());
     regions[2].size = 0x4800;  // CQ doorbells into the MSI-X table
-    regions[4].offset = 0xf800;  // PBA past the end of BAR0
+    regions[4].offset = 0x1f800;  // PBA past the end of BAR0
     p = dd::check_regions(regions.data(), regions.size(), rm::kBar0Size);
     EXPECT_TRUE(mentions(p, "BAR0 region MSI-X table overlaps CQ doorbells")) << joined(p);
-    EXPECT_TRUE(mentions(p, "BAR0 region MSI-X PBA: 0xf800 + 0x1000 not inside BAR0")) << joined(p);
+    EXPECT_TRUE(mentions(p, "BAR0 region MSI-X PBA: 0x1f800 + 0x1000 not inside BAR0")) << joined(p);
 }
 
 TEST(DeviceDocChecks, BadBitsValuesAndCommandsAreCaught) {

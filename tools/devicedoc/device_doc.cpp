@@ -187,7 +187,9 @@ std::string render() {
       << "| command ring producer | " << hex(rm::CMDQ_PROD, 4) << " (`CMDQ_PROD`) | commands written |\n\n"
       << "The QP window has room for " << (rm::kCqDoorbellBase - rm::kQpDoorbellBase) / rm::kQpDoorbellStride
       << " QPs and the CQ window for " << (rm::kMsixTableOffset - rm::kCqDoorbellBase) / rm::kCqDoorbellStride
-      << " CQs; the device reports how many it has in `CAP_MAX_QP` and `CAP_MAX_CQ`.\n\n";
+      << " CQs; QPs " << rm::kQpDoorbellLowCount << ".." << rm::kMaxQps - 1 << " ring in the second QP window at "
+      << hex(rm::kQpDoorbellHighBase) << " + " << rm::kQpDoorbellStride << "·(*n* − " << rm::kQpDoorbellLowCount
+      << "). The device reports how many it has in `CAP_MAX_QP` and `CAP_MAX_CQ`.\n\n";
 
     // ---- MSI-X
     o << "## MSI-X\n\n"
