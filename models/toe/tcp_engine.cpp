@@ -45,6 +45,7 @@ public:
     std::size_t deferred = 0;
     bool close_deferred = false;
     std::uint64_t rx_buffered = 0;  // out-of-order bytes held in NIC buffer memory
+    std::uint64_t rx_buffered_peak = 0;  // the most of them at once (the shared pool's peak is the buffer's)
     std::uint64_t sent_high = 0;    // send-stream offset below which every byte went out at least once
 
     // How each FPDU of the send stream can be rebuilt from host memory (retransmit_from_host).
@@ -641,6 +642,7 @@ void tcp_engine::account_reassembly(connection& c, sc_core::sc_time& delay) {
         buffer_.charge(less, delay);  // read back out when the hole was filled
     }
     c.rx_buffered = buffered;
+    c.rx_buffered_peak = std::max(c.rx_buffered_peak, buffered);
 }
 
 void tcp_engine::reschedule_timer() {
@@ -695,6 +697,7 @@ void tcp_engine::report_stats(boost::json::object& out) const {
                   {"learned", arp_learned_},                     {"frames_held", arp_held_frames_},
                   {"queue_drops", arp_queue_drops_},             {"bad_frames", rx_bad_arp_}};
     boost::json::array conns;
+    std::uint64_t peak_sum = 0;
     for (const auto& c : conns_) {
         const tcp::Stats& s = c->tcp().stats();
         conns.push_back({{"id", c->id()},
@@ -712,9 +715,14 @@ void tcp_engine::report_stats(boost::json::object& out) const {
                          {"out_of_order_segments", s.out_of_order_segments},
                          {"duplicate_segments", s.duplicate_segments},
                          {"acks_sent", s.acks_sent},
-                         {"bad_segments", s.bad_segments}});
+                         {"bad_segments", s.bad_segments},
+                         {"reassembly_peak_bytes", c->rx_buffered_peak}});
+        peak_sum += c->rx_buffered_peak;
     }
     out["connections"] = std::move(conns);
+    // Against buffer.rx_reassembly_peak_bytes (the shared pool's peak): what per-connection pools
+    // sized for each connection's own worst case would add up to (statistical multiplexing).
+    out["rx_reassembly_peak_sum_bytes"] = peak_sum;
     out["tx_pipe_busy_ps"] = to_ps(tx_pipe_.busy_total());
     out["rx_pipe_busy_ps"] = to_ps(rx_pipe_.busy_total());
     out["ingress"] = {{"drops", ingress_stats_.drops},
