@@ -45,6 +45,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.tcp.window_scale = static_cast<std::uint8_t>(s.get_int("rnic.tcp.window_scale"));
     n.tcp.sack = s.get_bool("rnic.tcp.sack");
     n.tcp.sack_recovery = s.get_bool("rnic.tcp.sack_recovery");
+    n.tcp.ecn = s.get_bool("rnic.tcp.ecn");
     n.tcp.delayed_ack = t(s, "rnic.tcp.delayed_ack");
     n.tcp.rto_initial = t(s, "rnic.tcp.rto_initial");
     n.tcp.rto_min = t(s, "rnic.tcp.rto_min");

@@ -123,6 +123,9 @@ void declare_rnic(config::Node& root) {
              1_ns, 1_s);
 
     auto& tcp = rnic.object("tcp", "TCP offload engine (RFC 9293, 5681, 6298)");
+    tcp.boolean("ecn", false,
+                "Explicit Congestion Notification (RFC 3168): offer it in the SYN, mark new data ECT(0), halve the "
+                "window once per window on ECE, echo CE until CWR (a switch marks CE with switch.ecn.enabled)");
     tcp.size("send_buffer", "256KiB", "Send stream held in buffer memory per connection until acknowledged", 16_KiB,
              64_MiB);
     tcp.size("receive_buffer", "256KiB", "Receive window per connection", 16_KiB, 1_GiB);

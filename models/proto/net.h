@@ -29,7 +29,10 @@ constexpr std::uint8_t syn = 0x02;
 constexpr std::uint8_t rst = 0x04;
 constexpr std::uint8_t psh = 0x08;
 constexpr std::uint8_t ack = 0x10;
+constexpr std::uint8_t ece = 0x40;  // ECN-Echo (RFC 3168 §6.1)
+constexpr std::uint8_t cwr = 0x80;  // Congestion Window Reduced (RFC 3168 §6.1)
 }  // namespace tcp_flags
+
 
 struct EthernetHeader {
     MacAddress dst{};

@@ -181,6 +181,7 @@ tcp_engine::connection* tcp_engine::create_connection(std::uint16_t local_port, 
     cfg.window_scale = params_.window_scale;
     cfg.sack = params_.sack;
     cfg.sack_recovery = params_.sack_recovery;
+    cfg.ecn = params_.ecn;
     cfg.delayed_ack_ns = time_ns(params_.delayed_ack);
     cfg.rto_initial_ns = time_ns(params_.rto_initial);
     cfg.rto_min_ns = time_ns(params_.rto_min);
@@ -328,6 +329,8 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
     ep.dst_ip = c.remote_ip();
     net::Ipv4Header ip;
     ip.identification = static_cast<std::uint16_t>(tx_frames_);
+    // RFC 3168 §6.1.4/§6.1.5: new data is ECN-capable; pure ACKs, SYNs and retransmissions are not.
+    if (c.tcp().ecn_active() && len > 0 && !retransmission) ip.dscp_ecn = net::ecn::ect0;
     net::finish_tcp_frame(ep, ip, header, frame_scratch_.data(), len);
     ++tx_frames_;
     if (it == neighbours_.end()) {
@@ -584,7 +587,8 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     c->ctx_delay = delay;
     ++c->in_callback;
     c->tcp().on_segment(time_ns(sc_core::sc_time_stamp() + delay), frame->tcp,
-                        gp.get_data_ptr() + frame->payload_offset, frame->payload_len);
+                        gp.get_data_ptr() + frame->payload_offset, frame->payload_len,
+                        (frame->ip.dscp_ecn & net::ecn::mask) == net::ecn::ce);
     --c->in_callback;
     if (c->deferred > 0) {
         const std::size_t len = c->deferred;
@@ -717,6 +721,13 @@ void tcp_engine::report_stats(boost::json::object& out) const {
                          {"acks_sent", s.acks_sent},
                          {"bad_segments", s.bad_segments},
                          {"reassembly_peak_bytes", c->rx_buffered_peak}});
+        if (params_.ecn) {
+            conns.back().as_object()["ecn"] = {{"negotiated", c->tcp().ecn_active()},
+                                               {"ce_received", s.ecn_ce_received},
+                                               {"ece_received", s.ecn_ece_received},
+                                               {"cwnd_reductions", s.ecn_cwnd_reductions},
+                                               {"cwr_sent", s.ecn_cwr_sent}};
+        }
         peak_sum += c->rx_buffered_peak;
     }
     out["connections"] = std::move(conns);

@@ -38,6 +38,7 @@ struct tcp_engine_params {
     std::uint8_t window_scale = 7;
     bool sack = false;
     bool sack_recovery = false;  // RFC 6675 SACK-based loss recovery (only with SACK negotiated)
+    bool ecn = false;            // RFC 3168 ECN: negotiate, mark new data ECT(0), react to ECE, echo CE
     sc_core::sc_time delayed_ack = sc_core::SC_ZERO_TIME;
     sc_core::sc_time rto_initial = sc_core::sc_time(1, sc_core::SC_MS);
     sc_core::sc_time rto_min = sc_core::sc_time(200, sc_core::SC_US);

@@ -154,6 +154,47 @@ TEST(Fabric, PfcMakesTheIncastLossless) {
     EXPECT_FALSE(off.at("b.rnic").at("toe").as_object().contains("flow_control"));
 }
 
+TEST(Fabric, EcnMarksInsteadOfDrops) {
+    // The overflowing incast again, with ECN on the switch and the NICs (RFC 3168): the switch marks
+    // CE instead of dropping, the receiver echoes ECE, the senders halve their windows and say CWR.
+    std::vector<std::string> sets = {"topology.kind=star", "topology.hosts=17", "workload.type=incast",
+                                     "workload.incast.rounds=3", "switch.buffer=1MiB", "rnic.buffer.capacity=16MiB",
+                                     "rnic.tcp.send_buffer=64KiB", "pcie.generation=4", "pcie.lanes=16",
+                                     "switch.ecn.enabled=true", "rnic.tcp.ecn=true"};
+    const fabric_run r = run_fabric("ecn_on", sets);
+    ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
+    EXPECT_TRUE(r.results.at("integrity").at("ok").as_bool());
+    const auto& m = r.results.at("modules").as_object();
+    const auto& sw = m.at("switches").at("switch").as_object();
+    EXPECT_EQ(switch_drops(sw), 0u);
+    std::uint64_t marks = 0;
+    for (const auto& kv : sw) {
+        if (kv.key().substr(0, 5) == "port_") marks += u64(kv.value().at("ecn_marked"));
+    }
+    EXPECT_GT(marks, 0u);
+    // The receiver saw the CE marks; a sender reduced and announced it.
+    std::uint64_t ce = 0;
+    for (const auto& c : m.at("a.rnic").at("toe").at("connections").as_array()) {
+        EXPECT_TRUE(c.at("ecn").at("negotiated").as_bool());
+        ce += u64(c.at("ecn").at("ce_received"));
+    }
+    EXPECT_EQ(ce, marks);
+    const auto& sender = m.at("b.rnic").at("toe").at("connections").as_array().at(0).at("ecn").as_object();
+    EXPECT_GT(u64(sender.at("ece_received")), 0u);
+    EXPECT_GT(u64(sender.at("cwnd_reductions")), 0u);
+    EXPECT_GT(u64(sender.at("cwr_sent")), 0u);
+}
+
+TEST(Fabric, EcnBackToBackNegotiatesAndCompletes) {
+    // No switch, nothing marks: ECN is negotiated and changes nothing else.
+    const fabric_run r = run_fabric("ecn_b2b", {"rnic.tcp.ecn=true", "workload.sizes=[4096]", "workload.iterations=100"});
+    ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
+    const auto& c = r.results.at("modules").at("a.rnic").at("toe").at("connections").as_array().at(0).at("ecn");
+    EXPECT_TRUE(c.at("negotiated").as_bool());
+    EXPECT_EQ(u64(c.at("ce_received")), 0u);
+    EXPECT_EQ(u64(c.at("cwnd_reductions")), 0u);
+}
+
 TEST(Fabric, LeafSpineSpreadsFlowsOverTheSpines) {
     // 8 hosts under 2 leaves; the senders under leaf 1 reach host a over either spine, by flow.
     const fabric_run r = run_fabric("leaf_spine", {"topology.kind=leaf_spine", "topology.hosts=8", "topology.leaves=2",

@@ -127,6 +127,8 @@ void Connection::reset_sequence_state() {
     dupacks_ = 0;
     in_recovery_ = first_partial_ = false;
     recover_ = 0;
+    ecn_ok_ = ece_pending_ = cwr_pending_ = false;
+    ecn_recover_ = 0;
     sb_.clear();
     high_rxt_ = rescue_rxt_ = 0;
     rtt_active_ = false;
@@ -375,8 +377,19 @@ Connection::s64 Connection::unwrap_seq(std::uint32_t seq) const {
 // ---------------------------------------------------------------------------------------------
 // Segment arrival (§3.10.7)
 
-void Connection::on_segment(u64 now, const net::TcpHeader& h, const std::uint8_t* payload, std::size_t len) {
+void Connection::on_segment(u64 now, const net::TcpHeader& h, const std::uint8_t* payload, std::size_t len, bool ce) {
     ++stats_.segments_received;
+    if (ce) ++stats_.ecn_ce_received;
+    if (ecn_ok_ && synchronized() && h.src_port == remote_port_ && h.dst_port == cfg_.local_port &&
+        !(h.flags & (tf::syn | tf::rst))) {
+        // RFC 3168 §6.1.3: CWR ends the echo; CE (even on the same packet) starts it again, and a
+        // CE-marked data segment is acknowledged at once.
+        if (h.flags & tf::cwr) ece_pending_ = false;
+        if (ce) {
+            ece_pending_ = true;
+            if (len > 0) ack_now_ = true;
+        }
+    }
     const bool syn = (h.flags & tf::syn) != 0;
     const bool rst = (h.flags & tf::rst) != 0;
     const bool fin = (h.flags & tf::fin) != 0;
@@ -433,6 +446,9 @@ void Connection::negotiate(const net::TcpHeader& syn) {
         snd_shift_ = rcv_shift_ = 0;
     }
     sack_ok_ = cfg_.sack && syn.sack_permitted;
+    // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR, an ECN-setup SYN-ACK ECE alone.
+    const bool ece = (syn.flags & tf::ece) != 0, cwr = (syn.flags & tf::cwr) != 0;
+    ecn_ok_ = cfg_.ecn && ece && (state_ == State::listen ? cwr : !cwr);
     // RFC 5681 §3.1: the initial window is one segment if the SYN or SYN-ACK was lost.
     cwnd_ = (syn_lost_ ? 1 : std::uint64_t{cfg_.initial_window_segments}) * mss_;
     ssthresh_ = kMaxCwnd;
@@ -690,6 +706,19 @@ bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool
         snd_wl1_ = seg_seq;
         snd_wl2_ = a;
         max_snd_wnd_ = std::max(max_snd_wnd_, snd_wnd_);
+    }
+    if (ecn_ok_ && (h.flags & tf::ece) && state_ != State::syn_received) {
+        ++stats_.ecn_ece_received;
+        // RFC 3168 §6.1.2: react as to a loss (halve the window, no retransmission), at most once
+        // per window of data, and not again while fast recovery already reduced it.
+        if (!in_recovery_ && snd_una_ >= ecn_recover_ && snd_max_ > 1) {
+            const u64 flight = snd_max_ - snd_una_;
+            ssthresh_ = std::max<u64>(flight / 2, 2 * u64{mss_});
+            cwnd_ = ssthresh_;
+            ecn_recover_ = snd_max_;
+            cwr_pending_ = true;
+            ++stats_.ecn_cwnd_reductions;
+        }
     }
     if (a > static_cast<s64>(snd_una_)) {
         on_new_ack(now, static_cast<u64>(a));
@@ -1177,6 +1206,7 @@ void Connection::fill_header(bool with_ack) {
     hdr_.dst_port = remote_port_;
     hdr_.ack = with_ack ? wire_ack() : 0;
     hdr_.flags = with_ack ? tf::ack : 0;
+    if (with_ack && ece_pending_) hdr_.flags |= tf::ece;  // RFC 3168 §6.1.3: echo until CWR
     hdr_.window = with_ack ? advertise_window() : 0;
     hdr_.mss.reset();
     hdr_.window_scale.reset();
@@ -1215,6 +1245,7 @@ void Connection::send_syn(u64 now) {
     hdr_.seq = cfg_.iss;
     hdr_.ack = syn_ack ? wire_ack() : 0;
     hdr_.flags = static_cast<std::uint8_t>(tf::syn | (syn_ack ? tf::ack : 0));
+    if (syn_ack ? ecn_ok_ : cfg_.ecn) hdr_.flags |= syn_ack ? tf::ece : static_cast<std::uint8_t>(tf::ece | tf::cwr);
     const u64 w = std::min<u64>(receive_space(), 65535);  // RFC 7323 §2.2: never scaled in a SYN
     hdr_.window = static_cast<std::uint16_t>(w);
     if (syn_ack) rcv_adv_ = std::max(rcv_adv_, rcv_nxt_ + w);
@@ -1272,6 +1303,12 @@ void Connection::send_data_segment(u64 now, u64 start, u64 end, bool fin, bool a
     if (fin) hdr_.flags |= tf::fin;
     if (end > start && end == data_end()) hdr_.flags |= tf::psh;
     const u64 len = end - start;
+    if (cwr_pending_ && len > 0 && start >= snd_max_) {
+        // RFC 3168 §6.1.2: the first new data packet after the reduction says so.
+        hdr_.flags |= tf::cwr;
+        cwr_pending_ = false;
+        ++stats_.ecn_cwr_sent;
+    }
     env_.transmit(hdr_, start - 1, static_cast<std::size_t>(len));
     ++stats_.segments_sent;
     stats_.bytes_sent += len;

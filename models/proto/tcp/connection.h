@@ -80,6 +80,11 @@ struct Config {
     // peer reports, loss detection by IsLost(), pipe estimation and NextSeg() while in recovery.
     // Takes effect only when SACK was negotiated (`sack` on both ends); otherwise NewReno is used.
     bool sack_recovery = false;
+    // Explicit Congestion Notification (RFC 3168): offered in the SYN (ECE and CWR), accepted in
+    // the SYN-ACK (ECE alone). Once negotiated, the owner marks new data ECT(0) (ecn_active()) and
+    // reports CE-marked arrivals (on_segment's `ce`); the receiver echoes ECE until it sees CWR,
+    // the sender halves its window once per window of data on ECE and sets CWR (§6.1.2, §6.1.3).
+    bool ecn = false;
 };
 
 // What the connection needs from its owner (the TOE model). Payload bytes are NOT stored in the
@@ -113,6 +118,11 @@ struct Stats {
     // --- additions ---
     std::uint64_t window_probes = 0;          // zero-window probes sent by the persist timer
     std::uint64_t rsts_sent = 0;
+    // RFC 3168.
+    std::uint64_t ecn_ce_received = 0;     // segments that arrived marked CE
+    std::uint64_t ecn_ece_received = 0;    // ACKs with ECE while ECN was in use
+    std::uint64_t ecn_cwnd_reductions = 0; // window reductions for ECE (at most one per window)
+    std::uint64_t ecn_cwr_sent = 0;        // segments sent with CWR
 };
 
 namespace detail {
@@ -149,7 +159,9 @@ public:
     void connect(std::uint64_t now_ns);  // active open: sends SYN (with MSS, WS, SACK-permitted options)
     void listen();                       // passive open
     void set_iss(std::uint32_t iss);     // CLOSED only: the ISS for the next connect()/listen()
-    void on_segment(std::uint64_t now_ns, const net::TcpHeader& h, const std::uint8_t* payload, std::size_t len);
+    // `ce`: the segment's IP header carried Congestion Experienced (RFC 3168 §5).
+    void on_segment(std::uint64_t now_ns, const net::TcpHeader& h, const std::uint8_t* payload, std::size_t len,
+                    bool ce = false);
     // The owner appended `len` bytes to its send stream (only while send_space() >= len; any
     // excess is ignored). Data may be queued before the connection is established; it is sent
     // once it is. Ignored after close().
@@ -212,6 +224,7 @@ public:
     std::uint8_t send_window_shift() const { return snd_shift_; }     // peer's shift we apply to its windows
     std::uint8_t receive_window_shift() const { return rcv_shift_; }  // our shift applied to our window
     bool sack_enabled() const { return sack_ok_; }
+    bool ecn_active() const { return ecn_ok_; }  // negotiated: new data goes out ECT(0)
     bool sack_recovery_enabled() const { return sack_mode(); }  // Config::sack_recovery and SACK negotiated
     std::size_t sack_scoreboard_blocks() const { return sb_.size(); }  // SACKed ranges above SND.UNA
     std::uint64_t sack_pipe() const;  // RFC 6675 SetPipe() now (0 unless sack_recovery_enabled())
@@ -323,6 +336,10 @@ private:
     std::uint32_t dupacks_ = 0;
     bool in_recovery_ = false, first_partial_ = false;
     u64 recover_ = 0;
+    // RFC 3168: negotiated; receiver echoing ECE until CWR; sender owes a CWR; no second
+    // reduction until SND.UNA passes ecn_recover_ (one per window of data).
+    bool ecn_ok_ = false, ece_pending_ = false, cwr_pending_ = false;
+    u64 ecn_recover_ = 0;
 
     // RFC 6675 sender state (sequence offsets, half-open ranges).
     std::vector<Interval> sb_;  // SACKed ranges above snd_una_, sorted, disjoint, not adjacent

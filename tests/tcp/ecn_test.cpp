@@ -1,0 +1,166 @@
+// RFC 3168 ECN in the TCP state machine, segment by segment: negotiation in the handshake (§6.1.1),
+// the receiver echoing CE as ECE until CWR (§6.1.3), the sender halving its window at most once
+// per window of data and saying so with CWR on new data (§6.1.2). Two connections joined by hand,
+// so that each test decides which segment arrives, and whether it carries CE.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <vector>
+
+#include "proto/tcp/connection.h"
+
+namespace {
+
+namespace net = rnic::proto::net;
+namespace tcp = rnic::proto::tcp;
+namespace tf = rnic::proto::net::tcp_flags;
+
+struct Segment {
+    net::TcpHeader h;
+    std::size_t len = 0;
+};
+
+class Side : public tcp::Env {
+public:
+    std::deque<Segment> out;
+    std::unique_ptr<tcp::Connection> conn;
+    void transmit(const net::TcpHeader& header, std::uint64_t, std::size_t len) override { out.push_back({header, len}); }
+    void deliver(const std::uint8_t*, std::size_t) override {}
+    void acked(std::uint64_t) override {}
+    void state_changed(tcp::State, tcp::State) override {}
+};
+
+struct Pair {
+    Side a, b;
+    std::vector<std::uint8_t> zeros = std::vector<std::uint8_t>(64 * 1024, 0);
+    std::uint64_t now = 1000;
+
+    Pair(bool a_ecn, bool b_ecn) {
+        tcp::Config ca, cb;
+        ca.local_port = 40000;
+        ca.remote_port = 18515;
+        ca.iss = 1000;
+        ca.ecn = a_ecn;
+        cb.local_port = 18515;
+        cb.iss = 5000;
+        cb.ecn = b_ecn;
+        a.conn = std::make_unique<tcp::Connection>(ca, a);
+        b.conn = std::make_unique<tcp::Connection>(cb, b);
+        b.conn->listen();
+        a.conn->connect(now);
+    }
+    // Hands the oldest segment `from` sent to the other side; returns it.
+    Segment pass(Side& from, bool ce = false) {
+        Side& to = &from == &a ? b : a;
+        Segment s = from.out.front();
+        from.out.pop_front();
+        now += 1000;
+        to.conn->on_segment(now, s.h, s.len > 0 ? zeros.data() : nullptr, s.len, ce);
+        return s;
+    }
+    void handshake() {
+        pass(a);  // SYN
+        pass(b);  // SYN-ACK
+        pass(a);  // ACK
+        ASSERT_EQ(a.conn->state(), tcp::State::established);
+        ASSERT_EQ(b.conn->state(), tcp::State::established);
+    }
+    void drain(Side& s) {
+        while (!s.out.empty()) pass(s);
+    }
+};
+
+TEST(TcpEcn, NegotiatedWhenBothOffer) {
+    Pair p(true, true);
+    const Segment syn = p.pass(p.a);
+    EXPECT_TRUE(syn.h.flags & tf::ece);
+    EXPECT_TRUE(syn.h.flags & tf::cwr);
+    const Segment syn_ack = p.pass(p.b);
+    EXPECT_TRUE(syn_ack.h.flags & tf::ece);
+    EXPECT_FALSE(syn_ack.h.flags & tf::cwr);  // §6.1.1: ECE alone, so that it is not a reflected SYN
+    p.pass(p.a);
+    EXPECT_TRUE(p.a.conn->ecn_active());
+    EXPECT_TRUE(p.b.conn->ecn_active());
+}
+
+TEST(TcpEcn, NotUsedUnlessBothOffer) {
+    for (const auto& [a, b] : {std::pair{true, false}, std::pair{false, true}, std::pair{false, false}}) {
+        Pair p(a, b);
+        const Segment syn = p.pass(p.a);
+        EXPECT_EQ((syn.h.flags & (tf::ece | tf::cwr)) != 0, a);
+        const Segment syn_ack = p.pass(p.b);
+        EXPECT_FALSE(syn_ack.h.flags & tf::ece) << a << b;
+        p.pass(p.a);
+        EXPECT_FALSE(p.a.conn->ecn_active()) << a << b;
+        EXPECT_FALSE(p.b.conn->ecn_active()) << a << b;
+    }
+}
+
+TEST(TcpEcn, CeIsEchoedUntilCwrAndTheSenderReducesOnce) {
+    Pair p(true, true);
+    p.handshake();
+    p.a.conn->on_send_data(p.now, 8 * 1460);
+    ASSERT_GE(p.a.out.size(), 4u);
+    const std::uint32_t cwnd_before = p.a.conn->cwnd();
+    // The first data segment arrives marked CE: every ACK from b echoes ECE from then on.
+    p.pass(p.a, /*ce=*/true);
+    ASSERT_FALSE(p.b.out.empty());
+    EXPECT_TRUE(p.b.out.back().h.flags & tf::ece);
+    p.pass(p.a);  // not marked: b still echoes (no CWR seen yet)
+    EXPECT_TRUE(p.b.out.back().h.flags & tf::ece);
+    EXPECT_EQ(p.b.conn->stats().ecn_ce_received, 1u);
+    // a takes the ECE ACKs: one reduction for this window, however many ECEs.
+    const std::size_t acks = p.b.out.size();
+    for (std::size_t k = 0; k < acks; ++k) p.pass(p.b);
+    EXPECT_EQ(p.a.conn->stats().ecn_ece_received, acks);
+    EXPECT_EQ(p.a.conn->stats().ecn_cwnd_reductions, 1u);
+    EXPECT_LT(p.a.conn->cwnd(), cwnd_before);
+    EXPECT_EQ(p.a.conn->ssthresh(), p.a.conn->cwnd());
+    // The next new data segment carries CWR; b stops echoing once it has it.
+    p.a.conn->on_send_data(p.now, 1460);
+    bool saw_cwr = false;
+    while (!p.a.out.empty() || !p.b.out.empty()) {
+        if (p.a.out.empty()) {
+            p.pass(p.b);  // ACKs open a's reduced window for the new data
+            continue;
+        }
+        const Segment s = p.pass(p.a);
+        if (s.h.flags & tf::cwr) {
+            saw_cwr = true;
+            EXPECT_GT(s.len, 0u);  // on new data, never on a pure ACK
+            ASSERT_FALSE(p.b.out.empty());
+            EXPECT_FALSE(p.b.out.back().h.flags & tf::ece);
+        }
+    }
+    EXPECT_TRUE(saw_cwr);
+    EXPECT_EQ(p.a.conn->stats().ecn_cwr_sent, 1u);
+}
+
+TEST(TcpEcn, AReductionPerWindowNotPerAck) {
+    Pair p(true, true);
+    p.handshake();
+    // Two windows of data, CE on a segment of each: two reductions, not one per ECE ACK.
+    for (int window = 0; window < 2; ++window) {
+        p.a.conn->on_send_data(p.now, 4 * 1460);
+        bool first = true;
+        while (!p.a.out.empty()) {
+            p.pass(p.a, first);
+            first = false;
+        }
+        while (!p.b.out.empty()) p.pass(p.b);
+    }
+    EXPECT_EQ(p.a.conn->stats().ecn_cwnd_reductions, 2u);
+    EXPECT_GE(p.a.conn->stats().ecn_ece_received, 4u);
+}
+
+TEST(TcpEcn, CeWithoutNegotiationIsCountedButNotEchoed) {
+    Pair p(true, false);
+    p.handshake();
+    p.a.conn->on_send_data(p.now, 1460);
+    p.pass(p.a, /*ce=*/true);
+    EXPECT_EQ(p.b.conn->stats().ecn_ce_received, 1u);
+    ASSERT_FALSE(p.b.out.empty());
+    EXPECT_FALSE(p.b.out.back().h.flags & tf::ece);
+}
+
+}  // namespace
