@@ -284,6 +284,19 @@ incast_config build_incast_config(const config::Scenario& s) {
     return c;
 }
 
+traffic_matrix_config build_traffic_matrix_config(const config::Scenario& s) {
+    traffic_matrix_config c;
+    c.all_to_all = s.get_string("workload.type") == "all_to_all";
+    c.hosts = host_count(s);
+    c.size = s.get_size("workload.matrix.size");
+    c.messages = u32(s, "workload.matrix.messages");
+    c.queue_depth = u32(s, "workload.queue_depth");
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
+    c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
+    c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    return c;
+}
+
 drv::station_config build_station(const config::Scenario& s, int host_index) {
     const host_identity id = identity_of(s, host_index);
     drv::station_config st;

@@ -6,6 +6,7 @@
 #include "link/ethernet_link.h"
 #include "driver/examples/kv_example.h"
 #include "workloads/incast.h"
+#include "workloads/traffic_matrix.h"
 #include "workloads/mixed.h"
 #include "workloads/perf_lat.h"
 #include "workloads/probe.h"
@@ -28,6 +29,7 @@ rping_config build_rping_config(const config::Scenario& s);
 // Reads workload.trace; a bad trace throws config::ScenarioError naming file and line.
 trace_config build_trace_config(const config::Scenario& s);
 incast_config build_incast_config(const config::Scenario& s);
+traffic_matrix_config build_traffic_matrix_config(const config::Scenario& s);
 drv::station_config build_station(const config::Scenario& s, int host_index);
 
 }  // namespace rnic::platform

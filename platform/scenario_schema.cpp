@@ -236,9 +236,10 @@ void declare_workload(config::Node& root) {
                    "latency (write_lat, send_lat: ping-pong, half the round trip; read_lat, atomic_lat: post to "
                    "completion; one message in flight, perftest's columns), or an operation trace replayed "
                    "(trace: see workload.trace), or incast: many senders answer one receiver's synchronised requests "
-                   "(see workload.incast)",
+                   "(see workload.incast), or all_to_all / permutation: every host to every other, or each to "
+                   "one other (a seeded derangement), all flows at once (see workload.matrix)",
                    {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe", "rping", "kv_example", "write_lat",
-                    "send_lat", "read_lat", "atomic_lat", "trace", "incast"});
+                    "send_lat", "read_lat", "atomic_lat", "trace", "incast", "all_to_all", "permutation"});
     wl.string("trace", "",
               "workload.type = trace: the operation trace to replay (docs/traces.md; e.g. traces/ops-storage.csv), "
               "relative to the working directory or the project root, or absolute");
@@ -298,6 +299,9 @@ void declare_workload(config::Node& root) {
              0, 1_s);
     inc.integer("rounds", 10, "Request rounds; the next starts when the last flow of this one is in and checked", 1,
                 1000000);
+    auto& matrix = wl.object("matrix", "workload.type = all_to_all or permutation: one QP per flow");
+    matrix.size("size", "64KiB", "Bytes of each RDMA Write", 8, 16_MiB);
+    matrix.integer("messages", 16, "RDMA Writes per flow (workload.queue_depth of them outstanding)", 1, 1000000);
     auto& rping = wl.object("rping", "librdmacm's rping, byte for byte (workload.type = rping): host a's client "
                             "against host b's server, or against / for a real rping with peer.kind = socket");
     rping.enumeration("role", "client",
@@ -389,7 +393,7 @@ std::string check_workload(const config::Scenario& s) {
     if (inject == "skip_lock" && type != "kv_example") {
         return "workload.inject: \"skip_lock\" applies to workload.type \"kv_example\" only (type is \"" + type + "\")";
     }
-    if (type == "incast") return "";  // check_fabric_workload
+    if (type == "incast" || type == "all_to_all" || type == "permutation") return "";  // check_fabric_workload
     // Every client QP needs a QP on both sides and its own TCP connection.
     for (const char* key : {"rnic.rdma.max_qp", "rnic.tcp.max_connections"}) {
         if (qps > static_cast<std::uint64_t>(s.get_int(key))) {
@@ -436,6 +440,29 @@ std::string check_workload(const config::Scenario& s) {
 std::string check_fabric_workload(const config::Scenario& s) {
     const std::int64_t hosts = host_count(s);
     const std::string type = s.get_string("workload.type");
+    if (type == "all_to_all" || type == "permutation") {
+        // Per host: all_to_all sends to and receives from every other host, permutation one each.
+        const std::int64_t qps = type == "all_to_all" ? 2 * (hosts - 1) : 2;
+        for (const char* key : {"rnic.rdma.max_qp", "rnic.tcp.max_connections"}) {
+            if (qps > s.get_int(key)) {
+                return std::string(key) + ": " + type + " on " + std::to_string(hosts) + " hosts needs " +
+                       std::to_string(qps) + " per host, more than " + std::to_string(s.get_int(key));
+            }
+        }
+        const std::uint64_t regions = static_cast<std::uint64_t>(qps) * s.get_size("rnic.tcp.send_buffer");
+        if (regions >= s.get_size("rnic.buffer.capacity")) {
+            return "rnic.buffer.capacity: " + std::to_string(qps) + " connections per host need " +
+                   std::to_string(regions) + " bytes of send regions, not less than the " +
+                   std::to_string(s.get_size("rnic.buffer.capacity")) + " bytes of NIC buffer memory";
+        }
+        const std::uint64_t need = static_cast<std::uint64_t>(qps) * s.get_size("workload.matrix.size") *
+                                   static_cast<std::uint64_t>(s.get_int("workload.queue_depth"));
+        if (need > s.get_size("host_memory.size") / 2) {
+            return "workload.matrix.size: " + std::to_string(qps) + " flows x workload.queue_depth slots of it need " +
+                   std::to_string(need) + " bytes per host, more than half of host_memory.size";
+        }
+        return "";
+    }
     if (type == "incast") {
         const std::int64_t receiver = s.get_int("workload.incast.receiver");
         if (receiver >= hosts) {

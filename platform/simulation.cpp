@@ -113,13 +113,16 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
         sc_core::sc_stop();
     };
     const std::string type = scenario.get_string("workload.type");
+    std::vector<std::string> names;
+    for (auto& h : hosts_) names.push_back(h->name());
+    auto host_peek_fn = [this](int host, std::uint64_t addr, void* dst, std::size_t len) {
+        return hosts_[static_cast<std::size_t>(host)]->mem.peek(addr, dst, len);
+    };
     if (type == "incast") {
-        std::vector<std::string> names;
-        for (auto& h : hosts_) names.push_back(h->name());
-        auto peek = [this](int host, std::uint64_t addr, void* dst, std::size_t len) {
-            return hosts_[static_cast<std::size_t>(host)]->mem.peek(addr, dst, len);
-        };
-        workload_ = std::make_unique<incast>(build_incast_config(scenario), names, oob_, peek, on_done);
+        workload_ = std::make_unique<incast>(build_incast_config(scenario), names, oob_, host_peek_fn, on_done);
+    } else if (type == "all_to_all" || type == "permutation") {
+        workload_ = std::make_unique<traffic_matrix>(build_traffic_matrix_config(scenario), names, oob_, host_peek_fn,
+                                                     on_done);
     } else {
         const auto client = static_cast<std::size_t>(scenario.get_int("workload.client"));
         const auto server = static_cast<std::size_t>(scenario.get_int("workload.server"));
@@ -243,6 +246,7 @@ boost::json::object simulation::results() const {
     if (const auto* tr = dynamic_cast<const trace_replay*>(two_host_)) wl["operation_log"] = tr->operation_log();
     out["workload"] = std::move(wl);
     const char* op = type == "incast"     ? "incast_flow"
+                     : type == "all_to_all" || type == "permutation" ? "flow"
                      : type == "send_bw"  ? "send"
                      : type == "read_bw"  ? "rdma_read"
                      : type == "atomic_bw" ? "atomic_fetch_add"
@@ -287,6 +291,10 @@ void simulation::print_summary(std::ostream& os) const {
     }
     if (type == "incast") {
         print_incast_summary(os);
+        return;
+    }
+    if (type == "all_to_all" || type == "permutation") {
+        print_matrix_summary(os);
         return;
     }
     os << (type == "send_bw"    ? "Send"
@@ -390,6 +398,37 @@ void simulation::print_incast_summary(std::ostream& os) const {
     for (const workload_row& row : r.rows) {
         const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;
         std::snprintf(line, sizeof line, "receiver goodput: %.2f Gb/s over %.3f us; data %s\n",
+                      secs > 0 ? static_cast<double>(row.bytes) * 8 / secs / 1e9 : 0.0, secs * 1e6,
+                      row.integrity.ok ? "ok" : "CORRUPT");
+        os << line;
+        if (!row.integrity.ok) os << "integrity: " << row.integrity.detail << "\n";
+    }
+    if (!r.error.empty()) os << "workload error: " << r.error << "\n";
+}
+
+}  // namespace rnic::platform
+
+namespace rnic::platform {
+
+void simulation::print_matrix_summary(std::ostream& os) const {
+    const workload_result& r = workload_->result();
+    const boost::json::object f = workload_->fabric_results();
+    char line[256];
+    os << f.at("pattern").as_string().c_str() << " (" << scenario_.get_string("name") << ", seed "
+       << scenario_.get_int("simulation.seed") << ", " << scenario_.get_string("topology.kind") << " of " << hosts_.size()
+       << " hosts): " << f.at("flows").to_number<std::uint64_t>() << " flows of "
+       << f.at("bytes_per_flow").to_number<std::uint64_t>() << " bytes\n";
+    const boost::json::object& fc = f.at("flow_completion").as_object();
+    const boost::json::object& g = f.at("flow_goodput_gbps").as_object();
+    std::snprintf(line, sizeof line,
+                  "flow completion [us]: p50 %.3f  p99 %.3f  max %.3f   flow goodput [Gb/s]: min %.2f  mean %.2f  max %.2f\n",
+                  fc.at("p50").to_number<double>() / 1e3, fc.at("p99").to_number<double>() / 1e3,
+                  fc.at("max").to_number<double>() / 1e3, g.at("min").to_number<double>(), g.at("mean").to_number<double>(),
+                  g.at("max").to_number<double>());
+    os << line;
+    for (const workload_row& row : r.rows) {
+        const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;
+        std::snprintf(line, sizeof line, "aggregate goodput: %.2f Gb/s over %.3f us; data %s\n",
                       secs > 0 ? static_cast<double>(row.bytes) * 8 / secs / 1e9 : 0.0, secs * 1e6,
                       row.integrity.ok ? "ok" : "CORRUPT");
         os << line;

@@ -36,6 +36,7 @@ public:
     void print_summary(std::ostream& os) const;
     void print_latency_summary(std::ostream& os) const;  // the *_lat workloads: perftest's columns
     void print_incast_summary(std::ostream& os) const;
+    void print_matrix_summary(std::ostream& os) const;  // all_to_all, permutation
 
     std::uint64_t payload_bytes() const;
     std::uint64_t fpdus() const;

@@ -191,6 +191,18 @@ bool rdma_engine::take_doorbells(qp_context& qp) {
     return qp.state != qp_state::idle && qp.sq_consumer != qp.sq_producer;
 }
 
+sc_core::sc_time rdma_engine::next_doorbell_arrival() {
+    sc_core::sc_time earliest = sc_core::SC_ZERO_TIME;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    for (std::uint32_t i = 0; i < store_.qp_slots(); ++i) {
+        const qp_context* qp = store_.qp(i);
+        if (qp == nullptr || qp->sq_doorbells.empty()) continue;
+        const sc_core::sc_time t = qp->sq_doorbells.front().arrival;
+        if (t > now && (earliest == sc_core::SC_ZERO_TIME || t < earliest)) earliest = t;
+    }
+    return earliest;
+}
+
 int rdma_engine::next_ready_qp() {
     // Round robin over the QPs so that one busy QP does not starve the others.
     const std::uint32_t slots = store_.qp_slots();
@@ -209,7 +221,11 @@ void rdma_engine::tx_thread() {
     for (;;) {
         const int qpn = next_ready_qp();
         if (qpn < 0) {
-            wait(work_event_);
+            // A doorbell still on its way may have lost its notification (SystemC keeps only the
+            // earliest pending one): wake at its arrival at the latest.
+            const sc_core::sc_time next = next_doorbell_arrival();
+            if (next == sc_core::SC_ZERO_TIME) wait(work_event_);
+            else wait(next - sc_core::sc_time_stamp(), work_event_);
             continue;
         }
         serve(static_cast<std::uint32_t>(qpn), *store_.qp(static_cast<std::uint32_t>(qpn)));

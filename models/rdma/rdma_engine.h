@@ -92,7 +92,9 @@ private:
     void tx_thread();
     // Applies the SQ doorbells that have arrived; true when the QP has something to send or flush.
     bool take_doorbells(qp_context& qp);
-    int next_ready_qp();  // -1: none
+    int next_ready_qp();
+    // Arrival of the earliest SQ doorbell not yet reached the engine (SC_ZERO_TIME: none).
+    sc_core::sc_time next_doorbell_arrival();  // -1: none
     // One turn of a QP: its RTR, else its oldest Read or Atomic Response, else a batch of WQEs.
     void serve(std::uint32_t qpn, qp_context& qp);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);

@@ -91,6 +91,16 @@ TEST(FabricValidation, IncastKeysAreChecked) {
     expect_refused(with({"workload.incast.size=32MiB"}), {"workload.incast.size", "host_memory.size"});
 }
 
+TEST(FabricValidation, TrafficMatrixKeysAreChecked) {
+    expect_refused({"topology.kind=star", "topology.hosts=40", "workload.type=all_to_all"},
+                   {"rnic.rdma.max_qp", "78 per host"});
+    expect_refused({"topology.kind=star", "topology.hosts=20", "workload.type=all_to_all", "rnic.rdma.max_qp=64",
+                    "rnic.tcp.max_connections=64"},
+                   {"rnic.buffer.capacity", "38 connections"});
+    expect_refused({"topology.kind=star", "topology.hosts=4", "workload.type=permutation", "workload.matrix.size=16MiB"},
+                   {"workload.matrix.size"});
+}
+
 TEST(FabricValidation, TwoHostWorkloadHostsMustExistAndDiffer) {
     expect_refused({"topology.kind=star", "topology.hosts=3", "workload.client=3"}, {"workload.client", "does not exist"});
     expect_refused({"topology.kind=star", "topology.hosts=3", "workload.client=2", "workload.server=2"},
