@@ -395,15 +395,7 @@ void simulation::print_incast_summary(std::ostream& os) const {
                   fc.at("mean").to_number<double>() / 1e3, fc.at("p50").to_number<double>() / 1e3,
                   fc.at("p99").to_number<double>() / 1e3, fc.at("max").to_number<double>() / 1e3);
     os << line;
-    for (const workload_row& row : r.rows) {
-        const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;
-        std::snprintf(line, sizeof line, "receiver goodput: %.2f Gb/s over %.3f us; data %s\n",
-                      secs > 0 ? static_cast<double>(row.bytes) * 8 / secs / 1e9 : 0.0, secs * 1e6,
-                      row.integrity.ok ? "ok" : "CORRUPT");
-        os << line;
-        if (!row.integrity.ok) os << "integrity: " << row.integrity.detail << "\n";
-    }
-    if (!r.error.empty()) os << "workload error: " << r.error << "\n";
+    print_goodput_rows(os, "receiver goodput", r);
 }
 
 }  // namespace rnic::platform
@@ -426,9 +418,14 @@ void simulation::print_matrix_summary(std::ostream& os) const {
                   fc.at("max").to_number<double>() / 1e3, g.at("min").to_number<double>(), g.at("mean").to_number<double>(),
                   g.at("max").to_number<double>());
     os << line;
+    print_goodput_rows(os, "aggregate goodput", r);
+}
+
+void simulation::print_goodput_rows(std::ostream& os, const char* what, const workload_result& r) {
+    char line[256];
     for (const workload_row& row : r.rows) {
         const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;
-        std::snprintf(line, sizeof line, "aggregate goodput: %.2f Gb/s over %.3f us; data %s\n",
+        std::snprintf(line, sizeof line, "%s: %.2f Gb/s over %.3f us; data %s\n", what,
                       secs > 0 ? static_cast<double>(row.bytes) * 8 / secs / 1e9 : 0.0, secs * 1e6,
                       row.integrity.ok ? "ok" : "CORRUPT");
         os << line;

@@ -37,6 +37,8 @@ public:
     void print_latency_summary(std::ostream& os) const;  // the *_lat workloads: perftest's columns
     void print_incast_summary(std::ostream& os) const;
     void print_matrix_summary(std::ostream& os) const;  // all_to_all, permutation
+    // "<what>: G Gb/s over T us; data ok" per row, then the workload's error if any.
+    static void print_goodput_rows(std::ostream& os, const char* what, const workload_result& r);
 
     std::uint64_t payload_bytes() const;
     std::uint64_t fpdus() const;

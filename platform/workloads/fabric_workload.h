@@ -29,6 +29,17 @@ public:
     virtual boost::json::object fabric_results() const { return {}; }
 };
 
+// One pass of a polling loop: up to 64 completions of `cq` into `wcs` (cleared first); with none
+// there the CPU spends `poll_ps` (one empty pass). Returns whether anything came.
+inline bool poll_once(drv::context& ctx, drv::completion_queue* cq, std::vector<drv::work_completion>& wcs,
+                      std::uint64_t poll_ps) {
+    wcs.clear();
+    int got = 0;
+    ctx.poll_cq(cq, 64, &wcs, &got);
+    if (got == 0) ctx.bus().spend(poll_ps);
+    return got > 0;
+}
+
 // A client/server workload on two hosts of a larger fabric.
 class two_host_workload : public fabric_workload {
 public:

@@ -6,33 +6,14 @@
 
 #include "core/log.h"
 #include "integrity.h"
+#include "workloads/workload_math.h"
 #include "workloads/write_bw.h"  // fill_pattern
 
 namespace rnic::platform {
 
 namespace {
 
-std::uint32_t next_pow2(std::uint64_t n) {
-    std::uint32_t p = 2;
-    while (p < n) p <<= 1;
-    return p;
-}
-
 constexpr std::uint64_t kRequestTag = 1ull << 62;  // wr_id of a request Send (receiver) or its receive (sender)
-
-double percentile_ns(std::vector<std::uint64_t> v, double q) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const auto rank = static_cast<std::size_t>(std::ceil(q / 100.0 * static_cast<double>(v.size())));
-    return static_cast<double>(v[rank == 0 ? 0 : rank - 1]) / 1000.0;
-}
-
-double mean_ns(const std::vector<std::uint64_t>& v) {
-    if (v.empty()) return 0.0;
-    long double sum = 0;
-    for (std::uint64_t x : v) sum += x;
-    return static_cast<double>(sum / static_cast<long double>(v.size())) / 1000.0;
-}
 
 boost::json::object spread_ns(const std::vector<std::uint64_t>& v) {
     return {{"mean", mean_ns(v)},          {"p50", percentile_ns(v, 50)}, {"p99", percentile_ns(v, 99)},
@@ -159,13 +140,7 @@ void incast::receive(drv::host_bus& bus, const drv::station_config& station) {
         std::uint32_t immediates = 0, requests_done = 0;
         std::uint64_t t_last = t0;
         while (immediates < flows || requests_done < flows) {
-            wcs.clear();
-            int got = 0;
-            ctx.poll_cq(cq, 64, &wcs, &got);
-            if (got == 0) {
-                bus.spend(cfg_.poll_interval_ps);
-                continue;
-            }
+            if (!poll_once(ctx, cq, wcs, cfg_.poll_interval_ps)) continue;
             const std::uint64_t now = bus.now_ps();
             for (const drv::work_completion& wc : wcs) {
                 if (wc.status != regmap::cqe_status::success) {

@@ -5,29 +5,17 @@
 
 #include "core/log.h"
 #include "integrity.h"
+#include "workloads/workload_math.h"
 #include "workloads/write_bw.h"  // fill_pattern
 
 namespace rnic::platform {
 
 namespace {
 
-std::uint32_t next_pow2(std::uint64_t n) {
-    std::uint32_t p = 2;
-    while (p < n) p <<= 1;
-    return p;
-}
-
 std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
-}
-
-double percentile_ns(std::vector<std::uint64_t> v, double q) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const auto rank = static_cast<std::size_t>(std::ceil(q / 100.0 * static_cast<double>(v.size())));
-    return static_cast<double>(v[rank == 0 ? 0 : rank - 1]) / 1000.0;
 }
 
 std::uint64_t flow_seed(std::uint64_t seed, std::size_t f) { return seed ^ (0x9e3779b97f4a7c15ULL * (f + 1)); }
@@ -174,13 +162,7 @@ void traffic_matrix::program(int h, drv::host_bus& bus, const drv::station_confi
                 ++posted[k];
             }
         }
-        wcs.clear();
-        int got = 0;
-        ctx.poll_cq(cq, 64, &wcs, &got);
-        if (got == 0) {
-            bus.spend(cfg_.poll_interval_ps);
-            continue;
-        }
+        if (!poll_once(ctx, cq, wcs, cfg_.poll_interval_ps)) continue;
         const std::uint64_t now = bus.now_ps();
         for (const drv::work_completion& wc : wcs) {
             const std::size_t k = wc.wr_id >> 32;

@@ -5,16 +5,9 @@
 #include <vector>
 
 #include "core/log.h"
+#include "workloads/workload_math.h"
 
 namespace rnic::platform {
-
-namespace {
-std::uint32_t next_pow2(std::uint64_t n) {
-    std::uint32_t p = 2;
-    while (p < n) p <<= 1;
-    return p;
-}
-}  // namespace
 
 void fill_pattern(std::uint8_t* dst, std::size_t len, std::uint64_t seed, std::uint64_t size) {
     std::uint64_t state = seed * 0x9e3779b97f4a7c15ULL ^ (size + 0x632be59bd9b4e019ULL);
