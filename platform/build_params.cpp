@@ -290,6 +290,7 @@ traffic_matrix_config build_traffic_matrix_config(const config::Scenario& s) {
     c.hosts = host_count(s);
     c.size = s.get_size("workload.matrix.size");
     c.messages = u32(s, "workload.matrix.messages");
+    c.jitter_ps = s.get_time_ps("workload.matrix.jitter");
     c.queue_depth = u32(s, "workload.queue_depth");
     c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");

@@ -302,6 +302,8 @@ void declare_workload(config::Node& root) {
     auto& matrix = wl.object("matrix", "workload.type = all_to_all or permutation: one QP per flow");
     matrix.size("size", "64KiB", "Bytes of each RDMA Write", 8, 16_MiB);
     matrix.integer("messages", 16, "RDMA Writes per flow (workload.queue_depth of them outstanding)", 1, 1000000);
+    matrix.time("jitter", "0ns",
+                "Each flow starts a seeded uniform 0..jitter after every host is connected (0: all at once)", 0, 1_s);
     auto& rping = wl.object("rping", "librdmacm's rping, byte for byte (workload.type = rping): host a's client "
                             "against host b's server, or against / for a real rping with peer.kind = socket");
     rping.enumeration("role", "client",

@@ -130,8 +130,19 @@ void traffic_matrix::program(int h, drv::host_bus& bus, const drv::station_confi
             return;
         }
     }
+    // Out of band, as perftest's hosts agree to start: every flow begins when every host is
+    // connected, each after a seeded 0..jitter of its own.
+    oob_.publish("tm-ready-" + std::to_string(h), {});
+    for (int other = 0; other < cfg_.hosts; ++other) {
+        if (has_program(other)) oob_.wait_for("tm-ready-" + std::to_string(other));
+    }
     if (out.empty()) return;  // a destination only: its CPU has nothing more to do
-    // Every outgoing flow at once, queue_depth Writes outstanding on each.
+    const std::uint64_t start = bus.now_ps();
+    std::vector<std::uint64_t> start_at(out.size(), start);
+    for (std::size_t k = 0; k < out.size() && cfg_.jitter_ps > 0; ++k) {
+        start_at[k] += mix(flow_seed(cfg_.seed, out[k]) + 0x5bd1e995ULL) % (cfg_.jitter_ps + 1);
+    }
+    // queue_depth Writes outstanding on each outgoing flow.
     std::vector<remote_buffer> remote(out.size());
     for (std::size_t k = 0; k < out.size(); ++k) remote[k] = oob_.wait_for("tm-flow-" + std::to_string(out[k]));
     std::vector<std::uint32_t> posted(out.size(), 0), completed(out.size(), 0);
@@ -140,7 +151,8 @@ void traffic_matrix::program(int h, drv::host_bus& bus, const drv::station_confi
     std::vector<drv::work_completion> wcs;
     while (flows_done < out.size()) {
         for (std::size_t k = 0; k < out.size(); ++k) {
-            while (posted[k] < cfg_.messages && posted[k] - completed[k] < cfg_.queue_depth) {
+            while (posted[k] < cfg_.messages && posted[k] - completed[k] < cfg_.queue_depth &&
+                   start_at[k] <= bus.now_ps()) {
                 const std::uint64_t slot = (posted[k] % cfg_.queue_depth) * cfg_.size;
                 drv::send_wr wr;
                 wr.wr_id = static_cast<std::uint64_t>(k) << 32 | posted[k];

@@ -6,7 +6,9 @@
 //    host sends one flow and receives one, and ECMP decides which of them share an uplink.
 // Connections are opened in one global order of flows (source then destination), each host taking
 // part in its own flows in that order, so no two hosts wait for each other; a destination listens
-// on port + source index, so that an accept takes the right source's connection. A flow's
+// on port + source index, so that an accept takes the right source's connection. Once every host is
+// connected (an out-of-band barrier, as perftest's hosts agree to start) each flow begins after a
+// seeded 0..jitter of its own. A flow's
 // completion time runs from its first post to its last completion at the source; when every source
 // is done, each flow's destination slots are compared with its source slots byte for byte.
 #pragma once
@@ -30,6 +32,7 @@ struct traffic_matrix_config {
     std::uint16_t port = 18515;
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t seed = 1;
+    std::uint64_t jitter_ps = 0;  // each flow starts a seeded 0..jitter after every host is connected
 };
 
 struct matrix_flow {
