@@ -23,8 +23,8 @@ const int kNoBanner = setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
 
 const char* const kUsage = R"(usage: rnic-sim [options]
 
-Runs a scenario of the iWARP RNIC virtual platform: two hosts with PCIe and an RNIC, one Ethernet
-link, and a workload; prints a perftest-like table.
+Runs a scenario of the iWARP RNIC virtual platform: hosts with PCIe and an RNIC, on one Ethernet
+link or behind switches (topology.kind), and a workload; prints a perftest-like table.
 
 options:
   --scenario FILE      scenario JSON (default: platform/scenarios/default.json)
@@ -32,7 +32,9 @@ options:
                        --set link.rate=40Gbps --set pcie.lanes=16 --set workload.sizes=[64,4096]
   --seed N             seed of every random choice (same as --set simulation.seed=N)
   --results FILE       write the results as JSON (scenario as run, statistics, latencies)
-  --pcap FILE          write the wire traffic as a pcap (Wireshark decodes MPA/DDP/RDMAP)
+  --pcap FILE          write the wire traffic as a pcap (Wireshark decodes MPA/DDP/RDMAP); in a
+                       fabric the frames delivered to hosts, or one file per host link when
+                       FILE contains %h (replaced by the host's name)
   --timeline FILE      write a transaction timeline (Chrome trace-event JSON; open it in Perfetto
                        or chrome://tracing): TLPs or PCI-X transactions, DMA transfers, MSI-X
   --log SPEC           log levels: LEVEL[,category=LEVEL...]; levels off, error, warn, info,
