@@ -81,7 +81,9 @@ public:
         }
         appended_ += len;
         engine_.buffer_.hold(len);
+        tx_held_peak = std::max(tx_held_peak, appended_ - released_);
     }
+    std::uint64_t tx_held_peak = 0;  // most send-stream bytes held in its region at once
     std::uint64_t appended() const { return appended_; }
 
     // tcp::Env
@@ -701,7 +703,7 @@ void tcp_engine::report_stats(boost::json::object& out) const {
                   {"learned", arp_learned_},                     {"frames_held", arp_held_frames_},
                   {"queue_drops", arp_queue_drops_},             {"bad_frames", rx_bad_arp_}};
     boost::json::array conns;
-    std::uint64_t peak_sum = 0;
+    std::uint64_t peak_sum = 0, tx_peak_sum = 0;
     for (const auto& c : conns_) {
         const tcp::Stats& s = c->tcp().stats();
         conns.push_back({{"id", c->id()},
@@ -720,7 +722,9 @@ void tcp_engine::report_stats(boost::json::object& out) const {
                          {"duplicate_segments", s.duplicate_segments},
                          {"acks_sent", s.acks_sent},
                          {"bad_segments", s.bad_segments},
-                         {"reassembly_peak_bytes", c->rx_buffered_peak}});
+                         {"reassembly_peak_bytes", c->rx_buffered_peak},
+                         {"send_held_peak_bytes", c->tx_held_peak}});
+        tx_peak_sum += c->tx_held_peak;
         if (params_.ecn) {
             conns.back().as_object()["ecn"] = {{"negotiated", c->tcp().ecn_active()},
                                                {"ce_received", s.ecn_ce_received},
@@ -734,6 +738,9 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     // Against buffer.rx_reassembly_peak_bytes (the shared pool's peak): what per-connection pools
     // sized for each connection's own worst case would add up to (statistical multiplexing).
     out["rx_reassembly_peak_sum_bytes"] = peak_sum;
+    // The send side: what the connections' regions (send_buffer bytes each, carved at connect)
+    // held at their fullest, added up.
+    out["tx_held_peak_sum_bytes"] = tx_peak_sum;
     out["tx_pipe_busy_ps"] = to_ps(tx_pipe_.busy_total());
     out["rx_pipe_busy_ps"] = to_ps(rx_pipe_.busy_total());
     out["ingress"] = {{"drops", ingress_stats_.drops},
