@@ -27,6 +27,9 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.dma.markers = s.get_string("rnic.dma.markers") == "fragment" ? dma_marker_mode::fragment : dma_marker_mode::skip;
     n.buffer.capacity = s.get_size("rnic.buffer.capacity");
     n.buffer.reassembly_pool = s.get_size("rnic.buffer.reassembly_pool");
+    n.buffer.shared_send = s.get_string("rnic.buffer.send_regions") == "shared";
+    n.buffer.send_address_space = static_cast<std::uint64_t>(s.get_int("rnic.tcp.max_connections")) *
+                                  s.get_size("rnic.tcp.send_buffer");
     n.buffer.width_bytes = static_cast<std::uint32_t>(s.get_size("rnic.buffer.width"));
     n.buffer.clock_hz = s.get_frequency_hz("rnic.buffer.clock");
     n.buffer.latency = t(s, "rnic.buffer.latency");

@@ -15,6 +15,9 @@ using namespace config::literals;
 
 namespace {
 
+// Send regions as address space only, their bytes counted in the shared memory as they come.
+bool shared_send_regions(const config::Scenario& s) { return s.get_string("rnic.buffer.send_regions") == "shared"; }
+
 void declare_simulation(config::Node& root) {
     auto& sim = root.object("simulation", "Kernel settings");
     sim.integer("seed", 1, "Seed of every random choice (TCP initial sequence numbers, payload patterns); --seed overrides", 0);
@@ -116,6 +119,12 @@ void declare_rnic(config::Node& root) {
              "Most out-of-order receive bytes held at once, all connections together (0: all the capacity the "
              "connections' send regions leave free); sizes the reassembly pool apart from the send regions",
              0, 4_GiB);
+    buf.enumeration("send_regions", "reserved",
+                    "reserved: each connection carves rnic.tcp.send_buffer bytes out of the capacity at connect; "
+                    "shared: a connection's send stream takes memory only for the bytes it holds until acknowledged "
+                    "(still at most rnic.tcp.send_buffer), shared with the reassembly pool, so thousands of "
+                    "connections fit",
+                    {"reserved", "shared"});
     buf.size("width", "64B", "Datapath width", 4, 1024);
     buf.frequency("clock", "500MHz", "Clock", 1e6, 10e9);
     buf.time("latency", "10ns", "Access latency (on-chip SRAM)", 0, 1_us);
@@ -404,7 +413,7 @@ std::string check_workload(const config::Scenario& s) {
         }
     }
     // ... and carves its send stream out of NIC buffer memory (as check_fabric_workload says for incast).
-    if (qps * s.get_size("rnic.tcp.send_buffer") > s.get_size("rnic.buffer.capacity")) {
+    if (!shared_send_regions(s) && qps * s.get_size("rnic.tcp.send_buffer") > s.get_size("rnic.buffer.capacity")) {
         return "workload.qps: " + std::to_string(qps) + " connections need " +
                std::to_string(qps * s.get_size("rnic.tcp.send_buffer")) +
                " bytes of send regions (rnic.tcp.send_buffer each), more than rnic.buffer.capacity (" +
@@ -452,7 +461,7 @@ std::string check_fabric_workload(const config::Scenario& s) {
             }
         }
         const std::uint64_t regions = static_cast<std::uint64_t>(qps) * s.get_size("rnic.tcp.send_buffer");
-        if (regions >= s.get_size("rnic.buffer.capacity")) {
+        if (!shared_send_regions(s) && regions >= s.get_size("rnic.buffer.capacity")) {
             return "rnic.buffer.capacity: " + std::to_string(qps) + " connections per host need " +
                    std::to_string(regions) + " bytes of send regions, not less than the " +
                    std::to_string(s.get_size("rnic.buffer.capacity")) + " bytes of NIC buffer memory";
@@ -487,7 +496,7 @@ std::string check_fabric_workload(const config::Scenario& s) {
         }
         // Every connection carves its send stream out of NIC buffer memory (rnic.tcp.send_buffer).
         const std::uint64_t regions = static_cast<std::uint64_t>(flows) * s.get_size("rnic.tcp.send_buffer");
-        if (regions >= s.get_size("rnic.buffer.capacity")) {
+        if (!shared_send_regions(s) && regions >= s.get_size("rnic.buffer.capacity")) {
             return "rnic.buffer.capacity: the receiver's " + std::to_string(flows) + " connections need " +
                    std::to_string(regions) + " bytes of send regions (rnic.tcp.send_buffer each), not less than the " +
                    std::to_string(s.get_size("rnic.buffer.capacity")) + " bytes of NIC buffer memory";

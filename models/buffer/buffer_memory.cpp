@@ -8,7 +8,7 @@
 namespace rnic {
 
 buffer_memory::buffer_memory(const sc_core::sc_module_name& name, const buffer_memory_params& params)
-    : sc_module(name), mem_in("mem_in"), params_(params), store_(params.capacity) {
+    : sc_module(name), mem_in("mem_in"), params_(params), store_(params.capacity + (params.shared_send ? params.send_address_space : 0)) {
     mem_in.register_b_transport(this, &buffer_memory::b_transport);
     interval_ps_ = to_ps(params_.sample_interval);
     if (interval_ps_ == 0) interval_ps_ = 1;
@@ -41,30 +41,52 @@ void buffer_memory::sample() {
 
 std::optional<std::uint64_t> buffer_memory::allocate_region(std::uint64_t bytes) {
     // First fit over the gaps between regions; allocation happens per connection, not per packet.
-    std::uint64_t candidate = 0;
+    // Shared send regions are address space above the capacity; the bytes they hold are counted
+    // as they come (hold_send), not carved out here.
+    const std::uint64_t floor = params_.shared_send ? params_.capacity : 0;
+    const std::uint64_t ceiling = params_.shared_send ? params_.capacity + params_.send_address_space : params_.capacity;
+    std::uint64_t candidate = floor;
     for (const auto& [base, size] : regions_) {
         if (base - candidate >= bytes) break;
         candidate = base + size;
     }
-    if (candidate + bytes > params_.capacity) {
+    if (candidate + bytes > ceiling) {
         ++allocation_failures_;
         RNIC_MLOG(warn, buf, "no room for a region of " << bytes << " bytes (capacity " << params_.capacity << ")");
         return std::nullopt;
     }
     regions_[candidate] = bytes;
-    regions_total_ += bytes;
+    if (!params_.shared_send) regions_total_ += bytes;
     return candidate;
 }
 
 void buffer_memory::free_region(std::uint64_t base) {
     const auto it = regions_.find(base);
     if (it == regions_.end()) return;
-    regions_total_ -= it->second;
+    if (!params_.shared_send) regions_total_ -= it->second;
     regions_.erase(it);
 }
 
+void buffer_memory::hold_send(std::uint64_t bytes) {
+    send_held_ += bytes;
+    send_peak_ = std::max(send_peak_, send_held_);
+    hold(bytes);
+}
+
+void buffer_memory::release_send(std::uint64_t bytes) {
+    if (bytes > send_held_) bytes = send_held_;
+    send_held_ -= bytes;
+    release(bytes);
+}
+
+std::uint64_t buffer_memory::send_free() const {
+    if (!params_.shared_send) return UINT64_MAX;
+    const std::uint64_t used = send_held_ + rx_in_use_;
+    return used >= params_.capacity ? 0 : params_.capacity - used;
+}
+
 std::uint64_t buffer_memory::rx_free() const {
-    const std::uint64_t used = regions_total_ + rx_in_use_;
+    const std::uint64_t used = (params_.shared_send ? send_held_ : regions_total_) + rx_in_use_;
     const std::uint64_t free = used >= params_.capacity ? 0 : params_.capacity - used;
     if (params_.reassembly_pool == 0) return free;
     const std::uint64_t quota = rx_in_use_ >= params_.reassembly_pool ? 0 : params_.reassembly_pool - rx_in_use_;
@@ -150,6 +172,10 @@ void buffer_memory::report_stats(boost::json::object& out) const {
     out["occupancy_mean_bytes"] = elapsed > 0 ? integral / elapsed : 0.0;
     out["rx_reassembly_peak_bytes"] = rx_peak_;
     out["tx_regions_bytes"] = regions_total_;
+    if (params_.shared_send) {
+        out["send_regions"] = "shared";
+        out["send_held_peak_bytes"] = send_peak_;
+    }
     // [time in ns, peak bytes in the interval starting then]
     boost::json::array series;
     for (const occupancy_sample& x : series_) series.push_back({x.time_ps / 1000, x.bytes});

@@ -30,6 +30,11 @@ struct buffer_memory_params {
     // At most this many bytes of out-of-order receive data at once, whatever else is free (0: all the
     // capacity no region has claimed). Sizes the reassembly pool apart from the transmit regions.
     std::uint64_t reassembly_pool = 0;
+    // Send regions: reserved (each connection's region is carved out of the capacity at connect) or
+    // shared (regions are address space only, send_address_space bytes of it above the capacity,
+    // and the bytes they hold share the capacity with the reassembly pool as they come and go).
+    bool shared_send = false;
+    std::uint64_t send_address_space = 0;
 };
 
 class buffer_memory : public sc_core::sc_module, public stats_reporter {
@@ -49,6 +54,12 @@ public:
     bool reserve_rx(std::uint64_t bytes);
     void release_rx(std::uint64_t bytes);
     std::uint64_t rx_free() const;
+    // Send-stream bytes held until acknowledged (the TCP engine's regions).
+    void hold_send(std::uint64_t bytes);
+    void release_send(std::uint64_t bytes);
+    // Bytes a connection may still add to its send stream on account of the memory: all that is
+    // free with shared regions, unlimited with reserved ones (the region bounds it).
+    std::uint64_t send_free() const;
     // Port time of moving `bytes` in or out without an address (the reassembly store's bookkeeping
     // is the TCP engine's; its bytes cross this memory's port all the same).
     void charge(std::uint64_t bytes, sc_core::sc_time& delay);
@@ -73,6 +84,7 @@ private:
     std::uint64_t reads_ = 0, writes_ = 0, read_bytes_ = 0, write_bytes_ = 0, errors_ = 0;
     std::uint64_t allocation_failures_ = 0;
     std::uint64_t regions_total_ = 0, rx_in_use_ = 0, rx_peak_ = 0;
+    std::uint64_t send_held_ = 0, send_peak_ = 0;
     struct occupancy_sample {
         std::uint64_t time_ps;
         std::uint64_t bytes;     // peak within the interval

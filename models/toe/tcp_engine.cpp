@@ -65,7 +65,7 @@ public:
     // retransmit source is host memory).
     void release_until(std::uint64_t offset) {
         if (offset > released_) {
-            engine_.buffer_.release(offset - released_);
+            engine_.buffer_.release_send(offset - released_);
             released_ = offset;
         }
     }
@@ -80,7 +80,7 @@ public:
             done += chunk;
         }
         appended_ += len;
-        engine_.buffer_.hold(len);
+        engine_.buffer_.hold_send(len);
         tx_held_peak = std::max(tx_held_peak, appended_ - released_);
     }
     std::uint64_t tx_held_peak = 0;  // most send-stream bytes held in its region at once
@@ -231,7 +231,9 @@ void tcp_engine::tcp_close(std::uint32_t conn) {
 std::size_t tcp_engine::tcp_send_space(std::uint32_t conn) const {
     const connection* c = find(conn);
     if (c == nullptr) return 0;
-    const std::size_t space = c->tcp().send_space();
+    // With shared send regions the memory the connections share bounds every stream too.
+    const std::size_t space =
+        static_cast<std::size_t>(std::min<std::uint64_t>(c->tcp().send_space(), buffer_.send_free()));
     if (!params_.retransmit_from_host) return space;
     // Data is fetched from the host just in time: only what the windows let TCP send now (plus one
     // segment), so unsent data does not sit in NIC buffer memory either.
@@ -260,7 +262,7 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
     stream_ext* ext = get_stream_ext(gp);
     connection* c = ext != nullptr ? find(ext->conn) : nullptr;
     const std::size_t len = gp.get_data_length();
-    if (c == nullptr || len > c->tcp().send_space()) {
+    if (c == nullptr || len > c->tcp().send_space() || len > buffer_.send_free()) {
         RNIC_MLOG_D(error, toe, delay, "stream_tx_in: " << (c == nullptr ? "unknown connection" : "no send space")
                                                         << " for " << len << " bytes");
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);

@@ -1,0 +1,62 @@
+// Many connections on one NIC: send regions shared with the reassembly pool instead of carved per
+// connection (rnic.buffer.send_regions = shared), so that hundreds or thousands of QPs fit.
+#include <gtest/gtest.h>
+
+#include "run_helpers.h"
+
+namespace rnic::test {
+namespace {
+
+std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+
+boost::json::value run_ok(const std::string& tag, const std::vector<std::string>& sets) {
+    const std::string results = temp_path(tag + ".json");
+    std::vector<std::string> args = {"--log", "warn", "--results", results};
+    for (const std::string& s : sets) {
+        args.push_back("--set");
+        args.push_back(s);
+    }
+    const sim_run r = run_sim(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return read_json(results);
+}
+
+TEST(ManyConnections, ReservedRegionsRefuseWhatSharedOnesRun) {
+    // 64 connections x 256 KiB of send region do not fit 4 MiB when carved...
+    const sim_run refused = run_sim({"--set", "workload.qps=64", "--set", "workload.sizes=[4096]"});
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_NE(refused.output.find("workload.qps"), std::string::npos) << refused.output;
+    // ...but run when the bytes they hold share the memory, under loss, every byte checked.
+    const boost::json::value v = run_ok("shared64", {"workload.qps=64", "workload.sizes=[4096]", "workload.iterations=100",
+                                                     "rnic.buffer.send_regions=shared", "link.a_to_b.loss=0.01"});
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    // Each QP walks its 16 KiB slice of the 1 MiB buffer: the whole buffer is compared.
+    EXPECT_EQ(u64(v.at("integrity").at("bytes_checked")), 1u << 20);
+    EXPECT_EQ(u64(v.at("workload").at("rows").at(0).at("iterations")), 64u * 100);
+    const auto& buf = v.at("modules").at("a.rnic").at("buffer").as_object();
+    EXPECT_EQ(buf.at("send_regions").as_string(), "shared");
+    EXPECT_EQ(u64(buf.at("tx_regions_bytes")), 0u);  // nothing carved
+    EXPECT_GT(u64(buf.at("send_held_peak_bytes")), 0u);
+    EXPECT_LE(u64(buf.at("occupancy_peak_bytes")), u64(buf.at("capacity_bytes")));
+    // The per-connection peaks add up to at least the shared peak (they need not peak together).
+    EXPECT_GE(u64(v.at("modules").at("a.rnic").at("toe").at("tx_held_peak_sum_bytes")),
+              u64(buf.at("send_held_peak_bytes")));
+}
+
+TEST(ManyConnections, AThousandQpsBehindTheContextCache) {
+    const boost::json::value v =
+        run_ok("qps1024", {"workload.qps=1024", "rnic.rdma.max_qp=1024", "rnic.tcp.max_connections=1024",
+                           "workload.sizes=[4096]", "workload.iterations=20", "workload.buffer=64MiB",
+                           "host_memory.size=256MiB", "rnic.buffer.send_regions=shared",
+                           "rnic.context_cache.enabled=true"});
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    EXPECT_EQ(u64(v.at("workload").at("rows").at(0).at("iterations")), 1024u * 20);
+    const auto& cache = v.at("modules").at("b.rnic").at("rdma").at("context_cache").as_object();
+    // 1024 QPs on the default 256-entry cache: contexts come and go over PCIe.
+    EXPECT_GT(u64(cache.at("misses")), 1024u);
+    EXPECT_GT(u64(cache.at("writebacks")), 0u);
+    EXPECT_LT(cache.at("hit_rate").to_number<double>(), 1.0);
+}
+
+}  // namespace
+}  // namespace rnic::test
