@@ -89,7 +89,8 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.rdma.cache.entries = u32(s, "rnic.context_cache.entries");
     n.rdma.cache.associativity = u32(s, "rnic.context_cache.associativity");
     n.rdma.cache.replacement = cache_policy::parse(s.get_string("rnic.context_cache.replacement"));
-    n.rdma.cache.seed = static_cast<std::uint64_t>(s.get_int("rnic.context_cache.seed"));
+    const auto cache_seed = static_cast<std::uint64_t>(s.get_int("rnic.context_cache.seed"));
+    n.rdma.cache.seed = cache_seed != 0 ? cache_seed : static_cast<std::uint64_t>(s.get_int("simulation.seed"));
     n.rdma.cache.stag_entries = u32(s, "rnic.context_cache.stag_entries");
     n.rdma.cache.qp_context_bytes = static_cast<std::uint32_t>(s.get_size("rnic.context_cache.qp_context_bytes"));
     n.rdma.cache.stag_entry_bytes = static_cast<std::uint32_t>(s.get_size("rnic.context_cache.stag_entry_bytes"));

@@ -218,7 +218,7 @@ void declare_rnic(config::Node& root) {
                1, 65536);
     cc.enumeration("replacement", "lru", "Victim in a full set: least recently used, oldest fill, or seeded random",
                    {"lru", "fifo", "random"});
-    cc.integer("seed", 1, "Seed of the random replacement", 0);
+    cc.integer("seed", 0, "Seed of the random replacement (0: simulation.seed, so that seeds of a sweep vary it)", 0);
     cc.integer("stag_entries", 256, "STag entries in their own array (same associativity, capped at this); 0: STag "
                "entries share the QP context array", 0, 65536);
     cc.size("qp_context_bytes", "256B", "Size of one QP context in host memory (assumption after mlx4/ConnectX-3's "
