@@ -19,7 +19,9 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-run: build
+# The run needs rnic-sim only; the test suites are built by `make test`.
+run: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target rnic-sim
 	$(BUILD_DIR)/bin/rnic-sim --scenario $(SCENARIO) $(ARGS)
 
 test: build
