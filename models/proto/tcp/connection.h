@@ -265,6 +265,7 @@ private:
     void negotiate(const net::TcpHeader& syn);
     bool process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool may_dup, bool bare);
     void on_new_ack(u64 now, u64 ack);
+    u64 reduced_ssthresh() const;  // RFC 5681 eq. (4)
     void on_dupack(u64 now);
     bool receive_data(u64 now, u64 start, const std::uint8_t* data, std::size_t len);
     void receive_fin(u64 now);
