@@ -8,6 +8,7 @@
 
 #include "proto/net.h"
 #include "switch/shared_buffer.h"
+#include "dt_rule.h"
 
 namespace rnic::test {
 namespace {
@@ -25,17 +26,6 @@ shared_buffer_config config(int ports, std::uint64_t bytes, double alpha) {
     return c;
 }
 
-// How many frames of `len` one queue of an otherwise empty buffer takes, from the rule itself:
-// q + L <= alpha * (B - q) and q + L <= B.
-int dt_capacity(std::uint64_t b, double alpha, std::uint32_t len) {
-    std::uint64_t q = 0;
-    int n = 0;
-    while (static_cast<double>(q + len) <= alpha * static_cast<double>(b - q) && q + len <= b) {
-        q += len;
-        ++n;
-    }
-    return n;
-}
 
 TEST(SharedBuffer, DynamicThresholdAdmitsUpToTheLimitAndDropsTheNext) {
     // B = 9000, alpha = 1, L = 1000: the 5th frame meets the limit with equality

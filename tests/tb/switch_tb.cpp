@@ -14,6 +14,7 @@
 #include "proto/net.h"
 #include "switch/ethernet_switch.h"
 #include "tb_support.h"
+#include "dt_rule.h"
 
 namespace rnic::test {
 namespace {
@@ -143,6 +144,16 @@ ethernet_switch_params params_10g(int ports) {
     return p;
 }
 
+// params_10g with PFC: pause above 3000 bytes of an ingress, resume at 1000, 4000 of headroom.
+ethernet_switch_params pfc_params_10g(int ports) {
+    ethernet_switch_params p = params_10g(ports);
+    p.pfc = true;
+    p.pfc_xoff = 3000;
+    p.pfc_xon = 1000;
+    p.pfc_headroom = 4000;
+    return p;
+}
+
 bool is_pfc(const tb_sink::item& it, std::uint16_t quanta) {
     const auto pfc = net::parse_pfc_frame(it.data.data(), it.data.size(), nullptr);
     return pfc && pfc->class_enable == 0x01 && pfc->quanta[0] == quanta;
@@ -241,16 +252,6 @@ TEST(SwitchTb, FramesCrossLinksWithoutDoubleCountedWireTime) {
     EXPECT_TRUE(rx_a.items.empty());
 }
 
-// How many frames of `len` one queue of an idle buffer admits: q + L <= alpha (B - q), q + L <= B.
-int dt_capacity(std::uint64_t b, double alpha, std::uint32_t len) {
-    std::uint64_t q = 0;
-    int n = 0;
-    while (static_cast<double>(q + len) <= alpha * static_cast<double>(b - q) && q + len <= b) {
-        q += len;
-        ++n;
-    }
-    return n;
-}
 
 TEST(SwitchTb, DynamicThresholdDropsExactlyAtTheLimit) {
     ethernet_switch_params p = params_10g(4);
@@ -310,11 +311,7 @@ TEST(SwitchTb, EcnMarksAboveTheThresholdWithAValidChecksum) {
 }
 
 TEST(SwitchTb, PfcPauseAtXoffAndResumeAtXon) {
-    ethernet_switch_params p = params_10g(3);
-    p.pfc = true;
-    p.pfc_xoff = 3000;
-    p.pfc_xon = 1000;
-    p.pfc_headroom = 4000;
+    const ethernet_switch_params p = pfc_params_10g(3);
     switch_bench b("", p);
     b.sw.add_route(host_mac(2), {2});
     const sc_time t0 = us(1);
@@ -343,11 +340,7 @@ TEST(SwitchTb, PfcPauseAtXoffAndResumeAtXon) {
 }
 
 TEST(SwitchTb, PfcPauseIsResentWhileAboveXonAndGoesAheadOfData) {
-    ethernet_switch_params p = params_10g(3);
-    p.pfc = true;
-    p.pfc_xoff = 3000;
-    p.pfc_xon = 1000;
-    p.pfc_headroom = 4000;
+    const ethernet_switch_params p = pfc_params_10g(3);
     switch_bench b("", p);
     b.sw.add_route(host_mac(2), {2});
     b.sw.add_route(host_mac(0), {0});
