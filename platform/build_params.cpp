@@ -45,6 +45,11 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.tcp.line_rate_bps = s.get_rate_bps("link.rate");
     n.tcp.send_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.send_buffer"));
     n.tcp.receive_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.receive_buffer"));
+    // auto: clamp where every out-of-order byte needs reassembly memory (the buffering path); the
+    // markers and aligned paths place whole FPDUs straight into host memory and buffer only the rest.
+    const std::string clamp = s.get_string("rnic.tcp.window_clamp");
+    n.tcp.clamp_window_to_reassembly =
+        clamp == "reassembly" || (clamp == "auto" && s.get_string("rnic.rx_path") == "buffering");
     n.tcp.window_scale = static_cast<std::uint8_t>(s.get_int("rnic.tcp.window_scale"));
     n.tcp.sack = s.get_bool("rnic.tcp.sack");
     n.tcp.sack_recovery = s.get_bool("rnic.tcp.sack_recovery");

@@ -138,6 +138,13 @@ void declare_rnic(config::Node& root) {
     tcp.size("send_buffer", "256KiB", "Send stream held in buffer memory per connection until acknowledged", 16_KiB,
              64_MiB);
     tcp.size("receive_buffer", "256KiB", "Receive window per connection", 16_KiB, 1_GiB);
+    tcp.enumeration("window_clamp", "auto",
+                    "reassembly: the receive window offered never reaches past the out-of-order bytes the NIC "
+                    "holds for the connection plus its free reassembly memory, so the peer is not invited to send "
+                    "what would be dropped; none: the window is receive_buffer whatever the memory (the model "
+                    "before 2026-11-25); auto: reassembly on the buffering receive path, none on markers and "
+                    "aligned (they place whole FPDUs directly and buffer only the rest)",
+                    {"auto", "reassembly", "none"});
     tcp.integer("window_scale", 7, "Window-scale shift offered (RFC 7323)", 0, 14);
     tcp.boolean("sack", false, "Offer SACK (RFC 2018)");
     tcp.boolean("sack_recovery", false,

@@ -84,22 +84,22 @@ from collections import defaultdict
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok" and r["goodput_gbps"] != ""]
 g = defaultdict(list)
 for r in rows:
-    g[(float(r["link.rate"]), float(r["link.propagation"]), r["budget"])].append(float(r["goodput_gbps"]))
+    g[(r.get("clamp", ""), float(r["link.rate"]), float(r["link.propagation"]), r["budget"])].append(float(r["goodput_gbps"]))
 mean = {k: sum(v) / len(v) for k, v in g.items()}
-budgets = sorted({k[2] for k in mean if k[2] != "lossfree"}, key=int)
-lines = ["| link (Gb/s) | one-way propagation (us) | loss-free goodput | goodput at " + budgets[-1] +
+budgets = sorted({k[3] for k in mean if k[3] != "lossfree"}, key=int)
+lines = ["| window clamp | link (Gb/s) | one-way propagation (us) | loss-free goodput | goodput at " + budgets[-1] +
          " KiB | smallest budget for 95% of loss-free (KiB) | smallest budget for 95% of the " + budgets[-1] + " KiB goodput (KiB) |",
-         "|---:|---:|---:|---:|---:|---:|"]
-for rate, prop in sorted({(k[0], k[1]) for k in mean}):
-    ref = mean.get((rate, prop, "lossfree"))
-    top = mean.get((rate, prop, budgets[-1]))
+         "|---|---:|---:|---:|---:|---:|---:|"]
+for clamp, rate, prop in sorted({(k[0], k[1], k[2]) for k in mean}):
+    ref = mean.get((clamp, rate, prop, "lossfree"))
+    top = mean.get((clamp, rate, prop, budgets[-1]))
     def first(th):
         for b in budgets:
-            v = mean.get((rate, prop, b))
+            v = mean.get((clamp, rate, prop, b))
             if v is not None and v >= th:
                 return b
         return "not reached"
-    lines.append("| %g | %g | %.2f | %.2f | %s | %s |" % (rate, prop, ref, top, first(0.95 * ref), first(0.95 * top)))
+    lines.append("| %s | %g | %g | %.2f | %.2f | %s | %s |" % (clamp or "-", rate, prop, ref, top, first(0.95 * ref), first(0.95 * top)))
 text = "\n".join(lines) + "\n"
 open(sys.argv[2], "w").write(text)
 print(text)

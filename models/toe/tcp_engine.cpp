@@ -189,6 +189,9 @@ tcp_engine::connection* tcp_engine::create_connection(std::uint16_t local_port, 
     cfg.rto_min_ns = time_ns(params_.rto_min);
     cfg.initial_window_segments = params_.initial_window_segments;
     const auto id = static_cast<std::uint32_t>(conns_.size());
+    if (params_.clamp_window_to_reassembly) {
+        cfg.receive_window_cap = [this, id] { return conns_[id]->rx_buffered + buffer_.rx_free(); };
+    }
     conns_.push_back(std::make_unique<connection>(*this, id, cfg, *region, remote_ip));
     conns_.back()->set_ports(local_port, remote_port);
     return conns_.back().get();

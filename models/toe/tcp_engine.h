@@ -35,6 +35,10 @@ struct tcp_engine_params {
     std::uint32_t mtu = 1500;
     std::uint32_t send_buffer = 256 * 1024;
     std::uint32_t receive_buffer = 256 * 1024;
+    // The receive window offered never reaches past what the reassembly memory can hold for the
+    // connection: the out-of-order bytes it holds now plus the memory free (a NIC does not invite
+    // data it would have to drop). Off: the window is receive_buffer whatever the memory.
+    bool clamp_window_to_reassembly = false;
     std::uint8_t window_scale = 7;
     bool sack = false;
     bool sack_recovery = false;  // RFC 6675 SACK-based loss recovery (only with SACK negotiated)

@@ -91,16 +91,44 @@ TEST(Faults, BuffersPlacedDirectlyNeedLessNicMemoryThanBuffering) {
     EXPECT_GT(peak[0], 10 * (peak[2] + 1));  // so does the alignment assumption on an unsplit stream
 }
 
+// Without the window clamp the receiver invites more than its reassembly memory holds.
 TEST(Faults, FullNicBufferDropsSegmentsAndTcpRecovers) {
     const std::string results = temp_path("small-buffer.json");
     const sim_run r = run_sim({"--set", "rnic.buffer.capacity=288KiB", "--set", "link.a_to_b.loss=0.02", "--set",
-                               "workload.sizes=[4096,20000]", "--set", "workload.iterations=200", "--results",
-                               results, "--log", "error"});
+                               "workload.sizes=[4096,20000]", "--set", "workload.iterations=200", "--set",
+                               "rnic.tcp.window_clamp=none", "--results", results, "--log", "error"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
     EXPECT_GT(u64(v.at("modules").at("b.rnic").at("toe").at("rx_drops_buffer_full")), 0u);
     EXPECT_LE(u64(v.at("modules").at("b.rnic").at("buffer").at("rx_reassembly_peak_bytes")), 32u * 1024);
+}
+
+// The same run with the window clamped to the reassembly memory (the default on the buffering
+// path, rnic.tcp.window_clamp=auto): the peer is never invited to send what would not fit, so
+// nothing is dropped for want of memory (whether that is faster depends on the window the memory
+// allows against the bandwidth-delay product: study (b) measures it).
+TEST(Faults, WindowClampedToReassemblyMemoryDropsNothing) {
+    const char* clamp[2] = {"none", "auto"};
+    for (int i = 0; i < 2; ++i) {
+        const std::string results = temp_path(std::string("clamp-") + clamp[i] + ".json");
+        const sim_run r = run_sim({"--set", "rnic.buffer.capacity=288KiB", "--set", "link.a_to_b.loss=0.02",
+                                   "--set", "workload.sizes=[4096,20000]", "--set", "workload.iterations=200",
+                                   "--set", std::string("rnic.tcp.window_clamp=") + clamp[i], "--results", results,
+                                   "--log", "error"});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        const boost::json::value v = read_json(results);
+        EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+        const boost::json::value& b = v.at("modules").at("b.rnic");
+        const std::uint64_t drops = u64(b.at("toe").at("rx_drops_buffer_full"));
+        if (i == 0) {
+            EXPECT_GT(drops, 0u);
+        } else {
+            EXPECT_EQ(drops, 0u);
+            EXPECT_GT(u64(b.at("toe").at("rx_bytes_buffered")), 0u);  // reassembly did happen
+            EXPECT_LE(u64(b.at("buffer").at("rx_reassembly_peak_bytes")), 32u * 1024);
+        }
+    }
 }
 
 TEST(Faults, LossTraceDropsTheListedFrames) {

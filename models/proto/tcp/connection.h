@@ -24,6 +24,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "proto/net.h"
@@ -85,6 +86,12 @@ struct Config {
     // reports CE-marked arrivals (on_segment's `ce`); the receiver echoes ECE until it sees CWR,
     // the sender halves its window once per window of data on ECE and sets CWR (§6.1.2, §6.1.3).
     bool ecn = false;
+    // The most bytes beyond RCV.NXT the receiver can hold at this moment (a NIC's reassembly
+    // memory: what it holds for this connection plus what is free). The window offered never
+    // reaches past RCV.NXT + this, so the peer is not invited to send what would be dropped for want
+    // of memory. It is asked each time a window is computed; the right edge still never moves back
+    // (RFC 9293 §3.8.6: shrinking the window is strongly discouraged). Empty: no such limit.
+    std::function<std::uint64_t()> receive_window_cap;
 };
 
 // What the connection needs from its owner (the TOE model). Payload bytes are NOT stored in the

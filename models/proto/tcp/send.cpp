@@ -9,7 +9,8 @@ namespace rnic::proto::tcp {
 
 Connection::u64 Connection::receive_space() const {
     const u64 used = cfg_.owner_consumes ? unconsumed_ : 0;
-    const u64 space = cfg_.receive_buffer > used ? cfg_.receive_buffer - used : 0;
+    u64 space = cfg_.receive_buffer > used ? cfg_.receive_buffer - used : 0;
+    if (cfg_.receive_window_cap) space = std::min(space, cfg_.receive_window_cap());
     return std::min(space, u64{65535} << rcv_shift_);
 }
 
