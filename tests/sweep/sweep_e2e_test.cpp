@@ -262,3 +262,17 @@ TEST(SweepE2E, DryRunPrintsTheCommands) {
       << r.output;
   EXPECT_FALSE(fs::exists(dir / "out"));
 }
+
+// Every sweep the project ships (the study's among them) parses and validates, plots included:
+// a sweep file is checked whole before anything runs, so a dry run is enough.
+TEST(SweepE2E, EveryShippedSweepFileIsValid) {
+  std::size_t checked = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(root) / "platform" / "sweeps")) {
+    if (entry.path().extension() != ".json") continue;
+    TempDir dir("shipped");
+    const CommandResult r = sweep(entry.path().string(), dir / "out", {"--dry-run"});
+    EXPECT_EQ(r.exit_code, 0) << entry.path() << ": " << r.output;
+    ++checked;
+  }
+  EXPECT_GE(checked, 9u);
+}
