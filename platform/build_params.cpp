@@ -43,6 +43,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     // A NIC on a switch with PFC honours its pauses (flow control negotiated on the port).
     n.tcp.honour_pause = s.get_string("topology.kind") != "back_to_back" && s.get_bool("switch.pfc.enabled");
     n.tcp.line_rate_bps = s.get_rate_bps("link.rate");
+    n.tcp.tx_ahead_frames = u32(s, "rnic.tcp.tx_ahead_frames");
     n.tcp.send_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.send_buffer"));
     n.tcp.receive_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.receive_buffer"));
     // auto: clamp where every out-of-order byte needs reassembly memory (the buffering path); the

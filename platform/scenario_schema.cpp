@@ -145,6 +145,11 @@ void declare_rnic(config::Node& root) {
                     "before 2026-11-25); auto: reassembly on the buffering receive path, none on markers and "
                     "aligned (they place whole FPDUs directly and buffer only the rest)",
                     {"auto", "reassembly", "none"});
+    tcp.integer("tx_ahead_frames", 0,
+                "Segments generated as the link drains: new data segments are built only while fewer than this "
+                "many frames wait for the wire or are on it (a retransmission then never queues behind a whole "
+                "window); 0: everything the windows allow is built at once and queued in front of the link",
+                0, 1000000);
     tcp.integer("window_scale", 7, "Window-scale shift offered (RFC 7323)", 0, 14);
     tcp.boolean("sack", false, "Offer SACK (RFC 2018)");
     tcp.boolean("sack_recovery", false,

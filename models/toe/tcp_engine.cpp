@@ -47,6 +47,7 @@ public:
     std::uint64_t rx_buffered = 0;  // out-of-order bytes held in NIC buffer memory
     std::uint64_t rx_buffered_peak = 0;  // the most of them at once (the shared pool's peak is the buffer's)
     std::uint64_t sent_high = 0;    // send-stream offset below which every byte went out at least once
+    bool tx_waiting = false;        // in the engine's queue of connections waiting for link room
 
     // How each FPDU of the send stream can be rebuilt from host memory (retransmit_from_host).
     struct fpdu_record {
@@ -90,6 +91,7 @@ public:
     void transmit(const net::TcpHeader& header, std::uint64_t stream_offset, std::size_t len) override {
         engine_.transmit_segment(*this, header, stream_offset, len);
     }
+    bool may_transmit() override { return engine_.may_transmit(*this); }
     void deliver(const std::uint8_t* data, std::size_t len) override {
         stream_ext ext;
         ext.conn = id_;
@@ -151,6 +153,11 @@ tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_par
     if (params_.honour_pause) {
         SC_METHOD(mac_tx_method);
         sensitive << mac_tx_event_;
+        dont_initialize();
+    }
+    if (params_.tx_ahead_frames > 0) {
+        SC_METHOD(tx_ready_method);
+        sensitive << tx_ready_event_;
         dont_initialize();
     }
 }
@@ -347,9 +354,71 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
     send_frame(frame_scratch_.data(), frame_scratch_.size(), c.id(), delay);
 }
 
+sc_core::sc_time tcp_engine::wire_time(std::size_t frame_bytes) const {
+    // Preamble and SFD, the frame (at least 60 bytes), FCS and IFG at line rate, as the link counts.
+    const double on_wire = 8.0 + static_cast<double>(std::max<std::size_t>(frame_bytes, 60)) + 4.0 + 12.0;
+    return transfer_time(on_wire, params_.line_rate_bps);
+}
+
+std::size_t tcp_engine::frames_ahead(const sc_core::sc_time& at) const {
+    if (params_.honour_pause) return mac_held_.size() + (mac_wire_free_ > at ? 1 : 0);
+    // wire_ends_ ascends: count the frames still waiting for the wire or on it at `at`.
+    const auto first_busy = std::upper_bound(wire_ends_.begin(), wire_ends_.end(), at);
+    return static_cast<std::size_t>(wire_ends_.end() - first_busy);
+}
+
+bool tcp_engine::may_transmit(connection& c) {
+    if (params_.tx_ahead_frames == 0) return true;
+    if (frames_ahead(sc_core::sc_time_stamp() + c.ctx_delay) < params_.tx_ahead_frames) return true;
+    if (!c.tx_waiting) {
+        c.tx_waiting = true;
+        tx_waiting_.push_back(c.id());
+        ++tx_paced_waits_;
+        schedule_tx_ready();
+    }
+    return false;
+}
+
+void tcp_engine::schedule_tx_ready() {
+    if (tx_waiting_.empty()) return;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    while (!wire_ends_.empty() && wire_ends_.front() <= now) wire_ends_.pop_front();
+    if (params_.honour_pause) {
+        // The MAC's own queue: mac_tx_method wakes the waiting connections as frames start.
+        if (frames_ahead(now) < params_.tx_ahead_frames) tx_ready_event_.notify(sc_core::SC_ZERO_TIME);
+        return;
+    }
+    // Room for one more once all but tx_ahead_frames - 1 of the queued frames have left the wire.
+    const std::size_t n = wire_ends_.size();
+    const sc_core::sc_time at =
+        n >= params_.tx_ahead_frames ? wire_ends_[n - params_.tx_ahead_frames] : now;
+    tx_ready_event_.notify(at - now);  // an earlier pending notification wins, as it should
+}
+
+void tcp_engine::tx_ready_method() {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    // Each waiting connection in turn while the link has room; one that fills it again goes to the
+    // back of the queue (round robin between connections, as a NIC's transmit scheduler serves them).
+    for (std::size_t turns = tx_waiting_.size(); turns > 0 && !tx_waiting_.empty(); --turns) {
+        if (frames_ahead(now) >= params_.tx_ahead_frames) break;
+        connection* c = find(tx_waiting_.front());
+        tx_waiting_.pop_front();
+        c->tx_waiting = false;
+        c->ctx_delay = sc_core::SC_ZERO_TIME;
+        c->tcp().on_transmit_ready(time_ns(now));
+    }
+    schedule_tx_ready();
+    reschedule_timer();
+}
+
 void tcp_engine::send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay) {
     stream_ext ext;
     ext.conn = conn;
+    if (params_.tx_ahead_frames > 0 && !params_.honour_pause) {
+        const sc_core::sc_time ready = sc_core::sc_time_stamp() + delay;
+        const sc_core::sc_time start = wire_ends_.empty() ? ready : std::max(ready, wire_ends_.back());
+        wire_ends_.push_back(start + wire_time(len));
+    }
     if (params_.honour_pause) {
         // Flow control on: the MAC's queue, paced at line rate and held while paused.
         mac_held_.push_back({std::vector<std::uint8_t>(frame, frame + len), conn, sc_core::sc_time_stamp() + delay});
@@ -372,15 +441,14 @@ void tcp_engine::mac_tx_method() {
     while (!mac_held_.empty() && mac_held_.front().ready <= now && mac_wire_free_ <= now && paused_until_ <= now) {
         held_frame f = std::move(mac_held_.front());
         mac_held_.pop_front();
-        // Preamble and SFD, the frame (at least 60 bytes), FCS and IFG at line rate, as the link counts.
-        const double on_wire = 8.0 + static_cast<double>(std::max<std::size_t>(f.bytes.size(), 60)) + 4.0 + 12.0;
-        mac_wire_free_ = now + transfer_time(on_wire, params_.line_rate_bps);
+        mac_wire_free_ = now + wire_time(f.bytes.size());
         stream_ext ext;
         ext.conn = f.conn;
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
         send_stream(eth_tx, ext, f.bytes.data(), f.bytes.size(), delay);
     }
     mac_schedule();
+    if (!tx_waiting_.empty()) tx_ready_event_.notify(mac_wire_free_ > now ? mac_wire_free_ - now : sc_core::SC_ZERO_TIME);
 }
 
 void tcp_engine::handle_mac_control(const std::uint8_t* frame, std::size_t len, const sc_core::sc_time& arrival) {
@@ -703,6 +771,8 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["tx_refetched_from_host_bytes"] = tx_refetched_from_host_;
     out["tx_refetch_dma_reads"] = tx_refetch_dma_reads_;
     out["tx_refetch_mismatches"] = tx_refetch_mismatches_;
+    // Only with link-paced generation, so that results without it keep their exact keys.
+    if (params_.tx_ahead_frames > 0) out["tx_paced_waits"] = tx_paced_waits_;
     out["arp"] = {{"requests_sent", arp_requests_sent_},         {"replies_sent", arp_replies_sent_},
                   {"requests_received", arp_requests_received_}, {"replies_received", arp_replies_received_},
                   {"learned", arp_learned_},                     {"frames_held", arp_held_frames_},

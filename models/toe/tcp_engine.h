@@ -69,6 +69,11 @@ struct tcp_engine_params {
     // dropped as bad frames (a port without flow control negotiated).
     bool honour_pause = false;
     double line_rate_bps = 100e9;
+    // Segment generation paced by the link: new data segments are built only while fewer than
+    // tx_ahead_frames frames wait for the wire or are on it, so a retransmission never queues behind
+    // a whole window and unsent data stays unsent (in the send stream) rather than in flight.
+    // 0: every segment the windows allow is built at once and queued in front of the link.
+    std::uint32_t tx_ahead_frames = 0;
 };
 
 struct tcp_station {
@@ -132,6 +137,17 @@ private:
     // Keeps a finished frame until `ip` is resolved (asking for it if not asked recently).
     void hold_for_arp(std::uint32_t ip, const std::vector<std::uint8_t>& frame, sc_core::sc_time& delay);
     void send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay);
+    // Link-paced segment generation (tx_ahead_frames): whether the link has room for another new
+    // segment at the connection's current time, remembering it as waiting when not.
+    bool may_transmit(connection& c);
+    std::size_t frames_ahead(const sc_core::sc_time& at) const;
+    void schedule_tx_ready();
+    void tx_ready_method();
+    sc_core::sc_time wire_time(std::size_t frame_bytes) const;
+    std::deque<sc_core::sc_time> wire_ends_;  // when each frame handed to the link leaves the wire
+    std::deque<std::uint32_t> tx_waiting_;    // connections waiting for room, served in turn
+    sc_core::sc_event tx_ready_event_;
+    std::uint64_t tx_paced_waits_ = 0;
 
     tcp_engine_params params_;
     buffer_memory& buffer_;

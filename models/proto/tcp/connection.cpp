@@ -239,6 +239,13 @@ void Connection::on_send_data(u64 now, std::size_t len) {
     finish(now);
 }
 
+void Connection::on_transmit_ready(u64 now) {
+    if (!waiting_for_owner_) return;
+    waiting_for_owner_ = false;
+    output(now);
+    finish(now);
+}
+
 void Connection::set_cork(u64 now, bool corked) {
     if (corked_ == corked) return;
     corked_ = corked;

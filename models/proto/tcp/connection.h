@@ -107,6 +107,11 @@ public:
     // All send-stream bytes below `acked_offset` are acknowledged (monotonic); the owner may free them.
     virtual void acked(std::uint64_t acked_offset) = 0;
     virtual void state_changed(State from, State to) = 0;
+    // Whether the owner can take another new data segment now (a NIC that generates segments as
+    // its link drains, instead of queueing the whole window in front of the link). When it says
+    // no, output stops there and the owner calls on_transmit_ready() once it has room. Only new
+    // data sent by output() asks: ACKs, fast retransmissions, SACK recovery and timeouts go at once.
+    virtual bool may_transmit() { return true; }
 };
 
 struct Stats {
@@ -205,6 +210,8 @@ public:
     // append a batch of FPDUs with their boundaries and have them segmented together when it
     // uncorks. Meant to be held only for the duration of such a batch.
     void set_cork(std::uint64_t now_ns, bool corked);
+    // The owner has room again after Env::may_transmit() said no: output resumes.
+    void on_transmit_ready(std::uint64_t now_ns);
 
     // Receive flow control (Config::owner_consumes only): the owner has consumed `len` more
     // delivered bytes; sends a window update when the window opened enough (RFC 1122 SWS rule).
@@ -332,6 +339,7 @@ private:
     u64 acked_off_ = 0;    // stream bytes acknowledged (reported to Env::acked)
     bool fin_queued_ = false;
     bool corked_ = false;
+    bool waiting_for_owner_ = false;  // output stopped because Env::may_transmit() said no
     u64 snd_wnd_ = 0, max_snd_wnd_ = 0;
     s64 snd_wl1_ = 0, snd_wl2_ = 0;
     std::uint8_t snd_shift_ = 0, rcv_shift_ = 0;

@@ -219,6 +219,10 @@ void Connection::output(u64 now) {
         const u64 limit = snd_una_ + std::min(cwnd_, snd_wnd_);
         const u64 e = segment_end(s, seg_dend, limit, snd_wnd_ <= cwnd_);
         if (e <= s) return;
+        if (!env_.may_transmit()) {
+            waiting_for_owner_ = true;
+            return;
+        }
         send_data_segment(now, s, e, fin_queued_ && e == dend);
     }
 }
