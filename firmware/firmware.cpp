@@ -350,6 +350,7 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
     mpa_mode mode;
     mode.tx_markers = rep->marker;     // the responder's M: it wants markers in what it receives
     mode.rx_markers = pol.want_markers;
+    mode.pack_fpdus = pol.pack_marker_fpdus;
     mode.crc = pol.want_crc || rep->crc;  // CRC if either side asked (RFC 5044 §7.1.2)
     mode.max_ulpdu = mpa::max_ulpdu(hal_.tcp_effective_mss(conn), mode.tx_markers);
     hal_.full_operation(conn, mode, len);
@@ -416,6 +417,7 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
     mpa_mode mode;
     mode.tx_markers = req->marker;
     mode.rx_markers = pol.want_markers;
+    mode.pack_fpdus = pol.pack_marker_fpdus;
     mode.crc = rep.crc;
     mode.max_ulpdu = mpa::max_ulpdu(hal_.tcp_effective_mss(conn), mode.tx_markers);
     hal_.full_operation(conn, mode, len);

@@ -34,13 +34,22 @@ struct qp_params {
     std::uint32_t send_cq, recv_cq, pd;
 };
 struct mr_params { std::uint64_t addr; std::uint64_t length; std::uint32_t access; std::uint32_t pd; std::uint64_t to_base; };
-struct mpa_mode { bool tx_markers; bool rx_markers; bool crc; std::size_t max_ulpdu; };
+struct mpa_mode {
+    bool tx_markers;
+    bool rx_markers;
+    bool crc;
+    std::size_t max_ulpdu;
+    bool pack_fpdus = false;  // mpa_policy::pack_marker_fpdus: several whole FPDUs per segment with markers
+};
 
 // The MPA policy the NIC was built with (scenario rnic.mpa.*).
 struct mpa_policy {
     int revision = 1;          // 1 (RFC 5044) or 2 (RFC 6581)
     bool want_markers = false; // we ask the peer for markers (M bit)
     bool want_crc = true;      // C bit
+    // With markers sent, several complete FPDUs may share a segment (RFC 5044 §5, Appendix A);
+    // off, each FPDU has a segment of its own.
+    bool pack_marker_fpdus = false;
     std::uint16_t ird = 16, ord = 16;
     std::uint16_t max_ird = 16, max_ord = 16;  // the RDMA engine's limits (rnic.rdma.ird/ord)
     std::uint64_t timeout_ps = 0;   // negotiation timeout

@@ -107,6 +107,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.cp.mpa.revision = static_cast<int>(s.get_int("rnic.mpa.revision"));
     n.cp.mpa.want_markers = s.get_bool("rnic.mpa.markers");
     n.cp.mpa.want_crc = s.get_bool("rnic.mpa.crc");
+    n.cp.mpa.pack_marker_fpdus = s.get_bool("rnic.mpa.pack_fpdus");
     n.cp.mpa.ird = static_cast<std::uint16_t>(s.get_int("rnic.mpa.ird"));
     n.cp.mpa.ord = static_cast<std::uint16_t>(s.get_int("rnic.mpa.ord"));
     n.cp.mpa.timeout_ps = s.get_time_ps("rnic.mpa.timeout");

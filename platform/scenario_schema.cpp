@@ -179,6 +179,10 @@ void declare_rnic(config::Node& root) {
     mpa.integer("revision", 1, "MPA revision sent in the Request/Reply", 1, 2);
     mpa.boolean("markers", false, "Ask the peer for markers every 512 bytes (M bit)");
     mpa.boolean("crc", true, "Ask for the CRC32c (C bit); the CRC is used if either side asks");
+    mpa.boolean("pack_fpdus", false,
+                "With markers sent, let a TCP segment carry several complete FPDUs when more than one waits "
+                "(RFC 5044 section 5 and Appendix A allow packing); off: one FPDU per segment, the form "
+                "Wireshark's MPA dissector decodes. Without markers segments are always packed");
     mpa.integer("ird", 16, "Inbound RDMA Read queue depth offered in revision 2", 0, 16383);
     mpa.integer("ord", 16, "Outbound RDMA Read queue depth offered in revision 2", 0, 16383);
     mpa.time("timeout", "10ms", "MPA negotiation timeout", 1_us, 60_s);

@@ -84,10 +84,10 @@ from collections import defaultdict
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok" and r["goodput_gbps"] != ""]
 g = defaultdict(list)
 for r in rows:
-    g[(r.get("rnic.tcp.window_clamp", ""), float(r["link.rate"]), float(r["link.propagation"]), r["budget"])].append(float(r["goodput_gbps"]))
+    g[(r.get("rnic.tcp.window_clamp", "") + "/" + r.get("rnic.tcp.tx_ahead_frames", ""), float(r["link.rate"]), float(r["link.propagation"]), r["budget"])].append(float(r["goodput_gbps"]))
 mean = {k: sum(v) / len(v) for k, v in g.items()}
 budgets = sorted({k[3] for k in mean if k[3] != "lossfree"}, key=int)
-lines = ["| window clamp | link (Gb/s) | one-way propagation (us) | loss-free goodput | goodput at " + budgets[-1] +
+lines = ["| window clamp / frames ahead | link (Gb/s) | one-way propagation (us) | loss-free goodput | goodput at " + budgets[-1] +
          " KiB | smallest budget for 95% of loss-free (KiB) | smallest budget for 95% of the " + budgets[-1] + " KiB goodput (KiB) |",
          "|---|---:|---:|---:|---:|---:|---:|"]
 for clamp, rate, prop in sorted({(k[0], k[1], k[2]) for k in mean}):
