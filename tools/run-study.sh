@@ -105,5 +105,34 @@ open(sys.argv[2], "w").write(text)
 print(text)
 PY
 
+# Study (b), the tables the text quotes (means over the seeds, 95% confidence intervals): the peak
+# reassembly occupancy with ample memory per sender model, and goodput at the smallest budget per
+# model. Appended to buffer-needed.md.
+{
+  for tx in 0 8; do
+    echo
+    echo "Peak reassembly occupancy (KiB), 2048 KiB budget, window unclamped, rnic.tcp.tx_ahead_frames=$tx:"
+    echo
+    python3 tools/study-table.py "$bs_out/table.csv" --rows link.rate --cols link.propagation \
+      --metric b_reassembly_peak_bytes --where budget=2048 --where rnic.tcp.window_clamp=none \
+      --where rnic.tcp.tx_ahead_frames=$tx --scale 0.0009765625 --digits 0
+  done
+  for clamp in none reassembly; do
+    for tx in 0 8; do
+      echo
+      echo "Goodput (Gb/s), 64 KiB budget, rnic.tcp.window_clamp=$clamp, rnic.tcp.tx_ahead_frames=$tx:"
+      echo
+      python3 tools/study-table.py "$bs_out/table.csv" --rows link.rate --cols link.propagation \
+        --metric goodput_gbps --where budget=64 --where rnic.tcp.window_clamp=$clamp \
+        --where rnic.tcp.tx_ahead_frames=$tx --digits 2
+    done
+  done
+  echo
+  echo "Losses on the link per run, 64 KiB budget, window unclamped, whole window queued:"
+  echo
+  python3 tools/study-table.py "$bs_out/table.csv" --rows link.rate --cols link.propagation --metric link_losses \
+    --where budget=64 --where rnic.tcp.window_clamp=none --where rnic.tcp.tx_ahead_frames=0 --digits 0
+} | tee -a "$bs_out/buffer-needed.md"
+
 echo "run-study.sh: all studies in $(( $(date +%s) - start )) s; figures in $figdir/"
 exit $status

@@ -48,6 +48,9 @@ public:
     std::uint64_t rx_buffered_peak = 0;  // the most of them at once (the shared pool's peak is the buffer's)
     std::uint64_t sent_high = 0;    // send-stream offset below which every byte went out at least once
     bool tx_waiting = false;        // in the engine's queue of connections waiting for link room
+    // Link-paced generation: when each append's bytes were there (its end offset, its time), so that
+    // a segment built later, when the link has room, never leaves before its bytes arrived.
+    std::deque<std::pair<std::uint64_t, sc_core::sc_time>> appended_at;
 
     // How each FPDU of the send stream can be rebuilt from host memory (retransmit_from_host).
     struct fpdu_record {
@@ -294,6 +297,7 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
         c->records.push_back(r);
     }
     c->append(gp.get_data_ptr(), len, delay);
+    if (params_.tx_ahead_frames > 0) c->appended_at.emplace_back(c->appended(), sc_core::sc_time_stamp() + delay);
     ext->stream_end = c->appended();
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     if (c->in_callback > 0) {
@@ -312,6 +316,15 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
 void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, std::uint64_t stream_offset,
                                   std::size_t len) {
     sc_core::sc_time delay = c.ctx_delay;
+    if (params_.tx_ahead_frames > 0 && len > 0 && stream_offset >= c.sent_high) {
+        // New data built when the link had room: not before its last byte was appended.
+        while (!c.appended_at.empty() && c.appended_at.front().first <= stream_offset) c.appended_at.pop_front();
+        for (const auto& [end, at] : c.appended_at) {
+            if (end < stream_offset + len) continue;
+            if (at > sc_core::sc_time_stamp() + delay) delay = at - sc_core::sc_time_stamp();
+            break;
+        }
+    }
     tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
     // The payload moves from the send stream in buffer memory straight into the frame; with
     // retransmit_from_host a retransmission is fetched again from host memory instead.

@@ -5,6 +5,9 @@
 
 #include <boost/json.hpp>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -156,6 +159,24 @@ TEST(Plot, SpecErrors) {
   EXPECT_EQ(aggregate_error(R"({"x": "loss", "y": "g", "where": {"path": "none"}})", t),
             "p.json: plots.where: no row of the table matches");
   EXPECT_EQ(aggregate_error(R"({"x": "loss", "y": "g", "where": {"markers": true}})", t), "");
+  EXPECT_EQ(resolve_error(R"({"x": "loss", "y": "g", "series_label": "receive path"})", t),
+            "p.json: plots.series_label: given without a series");
+}
+
+// The legend's title says what the series is in words; by default it is the series axis's name.
+TEST(Plot, SeriesLabelTitlesTheLegend) {
+  const Table t = sample_table();
+  EXPECT_EQ(spec_from(R"({"x": "loss", "y": "g", "series": "path"})", t).series_label, "path");
+  const PlotSpec spec = spec_from(R"({"x": "loss", "y": "g", "series": "path", "series_label": "receive path"})", t);
+  EXPECT_EQ(spec.series_label, "receive path");
+  const PlotData d = aggregate_plot(spec, t);
+  const std::string dir = ::testing::TempDir() + "series-label";
+  std::filesystem::create_directories(dir);
+  render_plot(spec, d, dir, "true");  // writes the script; `true` draws nothing
+  std::ifstream in(dir + "/" + spec.name + ".gp");
+  const std::string script((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(script.find("vertical title 'receive path' box"), std::string::npos) << script;
+  EXPECT_EQ(script.find("title 'path'"), std::string::npos) << script;
 }
 
 TEST(Plot, ReportShowsFiguresAndTables) {

@@ -41,12 +41,13 @@ bool get_bool(const json::object& o, const char* key, const std::string& file, c
 PlotSpec parse_plot(const json::value& v, const std::string& file, const std::string& field) {
   if (!v.is_object()) throw InputError(file, field, "expected a plot object, got " + config::brief_json(v));
   const json::object& o = v.get_object();
-  static const char* const allowed[] = {"name",  "title", "x",     "y",     "series",  "x_label", "y_label",
-                                        "log_x", "log_y", "y_min", "y_max", "y_scale", "error",   "where"};
+  static const char* const allowed[] = {"name",  "title", "x",       "y",       "series", "series_label",
+                                        "x_label", "y_label", "log_x", "log_y", "y_min", "y_max",
+                                        "y_scale", "error",   "where"};
   for (const auto& kv : o) {
     if (std::find(std::begin(allowed), std::end(allowed), kv.key()) == std::end(allowed)) {
       throw InputError(file, sub(field, std::string(kv.key())),
-                       "unknown field (expected one of: name, title, x, y, series, x_label, y_label, log_x, log_y, "
+                       "unknown field (expected one of: name, title, x, y, series, series_label, x_label, y_label, log_x, log_y, "
                        "y_min, y_max, y_scale, error, where)");
     }
   }
@@ -58,6 +59,7 @@ PlotSpec parse_plot(const json::value& v, const std::string& file, const std::st
   if (p.x.empty()) throw InputError(file, sub(field, "x"), "missing");
   if (p.y.empty()) throw InputError(file, sub(field, "y"), "missing");
   p.series = get_string(o, "series", file, field);
+  p.series_label = get_string(o, "series_label", file, field);
   p.name = get_string(o, "name", file, field);
   if (!p.name.empty() && sanitize_name(p.name, 1000) != p.name) {
     throw InputError(file, sub(field, "name"), "use letters, digits, '.', '_', '+' and '-' only (it names files)");
@@ -229,6 +231,9 @@ void resolve_plot(PlotSpec& spec, const std::vector<Column>& columns, const std:
       throw InputError(file, sub(spec.field, "series"), "'" + spec.series + "' is not an axis (axes: " + axes + ")");
     }
     if (s->group == x->group) throw InputError(file, sub(spec.field, "series"), "is the same axis as x");
+    if (spec.series_label.empty()) spec.series_label = with_unit(spec.series, s->unit);
+  } else if (!spec.series_label.empty()) {
+    throw InputError(file, sub(spec.field, "series_label"), "given without a series");
   }
   for (const auto& w : spec.where) {
     const Column* c = find(w.first);
@@ -435,7 +440,7 @@ std::string render_plot(const PlotSpec& spec, const PlotData& data, const std::s
   if (spec.series.empty()) {
     g += "set key off\n";
   } else {
-    g += "set key outside right top vertical title " + gq(spec.series) + " box\n";
+    g += "set key outside right top vertical title " + gq(spec.series_label) + " box\n";
   }
   std::string clauses;
   for (std::size_t i = 0; i < data.series.size(); ++i) {

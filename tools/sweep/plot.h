@@ -34,6 +34,7 @@ struct PlotSpec {
   std::string x;
   std::string y;
   std::string series;
+  std::string series_label;  // the legend's title (default: the series axis with its unit)
   std::string x_label;
   std::string y_label;
   bool log_x = false;
