@@ -4,10 +4,7 @@
 // so that each test decides which segment arrives, and whether it carries CE.
 #include <gtest/gtest.h>
 
-#include <deque>
-#include <vector>
-
-#include "proto/tcp/connection.h"
+#include "hand_pair.h"
 
 namespace {
 
@@ -15,59 +12,14 @@ namespace net = rnic::proto::net;
 namespace tcp = rnic::proto::tcp;
 namespace tf = rnic::proto::net::tcp_flags;
 
-struct Segment {
-    net::TcpHeader h;
-    std::size_t len = 0;
-};
+using handpair::Segment;
 
-class Side : public tcp::Env {
-public:
-    std::deque<Segment> out;
-    std::unique_ptr<tcp::Connection> conn;
-    void transmit(const net::TcpHeader& header, std::uint64_t, std::size_t len) override { out.push_back({header, len}); }
-    void deliver(const std::uint8_t*, std::size_t) override {}
-    void acked(std::uint64_t) override {}
-    void state_changed(tcp::State, tcp::State) override {}
-};
-
-struct Pair {
-    Side a, b;
-    std::vector<std::uint8_t> zeros = std::vector<std::uint8_t>(64 * 1024, 0);
-    std::uint64_t now = 1000;
-
-    Pair(bool a_ecn, bool b_ecn) {
-        tcp::Config ca, cb;
-        ca.local_port = 40000;
-        ca.remote_port = 18515;
-        ca.iss = 1000;
-        ca.ecn = a_ecn;
-        cb.local_port = 18515;
-        cb.iss = 5000;
-        cb.ecn = b_ecn;
-        a.conn = std::make_unique<tcp::Connection>(ca, a);
-        b.conn = std::make_unique<tcp::Connection>(cb, b);
-        b.conn->listen();
-        a.conn->connect(now);
-    }
-    // Hands the oldest segment `from` sent to the other side; returns it.
-    Segment pass(Side& from, bool ce = false) {
-        Side& to = &from == &a ? b : a;
-        Segment s = from.out.front();
-        from.out.pop_front();
-        now += 1000;
-        to.conn->on_segment(now, s.h, s.len > 0 ? zeros.data() : nullptr, s.len, ce);
-        return s;
-    }
-    void handshake() {
-        pass(a);  // SYN
-        pass(b);  // SYN-ACK
-        pass(a);  // ACK
-        ASSERT_EQ(a.conn->state(), tcp::State::established);
-        ASSERT_EQ(b.conn->state(), tcp::State::established);
-    }
-    void drain(Side& s) {
-        while (!s.out.empty()) pass(s);
-    }
+struct Pair : handpair::HandPair<> {
+    Pair(bool a_ecn, bool b_ecn)
+        : HandPair([&](tcp::Config& ca, tcp::Config& cb) {
+              ca.ecn = a_ecn;
+              cb.ecn = b_ecn;
+          }) {}
 };
 
 TEST(TcpEcn, NegotiatedWhenBothOffer) {

@@ -3,32 +3,22 @@
 // not in flight; ACKs and fast retransmissions never wait. Two connections joined by hand.
 #include <gtest/gtest.h>
 
-#include <deque>
-#include <memory>
-#include <vector>
+#include <cstdint>
 
-#include "proto/tcp/connection.h"
+#include "hand_pair.h"
 
 namespace {
 
 namespace net = rnic::proto::net;
 namespace tcp = rnic::proto::tcp;
 
-struct Segment {
-    net::TcpHeader h;
-    std::size_t len = 0;
-};
+using handpair::Segment;
 
-class Side : public tcp::Env {
+// A side whose owner takes `room` more new data segments, then says no.
+class Side : public handpair::Side {
 public:
-    std::deque<Segment> out;
-    std::unique_ptr<tcp::Connection> conn;
-    std::size_t room = SIZE_MAX;  // new data segments the owner still takes
+    std::size_t room = SIZE_MAX;
     std::size_t refusals = 0;
-    void transmit(const net::TcpHeader& header, std::uint64_t, std::size_t len) override { out.push_back({header, len}); }
-    void deliver(const std::uint8_t*, std::size_t) override {}
-    void acked(std::uint64_t) override {}
-    void state_changed(tcp::State, tcp::State) override {}
     bool may_transmit() override {
         if (room == 0) {
             ++refusals;
@@ -39,34 +29,11 @@ public:
     }
 };
 
-struct Pair {
-    Side a, b;
-    std::vector<std::uint8_t> zeros = std::vector<std::uint8_t>(64 * 1024, 0);
-    std::uint64_t now = 1000;
-
+struct Pair : handpair::HandPair<Side> {
     Pair() {
-        tcp::Config ca, cb;
-        ca.local_port = 40000;
-        ca.remote_port = 18515;
-        ca.iss = 1000;
-        ca.initial_window_segments = 10;
-        cb.local_port = 18515;
-        cb.iss = 5000;
-        a.conn = std::make_unique<tcp::Connection>(ca, a);
-        b.conn = std::make_unique<tcp::Connection>(cb, b);
-        b.conn->listen();
-        a.conn->connect(now);
         pass(a);  // SYN
         pass(b);  // SYN-ACK
         pass(a);  // ACK
-    }
-    Segment pass(Side& from) {
-        Side& to = &from == &a ? b : a;
-        Segment s = from.out.front();
-        from.out.pop_front();
-        now += 1000;
-        to.conn->on_segment(now, s.h, s.len > 0 ? zeros.data() : nullptr, s.len, false);
-        return s;
     }
     std::size_t data_segments_out(const Side& s) const {
         std::size_t n = 0;

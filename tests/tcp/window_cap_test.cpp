@@ -4,70 +4,25 @@
 // already offered (RFC 9293 §3.8.6). Two connections joined by hand, segment by segment.
 #include <gtest/gtest.h>
 
-#include <deque>
-#include <memory>
-#include <vector>
-
-#include "proto/tcp/connection.h"
+#include "hand_pair.h"
 
 namespace {
 
 namespace net = rnic::proto::net;
 namespace tcp = rnic::proto::tcp;
 
-struct Segment {
-    net::TcpHeader h;
-    std::size_t len = 0;
-};
-
-class Side : public tcp::Env {
-public:
-    std::deque<Segment> out;
-    std::unique_ptr<tcp::Connection> conn;
-    void transmit(const net::TcpHeader& header, std::uint64_t, std::size_t len) override { out.push_back({header, len}); }
-    void deliver(const std::uint8_t*, std::size_t) override {}
-    void acked(std::uint64_t) override {}
-    void state_changed(tcp::State, tcp::State) override {}
-};
+using handpair::Segment;
 
 // A sends to B; B's window is capped by `cap` (when set) and is 256 KiB otherwise.
-struct Pair {
-    Side a, b;
-    std::vector<std::uint8_t> zeros = std::vector<std::uint8_t>(64 * 1024, 0);
-    std::uint64_t now = 1000;
+struct Pair : handpair::HandPair<> {
     std::uint64_t cap = 0;
-
-    explicit Pair(bool capped) {
-        tcp::Config ca, cb;
-        ca.local_port = 40000;
-        ca.remote_port = 18515;
-        ca.iss = 1000;
-        ca.send_buffer = 1024 * 1024;
-        ca.initial_window_segments = 100;  // the congestion window does not hide the receive window
-        cb.local_port = 18515;
-        cb.iss = 5000;
-        cb.receive_buffer = 256 * 1024;
-        if (capped) cb.receive_window_cap = [this] { return cap; };
-        a.conn = std::make_unique<tcp::Connection>(ca, a);
-        b.conn = std::make_unique<tcp::Connection>(cb, b);
-        b.conn->listen();
-        a.conn->connect(now);
-    }
-    Segment pass(Side& from) {
-        Side& to = &from == &a ? b : a;
-        Segment s = from.out.front();
-        from.out.pop_front();
-        now += 1000;
-        to.conn->on_segment(now, s.h, s.len > 0 ? zeros.data() : nullptr, s.len, false);
-        return s;
-    }
-    void handshake() {
-        pass(a);  // SYN
-        pass(b);  // SYN-ACK
-        pass(a);  // ACK
-        ASSERT_EQ(a.conn->state(), tcp::State::established);
-        ASSERT_EQ(b.conn->state(), tcp::State::established);
-    }
+    explicit Pair(bool capped)
+        : HandPair([this, capped](tcp::Config& ca, tcp::Config& cb) {
+              ca.send_buffer = 1024 * 1024;
+              ca.initial_window_segments = 100;  // the congestion window does not hide the receive window
+              cb.receive_buffer = 256 * 1024;
+              if (capped) cb.receive_window_cap = [this] { return cap; };
+          }) {}
 };
 
 TEST(TcpWindowCap, WithoutACapTheWindowIsTheReceiveBuffer) {
