@@ -114,6 +114,7 @@ bool buffer_memory::peek(std::uint64_t addr, void* dst, std::size_t len) const {
 }
 
 void buffer_memory::charge(std::uint64_t bytes, sc_core::sc_time& delay) {
+    charged_bytes_ += bytes;
     const double beats = static_cast<double>((bytes + params_.width_bytes - 1) / params_.width_bytes);
     delay += params_.latency;
     port_.reserve_lt(delay, cycles_time(beats, params_.clock_hz));
@@ -185,6 +186,10 @@ void buffer_memory::report_stats(boost::json::object& out) const {
     out["writes"] = writes_;
     out["read_bytes"] = read_bytes_;
     out["write_bytes"] = write_bytes_;
+    // Bytes the reassembly store moved without an address (charge()), and everything through the
+    // port: the NIC-memory traffic a receive path costs per delivered byte.
+    out["charged_bytes"] = charged_bytes_;
+    out["moved_bytes"] = read_bytes_ + write_bytes_ + charged_bytes_;
     out["errors"] = errors_;
     out["region_allocation_failures"] = allocation_failures_;
     out["port_busy_ps"] = to_ps(port_.busy_total());

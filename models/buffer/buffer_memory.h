@@ -81,7 +81,7 @@ private:
     std::uint64_t in_use_ = 0, peak_ = 0;
     double occupancy_integral_ = 0;  // byte-seconds
     sc_core::sc_time last_change_ = sc_core::SC_ZERO_TIME;
-    std::uint64_t reads_ = 0, writes_ = 0, read_bytes_ = 0, write_bytes_ = 0, errors_ = 0;
+    std::uint64_t reads_ = 0, writes_ = 0, read_bytes_ = 0, write_bytes_ = 0, errors_ = 0, charged_bytes_ = 0;
     std::uint64_t allocation_failures_ = 0;
     std::uint64_t regions_total_ = 0, rx_in_use_ = 0, rx_peak_ = 0;
     std::uint64_t send_held_ = 0, send_peak_ = 0;

@@ -91,6 +91,24 @@ TEST(Faults, BuffersPlacedDirectlyNeedLessNicMemoryThanBuffering) {
     EXPECT_GT(peak[0], 10 * (peak[2] + 1));  // so does the alignment assumption on an unsplit stream
 }
 
+// NIC-memory traffic: every out-of-order byte the buffering path holds is written into the
+// reassembly store once and read back once, and the totals add up (buffer.moved_bytes).
+TEST(Faults, ReassemblyTrafficIsCountedInBothDirections) {
+    const std::string results = temp_path("moved.json");
+    const sim_run r = run_sim({"--scenario", "platform/scenarios/rx-buffering.json", "--set", "workload.iterations=200",
+                               "--results", results, "--log", "error"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    const boost::json::value& b = v.at("modules").at("b.rnic");
+    const std::uint64_t held = u64(b.at("toe").at("rx_bytes_buffered"));
+    ASSERT_GT(held, 0u);
+    const boost::json::value& mem = b.at("buffer");
+    EXPECT_EQ(u64(mem.at("charged_bytes")), 2 * held);
+    EXPECT_EQ(u64(mem.at("moved_bytes")),
+              u64(mem.at("read_bytes")) + u64(mem.at("write_bytes")) + u64(mem.at("charged_bytes")));
+}
+
 // Without the window clamp the receiver invites more than its reassembly memory holds.
 TEST(Faults, FullNicBufferDropsSegmentsAndTcpRecovers) {
     const std::string results = temp_path("small-buffer.json");
