@@ -36,7 +36,7 @@ for b in build/bin/rnic-sim "$sweep_bin"; do
   [ -x "$b" ] || { echo "run-study.sh: $b is missing; build it: cmake --build build -j2 --target rnic-sim rnic-sweep" >&2; exit 2; }
 done
 
-studies=(loss buffer-size hostbus bursts resegment)
+studies=(loss buffer-size hostbus bursts resegment loss-rates loss-bursty reorder)
 figdir=docs/studies/figures
 [ "$large" = 1 ] && figdir=docs/studies/figures/large
 mkdir -p "$figdir"
@@ -133,6 +133,29 @@ PY
   python3 tools/study-table.py "$bs_out/table.csv" --rows link.rate --cols link.propagation --metric link_losses \
     --where budget=64 --where rnic.tcp.window_clamp=none --where rnic.tcp.tx_ahead_frames=0 --digits 0
 } | tee -a "$bs_out/buffer-needed.md"
+
+# Studies (a2)-(a4), the tables the text quotes: per receive path and loss (or reordering), with
+# NewReno and with SACK recovery. Written to sweeps-out/study-loss-rates/tables.md.
+suffix=""; [ "$large" = 1 ] && suffix="-large"
+{
+  for s in loss-rates loss-bursty reorder; do
+    t="sweeps-out/study-$s$suffix/table.csv"
+    [ -f "$t" ] || continue
+    cols=loss; [ "$s" = reorder ] && cols=link.a_to_b.reorder
+    for m in "goodput_gbps:Goodput (Gb/s):1:1" "p99_ns:p99 Write completion time (us):0.001:1" \
+             "b_reassembly_peak_bytes:Peak reassembly occupancy (KiB):0.0009765625:1" \
+             "b_moved_bytes/delivered_bytes:NIC-memory bytes moved per delivered byte:1:3"; do
+      IFS=: read -r metric title scale digits <<< "$m"
+      for sack in false true; do
+        echo
+        echo "study-$s, $title, rnic.tcp.sack_recovery=$sack:"
+        echo
+        python3 tools/study-table.py "$t" --rows rx_path --cols "$cols" --metric "$metric" \
+          --where rnic.tcp.sack_recovery=$sack --scale "$scale" --digits "$digits"
+      done
+    done
+  done
+} > "sweeps-out/study-loss-rates$suffix/tables.md" 2>&1 || true
 
 echo "run-study.sh: all studies in $(( $(date +%s) - start )) s; figures in $figdir/"
 exit $status

@@ -3,7 +3,8 @@
 
 Prints a Markdown table of a sweep's metric: the mean over the seeds of each cell and its 95%
 confidence interval (Student's t, two-sided), from rnic-sweep's table.csv. The study's numbers in
-the text come from here, so text and figures read the same runs."""
+the text come from here, so text and figures read the same runs. --metric A/B is the ratio of two
+metrics taken run by run (e.g. NIC-memory bytes moved per delivered byte)."""
 import argparse, csv, math, sys
 from collections import OrderedDict
 
@@ -24,10 +25,15 @@ def main():
     cells, rows, cols = {}, OrderedDict(), OrderedDict()
     with open(a.table) as f:
         for r in csv.DictReader(f):
-            if r['status'] != 'ok' or any(r[k] != v for k, v in where.items()) or r[a.metric] == '':
+            names = a.metric.split('/')
+            if r['status'] != 'ok' or any(r[k] != v for k, v in where.items()) or any(r[n] == '' for n in names):
                 continue
+            value = float(r[names[0]])
+            if len(names) == 2:
+                if float(r[names[1]]) == 0: continue
+                value /= float(r[names[1]])
             rows[r[a.rows]] = 1; cols[r[a.cols]] = 1
-            cells.setdefault((r[a.rows], r[a.cols]), []).append(float(r[a.metric]) * a.scale)
+            cells.setdefault((r[a.rows], r[a.cols]), []).append(value * a.scale)
     print('| %s \\ %s | %s |' % (a.rows, a.cols, ' | '.join(cols)))
     print('|---|' + '---|' * len(cols))
     for row in rows:
