@@ -67,6 +67,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.framer.path = path == "markers" ? rx_path::markers : path == "aligned" ? rx_path::aligned : rx_path::buffering;
     n.framer.kind = s.get_string("rnic.framing") == "ift" ? framing_kind::ift : framing_kind::mpa;
     n.framer.crc_bytes_per_cycle = u32(s, "rnic.mpa.crc_bytes_per_cycle");
+    n.framer.join_split_fpdus = s.get_bool("rnic.mpa.join_split_fpdus");
     n.framer.cycles_per_fpdu = s.get_number("rnic.mpa.cycles_per_fpdu");
     if (s.get_string("rnic.mpa.model") == "rtl") {
         n.framer.model = datapath_model::rtl;

@@ -179,6 +179,10 @@ void declare_rnic(config::Node& root) {
     mpa.integer("revision", 1, "MPA revision sent in the Request/Reply", 1, 2);
     mpa.boolean("markers", false, "Ask the peer for markers every 512 bytes (M bit)");
     mpa.boolean("crc", true, "Ask for the CRC32c (C bit); the CRC is used if either side asks");
+    mpa.boolean("join_split_fpdus", true,
+                "Markers receive path: place FPDUs split across out-of-order segments (a re-segmenting middlebox) "
+                "once all their pieces are held, as RFC 5044 Appendix A's marker-using receiver can; false: only "
+                "whole FPDUs inside one segment are placed (the model before 2026-11-25)");
     mpa.boolean("pack_fpdus", false,
                 "With markers sent, let a TCP segment carry several complete FPDUs when more than one waits "
                 "(RFC 5044 section 5 and Appendix A allow packing); off: one FPDU per segment, the form "

@@ -49,6 +49,18 @@ public:
     // how many of the `len` bytes belong to whole FPDUs that were placed directly.
     virtual std::size_t place_out_of_order(std::uint32_t conn, std::uint64_t stream_offset, const std::uint8_t* data,
                                            std::size_t len, sc_core::sc_time& delay) = 0;
+    // After a segment [seg_offset, seg_offset + seg_len) was offered and admitted: `data` is the
+    // out-of-order run around it ([run_offset, run_offset + len): held bytes before it, the segment,
+    // held bytes after it). A framing that can locate frames in it (MPA markers, RFC 5044
+    // Appendix A) places the whole frames that straddle the segment's edges, which neither piece
+    // held alone. Returns how many such frames were placed.
+    virtual std::size_t place_split_fpdus(std::uint32_t conn, std::uint64_t run_offset, const std::uint8_t* data,
+                                          std::size_t len, std::uint64_t seg_offset, std::size_t seg_len,
+                                          sc_core::sc_time& delay) = 0;
+    // How many held bytes on either side of a segment place_split_fpdus needs to see to place every
+    // frame that straddles the segment's edges; 0 when it can do nothing on `conn` (so the caller
+    // need not gather the run). Bounds the caller's copy, whatever the length of the held run.
+    virtual std::size_t split_fpdu_reach(std::uint32_t conn) const = 0;
     // Bytes placed directly that TCP has not yet delivered in order (they need no NIC buffer).
     virtual std::uint64_t placed_pending(std::uint32_t conn) const = 0;
 };

@@ -308,6 +308,12 @@ std::size_t mpa_framer::place_out_of_order(std::uint32_t conn, std::uint64_t str
     if (!st.settings.rx_markers) return 0;
     // RFC 5044 §4.3: the Markers in the segment point back at the FPDU each belongs to. Take the first
     // FPDU header that a Marker locates inside the segment and deframe from there.
+    std::uint32_t start = 0;
+    if (!locate_fpdu(data, len, pos, &start)) return 0;
+    return place_fpdus(conn, st, start, data + (start - pos), len - (start - pos), delay);
+}
+
+bool mpa_framer::locate_fpdu(const std::uint8_t* data, std::size_t len, std::uint32_t pos, std::uint32_t* start) const {
     constexpr std::uint32_t kInterval = static_cast<std::uint32_t>(mpa::kMarkerInterval);
     std::uint32_t m = (pos + kInterval - 1) / kInterval * kInterval;  // first marker at or after pos
     for (; static_cast<std::uint64_t>(m - pos) + mpa::kMarkerSize <= len; m += kInterval) {
@@ -315,17 +321,61 @@ std::size_t mpa_framer::place_out_of_order(std::uint32_t conn, std::uint64_t str
         const std::uint32_t fpduptr = static_cast<std::uint32_t>(data[at + 2]) << 8 | data[at + 3];
         // FPDUPTR 0: the Marker leads its FPDU; otherwise it points back at the ULPDU_Length field.
         if (fpduptr > m) continue;
-        std::uint32_t start = fpduptr == 0 ? m : m - fpduptr;
+        std::uint32_t s = fpduptr == 0 ? m : m - fpduptr;
         // An FPDU whose ULPDU_Length follows a leading Marker begins at that Marker (the CRC covers it).
-        if (fpduptr != 0 && start >= 4 && (start - 4) % kInterval == 0) start -= 4;
-        if (start < pos) continue;  // that FPDU began before this segment
-        return place_fpdus(conn, st, start, data + (start - pos), len - (start - pos), delay);
+        if (fpduptr != 0 && s >= 4 && (s - 4) % kInterval == 0) s -= 4;
+        if (s < pos) continue;  // that FPDU began before these bytes
+        *start = s;
+        return true;
     }
-    return 0;
+    return false;
+}
+
+std::size_t mpa_framer::split_fpdu_reach(std::uint32_t conn) const {
+    const auto it = conns_.find(conn);
+    // The TLM datapath only: a probe through the RTL datapath would run its clocks for bytes that
+    // mostly come to nothing.
+    const bool joins = params_.join_split_fpdus && params_.path == rx_path::markers &&
+                       params_.kind == framing_kind::mpa && datapath_->model() == datapath_model::tlm &&
+                       it != conns_.end() && it->second.full && !it->second.failed &&
+                       it->second.settings.rx_markers;
+    if (!joins) return 0;
+    // The longest FPDU (RFC 5044 §4.1: a 16-bit ULPDU_Length, with padding, CRC and its Markers).
+    // A frame straddling the segment's left edge starts at most one longest FPDU before it; the
+    // Marker that locates a frame at or before that one lies within a further longest FPDU plus
+    // one Marker interval (every Marker inside that span points at an FPDU starting in it).
+    const std::size_t longest = mpa::fpdu_wire_length(mpa::kMaxUlpduLength, true, 0) + mpa::kMarkerSize;
+    return 2 * longest + mpa::kMarkerInterval;
+}
+
+std::size_t mpa_framer::place_split_fpdus(std::uint32_t conn, std::uint64_t run_offset, const std::uint8_t* data,
+                                          std::size_t len, std::uint64_t seg_offset, std::size_t seg_len,
+                                          sc_core::sc_time& delay) {
+    if (split_fpdu_reach(conn) == 0) return 0;
+    conn_state& st = conns_.find(conn)->second;
+    if (run_offset < st.rx_fpdu_base || seg_offset < run_offset || seg_offset + seg_len > run_offset + len) return 0;
+    const auto pos = static_cast<std::uint32_t>(run_offset - st.rx_fpdu_base);
+    const auto seg_lo = static_cast<std::uint32_t>(seg_offset - run_offset);  // relative to pos
+    const auto seg_hi = seg_lo + static_cast<std::uint32_t>(seg_len);
+    std::uint32_t start = 0;
+    if (!locate_fpdu(data, len, pos, &start)) return 0;
+    const std::uint64_t before = ooo_fpdus_placed_;
+    // Only the FPDUs that straddle an edge of the segment: the ones inside it were offered with it,
+    // the ones wholly in held bytes were offered with their own segments.
+    place_fpdus(conn, st, start, data + (start - pos), len - (start - pos), delay,
+                [&](std::uint32_t p, std::uint32_t wire) {
+                    const std::uint32_t lo = p - pos, hi = lo + wire;
+                    const bool overlaps = lo < seg_hi && hi > seg_lo;
+                    const bool inside = lo >= seg_lo && hi <= seg_hi;
+                    return overlaps && !inside;
+                });
+    const std::uint64_t joined = ooo_fpdus_placed_ - before;
+    ooo_split_fpdus_placed_ += joined;
+    return static_cast<std::size_t>(joined);
 }
 
 std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uint32_t pos, const std::uint8_t* data,
-                                    std::size_t len, sc_core::sc_time& delay) {
+                                    std::size_t len, sc_core::sc_time& delay, const fpdu_filter& wanted) {
     // Deframe only whole FPDUs: a trailing partial FPDU stays for the in-order path.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> found;  // position, wire length
     std::vector<std::vector<std::uint8_t>> ulpdus;
@@ -360,11 +410,12 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
         datapath_deframer probe(*datapath_, cfg, found_one);
         bad = probe.feed(data, len) != mpa::DeframeError::none;
     }
-    if (bad && found.empty()) {
+    if (bad && found.empty() && !wanted) {
         ++ooo_bad_candidates_;  // no FPDU where one was assumed: leave it to buffering
     }
     std::size_t placed = 0;
     for (std::size_t i = 0; i < found.size(); ++i) {
+        if (wanted && !wanted(found[i].first, found[i].second)) continue;
         ++ooo_fpdus_found_;
         if (st.placed.count(found[i].first) != 0) {
             placed += found[i].second;  // a duplicate of one already placed
@@ -404,6 +455,10 @@ void mpa_framer::report_stats(boost::json::object& out) const {
     out["ooo_fpdus_placed"] = ooo_fpdus_placed_;
     out["ooo_ulpdu_bytes_placed"] = ooo_bytes_placed_;
     out["ooo_false_candidates"] = ooo_bad_candidates_;
+    // Only when markers can join FPDUs split across out-of-order segments (new key, absent otherwise).
+    if (params_.join_split_fpdus && params_.path == rx_path::markers && params_.kind == framing_kind::mpa) {
+        out["ooo_split_fpdus_placed"] = ooo_split_fpdus_placed_;
+    }
     out["ooo_refused_by_rdma"] = ooo_refused_;
     out["in_order_already_placed"] = in_order_already_placed_;
     out["datapath_model"] = params_.model == datapath_model::rtl ? "rtl" : "tlm";

@@ -41,6 +41,9 @@ struct mpa_framer_params {
     // MPA, or IFT (seed 001): then no markers, the TLM datapath, and the MPA Request/Reply remains
     // only the connection's switch into RDMA mode (the draft defines no start-up exchange).
     framing_kind kind = framing_kind::mpa;
+    // Markers path: place FPDUs split across out-of-order segments once all their pieces are held
+    // (RFC 5044 Appendix A); off, only whole FPDUs inside one segment are placed.
+    bool join_split_fpdus = true;
 };
 
 class mpa_framer : public sc_core::sc_module, public framer_ctl_if, public framer_ooo_if, public stats_reporter {
@@ -63,6 +66,10 @@ public:
     // framer_ooo_if
     std::size_t place_out_of_order(std::uint32_t conn, std::uint64_t stream_offset, const std::uint8_t* data,
                                    std::size_t len, sc_core::sc_time& delay) override;
+    std::size_t place_split_fpdus(std::uint32_t conn, std::uint64_t run_offset, const std::uint8_t* data,
+                                  std::size_t len, std::uint64_t seg_offset, std::size_t seg_len,
+                                  sc_core::sc_time& delay) override;
+    std::size_t split_fpdu_reach(std::uint32_t conn) const override;
     std::uint64_t placed_pending(std::uint32_t conn) const override;
 
     void report_stats(boost::json::object& out) const override;
@@ -83,9 +90,14 @@ private:
         std::uint64_t placed_bytes = 0;   // sum of their wire lengths
     };
     // Deframes exactly the FPDUs in [pos, pos+len) of an out-of-order segment and offers each ULPDU
-    // to the RDMA engine; returns the wire bytes of those placed.
+    // to the RDMA engine; returns the wire bytes of those placed. With `wanted`, only the FPDUs it
+    // accepts (position, wire length) are counted and offered (the split ones of a joined run).
+    using fpdu_filter = std::function<bool(std::uint32_t pos, std::uint32_t wire)>;
     std::size_t place_fpdus(std::uint32_t conn, conn_state& st, std::uint32_t pos, const std::uint8_t* data,
-                            std::size_t len, sc_core::sc_time& delay);
+                            std::size_t len, sc_core::sc_time& delay, const fpdu_filter& wanted = nullptr);
+    // RFC 5044 §4.3: the marker-space position of the first FPDU that a Marker inside
+    // [pos, pos+len) locates and that starts at or after pos; false when none does.
+    bool locate_fpdu(const std::uint8_t* data, std::size_t len, std::uint32_t pos, std::uint32_t* start) const;
     // Bytes a frame carrying `ulpdu_len` bytes occupies in the stream at position `pos`.
     std::size_t frame_wire_length(const conn_state& st, std::size_t ulpdu_len, std::uint32_t pos, bool rx) const;
     // IFT: one frame from a ULPDU (its DDP header and payload); the stream's positions follow from lengths.
@@ -115,6 +127,7 @@ private:
     std::uint64_t crc_errors_ = 0, framing_errors_ = 0, rx_dropped_after_error_ = 0;
     std::uint64_t ooo_segments_ = 0, ooo_fpdus_found_ = 0, ooo_fpdus_placed_ = 0, ooo_bytes_placed_ = 0;
     std::uint64_t ooo_bad_candidates_ = 0, ooo_refused_ = 0, in_order_already_placed_ = 0;
+    std::uint64_t ooo_split_fpdus_placed_ = 0;  // FPDUs joined across out-of-order segments (markers)
     // Datapath cycles (beats: throughput cost; latency: first word in to last word out).
     std::uint64_t tx_dp_beats_ = 0, tx_dp_latency_ = 0, rx_dp_beats_ = 0, rx_dp_latency_ = 0;
 };

@@ -712,7 +712,28 @@ bool tcp_engine::admit_out_of_order(connection& c, const net::ParsedTcpFrame& f,
         RNIC_MLOG_D(debug, toe, delay, "connection " << c.id() << ": NIC buffer full, out-of-order segment dropped");
         return false;
     }
+    if (placed < f.payload_len) join_split_fpdus(c, delivered + ahead, payload, f.payload_len, delay);
     return true;
+}
+
+void tcp_engine::join_split_fpdus(connection& c, std::uint64_t seg, const std::uint8_t* payload, std::size_t len,
+                                  sc_core::sc_time& delay) {
+    // RFC 5044 Appendix A: FPDUs cut by the segment's edges may be whole together with the
+    // out-of-order bytes already held on either side; the framer places those. It needs at most
+    // `reach` held bytes on each side, however long the held run is.
+    const std::size_t reach = ooo_out->split_fpdu_reach(c.id());
+    if (reach == 0) return;
+    const std::uint64_t seg_end = seg + len;
+    const std::uint64_t from = std::max(c.tcp().held_run_start(seg), seg > reach ? seg - reach : 0);
+    const std::uint64_t to = std::min(c.tcp().held_run_end(seg_end), seg_end + reach);
+    if (from == seg && to == seg_end) return;  // nothing held next to it
+    join_scratch_.resize(static_cast<std::size_t>(to - from));
+    if (!c.tcp().copy_held(from, seg, join_scratch_.data()) ||
+        !c.tcp().copy_held(seg_end, to, join_scratch_.data() + (seg_end - from))) {
+        return;
+    }
+    std::memcpy(join_scratch_.data() + (seg - from), payload, len);
+    ooo_out->place_split_fpdus(c.id(), from, join_scratch_.data(), join_scratch_.size(), seg, len, delay);
 }
 
 void tcp_engine::account_reassembly(connection& c, sc_core::sc_time& delay) {

@@ -130,6 +130,11 @@ private:
     bool admit_out_of_order(connection& c, const proto::net::ParsedTcpFrame& f, const std::uint8_t* payload,
                             sc_core::sc_time& delay);
     void account_reassembly(connection& c, sc_core::sc_time& delay);
+    // Offers the framer the out-of-order run around an admitted segment, so that FPDUs split across
+    // segments can be placed once their pieces are all held (markers, RFC 5044 Appendix A).
+    void join_split_fpdus(connection& c, std::uint64_t seg, const std::uint8_t* payload, std::size_t len,
+                          sc_core::sc_time& delay);
+    std::vector<std::uint8_t> join_scratch_;
     connection* create_connection(std::uint16_t local_port, std::uint32_t remote_ip, std::uint16_t remote_port);
     connection* find(std::uint32_t conn) const;
     std::uint64_t next_iss();

@@ -23,6 +23,11 @@ struct engine_stubs : sc_core::sc_module, toe_conn_events_if, toe_tx_progress_if
                                    sc_core::sc_time&) override {
         return 0;
     }
+    std::size_t place_split_fpdus(std::uint32_t, std::uint64_t, const std::uint8_t*, std::size_t, std::uint64_t,
+                                  std::size_t, sc_core::sc_time&) override {
+        return 0;
+    }
+    std::size_t split_fpdu_reach(std::uint32_t) const override { return 0; }
     std::uint64_t placed_pending(std::uint32_t) const override { return 0; }
 };
 

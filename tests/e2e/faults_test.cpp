@@ -109,6 +109,37 @@ TEST(Faults, ReassemblyTrafficIsCountedInBothDirections) {
               u64(mem.at("read_bytes")) + u64(mem.at("write_bytes")) + u64(mem.at("charged_bytes")));
 }
 
+// A re-segmenting middlebox cuts FPDUs across segments; behind a loss those pieces arrive out of
+// order. With markers the receiver finds where each FPDU starts and places it once all its pieces
+// are held (rnic.mpa.join_split_fpdus, RFC 5044 Appendix A) instead of holding everything until
+// the hole is filled.
+TEST(Faults, MarkersJoinFpdusSplitAcrossSegments) {
+    std::uint64_t peak[2] = {}, split[2] = {};
+    for (int join = 0; join < 2; ++join) {
+        const std::string results = temp_path(std::string("join-") + std::to_string(join) + ".json");
+        const std::string capture = temp_path(std::string("join-") + std::to_string(join) + ".pcap");
+        const sim_run r = run_sim({"--scenario", "platform/scenarios/rx-markers.json", "--set",
+                                   "link.a_to_b.resegment=1", "--set", "link.a_to_b.loss=0.01", "--set",
+                                   "workload.iterations=200", "--set",
+                                   std::string("rnic.mpa.join_split_fpdus=") + (join ? "true" : "false"), "--results",
+                                   results, "--pcap", capture, "--log", "error"});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        const boost::json::value v = read_json(results);
+        EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+        EXPECT_GT(u64(v.at("modules").at("link").at("a_to_b").at("faults").at("resegmented")), 100u);
+        const boost::json::value& b = v.at("modules").at("b.rnic");
+        peak[join] = u64(b.at("buffer").at("rx_reassembly_peak_bytes"));
+        const auto* n = b.at("framer").as_object().if_contains("ooo_split_fpdus_placed");
+        split[join] = n != nullptr ? u64(*n) : 0;
+        EXPECT_EQ(n != nullptr, join == 1);  // the key exists only where joining is on
+    }
+    EXPECT_GT(split[1], 100u);
+    // Without joining, everything behind a hole waits (tens of KiB); with it, at most the pieces of
+    // the FPDUs whose partners have not arrived yet.
+    EXPECT_GT(peak[0], 32u * 1024);
+    EXPECT_LT(peak[1], 8u * 1024);
+}
+
 // Without the window clamp the receiver invites more than its reassembly memory holds.
 TEST(Faults, FullNicBufferDropsSegmentsAndTcpRecovers) {
     const std::string results = temp_path("small-buffer.json");

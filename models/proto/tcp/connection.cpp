@@ -350,6 +350,40 @@ std::uint64_t Connection::receive_window() const {
     return rcv_adv_ > rcv_nxt_ ? rcv_adv_ - rcv_nxt_ : 0;
 }
 
+// Receive-stream offset = sequence offset from the IRS - (RCV.NXT - bytes delivered): the SYN's.
+std::uint64_t Connection::held_run_start(u64 at) const {
+    const u64 base = rcv_nxt_ - rcv_delivered_;
+    for (const Interval& iv : ooo_) {
+        if (iv.start < at + base && iv.end >= at + base) return iv.start - base;
+    }
+    return at;
+}
+
+std::uint64_t Connection::held_run_end(u64 at) const {
+    const u64 base = rcv_nxt_ - rcv_delivered_;
+    for (const Interval& iv : ooo_) {
+        if (iv.start <= at + base && iv.end > at + base) return iv.end - base;
+    }
+    return at;
+}
+
+bool Connection::copy_held(u64 from, u64 to, std::uint8_t* out) const {
+    if (to <= from) return true;
+    const u64 base = rcv_nxt_ - rcv_delivered_;
+    const auto it = std::find_if(ooo_.begin(), ooo_.end(), [&](const Interval& iv) {
+        return iv.start <= from + base && iv.end >= to + base;
+    });
+    if (it == ooo_.end() || ooo_buf_.empty()) return false;
+    const std::size_t size = ooo_buf_.size();
+    for (u64 k = from + base; k < to + base;) {
+        const auto pos = static_cast<std::size_t>(k % size);
+        const std::size_t chunk = static_cast<std::size_t>(std::min<u64>(to + base - k, size - pos));
+        std::memcpy(out + (k - from - base), ooo_buf_.data() + pos, chunk);
+        k += chunk;
+    }
+    return true;
+}
+
 std::size_t Connection::out_of_order_bytes() const {
     u64 n = 0;
     for (const Interval& iv : ooo_) n += iv.end - iv.start;

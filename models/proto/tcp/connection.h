@@ -248,6 +248,15 @@ public:
     std::uint64_t receive_stream_delivered() const { return rcv_delivered_; }  // this connection's
     std::uint64_t receive_window() const;            // window currently advertised (rcv_adv - rcv_nxt)
     std::size_t out_of_order_bytes() const;          // bytes held for reassembly
+    // The out-of-order bytes held for reassembly, in receive-stream offsets (0: the first byte
+    // after the SYN), for an owner that assembles frames split across segments (RFC 5044
+    // Appendix A: markers let a receiver find FPDUs in out-of-order data). held_run_start(at): the
+    // start of the held run that reaches `at` from below (`at` when none does); held_run_end(at):
+    // the end of the held run that starts at or before `at` and goes past it (`at` when none);
+    // copy_held copies [from, to) when it is held in one run, else returns false.
+    std::uint64_t held_run_start(std::uint64_t at) const;
+    std::uint64_t held_run_end(std::uint64_t at) const;
+    bool copy_held(std::uint64_t from, std::uint64_t to, std::uint8_t* out) const;
 
 private:
     using u64 = std::uint64_t;
