@@ -22,6 +22,12 @@ variants=(
   "rx-aligned.json|link.a_to_b.loss=0.01"
   "default.json|rnic.framing=ift link.a_to_b.loss=0.01"
   "default.json|topology.kind=star topology.hosts=8 workload.type=incast"
+  "default.json|topology.kind=star topology.hosts=17 workload.type=incast rnic.buffer.capacity=16MiB switch.buffer=1MiB workload.incast.rounds=3 pcie.generation=4 pcie.lanes=16 rnic.tcp.send_buffer=64KiB switch.pfc.enabled=true"
+  "default.json|topology.kind=star topology.hosts=17 workload.type=incast rnic.buffer.capacity=16MiB switch.buffer=1MiB workload.incast.rounds=3 pcie.generation=4 pcie.lanes=16 rnic.tcp.send_buffer=64KiB rnic.tcp.ecn=true switch.ecn.enabled=true"
+  "default.json|topology.kind=star topology.hosts=4 workload.type=all_to_all workload.matrix.messages=8 workload.matrix.size=16KiB workload.queue_depth=4"
+  "default.json|topology.kind=leaf_spine topology.hosts=8 topology.leaves=2 topology.spines=2 workload.type=permutation workload.matrix.messages=8"
+  "default.json|workload.qps=64 workload.sizes=[4096] workload.iterations=100 rnic.buffer.send_regions=shared link.a_to_b.loss=0.01"
+  "default.json|workload.qps=1024 rnic.rdma.max_qp=1024 rnic.tcp.max_connections=1024 workload.sizes=[4096] workload.iterations=20 workload.buffer=64MiB host_memory.size=256MiB rnic.buffer.send_regions=shared rnic.context_cache.enabled=true"
 )
 
 run_pair() {  # name scenario sets...

@@ -282,8 +282,8 @@ void ethernet_switch::on_pfc_signal(int ingress, shared_buffer::pfc_signal s) {
     if (s == shared_buffer::pfc_signal::xoff) {
         p.pfc_to_send = pfc_pending::xoff;
         // From now on the resume depends on when this port's frames leave: wake at their last bits.
-        for (int o = 0; o < ports(); ++o) {
-            if (ports_[o]->leaving && ports_[o]->leaving->ingress == ingress) schedule(o);
+        for (const int o : leaving_ports_) {
+            if (ports_[o]->leaving->ingress == ingress) schedule(o);
         }
     } else {
         // A pause that never went out is simply withdrawn; otherwise the sender is told to resume.
@@ -298,13 +298,19 @@ void ethernet_switch::retire(int port, const sc_core::sc_time& t) {
     if (!p.leaving || p.leaving->last_bit > t) return;
     const leaving_frame f = *p.leaving;
     p.leaving.reset();
+    leaving_ports_.erase(port);
     const shared_buffer::pfc_signal s = buffer_.release(f.ingress, port, f.len, f.charged);
     note_occupancy(port, f.last_bit);
     on_pfc_signal(f.ingress, s);
 }
 
 void ethernet_switch::retire_all(const sc_core::sc_time& t) {
-    for (int o = 0; o < ports(); ++o) retire(o, t);
+    // Only the ports with a frame on the wire, in port order (the order the buffer sees releases):
+    // the work per frame follows the frames in flight, not the switch's size.
+    for (auto it = leaving_ports_.begin(); it != leaving_ports_.end();) {
+        const int o = *it++;  // retire() may erase o
+        retire(o, t);
+    }
 }
 
 void ethernet_switch::note_occupancy(int port, const sc_core::sc_time& t) {
@@ -386,6 +392,7 @@ void ethernet_switch::start_data_frame(int port) {
     assert(!p.leaving);  // the previous frame's last bit left before its IFG ended
     p.wire_free = now + wire_time(len, p.rate_bps);
     p.leaving = leaving_frame{now + serialisation(len, p.rate_bps), q.ingress, len, q.charged};
+    leaving_ports_.insert(port);
     ++p.c.frames_out;
     p.c.bytes_out += len;
     stream_ext ext;

@@ -55,6 +55,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <systemc>
 #include <tlm>
@@ -198,6 +199,7 @@ private:
     ethernet_switch_params params_;
     shared_buffer buffer_;
     std::vector<std::unique_ptr<port_state>> ports_;
+    std::set<int> leaving_ports_;  // ports whose `leaving` is set, in port order
     std::map<proto::net::MacAddress, std::vector<int>> routes_;
 };
 

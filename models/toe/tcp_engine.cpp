@@ -26,7 +26,12 @@ public:
         : engine_(engine), id_(id), buffer_base_(buffer_base), buffer_size_(cfg.send_buffer),
           remote_ip_(remote_ip), tcp_(cfg, *this) {}
 
-    tcp::Connection& tcp() { return tcp_; }
+    // Every non-const use may move the connection's timers: the engine re-indexes its deadline at
+    // the next reschedule_timer() (const uses cannot change them).
+    tcp::Connection& tcp() {
+        engine_.note_touched(*this);
+        return tcp_;
+    }
     const tcp::Connection& tcp() const { return tcp_; }
     std::uint32_t id() const { return id_; }
     std::uint32_t remote_ip() const { return remote_ip_; }
@@ -48,6 +53,8 @@ public:
     std::uint64_t rx_buffered_peak = 0;  // the most of them at once (the shared pool's peak is the buffer's)
     std::uint64_t sent_high = 0;    // send-stream offset below which every byte went out at least once
     bool tx_waiting = false;        // in the engine's queue of connections waiting for link room
+    bool touched = false;           // in the engine's list of connections to re-index
+    std::uint64_t indexed_deadline = std::numeric_limits<std::uint64_t>::max();  // its key in deadlines_
     // Link-paced generation: when each append's bytes were there (its end offset, its time), so that
     // a segment built later, when the link has room, never leaves before its bytes arrived.
     std::deque<std::pair<std::uint64_t, sc_core::sc_time>> appended_at;
@@ -204,6 +211,7 @@ tcp_engine::connection* tcp_engine::create_connection(std::uint16_t local_port, 
     }
     conns_.push_back(std::make_unique<connection>(*this, id, cfg, *region, remote_ip));
     conns_.back()->set_ports(local_port, remote_port);
+    by_tuple_[{local_port, remote_port, remote_ip}].push_back(id);
     return conns_.back().get();
 }
 
@@ -652,12 +660,16 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
         ++rx_no_connection_;
         return;
     }
+    // The first connection of the 4-tuple (in creation order) that is not closed.
     connection* c = nullptr;
-    for (const auto& conn : conns_) {
-        if (conn->local_port() == frame->tcp.dst_port && conn->remote_port() == frame->tcp.src_port &&
-            conn->remote_ip() == frame->ip.src && conn->tcp().state() != tcp::State::closed) {
-            c = conn.get();
-            break;
+    if (const auto same = by_tuple_.find({frame->tcp.dst_port, frame->tcp.src_port, frame->ip.src});
+        same != by_tuple_.end()) {
+        for (const std::uint32_t id : same->second) {
+            const connection& conn = *conns_[id];
+            if (conn.tcp().state() != tcp::State::closed) {
+                c = conns_[id].get();
+                break;
+            }
         }
     }
     const bool syn_only = (frame->tcp.flags & (net::tcp_flags::syn | net::tcp_flags::ack)) == net::tcp_flags::syn;
@@ -758,10 +770,32 @@ void tcp_engine::account_reassembly(connection& c, sc_core::sc_time& delay) {
     c.rx_buffered_peak = std::max(c.rx_buffered_peak, buffered);
 }
 
+void tcp_engine::note_touched(connection& c) {
+    if (c.touched) return;
+    c.touched = true;
+    touched_.push_back(c.id());
+}
+
+void tcp_engine::index_deadlines() {
+    // Only the connections used since the last call can have moved their timers; the others keep
+    // their keys, so the earliest deadline costs O(touched x log connections), not O(connections).
+    for (const std::uint32_t id : touched_) {
+        connection& c = *conns_[id];
+        c.touched = false;
+        const std::uint64_t d = static_cast<const connection&>(c).tcp().next_deadline();
+        if (d == c.indexed_deadline) continue;
+        constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
+        if (c.indexed_deadline != kNone) deadlines_.erase({c.indexed_deadline, id});
+        if (d != kNone) deadlines_.insert({d, id});
+        c.indexed_deadline = d;
+    }
+    touched_.clear();
+}
+
 void tcp_engine::reschedule_timer() {
-    std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
-    for (const auto& c : conns_) next = std::min(next, c->tcp().next_deadline());
-    if (next == std::numeric_limits<std::uint64_t>::max()) return;
+    index_deadlines();
+    if (deadlines_.empty()) return;
+    const std::uint64_t next = deadlines_.begin()->first;
     const sc_core::sc_time at = from_ps(next * 1000);
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (timer_armed_ && timer_at_ <= at && timer_at_ >= now) return;
@@ -774,10 +808,17 @@ void tcp_engine::reschedule_timer() {
 void tcp_engine::timer_method() {
     timer_armed_ = false;
     const std::uint64_t now = time_ns(sc_core::sc_time_stamp());
-    for (const auto& c : conns_) {
-        if (c->tcp().next_deadline() <= now) {
-            c->ctx_delay = sc_core::SC_ZERO_TIME;
-            c->tcp().on_timer(now);
+    // The connections due now, in connection order. A timer that fires only sets deadlines after
+    // `now`, so none joins them on the way; one may be cancelled, hence the check at its turn.
+    index_deadlines();
+    std::vector<std::uint32_t> due;
+    for (auto it = deadlines_.begin(); it != deadlines_.end() && it->first <= now; ++it) due.push_back(it->second);
+    std::sort(due.begin(), due.end());
+    for (const std::uint32_t id : due) {
+        connection& c = *conns_[id];
+        if (static_cast<const connection&>(c).tcp().next_deadline() <= now) {
+            c.ctx_delay = sc_core::SC_ZERO_TIME;
+            c.tcp().on_timer(now);
         }
     }
     reschedule_timer();

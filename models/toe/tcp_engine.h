@@ -12,10 +12,12 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <tuple>
 #include <vector>
 
 #include "buffer/buffer_memory.h"
@@ -126,6 +128,15 @@ private:
     void transmit_segment(connection& c, const proto::net::TcpHeader& header, std::uint64_t stream_offset,
                           std::size_t len);
     void reschedule_timer();
+    // The earliest timer of every connection, kept in deadlines_ (deadline, id): re-indexed only for
+    // the connections whose state machine was used since (note_touched), so the per-frame cost does
+    // not grow with the number of connections.
+    void note_touched(connection& c);
+    void index_deadlines();
+    std::set<std::pair<std::uint64_t, std::uint32_t>> deadlines_;
+    std::vector<std::uint32_t> touched_;
+    // Connections by (local port, remote port, remote address), in creation order.
+    std::map<std::tuple<std::uint16_t, std::uint16_t, std::uint32_t>, std::vector<std::uint32_t>> by_tuple_;
     // Returns false when the segment must be dropped (no NIC buffer for its out-of-order bytes).
     bool admit_out_of_order(connection& c, const proto::net::ParsedTcpFrame& f, const std::uint8_t* payload,
                             sc_core::sc_time& delay);
