@@ -43,6 +43,30 @@ TEST(ManyConnections, ReservedRegionsRefuseWhatSharedOnesRun) {
               u64(buf.at("send_held_peak_bytes")));
 }
 
+// The upper bound of issue 15: 4096 QPs on one NIC, each its own TCP connection and context, every
+// byte checked; one more QP is refused before simulation, naming the key.
+TEST(ManyConnections, FourThousandNinetySixQpsRunAndOneMoreIsRefused) {
+    const boost::json::value v =
+        run_ok("qps4096", {"workload.qps=4096", "rnic.rdma.max_qp=4096", "rnic.tcp.max_connections=4096",
+                           "workload.sizes=[4096]", "workload.iterations=2", "workload.buffer=64MiB",
+                           "host_memory.size=512MiB", "rnic.buffer.send_regions=shared",
+                           "rnic.context_cache.enabled=true"});
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    EXPECT_EQ(u64(v.at("integrity").at("bytes_checked")), 4096u * 2 * 4096);  // every byte each QP wrote
+    EXPECT_EQ(u64(v.at("workload").at("rows").at(0).at("iterations")), 4096u * 2);
+    EXPECT_EQ(v.at("modules").at("b.rnic").at("toe").at("connections").as_array().size(), 4096u);
+    const auto& cache = v.at("modules").at("b.rnic").at("rdma").at("context_cache").as_object();
+    // Every QP's context is fetched at least once through the default 256-entry cache.
+    EXPECT_GE(u64(cache.at("qp").at("misses")), 4096u);
+    EXPECT_GT(u64(cache.at("writebacks")), 0u);
+    for (const char* key : {"workload.qps=4097", "rnic.rdma.max_qp=4097"}) {
+        const sim_run refused = run_sim({"--set", key});
+        EXPECT_EQ(refused.exit_code, 2) << refused.output;
+        const std::string name = std::string(key).substr(0, std::string(key).find('='));
+        EXPECT_NE(refused.output.find(name + ": 4097 is out of range"), std::string::npos) << refused.output;
+    }
+}
+
 TEST(ManyConnections, AThousandQpsBehindTheContextCache) {
     const boost::json::value v =
         run_ok("qps1024", {"workload.qps=1024", "rnic.rdma.max_qp=1024", "rnic.tcp.max_connections=1024",
