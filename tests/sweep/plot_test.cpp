@@ -118,6 +118,27 @@ TEST(Plot, StddevBarsScaleWhereAndFailedRuns) {
   EXPECT_EQ(d.warnings[0], "plot g-vs-loss: 1 run(s) not ok left out");
 }
 
+// 95% confidence bars: the mean +- t(n-1) s / sqrt(n); with one run there is no interval.
+TEST(Plot, Ci95BarsUseStudentsT) {
+  Table t = sample_table();
+  const PlotSpec spec = spec_from(R"({"x": "loss", "y": "g", "series": "path", "error": "ci95"})", t);
+  const PlotData d = aggregate_plot(spec, t);
+  const PlotPoint& p = d.series[1].points[0];  // markers, loss 0.001: 16, 17, 18
+  EXPECT_EQ(p.n, 3u);
+  EXPECT_DOUBLE_EQ(p.ci95, 4.303 * 1.0 / std::sqrt(3.0));  // t(2) = 4.303
+  EXPECT_DOUBLE_EQ(p.low(), 17.0 - p.ci95);
+  EXPECT_DOUBLE_EQ(p.high(), 17.0 + p.ci95);
+  t.rows[0][7] = "failed 1";  // loss 0.01, buffering: seeds 1 and 2 fail, seed 3 (23) is left
+  t.rows[1][7] = "failed 1";
+  const PlotData one =
+      aggregate_plot(spec_from(R"({"x": "loss", "y": "g", "where": {"path": "buffering"}, "error": "ci95"})", t), t);
+  const PlotPoint& q = one.series[0].points[1];  // loss 0.01
+  ASSERT_EQ(q.n, 1u);
+  EXPECT_DOUBLE_EQ(q.mean, 23.0);
+  EXPECT_DOUBLE_EQ(q.low(), 23.0);
+  EXPECT_DOUBLE_EQ(q.high(), 23.0);
+}
+
 TEST(Plot, CategoricalX) {
   const Table t = sample_table();
   const PlotData d = aggregate_plot(spec_from(R"({"x": "path", "y": "g", "series": "loss", "log_x": true})", t), t);
@@ -149,7 +170,7 @@ TEST(Plot, SpecErrors) {
   EXPECT_EQ(resolve_error(R"({"x": "loss", "y": "g", "where": {"nope": 1}})", t),
             "p.json: plots.where.nope: not an axis (axes: loss, path, markers, cap)");
   EXPECT_EQ(resolve_error(R"({"x": "loss", "y": "g", "error": "sem"})", t),
-            "p.json: plots.error: expected \"minmax\", \"stddev\" or \"none\"");
+            "p.json: plots.error: expected \"minmax\", \"stddev\", \"ci95\" or \"none\"");
   EXPECT_EQ(resolve_error(R"([{"x": "loss", "y": "g"}, {"x": "loss", "y": "g"}])", t),
             "p.json: plots[1].name: another plot is named 'g-vs-loss' (give \"name\")");
   // Another axis with several values would be averaged over: refused.

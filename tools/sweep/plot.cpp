@@ -88,10 +88,12 @@ PlotSpec parse_plot(const json::value& v, const std::string& file, const std::st
     p.error = PlotSpec::ErrorBars::minmax;
   else if (error == "stddev")
     p.error = PlotSpec::ErrorBars::stddev;
+  else if (error == "ci95")
+    p.error = PlotSpec::ErrorBars::ci95;
   else if (error == "none")
     p.error = PlotSpec::ErrorBars::none;
   else
-    throw InputError(file, sub(field, "error"), "expected \"minmax\", \"stddev\" or \"none\"");
+    throw InputError(file, sub(field, "error"), "expected \"minmax\", \"stddev\", \"ci95\" or \"none\"");
   if (const json::value* w = o.if_contains("where")) {
     if (!w->is_object()) throw InputError(file, sub(field, "where"), "expected an object {axis: value}");
     for (const auto& kv : w->get_object()) p.where.emplace_back(std::string(kv.key()), kv.value());
@@ -178,13 +180,29 @@ std::string read_all(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// Two-sided 95% quantile of Student's t with `dof` degrees of freedom (the normal 1.96 beyond 30;
+// a table of the standard values, rounded to 3 decimals, rounded up between its entries).
+double student_t95(std::size_t dof) {
+  static const double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                  2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                  2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (dof == 0) return 0.0;
+  return dof <= 30 ? kTable[dof - 1] : 1.96;
+}
+
+}  // namespace
+
 double PlotPoint::low() const {
   if (bars == PlotSpec::ErrorBars::stddev) return mean - stddev;
+  if (bars == PlotSpec::ErrorBars::ci95) return mean - ci95;
   if (bars == PlotSpec::ErrorBars::none) return mean;
   return min;
 }
 double PlotPoint::high() const {
   if (bars == PlotSpec::ErrorBars::stddev) return mean + stddev;
+  if (bars == PlotSpec::ErrorBars::ci95) return mean + ci95;
   if (bars == PlotSpec::ErrorBars::none) return mean;
   return max;
 }
@@ -369,6 +387,7 @@ PlotData aggregate_plot(const PlotSpec& spec, const Table& table) {
         double sq = 0.0;
         for (double y : ys) sq += (y - p.mean) * (y - p.mean);
         p.stddev = std::sqrt(sq / static_cast<double>(ys.size() - 1));
+        p.ci95 = student_t95(ys.size() - 1) * p.stddev / std::sqrt(static_cast<double>(ys.size()));
       }
       if (spec.log_y && p.low() <= 0.0) {
         ++dropped_y;
@@ -510,6 +529,7 @@ std::string report_markdown(const Table& table, const std::vector<ReportFigure>&
     std::string how = "Each cell: mean over the seeds' runs with status ok";
     if (spec.error == PlotSpec::ErrorBars::minmax) how += ", [min, max] (the error bars)";
     if (spec.error == PlotSpec::ErrorBars::stddev) how += " ± sample standard deviation (the error bars)";
+    if (spec.error == PlotSpec::ErrorBars::ci95) how += " ± half-width of its 95% confidence interval (Student's t; the error bars)";
     how += "; (n=...) when fewer runs than seeds were averaged";
     for (const auto& w : spec.where) how += "; " + w.first + " = " + value_text(w.second);
     md += how + ".\n\n";
@@ -534,6 +554,7 @@ std::string report_markdown(const Table& table, const std::vector<ReportFigure>&
           cell = fmt(it->mean);
           if (spec.error == PlotSpec::ErrorBars::minmax) cell += " [" + fmt(it->min) + ", " + fmt(it->max) + "]";
           if (spec.error == PlotSpec::ErrorBars::stddev) cell += " ± " + fmt(it->stddev);
+          if (spec.error == PlotSpec::ErrorBars::ci95) cell += " ± " + fmt(it->ci95);
           if (it->n < max_n) cell += " (n=" + std::to_string(it->n) + ")";
         }
         md += " " + markdown_cell(cell) + " |";

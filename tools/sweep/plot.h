@@ -12,7 +12,8 @@
 //     "y_min": 0, "y_max": 100,         // optional axis limits (in scaled units)
 //     "y_scale": 0.0009765625,          // optional: y values are multiplied by this (bytes -> KiB); say so in y_label
 //     "error": "minmax" }               // error bars over seeds: "minmax" (default: min to max), "stddev"
-//                                       // (mean +- sample standard deviation) or "none"
+//                                       // (mean +- sample standard deviation), "ci95" (mean +- the 95%
+//                                       // confidence half-width, Student's t) or "none"
 // Each point is the mean over the rows (seeds) with status ok at that x and series value. Every other axis must
 // have one value left after "where" (else the plot is refused, naming the axis), so that a point never mixes runs of
 // different scenarios. Numeric x values are placed by value (sorted); other x values are categories in axis order.
@@ -28,7 +29,7 @@
 namespace rnic::sweep {
 
 struct PlotSpec {
-  enum class ErrorBars { minmax, stddev, none };
+  enum class ErrorBars { minmax, stddev, ci95, none };
   std::string name;
   std::string title;
   std::string x;
@@ -67,6 +68,7 @@ struct PlotPoint {
   double min = 0.0;
   double max = 0.0;
   double stddev = 0.0;  // sample standard deviation (0 when n == 1)
+  double ci95 = 0.0;    // half-width of the two-sided 95% confidence interval of the mean (0 when n == 1)
   double low() const;   // error bar ends for the spec's ErrorBars
   double high() const;
   PlotSpec::ErrorBars bars = PlotSpec::ErrorBars::minmax;
