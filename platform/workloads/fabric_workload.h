@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "driver/verbs.h"
@@ -28,6 +29,20 @@ public:
     // Figures of the workload beyond the rows (results key "fabric_workload"); empty for two-host ones.
     virtual boost::json::object fabric_results() const { return {}; }
 };
+
+// One flow of a fabric workload as results list it (key "per_flow"): its ends, its bytes, its completion
+// time (from its start as the workload defines it) and its goodput, bytes over that time; a flow that
+// did not complete has completion_ns 0 and goodput 0.
+inline boost::json::object flow_record(const std::string& src, const std::string& dst, std::uint64_t bytes,
+                                       std::uint64_t completion_ps) {
+    const double gbps =
+        completion_ps > 0 ? static_cast<double>(bytes) * 8 / (static_cast<double>(completion_ps) * 1e-3) : 0.0;
+    return {{"src", src},
+            {"dst", dst},
+            {"bytes", bytes},
+            {"completion_ns", static_cast<double>(completion_ps) / 1000.0},
+            {"goodput_gbps", gbps}};
+}
 
 // One pass of a polling loop: up to 64 completions of `cq` into `wcs` (cleared first); with none
 // there the CPU spends `poll_ps` (one empty pass). Returns whether anything came.

@@ -368,6 +368,21 @@ boost::json::object incast::fabric_results() const {
     o["flow_goodput_gbps"] = {{"min", goodput.empty() ? 0.0 : goodput.front()},
                               {"mean", goodput.empty() ? 0.0 : sum / static_cast<double>(goodput.size())},
                               {"max", goodput.empty() ? 0.0 : goodput.back()}};
+    // Every flow: sender k's QP q in round r (from the receiver's request to the data checked).
+    boost::json::array per_flow;
+    for (std::size_t k = 0; k < n; ++k) {
+        for (std::size_t r = 0; r < round_ps_.size(); ++r) {
+            for (std::uint32_t q = 0; q < cfg_.qps; ++q) {
+                boost::json::object f =
+                    flow_record(names_[static_cast<std::size_t>(cfg_.senders[k])],
+                                names_[static_cast<std::size_t>(cfg_.receiver)], chunk(), flow_ps_[k][r * cfg_.qps + q]);
+                f["round"] = r;
+                f["qp"] = q;
+                per_flow.push_back(std::move(f));
+            }
+        }
+    }
+    o["per_flow"] = std::move(per_flow);
     const double secs = static_cast<double>(last_end_ps_ - first_start_ps_) * 1e-12;
     boost::json::array hosts;
     for (std::size_t k = 0; k < n; ++k) {

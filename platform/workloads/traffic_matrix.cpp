@@ -254,6 +254,13 @@ boost::json::object traffic_matrix::fabric_results() const {
     o["flow_goodput_gbps"] = {{"min", goodput.empty() ? 0.0 : goodput.front()},
                               {"mean", goodput.empty() ? 0.0 : sum / static_cast<double>(goodput.size())},
                               {"max", goodput.empty() ? 0.0 : goodput.back()}};
+    boost::json::array per_flow;  // every flow, from its first post to its last byte checked
+    for (std::size_t f = 0; f < flows_.size(); ++f) {
+        per_flow.push_back(flow_record(names_[static_cast<std::size_t>(flows_[f].src)],
+                                       names_[static_cast<std::size_t>(flows_[f].dst)], cfg_.size * cfg_.messages,
+                                       flow_ps_[f]));
+    }
+    o["per_flow"] = std::move(per_flow);
     boost::json::array pairs;
     for (const matrix_flow& f : flows_) {
         pairs.push_back({names_[static_cast<std::size_t>(f.src)], names_[static_cast<std::size_t>(f.dst)]});

@@ -45,6 +45,26 @@ const std::vector<std::string> kStarIncast = {"topology.kind=star", "topology.ho
                                               "workload.qps=2", "workload.incast.size=32KiB",
                                               "workload.incast.rounds=4"};
 
+// The per-flow list: `count` flows, each complete with `bytes`, whose smallest and largest goodput are
+// the summary's min and max.
+void expect_per_flow(const boost::json::object& f, std::size_t count, std::uint64_t bytes) {
+    const auto& flows = f.at("per_flow").as_array();
+    ASSERT_EQ(flows.size(), count);
+    double lo = 1e300, hi = 0;
+    for (const auto& fl : flows) {
+        EXPECT_EQ(u64(fl.at("bytes")), bytes) << fl;
+        const double ns = fl.at("completion_ns").to_number<double>();
+        const double gbps = fl.at("goodput_gbps").to_number<double>();
+        ASSERT_GT(ns, 0.0) << fl;
+        EXPECT_NEAR(gbps, static_cast<double>(bytes) * 8 / ns, 1e-9 * gbps) << fl;
+        EXPECT_NE(fl.at("src"), fl.at("dst"));
+        lo = std::min(lo, gbps);
+        hi = std::max(hi, gbps);
+    }
+    EXPECT_DOUBLE_EQ(lo, f.at("flow_goodput_gbps").at("min").to_number<double>());
+    EXPECT_DOUBLE_EQ(hi, f.at("flow_goodput_gbps").at("max").to_number<double>());
+}
+
 TEST(Fabric, IncastOnAStarDeliversEveryByte) {
     const fabric_run r = run_fabric("incast_star", kStarIncast);
     ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
@@ -58,6 +78,7 @@ TEST(Fabric, IncastOnAStarDeliversEveryByte) {
     const auto& f = o.at("fabric_workload").as_object();
     EXPECT_EQ(u64(f.at("senders")), 7u);
     EXPECT_EQ(f.at("round_completion_ns").as_array().size(), 4u);
+    expect_per_flow(f, 7u * 4 * 2, 16384);  // 7 senders x 4 rounds x 2 QPs, 16 KiB each
     const auto& fc = f.at("flow_completion").as_object();
     EXPECT_LE(fc.at("p50").to_number<double>(), fc.at("p99").to_number<double>());
     EXPECT_LE(fc.at("p99").to_number<double>(), fc.at("max").to_number<double>());
@@ -206,6 +227,7 @@ TEST(Fabric, AllToAllOnAStar) {
     EXPECT_EQ(u64(o.at("integrity").at("bytes_checked")), 12u * 4 * 16384);
     const auto& f = o.at("fabric_workload").as_object();
     EXPECT_EQ(u64(f.at("flows")), 12u);
+    expect_per_flow(f, 12u, 8u * 16384);
     for (const auto& h : f.at("hosts").as_array()) {
         EXPECT_EQ(u64(h.at("bytes_sent")), 3u * 8 * 16384) << h;
         EXPECT_EQ(u64(h.at("bytes_received")), 3u * 8 * 16384) << h;
