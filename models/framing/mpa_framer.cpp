@@ -335,10 +335,8 @@ std::size_t mpa_framer::split_fpdu_reach(std::uint32_t conn) const {
     const auto it = conns_.find(conn);
     // The TLM datapath only: a probe through the RTL datapath would run its clocks for bytes that
     // mostly come to nothing.
-    const bool joins = params_.join_split_fpdus && params_.path == rx_path::markers &&
-                       params_.kind == framing_kind::mpa && datapath_->model() == datapath_model::tlm &&
-                       it != conns_.end() && it->second.full && !it->second.failed &&
-                       it->second.settings.rx_markers;
+    const bool joins = joins_configured() && datapath_->model() == datapath_model::tlm && it != conns_.end() &&
+                       it->second.full && !it->second.failed && it->second.settings.rx_markers;
     if (!joins) return 0;
     // The longest FPDU (RFC 5044 §4.1: a 16-bit ULPDU_Length, with padding, CRC and its Markers).
     // A frame straddling the segment's left edge starts at most one longest FPDU before it; the
@@ -456,7 +454,7 @@ void mpa_framer::report_stats(boost::json::object& out) const {
     out["ooo_ulpdu_bytes_placed"] = ooo_bytes_placed_;
     out["ooo_false_candidates"] = ooo_bad_candidates_;
     // Only when markers can join FPDUs split across out-of-order segments (new key, absent otherwise).
-    if (params_.join_split_fpdus && params_.path == rx_path::markers && params_.kind == framing_kind::mpa) {
+    if (joins_configured()) {
         out["ooo_split_fpdus_placed"] = ooo_split_fpdus_placed_;
     }
     out["ooo_refused_by_rdma"] = ooo_refused_;

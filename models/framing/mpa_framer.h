@@ -95,6 +95,10 @@ private:
     using fpdu_filter = std::function<bool(std::uint32_t pos, std::uint32_t wire)>;
     std::size_t place_fpdus(std::uint32_t conn, conn_state& st, std::uint32_t pos, const std::uint8_t* data,
                             std::size_t len, sc_core::sc_time& delay, const fpdu_filter& wanted = nullptr);
+    // Joining split FPDUs is asked for on a path that can do it (markers, MPA framing).
+    bool joins_configured() const {
+        return params_.join_split_fpdus && params_.path == rx_path::markers && params_.kind == framing_kind::mpa;
+    }
     // RFC 5044 §4.3: the marker-space position of the first FPDU that a Marker inside
     // [pos, pos+len) locates and that starts at or after pos; false when none does.
     bool locate_fpdu(const std::uint8_t* data, std::size_t len, std::uint32_t pos, std::uint32_t* start) const;

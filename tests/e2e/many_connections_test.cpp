@@ -21,6 +21,20 @@ boost::json::value run_ok(const std::string& tag, const std::vector<std::string>
     return read_json(results);
 }
 
+// `qps` QPs of 4 KiB Writes on one NIC pair, send regions shared, contexts behind the default cache.
+std::vector<std::string> many_qps(int qps, int iterations, const std::string& host_memory) {
+    const std::string n = std::to_string(qps);
+    return {"workload.qps=" + n,
+            "rnic.rdma.max_qp=" + n,
+            "rnic.tcp.max_connections=" + n,
+            "workload.sizes=[4096]",
+            "workload.iterations=" + std::to_string(iterations),
+            "workload.buffer=64MiB",
+            "host_memory.size=" + host_memory,
+            "rnic.buffer.send_regions=shared",
+            "rnic.context_cache.enabled=true"};
+}
+
 TEST(ManyConnections, ReservedRegionsRefuseWhatSharedOnesRun) {
     // 64 connections x 256 KiB of send region do not fit 4 MiB when carved...
     const sim_run refused = run_sim({"--set", "workload.qps=64", "--set", "workload.sizes=[4096]"});
@@ -47,10 +61,7 @@ TEST(ManyConnections, ReservedRegionsRefuseWhatSharedOnesRun) {
 // byte checked; one more QP is refused before simulation, naming the key.
 TEST(ManyConnections, FourThousandNinetySixQpsRunAndOneMoreIsRefused) {
     const boost::json::value v =
-        run_ok("qps4096", {"workload.qps=4096", "rnic.rdma.max_qp=4096", "rnic.tcp.max_connections=4096",
-                           "workload.sizes=[4096]", "workload.iterations=2", "workload.buffer=64MiB",
-                           "host_memory.size=512MiB", "rnic.buffer.send_regions=shared",
-                           "rnic.context_cache.enabled=true"});
+        run_ok("qps4096", many_qps(4096, 2, "512MiB"));
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
     EXPECT_EQ(u64(v.at("integrity").at("bytes_checked")), 4096u * 2 * 4096);  // every byte each QP wrote
     EXPECT_EQ(u64(v.at("workload").at("rows").at(0).at("iterations")), 4096u * 2);
@@ -69,10 +80,7 @@ TEST(ManyConnections, FourThousandNinetySixQpsRunAndOneMoreIsRefused) {
 
 TEST(ManyConnections, AThousandQpsBehindTheContextCache) {
     const boost::json::value v =
-        run_ok("qps1024", {"workload.qps=1024", "rnic.rdma.max_qp=1024", "rnic.tcp.max_connections=1024",
-                           "workload.sizes=[4096]", "workload.iterations=20", "workload.buffer=64MiB",
-                           "host_memory.size=256MiB", "rnic.buffer.send_regions=shared",
-                           "rnic.context_cache.enabled=true"});
+        run_ok("qps1024", many_qps(1024, 20, "256MiB"));
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
     EXPECT_EQ(u64(v.at("workload").at("rows").at(0).at("iterations")), 1024u * 20);
     const auto& cache = v.at("modules").at("b.rnic").at("rdma").at("context_cache").as_object();

@@ -1,0 +1,145 @@
+// The TCP engine's record of one offloaded connection (tcp_engine::connection): the proto state
+// machine, its send stream in buffer memory and what the engine keeps per connection. Private to
+// models/toe: the engine's sources (tcp_engine.cpp, tcp_engine_reassembly.cpp, tcp_engine_timers.cpp)
+// share it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <utility>
+
+#include "core/mem_access.h"
+#include "core/stream.h"
+#include "toe/tcp_engine.h"
+
+namespace rnic {
+
+namespace tcp = proto::tcp;
+namespace net = proto::net;
+
+namespace toe_detail {
+inline std::uint64_t time_ns(const sc_core::sc_time& t) { return to_ps(t) / 1000; }
+}  // namespace toe_detail
+
+// One offloaded connection: the proto state machine plus its send stream in buffer memory.
+class tcp_engine::connection : public tcp::Env {
+public:
+    connection(tcp_engine& engine, std::uint32_t id, const tcp::Config& cfg, std::uint64_t buffer_base,
+               std::uint32_t remote_ip)
+        : engine_(engine), id_(id), buffer_base_(buffer_base), buffer_size_(cfg.send_buffer),
+          remote_ip_(remote_ip), tcp_(cfg, *this) {}
+
+    // Every non-const use may move the connection's timers: the engine re-indexes its deadline at
+    // the next reschedule_timer() (const uses cannot change them).
+    tcp::Connection& tcp() {
+        engine_.note_touched(*this);
+        return tcp_;
+    }
+    const tcp::Connection& tcp() const { return tcp_; }
+    std::uint32_t id() const { return id_; }
+    std::uint32_t remote_ip() const { return remote_ip_; }
+    std::uint16_t local_port() const { return local_port_; }
+    std::uint16_t remote_port() const { return remote_port_; }
+    void set_ports(std::uint16_t local, std::uint16_t remote) {
+        local_port_ = local;
+        remote_port_ = remote;
+    }
+    std::uint64_t buffer_base() const { return buffer_base_; }
+
+    // The context delay of the current call (LT annotation relative to the kernel time).
+    sc_core::sc_time ctx_delay = sc_core::SC_ZERO_TIME;
+    // The state machine must not be re-entered from its own callbacks (deliver -> ... -> send).
+    int in_callback = 0;
+    std::size_t deferred = 0;
+    bool close_deferred = false;
+    std::uint64_t rx_buffered = 0;  // out-of-order bytes held in NIC buffer memory
+    std::uint64_t rx_buffered_peak = 0;  // the most of them at once (the shared pool's peak is the buffer's)
+    std::uint64_t sent_high = 0;    // send-stream offset below which every byte went out at least once
+    bool tx_waiting = false;        // in the engine's queue of connections waiting for link room
+    bool touched = false;           // in the engine's list of connections to re-index
+    std::uint64_t indexed_deadline = std::numeric_limits<std::uint64_t>::max();  // its key in deadlines_
+    // Link-paced generation: when each append's bytes were there (its end offset, its time), so that
+    // a segment built later, when the link has room, never leaves before its bytes arrived.
+    std::deque<std::pair<std::uint64_t, sc_core::sc_time>> appended_at;
+
+    // How each FPDU of the send stream can be rebuilt from host memory (retransmit_from_host).
+    struct fpdu_record {
+        std::uint64_t stream_off = 0;
+        std::uint32_t length = 0;       // bytes on the wire
+        std::uint64_t host_addr = 0;    // payload in host memory; 0: not refetchable
+        std::uint32_t payload_len = 0;
+        std::uint32_t header_len = 0;
+        std::uint8_t header[32] = {};
+        std::uint32_t fpdu_pos = 0;
+        bool markers = false, crc = false;
+    };
+    std::deque<fpdu_record> records;
+
+    // Releases buffer-memory occupancy up to `offset` (at ack, or at first transmission when the
+    // retransmit source is host memory).
+    void release_until(std::uint64_t offset) {
+        if (offset > released_) {
+            engine_.buffer_.release_send(offset - released_);
+            released_ = offset;
+        }
+    }
+
+    // Appends send-stream bytes at the stream's end into the ring in buffer memory.
+    void append(const std::uint8_t* data, std::size_t len, sc_core::sc_time& delay) {
+        std::size_t done = 0;
+        while (done < len) {
+            const std::uint64_t pos = (appended_ + done) % buffer_size_;
+            const std::size_t chunk = std::min<std::size_t>(len - done, buffer_size_ - pos);
+            mem_write(engine_.buf_out, buffer_base_ + pos, data + done, chunk, delay);
+            done += chunk;
+        }
+        appended_ += len;
+        engine_.buffer_.hold_send(len);
+        tx_held_peak = std::max(tx_held_peak, appended_ - released_);
+    }
+    std::uint64_t tx_held_peak = 0;  // most send-stream bytes held in its region at once
+    std::uint64_t appended() const { return appended_; }
+
+    // tcp::Env
+    void transmit(const net::TcpHeader& header, std::uint64_t stream_offset, std::size_t len) override {
+        engine_.transmit_segment(*this, header, stream_offset, len);
+    }
+    bool may_transmit() override { return engine_.may_transmit(*this); }
+    void deliver(const std::uint8_t* data, std::size_t len) override {
+        stream_ext ext;
+        ext.conn = id_;
+        sc_core::sc_time d = ctx_delay;
+        send_stream(engine_.stream_rx_out, ext, data, len, d);
+    }
+    void acked(std::uint64_t acked_offset) override {
+        release_until(acked_offset);
+        while (!records.empty() && records.front().stream_off + records.front().length <= acked_offset) {
+            records.pop_front();
+        }
+        engine_.tx_progress_out->on_tx_acked(id_, acked_offset, ctx_delay);
+    }
+    void state_changed(tcp::State from, tcp::State to) override {
+        RNIC_LOG_AT(debug, toe, to_ps(sc_core::sc_time_stamp() + ctx_delay), engine_.name(),
+                    "connection " << id_ << ": " << tcp::to_string(from) << " -> " << tcp::to_string(to));
+        if (to == tcp::State::established) {
+            engine_.conn_events_out->on_tcp_event(id_, toe_event::established, local_port_);
+        } else if (to == tcp::State::closed || to == tcp::State::close_wait) {
+            // CLOSE-WAIT: the peer closed its direction; the RDMAP stream is over (RFC 5040 §6.2).
+            engine_.conn_events_out->on_tcp_event(
+                id_, from == tcp::State::syn_sent ? toe_event::failed : toe_event::closed, local_port_);
+        }
+    }
+
+private:
+    tcp_engine& engine_;
+    std::uint32_t id_;
+    std::uint64_t buffer_base_;
+    std::uint64_t buffer_size_;
+    std::uint32_t remote_ip_;
+    std::uint16_t local_port_ = 0, remote_port_ = 0;
+    std::uint64_t appended_ = 0, released_ = 0;
+    tcp::Connection tcp_;
+};
+
+}  // namespace rnic

@@ -1,0 +1,81 @@
+// The TCP engine's out-of-order receive path: what an out-of-order segment may keep in NIC buffer
+// memory once the framer has placed what it could, FPDUs joined across segments (markers), and the
+// reassembly accounting against the shared pool.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "core/sim_log.h"
+#include "toe/tcp_engine_connection.h"
+
+namespace rnic {
+
+using toe_detail::time_ns;
+
+bool tcp_engine::admit_out_of_order(connection& c, const net::ParsedTcpFrame& f, const std::uint8_t* payload,
+                                    sc_core::sc_time& delay) {
+    if (f.payload_len == 0 || c.tcp().state() != tcp::State::established) return true;
+    const std::uint64_t delivered = c.tcp().receive_stream_delivered();
+    const std::uint32_t rcv_nxt = c.tcp().irs() + 1 + static_cast<std::uint32_t>(delivered);
+    const auto ahead = static_cast<std::int32_t>(f.tcp.seq - rcv_nxt);
+    if (ahead <= 0) return true;  // in order (or old data that TCP will trim)
+    ++rx_ooo_segments_;
+    // The receive path decides what needs NIC buffer: with markers or the alignment assumption,
+    // whole FPDUs found in the segment are placed straight into host memory.
+    const std::size_t placed =
+        ooo_out->place_out_of_order(c.id(), delivered + static_cast<std::uint64_t>(ahead), payload, f.payload_len, delay);
+    const std::size_t need = placed >= f.payload_len ? 0 : f.payload_len - placed;
+    if (need > buffer_.rx_free()) {
+        // No room to hold it: drop it as if lost; the peer retransmits (TCP recovers).
+        ++rx_drops_buffer_full_;
+        RNIC_MLOG_D(debug, toe, delay, "connection " << c.id() << ": NIC buffer full, out-of-order segment dropped");
+        return false;
+    }
+    if (placed < f.payload_len) join_split_fpdus(c, delivered + ahead, payload, f.payload_len, delay);
+    return true;
+}
+
+void tcp_engine::join_split_fpdus(connection& c, std::uint64_t seg, const std::uint8_t* payload, std::size_t len,
+                                  sc_core::sc_time& delay) {
+    // RFC 5044 Appendix A: FPDUs cut by the segment's edges may be whole together with the
+    // out-of-order bytes already held on either side; the framer places those. It needs at most
+    // `reach` held bytes on each side, however long the held run is.
+    const std::size_t reach = ooo_out->split_fpdu_reach(c.id());
+    if (reach == 0) return;
+    const std::uint64_t seg_end = seg + len;
+    const std::uint64_t from = std::max(c.tcp().held_run_start(seg), seg > reach ? seg - reach : 0);
+    const std::uint64_t to = std::min(c.tcp().held_run_end(seg_end), seg_end + reach);
+    if (from == seg && to == seg_end) return;  // nothing held next to it
+    join_scratch_.resize(static_cast<std::size_t>(to - from));
+    if (!c.tcp().copy_held(from, seg, join_scratch_.data()) ||
+        !c.tcp().copy_held(seg_end, to, join_scratch_.data() + (seg_end - from))) {
+        return;
+    }
+    std::memcpy(join_scratch_.data() + (seg - from), payload, len);
+    ooo_out->place_split_fpdus(c.id(), from, join_scratch_.data(), join_scratch_.size(), seg, len, delay);
+}
+
+void tcp_engine::account_reassembly(connection& c, sc_core::sc_time& delay) {
+    const std::uint64_t ooo = c.tcp().out_of_order_bytes();
+    const std::uint64_t placed = ooo_out->placed_pending(c.id());
+    const std::uint64_t buffered = ooo > placed ? ooo - placed : 0;
+    if (buffered > c.rx_buffered) {
+        const std::uint64_t more = buffered - c.rx_buffered;
+        if (!buffer_.reserve_rx(more)) {
+            // Admission checked the space; a retransmission overlapping held data can still differ
+            // by a few bytes. Account what fits.
+            buffer_.reserve_rx(buffer_.rx_free());
+        }
+        rx_bytes_buffered_ += more;
+        buffer_.charge(more, delay);  // written into the reassembly store
+    } else if (buffered < c.rx_buffered) {
+        const std::uint64_t less = c.rx_buffered - buffered;
+        buffer_.release_rx(less);
+        buffer_.charge(less, delay);  // read back out when the hole was filled
+    }
+    c.rx_buffered = buffered;
+    c.rx_buffered_peak = std::max(c.rx_buffered_peak, buffered);
+}
+
+}  // namespace rnic
