@@ -191,6 +191,28 @@ TEST(SharedBuffer, PfcHeadroomAbsorbsWhatTheSharedPartRefuses) {
     EXPECT_TRUE(buf.admit(0, 1, 1000).admitted());
 }
 
+TEST(SharedBuffer, PfcResumesOnlyOnceTheHeadroomHasDrained) {
+    // The shared part refuses ingress 0's fourth frame (the egress threshold), which pauses it with
+    // ingress 0 far below xon; the resume waits until that headroom frame has left as well.
+    shared_buffer_config c = config(2, 10000, 1.0);
+    c.pfc = true;
+    c.pfc_xoff = 50000;
+    c.pfc_xon = 3000;
+    c.pfc_headroom = 2000;
+    shared_buffer buf(c);
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(buf.admit(0, 1, 1000).charged, part::shared);
+    const auto a = buf.admit(0, 1, 1000);
+    ASSERT_EQ(a.charged, part::headroom);
+    ASSERT_EQ(a.pfc, pfc_signal::xoff);
+    // 3000, then 2000 and 1000 bytes of ingress 0 left: below xon, but the headroom still holds 1000.
+    EXPECT_EQ(buf.release(0, 1, 1000, part::shared), pfc_signal::none);
+    EXPECT_EQ(buf.release(0, 1, 1000, part::shared), pfc_signal::none);
+    EXPECT_EQ(buf.release(0, 1, 1000, part::shared), pfc_signal::none);
+    EXPECT_EQ(buf.ingress_headroom_bytes(0), 1000u);
+    EXPECT_EQ(buf.release(0, 1, 1000, part::headroom), pfc_signal::xon);
+    EXPECT_EQ(buf.ingress_headroom_bytes(0), 0u);
+}
+
 TEST(SharedBuffer, PfcRefusedByAFullHeadroomStillPauses) {
     shared_buffer_config c = config(2, 10000, 1.0);
     c.pfc = true;
