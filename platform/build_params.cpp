@@ -42,7 +42,8 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.tcp.mtu = u32(s, "link.mtu");
     // A NIC on a switch with PFC honours its pauses (flow control negotiated on the port).
     n.tcp.honour_pause = s.get_string("topology.kind") != "back_to_back" && s.get_bool("switch.pfc.enabled");
-    n.tcp.line_rate_bps = s.get_rate_bps("link.rate");
+    // The NIC's MAC runs at its own link's rate (a pause lasts quanta x 512 bit times of it).
+    n.tcp.line_rate_bps = s.get_rate_bps(host_link_key(s, host_index, "rate"));
     n.tcp.tx_ahead_frames = u32(s, "rnic.tcp.tx_ahead_frames");
     n.tcp.send_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.send_buffer"));
     n.tcp.receive_buffer = static_cast<std::uint32_t>(s.get_size("rnic.tcp.receive_buffer"));
@@ -122,7 +123,6 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     return p;
 }
 
-namespace {
 fault_config build_faults(const config::Scenario& s, const std::string& d) {
     fault_config f;
     f.loss = s.get_number(d + ".loss");
@@ -139,11 +139,11 @@ fault_config build_faults(const config::Scenario& s, const std::string& d) {
     const std::string trace = s.get_string(d + ".loss_trace");
     std::string error;
     if (!trace.empty() && !load_loss_trace(trace, &f.trace_drops, &error)) {
-        throw config::ScenarioError(s.origin() + ": " + d + ".loss_trace: " + error);
+        // Name the key that gave the file: an unset per-host key reads it from link.*.
+        throw config::ScenarioError(s.origin() + ": " + s.value_key(d + ".loss_trace") + ": " + error);
     }
     return f;
 }
-}  // namespace
 
 ethernet_link_params build_link_params(const config::Scenario& s) {
     ethernet_link_params p;
@@ -152,6 +152,25 @@ ethernet_link_params build_link_params(const config::Scenario& s) {
     p.mtu = u32(s, "link.mtu");
     p.a_to_b = build_faults(s, "link.a_to_b");
     p.b_to_a = build_faults(s, "link.b_to_a");
+    p.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    return p;
+}
+
+std::string host_link_key(const config::Scenario& s, int host_index, const std::string& what) {
+    const std::string own = "hosts." + std::to_string(host_index) + ".link";
+    if (s.has(own)) return own + "." + what;  // its unset keys read link.* (hosts.<i>.link inherits)
+    if (what == "to_switch") return "link.a_to_b";
+    if (what == "from_switch") return "link.b_to_a";
+    return "link." + what;
+}
+
+ethernet_link_params build_host_link_params(const config::Scenario& s, int host_index) {
+    ethernet_link_params p;
+    p.rate_bps = s.get_rate_bps(host_link_key(s, host_index, "rate"));
+    p.propagation = t(s, host_link_key(s, host_index, "propagation"));
+    p.mtu = u32(s, "link.mtu");
+    p.a_to_b = build_faults(s, host_link_key(s, host_index, "to_switch"));
+    p.b_to_a = build_faults(s, host_link_key(s, host_index, "from_switch"));
     p.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
     return p;
 }

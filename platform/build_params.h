@@ -19,7 +19,17 @@ namespace rnic::platform {
 host_params build_host_params(const config::Scenario& s, int host_index);
 // Host memory and host-bus parameters (build_host_params.cpp).
 void build_host_side_params(const config::Scenario& s, host_memory_params& memory, pcie_params& pcie);
+// The one link of back_to_back (link.*; port a is host a).
 ethernet_link_params build_link_params(const config::Scenario& s);
+// Faults of one direction of a link from the fault keys under `prefix` (link.a_to_b,
+// hosts.3.link.to_switch, topology.uplink.up, ...); an unreadable loss trace throws naming its key.
+fault_config build_faults(const config::Scenario& s, const std::string& prefix);
+// The key of host i's link setting `what` ("rate", "propagation", "to_switch", "from_switch") in a
+// star or leaf_spine: under hosts.<i>.link where the hosts array names host i (whose unset keys read
+// link.*), the link.* key itself for a derived host.
+std::string host_link_key(const config::Scenario& s, int host_index, const std::string& what);
+// Host i's link to its switch (port a: the host); the seed is the caller's (one per link).
+ethernet_link_params build_host_link_params(const config::Scenario& s, int host_index);
 write_bw_config build_write_bw_config(const config::Scenario& s);
 mixed_config build_mixed_config(const config::Scenario& s);
 probe_config build_probe_config(const config::Scenario& s);

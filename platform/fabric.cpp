@@ -46,7 +46,13 @@ fabric::fabric(const config::Scenario& s, const std::vector<host_system*>& hosts
     : kind_(s.get_string("topology.kind")) {
     const std::size_t n = hosts.size();
     for (host_system* h : hosts) host_names_.push_back(h->name());
-    const double host_rate = s.get_rate_bps("link.rate");
+    // Host i's link (hosts.<i>.link, or link.* for what it leaves unset); the switch port facing the
+    // host runs at that link's rate.
+    std::vector<ethernet_link_params> links;
+    for (std::size_t i = 0; i < n; ++i) {
+        links.push_back(build_host_link_params(s, static_cast<int>(i)));
+        links.back().seed = link_seed(s, i);
+    }
     if (!pcap.empty() && pcap.find("%h") == std::string::npos) {
         pcaps_.push_back(std::make_unique<proto::PcapWriter>());
         std::string error;
@@ -55,10 +61,11 @@ fabric::fabric(const config::Scenario& s, const std::vector<host_system*>& hosts
     if (kind_ == "star") {
         // Only the ports in use are built: an idle port changes nothing (the buffer is shared, and
         // topology.switch_ports bounds how many there may be).
-        switches_.push_back(
-            std::make_unique<ethernet_switch>("switch", switch_params(s, "switch", std::vector<double>(n, host_rate))));
+        std::vector<double> rates;
+        for (const ethernet_link_params& l : links) rates.push_back(l.rate_bps);
+        switches_.push_back(std::make_unique<ethernet_switch>("switch", switch_params(s, "switch", rates)));
         for (std::size_t i = 0; i < n; ++i) {
-            join(*hosts[i], *switches_[0], static_cast<int>(i), i, s, pcap);
+            join(*hosts[i], *switches_[0], static_cast<int>(i), i, links[i], pcap);
             switches_[0]->add_route(stations[i].mac, {static_cast<int>(i)});
         }
         return;
@@ -70,8 +77,8 @@ fabric::fabric(const config::Scenario& s, const std::vector<host_system*>& hosts
     const std::size_t per_leaf = n / leaves;
     const double up_rate = s.get_rate_bps("topology.uplink.rate");
     for (std::size_t l = 0; l < leaves; ++l) {
-        std::vector<double> rates(per_leaf + spines, host_rate);
-        for (std::size_t k = 0; k < spines; ++k) rates[per_leaf + k] = up_rate;
+        std::vector<double> rates(per_leaf + spines, up_rate);
+        for (std::size_t j = 0; j < per_leaf; ++j) rates[j] = links[l * per_leaf + j].rate_bps;
         const std::string name = "leaf" + std::to_string(l);
         switches_.push_back(std::make_unique<ethernet_switch>(name.c_str(), switch_params(s, name, rates)));
     }
@@ -83,8 +90,8 @@ fabric::fabric(const config::Scenario& s, const std::vector<host_system*>& hosts
     ethernet_link_params up = build_link_params(s);
     up.rate_bps = up_rate;
     up.propagation = from_ps(s.get_time_ps("topology.uplink.propagation"));
-    up.a_to_b = fault_config{};
-    up.b_to_a = fault_config{};
+    up.a_to_b = build_faults(s, "topology.uplink.up");  // port a is the leaf
+    up.b_to_a = build_faults(s, "topology.uplink.down");
     for (std::size_t l = 0; l < leaves; ++l) {
         for (std::size_t k = 0; k < spines; ++k) {
             ethernet_switch& leaf = *switches_[l];
@@ -103,7 +110,7 @@ fabric::fabric(const config::Scenario& s, const std::vector<host_system*>& hosts
     for (std::size_t k = 0; k < spines; ++k) uplink_ports.push_back(static_cast<int>(per_leaf + k));
     for (std::size_t i = 0; i < n; ++i) {
         const std::size_t l = i / per_leaf;
-        join(*hosts[i], *switches_[l], static_cast<int>(i % per_leaf), i, s, pcap);
+        join(*hosts[i], *switches_[l], static_cast<int>(i % per_leaf), i, links[i], pcap);
         for (std::size_t other = 0; other < leaves; ++other) {
             // Its own leaf delivers; every other leaf sends it up any spine (ECMP per flow).
             if (other == l) switches_[other]->add_route(stations[i].mac, {static_cast<int>(i % per_leaf)});
@@ -115,10 +122,8 @@ fabric::fabric(const config::Scenario& s, const std::vector<host_system*>& hosts
 
 fabric::~fabric() = default;
 
-void fabric::join(host_system& host, ethernet_switch& sw, int port, std::size_t index, const config::Scenario& s,
+void fabric::join(host_system& host, ethernet_switch& sw, int port, std::size_t index, const ethernet_link_params& p,
                   const std::string& pcap) {
-    ethernet_link_params p = build_link_params(s);
-    p.seed = link_seed(s, index);
     const std::string name = "link_" + host_names_[index];
     host_links_.push_back(std::make_unique<ethernet_link>(name.c_str(), p));
     ethernet_link& link = *host_links_.back();

@@ -31,7 +31,7 @@ public:
     boost::json::object describe() const;             // kind, hosts, which switch port each host is on
 
 private:
-    void join(host_system& host, ethernet_switch& sw, int port, std::size_t index, const config::Scenario& s,
+    void join(host_system& host, ethernet_switch& sw, int port, std::size_t index, const ethernet_link_params& p,
               const std::string& pcap);
 
     std::string kind_;

@@ -34,22 +34,9 @@ void declare_link(config::Node& root) {
               0, 1_s);
     link.integer("mtu", 1500, "IP MTU in bytes (standard Ethernet 1500, jumbo up to 9000)", 576, 9000);
     for (const char* dir : {"a_to_b", "b_to_a"}) {
-        auto& f = link.object(dir, std::string("Faults on frames from host ") + dir[0] + " to host " + dir[5] +
-                                       " (each seeded from simulation.seed)");
-        f.number("loss", 0, "Probability that a frame is lost", 0, 1);
-        auto& ge = f.object("burst", "Gilbert-Elliott bursty loss (two states, per-frame transitions)");
-        ge.number("good_to_bad", 0, "Probability of moving to the bad state (0 disables the model)", 0, 1);
-        ge.number("bad_to_good", 1, "Probability of leaving the bad state", 0, 1);
-        ge.number("loss_good", 0, "Loss probability in the good state", 0, 1);
-        ge.number("loss_bad", 1, "Loss probability in the bad state", 0, 1);
-        f.string("loss_trace", "", "File of frame numbers (1-based, one per line) to drop, e.g. traces/loss-burst.txt");
-        f.number("reorder", 0, "Probability that a frame is held back (and so overtaken)", 0, 1);
-        f.time("reorder_delay", "5us", "How long a held-back frame is delayed", 0, 1_s);
-        f.number("duplicate", 0, "Probability that a frame arrives twice", 0, 1);
-        f.number("corrupt", 0, "Probability that one bit of a frame flips", 0, 1);
-        f.boolean("corrupt_fixes_checksum", false,
-                  "The corrupting middlebox rewrites the TCP/IP checksums, leaving the damage to the MPA CRC");
-        f.number("resegment", 0, "Probability that a middlebox splits a TCP data segment at a random byte", 0, 1);
+        declare_faults(link.object(dir, std::string("Faults on frames from host ") + dir[0] + " to host " + dir[5] +
+                                            " (each seeded from simulation.seed)"),
+                       "");
     }
 }
 
@@ -65,6 +52,7 @@ void declare_hosts(config::Node& root) {
                      "This RNIC's ready-to-receive messages when they differ from rnic.mpa.rtr (two NICs with no "
                      "RTR option in common, RFC 6581 §9.2)",
                      {"same", "write,read", "write", "read"});
+    declare_host_link(host);
 }
 
 // Host b replaced by a real machine behind a socket bridge (models/link/socket_bridge.h), e.g. a

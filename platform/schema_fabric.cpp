@@ -25,9 +25,12 @@ void declare_topology(config::Node& root) {
     topo.integer("switch_ports", 64, "Ports of each switch (a 64-port 100GbE ASIC)", 2, 512);
     topo.integer("leaves", 2, "leaf_spine: leaf switches; each carries topology.hosts / leaves hosts", 1, 256);
     topo.integer("spines", 2, "leaf_spine: spine switches; every leaf has one uplink to each", 1, 256);
-    auto& up = topo.object("uplink", "leaf_spine: the links between leaves and spines (no faults)");
+    auto& up = topo.object("uplink", "leaf_spine: the links between leaves and spines");
     up.rate("rate", "100Gbps", "Line rate of a leaf-spine link", 1e6, 1.6e12);
     up.time("propagation", "100ns", "One-way propagation of a leaf-spine link (about 20 m of fibre)", 0, 1_s);
+    // Every uplink takes the same faults, each drawing from its own seeded generators.
+    declare_faults(up.object("up", "Faults on frames from a leaf to a spine, on every uplink"), "");
+    declare_faults(up.object("down", "Faults on frames from a spine to a leaf, on every uplink"), "");
 }
 
 void declare_switch(config::Node& root) {
@@ -66,6 +69,13 @@ std::string check_identities(const config::Scenario& s) {
     const int n = host_count(s);
     const std::size_t named = s.array_size("hosts");
     if (named > static_cast<std::size_t>(n)) {
+        for (std::size_t i = static_cast<std::size_t>(n); i < named; ++i) {
+            const std::string key = host_link_key_set(s, i);
+            if (!key.empty()) {
+                return key + ": host " + std::to_string(i) + " does not exist (topology.hosts is " +
+                       std::to_string(n) + ")";
+            }
+        }
         return "hosts: " + std::to_string(named) + " hosts named but the topology has " + std::to_string(n) +
                " (topology.hosts)";
     }
@@ -148,7 +158,8 @@ std::string check_topology(const config::Scenario& s) {
         return "switch.pfc.xon: " + std::to_string(s.get_size("switch.pfc.xon")) + " bytes is above switch.pfc.xoff (" +
                std::to_string(s.get_size("switch.pfc.xoff")) + ")";
     }
-    return check_identities(s);
+    const std::string links = check_host_links(s);
+    return links.empty() ? check_identities(s) : links;
 }
 
 }  // namespace rnic::platform

@@ -13,6 +13,15 @@ void declare_host_memory(config::Node& root);  // schema_host.cpp
 void declare_pcie(config::Node& root);         // schema_host.cpp
 void declare_topology(config::Node& root);     // schema_fabric.cpp
 void declare_switch(config::Node& root);       // schema_fabric.cpp
+// The fault keys of one direction of a link under `f`; with `inherit` (e.g. "link.a_to_b") each key
+// inherits the key of the same name there while unset.
+void declare_faults(config::Node& f, const std::string& inherit);  // schema_links.cpp
+// hosts.<i>.link: a fabric host's own link (rate, propagation, to_switch and from_switch faults).
+void declare_host_link(config::Node& host);  // schema_links.cpp
+// The first hosts.<host>.link key the scenario sets ("" if none).
+std::string host_link_key_set(const config::Scenario& s, std::size_t host);  // schema_links.cpp
+// Refuses per-host link keys where a host has no link of its own (back_to_back).
+std::string check_host_links(const config::Scenario& s);  // schema_links.cpp
 // Refuses a topology that cannot be built (host count, ports, leaves, duplicate identities).
 std::string check_topology(const config::Scenario& s);  // schema_fabric.cpp
 

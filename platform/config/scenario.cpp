@@ -231,7 +231,9 @@ void apply_override(const Node& root, json::value& run_root, json::value& canon_
   json::value value;
   if (auto parsed = try_parse_strict_json(value_text)) {
     value = std::move(*parsed);
-    if (string_like(node->kind()) && !value.is_string()) value = json::string(value_text);
+    // null unsets an inheriting leaf; for any other string-like key it is the plain text "null".
+    const bool unset = value.is_null() && !node->inherited_from().empty();
+    if (string_like(node->kind()) && !value.is_string() && !unset) value = json::string(value_text);
   } else {
     value = json::string(value_text);
   }
@@ -333,6 +335,8 @@ Scenario::Found Scenario::lookup(const std::string& path, const char* caller) co
 
 Scenario::Found Scenario::lookup_leaf(const std::string& path, const char* caller, Kind kind, Kind alt) const {
   Found f = lookup(path, caller);
+  // Unset: read the key it inherits (Schema::verify made sure that one does not inherit in turn).
+  if (f.canonical->is_null() && !f.node->inherited_from().empty()) f = lookup(f.node->inherited_from(), caller);
   if (f.node->kind() != kind && f.node->kind() != alt) {
     throw std::logic_error(std::string("Scenario::") + caller + "(\"" + path + "\"): " + path + " is " +
                            a_kind(f.node->kind()) + ", not " + a_kind(kind));
@@ -390,6 +394,13 @@ bool Scenario::has(const std::string& path) const {
   } catch (const std::logic_error&) {
     return false;
   }
+}
+
+bool Scenario::is_set(const std::string& path) const { return !lookup(path, "is_set").canonical->is_null(); }
+
+std::string Scenario::value_key(const std::string& path) const {
+  const Found f = lookup(path, "value_key");
+  return f.canonical->is_null() && !f.node->inherited_from().empty() ? f.node->inherited_from() : path;
 }
 
 const json::value& Scenario::get_json(const std::string& path) const { return *lookup(path, "get_json").run; }

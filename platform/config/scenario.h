@@ -27,6 +27,7 @@
 //
 // Access: getters take dotted paths into the validated tree. Asking for a path the schema does not have, an array
 // index that does not exist, or the wrong kind (get_int on a time) is a programming error: std::logic_error.
+// An inheriting leaf left unset (null; Node::inherits) reads as the key it inherits.
 // get_number also accepts integer keys; get_string also accepts enumeration keys; array_size works on arrays and
 // size lists. A Scenario keeps the schema's node tree alive (shared), so it may outlive the Schema object.
 #pragma once
@@ -70,6 +71,11 @@ class Scenario {
   std::size_t array_size(const std::string& path) const;
   // Whether `path` names an existing key or element (e.g. to probe "hosts.2").
   bool has(const std::string& path) const;
+  // Whether the leaf at `path` has a value of its own: false only for an inheriting leaf left unset.
+  bool is_set(const std::string& path) const;
+  // The key whose value the getters return for `path`: `path`, or the key an unset inheriting leaf inherits
+  // (for messages about the value, e.g. a loss trace that cannot be read).
+  std::string value_key(const std::string& path) const;
   // The subtree at `path` as it appears in as_run() (user notation); "" for the whole tree.
   const boost::json::value& get_json(const std::string& path) const;
 

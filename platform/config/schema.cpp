@@ -249,6 +249,14 @@ Node& Node::allowed(std::vector<std::int64_t> values) {
   return *this;
 }
 
+Node& Node::inherits(const std::string& path) {
+  if (!is_leaf()) throw std::logic_error("schema: " + path_ + ": inherits() needs a leaf, not " + kind_name(kind_));
+  if (path.empty()) throw std::logic_error("schema: " + path_ + ": inherits() without a key");
+  inherits_ = path;
+  default_ = nullptr;
+  return *this;
+}
+
 Node& Node::element() {
   if (kind_ != Kind::kArray) require(Kind::kArray, "element()");
   return *element_;
@@ -300,6 +308,11 @@ std::string Node::constraint() const {
 }
 
 std::string Node::expectation() const {
+  const std::string own = own_expectation();
+  return inherits_.empty() ? own : own + ", or null for the value of " + inherits_;
+}
+
+std::string Node::own_expectation() const {
   switch (kind_) {
     case Kind::kObject: {
       std::string keys;
@@ -342,6 +355,7 @@ std::string Node::check_leaf(const json::value& v, json::value* canonical) const
     if (canonical != nullptr) *canonical = std::move(c);
     return std::string();
   };
+  if (v.is_null() && !inherits_.empty()) return store(nullptr);  // unset: the getters read inherits_
   switch (kind_) {
     case Kind::kBoolean:
       if (!v.is_bool()) return type_error(expectation());
@@ -425,7 +439,39 @@ std::string Node::check_leaf(const json::value& v, json::value* canonical) const
 
 Schema::Schema() : root_(std::make_shared<Node>(Kind::kObject, "", "A scenario")) {}
 
+namespace {
+
+// The leaf at a dotted path through objects only ("" if there is none).
+const Node* object_leaf(const Node& root, const std::string& path) {
+  const Node* n = &root;
+  std::size_t start = 0;
+  while (n != nullptr && n->kind() == Kind::kObject) {
+    const std::size_t dot = path.find('.', start);
+    n = n->field(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return n != nullptr && n->is_leaf() && n->path() == path ? n : nullptr;
+}
+
+void verify_inheritance(const Node& root, const Node& node) {
+  for (const Node::Field& f : node.fields()) {
+    const Node& n = *f.node;
+    if (n.kind() == Kind::kObject) verify_inheritance(root, n);
+    if (n.kind() == Kind::kArray) verify_inheritance(root, n.element());
+    if (n.inherited_from().empty()) continue;
+    const Node* from = object_leaf(root, n.inherited_from());
+    if (from == nullptr || from->kind() != n.kind() || !from->inherited_from().empty()) {
+      throw std::logic_error("schema: " + n.path() + ": inherits " + n.inherited_from() +
+                             ", which is not a non-inheriting " + kind_name(n.kind()) + " key outside arrays");
+    }
+  }
+}
+
+}  // namespace
+
 void Schema::verify() const {
+  verify_inheritance(*root_, *root_);
   try {
     (void)Scenario::from_string(*this, "{}", "(schema defaults)", {});
   } catch (const ScenarioError& e) {
@@ -443,7 +489,9 @@ void collect(const Node& node, std::vector<Row>& rows) {
   for (const Node::Field& f : node.fields()) {
     const Node& n = *f.node;
     Row r{n.path(), kind_name(n.kind()), "", n.constraint(), n.description()};
-    if (n.is_leaf() || n.kind() == Kind::kSizeList) {
+    if (!n.inherited_from().empty()) {
+      r.default_text = "as " + n.inherited_from();
+    } else if (n.is_leaf() || n.kind() == Kind::kSizeList) {
       r.default_text = to_compact_json(n.default_value());
     } else if (n.kind() == Kind::kArray && !n.default_value().is_null()) {
       r.default_text = to_compact_json(n.default_value());

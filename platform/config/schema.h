@@ -25,6 +25,10 @@
 //   wl.enumeration("type", "write", "RDMA verb", {"send", "write", "read"});
 //   wl.size_list("sizes", {64, "4KiB", "1MiB"}, "Message sizes", 1, 1_GiB, 1, 64);
 //
+// A leaf may inherit another key's value while it is not set (`inherits`): its default is then null, a file or
+// override may write null to unset it again, and the getters read the key it inherits, e.g.
+//   host.rate("rate", "100Gbps", "This host's line rate").inherits("link.rate");
+//
 // Declaration errors (duplicate or malformed names, defaults that violate their own bounds, builder calls on the
 // wrong kind of node) throw std::logic_error immediately: they are programming errors.
 // Keys may not contain '.', '=' or blanks and may not be all digits (dotted paths use numbers as array indices).
@@ -108,6 +112,10 @@ class Node {
   // ---- Refining. ----
   // Integer leaves: the value must also be one of `values` (e.g. PCIe lane counts {1, 2, 4, 8, 16}).
   Node& allowed(std::vector<std::int64_t> values);
+  // Leaves: while unset (JSON null, which becomes the default) the value is that of the leaf at `path`, a dotted
+  // key outside any array, of the same kind, that does not inherit itself (Schema::verify checks). The getters
+  // follow it; Scenario::is_set tells whether the key has a value of its own. Its own range still applies.
+  Node& inherits(const std::string& path);
   // Array nodes: the element schema (an object node; declare its fields on it).
   Node& element();
   // Array nodes: the content used when the key is omitted (validated like user input when a scenario is loaded;
@@ -127,6 +135,8 @@ class Node {
   std::size_t max_length() const { return max_length_; }
   // Leaves: the default in user notation; arrays: the explicit default (null if none); objects: null.
   const boost::json::value& default_value() const { return default_; }
+  // Leaves: the key an unset value stands for ("" if the leaf does not inherit).
+  const std::string& inherited_from() const { return inherits_; }
 
   // What a valid value looks like, e.g. `an integer in [1, 16]`, `one of "send", "write"`,
   // `a time such as "500ns" (units ps, ns, us, ms, s) in [0ps, 1ms]`.
@@ -144,6 +154,7 @@ class Node {
   std::unique_ptr<Node> make_child(Kind kind, const std::string& name, const std::string& description) const;
   void require(Kind kind, const char* what) const;
   void check_own_default();
+  std::string own_expectation() const;  // expectation() without what null means for an inheriting leaf
 
   Kind kind_;
   std::string path_;
@@ -161,6 +172,7 @@ class Node {
   std::uint64_t u_min_ = 0;
   std::uint64_t u_max_ = kU64Max;
   std::vector<std::string> choices_;
+  std::string inherits_;
 };
 
 // A cross-field rule, run after defaults and overrides are applied. Returns "" if satisfied, otherwise a message
@@ -178,7 +190,8 @@ class Schema {
   void add_check(Check check) { checks_.push_back(std::move(check)); }
   const std::vector<Check>& checks() const { return checks_; }
 
-  // Verifies that the defaults alone form a valid scenario (array defaults, checks); throws std::logic_error if not.
+  // Verifies that the defaults alone form a valid scenario (array defaults, checks) and that every inheriting leaf
+  // names a leaf it may inherit; throws std::logic_error if not.
   void verify() const;
 
   // Every key, one per line: dotted key ("<i>" for array elements), kind, description, default and range, e.g.

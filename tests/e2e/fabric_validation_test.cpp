@@ -108,5 +108,50 @@ TEST(FabricValidation, TwoHostWorkloadHostsMustExistAndDiffer) {
     expect_refused({"workload.client=1", "workload.server=0"}, {"workload.client", "back_to_back"});
 }
 
+TEST(FabricValidation, PerHostLinkKeysNeedAHostLinkOfTheirOwn) {
+    // Back to back there is one cable and no switch: link.* says it all.
+    expect_refused({"hosts.0.link.rate=10Gbps"}, {"hosts.0.link.rate", "back_to_back", "link.a_to_b"});
+    expect_refused({"hosts.1.link.from_switch.burst.loss_bad=0.5"}, {"hosts.1.link.from_switch.burst.loss_bad"});
+    expect_refused({"hosts.1.link.to_switch.corrupt_fixes_checksum=true"},
+                   {"hosts.1.link.to_switch.corrupt_fixes_checksum"});
+    // A named host beyond topology.hosts.
+    expect_refused({"topology.kind=star", "topology.hosts=2",
+                    R"(hosts=[{"name":"a","ipv4":"10.0.0.1"},{"name":"b","ipv4":"10.0.0.2"},)"
+                    R"({"name":"c","ipv4":"10.0.0.3","link":{"propagation":"1us"}}])"},
+                   {"hosts.2.link.propagation", "host 2 does not exist", "topology.hosts is 2"});
+}
+
+TEST(FabricValidation, LinkValuesOutOfRangeAreRefused) {
+    const std::vector<std::string> star = {"topology.kind=star", "topology.hosts=3"};
+    auto with = [&star](std::initializer_list<std::string> more) {
+        std::vector<std::string> v = star;
+        v.insert(v.end(), more);
+        return v;
+    };
+    expect_refused(with({"hosts.1.link.rate=2Tbps"}), {"hosts.1.link.rate", "out of range"});
+    expect_refused(with({"hosts.1.link.rate=10Gbs"}), {"hosts.1.link.rate", "unknown unit"});
+    expect_refused(with({"hosts.0.link.propagation=2s"}), {"hosts.0.link.propagation", "out of range"});
+    expect_refused(with({"hosts.0.link.to_switch.loss=1.5"}), {"hosts.0.link.to_switch.loss", "out of range"});
+    expect_refused(with({"hosts.0.link.from_switch.reorder=-0.1"}), {"hosts.0.link.from_switch.reorder"});
+    expect_refused(with({"hosts.0.link.to_switch.los=0.1"}), {"hosts.0.link.to_switch.los", "did you mean \"loss\""});
+    expect_refused(with({"topology.uplink.up.loss=2"}), {"topology.uplink.up.loss", "out of range"});
+    expect_refused(with({"topology.uplink.down.burst.good_to_bad=1.01"}),
+                   {"topology.uplink.down.burst.good_to_bad", "out of range"});
+    expect_refused(with({"topology.uplink.down.reorder_delay=5"}), {"topology.uplink.down.reorder_delay"});
+    // null unsets a per-host key; it is no value for a key that inherits nothing.
+    expect_refused(with({"topology.uplink.up.duplicate=null"}), {"topology.uplink.up.duplicate", "got null"});
+}
+
+TEST(FabricValidation, UnreadableLossTracesNameTheirKey) {
+    const std::string missing = "traces/no-such-trace.txt";
+    expect_refused({"topology.kind=star", "topology.hosts=3", "hosts.1.link.to_switch.loss_trace=" + missing},
+                   {"hosts.1.link.to_switch.loss_trace", missing});
+    // Inherited by every host: the key that set it is named.
+    expect_refused({"topology.kind=star", "topology.hosts=3", "link.b_to_a.loss_trace=" + missing},
+                   {"link.b_to_a.loss_trace", missing});
+    expect_refused({"topology.kind=leaf_spine", "topology.hosts=4", "topology.uplink.down.loss_trace=" + missing},
+                   {"topology.uplink.down.loss_trace", missing});
+}
+
 }  // namespace
 }  // namespace rnic::test
