@@ -11,8 +11,8 @@ using proto::put_le16;
 using proto::put_le32;
 using proto::put_le64;
 
-completion_unit::completion_unit(const engine_resources& res, context_store& store, qp_lifecycle& lifecycle)
-    : engine_part(res), store_(store), lifecycle_(lifecycle) {}
+completion_unit::completion_unit(const engine_resources& res, qp_lifecycle& lifecycle)
+    : engine_part(res), lifecycle_(lifecycle) {}
 
 void completion_unit::retire(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& delay) {
     // Work requests complete in the order they were posted (RFC 5040 §5.5): a Write when TCP has
@@ -34,7 +34,7 @@ void completion_unit::retire(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
 }
 
 void completion_unit::post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::sc_time& delay) {
-    cq_context& cq = store_.cq_slot(cqn);
+    cq_context& cq = res_.contexts->cq_slot(cqn);
     if (cq.producer - cq.consumer >= cq.cfg.entries) {
         // The driver has not freed room: a CQ overrun (an asynchronous error in verbs terms).
         ++cq.overruns;
@@ -68,7 +68,7 @@ void completion_unit::post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::
 }
 
 void completion_unit::cq_doorbell(std::uint32_t cqn, std::uint32_t consumer, const sc_core::sc_time& delay) {
-    cq_context* cq = store_.cq(cqn);
+    cq_context* cq = res_.contexts->cq(cqn);
     if (cq == nullptr) {
         RNIC_MLOG_D(warn, rdma, delay, "CQ doorbell for CQ " << cqn << " which does not exist: ignored");
         return;
@@ -77,7 +77,7 @@ void completion_unit::cq_doorbell(std::uint32_t cqn, std::uint32_t consumer, con
 }
 
 void completion_unit::cq_arm(std::uint32_t cqn, const sc_core::sc_time& delay) {
-    cq_context* cq = store_.cq(cqn);
+    cq_context* cq = res_.contexts->cq(cqn);
     if (cq == nullptr) {
         RNIC_MLOG_D(warn, rdma, delay, "arm for CQ " << cqn << " which does not exist: ignored");
         return;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <systemc>
 
-#include "rdma/context_store.h"
+#include "rdma/context_if.h"
 #include "rdma/engine_part.h"
 #include "rnic/regmap.h"
 
@@ -28,7 +28,7 @@ struct cqe_fields {
 
 class completion_unit : private engine_part {
 public:
-    completion_unit(const engine_resources& res, context_store& store, qp_lifecycle& lifecycle);
+    completion_unit(const engine_resources& res, qp_lifecycle& lifecycle);
 
     // Writes one CQE to CQ `cqn` (DMA), or counts an overrun when the ring is full; interrupts if
     // the CQ is armed.
@@ -43,7 +43,6 @@ public:
 private:
     void raise_msix(std::uint32_t vector, sc_core::sc_time& delay);
 
-    context_store& store_;
     qp_lifecycle& lifecycle_;
 };
 

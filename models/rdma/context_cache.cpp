@@ -11,8 +11,10 @@ namespace {
 constexpr std::uint32_t stag_index(std::uint32_t stag) { return stag >> 8; }
 }  // namespace
 
-context_cache::context_cache(const engine_resources& res) : engine_part(res) {
-    const context_cache_params& c = params().cache;
+context_cache::context_cache(const sc_core::sc_object& owner, const context_cache_params& params,
+                             std::uint32_t max_qp, std::uint32_t max_mr, tlm::tlm_initiator_socket<>& dma_out)
+    : owner_(owner), params_(params), max_qp_(max_qp), max_mr_(max_mr), dma_out_(dma_out) {
+    const context_cache_params& c = params_;
     if (!c.enabled) return;
     const bool shared = c.stag_entries == 0;
     cache_policy::config q{c.entries, c.associativity, c.replacement, c.seed};
@@ -28,19 +30,19 @@ context_cache::context_cache(const engine_resources& res) : engine_part(res) {
 }
 
 std::uint64_t context_cache::area_bytes() const {
-    const context_cache_params& c = params().cache;
+    const context_cache_params& c = params_;
     if (!c.enabled) return 0;
-    return std::uint64_t{params().max_qp} * c.qp_context_bytes + std::uint64_t{params().max_mr} * c.stag_entry_bytes;
+    return std::uint64_t{max_qp_} * c.qp_context_bytes + std::uint64_t{max_mr_} * c.stag_entry_bytes;
 }
 
 std::uint64_t context_cache::address_of(std::uint64_t key) const {
-    const context_cache_params& c = params().cache;
+    const context_cache_params& c = params_;
     if (key < kStagKey) return area_ + key * c.qp_context_bytes;
-    return area_ + std::uint64_t{params().max_qp} * c.qp_context_bytes + (key - kStagKey) * c.stag_entry_bytes;
+    return area_ + std::uint64_t{max_qp_} * c.qp_context_bytes + (key - kStagKey) * c.stag_entry_bytes;
 }
 
 std::uint32_t context_cache::bytes_of(std::uint64_t key) const {
-    return key < kStagKey ? params().cache.qp_context_bytes : params().cache.stag_entry_bytes;
+    return key < kStagKey ? params_.qp_context_bytes : params_.stag_entry_bytes;
 }
 
 void context_cache::qp(std::uint32_t qpn, bool write, side s, sc_core::sc_time& delay, timed_resource* hold) {
@@ -48,7 +50,7 @@ void context_cache::qp(std::uint32_t qpn, bool write, side s, sc_core::sc_time& 
 }
 
 void context_cache::stag(std::uint32_t stag, bool write, side s, sc_core::sc_time& delay, timed_resource* hold) {
-    if (!enabled() || stag_index(stag) == 0 || stag_index(stag) >= params().max_mr) return;  // no such entry
+    if (!enabled() || stag_index(stag) == 0 || stag_index(stag) >= max_mr_) return;  // no such entry
     access(array_for(true), kStagKey + stag_index(stag), write, s, delay, hold);
 }
 
@@ -71,12 +73,12 @@ void context_cache::access(array& a, std::uint64_t key, bool write, side s, sc_c
     if (ok && o.evicted && o.victim_dirty) {
         // The victim goes back first: its line is what the fetch overwrites.
         const std::uint32_t n = bytes_of(o.victim_key);
-        ok = mem_write(res_.dma_out, address_of(o.victim_key), line, n, delay) == tlm::TLM_OK_RESPONSE;
+        ok = mem_write(dma_out_, address_of(o.victim_key), line, n, delay) == tlm::TLM_OK_RESPONSE;
         writeback_bytes_ += n;
     }
     if (ok) {
         const std::uint32_t n = bytes_of(key);
-        ok = mem_read(res_.dma_out, address_of(key), line, n, delay) == tlm::TLM_OK_RESPONSE;
+        ok = mem_read(dma_out_, address_of(key), line, n, delay) == tlm::TLM_OK_RESPONSE;
         fetch_bytes_ += n;
         ++fetches_[s == side::tx ? 0 : 1];
     }
@@ -110,7 +112,8 @@ void context_cache::report_array(const array& a, boost::json::object& out) {
     out["hit_rate"] = a.accesses == 0 ? 0.0 : static_cast<double>(a.policy->hits()) / static_cast<double>(a.accesses);
 }
 
-void context_cache::report_stats(boost::json::object& out) const {
+void context_cache::report_stats(boost::json::object& out, std::uint64_t work_requests,
+                                 std::uint64_t rx_ulpdus) const {
     if (!enabled()) return;
     boost::json::object c;
     const std::uint64_t hits = qps_.policy->hits() + (stags_.policy ? stags_.policy->hits() : 0);
@@ -127,12 +130,12 @@ void context_cache::report_stats(boost::json::object& out) const {
         misses_timed_ == 0 ? 0.0 : miss_total_.to_seconds() * 1e9 / static_cast<double>(misses_timed_);
     c["miss_latency_max_ns"] = miss_max_.to_seconds() * 1e9;
     // PCIe reads per operation: context fetches per work request (transmit side) and per received ULPDU.
-    const rdma_counters& k = counters();
     c["tx_fetches"] = fetches_[0];
     c["rx_fetches"] = fetches_[1];
-    c["fetches_per_wr"] = k.wqes == 0 ? 0.0 : static_cast<double>(fetches_[0]) / static_cast<double>(k.wqes);
+    c["fetches_per_wr"] =
+        work_requests == 0 ? 0.0 : static_cast<double>(fetches_[0]) / static_cast<double>(work_requests);
     c["fetches_per_rx_ulpdu"] =
-        k.rx_segments == 0 ? 0.0 : static_cast<double>(fetches_[1]) / static_cast<double>(k.rx_segments);
+        rx_ulpdus == 0 ? 0.0 : static_cast<double>(fetches_[1]) / static_cast<double>(rx_ulpdus);
     boost::json::object q;
     report_array(qps_, q);
     c[stags_.policy ? "qp" : "shared"] = std::move(q);

@@ -1,8 +1,8 @@
 // The RDMA engine's context memory: queue-pair contexts (state, ring pointers, MSN/ORD/IRD counters,
 // work requests in flight), completion-queue contexts and the STag / memory-region table
-// (RFC 5040 §2.2). The firmware creates and destroys contexts through rdma_ctl_if; the engine's
-// parts reach them only through the lookups here (by QP number, by TCP connection, by STag), so
-// that a context cache can stand behind this interface later.
+// (RFC 5040 §2.2): plain tables. The context memory module (context_memory.h) holds them with its
+// cache in front; the firmware creates and destroys contexts through rdma_ctl_if, and the engine's
+// parts reach them only through that module's context_if (by QP number, by TCP connection, by STag).
 // A pointer from a lookup stays valid until the context is destroyed; the parts keep one across a
 // wait() only in the transmit thread, for the QP being served.
 #pragma once

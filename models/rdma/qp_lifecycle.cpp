@@ -13,8 +13,8 @@ namespace ddp = proto::ddp;
 using proto::get_le64;
 using qp_state = regmap::qp_state;
 
-qp_lifecycle::qp_lifecycle(const engine_resources& res, context_store& store, completion_unit& completions)
-    : engine_part(res), store_(store), completions_(completions) {}
+qp_lifecycle::qp_lifecycle(const engine_resources& res, completion_unit& completions)
+    : engine_part(res), completions_(completions) {}
 
 void qp_lifecycle::connect(std::uint32_t qpn, qp_context& qp, const qp_stream& stream) {
     // A fresh stream: every per-stream sequence starts again (RFC 5041 §5.1: MSNs from 1).
@@ -42,7 +42,7 @@ void qp_lifecycle::connect(std::uint32_t qpn, qp_context& qp, const qp_stream& s
     qp.hold_tx = stream.hold_until_first_fpdu;
     qp.rtr_to_send = stream.send_rtr;
     qp.state = qp_state::rts;
-    store_.bind_connection(stream.conn, qpn);
+    res_.contexts->bind_connection(stream.conn, qpn);
     res_.work_event.notify(sc_core::SC_ZERO_TIME);
     RNIC_MLOG(debug, rdma, "QP " << qpn << " in RTS on connection " << stream.conn << ", MULPDU " << stream.max_ulpdu
                                  << ", IRD " << qp.ird << ", ORD " << qp.ord
@@ -189,7 +189,7 @@ void qp_lifecycle::maybe_finish_closing(std::uint32_t qpn, qp_context& qp) {
     // Everything sent is acknowledged: close the LLP stream gracefully and return to Idle; the
     // connection no longer maps to this QP, so its close event does not move the QP to Error.
     res_.toe->tcp_close(qp.conn);
-    store_.unbind_connection(qp.conn);
+    res_.contexts->unbind_connection(qp.conn);
     qp.state = qp_state::idle;
     RNIC_MLOG(info, rdma, "QP " << qpn << ": graceful close done, QP Idle");
     res_.work_event.notify(sc_core::SC_ZERO_TIME);  // posted work requests now flush

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <systemc>
 
-#include "rdma/context_store.h"
+#include "rdma/context_if.h"
 #include "rdma/engine_part.h"
 #include "rdma/rdma_if.h"
 
@@ -16,7 +16,7 @@ class completion_unit;
 
 class qp_lifecycle : private engine_part {
 public:
-    qp_lifecycle(const engine_resources& res, context_store& store, completion_unit& completions);
+    qp_lifecycle(const engine_resources& res, completion_unit& completions);
 
     // An Idle QP goes to RTS on `stream`, with every per-stream sequence started again.
     void connect(std::uint32_t qpn, qp_context& qp, const qp_stream& stream);
@@ -34,7 +34,6 @@ private:
     void flush_receives(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& delay);
     void report_qp_error(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& delay);
 
-    context_store& store_;
     completion_unit& completions_;
 };
 

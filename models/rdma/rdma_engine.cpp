@@ -18,18 +18,17 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
       tx_progress_in("tx_progress_in"),
       llp_in("llp_in"),
       toe_out("toe_out"),
+      ctx_out("ctx_out"),
       params_(params),
       res_{*this, params_, ulpdu_tx_out, dma_out, irq_out, toe_out, work_event_, space_event_, read_done_event_,
-           tx_pipe_, rx_pipe_, counters_, cache_},
-      store_(params.max_qp, params.max_cq, params.max_mr),
-      cache_(res_),
+           tx_pipe_, rx_pipe_, counters_, ctx_out},
       // The completion unit and the QP lifecycle call each other; neither uses the other while
       // they are being constructed.
-      completions_(res_, store_, lifecycle_),
-      lifecycle_(res_, store_, completions_),
-      transmit_(res_, store_, completions_, lifecycle_),
-      responder_(res_, store_, transmit_, lifecycle_),
-      receive_(res_, store_, completions_, lifecycle_, responder_) {
+      completions_(res_, lifecycle_),
+      lifecycle_(res_, completions_),
+      transmit_(res_, completions_, lifecycle_),
+      responder_(res_, transmit_, lifecycle_),
+      receive_(res_, completions_, lifecycle_, responder_) {
     ulpdu_rx_in.register_b_transport(this, &rdma_engine::rx_b_transport);
     ctl_in.bind(*this);
     doorbell_in.bind(*this);
@@ -42,56 +41,48 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
 
 // ---- context programming (firmware) --------------------------------------------------------
 
-int rdma_engine::create_cq(const cq_config& cfg) { return store_.create_cq(cfg); }
-int rdma_engine::create_qp(const qp_config& cfg) {
-    const int qpn = store_.create_qp(cfg);
-    if (qpn >= 0) cache_.forget_qp(static_cast<std::uint32_t>(qpn));
-    return qpn;
-}
-std::int64_t rdma_engine::register_mr(const mr_config& cfg) {
-    const std::int64_t stag = store_.register_mr(cfg);
-    if (stag >= 0) cache_.forget_stag(static_cast<std::uint32_t>(stag));
-    return stag;
-}
-bool rdma_engine::deregister_mr(std::uint32_t stag) { return store_.invalidate_stag(stag); }
+// The context module drops a stale cached copy when a QP or an STag entry is made fresh.
+int rdma_engine::create_cq(const cq_config& cfg) { return ctx_out->create_cq(cfg); }
+int rdma_engine::create_qp(const qp_config& cfg) { return ctx_out->create_qp(cfg); }
+std::int64_t rdma_engine::register_mr(const mr_config& cfg) { return ctx_out->register_mr(cfg); }
+bool rdma_engine::deregister_mr(std::uint32_t stag) { return ctx_out->invalidate_stag(stag); }
 
-bool rdma_engine::qp_valid(std::uint32_t qpn) const { return store_.qp(qpn) != nullptr; }
+bool rdma_engine::qp_valid(std::uint32_t qpn) const { return ctx_out->qp(qpn) != nullptr; }
 bool rdma_engine::qp_idle(std::uint32_t qpn) const {
-    return qp_valid(qpn) && store_.qp(qpn)->state == qp_state::idle;
+    return qp_valid(qpn) && ctx_out->qp(qpn)->state == qp_state::idle;
 }
 
 bool rdma_engine::qp_connect(std::uint32_t qpn, const qp_stream& stream) {
     if (!qp_idle(qpn)) return false;
-    lifecycle_.connect(qpn, *store_.qp(qpn), stream);
+    lifecycle_.connect(qpn, *ctx_out->qp(qpn), stream);
     return true;
 }
 
 bool rdma_engine::qp_modify(std::uint32_t qpn, std::uint8_t target) {
-    qp_context* qp = store_.qp(qpn);
+    qp_context* qp = ctx_out->qp(qpn);
     return qp != nullptr && lifecycle_.modify(qpn, *qp, target);
 }
 
 std::int64_t rdma_engine::qp_query(std::uint32_t qpn) const {
-    const qp_context* qp = store_.qp(qpn);
+    const qp_context* qp = ctx_out->qp(qpn);
     return qp == nullptr ? -1 : qp_lifecycle::query_word(*qp);
 }
 
 int rdma_engine::destroy_qp(std::uint32_t qpn) {
-    const qp_context* qp = store_.qp(qpn);
+    const qp_context* qp = ctx_out->qp(qpn);
     if (qp == nullptr) return -1;
     if (qp->state != qp_state::idle && qp->state != qp_state::error) return -2;
-    store_.destroy_qp(qpn);
-    cache_.forget_qp(qpn);
+    ctx_out->destroy_qp(qpn);
     return 0;
 }
 
-int rdma_engine::destroy_cq(std::uint32_t cqn) { return store_.destroy_cq(cqn); }
+int rdma_engine::destroy_cq(std::uint32_t cqn) { return ctx_out->destroy_cq(cqn); }
 
 qp_context* rdma_engine::qp_of_connection(std::uint32_t conn, std::uint32_t* qpn) {
-    const int n = store_.qpn_of_connection(conn);
+    const int n = ctx_out->qpn_of_connection(conn);
     if (n < 0) return nullptr;
     *qpn = static_cast<std::uint32_t>(n);
-    return store_.qp(*qpn);
+    return ctx_out->qp(*qpn);
 }
 
 // ---- stream events (framing unit, TCP engine, firmware) ------------------------------------
@@ -140,7 +131,7 @@ void rdma_engine::on_tx_acked(std::uint32_t conn, std::uint64_t acked_offset, co
     sc_core::sc_time d = delay;
     // Completing a work request needs its QP's context (the send CQ, the pending list).
     if (!qp->pending.empty() && qp->pending.front().stream_end <= acked_offset && qp->pending.front().done) {
-        cache_.qp(qpn, true, context_cache::side::tx, d);
+        ctx_out->access_qp(qpn, true, context_if::side::tx, d);
     }
     completions_.retire(qpn, *qp, d);
 }
@@ -148,7 +139,7 @@ void rdma_engine::on_tx_acked(std::uint32_t conn, std::uint64_t acked_offset, co
 // ---- doorbells (driver via the register file) ---------------------------------------------
 
 void rdma_engine::sq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) {
-    qp_context* qp = store_.qp(qpn);
+    qp_context* qp = ctx_out->qp(qpn);
     if (qp == nullptr) {
         RNIC_MLOG_D(warn, rdma, delay, "SQ doorbell for QP " << qpn << " which does not exist: ignored");
         return;
@@ -159,7 +150,7 @@ void rdma_engine::sq_doorbell(std::uint32_t qpn, std::uint32_t producer, const s
 }
 
 void rdma_engine::rq_doorbell(std::uint32_t qpn, std::uint32_t producer, const sc_core::sc_time& delay) {
-    qp_context* qp = store_.qp(qpn);
+    qp_context* qp = ctx_out->qp(qpn);
     if (qp == nullptr) {
         RNIC_MLOG_D(warn, rdma, delay, "RQ doorbell for QP " << qpn << " which does not exist: ignored");
         return;
@@ -194,8 +185,8 @@ bool rdma_engine::take_doorbells(qp_context& qp) {
 sc_core::sc_time rdma_engine::next_doorbell_arrival() {
     sc_core::sc_time earliest = sc_core::SC_ZERO_TIME;
     const sc_core::sc_time now = sc_core::sc_time_stamp();
-    for (std::uint32_t i = 0; i < store_.qp_slots(); ++i) {
-        const qp_context* qp = store_.qp(i);
+    for (std::uint32_t i = 0; i < ctx_out->qp_slots(); ++i) {
+        const qp_context* qp = ctx_out->qp(i);
         if (qp == nullptr || qp->sq_doorbells.empty()) continue;
         const sc_core::sc_time t = qp->sq_doorbells.front().arrival;
         if (t > now && (earliest == sc_core::SC_ZERO_TIME || t < earliest)) earliest = t;
@@ -205,10 +196,10 @@ sc_core::sc_time rdma_engine::next_doorbell_arrival() {
 
 int rdma_engine::next_ready_qp() {
     // Round robin over the QPs so that one busy QP does not starve the others.
-    const std::uint32_t slots = store_.qp_slots();
+    const std::uint32_t slots = ctx_out->qp_slots();
     for (std::uint32_t n = 0; n < slots; ++n) {
         const std::uint32_t i = (rr_next_ + n) % slots;
-        qp_context* qp = store_.qp(i);
+        qp_context* qp = ctx_out->qp(i);
         if (qp != nullptr && take_doorbells(*qp)) {
             rr_next_ = i + 1;
             return static_cast<int>(i);
@@ -228,14 +219,14 @@ void rdma_engine::tx_thread() {
             else wait(next - sc_core::sc_time_stamp(), work_event_);
             continue;
         }
-        serve(static_cast<std::uint32_t>(qpn), *store_.qp(static_cast<std::uint32_t>(qpn)));
+        serve(static_cast<std::uint32_t>(qpn), *ctx_out->qp(static_cast<std::uint32_t>(qpn)));
     }
 }
 
 void rdma_engine::serve(std::uint32_t qpn, qp_context& qp) {
     // The QP's context must be on chip before its turn starts (a miss fetches it over PCIe).
     sc_core::sc_time fetch = sc_core::SC_ZERO_TIME;
-    cache_.qp(qpn, true, context_cache::side::tx, fetch);
+    ctx_out->access_qp(qpn, true, context_if::side::tx, fetch);
     if (fetch != sc_core::SC_ZERO_TIME) wait(fetch);
     if (qp.state == qp_state::rts && qp.rtr_to_send != qp_stream::rtr::none) {
         sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
@@ -299,8 +290,8 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["atomic_ops_issued"] = counters_.atomic_ops_issued;
     out["atomic_cas_retries"] = counters_.atomic_cas_retries;
     boost::json::array states;
-    for (std::uint32_t i = 0; i < store_.qp_slots(); ++i) {
-        const qp_context* qp = store_.qp(i);
+    for (std::uint32_t i = 0; i < ctx_out->qp_slots(); ++i) {
+        const qp_context* qp = ctx_out->qp(i);
         if (qp == nullptr) continue;
         boost::json::object q;
         q["qpn"] = i;
@@ -315,9 +306,9 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     }
     out["qps"] = std::move(states);
     std::uint64_t overruns = 0;
-    for (std::uint32_t i = 0; i < store_.cq_slots(); ++i) overruns += store_.cq_slot(i).overruns;
+    for (std::uint32_t i = 0; i < ctx_out->cq_slots(); ++i) overruns += ctx_out->cq_slot(i).overruns;
     out["cq_overruns"] = overruns;
-    cache_.report_stats(out);
+    // The context module's statistics follow in this object (rnic_device::report_stats).
 }
 
 }  // namespace rnic

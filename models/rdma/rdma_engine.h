@@ -6,10 +6,11 @@
 //  ulpdu_rx_in  <- checked ULPDUs from the framing unit
 //  dma_out      -> host memory through the DMA engine (WQE fetch, payload, CQE write-back)
 //  irq_out      -> MSI-X requests to the PCIe endpoint
-// One SystemC module: it owns the sockets, the transmit thread, the pipelines and the events, and
-// the context memory (context_store.h). The work is done by plain classes inside it, one per job:
-// transmit_path.h, receive_path.h, responder.h, completions.h, qp_lifecycle.h (engine_part.h says
-// what they share).
+//  ctx_out      -> the context memory (context_memory.h): QP/CQ/STag contexts and the context cache,
+//                  a module of its own with its own path to host memory
+// One SystemC module: it owns the sockets, the transmit thread, the pipelines and the events. The
+// work is done by plain classes inside it, one per job: transmit_path.h, receive_path.h,
+// responder.h, completions.h, qp_lifecycle.h (engine_part.h says what they share).
 #pragma once
 
 #include <cstdint>
@@ -21,8 +22,7 @@
 #include "core/stats.h"
 #include "core/timed_resource.h"
 #include "rdma/completions.h"
-#include "rdma/context_cache.h"
-#include "rdma/context_store.h"
+#include "rdma/context_if.h"
 #include "rdma/engine_part.h"
 #include "rdma/qp_lifecycle.h"
 #include "rdma/rdma_if.h"
@@ -49,6 +49,7 @@ public:
     sc_core::sc_export<toe_tx_progress_if> tx_progress_in;
     sc_core::sc_export<rdma_llp_if> llp_in;
     sc_core::sc_port<toe_ctl_if> toe_out;
+    sc_core::sc_port<context_if> ctx_out;
 
     rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_params& params);
 
@@ -81,11 +82,9 @@ public:
     void llp_error(std::uint32_t conn, std::uint8_t mpa_code, const sc_core::sc_time& delay) override;
 
     void report_stats(boost::json::object& out) const override;
-
-    // The context tables in host memory (context_cache.h): their size (0 without the cache) and
-    // where the driver allocated them (register CTX_BASE).
-    std::uint64_t context_area_bytes() const { return cache_.area_bytes(); }
-    void set_context_area(std::uint64_t base) { cache_.set_area(base); }
+    // What the context module's per-operation statistics divide by (rnic_device::report_stats).
+    std::uint64_t work_requests() const { return counters_.wqes; }
+    std::uint64_t rx_ulpdus() const { return counters_.rx_segments; }
 
 private:
     // The transmit thread: serves the QPs round robin, one batch of work at a time.
@@ -108,8 +107,6 @@ private:
     sc_core::sc_event read_done_event_;
     timed_resource tx_pipe_, rx_pipe_;
     engine_resources res_;
-    context_store store_;
-    context_cache cache_;
     completion_unit completions_;
     qp_lifecycle lifecycle_;
     transmit_path transmit_;

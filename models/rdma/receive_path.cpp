@@ -12,7 +12,6 @@
 #include "proto/mpa.h"
 #include "rdma/access_checks.h"
 #include "rdma/completions.h"
-#include "rdma/context_cache.h"
 #include "rdma/qp_lifecycle.h"
 #include "rdma/responder.h"
 
@@ -34,22 +33,22 @@ pending_completion* oldest_unanswered(qp_context& qp) {
 }
 }  // namespace
 
-receive_path::receive_path(const engine_resources& res, context_store& store, completion_unit& completions,
+receive_path::receive_path(const engine_resources& res, completion_unit& completions,
                            qp_lifecycle& lifecycle, responder& requests)
-    : engine_part(res), store_(store), completions_(completions), lifecycle_(lifecycle), requests_(requests) {}
+    : engine_part(res), completions_(completions), lifecycle_(lifecycle), requests_(requests) {}
 
 void receive_path::receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     stream_ext* ext = get_stream_ext(gp);
     rx_ext_ = ext;
-    const int qpn = ext != nullptr ? store_.qpn_of_connection(ext->conn) : -1;
+    const int qpn = ext != nullptr ? res_.contexts->qpn_of_connection(ext->conn) : -1;
     if (qpn < 0) {
         ++counters().rx_dropped;
         return;
     }
-    qp_context& qp = *store_.qp(static_cast<std::uint32_t>(qpn));
+    qp_context& qp = *res_.contexts->qp(static_cast<std::uint32_t>(qpn));
     res_.rx_pipe.reserve_lt(delay, cycles_time(params().cycles_per_segment, params().clock_hz));
-    res_.cache.qp(static_cast<std::uint32_t>(qpn), true, context_cache::side::rx, delay, &res_.rx_pipe);
+    res_.contexts->access_qp(static_cast<std::uint32_t>(qpn), true, context_if::side::rx, delay, &res_.rx_pipe);
     if (ext->kind == stream_kind::out_of_order) {
         const bool placed = place_out_of_order(qp, gp.get_data_ptr(), gp.get_data_length(), delay);
         gp.set_response_status(placed ? tlm::TLM_OK_RESPONSE : tlm::TLM_GENERIC_ERROR_RESPONSE);
@@ -156,9 +155,9 @@ void receive_path::place_tagged(std::uint32_t qpn, qp_context& qp, const ddp::He
     const std::size_t payload = len - ddp::kTaggedHeaderSize;
     // RFC 5041 §5.2: the STag and TO of a zero-length tagged message are not checked (an RTR, RFC 6581).
     if (payload == 0 && h.last) return;
-    res_.cache.stag(h.stag, false, context_cache::side::rx, delay, &res_.rx_pipe);
-    const access_check chk = check_tagged_access(store_.lookup_stag(h.stag), qp.cfg.pd, h.tagged_offset, payload,
-                                                 regmap::mr_access::remote_write);
+    res_.contexts->access_stag(h.stag, false, context_if::side::rx, delay, &res_.rx_pipe);
+    const access_check chk = check_tagged_access(res_.contexts->lookup_stag(h.stag), qp.cfg.pd, h.tagged_offset,
+                                                 payload, regmap::mr_access::remote_write);
     if (!chk.ok) {
         ++counters().protection_errors;
         RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": RDMA Write to STag 0x" << std::hex << h.stag << " TO 0x"
@@ -192,9 +191,9 @@ bool receive_path::place_out_of_order(const qp_context& qp, const std::uint8_t* 
         return false;
     }
     const std::size_t payload = len - ddp::kTaggedHeaderSize;
-    res_.cache.stag(h->stag, false, context_cache::side::rx, delay, &res_.rx_pipe);
-    const access_check chk = check_tagged_access(store_.lookup_stag(h->stag), qp.cfg.pd, h->tagged_offset, payload,
-                                                 regmap::mr_access::remote_write);
+    res_.contexts->access_stag(h->stag, false, context_if::side::rx, delay, &res_.rx_pipe);
+    const access_check chk = check_tagged_access(res_.contexts->lookup_stag(h->stag), qp.cfg.pd, h->tagged_offset,
+                                                 payload, regmap::mr_access::remote_write);
     if (!chk.ok) return false;
     if (payload > 0 &&
         place_payload(chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload, ddp::kTaggedHeaderSize, delay) !=
@@ -311,8 +310,8 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
             return;
         }
         const std::uint64_t dst = qp.recv_addr + h.mo;
-        res_.cache.stag(qp.recv_stag, false, context_cache::side::rx, delay, &res_.rx_pipe);
-        if (!local_writable(store_.lookup_stag(qp.recv_stag), qp.cfg.pd, dst, payload)) {
+        res_.contexts->access_stag(qp.recv_stag, false, context_if::side::rx, delay, &res_.rx_pipe);
+        if (!local_writable(res_.contexts->lookup_stag(qp.recv_stag), qp.cfg.pd, dst, payload)) {
             local_error("posted receive buffer outside its memory region");
             return;
         }
@@ -329,8 +328,8 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
     if (h.opcode == ddp::Opcode::send_invalidate || h.opcode == ddp::Opcode::send_se_invalidate) {
         // RFC 5040 §5.3: invalidate the STag if it is associated with this stream (same protection
         // domain), else Terminate with "STag cannot be invalidated".
-        res_.cache.stag(h.invalidate_stag, true, context_cache::side::rx, delay, &res_.rx_pipe);
-        const mr_context* mr = store_.lookup_stag(h.invalidate_stag);
+        res_.contexts->access_stag(h.invalidate_stag, true, context_if::side::rx, delay, &res_.rx_pipe);
+        const mr_context* mr = res_.contexts->lookup_stag(h.invalidate_stag);
         if (mr == nullptr || mr->cfg.pd != qp.cfg.pd) {
             ++counters().protection_errors;
             RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send with Invalidate names STag 0x" << std::hex
@@ -340,7 +339,7 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
             lifecycle_.enter_error(qpn, qp, delay);
             return;
         }
-        store_.invalidate_stag(h.invalidate_stag);
+        res_.contexts->invalidate_stag(h.invalidate_stag);
         ++counters().remote_invalidates;
         f.flags |= regmap::cqe_flags::invalidated;
         f.imm_data = h.invalidate_stag;
@@ -377,9 +376,9 @@ void receive_path::place_read_response(std::uint32_t qpn, qp_context& qp, const 
     if (!already_placed && !zero_length) {
         // The sink is our own buffer: it needs local write access (RFC 5040 §2.1 sink STag). A
         // zero-length Response has nothing to place and no STag to check (RFC 5041 §5.2).
-        res_.cache.stag(h.stag, false, context_cache::side::rx, delay, &res_.rx_pipe);
-        const access_check chk = check_tagged_access(store_.lookup_stag(h.stag), qp.cfg.pd, h.tagged_offset, payload,
-                                                     regmap::mr_access::local_write);
+        res_.contexts->access_stag(h.stag, false, context_if::side::rx, delay, &res_.rx_pipe);
+        const access_check chk = check_tagged_access(res_.contexts->lookup_stag(h.stag), qp.cfg.pd, h.tagged_offset,
+                                                     payload, regmap::mr_access::local_write);
         if (!chk.ok || (payload > 0 && place_payload(chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload,
                                                      ddp::kTaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE)) {
             ++counters().protection_errors;

@@ -11,7 +11,7 @@
 
 #include "core/stream.h"
 #include "proto/ddp_rdmap.h"
-#include "rdma/context_store.h"
+#include "rdma/context_if.h"
 #include "rdma/engine_part.h"
 
 namespace rnic {
@@ -23,7 +23,7 @@ struct request_refusal;
 
 class receive_path : private engine_part {
 public:
-    receive_path(const engine_resources& res, context_store& store, completion_unit& completions,
+    receive_path(const engine_resources& res, completion_unit& completions,
                  qp_lifecycle& lifecycle, responder& requests);
 
     // One ULPDU from the framing unit: in order, or (stream_kind::out_of_order) offered for early
@@ -59,7 +59,6 @@ private:
     tlm::tlm_response_status place_payload(std::uint64_t host_addr, const std::uint8_t* payload, std::size_t len,
                                            std::size_t header_len, sc_core::sc_time& delay);
 
-    context_store& store_;
     completion_unit& completions_;
     qp_lifecycle& lifecycle_;
     responder& requests_;

@@ -6,7 +6,6 @@
 #include "proto/bytes.h"
 #include "rdma/access_checks.h"
 #include "rdma/atomic_alu.h"
-#include "rdma/context_cache.h"
 #include "rdma/qp_lifecycle.h"
 #include "rdma/transmit_path.h"
 
@@ -17,9 +16,8 @@ using proto::get_le64;
 using proto::put_le64;
 using qp_state = regmap::qp_state;
 
-responder::responder(const engine_resources& res, context_store& store, transmit_path& transmit,
-                     qp_lifecycle& lifecycle)
-    : engine_part(res), store_(store), transmit_(transmit), lifecycle_(lifecycle) {}
+responder::responder(const engine_resources& res, transmit_path& transmit, qp_lifecycle& lifecycle)
+    : engine_part(res), transmit_(transmit), lifecycle_(lifecycle) {}
 
 // ---- requests (receive side) -----------------------------------------------------------------
 
@@ -45,9 +43,9 @@ std::optional<request_refusal> responder::accept_read_request(qp_context& qp, co
         res_.work_event.notify(delay);
         return std::nullopt;
     }
-    res_.cache.stag(rr->src_stag, false, context_cache::side::rx, delay, &res_.rx_pipe);
-    const access_check chk = check_tagged_access(store_.lookup_stag(rr->src_stag), qp.cfg.pd, rr->src_to, rr->size,
-                                                 regmap::mr_access::remote_read);
+    res_.contexts->access_stag(rr->src_stag, false, context_if::side::rx, delay, &res_.rx_pipe);
+    const access_check chk = check_tagged_access(res_.contexts->lookup_stag(rr->src_stag), qp.cfg.pd, rr->src_to,
+                                                 rr->size, regmap::mr_access::remote_read);
     if (!chk.ok) {
         // A Read Request's source is checked by the RDMAP layer (RFC 5040 §7.2).
         return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection, rdmap_protection_code(chk),
@@ -81,9 +79,9 @@ std::optional<request_refusal> responder::execute_atomic(qp_context& qp, const d
         return request_refusal{ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedNoBuffer,
                                "more outstanding requests than IRD"};
     }
-    res_.cache.stag(req->stag, false, context_cache::side::rx, delay, &res_.rx_pipe);
-    const access_check chk = check_tagged_access(store_.lookup_stag(req->stag), qp.cfg.pd, req->tagged_offset, 8,
-                                                 regmap::mr_access::remote_atomic);
+    res_.contexts->access_stag(req->stag, false, context_if::side::rx, delay, &res_.rx_pipe);
+    const access_check chk = check_tagged_access(res_.contexts->lookup_stag(req->stag), qp.cfg.pd, req->tagged_offset,
+                                                 8, regmap::mr_access::remote_atomic);
     if (!chk.ok) {
         return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection, rdmap_protection_code(chk),
                                chk.what};

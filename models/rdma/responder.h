@@ -10,7 +10,7 @@
 #include <systemc>
 
 #include "proto/ddp_rdmap.h"
-#include "rdma/context_store.h"
+#include "rdma/context_if.h"
 #include "rdma/engine_part.h"
 
 namespace rnic {
@@ -27,7 +27,7 @@ struct request_refusal {
 
 class responder : private engine_part {
 public:
-    responder(const engine_resources& res, context_store& store, transmit_path& transmit, qp_lifecycle& lifecycle);
+    responder(const engine_resources& res, transmit_path& transmit, qp_lifecycle& lifecycle);
 
     // A Read Request or Atomic Request whose queue number and MSN the receive path has checked: its
     // response is queued (the request's MSN becomes the last one received), or it is refused and
@@ -48,7 +48,6 @@ private:
     bool perform_atomic(std::uint64_t addr, const proto::ddp::AtomicRequest& req, std::uint64_t* original,
                         sc_core::sc_time& delay);
 
-    context_store& store_;
     transmit_path& transmit_;
     qp_lifecycle& lifecycle_;
 };

@@ -9,7 +9,6 @@
 #include "proto/bytes.h"
 #include "rdma/access_checks.h"
 #include "rdma/completions.h"
-#include "rdma/context_cache.h"
 #include "rdma/qp_lifecycle.h"
 
 namespace rnic {
@@ -25,9 +24,8 @@ namespace {
 constexpr std::size_t fpdu_overhead(std::size_t ulpdu) { return 2 + 3 + 4 + 4 * (ulpdu / 512 + 2); }
 }  // namespace
 
-transmit_path::transmit_path(const engine_resources& res, context_store& store, completion_unit& completions,
-                             qp_lifecycle& lifecycle)
-    : engine_part(res), store_(store), completions_(completions), lifecycle_(lifecycle) {}
+transmit_path::transmit_path(const engine_resources& res, completion_unit& completions, qp_lifecycle& lifecycle)
+    : engine_part(res), completions_(completions), lifecycle_(lifecycle) {}
 
 // ---- send queue: fetch and decode ------------------------------------------------------------
 
@@ -192,7 +190,7 @@ void transmit_path::process_wqe(std::uint32_t qpn, qp_context& qp, const send_wq
         return;
     }
     const bool carries_payload = w.opcode != op::immediate_data && w.inline_payload == nullptr;
-    if (carries_payload) res_.cache.stag(w.local_stag, false, context_cache::side::tx, issue);
+    if (carries_payload) res_.contexts->access_stag(w.local_stag, false, context_if::side::tx, issue);
     if (carries_payload && !check_local(qp, w.local_stag, w.local_addr, w.length)) {
         reject(regmap::cqe_status::local_protection_error,
                "local STag does not cover the buffer (or belongs to another protection domain)");
@@ -339,7 +337,7 @@ void transmit_path::send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
 }
 
 void transmit_path::post_read_request(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue) {
-    res_.cache.stag(w.local_stag, false, context_cache::side::tx, issue);
+    res_.contexts->access_stag(w.local_stag, false, context_if::side::tx, issue);
     const mr_context* sink = writable_local(qp, w.local_stag, w.local_addr, w.length);
     if (sink == nullptr) {
         ++counters().bad_wqes;
@@ -380,7 +378,7 @@ bool transmit_path::send_request(std::uint32_t qpn, qp_context& qp, const ddp::H
 }
 
 void transmit_path::post_atomic(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue) {
-    res_.cache.stag(w.local_stag, false, context_cache::side::tx, issue);
+    res_.contexts->access_stag(w.local_stag, false, context_if::side::tx, issue);
     if (w.length != 8 || writable_local(qp, w.local_stag, w.local_addr, 8) == nullptr) {
         ++counters().bad_wqes;
         complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
@@ -412,8 +410,8 @@ void transmit_path::post_local_invalidate(std::uint32_t qpn, qp_context& qp, con
                                           sc_core::sc_time& issue) {
     // In send-queue order: work requests posted before it have already been processed (their
     // payload read), so the STag stops being usable exactly at this point of the queue.
-    res_.cache.stag(w.imm_or_inv, true, context_cache::side::tx, issue);
-    const mr_context* mr = store_.lookup_stag(w.imm_or_inv);
+    res_.contexts->access_stag(w.imm_or_inv, true, context_if::side::tx, issue);
+    const mr_context* mr = res_.contexts->lookup_stag(w.imm_or_inv);
     if (mr == nullptr || mr->cfg.pd != qp.cfg.pd) {
         ++counters().bad_wqes;
         RNIC_MLOG_D(warn, rdma, issue, "QP " << qpn << ": local invalidate of STag 0x" << std::hex << w.imm_or_inv
@@ -421,7 +419,7 @@ void transmit_path::post_local_invalidate(std::uint32_t qpn, qp_context& qp, con
         complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
         return;
     }
-    store_.invalidate_stag(w.imm_or_inv);
+    res_.contexts->invalidate_stag(w.imm_or_inv);
     ++counters().local_invalidates;
     // Completes in order with the rest of the send queue, with nothing to wait for on the wire.
     const std::uint64_t after = qp.pending.empty() ? 0 : qp.pending.back().stream_end;
@@ -472,12 +470,12 @@ void transmit_path::complete_with_error(std::uint32_t qpn, qp_context& qp, const
 
 bool transmit_path::check_local(const qp_context& qp, std::uint32_t stag, std::uint64_t addr,
                                 std::uint64_t len) const {
-    return covers_local(store_.lookup_stag(stag), qp.cfg.pd, addr, len);
+    return covers_local(res_.contexts->lookup_stag(stag), qp.cfg.pd, addr, len);
 }
 
 const mr_context* transmit_path::writable_local(const qp_context& qp, std::uint32_t stag, std::uint64_t addr,
                                                 std::uint64_t len) const {
-    const mr_context* mr = store_.lookup_stag(stag);
+    const mr_context* mr = res_.contexts->lookup_stag(stag);
     return local_writable(mr, qp.cfg.pd, addr, len) ? mr : nullptr;
 }
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "proto/ddp_rdmap.h"
-#include "rdma/context_store.h"
+#include "rdma/context_if.h"
 #include "rdma/engine_part.h"
 #include "rnic/regmap.h"
 
@@ -33,8 +33,7 @@ struct send_wqe {
 
 class transmit_path : private engine_part {
 public:
-    transmit_path(const engine_resources& res, context_store& store, completion_unit& completions,
-                  qp_lifecycle& lifecycle);
+    transmit_path(const engine_resources& res, completion_unit& completions, qp_lifecycle& lifecycle);
 
     // Fetches up to kWqeBatch posted WQEs of the QP with one DMA read and processes them (flushes
     // them unless the QP is in RTS), then waits for the engine's pipeline time.
@@ -93,7 +92,6 @@ private:
 
     static constexpr std::uint32_t kWqeBatch = 8;
 
-    context_store& store_;
     completion_unit& completions_;
     qp_lifecycle& lifecycle_;
     std::vector<std::uint8_t> tx_scratch_;

@@ -23,13 +23,14 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
     buffer_ = std::make_unique<buffer_memory>("buffer", params.buffer);
     toe_ = std::make_unique<tcp_engine>("toe", params.tcp, *buffer_);
     framer_ = std::make_unique<mpa_framer>("framer", params.framer);
+    ctx_ = std::make_unique<context_memory>("ctx", params.contexts);
     rdma_ = std::make_unique<rdma_engine>("rdma", params.rdma);
     // The capability registers report what this device was built with.
     std::size_t at = 0;
-    if (reg_index(regmap::CAP_MAX_QP, &at)) regs_[at] = params.rdma.max_qp;
-    if (reg_index(regmap::CAP_MAX_CQ, &at)) regs_[at] = params.rdma.max_cq;
-    if (reg_index(regmap::CAP_MAX_MR, &at)) regs_[at] = params.rdma.max_mr;
-    if (reg_index(regmap::CAP_CTX_BYTES, &at)) regs_[at] = static_cast<std::uint32_t>(rdma_->context_area_bytes());
+    if (reg_index(regmap::CAP_MAX_QP, &at)) regs_[at] = params.contexts.max_qp;
+    if (reg_index(regmap::CAP_MAX_CQ, &at)) regs_[at] = params.contexts.max_cq;
+    if (reg_index(regmap::CAP_MAX_MR, &at)) regs_[at] = params.contexts.max_mr;
+    if (reg_index(regmap::CAP_CTX_BYTES, &at)) regs_[at] = static_cast<std::uint32_t>(ctx_->area_bytes());
     cp_ = std::make_unique<control_processor>("cp", params.cp);
 
     // Transmit: RDMA engine / firmware -> framer -> TCP engine -> link.
@@ -43,14 +44,18 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
     eth_rx.bind(toe_->eth_rx);
     toe_->stream_rx_out.bind(framer_->stream_rx_in);
     framer_->ulpdu_rx_out.bind(rdma_->ulpdu_rx_in);
-    // Host memory traffic and interrupts.
+    // Host memory traffic and interrupts. The context memory's fetches and write-backs take the DMA
+    // engine like every other client: dma_in serves its initiators alike (the binding index plays no
+    // part), so they cost what they cost when they went out through the RDMA engine's dma_out.
     rdma_->dma_out.bind(dma_->dma_in);
+    ctx_->dma_out.bind(dma_->dma_in);
     cp_->dma_out.bind(dma_->dma_in);
     dma_->pcie_out.bind(dma_out);
     rdma_->irq_out.bind(irq_collect_);
     cp_->irq_out.bind(irq_collect_);
     // Control paths.
     rdma_->toe_out.bind(toe_->ctl_in);
+    rdma_->ctx_out.bind(ctx_->ctx_in);
     toe_->tx_progress_out.bind(rdma_->tx_progress_in);
     toe_->ooo_out.bind(framer_->ooo_in);
     framer_->llp_error_out.bind(rdma_->llp_in);
@@ -97,7 +102,7 @@ std::uint32_t rnic_device::host_read(std::uint32_t offset) const {
     if (!reg_index(offset, &i)) return 0;  // doorbells and holes read as zero
     if (regmap::kRegisters[i].acc == regmap::access::wo) return 0;
     // CTX_AREA: with the context cache, the tables live in host memory the driver must provide.
-    if (offset == regmap::STATUS && rdma_->context_area_bytes() != 0) return regs_[i] | regmap::status::ctx_area;
+    if (offset == regmap::STATUS && ctx_->area_bytes() != 0) return regs_[i] | regmap::status::ctx_area;
     return regs_[i];
 }
 
@@ -137,7 +142,7 @@ void rnic_device::host_write(std::uint32_t offset, std::uint32_t value, const sc
     }
     if (offset == MAC_LO || offset == MAC_HI || offset == IPV4_ADDR) update_station();
     if (offset == CTX_BASE_HI) {
-        rdma_->set_context_area(static_cast<std::uint64_t>(value) << 32 | fw_read(CTX_BASE_LO));
+        ctx_->set_area(static_cast<std::uint64_t>(value) << 32 | fw_read(CTX_BASE_LO));
     }
 }
 
@@ -182,7 +187,12 @@ void rnic_device::report_stats(boost::json::object& out) const {
     add("buffer", *buffer_);
     add("toe", *toe_);
     add("framer", *framer_);
-    add("rdma", *rdma_);
+    // The context memory's statistics sit inside the engine's, where the results have always had
+    // them (rdma.context_cache).
+    boost::json::object rdma;
+    rdma_->report_stats(rdma);
+    ctx_->report_stats(rdma, rdma_->work_requests(), rdma_->rx_ulpdus());
+    out["rdma"] = std::move(rdma);
     add("cp", *cp_);
     out["mmio_errors"] = mmio_errors_;
     out["doorbells"] = doorbells_;

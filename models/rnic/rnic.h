@@ -18,6 +18,7 @@
 #include "cp/control_processor.h"
 #include "dma/dma_engine.h"
 #include "framing/mpa_framer.h"
+#include "rdma/context_memory.h"
 #include "rdma/rdma_engine.h"
 #include "rnic/regmap.h"
 #include "toe/tcp_engine.h"
@@ -30,6 +31,7 @@ struct rnic_params {
     tcp_engine_params tcp;
     mpa_framer_params framer;
     rdma_engine_params rdma;
+    context_memory_params contexts;
     control_processor_params cp;
 };
 
@@ -64,6 +66,7 @@ private:
     std::unique_ptr<buffer_memory> buffer_;
     std::unique_ptr<tcp_engine> toe_;
     std::unique_ptr<mpa_framer> framer_;
+    std::unique_ptr<context_memory> ctx_;
     std::unique_ptr<rdma_engine> rdma_;
     std::unique_ptr<control_processor> cp_;
     std::vector<std::uint32_t> regs_;
