@@ -12,16 +12,10 @@ namespace {
 std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
 
 boost::json::value run_ok(const std::string& tag, const std::vector<std::string>& sets) {
-    const std::string results = temp_path(tag + ".json");
-    std::vector<std::string> args = {"--log", "warn", "--results", results};
-    for (const std::string& s : sets) {
-        args.push_back("--set");
-        args.push_back(s);
-    }
-    const sim_run r = run_sim(args);
+    sim_run r;
+    boost::json::value v = run_with_sets(tag, sets, &r);
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    if (r.exit_code != 0) return boost::json::object{{"failed", r.output}};
-    return read_json(results);
+    return v;
 }
 
 // Frames the link's fault injector dropped in one direction ("a_to_b": host or leaf side sending).

@@ -90,6 +90,18 @@ void write_file(const std::string& path, const std::string& text) {
 
 boost::json::value read_json(const std::string& path) { return boost::json::parse(read_file(path)); }
 
+boost::json::value run_with_sets(const std::string& tag, const std::vector<std::string>& sets, sim_run* run) {
+    const std::string results = temp_path(tag + ".json");
+    std::vector<std::string> args = {"--log", "warn", "--results", results};
+    for (const std::string& s : sets) {
+        args.push_back("--set");
+        args.push_back(s);
+    }
+    *run = run_sim(args);
+    if (run->exit_code != 0) return boost::json::object{{"failed", run->output}};
+    return read_json(results);
+}
+
 std::vector<std::string> quick_args() {
     return {"--scenario", "platform/scenarios/default.json", "--set", "workload.sizes=[64,1500,9000]",
             "--set", "workload.iterations=60", "--log", "warn"};

@@ -30,6 +30,9 @@ std::string temp_path(const std::string& name);
 boost::json::value read_json(const std::string& path);
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& text);
+// Runs rnic-sim with `--set` for each of `sets` and `--results` to a fresh file named after `tag`;
+// *run gets the exit code and output. The results, or {"failed": output} when the run failed.
+boost::json::value run_with_sets(const std::string& tag, const std::vector<std::string>& sets, sim_run* run);
 // Small, quick workload arguments used by most tests.
 std::vector<std::string> quick_args();
 
