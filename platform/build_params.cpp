@@ -145,15 +145,20 @@ fault_config build_faults(const config::Scenario& s, const std::string& d) {
     return f;
 }
 
-ethernet_link_params build_link_params(const config::Scenario& s) {
+ethernet_link_params build_link_params(const config::Scenario& s, const std::string& rate, const std::string& propagation,
+                                       const std::string& a_to_b, const std::string& b_to_a) {
     ethernet_link_params p;
-    p.rate_bps = s.get_rate_bps("link.rate");
-    p.propagation = t(s, "link.propagation");
+    p.rate_bps = s.get_rate_bps(rate);
+    p.propagation = t(s, propagation);
     p.mtu = u32(s, "link.mtu");
-    p.a_to_b = build_faults(s, "link.a_to_b");
-    p.b_to_a = build_faults(s, "link.b_to_a");
+    p.a_to_b = build_faults(s, a_to_b);
+    p.b_to_a = build_faults(s, b_to_a);
     p.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
     return p;
+}
+
+ethernet_link_params build_link_params(const config::Scenario& s) {
+    return build_link_params(s, "link.rate", "link.propagation", "link.a_to_b", "link.b_to_a");
 }
 
 std::string host_link_key(const config::Scenario& s, int host_index, const std::string& what) {
@@ -165,14 +170,8 @@ std::string host_link_key(const config::Scenario& s, int host_index, const std::
 }
 
 ethernet_link_params build_host_link_params(const config::Scenario& s, int host_index) {
-    ethernet_link_params p;
-    p.rate_bps = s.get_rate_bps(host_link_key(s, host_index, "rate"));
-    p.propagation = t(s, host_link_key(s, host_index, "propagation"));
-    p.mtu = u32(s, "link.mtu");
-    p.a_to_b = build_faults(s, host_link_key(s, host_index, "to_switch"));
-    p.b_to_a = build_faults(s, host_link_key(s, host_index, "from_switch"));
-    p.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
-    return p;
+    return build_link_params(s, host_link_key(s, host_index, "rate"), host_link_key(s, host_index, "propagation"),
+                             host_link_key(s, host_index, "to_switch"), host_link_key(s, host_index, "from_switch"));
 }
 
 namespace {

@@ -87,11 +87,9 @@ fabric::fabric(const config::Scenario& s, const std::vector<host_system*>& hosts
         switches_.push_back(
             std::make_unique<ethernet_switch>(name.c_str(), switch_params(s, name, std::vector<double>(leaves, up_rate))));
     }
-    ethernet_link_params up = build_link_params(s);
-    up.rate_bps = up_rate;
-    up.propagation = from_ps(s.get_time_ps("topology.uplink.propagation"));
-    up.a_to_b = build_faults(s, "topology.uplink.up");  // port a is the leaf
-    up.b_to_a = build_faults(s, "topology.uplink.down");
+    // Port a is the leaf: "up" faults hit what a leaf sends to a spine.
+    ethernet_link_params up = build_link_params(s, "topology.uplink.rate", "topology.uplink.propagation",
+                                                "topology.uplink.up", "topology.uplink.down");
     for (std::size_t l = 0; l < leaves; ++l) {
         for (std::size_t k = 0; k < spines; ++k) {
             ethernet_switch& leaf = *switches_[l];
