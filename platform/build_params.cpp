@@ -33,6 +33,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.buffer.width_bytes = static_cast<std::uint32_t>(s.get_size("rnic.buffer.width"));
     n.buffer.clock_hz = s.get_frequency_hz("rnic.buffer.clock");
     n.buffer.latency = t(s, "rnic.buffer.latency");
+    n.buffer.port_order = s.get_string("rnic.buffer.port_order") == "call" ? booking::in_order : booking::backfill;
     n.buffer.sample_interval = t(s, "rnic.buffer.sample_interval");
     n.tcp.clock_hz = clock;
     n.tcp.tx_cycles_per_segment = s.get_number("rnic.tcp.tx_cycles_per_segment");

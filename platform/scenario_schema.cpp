@@ -116,6 +116,13 @@ void declare_rnic(config::Node& root) {
     buf.size("width", "64B", "Datapath width", 4, 1024);
     buf.frequency("clock", "500MHz", "Clock", 1e6, 10e9);
     buf.time("latency", "10ns", "Access latency (on-chip SRAM)", 0, 1_us);
+    buf.enumeration("port_order", "time",
+                    "How the one port serves the send stream's appends, the segment reads and the reassembly "
+                    "traffic, which the loosely-timed blocks book out of time order: time (an access takes the "
+                    "earliest idle gap at or after it is ready, as an arbiter would) or call (each access waits for "
+                    "every access booked before it; the model before 2026-11-26, which capped one connection at "
+                    "about 61 Gb/s)",
+                    {"time", "call"});
     buf.time("sample_interval", "10us", "Interval of the occupancy-over-time series in the results (peak per interval)",
              1_ns, 1_s);
 

@@ -8,7 +8,11 @@
 namespace rnic {
 
 buffer_memory::buffer_memory(const sc_core::sc_module_name& name, const buffer_memory_params& params)
-    : sc_module(name), mem_in("mem_in"), params_(params), store_(params.capacity + (params.shared_send ? params.send_address_space : 0)) {
+    : sc_module(name),
+      mem_in("mem_in"),
+      params_(params),
+      store_(params.capacity + (params.shared_send ? params.send_address_space : 0)),
+      port_(params.port_order) {
     mem_in.register_b_transport(this, &buffer_memory::b_transport);
     interval_ps_ = to_ps(params_.sample_interval);
     if (interval_ps_ == 0) interval_ps_ = 1;

@@ -23,6 +23,9 @@ struct buffer_memory_params {
     std::uint32_t width_bytes = 64;          // datapath width
     double clock_hz = 500e6;                 // 64 B x 500 MHz = 256 Gb/s per port
     sc_core::sc_time latency = sc_core::sc_time(10, sc_core::SC_NS);  // on-chip SRAM access
+    // The port is shared by independent pipelines (send-stream appends, segment reads, reassembly)
+    // whose loosely-timed callers book it out of time order; backfill serves them in time order.
+    booking port_order = booking::backfill;
     // Occupancy over time: one sample (the peak seen in the interval) per interval, at most
     // max_samples of them (the interval doubles when the series fills up).
     sc_core::sc_time sample_interval = sc_core::sc_time(10, sc_core::SC_US);

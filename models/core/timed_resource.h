@@ -3,15 +3,32 @@
 // event per byte (docs/architecture.md, "Timing discipline").
 #pragma once
 
+#include <deque>
+#include <iterator>
 #include <systemc>
 
 namespace rnic {
 
+// How a resource serves transfers that are booked out of time order (a loosely-timed caller books
+// a transfer at a future time, and a later call asks for an earlier one).
+enum class booking {
+    // Each transfer starts after every transfer booked before it, whatever their times: a gap left
+    // before a future booking stays idle. Cheap, and exact when callers book in time order.
+    in_order,
+    // A transfer takes the earliest idle gap at or after its ready time that fits it whole, as an
+    // arbiter serving requests in the order they arrive in simulated time would; bookings already
+    // made never move.
+    backfill,
+};
+
 class timed_resource {
 public:
+    explicit timed_resource(booking mode = booking::in_order) : mode_(mode) {}
+
     // A transfer ready at absolute time `ready` that occupies the resource for `service` starts when
     // the resource is free and returns its absolute finish time.
     sc_core::sc_time reserve(const sc_core::sc_time& ready, const sc_core::sc_time& service) {
+        if (mode_ == booking::backfill) return reserve_backfill(ready, service);
         const sc_core::sc_time start = ready > free_at_ ? ready : free_at_;
         wait_total_ += start - ready;
         free_at_ = start + service;
@@ -34,6 +51,45 @@ public:
     }
 
 private:
+    struct interval {
+        sc_core::sc_time start;
+        sc_core::sc_time end;
+    };
+    sc_core::sc_time reserve_backfill(const sc_core::sc_time& ready, const sc_core::sc_time& service) {
+        // Bookings that ended before the kernel's present can no longer hold anything back: every
+        // caller's ready time is at or after it.
+        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        while (!busy_.empty() && busy_.front().end <= now) busy_.pop_front();
+        sc_core::sc_time start = ready;
+        auto it = busy_.begin();
+        while (it != busy_.end() && it->end <= start) ++it;  // intervals wholly before `ready`
+        for (; it != busy_.end(); ++it) {
+            if (start + service <= it->start) break;  // fits in the gap before *it
+            if (it->end > start) start = it->end;
+        }
+        const sc_core::sc_time end = start + service;
+        // Insert [start, end) before `it`, merging with neighbours that touch it.
+        const bool joins_prev = it != busy_.begin() && std::prev(it)->end == start;
+        const bool joins_next = it != busy_.end() && it->start == end;
+        if (joins_prev && joins_next) {
+            std::prev(it)->end = it->end;
+            busy_.erase(it);
+        } else if (joins_prev) {
+            std::prev(it)->end = end;
+        } else if (joins_next) {
+            it->start = start;
+        } else {
+            busy_.insert(it, interval{start, end});
+        }
+        if (end > free_at_) free_at_ = end;
+        wait_total_ += start - ready;
+        busy_total_ += service;
+        ++transfers_;
+        return end;
+    }
+
+    booking mode_;
+    std::deque<interval> busy_;  // backfill: booked intervals, ascending, disjoint
     sc_core::sc_time free_at_ = sc_core::SC_ZERO_TIME;
     sc_core::sc_time busy_total_ = sc_core::SC_ZERO_TIME;
     sc_core::sc_time wait_total_ = sc_core::SC_ZERO_TIME;
