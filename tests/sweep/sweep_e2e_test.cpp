@@ -220,6 +220,21 @@ TEST(SweepE2E, BadSweepFilesStopBeforeAnythingRuns) {
   EXPECT_TRUE(contains(r.output, "plots[0].y: 'goodput' is not a metric")) << r.output;
   EXPECT_FALSE(fs::exists(dir / "out"));
 
+  // Plot expressions are checked against the sweep's "set" and axis values before anything runs.
+  write_file(dir / "ref.json", tiny_sweep("p", R"(, "plots": [{"x": "link.a_to_b.loss", "y": "goodput_gbps",
+      "references": [{"label": "size", "y": "workload.sizes / 8"}]}])"));
+  r = sweep(dir / "ref.json", dir / "out");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.output, "ref.json: plots[0].references[0].y: 'workload.sizes' is not a number ([256])"))
+      << r.output;
+  write_file(dir / "divide.json", tiny_sweep("p", R"(, "plots": [{"x": "link.a_to_b.loss", "y": "goodput_gbps",
+      "y_divide": "x * workload.iterations"}])"));
+  r = sweep(dir / "divide.json", dir / "out");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.output, "divide.json: plots[0].y_divide: is 0.0 for run 0000-loss_0-seed_1 (x = 0)"))
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+
   r = run_command({sweep_bin, dir / "range.json", "--jobs", "0"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.output, "-j needs a number from 1 to 4096")) << r.output;

@@ -118,6 +118,32 @@ TEST(Table, JsonRoundTrip) {
   EXPECT_THROW(table_from_json(json::parse("{}"), "t.json"), InputError);
 }
 
+// The sweep's "set" and the "name" of a plain axis travel with the table, for plot expressions drawn from table.json.
+TEST(Table, SetAndAxisNamesRoundTrip) {
+  const Sweep sw = parse_sweep(R"({"name": "t", "base": "b.json", "set": {"link.rate": "10Gbps", "a.b": 2},
+      "axes": [{"key": "link.propagation", "values": [0.5, 5], "unit": "us", "name": "prop"},
+               {"key": "link.a_to_b.loss", "values": [0]}],
+      "metrics": {"m": "v"}})",
+                               "t.json");
+  const Table t = collect_table(sw, expand(sw), "/nonexistent", nullptr);
+  ASSERT_EQ(t.set.size(), 2u);
+  EXPECT_EQ(t.columns[2].alias, "prop");
+  EXPECT_EQ(t.columns[3].alias, "");  // no "name": the key only
+  const json::value j = to_json(t);
+  EXPECT_EQ(json::serialize(j.at("set")), R"({"link.rate":"10Gbps","a.b":2})");
+  EXPECT_EQ(json::serialize(j.at("columns").at(2)),
+            R"({"name":"link.propagation","kind":"axis","group":"link.propagation","unit":"us","alias":"prop"})");
+  const Table back = table_from_json(json::parse(json::serialize(j)), "t.json");
+  ASSERT_EQ(back.set.size(), 2u);
+  EXPECT_EQ(back.set[0].first, "link.rate");
+  EXPECT_EQ(value_text(back.set[0].second), "10Gbps");
+  EXPECT_EQ(back.columns[2].alias, "prop");
+  // A sweep without "set" writes none (table.json as before).
+  EXPECT_FALSE(to_json(collect_table(small_sweep(), expand(small_sweep()), "/nonexistent", nullptr))
+                   .as_object()
+                   .contains("set"));
+}
+
 TEST(Resume, OnlyOkRunsWithTheSameArgumentsAreSkipped) {
   TempDir dir("resume");
   const Sweep sw = parse_sweep(R"({"base": "b.json", "repetitions": 5})", "r.json");

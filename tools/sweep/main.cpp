@@ -305,7 +305,7 @@ int plot_from_table(const Options& o) {
                      err->message);
   }
   std::vector<PlotSpec> specs = parse_plots(pv, o.plot_file, "");
-  resolve_plots(specs, table.columns, o.plot_file);
+  resolve_plots(specs, table.columns, o.plot_file, table.set);
   const std::string out = o.out.empty() ? fs::path(absolute(o.table_file)).parent_path().string() : absolute(o.out);
   fs::create_directories(out);
   const std::string intro = std::to_string(table.rows.size()) + " runs from `" + o.table_file + "`.";
@@ -337,7 +337,7 @@ int run(const Options& o) {
     }
     specs = parse_plots(pv, o.plot_file, "");
   }
-  resolve_plots(specs, table_columns(sweep), sweep.file);
+  resolve_plots(specs, table_columns(sweep), sweep.file, sweep.set);
   const std::vector<Run> runs = expand(sweep);
   {
     const Table check = expansion_table(sweep, runs);

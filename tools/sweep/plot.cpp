@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -23,6 +25,14 @@ namespace json = boost::json;
 namespace {
 
 std::string sub(const std::string& field, const std::string& key) { return field.empty() ? key : field + "." + key; }
+
+Expression parse_expression(const std::string& text, const std::string& file, const std::string& field) {
+  try {
+    return Expression::parse(text);
+  } catch (const ExpressionError& e) {
+    throw InputError(file, field, "'" + text + "' does not parse: " + e.what());
+  }
+}
 
 std::string get_string(const json::object& o, const char* key, const std::string& file, const std::string& field) {
   const json::value* v = o.if_contains(key);
@@ -41,14 +51,14 @@ bool get_bool(const json::object& o, const char* key, const std::string& file, c
 PlotSpec parse_plot(const json::value& v, const std::string& file, const std::string& field) {
   if (!v.is_object()) throw InputError(file, field, "expected a plot object, got " + config::brief_json(v));
   const json::object& o = v.get_object();
-  static const char* const allowed[] = {"name",  "title", "x",       "y",       "series", "series_label",
-                                        "x_label", "y_label", "log_x", "log_y", "y_min", "y_max",
-                                        "y_scale", "error",   "where"};
+  static const char* const allowed[] = {"name",    "title",   "x",     "y",     "series", "series_label",
+                                        "x_label", "y_label", "log_x", "log_y", "y_min",  "y_max",
+                                        "y_scale", "error",   "where", "style", "y_divide", "references"};
   for (const auto& kv : o) {
     if (std::find(std::begin(allowed), std::end(allowed), kv.key()) == std::end(allowed)) {
       throw InputError(file, sub(field, std::string(kv.key())),
                        "unknown field (expected one of: name, title, x, y, series, series_label, x_label, y_label, log_x, log_y, "
-                       "y_min, y_max, y_scale, error, where)");
+                       "y_min, y_max, y_scale, error, where, style, y_divide, references)");
     }
   }
   PlotSpec p;
@@ -98,7 +108,93 @@ PlotSpec parse_plot(const json::value& v, const std::string& file, const std::st
     if (!w->is_object()) throw InputError(file, sub(field, "where"), "expected an object {axis: value}");
     for (const auto& kv : w->get_object()) p.where.emplace_back(std::string(kv.key()), kv.value());
   }
+  const std::string style = get_string(o, "style", file, field);
+  if (style.empty() || style == "lines")
+    p.style = PlotSpec::Style::lines;
+  else if (style == "bars")
+    p.style = PlotSpec::Style::bars;
+  else
+    throw InputError(file, sub(field, "style"), "expected \"lines\" or \"bars\"");
+  if (p.style == PlotSpec::Style::bars && (p.log_x || p.log_y)) {
+    throw InputError(file, sub(field, p.log_x ? "log_x" : "log_y"), "not with \"style\": \"bars\"");
+  }
+  if (o.contains("y_divide")) {
+    const std::string text = get_string(o, "y_divide", file, field);
+    p.y_divide = parse_expression(text, file, sub(field, "y_divide"));
+  }
+  if (const json::value* refs = o.if_contains("references")) {
+    if (!refs->is_array()) {
+      throw InputError(file, sub(field, "references"), "expected a list of {\"label\": ..., \"y\": expression}");
+    }
+    for (std::size_t i = 0; i < refs->get_array().size(); ++i) {
+      const std::string rf = sub(field, "references") + "[" + std::to_string(i) + "]";
+      const json::value& r = refs->get_array()[i];
+      if (!r.is_object()) throw InputError(file, rf, "expected {\"label\": ..., \"y\": expression}");
+      for (const auto& kv : r.get_object()) {
+        if (kv.key() != "label" && kv.key() != "y") {
+          throw InputError(file, sub(rf, std::string(kv.key())), "unknown field (expected label, y)");
+        }
+      }
+      if (!r.get_object().contains("y")) throw InputError(file, sub(rf, "y"), "missing");
+      PlotSpec::Reference ref;
+      ref.field = rf;
+      ref.y = parse_expression(get_string(r.get_object(), "y", file, rf), file, sub(rf, "y"));
+      ref.label = get_string(r.get_object(), "label", file, rf);
+      if (ref.label.empty()) ref.label = "y = " + ref.y.text();
+      p.references.push_back(std::move(ref));
+    }
+  }
   return p;
+}
+
+// Where a name of an expression takes its value from.
+struct NameSource {
+  enum class Kind { x, column, set } kind = Kind::x;
+  int column = -1;        // Kind::column: index into the columns
+  std::size_t set = 0;    // Kind::set: index into the set values
+};
+
+// "x", an axis column, a plain axis's "name" (alias), a "set" key, or (with `metrics`: y_divide) a metric column;
+// else InputError naming `file` and `field`.
+NameSource find_name(const std::string& name, const std::vector<Column>& columns, const SetValues& set, bool metrics,
+                     const std::string& file, const std::string& field) {
+  if (name == "x") return {};
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (columns[c].name != name) continue;
+    if (columns[c].kind == "axis" || (metrics && columns[c].kind == "metric")) {
+      return {NameSource::Kind::column, static_cast<int>(c), 0};
+    }
+    throw InputError(file, field,
+                     "'" + name + "' is a " + columns[c].kind + " column; " +
+                         (columns[c].kind == "metric" ? "only y_divide may use metrics"
+                                                      : "expressions use x, axes and \"set\" keys"));
+  }
+  int found = -1;
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (columns[c].kind != "axis" || columns[c].alias != name) continue;
+    if (found >= 0) {
+      throw InputError(file, field, "'" + name + "' names two axes (" + columns[static_cast<std::size_t>(found)].name +
+                                        ", " + columns[c].name + "); use the key");
+    }
+    found = static_cast<int>(c);
+  }
+  if (found >= 0) return {NameSource::Kind::column, found, 0};
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    if (set[i].first == name) return {NameSource::Kind::set, -1, i};
+  }
+  std::string names = "x";
+  for (const Column& c : columns) {
+    if (c.kind != "axis") continue;
+    names += ", " + c.name;
+    if (!c.alias.empty()) names += " (" + c.alias + ")";
+  }
+  for (const auto& kv : set) names += ", " + kv.first;
+  if (metrics) {
+    for (const Column& c : columns) {
+      if (c.kind == "metric") names += ", " + c.name;
+    }
+  }
+  throw InputError(file, field, "unknown name '" + name + "' (names: " + names + ")");
 }
 
 std::string last_component(const std::string& key) {
@@ -222,7 +318,8 @@ std::vector<PlotSpec> parse_plots(const json::value& v, const std::string& file,
   return specs;
 }
 
-void resolve_plot(PlotSpec& spec, const std::vector<Column>& columns, const std::string& file) {
+void resolve_plot(PlotSpec& spec, const std::vector<Column>& columns, const std::string& file,
+                  const SetValues& set) {
   auto find = [&](const std::string& name) -> const Column* {
     for (const Column& c : columns) {
       if (c.name == name) return &c;
@@ -259,21 +356,224 @@ void resolve_plot(PlotSpec& spec, const std::vector<Column>& columns, const std:
       throw InputError(file, sub(spec.field, "where." + w.first), "not an axis (axes: " + axes + ")");
     }
   }
+  for (const std::string& n : spec.y_divide.names()) {
+    (void)find_name(n, columns, set, true, file, sub(spec.field, "y_divide"));
+  }
+  for (const PlotSpec::Reference& r : spec.references) {
+    for (const std::string& n : r.y.names()) {
+      const NameSource src = find_name(n, columns, set, false, file, sub(r.field, "y"));
+      if (src.kind == NameSource::Kind::column && columns[static_cast<std::size_t>(src.column)].group == x->group) {
+        throw InputError(file, sub(r.field, "y"),
+                         "'" + n + "' changes with the x axis '" + x->group + "'; a reference may use x itself");
+      }
+    }
+    if (spec.style == PlotSpec::Style::bars && r.y.uses("x")) {
+      throw InputError(file, sub(r.field, "y"), "uses x, but bars place the x values as categories");
+    }
+  }
   if (spec.name.empty()) spec.name = sanitize_name(spec.y + "-vs-" + last_component(spec.x), 80);
   if (spec.x_label.empty()) spec.x_label = with_unit(spec.x, x->unit);
+  if (spec.y_label.empty() && !spec.y_divide.empty()) {
+    const std::string& d = spec.y_divide.text();
+    const bool plain = d.find_first_of("+-*/( ") == std::string::npos;
+    spec.y_label = spec.y + " / " + (plain ? d : "(" + d + ")");
+  }
   if (spec.y_label.empty()) spec.y_label = with_unit(spec.y, y->unit);
   if (spec.title.empty()) spec.title = spec.y_label + " vs " + spec.x_label;
   spec.file = file;
 }
 
-void resolve_plots(std::vector<PlotSpec>& specs, const std::vector<Column>& columns, const std::string& file) {
+void resolve_plots(std::vector<PlotSpec>& specs, const std::vector<Column>& columns, const std::string& file,
+                   const SetValues& set) {
   std::set<std::string> names;
   for (PlotSpec& s : specs) {
-    resolve_plot(s, columns, s.file.empty() ? file : s.file);
+    resolve_plot(s, columns, s.file.empty() ? file : s.file, set);
     if (!names.insert(s.name).second) {
       throw InputError(s.file, sub(s.field, "name"), "another plot is named '" + s.name + "' (give \"name\")");
     }
   }
+}
+
+namespace {
+
+using Row = std::vector<json::value>;
+
+// The names of one expression, where they come from and their unit, checked against the plotted runs.
+struct BoundExpression {
+  const Expression* expression = nullptr;
+  std::vector<NameSource> sources;
+  std::vector<std::string> units;  // per name ("" for x and unitless values)
+  bool metrics = false;            // uses a metric column (y_divide): its value differs from run to run
+};
+
+BoundExpression bind_names(const Expression& e, const Table& table, const std::vector<const Row*>& rows,
+                           bool categorical_x, bool metrics, const std::string& file, const std::string& field) {
+  BoundExpression b;
+  b.expression = &e;
+  for (const std::string& n : e.names()) {
+    const NameSource src = find_name(n, table.columns, table.set, metrics, file, field);
+    if (src.kind == NameSource::Kind::column && table.columns[static_cast<std::size_t>(src.column)].kind == "metric") {
+      // A measured value: a run without it (or with a non-number) is left out of the plot, not refused.
+      b.sources.push_back(src);
+      b.units.push_back(table.columns[static_cast<std::size_t>(src.column)].unit);
+      b.metrics = true;
+      continue;
+    }
+    if (src.kind == NameSource::Kind::x && categorical_x) {
+      throw InputError(file, field, "uses x, but the x values are not all numbers");
+    }
+    std::set<std::string> units;
+    auto check = [&](const json::value& v, const std::string& column_unit) {
+      double number = 0.0;
+      std::string unit;
+      if (!expression_number(v, &number, &unit)) {
+        throw InputError(file, field, "'" + n + "' is not a number (" +
+                                            (v.is_string() ? config::quote(v.get_string()) : value_text(v)) + ")");
+      }
+      units.insert(unit.empty() ? column_unit : unit);
+    };
+    if (src.kind == NameSource::Kind::set) check(table.set[src.set].second, "");
+    if (src.kind == NameSource::Kind::column) {
+      const Column& c = table.columns[static_cast<std::size_t>(src.column)];
+      for (const Row* row : rows) check((*row)[static_cast<std::size_t>(src.column)], c.unit);
+    }
+    if (units.size() > 1) {
+      std::string list;
+      for (const std::string& u : units) list += (list.empty() ? "" : ", ") + (u.empty() ? "none" : u);
+      throw InputError(file, field,
+                       "'" + n + "' has values in different units (" + list + "); units are not converted");
+    }
+    b.sources.push_back(src);
+    b.units.push_back(units.empty() ? std::string() : *units.begin());
+  }
+  return b;
+}
+
+double value_of(const BoundExpression& b, std::size_t i, const Table& table, const Row& row, double x) {
+  const NameSource& src = b.sources[i];
+  if (src.kind == NameSource::Kind::x) return x;
+  const json::value& v =
+      src.kind == NameSource::Kind::set ? table.set[src.set].second : row[static_cast<std::size_t>(src.column)];
+  double number = 0.0;
+  (void)expression_number(v, &number, nullptr);  // bind_names checked it is a number
+  return number;
+}
+
+double evaluate(const BoundExpression& b, const Table& table, const Row& row, double x) {
+  return b.expression->evaluate([&](std::size_t i) { return value_of(b, i, table, row, x); });
+}
+
+// "rate = 10 Gbps, link.propagation = 500 ns": the values a reference line was drawn with (x left out).
+std::string values_text(const BoundExpression& b, const Table& table, const Row& row) {
+  std::string out;
+  for (std::size_t i = 0; i < b.sources.size(); ++i) {
+    if (b.sources[i].kind == NameSource::Kind::x) continue;
+    const NameSource& src = b.sources[i];
+    if (src.kind == NameSource::Kind::set) {
+      out += (out.empty() ? "" : ", ") + b.expression->names()[i] + " = " + value_text(table.set[src.set].second);
+      continue;
+    }
+    const json::value& v = row[static_cast<std::size_t>(src.column)];
+    out += (out.empty() ? "" : ", ") + b.expression->names()[i] + " = " + value_text(v);
+    if (is_number(v) && !b.units[i].empty()) out += " " + b.units[i];
+  }
+  return out;
+}
+
+// The reference lines of a spec, sampled over the plot's x range: at the data's x values and at 200 points between
+// the ends (evenly, or evenly in log scale with log_x); on categories (and bars) a level line across the plot.
+void add_references(const PlotSpec& spec, const Table& table, const std::vector<const Row*>& rows,
+                    const std::string& s_group, int si, PlotData& data) {
+  if (rows.empty()) return;
+  const bool level = data.categorical_x || spec.style == PlotSpec::Style::bars;
+  std::vector<double> xs;
+  if (level) {
+    xs = {-0.5, static_cast<double>(data.x_values.size()) - 0.5};
+  } else {
+    for (const json::value& x : data.x_values) {
+      if (!spec.log_x || as_number(x) > 0.0) xs.push_back(as_number(x));
+    }
+    if (xs.size() >= 2) {
+      const double lo = xs.front();
+      const double hi = xs.back();
+      constexpr int samples = 200;
+      for (int i = 1; i < samples; ++i) {
+        const double f = static_cast<double>(i) / samples;
+        xs.push_back(spec.log_x ? lo * std::pow(hi / lo, f) : lo + (hi - lo) * f);
+      }
+      std::sort(xs.begin(), xs.end());
+      xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+    }
+  }
+  for (std::size_t r = 0; r < spec.references.size(); ++r) {
+    const PlotSpec::Reference& ref = spec.references[r];
+    const BoundExpression b = bind_names(ref.y, table, rows, data.categorical_x, false, spec.file, sub(ref.field, "y"));
+    bool per_series = false;
+    for (const NameSource& src : b.sources) {
+      per_series = per_series || (src.kind == NameSource::Kind::column && !s_group.empty() &&
+                                  table.columns[static_cast<std::size_t>(src.column)].group == s_group);
+    }
+    for (int k = per_series ? 0 : -1; k < (per_series ? static_cast<int>(data.series.size()) : 0); ++k) {
+      const Row* row = rows.front();
+      if (k >= 0) {
+        for (const Row* candidate : rows) {
+          if (same_value((*candidate)[static_cast<std::size_t>(si)], data.series[static_cast<std::size_t>(k)].value)) {
+            row = candidate;
+            break;
+          }
+        }
+      }
+      ReferenceLine line;
+      line.reference = r;
+      line.series = k;
+      line.title = k < 0 ? ref.label : ref.label + " (" + data.series[static_cast<std::size_t>(k)].title + ")";
+      line.values = values_text(b, table, *row);
+      for (double x : xs) {
+        const double y = evaluate(b, table, *row, x);
+        if (!std::isfinite(y) || (spec.log_y && y <= 0.0)) continue;
+        line.points.emplace_back(x, y);
+      }
+      if (line.points.empty()) {
+        data.warnings.push_back("plot " + spec.name + ": reference '" + line.title + "' has no finite value" +
+                                (spec.log_y ? " above 0" : "") + " to draw");
+      }
+      data.references.push_back(std::move(line));
+    }
+  }
+}
+
+}  // namespace
+
+bool expression_number(const json::value& v, double* number, std::string* unit) {
+  if (is_number(v)) {
+    if (number != nullptr) *number = as_number(v);
+    if (unit != nullptr) unit->clear();
+    return true;
+  }
+  if (!v.is_string()) return false;
+  const std::string text(v.get_string());
+  auto digit = [&](std::size_t i) { return i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0; };
+  // [-]digits[.digits][e[+-]digits], then letters only: the sweep file's "<number><unit>" ("10Gbps", "0.5us").
+  std::size_t n = text.size() > 0 && text[0] == '-' ? 1 : 0;
+  std::size_t digits = 0;
+  for (; digit(n); ++n) ++digits;
+  if (n < text.size() && text[n] == '.') {
+    for (++n; digit(n); ++n) ++digits;
+  }
+  if (digits == 0) return false;
+  if (n < text.size() && (text[n] == 'e' || text[n] == 'E')) {
+    const std::size_t exp = n + 1 < text.size() && (text[n + 1] == '+' || text[n + 1] == '-') ? n + 2 : n + 1;
+    if (digit(exp)) {
+      for (n = exp; digit(n); ++n) {
+      }
+    }
+  }
+  for (std::size_t i = n; i < text.size(); ++i) {
+    if (std::isalpha(static_cast<unsigned char>(text[i])) == 0) return false;
+  }
+  if (number != nullptr) *number = std::strtod(text.substr(0, n).c_str(), nullptr);
+  if (unit != nullptr) *unit = text.substr(n);
+  return true;
 }
 
 PlotData aggregate_plot(const PlotSpec& spec, const Table& table) {
@@ -336,9 +636,38 @@ PlotData aggregate_plot(const PlotSpec& spec, const Table& table) {
   if (spec.log_x && data.categorical_x) {
     data.warnings.push_back("plot " + spec.name + ": log_x ignored, x values are not all numbers");
   }
+  // y_divide: one divisor per run, applied to that run's y before the mean and the error bars.
+  std::map<const Row*, double> divisors;
+  if (!spec.y_divide.empty()) {
+    const std::string field = sub(spec.field, "y_divide");
+    const BoundExpression b = bind_names(spec.y_divide, table, rows, data.categorical_x, true, spec.file, field);
+    const int idi = table.column("id");
+    for (const Row* row : rows) {
+      const json::value& x = (*row)[static_cast<std::size_t>(xi)];
+      bool measured = true;
+      for (const NameSource& src : b.sources) {
+        if (src.kind != NameSource::Kind::column) continue;
+        const json::value& v = (*row)[static_cast<std::size_t>(src.column)];
+        measured = measured && (table.columns[static_cast<std::size_t>(src.column)].kind != "metric" || is_number(v));
+      }
+      const double d = measured ? evaluate(b, table, *row, data.categorical_x ? 0.0 : as_number(x)) : 0.0;
+      if (b.metrics && (d == 0.0 || !std::isfinite(d))) {
+        divisors[row] = std::nan("");  // a measured divisor missing or 0: this run is left out
+        continue;
+      }
+      if (d == 0.0 || !std::isfinite(d)) {
+        throw InputError(spec.file, field,
+                         "is " + format_number(d) + " for run " +
+                             (idi < 0 ? std::string("?") : value_text((*row)[static_cast<std::size_t>(idi)])) +
+                             " (x = " + value_text(x) + ")");
+      }
+      divisors[row] = d;
+    }
+  }
   std::size_t dropped_x = 0;
   std::size_t dropped_y = 0;
   std::size_t missing_y = 0;
+  std::size_t missing_divisor = 0;
   for (const auto* row : rows) {
     const json::value series_value = si < 0 ? json::value(nullptr) : (*row)[static_cast<std::size_t>(si)];
     auto it = std::find_if(data.series.begin(), data.series.end(),
@@ -362,13 +691,18 @@ PlotData aggregate_plot(const PlotSpec& spec, const Table& table) {
           ++missing_y;
           continue;
         }
-        ys.push_back(as_number(y) * spec.y_scale);
+        if (!divisors.empty() && std::isnan(divisors.at(row))) {
+          ++missing_divisor;
+          continue;
+        }
+        ys.push_back(as_number(y) * spec.y_scale / (divisors.empty() ? 1.0 : divisors.at(row)));
       }
       if (ys.empty()) continue;
       PlotPoint p;
       p.bars = spec.error;
       p.x = x;
-      p.position = data.categorical_x ? static_cast<double>(xk) : as_number(x);
+      p.position =
+          data.categorical_x || spec.style == PlotSpec::Style::bars ? static_cast<double>(xk) : as_number(x);
       if (spec.log_x && !data.categorical_x && p.position <= 0.0) {
         ++dropped_x;
         continue;
@@ -396,6 +730,7 @@ PlotData aggregate_plot(const PlotSpec& spec, const Table& table) {
       s.points.push_back(p);
     }
   }
+  add_references(spec, table, rows, s_group, si, data);
   if (dropped_x > 0) {
     data.warnings.push_back("plot " + spec.name + ": log_x leaves out " + std::to_string(dropped_x) +
                             " point(s) with x <= 0 (their values are in the report's table)");
@@ -408,6 +743,10 @@ PlotData aggregate_plot(const PlotSpec& spec, const Table& table) {
     data.warnings.push_back("plot " + spec.name + ": " + std::to_string(missing_y) + " ok run(s) lack a value of " +
                             spec.y);
   }
+  if (missing_divisor > 0) {
+    data.warnings.push_back("plot " + spec.name + ": " + std::to_string(missing_divisor) +
+                            " ok run(s) left out: y_divide (" + spec.y_divide.text() + ") has no value or is 0");
+  }
   if (rows.size() < matched) {
     data.warnings.push_back("plot " + spec.name + ": " + std::to_string(matched - rows.size()) +
                             " run(s) not ok left out");
@@ -419,17 +758,33 @@ std::string render_plot(const PlotSpec& spec, const PlotData& data, const std::s
                         const std::string& gnuplot) {
   const std::string dat = spec.name + ".dat";
   const std::string gp = spec.name + ".gp";
+  const bool bars = spec.style == PlotSpec::Style::bars;
+  const std::size_t n_series = data.series.size();
+  // Bars: a cluster per x value (at 0, 1, ...), the series' bars side by side within 0.8 of it.
+  const double bar_width = 0.8 / static_cast<double>(std::max<std::size_t>(1, n_series));
+  auto bar_offset = [&](std::size_t i) {
+    return (static_cast<double>(i) - (static_cast<double>(n_series) - 1.0) / 2.0) * bar_width;
+  };
   std::string d = "# rnic-sweep plot " + spec.name + ": " + spec.y + " over " + spec.x +
-                  "; columns: position x mean low high n min max stddev\n";
-  for (std::size_t i = 0; i < data.series.size(); ++i) {
+                  "; columns: position x mean low high n min max stddev" +
+                  (data.references.empty() ? "" : "; then one block per reference line: position y") + "\n";
+  for (std::size_t i = 0; i < n_series; ++i) {
     const PlotSeries& s = data.series[i];
     if (i != 0) d += "\n\n";
     d += "# series " + std::to_string(i) + ": " + s.title + "\n";
     for (const PlotPoint& p : s.points) {
-      d += num(p.position) + " " + dq(value_text(p.x)) + " " + num(p.mean) + " " + num(p.low()) + " " + num(p.high()) +
-           " " + std::to_string(p.n) + " " + num(p.min) + " " + num(p.max) + " " + num(p.stddev) + "\n";
+      d += num(p.position + (bars ? bar_offset(i) : 0.0)) + " " + dq(value_text(p.x)) + " " + num(p.mean) + " " +
+           num(p.low()) + " " + num(p.high()) + " " + std::to_string(p.n) + " " + num(p.min) + " " + num(p.max) +
+           " " + num(p.stddev) + "\n";
     }
     if (s.points.empty()) d += "\n";  // keep the block (gnuplot indexes blocks by blank-line pairs)
+  }
+  for (std::size_t j = 0; j < data.references.size(); ++j) {
+    const ReferenceLine& r = data.references[j];
+    d += "\n\n# reference " + std::to_string(j) + ": " + r.title + ": y = " +
+         spec.references[r.reference].y.text() + (r.values.empty() ? "" : " with " + r.values) + "\n";
+    for (const auto& [x, y] : r.points) d += num(x) + " " + num(y) + "\n";
+    if (r.points.empty()) d += "\n";
   }
   std::string g = "# written by rnic-sweep; redraw with: gnuplot " + gp + "\n";
   g += "set encoding utf8\n";
@@ -443,7 +798,25 @@ std::string render_plot(const PlotSpec& spec, const PlotData& data, const std::s
   // x: the data's ends plus a margin (not stretched to the next tic); y: a margin where no limit is given.
   const std::string y_low = spec.has_y_min ? "0" : "graph 0.05";
   const std::string y_high = spec.has_y_max ? "0" : "graph 0.05";
-  if (data.categorical_x) {
+  if (bars) {
+    g += "set xrange [-0.5:" + num(static_cast<double>(data.x_values.size()) - 0.5) + "]\n";
+    std::string tics;
+    for (std::size_t k = 0; k < data.x_values.size(); ++k) {
+      tics += (k == 0 ? "" : ", ") + gq(value_text(data.x_values[k])) + " " + std::to_string(k);
+    }
+    g += "set xtics (" + tics + ")\n";
+    g += "set style fill solid 0.75 border -1\n";
+    g += "set boxwidth " + num(bar_width) + " absolute\n";
+    bool all_positive = true;
+    for (const PlotSeries& s : data.series) {
+      for (const PlotPoint& p : s.points) all_positive = all_positive && p.low() >= 0.0;
+    }
+    // Bars stand on 0: no margin below them.
+    g += "set offsets 0, 0, " + y_high + ", " + (all_positive || spec.has_y_min ? "0" : y_low) + "\n";
+    if (all_positive && !spec.has_y_min) {
+      g += "set yrange [0:" + (spec.has_y_max ? num(spec.y_max) : std::string("*")) + "]\n";
+    }
+  } else if (data.categorical_x) {
     g += "set xrange [-0.5:" + num(static_cast<double>(data.x_values.size()) - 0.5) + "]\n";
     g += "set offsets 0, 0, " + y_high + ", " + y_low + "\n";
   } else {
@@ -456,23 +829,48 @@ std::string render_plot(const PlotSpec& spec, const PlotData& data, const std::s
     g += "set yrange [" + (spec.has_y_min ? num(spec.y_min) : std::string("*")) + ":" +
          (spec.has_y_max ? num(spec.y_max) : std::string("*")) + "]\n";
   }
-  if (spec.series.empty()) {
-    g += "set key off\n";
-  } else {
+  if (!spec.series.empty()) {
     g += "set key outside right top vertical title " + gq(spec.series_label) + " box\n";
+  } else if (!data.references.empty()) {
+    g += "set key outside right top vertical box\n";
+  } else {
+    g += "set key off\n";
   }
   std::string clauses;
-  for (std::size_t i = 0; i < data.series.size(); ++i) {
+  std::vector<int> series_lt(n_series, 0);  // each series' line type (its colour), for its reference lines
+  int drawn = 0;
+  for (std::size_t i = 0; i < n_series; ++i) {
     const PlotSeries& s = data.series[i];
     if (s.points.empty()) continue;
+    if (!clauses.empty()) clauses += ", \\\n     ";
+    if (bars) {
+      series_lt[i] = static_cast<int>(i) + 1;
+      clauses += gq(dat) + " index " + std::to_string(i) + " using 1:3 with boxes lt " + std::to_string(series_lt[i]) +
+                 " title " + gq(s.title);
+      if (spec.error != PlotSpec::ErrorBars::none) {
+        clauses += ", \\\n     " + gq(dat) + " index " + std::to_string(i) +
+                   " using 1:3:4:5 with yerrorbars lt -1 lw 1.5 pt 0 notitle";
+      }
+      continue;
+    }
+    series_lt[i] = ++drawn;  // gnuplot's default: the n-th plot clause draws with line type n
     std::string using_spec = spec.error == PlotSpec::ErrorBars::none ? "1:3" : "1:3:4:5";
     if (data.categorical_x) using_spec += ":xtic(2)";
     const std::string style = spec.error == PlotSpec::ErrorBars::none ? "linespoints" : "yerrorlines";
-    if (!clauses.empty()) clauses += ", \\\n     ";
     clauses += gq(dat) + " index " + std::to_string(i) + " using " + using_spec + " with " + style + " lw 2 pt " +
                std::to_string(5 + 2 * (i % 4)) + " ps 1.3 title " + gq(s.title);
   }
   if (clauses.empty()) return "no points to draw (no ok run has a value of " + spec.y + ")";
+  // Reference lines: dashed (a dash pattern per reference), in the series' colour or dark grey.
+  for (std::size_t j = 0; j < data.references.size(); ++j) {
+    const ReferenceLine& r = data.references[j];
+    if (r.points.empty()) continue;
+    const std::string colour = r.series >= 0 && series_lt[static_cast<std::size_t>(r.series)] > 0
+                                   ? "lt " + std::to_string(series_lt[static_cast<std::size_t>(r.series)])
+                                   : std::string("lc rgb '#404040'");
+    clauses += ", \\\n     " + gq(dat) + " index " + std::to_string(n_series + j) + " using 1:2 with lines " +
+               colour + " dt " + std::to_string(2 + r.reference % 4) + " lw 2 title " + gq(r.title);
+  }
   g += "plot " + clauses + "\n";
   g += "set terminal svg size 960,600 dynamic font 'Sans,12' noenhanced background '#ffffff'\n";
   g += "set output " + gq(spec.name + ".svg") + "\n";
@@ -530,6 +928,9 @@ std::string report_markdown(const Table& table, const std::vector<ReportFigure>&
     if (spec.error == PlotSpec::ErrorBars::minmax) how += ", [min, max] (the error bars)";
     if (spec.error == PlotSpec::ErrorBars::stddev) how += " ± sample standard deviation (the error bars)";
     if (spec.error == PlotSpec::ErrorBars::ci95) how += " ± half-width of its 95% confidence interval (Student's t; the error bars)";
+    if (!spec.y_divide.empty()) {
+      how += "; each run's " + spec.y + " divided by `" + spec.y_divide.text() + "` before the mean and the spread";
+    }
     how += "; (n=...) when fewer runs than seeds were averaged";
     for (const auto& w : spec.where) how += "; " + w.first + " = " + value_text(w.second);
     md += how + ".\n\n";
@@ -537,6 +938,10 @@ std::string report_markdown(const Table& table, const std::vector<ReportFigure>&
     std::string rule = "|---:|";
     for (const PlotSeries& s : data.series) {
       md += " " + markdown_cell(spec.series.empty() ? spec.y_label : s.title) + " |";
+      rule += "---:|";
+    }
+    for (const ReferenceLine& r : data.references) {
+      md += " " + markdown_cell(r.title) + " |";
       rule += "---:|";
     }
     md += "\n" + rule + "\n";
@@ -559,7 +964,26 @@ std::string report_markdown(const Table& table, const std::vector<ReportFigure>&
         }
         md += " " + markdown_cell(cell) + " |";
       }
+      for (const ReferenceLine& r : data.references) {
+        // The line's value at this x (a level line on categories has one value).
+        const bool level = data.categorical_x || spec.style == PlotSpec::Style::bars;
+        std::string cell;
+        for (const auto& [px, py] : r.points) {
+          if (level || (is_number(x) && px == as_number(x))) {
+            cell = fmt(py);
+            break;
+          }
+        }
+        md += " " + markdown_cell(cell) + " |";
+      }
       md += "\n";
+    }
+    if (!data.references.empty()) {
+      md += "\nReference lines (dashed):\n\n";
+      for (const ReferenceLine& r : data.references) {
+        md += "- " + markdown_cell(r.title) + ": y = `" + spec.references[r.reference].y.text() + "`" +
+              (r.values.empty() ? "" : " with " + markdown_cell(r.values)) + "\n";
+      }
     }
     for (const std::string& w : data.warnings) md += "\n*" + markdown_cell(w) + "*\n";
   }

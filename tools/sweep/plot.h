@@ -11,9 +11,19 @@
 //     "log_x": true, "log_y": false,    // optional
 //     "y_min": 0, "y_max": 100,         // optional axis limits (in scaled units)
 //     "y_scale": 0.0009765625,          // optional: y values are multiplied by this (bytes -> KiB); say so in y_label
-//     "error": "minmax" }               // error bars over seeds: "minmax" (default: min to max), "stddev"
+//     "error": "minmax",                // error bars over seeds: "minmax" (default: min to max), "stddev"
 //                                       // (mean +- sample standard deviation), "ci95" (mean +- the 95%
 //                                       // confidence half-width, Student's t) or "none"
+//     "style": "lines",                 // optional: "lines" (default: lines with error bars) or "bars" (one cluster
+//                                       // of bars per x value, one bar per series, error bars on the bars)
+//     "y_divide": "link.rate",          // optional expression: each run's y (after y_scale) is divided by it
+//                                       // before the mean and the error bars are taken
+//     "references": [ { "label": "line rate", "y": "min(x, 40)" } ] }   // optional: reference lines
+// Expressions (expression.h) may use: x (the point's x value; numeric x only), an axis column (key, zip name or zip
+// member) or a plain axis's "name", and a key of the sweep's "set". Their values must be numbers, or strings of a
+// number and a unit ("10Gbps" is 10: units are not converted, and a name whose values carry different units is
+// refused). References are in the plot's y units (after y_scale and y_divide) and may not use the x axis's columns;
+// one using the series axis is drawn once per series, in its colour.
 // Each point is the mean over the rows (seeds) with status ok at that x and series value. Every other axis must
 // have one value left after "where" (else the plot is refused, naming the axis), so that a point never mixes runs of
 // different scenarios. Numeric x values are placed by value (sorted); other x values are categories in axis order.
@@ -24,12 +34,19 @@
 #include <utility>
 #include <vector>
 
+#include "expression.h"
 #include "table.h"
 
 namespace rnic::sweep {
 
 struct PlotSpec {
   enum class ErrorBars { minmax, stddev, ci95, none };
+  enum class Style { lines, bars };
+  struct Reference {
+    std::string label;  // default: "y = " + the expression
+    Expression y;
+    std::string field;  // "plots[0].references[1]"
+  };
   std::string name;
   std::string title;
   std::string x;
@@ -46,6 +63,9 @@ struct PlotSpec {
   double y_max = 0.0;
   double y_scale = 1.0;
   ErrorBars error = ErrorBars::minmax;
+  Style style = Style::lines;
+  Expression y_divide;  // empty: none
+  std::vector<Reference> references;
   std::vector<std::pair<std::string, boost::json::value>> where;
   std::string file;   // where it was defined, for messages: the file
   std::string field;  // and the field ("plots[0]")
@@ -54,10 +74,18 @@ struct PlotSpec {
 // One spec, a list of them, or {"plots": [...]}. Throws InputError naming `file` and the field.
 std::vector<PlotSpec> parse_plots(const boost::json::value& v, const std::string& file, const std::string& field);
 
-// Checks the spec's columns against a table's columns and fills defaults (name, labels); throws InputError.
-void resolve_plot(PlotSpec& spec, const std::vector<Column>& columns, const std::string& file);
+// Checks the spec's columns and its expressions' names against a table's columns and the sweep's "set", and fills
+// defaults (name, labels); throws InputError.
+using SetValues = std::vector<std::pair<std::string, boost::json::value>>;
+void resolve_plot(PlotSpec& spec, const std::vector<Column>& columns, const std::string& file,
+                  const SetValues& set = {});
 // resolve_plot for every spec, and no two with the same name.
-void resolve_plots(std::vector<PlotSpec>& specs, const std::vector<Column>& columns, const std::string& file);
+void resolve_plots(std::vector<PlotSpec>& specs, const std::vector<Column>& columns, const std::string& file,
+                   const SetValues& set = {});
+
+// The number a plot expression reads from a value: a number, or the number of a string "<number><unit>" ("10Gbps"
+// gives 10, unit "Gbps"). False for anything else.
+bool expression_number(const boost::json::value& v, double* number, std::string* unit);
 
 // The aggregated points of one plot.
 struct PlotPoint {
@@ -78,10 +106,19 @@ struct PlotSeries {
   std::string title;
   std::vector<PlotPoint> points;
 };
+// One drawn reference line: a spec's reference, for one series when it uses the series axis.
+struct ReferenceLine {
+  std::size_t reference = 0;  // index into spec.references
+  int series = -1;            // index into PlotData::series, -1 when it does not depend on the series
+  std::string title;
+  std::vector<std::pair<double, double>> points;  // (x position, y), sorted by x, non-finite values left out
+  std::string values;  // the names it used and their values, for the report ("rate = 10 Gbps")
+};
 struct PlotData {
   bool categorical_x = false;
   std::vector<boost::json::value> x_values;  // in drawing order
   std::vector<PlotSeries> series;
+  std::vector<ReferenceLine> references;
   std::vector<std::string> warnings;  // e.g. points dropped by log_x
 };
 PlotData aggregate_plot(const PlotSpec& spec, const Table& table);

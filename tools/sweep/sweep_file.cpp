@@ -176,6 +176,7 @@ Axis parse_axis(const json::value& v, const std::string& file, const std::string
     if (const json::value* n = o.if_contains("name")) {
       axis.short_name = as_string(*n, file, sub(field, "name"));
       if (axis.short_name.empty()) throw InputError(file, sub(field, "name"), "empty");
+      axis.named = true;
     }
     axis.labels = axis.keys.front().values;
   }

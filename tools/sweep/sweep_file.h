@@ -52,6 +52,7 @@ struct AxisKey {
 struct Axis {
   std::string name;        // table column: the key, or the zip's name
   std::string short_name;  // used in run directory names
+  bool named = false;      // a plain axis with a "name" (plot expressions may use it for the key)
   bool zipped = false;
   std::vector<AxisKey> keys;               // one for a plain axis
   std::vector<boost::json::value> labels;  // zip: one label per point (strings or the first key's values)

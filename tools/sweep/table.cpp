@@ -21,7 +21,9 @@ std::vector<Column> table_columns(const Sweep& sweep) {
   std::vector<Column> cols{{"run", "run", "", ""}, {"id", "id", "", ""}};
   for (const Axis& axis : sweep.axes) {
     if (axis.zipped) cols.push_back({axis.name, "axis", axis.name, ""});
-    for (const AxisKey& k : axis.keys) cols.push_back({k.key, "axis", axis.name, k.unit});
+    for (const AxisKey& k : axis.keys) {
+      cols.push_back({k.key, "axis", axis.name, k.unit, axis.named ? axis.short_name : ""});
+    }
   }
   cols.push_back({"seed", "seed", "", ""});
   cols.push_back({"status", "status", "", ""});
@@ -34,6 +36,7 @@ Table collect_table(const Sweep& sweep, const std::vector<Run>& runs, const std:
   Table table;
   table.name = sweep.name;
   table.columns = table_columns(sweep);
+  table.set = sweep.set;
   std::set<std::string> warned;
   for (const Run& run : runs) {
     std::vector<json::value> row;
@@ -113,6 +116,11 @@ std::string to_csv(const Table& table) {
 json::value to_json(const Table& table) {
   json::object o;
   o["sweep"] = table.name;
+  if (!table.set.empty()) {
+    json::object set;
+    for (const auto& [key, value] : table.set) set[key] = value;
+    o["set"] = std::move(set);
+  }
   json::array cols;
   for (const Column& c : table.columns) {
     json::object co;
@@ -120,6 +128,7 @@ json::value to_json(const Table& table) {
     co["kind"] = c.kind;
     if (!c.group.empty()) co["group"] = c.group;
     if (!c.unit.empty()) co["unit"] = c.unit;
+    if (!c.alias.empty()) co["alias"] = c.alias;
     cols.push_back(std::move(co));
   }
   o["columns"] = std::move(cols);
@@ -139,6 +148,10 @@ Table table_from_json(const json::value& v, const std::string& file) {
   Table t;
   if (const json::value* n = o.if_contains("sweep"); n != nullptr && n->is_string())
     t.name = std::string(n->get_string());
+  if (const json::value* set = o.if_contains("set")) {
+    if (!set->is_object()) throw InputError(file, "set", "expected an object");
+    for (const auto& kv : set->get_object()) t.set.emplace_back(std::string(kv.key()), kv.value());
+  }
   const json::value* cols = o.if_contains("columns");
   if (cols == nullptr || !cols->is_array()) throw InputError(file, "columns", "missing or not a list");
   for (std::size_t i = 0; i < cols->get_array().size(); ++i) {
@@ -154,6 +167,7 @@ Table table_from_json(const json::value& v, const std::string& file) {
     col.kind = str("kind");
     col.group = str("group");
     col.unit = str("unit");
+    col.alias = str("alias");
     if (col.name.empty()) throw InputError(file, field + ".name", "missing");
     t.columns.push_back(std::move(col));
   }

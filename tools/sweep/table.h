@@ -6,14 +6,16 @@
 // "missing" (not run yet) or "stale" (the run directory holds a run with other arguments). Metrics are read from
 // results.json whenever it is there and belongs to the run (so also for failed runs); missing ones are empty.
 //
-// table.json: { "sweep": NAME, "columns": [ {"name", "kind" (run|id|axis|seed|status|metric), "group" (axes: the
-// axis the column belongs to), "unit"} ], "rows": [ { column: value, ... } ] } with JSON-typed values.
+// table.json: { "sweep": NAME, "set": { key: value } (when the sweep has one), "columns": [ {"name", "kind"
+// (run|id|axis|seed|status|metric), "group" (axes: the axis the column belongs to), "unit", "alias" (a plain axis's
+// "name", when given)} ], "rows": [ { column: value, ... } ] } with JSON-typed values.
 // table.csv: RFC 4180 (fields with ',', '"', CR or LF quoted, quotes doubled), header line first, LF line ends.
 #pragma once
 
 #include <boost/json/value.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rnic::sweep {
@@ -26,12 +28,14 @@ struct Column {
   std::string kind;   // run, id, axis, seed, status, metric
   std::string group;  // axis columns: the axis name (a zip's members share it)
   std::string unit;
+  std::string alias = {};  // axis columns: the "name" a plain axis was given in the sweep file ("rate"), else ""
 };
 
 struct Table {
   std::string name;
   std::vector<Column> columns;
   std::vector<std::vector<boost::json::value>> rows;
+  std::vector<std::pair<std::string, boost::json::value>> set;  // the sweep's fixed "set" (the same for every run)
   int column(const std::string& name) const;  // index or -1
 };
 
