@@ -234,7 +234,9 @@ probe_config build_probe_config(const config::Scenario& s) {
 rping_config build_rping_config(const config::Scenario& s) {
     rping_config c;
     c.server_role = s.get_string("workload.rping.role") == "server";
-    c.real_peer = s.get_string("peer.kind") == "socket";
+    // A real machine at the far end (behind the socket bridge) or a QEMU guest as host a: either way
+    // only host b's side is this program, and no out-of-band hand-shake.
+    c.real_peer = s.get_string("peer.kind") == "socket" || s.get_string("host_bus.transport") == "qemu";
     c.count = u32(s, "workload.rping.count");
     c.size = u32(s, "workload.rping.size");
     c.port = static_cast<std::uint16_t>(s.get_int("workload.rping.port"));

@@ -607,6 +607,7 @@ config::Schema build() {
     schema.add_check(check_framing);
     schema.add_check(check_atomics);
     schema.add_check(check_peer);
+    schema.add_check(check_qemu);
     schema.add_check(check_workload);
     schema.add_check(check_context_cache);
     schema.add_check(check_fabric_workload);

@@ -107,6 +107,27 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
         std::string error;
         if (!peer_->open(&error)) throw std::runtime_error(error);
     }
+    const bool qemu_guest = scenario.get_string("host_bus.transport") == "qemu";
+    if (qemu_guest) {
+        std::string error;
+        const int fd = qemu::open_proxy_socket(
+            static_cast<int>(scenario.get_int("qemu.fd")), scenario.get_string("qemu.listen"),
+            static_cast<int>(scenario.get_time_ps("qemu.open_timeout") / 1000'000'000ULL), &error);
+        if (fd < 0) throw std::runtime_error(error);
+        qemu::qemu_remote_params qp;
+        qp.fd = fd;
+        qp.realtime = scenario.get_bool("qemu.realtime");
+        qp.realtime_slack_ps = scenario.get_time_ps("qemu.realtime_slack");
+        qp.poll_interval_ps = scenario.get_time_ps("qemu.poll_interval");
+        guest_ram_ = std::make_unique<qemu::guest_ram>();
+        hosts_[0]->mem.attach_guest(guest_ram_.get());
+        qemu_ = std::make_unique<qemu::qemu_remote>(std::string(hosts_[0]->name()) + ".qemu", qp, *guest_ram_);
+        hosts_[0]->cpu.set_program([this](drv::host_bus& bus) {
+            qemu_error_ = qemu_->run(bus);
+            // The guest is gone (QEMU exited or the stream failed): nothing more can happen on host a.
+            sc_core::sc_stop();
+        });
+    }
 
     auto on_done = [this] {
         done_ = true;
@@ -159,7 +180,7 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
     }
     fabric_workload* wl = workload_.get();
     for (int i = 0; i < n; ++i) {
-        if (!wl->has_program(i) || (real_peer && i == 1)) continue;
+        if (!wl->has_program(i) || (real_peer && i == 1) || (qemu_guest && i == 0)) continue;
         hosts_[static_cast<std::size_t>(i)]->cpu.set_program(
             [wl, i, sti = st[static_cast<std::size_t>(i)]](drv::host_bus& bus) { wl->program(i, bus, sti); });
     }
@@ -274,11 +295,33 @@ boost::json::object simulation::results() const {
     if (link_) modules["link"] = report_of(*link_);
     if (fabric_) fabric_->report(modules);
     if (peer_) modules["peer"] = report_of(*peer_);
+    if (qemu_) {
+        const qemu::qemu_remote_stats& q = qemu_->stats();
+        modules[std::string(hosts_[0]->name()) + ".qemu"] = {
+            {"messages", q.messages},       {"config_reads", q.config_reads},
+            {"config_writes", q.config_writes}, {"bar_reads", q.bar_reads},
+            {"bar_writes", q.bar_writes},   {"ram_syncs", q.syncs},
+            {"ram_sync_errors", q.sync_errors}, {"device_resets", q.resets},
+            {"irqfds", q.irqfds},           {"unknown_messages", q.unknown},
+            {"bad_messages", q.bad_messages}, {"refused_accesses", q.refused_accesses},
+            {"undecoded_accesses", q.undecoded_accesses}, {"bus_master", qemu_->bus_master()},
+            {"error", qemu_error_}};
+    }
     out["modules"] = std::move(modules);
     if (boost::json::object f = workload_->fabric_results(); !f.empty()) out["fabric_workload"] = std::move(f);
     if (fabric_) out["topology"] = fabric_->describe();
     out["log"] = {{"errors", log::errors_logged()}, {"warnings", log::warnings_logged()}};
     return out;
+}
+
+boost::json::object simulation::qemu_wallclock() const {
+    boost::json::object o;
+    if (!qemu_) return o;
+    const qemu::qemu_remote_stats& q = qemu_->stats();
+    const std::uint64_t n = q.bar_reads + q.bar_writes;
+    o["bar_accesses"] = n;
+    o["bar_wall_us_mean"] = n == 0 ? 0.0 : static_cast<double>(q.bar_wall.count()) / 1e3 / static_cast<double>(n);
+    return o;
 }
 
 void simulation::print_summary(std::ostream& os) const {
