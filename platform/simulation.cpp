@@ -129,9 +129,12 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
         });
     }
 
-    auto on_done = [this] {
+    // With a QEMU guest as host a the run ends when QEMU goes away (the guest tears its side down
+    // after host b's program is done), not when the workload is.
+    const bool stop_when_done = scenario.get_string("host_bus.transport") != "qemu";
+    auto on_done = [this, stop_when_done] {
         done_ = true;
-        sc_core::sc_stop();
+        if (stop_when_done) sc_core::sc_stop();
     };
     const std::string type = scenario.get_string("workload.type");
     std::vector<std::string> names;
