@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# CTest: the Linux driver in a QEMU guest against rnic-sim (driver/linux/guest/run-guest.py). Builds
+# the guest from Debian packages (the siw guest's kernel and headers, rnic.ko, busybox), boots it
+# with the RNIC on x-pci-proxy-dev, loads the module (its self-test runs rping's client against host
+# b's simulated rping server), unloads it, and checks both sides: the guest's verdict and the
+# results of rnic-sim (host b's byte checks, the transport's counters, no refused DMA).
+# Exit 77 (reported as skipped by CTest) when QEMU or the guest's packages cannot be installed.
+#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE
+set -uo pipefail
+SIM=$1 PINGS=${2:-20} SIZE=${3:-3000}
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+if ! "$REPO/tools/siw-peer/install-deps.sh" > /dev/null 2>&1 || ! command -v qemu-system-x86_64 > /dev/null ||
+   ! qemu-system-x86_64 -device help 2>/dev/null | grep -q x-pci-proxy-dev; then
+    echo "SKIPPED: QEMU with x-pci-proxy-dev or the guest's Debian packages cannot be installed here"
+    exit 77
+fi
+LOG="${RNIC_GUEST_DIR:-$REPO/build/rnic-guest}/ctest-$$"
+"$REPO/driver/linux/guest/run-guest.py" --sim "$SIM" --pings "$PINGS" --size "$SIZE" --timeout 180 --log-dir "$LOG"
+status=$?
+[ $status -eq 0 ] || { echo "FAIL: run-guest.py status $status (logs in $LOG)"; exit 1; }
+python3 - "$LOG/results.json" "$LOG/guest.log" "$PINGS" "$SIZE" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+guest = open(sys.argv[2]).read()
+pings, size = int(sys.argv[3]), int(sys.argv[4])
+bad = []
+def want(cond, what):
+    if not cond: bad.append(what)
+want(r["status"] == "ok", f"status {r['status']!r}")
+want(r["integrity"]["ok"] and r["integrity"]["bytes_checked"] == pings * size and r["integrity"]["bytes_mismatched"] == 0,
+     f"host b's checks: {r['integrity']}")
+rows = r["workload"]["rows"]
+want(len(rows) == 1 and rows[0]["iterations"] == pings, f"host b served {rows[0]['iterations'] if rows else 0} pings")
+q = r["modules"]["a.qemu"]
+want(q["bar_writes"] > 0 and q["bar_reads"] > 0 and q["ram_syncs"] > 0 and q["error"] == "", f"transport: {q}")
+want(q["bad_messages"] == 0 and q["unknown_messages"] == 0 and q["refused_accesses"] == 0, f"transport errors: {q}")
+m = r["modules"]["a.mem"]
+want(m["dma_refused"] == 0 and m["dma_reads"] > 0 and m["dma_writes"] > 0, f"guest RAM DMA: {m}")
+want(f"{pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest, "the driver's own check line")
+want("rnic: selftest: PASS" in guest and "RNIC-GUEST: PASS" in guest, "the guest's verdict")
+want(": removed" in guest and "destroyed" in guest, "teardown lines (QP destroyed, driver removed)")
+for b in bad: print("FAIL:", b)
+print("checked: guest PASS; host b checked", r["integrity"]["bytes_checked"], "bytes; BAR accesses",
+      q["bar_reads"] + q["bar_writes"], "at", round(r["wallclock"]["qemu"]["bar_wall_us_mean"], 1), "us wall each")
+sys.exit(1 if bad else 0)
+PY
