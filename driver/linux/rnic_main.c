@@ -55,6 +55,13 @@ MODULE_PARM_DESC(rping_size, "Self-test: ping size in bytes (26..65536)");
 static unsigned int cmd_timeout_ms = 60000;
 module_param(cmd_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(cmd_timeout_ms, "Longest wait for a firmware command (connect waits for the peer)");
+static unsigned int bar_bench;
+module_param(bar_bench, uint, 0444);
+MODULE_PARM_DESC(bar_bench, "Time this many BAR0 reads and as many writes at probe and log the cost of each (0: no)");
+static char *inject = "";
+module_param(inject, charp, 0444);
+MODULE_PARM_DESC(inject, "Driver misuse on purpose before the self-test, '+'-separated: bad_dma (a command ring "
+		 "outside guest RAM), bad_doorbell (a QP that does not exist), bad_command (an unknown opcode)");
 static int selftest_result = 1;
 module_param(selftest_result, int, 0444);
 MODULE_PARM_DESC(selftest_result, "Self-test outcome: 0 pass, negative errno on failure, 1 not run");
@@ -437,7 +444,7 @@ static int rnic_selftest(struct rnic_dev *d)
 	dma_addr_t recv, send, rdma, start;
 	u8 *cpu, *expect;
 	unsigned int ping;
-	u64 bad = 0, checked = 0;
+	u64 bad = 0, checked = 0, t0;
 	int err;
 
 	if (rping_size < 26 || rping_size > 65536 || !in4_pton(server_ip, -1, (u8 *)&peer, -1, NULL))
@@ -485,6 +492,7 @@ static int rnic_selftest(struct rnic_dev *d)
 	expect = kmalloc(rping_size, GFP_KERNEL);
 	if (!expect)
 		return -ENOMEM;
+	t0 = ktime_get_ns();
 	for (ping = 0; ping < rping_count && !err; ping++) {
 		u8 *info = cpu + 32;
 
@@ -524,9 +532,65 @@ static int rnic_selftest(struct rnic_dev *d)
 	}
 	kfree(expect);
 	if (!err)
-		dev_info(&d->pdev->dev, "selftest: %u pings of %u bytes, %llu bytes checked, %llu bad\n", rping_count,
-			 rping_size, checked, bad);
+		dev_info(&d->pdev->dev,
+			 "selftest: %u pings of %u bytes, %llu bytes checked, %llu bad; %llu us wall per ping (2 Sends, the "
+			 "server's RDMA Read and RDMA Write)\n",
+			 rping_count, rping_size, checked, bad, div_u64(ktime_get_ns() - t0, 1000 * rping_count));
 	return err;
+}
+
+/* The wall-clock cost of BAR accesses as the guest sees it (each one a round trip to rnic-sim). */
+static void rnic_bar_bench(struct rnic_dev *d)
+{
+	u64 t0, t1, t2;
+	unsigned int i;
+	u32 sink = 0;
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < bar_bench; i++)
+		sink += rnic_read(d, RNIC_REG_VERSION);
+	t1 = ktime_get_ns();
+	for (i = 0; i < bar_bench; i++)
+		rnic_write(d, RNIC_REG_INTR_CAUSE, 0); /* write-1-to-clear: 0 changes nothing */
+	t2 = ktime_get_ns();
+	dev_info(&d->pdev->dev, "BAR cost: %u reads %llu ns each, %u writes %llu ns each (wall, guest clock; %u)\n",
+		 bar_bench, div_u64(t1 - t0, bar_bench), bar_bench, div_u64(t2 - t1, bar_bench), sink & 1);
+}
+
+/*
+ * Misuse on purpose, to see the device answer with its error status and the model log it while the
+ * simulation and the guest carry on: every case is followed by a working self-test.
+ */
+static void rnic_inject(struct rnic_dev *d)
+{
+	u32 result = 0, cons;
+	int err;
+
+	if (strstr(inject, "bad_dma")) {
+		/* A command ring outside guest RAM: the firmware's fetch is refused by host memory. */
+		const u64 outside = 64ull << 30;
+
+		cons = rnic_read(d, RNIC_REG_CMDQ_CONS);
+		rnic_write(d, RNIC_REG_CMDQ_BASE_LO, lower_32_bits(outside));
+		rnic_write(d, RNIC_REG_CMDQ_BASE_HI, upper_32_bits(outside));
+		rnic_write(d, RNIC_REG_CMDQ_PROD, ++d->cmd_prod);
+		msleep(50); /* the firmware tries the fetch (simulated time runs with wall time) */
+		rnic_write(d, RNIC_REG_CMDQ_BASE_LO, lower_32_bits(d->cmdq.dma));
+		rnic_write(d, RNIC_REG_CMDQ_BASE_HI, upper_32_bits(d->cmdq.dma));
+		dev_info(&d->pdev->dev, "inject bad_dma: command ring at %#llx; consumer %u -> %u (the fetch failed)\n",
+			 outside, cons, rnic_read(d, RNIC_REG_CMDQ_CONS));
+	}
+	if (strstr(inject, "bad_doorbell")) {
+		u32 qpn = rnic_read(d, RNIC_REG_CAP_MAX_QP) - 1;
+
+		rnic_write(d, RNIC_QP_DOORBELL(qpn) + RNIC_SQ_DOORBELL, 1);
+		rnic_write(d, RNIC_QP_DOORBELL(qpn) + RNIC_RQ_DOORBELL, 1);
+		dev_info(&d->pdev->dev, "inject bad_doorbell: rang QP %u, which does not exist\n", qpn);
+	}
+	if (strstr(inject, "bad_command")) {
+		err = rnic_cmd6(d, 0x55, 0, 0, 0, 0, 0, 0, &result);
+		dev_info(&d->pdev->dev, "inject bad_command: opcode 0x55 -> %d\n", err);
+	}
 }
 
 static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
@@ -564,6 +628,10 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = rnic_bringup(d);
 	if (err)
 		goto fail;
+	if (bar_bench > 0)
+		rnic_bar_bench(d);
+	if (inject[0] != '\0')
+		rnic_inject(d);
 	if (rping_count > 0) {
 		selftest_result = rnic_selftest(d);
 		if (selftest_result == 0)

@@ -5,9 +5,13 @@
 # b's simulated rping server), unloads it, and checks both sides: the guest's verdict and the
 # results of rnic-sim (host b's byte checks, the transport's counters, no refused DMA).
 # Exit 77 (reported as skipped by CTest) when QEMU or the guest's packages cannot be installed.
-#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE
+# With MODE "misuse" the driver first misuses the device on purpose (module parameter inject: a
+# command ring outside guest RAM, doorbells of a QP that does not exist, an unknown command) and the
+# test also checks that each drew the device's error status and the model's log line, that exactly
+# the one DMA was refused, and that the self-test still passes after them.
+#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse]
 set -uo pipefail
-SIM=$1 PINGS=${2:-20} SIZE=${3:-3000}
+SIM=$1 PINGS=${2:-20} SIZE=${3:-3000} MODE=${4:-plain}
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 if ! "$REPO/tools/siw-peer/install-deps.sh" > /dev/null 2>&1 || ! command -v qemu-system-x86_64 > /dev/null ||
    ! qemu-system-x86_64 -device help 2>/dev/null | grep -q x-pci-proxy-dev; then
@@ -15,14 +19,18 @@ if ! "$REPO/tools/siw-peer/install-deps.sh" > /dev/null 2>&1 || ! command -v qem
     exit 77
 fi
 LOG="${RNIC_GUEST_DIR:-$REPO/build/rnic-guest}/ctest-$$"
-"$REPO/driver/linux/guest/run-guest.py" --sim "$SIM" --pings "$PINGS" --size "$SIZE" --timeout 180 --log-dir "$LOG"
+EXTRA=(--param bar_bench=200)
+[ "$MODE" = misuse ] && EXTRA+=(--param inject=bad_dma+bad_doorbell+bad_command)
+"$REPO/driver/linux/guest/run-guest.py" --sim "$SIM" --pings "$PINGS" --size "$SIZE" --timeout 180 --log-dir "$LOG" \
+    "${EXTRA[@]}"
 status=$?
 [ $status -eq 0 ] || { echo "FAIL: run-guest.py status $status (logs in $LOG)"; exit 1; }
-python3 - "$LOG/results.json" "$LOG/guest.log" "$PINGS" "$SIZE" <<'PY' || exit 1
+python3 - "$LOG/results.json" "$LOG/guest.log" "$PINGS" "$SIZE" "$MODE" "$LOG/sim.log" <<'PY' || exit 1
 import json, sys
 r = json.load(open(sys.argv[1]))
 guest = open(sys.argv[2]).read()
-pings, size = int(sys.argv[3]), int(sys.argv[4])
+pings, size, mode = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+sim = open(sys.argv[6]).read()
 bad = []
 def want(cond, what):
     if not cond: bad.append(what)
@@ -35,7 +43,18 @@ q = r["modules"]["a.qemu"]
 want(q["bar_writes"] > 0 and q["bar_reads"] > 0 and q["ram_syncs"] > 0 and q["error"] == "", f"transport: {q}")
 want(q["bad_messages"] == 0 and q["unknown_messages"] == 0 and q["refused_accesses"] == 0, f"transport errors: {q}")
 m = r["modules"]["a.mem"]
-want(m["dma_refused"] == 0 and m["dma_reads"] > 0 and m["dma_writes"] > 0, f"guest RAM DMA: {m}")
+want(m["dma_refused"] == (1 if mode == "misuse" else 0) and m["dma_reads"] > 0 and m["dma_writes"] > 0,
+     f"guest RAM DMA: {m}")
+want("BAR cost: 200 reads" in guest, "the driver's BAR cost line")
+if mode == "misuse":
+    for line in ["DMA read refused: [0x1000000000, 0x1000000040) is not inside one of the guest's RAM regions",
+                 "cannot read command 0 at 0x1000000000", "SQ doorbell for QP 63 which does not exist: ignored",
+                 "RQ doorbell for QP 63 which does not exist: ignored", "unknown opcode 85"]:
+        want(line in sim, f"the model's log line {line!r}")
+    want("firmware command 85 failed: bad opcode (status 1)" in guest, "the driver saw the device's bad_opcode status")
+    want(r["log"]["errors"] >= 2, "errors counted in the results")
+else:
+    want(r["log"]["errors"] == 0, f"{r['log']['errors']} error lines in rnic-sim's log")
 want(f"{pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest, "the driver's own check line")
 want("rnic: selftest: PASS" in guest and "RNIC-GUEST: PASS" in guest, "the guest's verdict")
 want(": removed" in guest and "destroyed" in guest, "teardown lines (QP destroyed, driver removed)")

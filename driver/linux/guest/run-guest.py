@@ -30,6 +30,8 @@ def main():
     ap.add_argument("--log-dir", default=None, help="where guest.log, sim.log and results.json go")
     ap.add_argument("--shell", action="store_true", help="the guest drops to a shell at the end")
     ap.add_argument("--sim-log", default="info", help="rnic-sim --log spec (host=debug: every BAR access and DMA)")
+    ap.add_argument("--param", action="append", default=[],
+                    help="another rnic.ko module parameter NAME=VALUE (e.g. bar_bench=200, inject=bad_dma+bad_doorbell)")
     ap.add_argument("extra", nargs="*", help="more rnic-sim arguments (after --)")
     a = ap.parse_args()
 
@@ -47,7 +49,7 @@ def main():
                "--set", f"simulation.time_limit={int(a.timeout)}s", "--results", results,
                "--log", a.sim_log] + a.extra
     params = ",".join([f"rping_count={a.pings}", f"rping_size={a.size}", "ip=10.0.0.1",
-                       "mac=02:00:00:00:00:0a", "server_ip=10.0.0.2", "server_port=7174"])
+                       "mac=02:00:00:00:00:0a", "server_ip=10.0.0.2", "server_port=7174"] + a.param)
     append = f"console=ttyS0 loglevel=7 panic=-1 rnic_params={params}" + (" rnic_shell=1" if a.shell else "")
     qemu_cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "256M", "-smp", "1",
                 "-object", "memory-backend-memfd,id=mem,size=256M,share=on", "-machine", "pc,memory-backend=mem",
