@@ -226,6 +226,7 @@ boost::json::object simulation::results() const {
     out["simulated_time_ps"] = to_ps(sc_core::sc_time_stamp());
     std::string status = "ok";
     if (!r.error.empty()) status = "failed";
+    else if (qemu_ && !done_) status = "incomplete: QEMU closed the connection before the workload finished";
     else if (!done_ || !r.finished) status = "incomplete: time limit reached";
 
     boost::json::object wl;
