@@ -11,7 +11,7 @@ HDRS="/usr/src/linux-headers-$KVER"
 [ -d "$HDRS" ] || siw_die "$HDRS missing: run tools/siw-peer/install-deps.sh"
 OUT="${1:-$REPO/build/rnic-guest/module}"
 mkdir -p "$OUT"
-cp "$HERE/Kbuild" "$HERE/rnic_main.c" "$HERE/rnic_regs.h" "$OUT/"
+cp "$HERE/Kbuild" "$HERE"/*.c "$HERE"/*.h "$OUT/"
 make -s -C "$HDRS" M="$OUT" modules > "$OUT/build.log" 2>&1 ||
     { cat "$OUT/build.log" >&2; siw_die "rnic.ko build failed (log: $OUT/build.log)"; }
 # Warnings are errors (-Werror); the log must not hold any either.

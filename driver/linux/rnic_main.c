@@ -30,6 +30,7 @@
 #include <linux/string.h>
 #include <asm/unaligned.h>
 
+#include "rnic.h"
 #include "rnic_regs.h"
 
 #define DRV_NAME "rnic"
@@ -73,40 +74,6 @@ MODULE_PARM_DESC(selftest_result, "Self-test outcome: 0 pass, negative errno on 
 #define RNIC_RQ_ENTRIES 4u
 #define RNIC_INFO 16u /* sizeof(struct rping_rdma_info) */
 
-struct rnic_coherent {
-	void *cpu;
-	dma_addr_t dma;
-	size_t size;
-};
-
-struct rnic_cq {
-	struct rnic_coherent ring;
-	u32 cqn;
-	u32 consumer;
-	bool live;
-};
-
-struct rnic_qp {
-	struct rnic_coherent sq, rq;
-	u32 qpn;
-	u32 sq_prod, sq_done, rq_prod;
-	bool live, connected;
-};
-
-struct rnic_dev {
-	struct pci_dev *pdev;
-	void __iomem *bar0;
-	struct rnic_coherent cmdq, ctx;
-	u32 cmd_prod;
-	bool ready;
-	/* What the self-test created, torn down by rnic_teardown() whatever happened. */
-	struct rnic_cq cq;
-	struct rnic_qp qp;
-	struct rnic_coherent buf;
-	u32 stags[4];
-	unsigned int nstags;
-};
-
 struct rnic_cqe {
 	u64 wr_id;
 	u32 byte_len, wqe_index, owner;
@@ -124,14 +91,14 @@ static void rnic_write(struct rnic_dev *d, u32 off, u32 v)
 	iowrite32(v, d->bar0 + off);
 }
 
-static int rnic_alloc(struct rnic_dev *d, struct rnic_coherent *c, size_t size)
+int rnic_alloc(struct rnic_dev *d, struct rnic_coherent *c, size_t size)
 {
 	c->size = size;
 	c->cpu = dma_alloc_coherent(&d->pdev->dev, size, &c->dma, GFP_KERNEL);
 	return c->cpu ? 0 : -ENOMEM;
 }
 
-static void rnic_free(struct rnic_dev *d, struct rnic_coherent *c)
+void rnic_free(struct rnic_dev *d, struct rnic_coherent *c)
 {
 	if (c->cpu)
 		dma_free_coherent(&d->pdev->dev, c->size, c->cpu, c->dma);
@@ -178,7 +145,7 @@ static const char *rnic_cmd_status(u32 s)
  * One firmware command, waited for by polling its status word in the coherent ring (no interrupt
  * reaches the guest). Returns 0 and the result, -EIO with the device's status logged, or -ETIMEDOUT.
  */
-static int rnic_cmd(struct rnic_dev *d, u8 op, const u64 p[6], u32 *result)
+static int rnic_cmd_locked(struct rnic_dev *d, u8 op, const u64 p[6], u32 *result, u32 *status_out)
 {
 	u8 *slot = (u8 *)d->cmdq.cpu + (d->cmd_prod % RNIC_CMDQ_ENTRIES) * RNIC_COMMAND_SIZE;
 	unsigned long deadline = jiffies + msecs_to_jiffies(cmd_timeout_ms);
@@ -210,6 +177,8 @@ static int rnic_cmd(struct rnic_dev *d, u8 op, const u64 p[6], u32 *result)
 	status = (u32)get_le(slot, RNIC_COMMAND_STATUS, 4);
 	if (result)
 		*result = (u32)get_le(slot, RNIC_COMMAND_RESULT, 4);
+	if (status_out)
+		*status_out = status;
 	if (status != RNIC_CMD_STATUS_OK) {
 		dev_err(&d->pdev->dev, "firmware command %u failed: %s (status %u)\n", op, rnic_cmd_status(status),
 			status);
@@ -218,11 +187,21 @@ static int rnic_cmd(struct rnic_dev *d, u8 op, const u64 p[6], u32 *result)
 	return 0;
 }
 
-static int rnic_cmd6(struct rnic_dev *d, u8 op, u64 p0, u64 p1, u64 p2, u64 p3, u64 p4, u64 p5, u32 *result)
+int rnic_command(struct rnic_dev *d, u8 op, u64 p0, u64 p1, u64 p2, u64 p3, u64 p4, u64 p5, u32 *result,
+		 u32 *status)
 {
 	const u64 p[6] = { p0, p1, p2, p3, p4, p5 };
+	int err;
 
-	return rnic_cmd(d, op, p, result);
+	mutex_lock(&d->cmd_lock);
+	err = rnic_cmd_locked(d, op, p, result, status);
+	mutex_unlock(&d->cmd_lock);
+	return err;
+}
+
+static int rnic_cmd6(struct rnic_dev *d, u8 op, u64 p0, u64 p1, u64 p2, u64 p3, u64 p4, u64 p5, u32 *result)
+{
+	return rnic_command(d, op, p0, p1, p2, p3, p4, p5, result, NULL);
 }
 
 /* Brings the device up: reset, command ring, station addresses, enable, wait for READY. */
@@ -570,6 +549,7 @@ static void rnic_inject(struct rnic_dev *d)
 		/* A command ring outside guest RAM: the firmware's fetch is refused by host memory. */
 		const u64 outside = 64ull << 30;
 
+		mutex_lock(&d->cmd_lock);
 		cons = rnic_read(d, RNIC_REG_CMDQ_CONS);
 		rnic_write(d, RNIC_REG_CMDQ_BASE_LO, lower_32_bits(outside));
 		rnic_write(d, RNIC_REG_CMDQ_BASE_HI, upper_32_bits(outside));
@@ -577,6 +557,7 @@ static void rnic_inject(struct rnic_dev *d)
 		msleep(50); /* the firmware tries the fetch (simulated time runs with wall time) */
 		rnic_write(d, RNIC_REG_CMDQ_BASE_LO, lower_32_bits(d->cmdq.dma));
 		rnic_write(d, RNIC_REG_CMDQ_BASE_HI, upper_32_bits(d->cmdq.dma));
+		mutex_unlock(&d->cmd_lock);
 		dev_info(&d->pdev->dev, "inject bad_dma: command ring at %#llx; consumer %u -> %u (the fetch failed)\n",
 			 outside, cons, rnic_read(d, RNIC_REG_CMDQ_CONS));
 	}
@@ -602,6 +583,7 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!d)
 		return -ENOMEM;
 	d->pdev = pdev;
+	mutex_init(&d->cmd_lock);
 	pci_set_drvdata(pdev, d);
 	err = pcim_enable_device(pdev);
 	if (err)
@@ -641,6 +623,9 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 			pr_info("rnic: selftest: FAIL (error %d)\n", selftest_result);
 		rnic_teardown(d);
 	}
+	err = rnic_cdev_register(d);
+	if (err)
+		goto fail;
 	return 0;
 fail:
 	rnic_teardown(d);
@@ -654,6 +639,7 @@ static void rnic_remove(struct pci_dev *pdev)
 {
 	struct rnic_dev *d = pci_get_drvdata(pdev);
 
+	rnic_cdev_unregister(d); /* waits for no file to be open: each release tore its objects down */
 	rnic_teardown(d);
 	d->ready = false;
 	rnic_write(d, RNIC_REG_CTRL, RNIC_CTRL_RESET);

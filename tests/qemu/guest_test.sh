@@ -9,7 +9,9 @@
 # command ring outside guest RAM, doorbells of a QP that does not exist, an unknown command) and the
 # test also checks that each drew the device's error status and the model's log line, that exactly
 # the one DMA was refused, and that the self-test still passes after them.
-#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse]
+# With MODE "tool" the pings run from user space instead (driver/linux/tools/rnic_rping over
+# /dev/rnic0: WQEs, doorbells and CQ polling through mmap, no system call on the data path).
+#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool]
 set -uo pipefail
 SIM=$1 PINGS=${2:-20} SIZE=${3:-3000} MODE=${4:-plain}
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -21,6 +23,7 @@ fi
 LOG="${RNIC_GUEST_DIR:-$REPO/build/rnic-guest}/ctest-$$"
 EXTRA=(--param bar_bench=200)
 [ "$MODE" = misuse ] && EXTRA+=(--param inject=bad_dma+bad_doorbell+bad_command)
+[ "$MODE" = tool ] && EXTRA+=(--tool)
 "$REPO/driver/linux/guest/run-guest.py" --sim "$SIM" --pings "$PINGS" --size "$SIZE" --timeout 180 --log-dir "$LOG" \
     "${EXTRA[@]}"
 status=$?
@@ -55,9 +58,14 @@ if mode == "misuse":
     want(r["log"]["errors"] >= 2, "errors counted in the results")
 else:
     want(r["log"]["errors"] == 0, f"{r['log']['errors']} error lines in rnic-sim's log")
-want(f"{pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest, "the driver's own check line")
-want("rnic: selftest: PASS" in guest and "RNIC-GUEST: PASS" in guest, "the guest's verdict")
-want(": removed" in guest and "destroyed" in guest, "teardown lines (QP destroyed, driver removed)")
+want(f"{pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest, "the guest's own check line")
+if mode == "tool":
+    want(f"rnic_rping: PASS {pings} pings" in guest and "RNIC-GUEST: PASS (rnic_rping)" in guest, "the tool's verdict")
+    want(" #bytes     #iterations" in guest, "the tool's perftest-style table")
+    want(": removed" in guest and "released QP" in guest, "teardown lines (QP released, driver removed)")
+else:
+    want("rnic: selftest: PASS" in guest and "RNIC-GUEST: PASS" in guest, "the guest's verdict")
+    want(": removed" in guest and "destroyed" in guest, "teardown lines (QP destroyed, driver removed)")
 for b in bad: print("FAIL:", b)
 print("checked: guest PASS; host b checked", r["integrity"]["bytes_checked"], "bytes; BAR accesses",
       q["bar_reads"] + q["bar_writes"], "at", round(r["wallclock"]["qemu"]["bar_wall_us_mean"], 1), "us wall each")
