@@ -1,6 +1,7 @@
 // Helpers of the QEMU-transport tests: socketpairs, memfds, sending bytes with descriptors.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
