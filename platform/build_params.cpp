@@ -248,6 +248,16 @@ rping_config build_rping_config(const config::Scenario& s) {
     return c;
 }
 
+perf_server_config build_perf_server_config(const config::Scenario& s) {
+    perf_server_config c;
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.perf_server.port"));
+    c.buffer = static_cast<std::uint64_t>(s.get_size("workload.perf_server.buffer"));
+    c.max_send = static_cast<std::uint32_t>(s.get_size("workload.perf_server.max_send"));
+    c.receives = u32(s, "workload.perf_server.receives");
+    c.timeout_ps = s.get_time_ps("workload.perf_server.timeout");
+    return c;
+}
+
 trace_config build_trace_config(const config::Scenario& s) {
     trace_config c;
     std::string error;

@@ -129,10 +129,11 @@ std::string check_qemu(const config::Scenario& s) {
     if (s.get_string("host_bus.kind") != "pcie") {
         return "host_bus.transport: \"qemu\" attaches the RNIC as a PCI function: host_bus.kind must be \"pcie\"";
     }
-    if (s.get_string("workload.type") != "rping" || s.get_string("workload.rping.role") != "client") {
+    const std::string type = s.get_string("workload.type");
+    if (type != "perf_server" && (type != "rping" || s.get_string("workload.rping.role") != "client")) {
         // Host a's program is the guest's: host b must run a server a guest can talk to over the wire.
-        return "workload.type: with host_bus.transport \"qemu\" the guest is the client of host b's rping server: "
-               "use workload.type \"rping\" with workload.rping.role \"client\"";
+        return "workload.type: with host_bus.transport \"qemu\" the guest is the client of host b's server: use "
+               "workload.type \"rping\" (with workload.rping.role \"client\") or \"perf_server\"";
     }
     return "";
 }

@@ -166,6 +166,8 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
             wl = std::make_unique<mixed>(build_mixed_config(scenario), oob_, peek, on_done);
         } else if (type == "rping") {
             wl = std::make_unique<rping>(build_rping_config(scenario), oob_, on_done);
+        } else if (type == "perf_server") {
+            wl = std::make_unique<perf_server>(build_perf_server_config(scenario), on_done);
         } else if (type == "trace") {
             wl = std::make_unique<trace_replay>(build_trace_config(scenario), oob_, on_done);
         } else if (type == "probe") {
@@ -276,7 +278,7 @@ boost::json::object simulation::results() const {
                      : type == "read_bw"  ? "rdma_read"
                      : type == "atomic_bw" ? "atomic_fetch_add"
                                            : "rdma_write";
-    if (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace") {
+    if (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace" || type == "perf_server") {
         // One entry per kind of operation (the rows carry their kind).
         boost::json::object ops;
         for (const write_bw_row& row : r.rows) ops[row.op] = {{"count", row.iterations}, {"bytes", row.bytes}};
@@ -349,6 +351,7 @@ void simulation::print_summary(std::ostream& os) const {
            : type == "atomic_bw" ? "Atomic FetchAdd"
            : type == "mixed"     ? "Mixed operations"
            : type == "rping"     ? "rping"
+           : type == "perf_server" ? "perf_server (host b) for a client outside the simulation"
            : type == "kv_example" ? "Key-value store example (driver/examples/kv_example.cpp)"
            : type == "trace"      ? "Trace replay of " + scenario_.get_string("workload.trace")
                                  : std::string("RDMA Write"))
@@ -363,7 +366,7 @@ void simulation::print_summary(std::ostream& os) const {
     std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);
     os << line;
     os << "------------------------------------------------------------------------------------------------\n";
-    os << (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace" ? " operation            #ops          " : " #bytes   #iterations   ")
+    os << (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace" || type == "perf_server" ? " operation            #ops          " : " #bytes   #iterations   ")
        << "BW[Gb/s]   BW[MB/s]   MsgRate[Mpps]   t_avg[us]   t_p50[us]   t_p99[us]   data\n";
     for (const write_bw_row& row : r.rows) {
         const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;

@@ -11,7 +11,10 @@
 # the one DMA was refused, and that the self-test still passes after them.
 # With MODE "tool" the pings run from user space instead (driver/linux/tools/rnic_rping over
 # /dev/rnic0: WQEs, doorbells and CQ polling through mmap, no system call on the data path).
-#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool]
+# With MODE "perf", rnic_perf runs RDMA Writes, Reads, Sends and FetchAdds (PINGS iterations of SIZE
+# bytes each) from user space against host b's perf_server, which checks every byte it can see; the
+# tool checks its Reads and the FetchAdds' originals.
+#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf]
 set -uo pipefail
 SIM=$1 PINGS=${2:-20} SIZE=${3:-3000} MODE=${4:-plain}
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -23,7 +26,8 @@ fi
 LOG="${RNIC_GUEST_DIR:-$REPO/build/rnic-guest}/ctest-$$"
 EXTRA=(--param bar_bench=200)
 [ "$MODE" = misuse ] && EXTRA+=(--param inject=bad_dma+bad_doorbell+bad_command)
-[ "$MODE" = tool ] && EXTRA+=(--tool)
+[ "$MODE" = tool ] && EXTRA+=(--tool rping)
+[ "$MODE" = perf ] && EXTRA+=(--tool perf "--perf-args=-t,all,-s,$SIZE,-n,$PINGS,-q,16")
 "$REPO/driver/linux/guest/run-guest.py" --sim "$SIM" --pings "$PINGS" --size "$SIZE" --timeout 180 --log-dir "$LOG" \
     "${EXTRA[@]}"
 status=$?
@@ -38,10 +42,18 @@ bad = []
 def want(cond, what):
     if not cond: bad.append(what)
 want(r["status"] == "ok", f"status {r['status']!r}")
-want(r["integrity"]["ok"] and r["integrity"]["bytes_checked"] == pings * size and r["integrity"]["bytes_mismatched"] == 0,
-     f"host b's checks: {r['integrity']}")
 rows = r["workload"]["rows"]
-want(len(rows) == 1 and rows[0]["iterations"] == pings, f"host b served {rows[0]['iterations'] if rows else 0} pings")
+if mode == "perf":
+    ops = {row["op"]: row for row in rows}
+    want(sorted(ops) == ["client fetch_add", "client rdma_read", "client rdma_write", "client send"], f"rows {sorted(ops)}")
+    want(all(row["integrity_ok"] and row["iterations"] == pings for row in rows), f"host b's rows: {rows}")
+    span = (1048576 - 64) // size * size
+    want(r["integrity"]["ok"] and r["integrity"]["bytes_checked"] == min(pings * size, span) + pings * size + 8 and
+         r["integrity"]["bytes_mismatched"] == 0, f"host b's checks: {r['integrity']}")
+else:
+    want(r["integrity"]["ok"] and r["integrity"]["bytes_checked"] == pings * size and r["integrity"]["bytes_mismatched"] == 0,
+         f"host b's checks: {r['integrity']}")
+    want(len(rows) == 1 and rows[0]["iterations"] == pings, f"host b served {rows[0]['iterations'] if rows else 0} pings")
 q = r["modules"]["a.qemu"]
 want(q["bar_writes"] > 0 and q["bar_reads"] > 0 and q["ram_syncs"] > 0 and q["error"] == "", f"transport: {q}")
 want(q["bad_messages"] == 0 and q["unknown_messages"] == 0 and q["refused_accesses"] == 0, f"transport errors: {q}")
@@ -58,8 +70,16 @@ if mode == "misuse":
     want(r["log"]["errors"] >= 2, "errors counted in the results")
 else:
     want(r["log"]["errors"] == 0, f"{r['log']['errors']} error lines in rnic-sim's log")
-want(f"{pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest, "the guest's own check line")
-if mode == "tool":
+if mode != "perf":
+    want(f"{pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest, "the guest's own check line")
+if mode == "perf":
+    for op, check in [("write", "server: "), ("read", "client: "), ("send", "server: "), ("fetchadd", "client: originals")]:
+        want(any(l.startswith(f" {op} ") and check in l and ("0 differ" in l or op == "fetchadd") for l in guest.splitlines()),
+             f"rnic_perf's {op} row")
+    want(f"server: counter {pings}" in guest, "the FetchAdd counter")
+    want("rnic_perf: PASS" in guest and "RNIC-GUEST: PASS (rnic_perf)" in guest, "the tool's verdict")
+    want(": removed" in guest and "released QP" in guest, "teardown lines (QP released, driver removed)")
+elif mode == "tool":
     want(f"rnic_rping: PASS {pings} pings" in guest and "RNIC-GUEST: PASS (rnic_rping)" in guest, "the tool's verdict")
     want(" #bytes     #iterations" in guest, "the tool's perftest-style table")
     want(": removed" in guest and "released QP" in guest, "teardown lines (QP released, driver removed)")

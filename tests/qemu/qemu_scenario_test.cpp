@@ -94,6 +94,7 @@ TEST(QemuScenario, SettingsThatMakeNoSenseAreRefusedNamingTheKey) {
                     "topology.hosts=4", "topology.switch_ports=4"},
                    "replaces host a of a back_to_back topology only");
     expect_refused({"host_bus.transport=bogus"}, "host_bus.transport");
+    expect_refused({"workload.type=perf_server"}, "workload.type: \"perf_server\" serves a client outside the simulation");
     // Valid settings, but the descriptor is not an open socket: refused before simulation.
     expect_refused({"host_bus.transport=qemu", "qemu.fd=250", "workload.type=rping"}, "qemu.fd: descriptor 250 is not open");
 }

@@ -3,8 +3,9 @@
 # kernel command line as rnic_params=NAME=VALUE,NAME=VALUE... (',' separates them), waits for the
 # module's self-test verdict, unloads the module (its remove path), and powers off. Prints
 # "RNIC-GUEST: ..." progress lines and exactly one "RNIC-GUEST: PASS" or "RNIC-GUEST: FAIL <why>".
-#   rnic_tool=ARG,ARG...   after loading the module, run /bin/rnic_rping with these arguments (',' for
-#                   spaces), e.g. rnic_tool=-C,20,-S,3000; its verdict decides PASS/FAIL too
+#   rnic_tool=TOOL,ARG,ARG...   after loading the module, run /bin/TOOL (rnic_rping or rnic_perf) with
+#                   these arguments (',' for spaces), e.g. rnic_tool=rnic_rping,-C,20,-S,3000; its exit
+#                   status decides PASS/FAIL too
 #   rnic_shell=1    drop to a shell instead of powering off (by hand: run-guest.py --shell)
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t proc proc /proc
@@ -39,14 +40,14 @@ echo "RNIC-GUEST: selftest_result=$result"
 TOOL=$(sed -n -e 's/.*[[:space:]]rnic_tool=\([^[:space:]]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
 if [ -n "$TOOL" ]; then
     [ -c /dev/rnic0 ] || finish "FAIL no /dev/rnic0"
-    echo "RNIC-GUEST: rnic_rping $TOOL"
+    echo "RNIC-GUEST: $TOOL"
     # shellcheck disable=SC2086
-    rnic_rping $TOOL || finish "FAIL rnic_rping exited with status $?"
+    $TOOL || finish "FAIL ${TOOL%% *} exited with status $?"
 fi
 rmmod rnic || finish "FAIL rmmod rnic failed"
 dmesg | grep -q 'rnic .*: removed' || finish "FAIL no 'removed' line from the driver"
 case "$result" in
     0) finish "PASS" ;;
-    1) if [ -n "$TOOL" ]; then finish "PASS (rnic_rping)"; else finish "PASS (no self-test asked for)"; fi ;;
+    1) if [ -n "$TOOL" ]; then finish "PASS (${TOOL%% *})"; else finish "PASS (no self-test asked for)"; fi ;;
     *) finish "FAIL selftest_result $result" ;;
 esac

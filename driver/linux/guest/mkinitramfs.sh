@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the RNIC driver guest from Debian packages (the siw guest's kernel image and headers:
 # tools/siw-peer/install-deps.sh): rnic.ko for the guest kernel (driver/linux/build.sh), the static
-# user-space tool rnic_rping (driver/linux/tools/), busybox and init.sh in an initramfs. Outputs in RNIC_GUEST_DIR (default build/rnic-guest); the kernel comes
+# user-space tools rnic_rping and rnic_perf (driver/linux/tools/), busybox and init.sh in an initramfs. Outputs in RNIC_GUEST_DIR (default build/rnic-guest); the kernel comes
 # from SIW_PEER_DIR (default build/siw-peer, shared with the siw guest).
 #   driver/linux/guest/mkinitramfs.sh     prints "KERNEL INITRAMFS"
 set -euo pipefail
@@ -15,8 +15,10 @@ KDIR="$("$REPO/tools/siw-peer/install-deps.sh")"
 KO="$("$HERE/../build.sh" "$OUTDIR/module")"
 # The user-space tool, static (the initramfs has no C library).
 mkdir -p "$OUTDIR/tools"
-gcc -static -O2 -Wall -Wextra -Werror -o "$OUTDIR/tools/rnic_rping" "$HERE/../tools/rnic_rping.c" ||
-    siw_die "building driver/linux/tools/rnic_rping.c failed"
+for t in rnic_rping rnic_perf; do
+    gcc -static -O2 -Wall -Wextra -Werror -o "$OUTDIR/tools/$t" "$HERE/../tools/$t.c" ||
+        siw_die "building driver/linux/tools/$t.c failed"
+done
 OUT="$OUTDIR/initramfs-$KVER.cpio.gz"
 STAGE="$(mktemp -d "$OUTDIR/stage.XXXXXX")"
 trap 'rm -rf "$STAGE"' EXIT
@@ -26,7 +28,7 @@ for applet in $("$STAGE/bin/busybox" --list); do
     [ -e "$STAGE/bin/$applet" ] || ln -s busybox "$STAGE/bin/$applet"
 done
 cp "$KO" "$STAGE/rnic.ko"
-cp "$OUTDIR/tools/rnic_rping" "$STAGE/bin/rnic_rping"
+cp "$OUTDIR/tools/rnic_rping" "$OUTDIR/tools/rnic_perf" "$STAGE/bin/"
 cp "$HERE/init.sh" "$STAGE/init"
 chmod +x "$STAGE/init"
 (cd "$STAGE" && find . | cpio -o -H newc --quiet | gzip -1 > "$OUT.tmp")

@@ -28,8 +28,11 @@ def main():
     ap.add_argument("--size", type=int, default=3000)
     ap.add_argument("--timeout", type=float, default=240.0, help="wall seconds for the whole run")
     ap.add_argument("--log-dir", default=None, help="where guest.log, sim.log and results.json go")
-    ap.add_argument("--tool", action="store_true",
-                    help="run the pings from user space (rnic_rping over /dev/rnic0) instead of the module's self-test")
+    ap.add_argument("--tool", choices=["rping", "perf"], default=None,
+                    help="run from user space over /dev/rnic0 instead of the module's self-test: rping (rnic_rping "
+                         "against host b's rping server) or perf (rnic_perf against host b's perf_server)")
+    ap.add_argument("--perf-args", default="-t,all,-s,4096,-n,1000,-q,16",
+                    help="rnic_perf's arguments, ',' between words (default %(default)s)")
     ap.add_argument("--shell", action="store_true", help="the guest drops to a shell at the end")
     ap.add_argument("--sim-log", default="info", help="rnic-sim --log spec (host=debug: every BAR access and DMA)")
     ap.add_argument("--param", action="append", default=[],
@@ -45,16 +48,21 @@ def main():
     sim_end, qemu_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     sim_fd, qemu_fd = sim_end.fileno(), qemu_end.fileno()
     results = os.path.join(log_dir, "results.json")
-    sim_cmd = [a.sim, "--set", "host_bus.transport=qemu", "--set", f"qemu.fd={sim_fd}",
-               "--set", "workload.type=rping", "--set", f"workload.rping.count={a.pings}",
-               "--set", f"workload.rping.size={a.size}", "--set", "workload.rping.timeout=120s",
+    if a.tool == "perf":
+        workload = ["--set", "workload.type=perf_server"]
+    else:
+        workload = ["--set", "workload.type=rping", "--set", f"workload.rping.count={a.pings}",
+                    "--set", f"workload.rping.size={a.size}", "--set", "workload.rping.timeout=120s"]
+    sim_cmd = [a.sim, "--set", "host_bus.transport=qemu", "--set", f"qemu.fd={sim_fd}"] + workload + [
                "--set", f"simulation.time_limit={int(a.timeout)}s", "--results", results,
                "--log", a.sim_log] + a.extra
     params = ",".join([f"rping_count={0 if a.tool else a.pings}", f"rping_size={a.size}", "ip=10.0.0.1",
                        "mac=02:00:00:00:00:0a", "server_ip=10.0.0.2", "server_port=7174"] + a.param)
     append = f"console=ttyS0 loglevel=7 panic=-1 rnic_params={params}" + (" rnic_shell=1" if a.shell else "")
-    if a.tool:
-        append += f" rnic_tool=-a,10.0.0.2,-p,7174,-C,{a.pings},-S,{a.size}"
+    if a.tool == "rping":
+        append += f" rnic_tool=rnic_rping,-a,10.0.0.2,-p,7174,-C,{a.pings},-S,{a.size}"
+    elif a.tool == "perf":
+        append += f" rnic_tool=rnic_perf,-a,10.0.0.2,-p,18515,{a.perf_args}"
     qemu_cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "256M", "-smp", "1",
                 "-object", "memory-backend-memfd,id=mem,size=256M,share=on", "-machine", "pc,memory-backend=mem",
                 "-nographic", "-no-reboot", "-monitor", "none", "-nic", "none",
@@ -85,7 +93,8 @@ def main():
     guest = open(os.path.join(log_dir, "guest.log")).read() if not a.shell else ""
     simout = open(os.path.join(log_dir, "sim.log")).read()
     for line in guest.splitlines():
-        if "RNIC-GUEST" in line or "rnic" in line or line.startswith((" #bytes", " 3", " 1", " 6")):
+        if "RNIC-GUEST" in line or "rnic" in line or line.startswith((" #bytes", " 3", " 1", " 6", " op ", " write",
+                                                                       " read", " send", " fetchadd", "---")):
             print("guest:", line.rstrip())
     for line in simout.splitlines():
         if " error " in line or "rping" in line or "status:" in line or "qemu:" in line or "Gb/s" in line:
