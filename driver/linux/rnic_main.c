@@ -224,6 +224,11 @@ static int rnic_bringup(struct rnic_dev *d)
 	err = rnic_alloc(d, &d->cmdq, RNIC_CMDQ_ENTRIES * RNIC_COMMAND_SIZE);
 	if (err)
 		return err;
+	/*
+	 * CTRL.RESET does not reset the model's firmware (its command consumer index survives): a
+	 * driver loaded again continues from CMDQ_CONS, the index of the next command it will fetch.
+	 */
+	d->cmd_prod = rnic_read(d, RNIC_REG_CMDQ_CONS);
 	rnic_write(d, RNIC_REG_CMDQ_BASE_LO, lower_32_bits(d->cmdq.dma));
 	rnic_write(d, RNIC_REG_CMDQ_BASE_HI, upper_32_bits(d->cmdq.dma));
 	rnic_write(d, RNIC_REG_CMDQ_ENTRIES, RNIC_CMDQ_ENTRIES);
@@ -253,9 +258,15 @@ static int rnic_bringup(struct rnic_dev *d)
 		rnic_write(d, RNIC_REG_CTX_BASE_HI, upper_32_bits(d->ctx.dma));
 	}
 	d->ready = true;
-	dev_info(&d->pdev->dev, "device ready: %u QPs, %u CQs, %u MRs; command ring at %pad; %s %s\n",
+	/* The firmware answers commands: a nop through the ring. */
+	err = rnic_cmd6(d, RNIC_CMD_NOP, 0, 0, 0, 0, 0, 0, NULL);
+	if (err) {
+		d->ready = false;
+		return err;
+	}
+	dev_info(&d->pdev->dev, "device ready: %u QPs, %u CQs, %u MRs; command ring at %pad, first command %u; %s %s\n",
 		 rnic_read(d, RNIC_REG_CAP_MAX_QP), rnic_read(d, RNIC_REG_CAP_MAX_CQ), rnic_read(d, RNIC_REG_CAP_MAX_MR),
-		 &d->cmdq.dma, ip, mac);
+		 &d->cmdq.dma, d->cmd_prod - 1, ip, mac);
 	return 0;
 }
 

@@ -295,8 +295,17 @@ bool mpqemu_channel::send(const std::vector<std::uint8_t>& bytes) {
     return true;
 }
 
+bool mpqemu_channel::wait_readable_us(std::int64_t timeout_us) const {
+    pollfd p{fd_, POLLIN, 0};
+    timespec ts{static_cast<time_t>(timeout_us / 1000000), static_cast<long>(timeout_us % 1000000) * 1000};
+    int n;
+    do {
+        n = ::ppoll(&p, 1, timeout_us < 0 ? nullptr : &ts, nullptr);
+    } while (n < 0 && errno == EINTR);
+    return n > 0;
+}
+
 bool mpqemu_channel::wait_readable(int timeout_ms) const {
-    if (!buf_.empty() && buf_.size() >= mpqemu::kHeaderSize) return true;
     pollfd p{fd_, POLLIN, 0};
     int n;
     do {

@@ -117,6 +117,8 @@ public:
     bool send(const std::vector<std::uint8_t>& bytes);
     // Waits up to `timeout_ms` (0: not at all, <0: forever) for something to read.
     bool wait_readable(int timeout_ms) const;
+    // The same with microsecond resolution (what real-time pacing needs).
+    bool wait_readable_us(std::int64_t timeout_us) const;
 
     int fd() const { return fd_; }
     const std::string& error() const { return error_; }

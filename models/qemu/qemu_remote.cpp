@@ -199,7 +199,7 @@ bool qemu_remote::handle(drv::host_bus& bus, mpqemu::message& m) {
 void qemu_remote::pace_wait(drv::host_bus& bus) {
     // Simulated time moves on by poll_interval once wall-clock time allows it; a message arriving
     // meanwhile ends the wait early (and is served before simulated time moves).
-    int timeout_ms = 0;
+    std::int64_t timeout_us = 0;
     if (params_.realtime) {
         const std::int64_t sim_next_ns =
             static_cast<std::int64_t>((bus.now_ps() + params_.poll_interval_ps - sim_epoch_ps_) / 1000);
@@ -207,11 +207,11 @@ void qemu_remote::pace_wait(drv::host_bus& bus) {
         const steady::time_point target = wall_epoch_ + std::chrono::nanoseconds(sim_next_ns - slack_ns);
         const steady::time_point now = steady::now();
         if (target > now) {
-            const auto us = std::chrono::duration_cast<std::chrono::microseconds>(target - now).count();
-            timeout_ms = static_cast<int>(std::min<std::int64_t>((us + 999) / 1000, 1000));
+            timeout_us = std::min<std::int64_t>(
+                std::chrono::duration_cast<std::chrono::microseconds>(target - now).count(), 1'000'000);
         }
     }
-    if (timeout_ms > 0 && channel_.wait_readable(timeout_ms)) return;
+    if (timeout_us > 0 && channel_.wait_readable_us(timeout_us)) return;
     bus.spend(params_.poll_interval_ps);
 }
 

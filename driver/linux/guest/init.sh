@@ -46,6 +46,12 @@ if [ -n "$TOOL" ]; then
 fi
 rmmod rnic || finish "FAIL rmmod rnic failed"
 dmesg | grep -q 'rnic .*: removed' || finish "FAIL no 'removed' line from the driver"
+# Once more without a self-test: remove must leave the device ready for the next probe.
+insmod /rnic.ko || finish "FAIL the second insmod failed"
+[ -c /dev/rnic0 ] || finish "FAIL no /dev/rnic0 after the second probe"
+rmmod rnic || finish "FAIL the second rmmod failed"
+[ "$(dmesg | grep -c 'rnic .*: device ready')" -ge 2 ] || finish "FAIL the device was not ready at the second probe"
+echo "RNIC-GUEST: probed, removed, probed and removed again"
 case "$result" in
     0) finish "PASS" ;;
     1) if [ -n "$TOOL" ]; then finish "PASS (${TOOL%% *})"; else finish "PASS (no self-test asked for)"; fi ;;
