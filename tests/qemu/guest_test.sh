@@ -62,8 +62,9 @@ want(m["dma_refused"] == (1 if mode == "misuse" else 0) and m["dma_reads"] > 0 a
      f"guest RAM DMA: {m}")
 want("BAR cost: 200 reads" in guest, "the driver's BAR cost line")
 if mode == "misuse":
-    for line in ["DMA read refused: [0x1000000000, 0x1000000040) is not inside one of the guest's RAM regions",
-                 "cannot read command 0 at 0x1000000000", "SQ doorbell for QP 63 which does not exist: ignored",
+    # Command 0 is the driver's nop at bring-up; the misplaced ring's fetch is command 1 (slot 1).
+    for line in ["DMA read refused: [0x1000000040, 0x1000000080) is not inside one of the guest's RAM regions",
+                 "cannot read command 1 at 0x1000000040", "SQ doorbell for QP 63 which does not exist: ignored",
                  "RQ doorbell for QP 63 which does not exist: ignored", "unknown opcode 85"]:
         want(line in sim, f"the model's log line {line!r}")
     want("firmware command 85 failed: bad opcode (status 1)" in guest, "the driver saw the device's bad_opcode status")

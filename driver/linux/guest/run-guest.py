@@ -72,16 +72,27 @@ def main():
     print("qemu:", " ".join(qemu_cmd), flush=True)
     t0 = time.monotonic()
     with open(os.path.join(log_dir, "sim.log"), "w") as sim_log, open(os.path.join(log_dir, "guest.log"), "w") as glog:
-        sim = subprocess.Popen(sim_cmd, pass_fds=[sim_fd], stdout=sim_log, stderr=subprocess.STDOUT)
+        # From the source tree: the default scenario and its relative paths resolve there.
+        sim = subprocess.Popen(sim_cmd, pass_fds=[sim_fd], stdout=sim_log, stderr=subprocess.STDOUT, cwd=REPO)
         sim_end.close()
         qemu = subprocess.Popen(qemu_cmd, pass_fds=[qemu_fd], stdin=None if a.shell else subprocess.DEVNULL,
                                 stdout=None if a.shell else glog, stderr=subprocess.STDOUT)
         qemu_end.close()
         status = "timeout"
-        try:
-            qemu.wait(timeout=a.timeout)
-            status = f"qemu exit {qemu.returncode}"
-        except subprocess.TimeoutExpired:
+        deadline = time.monotonic() + a.timeout
+        while time.monotonic() < deadline:
+            try:
+                qemu.wait(timeout=0.2)
+                status = f"qemu exit {qemu.returncode}"
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if sim.poll() is not None:
+                # rnic-sim is gone (a refused scenario, a crash): the guest would only time out.
+                time.sleep(1)
+                status = f"rnic-sim ended first (exit {sim.returncode}); qemu stopped"
+                break
+        if qemu.poll() is None:
             qemu.kill()
             qemu.wait()
         try:
@@ -97,7 +108,7 @@ def main():
                                                                        " read", " send", " fetchadd", "---")):
             print("guest:", line.rstrip())
     for line in simout.splitlines():
-        if " error " in line or "rping" in line or "status:" in line or "qemu:" in line or "Gb/s" in line:
+        if line.startswith("rnic-sim:") or " error " in line or "rping" in line or "status:" in line or "qemu:" in line or "Gb/s" in line:
             print("sim:", line.rstrip())
     passed = "RNIC-GUEST: PASS" in guest
     print(f"run-guest: {status}; rnic-sim exit {sim.returncode}; guest {'PASS' if passed else 'no PASS'}; "
