@@ -8,6 +8,7 @@
 
 #include <chrono>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -193,7 +194,9 @@ std::vector<std::uint8_t> encode_sync_sysmem(const std::vector<ram_region>& regi
 }  // namespace mpqemu
 
 mpqemu_channel::~mpqemu_channel() {
-    for (int fd : fds_) ::close(fd);
+    for (const fd_batch& b : batches_) {
+        for (int fd : b.fds) ::close(fd);
+    }
 }
 
 bool mpqemu_channel::read_some() {
@@ -218,17 +221,19 @@ bool mpqemu_channel::read_some() {
         error_ = std::string("receive from the QEMU socket failed: ") + std::strerror(errno);
         return false;
     }
+    std::vector<int> fds;
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
             const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
             for (std::size_t i = 0; i < count; ++i) {
                 int fd;
                 std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                fds_.push_back(fd);
+                fds.push_back(fd);
             }
         }
     }
     if ((msg.msg_flags & MSG_CTRUNC) != 0) {
+        for (int fd : fds) ::close(fd);
         error_ = "more file descriptors in one message than the channel takes: the stream is out of step";
         return false;
     }
@@ -238,6 +243,19 @@ bool mpqemu_channel::read_some() {
     }
     buf_.insert(buf_.end(), chunk, chunk + n);
     bytes_in_ += static_cast<std::uint64_t>(n);
+    if (!fds.empty()) {
+        // The last message that begins in the buffer (buf_[0] begins one): walk the headers.
+        std::size_t pos = 0, last = 0;
+        while (pos < buf_.size()) {
+            last = pos;
+            if (buf_.size() - pos < mpqemu::kHeaderSize) break;
+            std::uint64_t size = 0;
+            for (int i = 7; i >= 0; --i) size = size << 8 | buf_[pos + 8 + static_cast<std::size_t>(i)];
+            if (size > mpqemu::kMaxData) break;  // receive() reports the stream out of step
+            pos += mpqemu::kHeaderSize + static_cast<std::size_t>(size);
+        }
+        batches_.push_back({consumed_ + last, std::move(fds)});
+    }
     return true;
 }
 
@@ -249,18 +267,35 @@ mpqemu_channel::result mpqemu_channel::receive(mpqemu::message* out) {
             std::uint64_t size = 0;
             if (!mpqemu::parse_header(buf_.data(), &c, &size, &error_)) return result::error;
             if (buf_.size() >= mpqemu::kHeaderSize + size) {
-                if (fds_.size() > mpqemu::kMaxFds) {
-                    error_ = std::to_string(fds_.size()) + " file descriptors came with one " +
-                             mpqemu::to_string(static_cast<mpqemu::cmd>(c)) + " message (at most " +
-                             std::to_string(mpqemu::kMaxFds) + "): the stream is out of step";
+                std::vector<int> fds;
+                bool stray = false;
+                for (fd_batch& b : batches_) {
+                    if (b.owner == consumed_) {
+                        fds.insert(fds.end(), b.fds.begin(), b.fds.end());
+                    } else if (b.owner < consumed_) {
+                        stray = true;  // cannot happen with the owners read_some computes; never leak them
+                        for (int fd : b.fds) ::close(fd);
+                    }
+                    if (b.owner <= consumed_) b.fds.clear();
+                }
+                batches_.erase(std::remove_if(batches_.begin(), batches_.end(),
+                                              [](const fd_batch& b) { return b.fds.empty(); }),
+                               batches_.end());
+                if (fds.size() > mpqemu::kMaxFds || stray) {
+                    for (int fd : fds) ::close(fd);
+                    error_ = stray ? std::string("file descriptors arrived that belong to no message: the stream is "
+                                                 "out of step")
+                                   : std::to_string(fds.size()) + " file descriptors came with one " +
+                                         mpqemu::to_string(static_cast<mpqemu::cmd>(c)) + " message (at most " +
+                                         std::to_string(mpqemu::kMaxFds) + "): the stream is out of step";
                     return result::error;
                 }
+                const std::size_t total = mpqemu::kHeaderSize + static_cast<std::size_t>(size);
                 out->cmd = c;
-                out->data.assign(buf_.begin() + mpqemu::kHeaderSize,
-                                 buf_.begin() + static_cast<std::ptrdiff_t>(mpqemu::kHeaderSize + size));
-                out->fds = std::move(fds_);
-                fds_.clear();
-                buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(mpqemu::kHeaderSize + size));
+                out->data.assign(buf_.begin() + mpqemu::kHeaderSize, buf_.begin() + static_cast<std::ptrdiff_t>(total));
+                out->fds = std::move(fds);
+                buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(total));
+                consumed_ += total;
                 return result::message;
             }
         }

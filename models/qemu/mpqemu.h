@@ -99,8 +99,10 @@ std::vector<std::uint8_t> encode_sync_sysmem(const std::vector<ram_region>& regi
 }  // namespace mpqemu
 
 // Reads messages from a connected stream socket without blocking: bytes and SCM_RIGHTS descriptors
-// are gathered until a whole message is there. Descriptors received since the previous message
-// belong to the next one (QEMU sends them with a message's first bytes).
+// are gathered until a whole message is there. QEMU sends each message, descriptors included, in one
+// sendmsg; a read returns descriptors with the last buffer it copied (the kernel stops after a
+// buffer that carries descriptors, but may glue the tail of a previous message in front of it), so
+// the descriptors of a read belong to the last message that begins in what has been read.
 class mpqemu_channel {
 public:
     explicit mpqemu_channel(int fd = -1) : fd_(fd) {}
@@ -127,8 +129,13 @@ public:
 private:
     bool read_some();  // false when closed or failed (error_ set)
     int fd_;
+    struct fd_batch {
+        std::uint64_t owner;  // stream offset of the message they belong to
+        std::vector<int> fds;
+    };
     std::vector<std::uint8_t> buf_;
-    std::vector<int> fds_;
+    std::uint64_t consumed_ = 0;  // stream offset of buf_[0] (a message boundary)
+    std::vector<fd_batch> batches_;
     std::string error_;
     bool eof_ = false;
     std::uint64_t bytes_in_ = 0;

@@ -185,6 +185,30 @@ TEST(MpqemuChannel, ReassemblesSplitMessagesAndTakesDescriptors) {
     ::close(ch.fd());
 }
 
+TEST(MpqemuChannel, DescriptorsGoToTheirOwnMessageWhenOneReadSpansTwo) {
+    // A message's tail and the next message with its descriptor can come in one read (the kernel
+    // glues a descriptor-less buffer to the next one): the descriptor belongs to the second.
+    socket_pair sp;
+    mpqemu_channel ch(sp.remote);
+    const auto a = mp::encode_bar(mp::cmd::bar_read, {0xfe000000, 0, 4, true});
+    ASSERT_TRUE(send_with_fds(sp.qemu, {a.begin(), a.begin() + 10}));
+    mp::message m;
+    EXPECT_EQ(ch.receive(&m), mpqemu_channel::result::again);
+    ASSERT_TRUE(send_with_fds(sp.qemu, {a.begin() + 10, a.end()}));
+    const int fd = make_memfd(4096);
+    ASSERT_TRUE(send_with_fds(sp.qemu, mp::encode_sync_sysmem({{0, 4096, 0, -1}}), {fd}));
+    ::close(fd);
+    ASSERT_EQ(ch.receive(&m), mpqemu_channel::result::message);
+    EXPECT_EQ(m.cmd, 5);
+    EXPECT_TRUE(m.fds.empty()) << "the BAR read came without descriptors";
+    m.close_fds();
+    mp::message s;
+    ASSERT_EQ(ch.receive(&s), mpqemu_channel::result::message);
+    EXPECT_EQ(s.cmd, 0);
+    EXPECT_EQ(s.fds.size(), 1u) << "the sync's descriptor";
+    s.close_fds();
+}
+
 TEST(MpqemuChannel, EndOfStreamInsideAMessageIsAnError) {
     socket_pair sp;
     mpqemu_channel ch(sp.remote);
