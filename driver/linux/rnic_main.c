@@ -61,8 +61,9 @@ module_param(bar_bench, uint, 0444);
 MODULE_PARM_DESC(bar_bench, "Time this many BAR0 reads and as many writes at probe and log the cost of each (0: no)");
 static char *inject = "";
 module_param(inject, charp, 0444);
-MODULE_PARM_DESC(inject, "Driver misuse on purpose before the self-test, '+'-separated: bad_dma (a command ring "
-		 "outside guest RAM), bad_doorbell (a QP that does not exist), bad_command (an unknown opcode)");
+MODULE_PARM_DESC(inject, "Driver misuse on purpose, '+'-separated: bad_dma (a command ring outside guest RAM), "
+		 "bad_doorbell (a QP that does not exist), bad_command (an unknown opcode), bad_order (destroying a CQ a QP "
+		 "still uses), bad_wqe (after the self-test's pings, a work request with an unknown opcode)");
 static int selftest_result = 1;
 module_param(selftest_result, int, 0444);
 MODULE_PARM_DESC(selftest_result, "Self-test outcome: 0 pass, negative errno on failure, 1 not run");
@@ -521,6 +522,25 @@ static int rnic_selftest(struct rnic_dev *d)
 		checked += rping_size;
 	}
 	kfree(expect);
+	if (!err && strstr(inject, "bad_wqe")) {
+		/* A malformed work request: the device completes it with its error status. */
+		unsigned long deadline = jiffies + msecs_to_jiffies(5000);
+		struct rnic_cqe e = { 0 };
+		bool seen = false;
+
+		rnic_post_send(d, &d->qp, 0x55, 0x55, send, RNIC_INFO, send_stag, 0, 0);
+		while (!seen && time_before(jiffies, deadline)) {
+			if (rnic_poll_cq(d, &d->cq, &e) == -EAGAIN) {
+				usleep_range(20, 100);
+				continue;
+			}
+			seen = e.wr_id == 0x55;
+		}
+		dev_info(&d->pdev->dev, "inject bad_wqe: opcode 0x55 -> %s completion status %u%s\n",
+			 seen ? "a" : "no", e.status, e.status == RNIC_CQE_STATUS_BAD_OPCODE ? " (bad opcode)" : "");
+		if (!seen || e.status != RNIC_CQE_STATUS_BAD_OPCODE)
+			err = -EPROTO;
+	}
 	if (!err)
 		dev_info(&d->pdev->dev,
 			 "selftest: %u pings of %u bytes, %llu bytes checked, %llu bad; %llu us wall per ping (2 Sends, the "
@@ -582,6 +602,26 @@ static void rnic_inject(struct rnic_dev *d)
 	if (strstr(inject, "bad_command")) {
 		err = rnic_cmd6(d, 0x55, 0, 0, 0, 0, 0, 0, &result);
 		dev_info(&d->pdev->dev, "inject bad_command: opcode 0x55 -> %d\n", err);
+	}
+	if (strstr(inject, "bad_order")) {
+		/* Commands out of order: the CQ goes before the QP that uses it. */
+		struct rnic_coherent cq = { 0 }, sq = { 0 }, rq = { 0 };
+		u32 cqn = 0, qpn = 0, status = 0;
+
+		if (!rnic_alloc(d, &cq, PAGE_SIZE) && !rnic_alloc(d, &sq, PAGE_SIZE) && !rnic_alloc(d, &rq, PAGE_SIZE)) {
+			memset(cq.cpu, 0, PAGE_SIZE);
+			if (!rnic_cmd6(d, RNIC_CMD_CREATE_CQ, cq.dma, 16, 1, 0, 0, 0, &cqn) &&
+			    !rnic_cmd6(d, RNIC_CMD_CREATE_QP, sq.dma, 4, rq.dma, 4, cqn | (u64)cqn << 32, RNIC_PD, &qpn)) {
+				err = rnic_command(d, RNIC_CMD_DESTROY_CQ, cqn, 0, 0, 0, 0, 0, NULL, &status);
+				dev_info(&d->pdev->dev, "inject bad_order: destroy_cq %u under QP %u -> %d, %s\n", cqn, qpn,
+					 err, rnic_cmd_status(status));
+				rnic_cmd6(d, RNIC_CMD_DESTROY_QP, qpn, 0, 0, 0, 0, 0, NULL);
+				rnic_cmd6(d, RNIC_CMD_DESTROY_CQ, cqn, 0, 0, 0, 0, 0, NULL);
+			}
+		}
+		rnic_free(d, &rq);
+		rnic_free(d, &sq);
+		rnic_free(d, &cq);
 	}
 }
 

@@ -5,10 +5,11 @@
 # b's simulated rping server), unloads it, and checks both sides: the guest's verdict and the
 # results of rnic-sim (host b's byte checks, the transport's counters, no refused DMA).
 # Exit 77 (reported as skipped by CTest) when QEMU or the guest's packages cannot be installed.
-# With MODE "misuse" the driver first misuses the device on purpose (module parameter inject: a
-# command ring outside guest RAM, doorbells of a QP that does not exist, an unknown command) and the
-# test also checks that each drew the device's error status and the model's log line, that exactly
-# the one DMA was refused, and that the self-test still passes after them.
+# With MODE "misuse" the driver misuses the device on purpose (module parameter inject: a command
+# ring outside guest RAM, doorbells of a QP that does not exist, an unknown command, a CQ destroyed
+# under its QP, and after the pings a work request with an unknown opcode) and the test also checks
+# that each drew the device's error status and (but for the destroy) the model's log line, that
+# exactly the one DMA was refused, and that the self-test still passes.
 # With MODE "tool" the pings run from user space instead (driver/linux/tools/rnic_rping over
 # /dev/rnic0: WQEs, doorbells and CQ polling through mmap, no system call on the data path).
 # With MODE "perf", rnic_perf runs RDMA Writes, Reads, Sends and FetchAdds (PINGS iterations of SIZE
@@ -25,7 +26,7 @@ if ! "$REPO/tools/siw-peer/install-deps.sh" > /dev/null 2>&1 || ! command -v qem
 fi
 LOG="${RNIC_GUEST_DIR:-$REPO/build/rnic-guest}/ctest-$$"
 EXTRA=(--param bar_bench=200)
-[ "$MODE" = misuse ] && EXTRA+=(--param inject=bad_dma+bad_doorbell+bad_command)
+[ "$MODE" = misuse ] && EXTRA+=(--param inject=bad_dma+bad_doorbell+bad_command+bad_order+bad_wqe)
 [ "$MODE" = tool ] && EXTRA+=(--tool rping)
 [ "$MODE" = perf ] && EXTRA+=(--tool perf "--perf-args=-t,all,-s,$SIZE,-n,$PINGS,-q,16")
 "$REPO/driver/linux/guest/run-guest.py" --sim "$SIM" --pings "$PINGS" --size "$SIZE" --timeout 180 --log-dir "$LOG" \
@@ -65,9 +66,12 @@ if mode == "misuse":
     # Command 0 is the driver's nop at bring-up; the misplaced ring's fetch is command 1 (slot 1).
     for line in ["DMA read refused: [0x1000000040, 0x1000000080) is not inside one of the guest's RAM regions",
                  "cannot read command 1 at 0x1000000040", "SQ doorbell for QP 63 which does not exist: ignored",
-                 "RQ doorbell for QP 63 which does not exist: ignored", "unknown opcode 85"]:
+                 "RQ doorbell for QP 63 which does not exist: ignored", "unknown opcode 85",
+                 "(opcode 85): not a work-request opcode of this device"]:
         want(line in sim, f"the model's log line {line!r}")
     want("firmware command 85 failed: bad opcode (status 1)" in guest, "the driver saw the device's bad_opcode status")
+    want("inject bad_order: destroy_cq 0 under QP 0 -> -5, bad state" in guest, "destroy_cq under a QP: bad_state")
+    want("inject bad_wqe: opcode 0x55 -> a completion status 8 (bad opcode)" in guest, "the malformed WQE's completion")
     want(r["log"]["errors"] >= 2, "errors counted in the results")
 else:
     want(r["log"]["errors"] == 0, f"{r['log']['errors']} error lines in rnic-sim's log")
