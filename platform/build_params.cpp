@@ -235,7 +235,9 @@ probe_config build_probe_config(const config::Scenario& s) {
 rping_config build_rping_config(const config::Scenario& s) {
     rping_config c;
     c.server_role = s.get_string("workload.rping.role") == "server";
-    c.real_peer = s.get_string("peer.kind") == "socket";
+    // A real machine at the far end (behind the socket bridge) or a QEMU guest as host a: either way
+    // only host b's side is this program, and no out-of-band hand-shake.
+    c.real_peer = s.get_string("peer.kind") == "socket" || s.get_string("host_bus.transport") == "qemu";
     c.count = u32(s, "workload.rping.count");
     c.size = u32(s, "workload.rping.size");
     c.port = static_cast<std::uint16_t>(s.get_int("workload.rping.port"));
@@ -244,6 +246,16 @@ rping_config build_rping_config(const config::Scenario& s) {
     c.start_delay_ps = s.get_time_ps("workload.rping.start_delay");
     c.connect_attempts = u32(s, "workload.rping.connect_attempts");
     c.retry_interval_ps = s.get_time_ps("workload.rping.retry_interval");
+    return c;
+}
+
+perf_server_config build_perf_server_config(const config::Scenario& s) {
+    perf_server_config c;
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.perf_server.port"));
+    c.buffer = static_cast<std::uint64_t>(s.get_size("workload.perf_server.buffer"));
+    c.max_send = static_cast<std::uint32_t>(s.get_size("workload.perf_server.max_send"));
+    c.receives = u32(s, "workload.perf_server.receives");
+    c.timeout_ps = s.get_time_ps("workload.perf_server.timeout");
     return c;
 }
 

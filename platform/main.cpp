@@ -132,6 +132,12 @@ int sc_main(int argc, char* argv[]) {
                             {"payload_bytes_per_second", wall > 0 ? static_cast<double>(sim->payload_bytes()) / wall : 0.0},
                             {"fpdus_per_second", wall > 0 ? static_cast<double>(sim->fpdus()) / wall : 0.0},
                             {"slowdown", sim_s > 0 ? wall / sim_s : 0.0}};
+    if (boost::json::object q = sim->qemu_wallclock(); !q.empty()) {
+        results["wallclock"].as_object()["qemu"] = std::move(q);
+        std::printf("qemu: %llu BAR accesses, %.1f us wall each (from the message to the reply)\n",
+                    static_cast<unsigned long long>(results["wallclock"].as_object()["qemu"].as_object()["bar_accesses"].to_number<std::uint64_t>()),
+                    results["wallclock"].as_object()["qemu"].as_object()["bar_wall_us_mean"].as_double());
+    }
     std::printf("status: %s; simulated %.3f ms in %.2f s wall (slowdown %.0fx)\n",
                 results["status"].as_string().c_str(), sim_s * 1e3, wall, sim_s > 0 ? wall / sim_s : 0.0);
     if (!opt.results.empty()) {

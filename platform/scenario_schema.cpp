@@ -261,9 +261,12 @@ void declare_workload(config::Node& root) {
                    "completion; one message in flight, perftest's columns), or an operation trace replayed "
                    "(trace: see workload.trace), or incast: many senders answer one receiver's synchronised requests "
                    "(see workload.incast), or all_to_all / permutation: every host to every other, or each to "
-                   "one other (a seeded derangement), all flows at once (see workload.matrix)",
+                   "one other (a seeded derangement), all flows at once (see workload.matrix), or perf_server: host "
+                   "b serves a perftest-like client outside the simulation (a QEMU guest's rnic_perf; see "
+                   "workload.perf_server)",
                    {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe", "rping", "kv_example", "write_lat",
-                    "send_lat", "read_lat", "atomic_lat", "trace", "incast", "all_to_all", "permutation"});
+                    "send_lat", "read_lat", "atomic_lat", "trace", "incast", "all_to_all", "permutation",
+                    "perf_server"});
     wl.string("trace", "",
               "workload.type = trace: the operation trace to replay (docs/traces.md; e.g. traces/ops-storage.csv), "
               "relative to the working directory or the project root, or absolute");
@@ -352,6 +355,15 @@ void declare_workload(config::Node& root) {
     rping.time("retry_interval", "1s", "Client: wait between two connect attempts", 1_ms, 60_s);
     rping.time("timeout", "30s", "Longest wait of one step (accept, connect, a completion) in simulated time", 1_ms,
                3600_s);
+    auto& perf = wl.object("perf_server", "workload.type = perf_server: host b's server for the QEMU guest's rnic_perf "
+                           "(platform/workloads/perf_server.h has the exchange)");
+    perf.integer("port", 18515, "TCP port the server accepts the client on (perftest's default)", 1, 65535);
+    perf.size("buffer", "1MiB", "Bytes of the registered buffer the client writes, reads and runs atomics on", 4096,
+              64_MiB);
+    perf.size("max_send", "4KiB", "Bytes of each posted receive: the largest Send the client may send", 64, 64_KiB);
+    perf.integer("receives", 64, "Receives kept posted", 2, 4096);
+    perf.time("timeout", "120s", "Longest wait for the client's connection (simulated time, in step with wall time)",
+              1_ms, 3600_s);
     auto& mixed = wl.object("mixed", "The mixed workload (workload.type = mixed)");
     mixed.size("min_size", "1B", "Smallest RDMA Write, RDMA Read or Send", 1, 1_MiB);
     mixed.size("max_size", "40KiB", "Largest RDMA Write, RDMA Read or Send (sizes spread log-uniformly, with extra "
@@ -418,6 +430,10 @@ std::string check_workload(const config::Scenario& s) {
     }
     if (inject == "skip_lock" && type != "kv_example") {
         return "workload.inject: \"skip_lock\" applies to workload.type \"kv_example\" only (type is \"" + type + "\")";
+    }
+    if (type == "perf_server" && s.get_string("host_bus.transport") != "qemu") {
+        return "workload.type: \"perf_server\" serves a client outside the simulation: it needs host_bus.transport "
+               "\"qemu\"";
     }
     if (type == "incast" || type == "all_to_all" || type == "permutation") return "";  // check_fabric_workload
     // Every client QP needs a QP on both sides and its own TCP connection.
@@ -614,6 +630,7 @@ config::Schema build() {
     schema.add_check(check_framing);
     schema.add_check(check_atomics);
     schema.add_check(check_peer);
+    schema.add_check(check_qemu);
     schema.add_check(check_workload);
     schema.add_check(check_context_cache);
     schema.add_check(check_fabric_workload);

@@ -22,6 +22,11 @@ void declare_pcie(config::Node& root) {
                     "pcie: a PCIe link (keys under pcie); pcix: a shared 64-bit PCI-X segment (keys under pcix), the "
                     "host bus of seed 001's marker argument",
                     {"pcie", "pcix"});
+    bus.enumeration("transport", "simulated",
+                    "What drives host a's side of the bus: simulated (the host-CPU model runs the driver and the "
+                    "workload in-process) or qemu (a Linux guest in QEMU, whose x-pci-proxy-dev forwards configuration "
+                    "and BAR accesses here and whose RAM is host a's memory; keys under qemu). Host b stays simulated",
+                    {"simulated", "qemu"});
 
     auto& pcie = root.object("pcie", "PCIe link between host and RNIC (same for both hosts)");
     pcie.integer("generation", 3, "PCIe generation: 1/2 use 8b/10b at 2.5/5 GT/s, 3/4/5 128b/130b at 8/16/32 GT/s", 1, 5);
@@ -57,6 +62,23 @@ void declare_pcie(config::Node& root) {
               "From a TLP's arrival until its credits come back in an UpdateFC (root-complex processing)", 0, 100_us);
     pcie.time("posted_write_cost", "20ns", "CPU cost of issuing a posted MMIO store (doorbell)", 0, 10_us);
 
+    auto& qemu = root.object("qemu", "The QEMU guest behind host a's bus when host_bus.transport is qemu");
+    qemu.integer("fd", -1,
+                 "An inherited, connected UNIX stream socket whose other end is QEMU's x-pci-proxy-dev fd (a "
+                 "socketpair made by the launcher); -1: none",
+                 -1, 65535);
+    qemu.string("listen", "",
+                "A UNIX socket path to listen on; the first connection is the proxy's socket (the launcher connects "
+                "and hands its end to QEMU as x-pci-proxy-dev,fd=N)");
+    qemu.time("open_timeout", "60s", "Wall-clock time to wait for the connection on qemu.listen", 1_ms, 3600_s);
+    qemu.boolean("realtime", true,
+                 "Keep simulated time from running ahead of wall-clock time (the guest runs in real time under TCG)");
+    qemu.time("realtime_slack", "1ms", "How far simulated time may run ahead of wall-clock time (as peer.realtime_slack)",
+              0, 10_s);
+    qemu.time("poll_interval", "20us",
+              "Simulated time advanced per step while waiting for the guest (a message ends the wait at once)", 100_ns,
+              10_ms);
+
     auto& pcix = root.object("pcix", "PCI-X segment between host and RNIC when host_bus.kind is pcix");
     pcix.frequency("clock", "133.33MHz", "Bus clock (PCI-X 133: 1066 MB/s peak on 64 bits)", 33e6, 533.33e6);
     pcix.integer("width", 8, "Data bus width in bytes (64-bit bus)", 4, 8).allowed({4, 8});
@@ -78,6 +100,42 @@ void declare_pcie(config::Node& root) {
     pcix.time("completion_latency", "500ns", "Host-bridge turnaround of a read request before host memory's own time",
               0, 100_us);
     pcix.time("posted_write_cost", "20ns", "CPU cost of issuing a posted MMIO store (doorbell)", 0, 10_us);
+}
+
+}  // namespace rnic::platform
+
+namespace rnic::platform {
+
+std::string check_qemu(const config::Scenario& s) {
+    const bool qemu = s.get_string("host_bus.transport") == "qemu";
+    const bool has_fd = s.get_int("qemu.fd") >= 0, has_path = !s.get_string("qemu.listen").empty();
+    if (!qemu) {
+        if (has_fd) return "qemu.fd: only used with host_bus.transport \"qemu\"";
+        if (has_path) return "qemu.listen: only used with host_bus.transport \"qemu\"";
+        return "";
+    }
+    if (has_fd == has_path) {
+        return "qemu.fd: host_bus.transport \"qemu\" needs exactly one of qemu.fd (an inherited socket) and "
+               "qemu.listen (a UNIX socket path)";
+    }
+    if (s.get_string("topology.kind") != "back_to_back") {
+        return "host_bus.transport: \"qemu\" replaces host a of a back_to_back topology only (topology.kind is \"" +
+               s.get_string("topology.kind") + "\")";
+    }
+    if (s.get_string("peer.kind") != "simulated") {
+        return "host_bus.transport: \"qemu\" needs the simulated host b (peer.kind is \"" + s.get_string("peer.kind") +
+               "\")";
+    }
+    if (s.get_string("host_bus.kind") != "pcie") {
+        return "host_bus.transport: \"qemu\" attaches the RNIC as a PCI function: host_bus.kind must be \"pcie\"";
+    }
+    const std::string type = s.get_string("workload.type");
+    if (type != "perf_server" && (type != "rping" || s.get_string("workload.rping.role") != "client")) {
+        // Host a's program is the guest's: host b must run a server a guest can talk to over the wire.
+        return "workload.type: with host_bus.transport \"qemu\" the guest is the client of host b's server: use "
+               "workload.type \"rping\" (with workload.rping.role \"client\") or \"perf_server\"";
+    }
+    return "";
 }
 
 }  // namespace rnic::platform

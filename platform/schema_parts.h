@@ -10,7 +10,9 @@
 namespace rnic::platform {
 
 void declare_host_memory(config::Node& root);  // schema_host.cpp
-void declare_pcie(config::Node& root);         // schema_host.cpp
+void declare_pcie(config::Node& root);         // schema_host.cpp (host_bus, pcie, qemu, pcix)
+// Refuses host_bus.transport "qemu" where it makes no sense, and qemu.* keys without it.
+std::string check_qemu(const config::Scenario& s);  // schema_host.cpp
 void declare_topology(config::Node& root);     // schema_fabric.cpp
 void declare_switch(config::Node& root);       // schema_fabric.cpp
 // The fault keys of one direction of a link under `f`; with `inherit` (e.g. "link.a_to_b") each key

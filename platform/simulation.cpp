@@ -107,10 +107,34 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
         std::string error;
         if (!peer_->open(&error)) throw std::runtime_error(error);
     }
+    const bool qemu_guest = scenario.get_string("host_bus.transport") == "qemu";
+    if (qemu_guest) {
+        std::string error;
+        const int fd = qemu::open_proxy_socket(
+            static_cast<int>(scenario.get_int("qemu.fd")), scenario.get_string("qemu.listen"),
+            static_cast<int>(scenario.get_time_ps("qemu.open_timeout") / 1000'000'000ULL), &error);
+        if (fd < 0) throw std::runtime_error(error);
+        qemu::qemu_remote_params qp;
+        qp.fd = fd;
+        qp.realtime = scenario.get_bool("qemu.realtime");
+        qp.realtime_slack_ps = scenario.get_time_ps("qemu.realtime_slack");
+        qp.poll_interval_ps = scenario.get_time_ps("qemu.poll_interval");
+        guest_ram_ = std::make_unique<qemu::guest_ram>();
+        hosts_[0]->mem.attach_guest(guest_ram_.get());
+        qemu_ = std::make_unique<qemu::qemu_remote>(std::string(hosts_[0]->name()) + ".qemu", qp, *guest_ram_);
+        hosts_[0]->cpu.set_program([this](drv::host_bus& bus) {
+            qemu_error_ = qemu_->run(bus);
+            // The guest is gone (QEMU exited or the stream failed): nothing more can happen on host a.
+            sc_core::sc_stop();
+        });
+    }
 
-    auto on_done = [this] {
+    // With a QEMU guest as host a the run ends when QEMU goes away (the guest tears its side down
+    // after host b's program is done), not when the workload is.
+    const bool stop_when_done = scenario.get_string("host_bus.transport") != "qemu";
+    auto on_done = [this, stop_when_done] {
         done_ = true;
-        sc_core::sc_stop();
+        if (stop_when_done) sc_core::sc_stop();
     };
     const std::string type = scenario.get_string("workload.type");
     std::vector<std::string> names;
@@ -142,6 +166,8 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
             wl = std::make_unique<mixed>(build_mixed_config(scenario), oob_, peek, on_done);
         } else if (type == "rping") {
             wl = std::make_unique<rping>(build_rping_config(scenario), oob_, on_done);
+        } else if (type == "perf_server") {
+            wl = std::make_unique<perf_server>(build_perf_server_config(scenario), on_done);
         } else if (type == "trace") {
             wl = std::make_unique<trace_replay>(build_trace_config(scenario), oob_, on_done);
         } else if (type == "probe") {
@@ -159,7 +185,7 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
     }
     fabric_workload* wl = workload_.get();
     for (int i = 0; i < n; ++i) {
-        if (!wl->has_program(i) || (real_peer && i == 1)) continue;
+        if (!wl->has_program(i) || (real_peer && i == 1) || (qemu_guest && i == 0)) continue;
         hosts_[static_cast<std::size_t>(i)]->cpu.set_program(
             [wl, i, sti = st[static_cast<std::size_t>(i)]](drv::host_bus& bus) { wl->program(i, bus, sti); });
     }
@@ -202,6 +228,7 @@ boost::json::object simulation::results() const {
     out["simulated_time_ps"] = to_ps(sc_core::sc_time_stamp());
     std::string status = "ok";
     if (!r.error.empty()) status = "failed";
+    else if (qemu_ && !done_) status = "incomplete: QEMU closed the connection before the workload finished";
     else if (!done_ || !r.finished) status = "incomplete: time limit reached";
 
     boost::json::object wl;
@@ -251,7 +278,7 @@ boost::json::object simulation::results() const {
                      : type == "read_bw"  ? "rdma_read"
                      : type == "atomic_bw" ? "atomic_fetch_add"
                                            : "rdma_write";
-    if (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace") {
+    if (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace" || type == "perf_server") {
         // One entry per kind of operation (the rows carry their kind).
         boost::json::object ops;
         for (const write_bw_row& row : r.rows) ops[row.op] = {{"count", row.iterations}, {"bytes", row.bytes}};
@@ -274,11 +301,33 @@ boost::json::object simulation::results() const {
     if (link_) modules["link"] = report_of(*link_);
     if (fabric_) fabric_->report(modules);
     if (peer_) modules["peer"] = report_of(*peer_);
+    if (qemu_) {
+        const qemu::qemu_remote_stats& q = qemu_->stats();
+        modules[std::string(hosts_[0]->name()) + ".qemu"] = {
+            {"messages", q.messages},       {"config_reads", q.config_reads},
+            {"config_writes", q.config_writes}, {"bar_reads", q.bar_reads},
+            {"bar_writes", q.bar_writes},   {"ram_syncs", q.syncs},
+            {"ram_sync_errors", q.sync_errors}, {"device_resets", q.resets},
+            {"irqfds", q.irqfds},           {"unknown_messages", q.unknown},
+            {"bad_messages", q.bad_messages}, {"refused_accesses", q.refused_accesses},
+            {"undecoded_accesses", q.undecoded_accesses}, {"bus_master", qemu_->bus_master()},
+            {"error", qemu_error_}};
+    }
     out["modules"] = std::move(modules);
     if (boost::json::object f = workload_->fabric_results(); !f.empty()) out["fabric_workload"] = std::move(f);
     if (fabric_) out["topology"] = fabric_->describe();
     out["log"] = {{"errors", log::errors_logged()}, {"warnings", log::warnings_logged()}};
     return out;
+}
+
+boost::json::object simulation::qemu_wallclock() const {
+    boost::json::object o;
+    if (!qemu_) return o;
+    const qemu::qemu_remote_stats& q = qemu_->stats();
+    const std::uint64_t n = q.bar_reads + q.bar_writes;
+    o["bar_accesses"] = n;
+    o["bar_wall_us_mean"] = n == 0 ? 0.0 : static_cast<double>(q.bar_wall.count()) / 1e3 / static_cast<double>(n);
+    return o;
 }
 
 void simulation::print_summary(std::ostream& os) const {
@@ -302,6 +351,7 @@ void simulation::print_summary(std::ostream& os) const {
            : type == "atomic_bw" ? "Atomic FetchAdd"
            : type == "mixed"     ? "Mixed operations"
            : type == "rping"     ? "rping"
+           : type == "perf_server" ? "perf_server (host b) for a client outside the simulation"
            : type == "kv_example" ? "Key-value store example (driver/examples/kv_example.cpp)"
            : type == "trace"      ? "Trace replay of " + scenario_.get_string("workload.trace")
                                  : std::string("RDMA Write"))
@@ -316,7 +366,7 @@ void simulation::print_summary(std::ostream& os) const {
     std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);
     os << line;
     os << "------------------------------------------------------------------------------------------------\n";
-    os << (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace" ? " operation            #ops          " : " #bytes   #iterations   ")
+    os << (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace" || type == "perf_server" ? " operation            #ops          " : " #bytes   #iterations   ")
        << "BW[Gb/s]   BW[MB/s]   MsgRate[Mpps]   t_avg[us]   t_p50[us]   t_p99[us]   data\n";
     for (const write_bw_row& row : r.rows) {
         const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;

@@ -15,6 +15,8 @@
 #include "link/socket_bridge.h"
 #include "oob.h"
 #include "proto/pcap.h"
+#include "qemu/guest_ram.h"
+#include "qemu/qemu_remote.h"
 #include "fabric.h"
 #include "workloads/fabric_workload.h"
 #include "workloads/workload.h"
@@ -31,8 +33,11 @@ public:
     // every integrity check passed.
     bool run();
 
-    // Everything but wall-clock figures: deterministic for a scenario and seed.
+    // Everything but wall-clock figures: deterministic for a scenario and seed (with a QEMU guest
+    // on host a, what the guest does decides).
     boost::json::object results() const;
+    // Wall-clock figures of the QEMU transport (empty without it), for the results' wallclock key.
+    boost::json::object qemu_wallclock() const;
     void print_summary(std::ostream& os) const;
     void print_latency_summary(std::ostream& os) const;  // the *_lat workloads: perftest's columns
     void print_incast_summary(std::ostream& os) const;
@@ -51,6 +56,10 @@ private:
     std::unique_ptr<fabric> fabric_;              // star, leaf_spine
     std::unique_ptr<socket_bridge> peer_;         // peer.kind "socket": a real host b behind a socket
     std::unique_ptr<unplugged_port> unplugged_;   // then the simulated host b's NIC is off the wire
+    // host_bus.transport "qemu": host a's memory is the guest's RAM and its program serves the proxy.
+    std::unique_ptr<qemu::guest_ram> guest_ram_;
+    std::unique_ptr<qemu::qemu_remote> qemu_;
+    std::string qemu_error_;
     proto::PcapWriter pcap_;
     oob_channel oob_;
     std::unique_ptr<fabric_workload> workload_;  // by workload.type; two-host ones wrapped

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/sim_log.h"
+#include "qemu/guest_ram.h"
 
 namespace rnic {
 
@@ -31,6 +32,7 @@ bool host_memory::dma_allowed(std::uint64_t addr, std::uint64_t len) const {
 }
 
 bool host_memory::peek(std::uint64_t addr, void* dst, std::size_t len) const {
+    if (guest_ != nullptr) return guest_->read(addr, dst, len);
     if (!in_range(addr, len)) return false;
     std::memcpy(dst, store_.data() + addr, len);
     return true;
@@ -47,6 +49,10 @@ void host_memory::copy(tlm::tlm_generic_payload& gp) {
 }
 
 void host_memory::cpu_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    if (guest_ != nullptr) {
+        guest_cpu(gp, delay);
+        return;
+    }
     if (!in_range(gp.get_address(), gp.get_data_length()) || gp.get_byte_enable_ptr() != nullptr) {
         RNIC_MLOG_D(error, host, delay, "CPU access outside memory: address 0x" << std::hex << gp.get_address()
                                                                                  << std::dec << " length "
@@ -59,7 +65,58 @@ void host_memory::cpu_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
     gp.set_dmi_allowed(true);
 }
 
+void host_memory::guest_cpu(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    const std::uint64_t addr = gp.get_address();
+    const std::uint64_t len = gp.get_data_length();
+    std::uint8_t* p = gp.get_byte_enable_ptr() == nullptr ? guest_->translate(addr, len) : nullptr;
+    if (p == nullptr) {
+        RNIC_MLOG_D(error, host, delay, "CPU access outside the guest's RAM: address 0x" << std::hex << addr << std::dec
+                                                                                      << " length " << len);
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    if (gp.is_read()) std::memcpy(gp.get_data_ptr(), p, len);
+    else std::memcpy(p, gp.get_data_ptr(), len);
+    delay += params_.latency;
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void host_memory::guest_dma(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    const std::uint64_t addr = gp.get_address();
+    const std::uint64_t len = gp.get_data_length();
+    std::uint8_t* p = gp.get_byte_enable_ptr() == nullptr && guest_->bus_master() ? guest_->translate(addr, len)
+                                                                                 : nullptr;
+    if (p == nullptr) {
+        ++dma_refused_;
+        RNIC_MLOG_D(error, host, delay, "DMA " << (gp.is_read() ? "read" : "write") << " refused: [0x" << std::hex
+                                               << addr << ", 0x" << addr + len << std::dec << ") "
+                                               << (guest_->bus_master()
+                                                       ? "is not inside one of the guest's RAM regions"
+                                                       : "while the guest has bus mastering off"));
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    if (gp.is_read()) std::memcpy(gp.get_data_ptr(), p, len);
+    else std::memcpy(p, gp.get_data_ptr(), len);
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    RNIC_MLOG_D(debug, host, delay, "DMA " << (gp.is_read() ? "read" : "write") << " of " << len
+                                           << " bytes at guest-physical 0x" << std::hex << addr);
+    delay += params_.latency;
+    dma_port_.reserve_lt(delay, transfer_time(static_cast<double>(len), params_.bandwidth_bps));
+    if (gp.is_read()) {
+        ++dma_reads_;
+        dma_read_bytes_ += len;
+    } else {
+        ++dma_writes_;
+        dma_write_bytes_ += len;
+    }
+}
+
 void host_memory::dma_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    if (guest_ != nullptr) {
+        guest_dma(gp, delay);
+        return;
+    }
     const std::uint64_t addr = gp.get_address();
     const std::uint64_t len = gp.get_data_length();
     if (!in_range(addr, len) || !dma_allowed(addr, len) || gp.get_byte_enable_ptr() != nullptr) {
@@ -84,6 +141,7 @@ void host_memory::dma_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
 }
 
 bool host_memory::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
+    if (guest_ != nullptr) return false;  // the guest's mappings change at every sync
     dmi.allow_read_write();
     dmi.set_dmi_ptr(store_.data());
     dmi.set_start_address(0);
@@ -94,6 +152,13 @@ bool host_memory::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dm
 }
 
 unsigned int host_memory::debug_transport(tlm::tlm_generic_payload& gp) {
+    if (guest_ != nullptr) {
+        std::uint8_t* p = guest_->translate(gp.get_address(), gp.get_data_length());
+        if (p == nullptr) return 0;
+        if (gp.is_read()) std::memcpy(gp.get_data_ptr(), p, gp.get_data_length());
+        else std::memcpy(p, gp.get_data_ptr(), gp.get_data_length());
+        return gp.get_data_length();
+    }
     if (!in_range(gp.get_address(), gp.get_data_length())) return 0;
     copy(gp);
     return gp.get_data_length();
@@ -107,6 +172,11 @@ void host_memory::report_stats(boost::json::object& out) const {
     out["dma_write_bytes"] = dma_write_bytes_;
     out["dma_refused"] = dma_refused_;
     out["dma_port_busy_ps"] = to_ps(dma_port_.busy_total());
+    if (guest_ != nullptr) {
+        out["guest_ram_regions"] = guest_->regions();
+        out["guest_ram_bytes"] = guest_->bytes();
+        out["guest_ram_syncs"] = guest_->syncs();
+    }
 }
 
 }  // namespace rnic

@@ -5,6 +5,11 @@
 //    anything else is refused as a whole with TLM_ADDRESS_ERROR_RESPONSE, logged and counted, and no
 //    byte changes. Each access adds the latency and holds the shared DMA port for its bytes at the
 //    memory's bandwidth. No DMI here on purpose: every DMA goes through the mapping check.
+// With a guest backing (attach_guest, host_bus.transport = "qemu") the bytes are a QEMU guest's RAM
+// (qemu::guest_ram, mapped from its memory-backend descriptors): DMA may reach any byte of the
+// guest's RAM regions while the function is bus master (the guest has no IOMMU the device could see;
+// the device's own STag and ring checks still apply), and nothing outside them; every DMA is logged
+// at debug level (category host). The own store is then unused.
 #pragma once
 
 #include <map>
@@ -18,6 +23,9 @@
 #include "core/timed_resource.h"
 
 namespace rnic {
+namespace qemu {
+class guest_ram;
+}
 
 struct host_memory_params {
     std::uint64_t size = 64ull << 20;
@@ -37,6 +45,10 @@ public:
     void unmap_dma(std::uint64_t base);
     bool dma_allowed(std::uint64_t addr, std::uint64_t len) const;
 
+    // Backs the memory with a guest's RAM from now on (before simulation starts).
+    void attach_guest(const qemu::guest_ram* guest) { guest_ = guest; }
+    bool guest_backed() const { return guest_ != nullptr; }
+
     std::uint64_t size() const { return store_.size(); }
     // Zero-time access for checkers (what a debugger sees); bounds-checked.
     bool peek(std::uint64_t addr, void* dst, std::size_t len) const;
@@ -50,6 +62,8 @@ private:
     unsigned int debug_transport(tlm::tlm_generic_payload& gp);
     bool in_range(std::uint64_t addr, std::uint64_t len) const;
     void copy(tlm::tlm_generic_payload& gp);
+    void guest_dma(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    void guest_cpu(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
     host_memory_params params_;
     zeroed_memory store_;  // committed page by page as it is written
@@ -57,6 +71,7 @@ private:
     timed_resource dma_port_;
     std::uint64_t dma_read_bytes_ = 0, dma_write_bytes_ = 0, dma_reads_ = 0, dma_writes_ = 0;
     std::uint64_t dma_refused_ = 0;
+    const qemu::guest_ram* guest_ = nullptr;
 };
 
 }  // namespace rnic

@@ -60,12 +60,49 @@ TEST(DeviceDoc, CommittedDocumentIsWhatTheGeneratorWrites) {
         << first_difference(generated, committed);
 }
 
+TEST(DeviceDoc, CommittedCHeaderIsWhatTheGeneratorWrites) {
+    const std::string committed = slurp(std::string(RNIC_SOURCE_DIR) + "/driver/linux/rnic_regs.h");
+    ASSERT_FALSE(committed.empty()) << "driver/linux/rnic_regs.h missing: run `" << dd::kRegenerateHeaderCommand << "`";
+    const std::string generated = dd::render_c_header();
+    EXPECT_TRUE(committed == generated)
+        << "driver/linux/rnic_regs.h is out of date with models/rnic/regmap.h; regenerate it with\n  "
+        << dd::kRegenerateHeaderCommand << "\n(from the source directory, after building) and commit it. First difference, "
+        << first_difference(generated, committed);
+}
+
+TEST(DeviceDoc, CHeaderCompilesAsStrictCAndAgreesWithTheRegisterMap) {
+    // A C program that includes the header and checks a few values against regmap.h's, built with the
+    // system C compiler as strict C99 with warnings as errors.
+    const std::string dir = ::testing::TempDir();
+    const std::string src = dir + "rnic_regs_check.c", bin = dir + "rnic_regs_check";
+    {
+        std::ofstream f(src);
+        f << "#include \"" << RNIC_SOURCE_DIR << "/driver/linux/rnic_regs.h\"\n"
+          << "int main(void) {\n"
+          << "    int bad = 0;\n"
+          << "    bad |= RNIC_REG_CMDQ_PROD != " << rm::CMDQ_PROD << "u;\n"
+          << "    bad |= RNIC_SEND_WQE_SIZE != " << rm::kSendWqeSize << "u;\n"
+          << "    bad |= RNIC_SEND_WQE_REMOTE_STAG != " << rm::sqe_off::remote_stag << "u;\n"
+          << "    bad |= RNIC_CQE_OWNER != " << rm::cqe_off::owner << "u;\n"
+          << "    bad |= RNIC_CMD_CONNECT != " << static_cast<int>(rm::command::connect) << "u;\n"
+          << "    bad |= RNIC_QP_DOORBELL(1800) != " << rm::qp_doorbell(1800) << "u;\n"
+          << "    bad |= RNIC_CQE_OWNER_PHASE != " << rm::cqe_owner::phase << "u;\n"
+          << "    bad |= RNIC_PCI_VENDOR_ID != 0x1a4e;\n"
+          << "    return bad;\n}\n";
+    }
+    ASSERT_EQ(std::system(("cc -std=c99 -pedantic -Wall -Wextra -Werror -o " + bin + " " + src).c_str()), 0);
+    EXPECT_EQ(std::system(bin.c_str()), 0) << "a value in the header differs from regmap.h";
+}
+
 TEST(DeviceDoc, ToolWritesTheSameDocumentAndPassesItsCheck) {
     const std::string out = ::testing::TempDir() + "device.md";
     ASSERT_EQ(std::system((std::string(RNIC_DEVICEDOC) + " -o " + out).c_str()), 0);
     EXPECT_TRUE(slurp(out) == dd::render());
     EXPECT_EQ(std::system((std::string(RNIC_DEVICEDOC) + " --check").c_str()), 0);
     EXPECT_NE(std::system((std::string(RNIC_DEVICEDOC) + " --bogus 2>/dev/null").c_str()), 0);
+    const std::string header = ::testing::TempDir() + "rnic_regs.h";
+    ASSERT_EQ(std::system((std::string(RNIC_DEVICEDOC) + " --c-header -o " + header).c_str()), 0);
+    EXPECT_TRUE(slurp(header) == dd::render_c_header());
 }
 
 TEST(DeviceDoc, DocumentNamesEveryRegisterCommandOpcodeAndField) {

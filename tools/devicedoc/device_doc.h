@@ -17,6 +17,11 @@ constexpr const char* kRegenerateCommand = "build/bin/rnic-devicedoc -o docs/dev
 // The whole of docs/device.md.
 std::string render();
 
+// The command that regenerates the C drivers' header, quoted at its top.
+constexpr const char* kRegenerateHeaderCommand = "build/bin/rnic-devicedoc --c-header -o driver/linux/rnic_regs.h";
+// The whole of driver/linux/rnic_regs.h: the same tables as C macros (c_header.cpp).
+std::string render_c_header();
+
 // Each check returns the problems it found, one sentence each (empty: consistent). They take the
 // tables as arguments so that tests can feed them broken copies.
 

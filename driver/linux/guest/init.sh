@@ -1,0 +1,59 @@
+#!/bin/sh
+# /init of the RNIC driver guest (busybox sh). Loads rnic.ko with the module parameters given on the
+# kernel command line as rnic_params=NAME=VALUE,NAME=VALUE... (',' separates them), waits for the
+# module's self-test verdict, unloads the module (its remove path), and powers off. Prints
+# "RNIC-GUEST: ..." progress lines and exactly one "RNIC-GUEST: PASS" or "RNIC-GUEST: FAIL <why>".
+#   rnic_tool=TOOL,ARG,ARG...   after loading the module, run /bin/TOOL (rnic_rping or rnic_perf) with
+#                   these arguments (',' for spaces), e.g. rnic_tool=rnic_rping,-C,20,-S,3000; its exit
+#                   status decides PASS/FAIL too
+#   rnic_shell=1    drop to a shell instead of powering off (by hand: run-guest.py --shell)
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+
+finish() {
+    echo "RNIC-GUEST: $*"
+    if grep -q 'rnic_shell=1' /proc/cmdline; then exec /bin/sh; fi
+    sync
+    poweroff -f
+    sleep 5
+    reboot -f
+}
+
+PARAMS=$(sed -n -e 's/.*[[:space:]]rnic_params=\([^[:space:]]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
+DEV=""
+for d in /sys/bus/pci/devices/*; do
+    if [ "$(cat "$d/vendor")" = "0x1a4e" ] && [ "$(cat "$d/device")" = "0x0001" ]; then DEV=$d; fi
+done
+[ -n "$DEV" ] || finish "FAIL no PCI device 1a4e:0001 (is x-pci-proxy-dev attached?)"
+echo "RNIC-GUEST: found $(basename "$DEV") class $(cat "$DEV/class") resource0 $(head -n1 "$DEV/resource")"
+echo "RNIC-GUEST: insmod rnic.ko $PARAMS"
+start=$(cut -d' ' -f1 /proc/uptime)
+# shellcheck disable=SC2086
+insmod /rnic.ko $PARAMS || finish "FAIL insmod rnic.ko failed"
+end=$(cut -d' ' -f1 /proc/uptime)
+echo "RNIC-GUEST: probe took $start..$end s of uptime"
+[ -e /sys/bus/pci/drivers/rnic/$(basename "$DEV") ] || finish "FAIL the driver did not bind to $(basename "$DEV")"
+result=$(cat /sys/module/rnic/parameters/selftest_result)
+echo "RNIC-GUEST: selftest_result=$result"
+TOOL=$(sed -n -e 's/.*[[:space:]]rnic_tool=\([^[:space:]]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
+if [ -n "$TOOL" ]; then
+    [ -c /dev/rnic0 ] || finish "FAIL no /dev/rnic0"
+    echo "RNIC-GUEST: $TOOL"
+    # shellcheck disable=SC2086
+    $TOOL || finish "FAIL ${TOOL%% *} exited with status $?"
+fi
+rmmod rnic || finish "FAIL rmmod rnic failed"
+dmesg | grep -q 'rnic .*: removed' || finish "FAIL no 'removed' line from the driver"
+# Once more without a self-test: remove must leave the device ready for the next probe.
+insmod /rnic.ko || finish "FAIL the second insmod failed"
+[ -c /dev/rnic0 ] || finish "FAIL no /dev/rnic0 after the second probe"
+rmmod rnic || finish "FAIL the second rmmod failed"
+[ "$(dmesg | grep -c 'rnic .*: device ready')" -ge 2 ] || finish "FAIL the device was not ready at the second probe"
+echo "RNIC-GUEST: probed, removed, probed and removed again"
+case "$result" in
+    0) finish "PASS" ;;
+    1) if [ -n "$TOOL" ]; then finish "PASS (${TOOL%% *})"; else finish "PASS (no self-test asked for)"; fi ;;
+    *) finish "FAIL selftest_result $result" ;;
+esac

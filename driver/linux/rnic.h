@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What rnic_main.c (probe, bring-up, commands, self-test) shares with rnic_cdev.c (/dev/rnic0). */
+#ifndef RNIC_H
+#define RNIC_H
+
+#include <linux/miscdevice.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+
+struct rnic_coherent {
+	void *cpu;
+	dma_addr_t dma;
+	size_t size;
+};
+
+struct rnic_cq {
+	struct rnic_coherent ring;
+	u32 cqn;
+	u32 consumer;
+	bool live;
+};
+
+struct rnic_qp {
+	struct rnic_coherent sq, rq;
+	u32 qpn;
+	u32 sq_prod, sq_done, rq_prod;
+	bool live, connected;
+};
+
+struct rnic_dev {
+	struct pci_dev *pdev;
+	void __iomem *bar0;
+	struct rnic_coherent cmdq, ctx;
+	u32 cmd_prod;
+	bool ready;
+	/* What the self-test created, torn down by rnic_teardown() whatever happened. */
+	struct rnic_cq cq;
+	struct rnic_qp qp;
+	struct rnic_coherent buf;
+	u32 stags[4];
+	unsigned int nstags;
+	struct mutex cmd_lock; /* one firmware command at a time */
+	struct miscdevice misc;
+	bool misc_registered;
+};
+
+int rnic_alloc(struct rnic_dev *d, struct rnic_coherent *c, size_t size);
+void rnic_free(struct rnic_dev *d, struct rnic_coherent *c);
+/* A firmware command, waited for by polling; 0, -EIO (*status says why), -ETIMEDOUT or -ENODEV. */
+int rnic_command(struct rnic_dev *d, u8 op, u64 p0, u64 p1, u64 p2, u64 p3, u64 p4, u64 p5, u32 *result,
+		 u32 *status);
+int rnic_cdev_register(struct rnic_dev *d);
+void rnic_cdev_unregister(struct rnic_dev *d);
+
+#endif /* RNIC_H */

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# CTest: the Linux driver in a QEMU guest against rnic-sim (driver/linux/guest/run-guest.py). Builds
+# the guest from Debian packages (the siw guest's kernel and headers, rnic.ko, busybox), boots it
+# with the RNIC on x-pci-proxy-dev, loads the module (its self-test runs rping's client against host
+# b's simulated rping server), unloads it, and checks both sides: the guest's verdict and the
+# results of rnic-sim (host b's byte checks, the transport's counters, no refused DMA).
+# Exit 77 (reported as skipped by CTest) when QEMU or the guest's packages cannot be installed.
+# With MODE "misuse" the driver misuses the device on purpose (module parameter inject: a command
+# ring outside guest RAM, doorbells of a QP that does not exist, an unknown command, a CQ destroyed
+# under its QP, and after the pings a work request with an unknown opcode) and the test also checks
+# that each drew the device's error status and (but for the destroy) the model's log line, that
+# exactly the one DMA was refused, and that the self-test still passes.
+# With MODE "tool" the pings run from user space instead (driver/linux/tools/rnic_rping over
+# /dev/rnic0: WQEs, doorbells and CQ polling through mmap, no system call on the data path).
+# With MODE "perf", rnic_perf runs RDMA Writes, Reads, Sends and FetchAdds (PINGS iterations of SIZE
+# bytes each) from user space against host b's perf_server, which checks every byte it can see; the
+# tool checks its Reads and the FetchAdds' originals.
+#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf]
+set -uo pipefail
+SIM=$1 PINGS=${2:-20} SIZE=${3:-3000} MODE=${4:-plain}
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+if ! "$REPO/tools/siw-peer/install-deps.sh" > /dev/null 2>&1 || ! command -v qemu-system-x86_64 > /dev/null ||
+   ! qemu-system-x86_64 -device help 2>/dev/null | grep -q x-pci-proxy-dev; then
+    echo "SKIPPED: QEMU with x-pci-proxy-dev or the guest's Debian packages cannot be installed here"
+    exit 77
+fi
+LOG="${RNIC_GUEST_DIR:-$REPO/build/rnic-guest}/ctest-$$"
+EXTRA=(--param bar_bench=200)
+[ "$MODE" = misuse ] && EXTRA+=(--param inject=bad_dma+bad_doorbell+bad_command+bad_order+bad_wqe)
+[ "$MODE" = tool ] && EXTRA+=(--tool rping)
+[ "$MODE" = perf ] && EXTRA+=(--tool perf "--perf-args=-t,all,-s,$SIZE,-n,$PINGS,-q,16")
+"$REPO/driver/linux/guest/run-guest.py" --sim "$SIM" --pings "$PINGS" --size "$SIZE" --timeout 180 --log-dir "$LOG" \
+    "${EXTRA[@]}"
+status=$?
+[ $status -eq 0 ] || { echo "FAIL: run-guest.py status $status (logs in $LOG)"; exit 1; }
+python3 - "$LOG/results.json" "$LOG/guest.log" "$PINGS" "$SIZE" "$MODE" "$LOG/sim.log" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+guest = open(sys.argv[2]).read()
+pings, size, mode = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+sim = open(sys.argv[6]).read()
+bad = []
+def want(cond, what):
+    if not cond: bad.append(what)
+want(r["status"] == "ok", f"status {r['status']!r}")
+rows = r["workload"]["rows"]
+if mode == "perf":
+    ops = {row["op"]: row for row in rows}
+    want(sorted(ops) == ["client fetch_add", "client rdma_read", "client rdma_write", "client send"], f"rows {sorted(ops)}")
+    want(all(row["integrity_ok"] and row["iterations"] == pings for row in rows), f"host b's rows: {rows}")
+    span = (1048576 - 64) // size * size
+    want(r["integrity"]["ok"] and r["integrity"]["bytes_checked"] == min(pings * size, span) + pings * size + 8 and
+         r["integrity"]["bytes_mismatched"] == 0, f"host b's checks: {r['integrity']}")
+else:
+    want(r["integrity"]["ok"] and r["integrity"]["bytes_checked"] == pings * size and r["integrity"]["bytes_mismatched"] == 0,
+         f"host b's checks: {r['integrity']}")
+    want(len(rows) == 1 and rows[0]["iterations"] == pings, f"host b served {rows[0]['iterations'] if rows else 0} pings")
+q = r["modules"]["a.qemu"]
+want(q["bar_writes"] > 0 and q["bar_reads"] > 0 and q["ram_syncs"] > 0 and q["error"] == "", f"transport: {q}")
+want(q["bad_messages"] == 0 and q["unknown_messages"] == 0 and q["refused_accesses"] == 0, f"transport errors: {q}")
+m = r["modules"]["a.mem"]
+want(m["dma_refused"] == (1 if mode == "misuse" else 0) and m["dma_reads"] > 0 and m["dma_writes"] > 0,
+     f"guest RAM DMA: {m}")
+want("BAR cost: 200 reads" in guest, "the driver's BAR cost line")
+if mode == "misuse":
+    # Command 0 is the driver's nop at bring-up; the misplaced ring's fetch is command 1 (slot 1).
+    for line in ["DMA read refused: [0x1000000040, 0x1000000080) is not inside one of the guest's RAM regions",
+                 "cannot read command 1 at 0x1000000040", "SQ doorbell for QP 63 which does not exist: ignored",
+                 "RQ doorbell for QP 63 which does not exist: ignored", "unknown opcode 85",
+                 "(opcode 85): not a work-request opcode of this device"]:
+        want(line in sim, f"the model's log line {line!r}")
+    want("firmware command 85 failed: bad opcode (status 1)" in guest, "the driver saw the device's bad_opcode status")
+    want("inject bad_order: destroy_cq 0 under QP 0 -> -5, bad state" in guest, "destroy_cq under a QP: bad_state")
+    want("inject bad_wqe: opcode 0x55 -> a completion status 8 (bad opcode)" in guest, "the malformed WQE's completion")
+    want(r["log"]["errors"] >= 2, "errors counted in the results")
+else:
+    want(r["log"]["errors"] == 0, f"{r['log']['errors']} error lines in rnic-sim's log")
+if mode != "perf":
+    want(f"{pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest, "the guest's own check line")
+if mode == "perf":
+    for op, check in [("write", "server: "), ("read", "client: "), ("send", "server: "), ("fetchadd", "client: originals")]:
+        want(any(l.startswith(f" {op} ") and check in l and ("0 differ" in l or op == "fetchadd") for l in guest.splitlines()),
+             f"rnic_perf's {op} row")
+    want(f"server: counter {pings}" in guest, "the FetchAdd counter")
+    want("rnic_perf: PASS" in guest and "RNIC-GUEST: PASS (rnic_perf)" in guest, "the tool's verdict")
+    want(": removed" in guest and "released QP" in guest, "teardown lines (QP released, driver removed)")
+elif mode == "tool":
+    want(f"rnic_rping: PASS {pings} pings" in guest and "RNIC-GUEST: PASS (rnic_rping)" in guest, "the tool's verdict")
+    want(" #bytes     #iterations" in guest, "the tool's perftest-style table")
+    want(": removed" in guest and "released QP" in guest, "teardown lines (QP released, driver removed)")
+else:
+    want("rnic: selftest: PASS" in guest and "RNIC-GUEST: PASS" in guest, "the guest's verdict")
+    want(": removed" in guest and "destroyed" in guest, "teardown lines (QP destroyed, driver removed)")
+for b in bad: print("FAIL:", b)
+print("checked: guest PASS; host b checked", r["integrity"]["bytes_checked"], "bytes; BAR accesses",
+      q["bar_reads"] + q["bar_writes"], "at", round(r["wallclock"]["qemu"]["bar_wall_us_mean"], 1), "us wall each")
+sys.exit(1 if bad else 0)
+PY
