@@ -101,15 +101,7 @@ void host_memory::guest_dma(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     RNIC_MLOG_D(debug, host, delay, "DMA " << (gp.is_read() ? "read" : "write") << " of " << len
                                            << " bytes at guest-physical 0x" << std::hex << addr);
-    delay += params_.latency;
-    dma_port_.reserve_lt(delay, transfer_time(static_cast<double>(len), params_.bandwidth_bps));
-    if (gp.is_read()) {
-        ++dma_reads_;
-        dma_read_bytes_ += len;
-    } else {
-        ++dma_writes_;
-        dma_write_bytes_ += len;
-    }
+    charge_dma(gp, delay);
 }
 
 void host_memory::dma_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -128,7 +120,12 @@ void host_memory::dma_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
         return;
     }
     copy(gp);
+    charge_dma(gp, delay);
+}
+
+void host_memory::charge_dma(const tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     // Latency to the first byte, then the data at the memory's bandwidth; the port is shared.
+    const std::uint64_t len = gp.get_data_length();
     delay += params_.latency;
     dma_port_.reserve_lt(delay, transfer_time(static_cast<double>(len), params_.bandwidth_bps));
     if (gp.is_read()) {

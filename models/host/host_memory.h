@@ -63,6 +63,8 @@ private:
     bool in_range(std::uint64_t addr, std::uint64_t len) const;
     void copy(tlm::tlm_generic_payload& gp);
     void guest_dma(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    // Timing of a DMA access that was allowed (latency, the shared port) and its counters.
+    void charge_dma(const tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void guest_cpu(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
     host_memory_params params_;

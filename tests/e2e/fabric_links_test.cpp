@@ -11,13 +11,6 @@ namespace {
 
 std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
 
-boost::json::value run_ok(const std::string& tag, const std::vector<std::string>& sets) {
-    sim_run r;
-    boost::json::value v = run_with_sets(tag, sets, &r);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    return v;
-}
-
 // Frames the link's fault injector dropped in one direction ("a_to_b": host or leaf side sending).
 std::uint64_t dropped(const boost::json::value& link, const char* dir) {
     const auto& f = link.at(dir).at("faults");

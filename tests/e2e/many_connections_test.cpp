@@ -9,13 +9,6 @@ namespace {
 
 std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
 
-boost::json::value run_ok(const std::string& tag, const std::vector<std::string>& sets) {
-    sim_run r;
-    boost::json::value v = run_with_sets(tag, sets, &r);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    return v;
-}
-
 // `qps` QPs of 4 KiB Writes on one NIC pair, send regions shared, contexts behind the default cache.
 std::vector<std::string> many_qps(int qps, int iterations, const std::string& host_memory) {
     const std::string n = std::to_string(qps);

@@ -1,5 +1,7 @@
 #include "run_helpers.h"
 
+#include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -100,6 +102,13 @@ boost::json::value run_with_sets(const std::string& tag, const std::vector<std::
     *run = run_sim(args);
     if (run->exit_code != 0) return boost::json::object{{"failed", run->output}};
     return read_json(results);
+}
+
+boost::json::value run_ok(const std::string& tag, const std::vector<std::string>& sets) {
+    sim_run r;
+    boost::json::value v = run_with_sets(tag, sets, &r);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return v;
 }
 
 std::vector<std::string> quick_args() {

@@ -33,6 +33,8 @@ void write_file(const std::string& path, const std::string& text);
 // Runs rnic-sim with `--set` for each of `sets` and `--results` to a fresh file named after `tag`;
 // *run gets the exit code and output. The results, or {"failed": output} when the run failed.
 boost::json::value run_with_sets(const std::string& tag, const std::vector<std::string>& sets, sim_run* run);
+// run_with_sets that also expects the run to exit 0 (a gtest failure with its output otherwise).
+boost::json::value run_ok(const std::string& tag, const std::vector<std::string>& sets);
 // Small, quick workload arguments used by most tests.
 std::vector<std::string> quick_args();
 

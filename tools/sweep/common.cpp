@@ -155,4 +155,8 @@ std::string sanitize_name(std::string_view text, std::size_t max_length) {
   return out;
 }
 
+std::string with_unit(const std::string& name, const std::string& unit) {
+  return unit.empty() ? name : name + " (" + unit + ")";
+}
+
 }  // namespace rnic::sweep

@@ -20,6 +20,8 @@ class InputError : public std::runtime_error {
 // (no quotes), integers in decimal, doubles through format_number ("0.001", "2.0", "61160.0"), true/false,
 // null as "", arrays and objects as compact JSON without spaces ("[64,4096]").
 std::string value_text(const boost::json::value& v);
+// "name (unit)", or the name alone when the unit is empty (axis and legend labels).
+std::string with_unit(const std::string& name, const std::string& unit);
 
 // Shortest text that reads back as the same double, without an exponent from 1e-6 to 1e15: "0.001", "61160.0",
 // "2.5e-07", "1e+20". Integral values keep ".0".

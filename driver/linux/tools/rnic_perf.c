@@ -25,6 +25,7 @@
 
 #include "../rnic_regs.h"
 #include "../rnic_uapi.h"
+#include "rnic_tool.h"
 
 #define MAGIC 0x46524e52u
 #define MSG 32u
@@ -70,33 +71,10 @@ static void die(const char *what)
 	exit(1);
 }
 
-static void put_le(uint8_t *p, uint64_t v, unsigned int len)
-{
-	for (unsigned int i = 0; i < len; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, unsigned int len)
-{
-	uint64_t v = 0;
-
-	for (int i = (int)len - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* The byte at data offset o of pattern seed (perf_server.h's perf_pattern). */
 static uint8_t pattern(uint64_t seed, uint64_t o)
 {
 	return (uint8_t)((seed * 151u + o * 131u + (o >> 8) * 7u + (o >> 16)) & 0xffu);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
 static void *map(uint64_t off, size_t len)

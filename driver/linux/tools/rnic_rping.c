@@ -24,6 +24,7 @@
 
 #include "../rnic_regs.h"
 #include "../rnic_uapi.h"
+#include "rnic_tool.h"
 
 #define INFO 16u /* sizeof(struct rping_rdma_info) */
 #define CQ_ENTRIES 64u
@@ -49,21 +50,6 @@ static void die(const char *what)
 	exit(1);
 }
 
-static void put_le(uint8_t *p, uint64_t v, unsigned int len)
-{
-	for (unsigned int i = 0; i < len; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, unsigned int len)
-{
-	uint64_t v = 0;
-
-	for (int i = (int)len - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static void put_be(uint8_t *p, uint64_t v, unsigned int len)
 {
 	for (unsigned int i = 0; i < len; i++)
@@ -77,14 +63,6 @@ static void *map(struct ctx *c, uint64_t off, size_t len)
 	if (p == MAP_FAILED)
 		die("mmap");
 	return p;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
 static uint32_t reg(struct ctx *c, uint32_t handle, uint64_t off, uint64_t len, uint32_t access, uint64_t *addr)
