@@ -71,7 +71,7 @@ void ethernet_link::deliver(direction& dir, tlm_utils::simple_initiator_socket<e
     while (!dir.queue.empty() && dir.queue.front().arrival <= now) {
         in_flight f = std::move(dir.queue.front());
         dir.queue.pop_front();
-        if (dir.pcap != nullptr) dir.pcap->write(to_ps(now) / 1000, f.frame.data(), f.frame.size());
+        if (dir.pcap != nullptr) dir.pcap->write_at(to_ps(now), dir.pcap_source, f.frame.data(), f.frame.size());
         stream_ext ext;
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
         send_stream(out, ext, f.frame.data(), f.frame.size(), delay);

@@ -45,6 +45,8 @@ public:
     void set_pcap(proto::PcapWriter* pcap, bool a_to_b, bool b_to_a) {
         ab_.pcap = a_to_b ? pcap : nullptr;
         ba_.pcap = b_to_a ? pcap : nullptr;
+        if (ab_.pcap != nullptr) ab_.pcap_source = pcap->add_source();
+        if (ba_.pcap != nullptr) ba_.pcap_source = pcap->add_source();
     }
 
     void report_stats(boost::json::object& out) const override;
@@ -65,6 +67,7 @@ private:
         sc_core::sc_event arrival_event;
         std::uint64_t frames = 0, bytes = 0, wire_bytes = 0, oversize_drops = 0;
         proto::PcapWriter* pcap = nullptr;  // capture at the receiving port, if any
+        unsigned pcap_source = 0;
     };
 
     void a_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) { transmit(ab_, gp, delay); }

@@ -2,6 +2,8 @@
 // file, which is fine for the test- and tool-sized captures it is used on.
 #include "proto/pcap.h"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -66,7 +68,12 @@ std::optional<std::vector<std::uint8_t>> load_file(const std::string& path, std:
 }  // namespace
 
 PcapWriter::PcapWriter(PcapWriter&& other) noexcept
-    : file_(std::exchange(other.file_, nullptr)), good_(other.good_), records_(other.records_) {}
+    : file_(std::exchange(other.file_, nullptr)),
+      good_(other.good_),
+      records_(other.records_),
+      sources_(other.sources_),
+      pending_ps_(other.pending_ps_),
+      pending_(std::move(other.pending_)) {}
 
 PcapWriter& PcapWriter::operator=(PcapWriter&& other) noexcept {
     if (this != &other) {
@@ -74,6 +81,9 @@ PcapWriter& PcapWriter::operator=(PcapWriter&& other) noexcept {
         file_ = std::exchange(other.file_, nullptr);
         good_ = other.good_;
         records_ = other.records_;
+        sources_ = other.sources_;
+        pending_ps_ = other.pending_ps_;
+        pending_ = std::move(other.pending_);
     }
     return *this;
 }
@@ -121,8 +131,32 @@ void PcapWriter::write(std::uint64_t time_ns, const std::uint8_t* frame, std::si
     ++records_;
 }
 
+void PcapWriter::write_at(std::uint64_t time_ps, unsigned source, const std::uint8_t* frame, std::size_t len) {
+    if (file_ == nullptr) return;
+    if (!pending_.empty() && time_ps != pending_ps_) flush_pending();
+    pending_ps_ = time_ps;
+    std::vector<std::uint8_t> bytes;
+    if (!spare_.empty()) {
+        bytes = std::move(spare_.back());
+        spare_.pop_back();
+    }
+    bytes.assign(frame, frame + len);
+    pending_.push_back({source, std::move(bytes)});
+}
+
+void PcapWriter::flush_pending() {
+    std::stable_sort(pending_.begin(), pending_.end(),
+                     [](const pending_frame& a, const pending_frame& b) { return a.source < b.source; });
+    for (pending_frame& f : pending_) {
+        write(pending_ps_ / 1000, f.bytes.data(), f.bytes.size());
+        spare_.push_back(std::move(f.bytes));
+    }
+    pending_.clear();
+}
+
 void PcapWriter::close() {
     if (file_ == nullptr) return;
+    flush_pending();
     if (std::fclose(file_) != 0) good_ = false;
     file_ = nullptr;
 }

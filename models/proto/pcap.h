@@ -36,6 +36,13 @@ public:
     bool open(const std::string& path, std::string* error);
     // Appends one record; does nothing when not open. A failed write is remembered (good()).
     void write(std::uint64_t time_ns, const std::uint8_t* frame, std::size_t len);
+    // For simulators with several capture points (`source`s, numbered by add_source() in a fixed
+    // order) writing into one file: frames of the same picosecond are written ordered by source,
+    // then in call order, so that the file does not depend on the order in which a simulation
+    // kernel runs processes that are due at the same time. Held until a later time, flush or close.
+    unsigned add_source() { return sources_++; }
+    void write_at(std::uint64_t time_ps, unsigned source, const std::uint8_t* frame, std::size_t len);
+    void flush_pending();
     void close();
     bool is_open() const { return file_ != nullptr; }
     // False once a write to the current file has failed (e.g. disk full).
@@ -46,6 +53,14 @@ private:
     std::FILE* file_ = nullptr;
     bool good_ = true;
     std::uint64_t records_ = 0;
+    unsigned sources_ = 0;
+    struct pending_frame {
+        unsigned source;
+        std::vector<std::uint8_t> bytes;
+    };
+    std::uint64_t pending_ps_ = 0;
+    std::vector<pending_frame> pending_;  // frames of time pending_ps_, in call order
+    std::vector<std::vector<std::uint8_t>> spare_;  // buffers of flushed frames, reused
 };
 
 struct PcapRecord {

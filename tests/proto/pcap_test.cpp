@@ -67,6 +67,37 @@ TEST(Pcap, WriteThenReadBack) {
     std::remove(path.c_str());
 }
 
+// Frames of one picosecond from several capture points come out ordered by capture point, whatever
+// the order they were written in; frames of one point keep their order; times stay in order.
+TEST(Pcap, SamePicosecondFramesAreOrderedBySource) {
+    const std::string path = temp_path("order.pcap");
+    auto frame = [](std::uint8_t tag) { return std::vector<std::uint8_t>(60, tag); };
+    {
+        PcapWriter w;
+        ASSERT_TRUE(w.open(path, nullptr));
+        const unsigned a = w.add_source(), b = w.add_source();
+        EXPECT_EQ(a, 0u);
+        EXPECT_EQ(b, 1u);
+        const auto f1 = frame(1), f2 = frame(2), f3 = frame(3), f4 = frame(4), f5 = frame(5);
+        w.write_at(1'000'500, b, f1.data(), f1.size());
+        w.write_at(1'000'500, a, f2.data(), f2.size());
+        w.write_at(1'000'500, b, f3.data(), f3.size());
+        w.write_at(1'000'501, b, f4.data(), f4.size());  // same nanosecond, a later picosecond
+        w.write_at(1'000'501, a, f5.data(), f5.size());
+        EXPECT_EQ(w.records(), 3u);  // the first picosecond's frames are out; the last is held
+    }                                // closing writes the held frames
+    std::string error;
+    const auto recs = read_pcap(path, &error);
+    ASSERT_TRUE(recs.has_value()) << error;
+    ASSERT_EQ(recs->size(), 5u);
+    const std::uint8_t expected[] = {2, 1, 3, 5, 4};
+    for (std::size_t i = 0; i < 5; ++i) {
+        EXPECT_EQ((*recs)[i].data.at(0), expected[i]) << "record " << i;
+        EXPECT_EQ((*recs)[i].time_ns, 1000u) << "record " << i;
+    }
+    std::remove(path.c_str());
+}
+
 TEST(Pcap, OversizedFrameIsCutToSnaplen) {
     const std::string path = temp_path("big.pcap");
     std::vector<std::uint8_t> big(kPcapSnaplen + 10, 0xAB);
