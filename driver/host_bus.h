@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace rnic::drv {
@@ -23,6 +24,17 @@ public:
     // CPU work of `ps` picoseconds (e.g. a poll-loop iteration).
     virtual void spend(std::uint64_t ps) = 0;
     virtual std::uint64_t now_ps() = 0;
+
+    // After a poll-loop pass that read `len` bytes at `addr` and found nothing: the CPU work of the
+    // loop's next step, `pass_ps`. A host may also skip the passes after it that would find nothing
+    // again, returning at the start of the first pass whose read will see `ready(bytes)` true, at
+    // the simulated time the loop would reach it: each skipped pass costs its read of the bytes plus
+    // `pass_ps`, as it would have. The default runs no pass itself: the caller's loop does.
+    virtual void idle_poll(std::uint64_t addr, std::size_t len, std::uint64_t pass_ps,
+                           const std::function<bool(const std::uint8_t*)>& ready) {
+        (void)addr, (void)len, (void)ready;
+        spend(pass_ps);
+    }
     virtual const std::string& host_name() const = 0;
 };
 

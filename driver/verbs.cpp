@@ -502,6 +502,17 @@ status context::poll_cq(completion_queue* cq, int max, std::vector<work_completi
     return status::ok;
 }
 
+status context::idle_cq(completion_queue* cq, std::uint64_t pass_ps) {
+    if (!owns(cq)) return fail(status::bad_handle, "idle_cq: CQ handle");
+    // The entry the next poll_cq reads first, and the owner phase that makes it a new completion.
+    const std::uint64_t addr = cq->ring + static_cast<std::uint64_t>(cq->consumer % cq->entries) * regmap::kCqeSize;
+    const std::uint32_t expected_phase = (cq->consumer / cq->entries) % 2 == 0 ? 1u : 0u;
+    bus_.idle_poll(addr, regmap::kCqeSize, pass_ps, [expected_phase](const std::uint8_t* cqe) {
+        return (proto::get_le32(cqe + regmap::cqe_off::owner) >> 31) == expected_phase;
+    });
+    return status::ok;
+}
+
 status context::wait_cq(completion_queue* cq, std::uint64_t timeout_ps) {
     if (!owns(cq)) return fail(status::bad_handle, "wait_cq: CQ handle");
     dev_.arm_cq(cq->cqn);

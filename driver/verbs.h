@@ -200,6 +200,10 @@ public:
     status post_recv(queue_pair* qp, const recv_wr& wr);
     // Up to `max` completions into `out` (appended); *n gets the count.
     status poll_cq(completion_queue* cq, int max, std::vector<work_completion>* out, int* n);
+    // After poll_cq found `cq` empty: the poll loop's CPU work `pass_ps` before polling again. The
+    // host may skip the passes that would find the CQ empty again (host_bus::idle_poll); either way
+    // the next poll_cq happens at the time the loop would have reached it.
+    status idle_cq(completion_queue* cq, std::uint64_t pass_ps);
     // Arms the CQ for one interrupt (like ibv_req_notify_cq) and waits for it or the timeout.
     status wait_cq(completion_queue* cq, std::uint64_t timeout_ps);
 

@@ -1,5 +1,6 @@
 #include "host_cpu.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/mem_access.h"
@@ -43,6 +44,37 @@ void host_cpu::spend(std::uint64_t ps) {
     qk_.inc(from_ps(ps));
     // Idle loops sync every step so that device progress becomes visible.
     sync();
+}
+
+// Sleeps through the empty passes of a poll loop instead of running them: the simulated times and
+// the pass that finds the bytes ready are the loop's. With the loop, pass j (j >= 1) starts at
+// first + j * (read latency + pass_ps) and reads host memory at its start; so the first pass to see
+// a write made at time w is the first j with first + j * period >= w. (A write at the very
+// picosecond a pass starts counts as seen by that pass; running the passes, that tie went to
+// whichever of the two processes the kernel ran first.)
+void host_cpu::idle_poll(std::uint64_t addr, std::size_t len, std::uint64_t pass_ps,
+                         const std::function<bool(const std::uint8_t*)>& ready) {
+    spend(pass_ps);  // now at the start of the next pass, with no local time
+    std::uint8_t bytes[64];
+    // Only reads served through DMI cost a fixed latency and can be skipped exactly.
+    const bool skippable = dmi_valid_ && !memory_.guest_backed() && len > 0 && len <= sizeof bytes &&
+                           addr >= dmi_.get_start_address() && addr + len - 1 <= dmi_.get_end_address();
+    const sc_core::sc_time period = dmi_.get_read_latency() + from_ps(pass_ps);
+    if (!skippable || period == sc_core::SC_ZERO_TIME) return;
+    if (!memory_.peek(addr, bytes, len) || ready(bytes)) return;
+    const sc_core::sc_time first = sc_core::sc_time_stamp();
+    memory_.watch_writes(addr, len, &polled_bytes_written_);
+    for (;;) {
+        wait(polled_bytes_written_);
+        if (!memory_.peek(addr, bytes, len) || !ready(bytes)) continue;
+        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const std::uint64_t passes = std::max<std::uint64_t>(1, ((now - first).value() + period.value() - 1) / period.value());
+        const sc_core::sc_time at = first + sc_core::sc_time::from_value(passes * period.value());
+        if (at > now) wait(at - now);
+        break;
+    }
+    memory_.stop_watching();
+    qk_.reset();  // as a sync would have: the next quantum boundary is counted from now
 }
 
 std::uint32_t host_cpu::mmio_read32(std::uint32_t offset) {

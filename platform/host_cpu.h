@@ -43,6 +43,8 @@ public:
     std::uint64_t dma_alloc(std::size_t len, std::size_t align) override;
     bool wait_interrupt(unsigned vector, std::uint64_t timeout_ps) override;
     void spend(std::uint64_t ps) override;
+    void idle_poll(std::uint64_t addr, std::size_t len, std::uint64_t pass_ps,
+                   const std::function<bool(const std::uint8_t*)>& ready) override;
     std::uint64_t now_ps() override;
     const std::string& host_name() const override { return host_name_; }
 
@@ -63,6 +65,7 @@ private:
     tlm_utils::tlm_quantumkeeper qk_;
     tlm::tlm_dmi dmi_;
     bool dmi_valid_ = false;
+    sc_core::sc_event polled_bytes_written_;  // idle_poll: host memory wrote the bytes it watches
     std::uint64_t next_free_;
     std::uint32_t pending_irqs_ = 0;     // latched vectors
     std::deque<std::pair<sc_core::sc_time, std::uint32_t>> irq_in_flight_;

@@ -44,6 +44,9 @@ void host_memory::copy(tlm::tlm_generic_payload& gp) {
         std::memcpy(gp.get_data_ptr(), mem, gp.get_data_length());
     } else {
         std::memcpy(mem, gp.get_data_ptr(), gp.get_data_length());
+        if (watch_event_ != nullptr && gp.get_address() < watch_end_ &&
+            gp.get_address() + gp.get_data_length() > watch_begin_)
+            watch_event_->notify();
     }
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }

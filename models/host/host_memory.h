@@ -52,6 +52,12 @@ public:
     std::uint64_t size() const { return store_.size(); }
     // Zero-time access for checkers (what a debugger sees); bounds-checked.
     bool peek(std::uint64_t addr, void* dst, std::size_t len) const;
+    // A CPU sleeping in a poll loop: `event` is notified (immediately) whenever a DMA or debug write
+    // touches [addr, addr + len). One watch at a time; stop_watching() ends it.
+    void watch_writes(std::uint64_t addr, std::uint64_t len, sc_core::sc_event* event) {
+        watch_begin_ = addr, watch_end_ = addr + len, watch_event_ = event;
+    }
+    void stop_watching() { watch_event_ = nullptr; }
 
     void report_stats(boost::json::object& out) const override;
 
@@ -74,6 +80,8 @@ private:
     std::uint64_t dma_read_bytes_ = 0, dma_write_bytes_ = 0, dma_reads_ = 0, dma_writes_ = 0;
     std::uint64_t dma_refused_ = 0;
     const qemu::guest_ram* guest_ = nullptr;
+    std::uint64_t watch_begin_ = 0, watch_end_ = 0;
+    sc_core::sc_event* watch_event_ = nullptr;
 };
 
 }  // namespace rnic

@@ -370,7 +370,7 @@ void mixed::server(drv::host_bus& bus, const drv::station_config& station) {
         int n = 0;
         ctx.poll_cq(cq, 64, &wcs, &n);
         if (n == 0) {
-            bus.spend(cfg_.poll_interval_ps);
+            ctx.idle_cq(cq, cfg_.poll_interval_ps);
             continue;
         }
         for (const drv::work_completion& wc : wcs) {

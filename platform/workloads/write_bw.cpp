@@ -88,7 +88,6 @@ void write_bw::server(drv::host_bus& bus, const drv::station_config& station) {
 
 void write_bw::serve_receives(drv::context& ctx, const qp_list& qps, drv::completion_queue* cq,
                               const drv::memory_region& mr) {
-    drv::host_bus& bus = ctx.bus();
     std::vector<drv::work_completion> wcs;
     const std::uint64_t slice = slice_of(mr.length);
     for (std::uint64_t size : cfg_.sizes) {
@@ -121,7 +120,7 @@ void write_bw::serve_receives(drv::context& ctx, const qp_list& qps, drv::comple
             int n = 0;
             ctx.poll_cq(cq, 64, &wcs, &n);
             if (n == 0) {
-                bus.spend(cfg_.poll_interval_ps);
+                ctx.idle_cq(cq, cfg_.poll_interval_ps);
                 continue;
             }
             for (const drv::work_completion& wc : wcs) {
@@ -211,7 +210,7 @@ bool write_bw::run_ops(drv::context& ctx, const qp_list& qps, drv::completion_qu
         ctx.poll_cq(cq, 64, &wcs, &n);
         if (n == 0) {
             if (cfg_.event_mode) ctx.wait_cq(cq, 1'000'000'000'000ULL);
-            else bus.spend(cfg_.poll_interval_ps);
+            else ctx.idle_cq(cq, cfg_.poll_interval_ps);
             continue;
         }
         const std::uint64_t now = bus.now_ps();
