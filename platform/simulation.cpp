@@ -57,6 +57,8 @@ boost::json::object report_of(const stats_reporter& r) {
 }  // namespace
 
 simulation::simulation(const config::Scenario& scenario, const std::string& pcap_path) : scenario_(scenario) {
+    // Times are converted to and from picoseconds by value (core/sim_time.h).
+    if (!kernel_resolution_is_1ps()) throw std::logic_error("the SystemC time resolution must be 1 ps");
     const int n = host_count(scenario);
     for (int i = 0; i < n; ++i) {
         const std::string name = identity_of(scenario, i).name;

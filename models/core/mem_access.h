@@ -7,13 +7,16 @@
 #include <systemc>
 #include <tlm>
 
+#include "core/payload_pool.h"
+
 namespace rnic {
 
 // `Ext` is a tlm_extension<T> type, or std::nullptr_t for none.
 template <typename Socket, typename Ext = std::nullptr_t>
 tlm::tlm_response_status mem_transport(Socket& socket, tlm::tlm_command cmd, std::uint64_t addr, void* data,
                                        std::size_t len, sc_core::sc_time& delay, Ext* ext = nullptr) {
-    tlm::tlm_generic_payload gp;
+    pooled_payload pooled;
+    tlm::tlm_generic_payload& gp = *pooled;
     gp.set_command(cmd);
     gp.set_address(addr);
     gp.set_data_ptr(static_cast<unsigned char*>(data));

@@ -5,15 +5,10 @@
 #include <systemc>
 
 #include "core/log.h"
+#include "core/sim_time.h"
 
 namespace rnic {
 
-inline std::uint64_t to_ps(const sc_core::sc_time& t) {
-    return static_cast<std::uint64_t>(t / sc_core::sc_time(1, sc_core::SC_PS));
-}
-inline sc_core::sc_time from_ps(std::uint64_t ps) {
-    return sc_core::sc_time(static_cast<double>(ps), sc_core::SC_PS);
-}
 inline std::uint64_t now_ps() { return to_ps(sc_core::sc_time_stamp()); }
 
 }  // namespace rnic

@@ -7,6 +7,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "core/payload_pool.h"
+
 namespace rnic {
 
 enum class stream_kind : std::uint8_t {
@@ -43,7 +45,8 @@ struct stream_ext : tlm::tlm_extension<stream_ext> {
 template <typename Socket>
 tlm::tlm_response_status send_stream(Socket& socket, stream_ext& ext, const std::uint8_t* data, std::size_t len,
                                      sc_core::sc_time& delay) {
-    tlm::tlm_generic_payload gp;
+    pooled_payload pooled;
+    tlm::tlm_generic_payload& gp = *pooled;
     gp.set_command(tlm::TLM_WRITE_COMMAND);
     gp.set_address(ext.conn);
     gp.set_data_ptr(const_cast<unsigned char*>(data));

@@ -7,6 +7,8 @@
 #include <iterator>
 #include <systemc>
 
+#include "core/sim_time.h"
+
 namespace rnic {
 
 // How a resource serves transfers that are booked out of time order (a loosely-timed caller books
@@ -98,11 +100,11 @@ private:
 
 // Time to move `bytes` at `bits_per_second`.
 inline sc_core::sc_time transfer_time(double bytes, double bits_per_second) {
-    return sc_core::sc_time(bytes * 8.0 / bits_per_second, sc_core::SC_SEC);
+    return seconds_time(bytes * 8.0 / bits_per_second);
 }
 // Time of `cycles` at `hz`.
 inline sc_core::sc_time cycles_time(double cycles, double hz) {
-    return sc_core::sc_time(cycles / hz, sc_core::SC_SEC);
+    return seconds_time(cycles / hz);
 }
 
 }  // namespace rnic
