@@ -496,6 +496,31 @@ TEST(MpaFramerTb, AlignedPathRejectsASegmentThatDoesNotStartWithAnFpdu) {
     EXPECT_EQ(b.framer.ooo_in->placed_pending(kConn), 0u);
 }
 
+TEST(MpaFramerTb, OutOfOrderPlacementChargesTheReceiveDatapathNotTheTransmitOne) {
+    mpa_framer_params p;
+    p.path = rx_path::aligned;
+    framer_bench b("b", p);
+    elaborate();
+    b.full(false, true);
+    // Twenty 1008-byte FPDUs keep the transmit datapath busy for 20 x 64 cycles = 2560 ns.
+    for (int i = 0; i < 20; ++i) {
+        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+        ASSERT_EQ(b.send(write_ulpdu(986, 1), d), tlm::TLM_OK_RESPONSE);
+    }
+    // An out-of-order segment holding one 108-byte FPDU is checked on the receive side's CRC unit
+    // (8 cycles); the transmit side's backlog has nothing to do with it.
+    const bytes stream = codec_stream({write_ulpdu(86, 1), write_ulpdu(86, 2)}, false, true);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    ASSERT_EQ(b.framer.ooo_in->place_out_of_order(kConn, 108, stream.data() + 108, 108, d), 108u);
+    EXPECT_EQ(d, ns(16));
+    // The in-order FPDUs then queue behind that check in the same receive datapath.
+    b.receive(stream.data(), stream.size());
+    ASSERT_EQ(b.ulpdus.items.size(), 3u);
+    EXPECT_EQ(b.ulpdus.items[1].at, ns(32));
+    EXPECT_EQ(b.ulpdus.items[2].at, ns(48));
+    EXPECT_TRUE(b.ulpdus.items[2].already_placed);
+}
+
 TEST(MpaFramerTb, BufferingPathPlacesNothingEarly) {
     framer_bench b("b", mpa_framer_params{});  // rx_path::buffering
     b.full(true, true);
