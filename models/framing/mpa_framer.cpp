@@ -419,7 +419,9 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
             placed += found[i].second;  // a duplicate of one already placed
             continue;
         }
-        tx_crc_.reserve_lt(delay, datapath_time(costs[i]));
+        // A received FPDU is checked by the receive side's CRC unit, as in deliver(): out-of-order
+        // placement competes with the in-order receive stream, not with transmit.
+        rx_crc_.reserve_lt(delay, datapath_time(costs[i]));
         stream_ext ext;
         ext.conn = conn;
         ext.kind = stream_kind::out_of_order;

@@ -13,6 +13,8 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
       irq_out("irq_out"),
       eth_tx("eth_tx"),
       eth_rx("eth_rx"),
+      rdma_doorbell_out("rdma_doorbell_out"),
+      cp_doorbell_out("cp_doorbell_out"),
       irq_collect_("irq_collect"),
       regs_(std::size(regmap::kRegisters)) {
     for (std::size_t i = 0; i < regs_.size(); ++i) regs_[i] = regmap::kRegisters[i].reset;
@@ -65,6 +67,8 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
     cp_->toe_out.bind(toe_->ctl_in);
     cp_->framer_out.bind(framer_->ctl_in);
     cp_->regs_out.bind(*this);
+    rdma_doorbell_out.bind(rdma_->doorbell_in);
+    cp_doorbell_out.bind(cp_->doorbell_in);
 }
 
 bool rnic_device::reg_index(std::uint32_t offset, std::size_t* index) const {
@@ -114,15 +118,15 @@ void rnic_device::host_write(std::uint32_t offset, std::uint32_t value, const sc
         const std::uint32_t qpn = rel / kQpDoorbellStride + (low ? 0 : kQpDoorbellLowCount);
         const std::uint32_t which = rel % kQpDoorbellStride;
         ++doorbells_;
-        if (which == kSqDoorbell) rdma_->sq_doorbell(qpn, value, delay);
-        else if (which == kRqDoorbell) rdma_->rq_doorbell(qpn, value, delay);
+        if (which == kSqDoorbell) rdma_doorbell_out->sq_doorbell(qpn, value, delay);
+        else if (which == kRqDoorbell) rdma_doorbell_out->rq_doorbell(qpn, value, delay);
         return;
     }
     if (offset >= kCqDoorbellBase && offset < kMsixTableOffset) {
         const std::uint32_t cqn = (offset - kCqDoorbellBase) / kCqDoorbellStride;
         const std::uint32_t which = (offset - kCqDoorbellBase) % kCqDoorbellStride;
-        if (which == kCqConsumer) rdma_->cq_doorbell(cqn, value, delay);
-        else if (which == kCqArm) rdma_->cq_arm(cqn, delay);
+        if (which == kCqConsumer) rdma_doorbell_out->cq_doorbell(cqn, value, delay);
+        else if (which == kCqArm) rdma_doorbell_out->cq_arm(cqn, delay);
         return;
     }
     std::size_t i = 0;
@@ -138,7 +142,7 @@ void rnic_device::host_write(std::uint32_t offset, std::uint32_t value, const sc
     }
     if (offset == CMDQ_PROD) {
         ++doorbells_;
-        cp_->command_doorbell(delay);
+        cp_doorbell_out->command_doorbell(delay);
     }
     if (offset == MAC_LO || offset == MAC_HI || offset == IPV4_ADDR) update_station();
     if (offset == CTX_BASE_HI) {

@@ -42,6 +42,10 @@ public:
     tlm_utils::simple_initiator_socket<rnic_device> irq_out;
     tlm::tlm_initiator_socket<> eth_tx;
     tlm::tlm_target_socket<> eth_rx;
+    // BAR0's doorbells go out through these, bound to the engines' doorbell exports (the control
+    // paths are narrow interfaces behind ports, docs/architecture.md).
+    sc_core::sc_port<rdma_doorbell_if> rdma_doorbell_out;
+    sc_core::sc_port<cp_doorbell_if> cp_doorbell_out;
 
     rnic_device(const sc_core::sc_module_name& name, const rnic_params& params);
 

@@ -1,0 +1,406 @@
+// rdma_engine through its sockets, with the context memory beside it and stubs for everything else:
+// a scripted inbound DDP/RDMAP stream goes into ulpdu_rx_in, host memory is a small target behind
+// dma_out, the framer is a sink on ulpdu_tx_out. Checks placement (tagged Write, Send into a posted
+// receive, Read Request answered by Read Responses), the access checks of RFC 5041 §7.1 and RFC 5040
+// §7 (the right Terminate, nothing written), out-of-order placement, and CQEs with their fields.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <cstring>
+#include <numeric>
+
+#include "core/stream.h"
+#include "proto/bytes.h"
+#include "proto/ddp_rdmap.h"
+#include "rdma/context_memory.h"
+#include "rdma/rdma_engine.h"
+#include "rnic/regmap.h"
+#include "tb_support.h"
+
+namespace rnic::test {
+namespace {
+
+namespace ddp = proto::ddp;
+using bytes = std::vector<std::uint8_t>;
+sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+
+constexpr std::uint32_t kConn = 7;
+constexpr std::uint64_t kSqRing = 0x1000, kRqRing = 0x2000, kCqRing = 0x3000;
+constexpr std::uint64_t kRegion = 0x10000;  // a registered region of 4 KiB
+constexpr std::uint64_t kRecvBuf = 0x20000;  // receive buffers, registered with local write
+constexpr std::uint32_t kPd = 5;
+const sc_core::sc_time kMemLatency = ns(100);
+
+// Host memory behind the DMA engine: 256 KiB, a fixed latency per access, every write recorded.
+struct host_mem : sc_core::sc_module {
+    // One port for the engine, one for the context memory (simple sockets: usable before elaboration).
+    tlm_utils::simple_target_socket<host_mem> in, ctx_in;
+    bytes mem = bytes(256 * 1024, 0);
+    std::vector<std::pair<std::uint64_t, std::size_t>> writes;
+    explicit host_mem(const sc_core::sc_module_name& n) : sc_module(n), in("in"), ctx_in("ctx_in") {
+        in.register_b_transport(this, &host_mem::b_transport);
+        ctx_in.register_b_transport(this, &host_mem::b_transport);
+    }
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+        const std::uint64_t a = gp.get_address();
+        const std::size_t len = gp.get_data_length();
+        if (a + len > mem.size()) {
+            gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+            return;
+        }
+        if (gp.is_read()) {
+            std::memcpy(gp.get_data_ptr(), mem.data() + a, len);
+        } else {
+            std::memcpy(mem.data() + a, gp.get_data_ptr(), len);
+            writes.emplace_back(a, len);
+        }
+        delay += kMemLatency;
+        gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    }
+    bytes at(std::uint64_t a, std::size_t n) const { return bytes(mem.begin() + a, mem.begin() + a + n); }
+};
+
+// The TCP engine as the RDMA engine sees it: room for everything, closes recorded.
+struct toe_stub : sc_core::sc_module, toe_ctl_if {
+    std::vector<std::uint32_t> closed;
+    explicit toe_stub(const sc_core::sc_module_name& n) : sc_module(n) {}
+    int tcp_connect(const tcp_open_params&) override { return -1; }
+    bool tcp_listen(std::uint16_t) override { return false; }
+    void tcp_close(std::uint32_t conn) override { closed.push_back(conn); }
+    std::size_t tcp_send_space(std::uint32_t) const override { return 1 << 20; }
+    std::uint16_t tcp_effective_mss(std::uint32_t) const override { return 1460; }
+    std::uint16_t tcp_local_port(std::uint32_t) const override { return 0; }
+    void tcp_one_fpdu_per_segment(std::uint32_t, bool) override {}
+    std::uint64_t tcp_retransmitted_bytes() const override { return 0; }
+};
+
+struct rdma_bench : sc_core::sc_module {
+    rdma_engine rdma;
+    context_memory ctx;
+    host_mem host;
+    toe_stub toe;
+    tb_initiator framer;    // ULPDUs from the framing unit
+    tb_sink tx_out, irq;    // ULPDUs to the framing unit; MSI-X requests
+    std::uint32_t qpn = 0, cqn = 0, stag = 0, recv_stag = 0;
+
+    explicit rdma_bench(const sc_core::sc_module_name& n, std::uint32_t region_access = regmap::mr_access::remote_write |
+                                                                                         regmap::mr_access::remote_read)
+        : sc_module(n), rdma("rdma", rdma_engine_params{}), ctx("ctx", context_memory_params{}), host("host"),
+          toe("toe"), framer("framer"), tx_out("tx_out"), irq("irq") {
+        rdma.ctx_out.bind(ctx.ctx_in);
+        rdma.dma_out.bind(host.in);
+        ctx.dma_out.bind(host.ctx_in);
+        rdma.irq_out.bind(irq.in);
+        rdma.ulpdu_tx_out.bind(tx_out.in);
+        rdma.toe_out.bind(toe);
+        framer.out.bind(rdma.ulpdu_rx_in);
+        // What the firmware would program (through rdma_ctl_if, the engine's control export).
+        cqn = static_cast<std::uint32_t>(rdma.create_cq({kCqRing, 16, 1}));
+        qpn = static_cast<std::uint32_t>(rdma.create_qp({kSqRing, 16, kRqRing, 16, cqn, cqn, kPd}));
+        // A zero-based region (TO 0 is its first byte), and the receive buffers' region.
+        stag = static_cast<std::uint32_t>(rdma.register_mr({kRegion, 4096, region_access, kPd, 0}));
+        recv_stag = static_cast<std::uint32_t>(
+            rdma.register_mr({kRecvBuf, 8192, regmap::mr_access::local_write, kPd, kRecvBuf}));
+        qp_stream s;
+        s.conn = kConn;
+        s.max_ulpdu = 1000;
+        rdma.qp_connect(qpn, s);
+    }
+    // One ULPDU in from the framer; returns the TLM delay it took.
+    sc_core::sc_time deliver(const bytes& ulpdu, stream_kind kind = stream_kind::data,
+                             tlm::tlm_response_status* status = nullptr) {
+        stream_ext ext;
+        ext.conn = kConn;
+        ext.kind = kind;
+        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+        const auto st = send_stream(framer.out, ext, ulpdu.data(), ulpdu.size(), d);
+        if (status != nullptr) *status = st;
+        return d;
+    }
+    void post_receive(std::uint32_t index, std::uint64_t wr_id, std::uint64_t addr, std::uint32_t len) {
+        std::uint8_t* rqe = host.mem.data() + kRqRing + (index % 16) * regmap::kRecvWqeSize;
+        proto::put_le64(rqe + regmap::rqe_off::wr_id, wr_id);
+        proto::put_le64(rqe + regmap::rqe_off::addr, addr);
+        proto::put_le32(rqe + regmap::rqe_off::length, len);
+        proto::put_le32(rqe + regmap::rqe_off::stag, recv_stag);
+        rdma.doorbell_in->rq_doorbell(qpn, index + 1, sc_core::SC_ZERO_TIME);
+    }
+    std::uint64_t stat(const char* key) const {
+        boost::json::object o;
+        rdma.report_stats(o);
+        return o[key].to_number<std::uint64_t>();
+    }
+    std::uint8_t qp_state() const { return static_cast<std::uint8_t>(rdma.qp_query(qpn) & 0xff); }
+};
+
+bytes tagged_write(std::uint32_t stag, std::uint64_t to, const bytes& payload, bool last = true) {
+    ddp::Header h;
+    h.tagged = true;
+    h.last = last;
+    h.opcode = ddp::Opcode::rdma_write;
+    h.stag = stag;
+    h.tagged_offset = to;
+    bytes u(ddp::kTaggedHeaderSize);
+    ddp::encode(h, u.data());
+    u.insert(u.end(), payload.begin(), payload.end());
+    return u;
+}
+
+bytes untagged(ddp::Opcode op, std::uint32_t queue, std::uint32_t msn, std::uint32_t mo, const bytes& body,
+               bool last = true) {
+    ddp::Header h;
+    h.tagged = false;
+    h.last = last;
+    h.opcode = op;
+    h.queue = queue;
+    h.msn = msn;
+    h.mo = mo;
+    bytes u(ddp::kUntaggedHeaderSize);
+    ddp::encode(h, u.data());
+    u.insert(u.end(), body.begin(), body.end());
+    return u;
+}
+
+bytes pattern(std::size_t n, std::uint8_t first) {
+    bytes b(n);
+    std::iota(b.begin(), b.end(), first);
+    return b;
+}
+
+// The Terminate the engine sent (the only ULPDU on tx_out), decoded.
+ddp::Terminate sent_terminate(const rdma_bench& b) {
+    EXPECT_EQ(b.tx_out.items.size(), 1u);
+    if (b.tx_out.items.empty()) return {};
+    const bytes& u = b.tx_out.items.back().data;
+    std::string error;
+    const auto h = ddp::decode_header(u.data(), u.size(), &error);
+    EXPECT_TRUE(h && !h->tagged && h->opcode == ddp::Opcode::terminate && h->queue == ddp::kQueueTerminate) << error;
+    EXPECT_EQ(b.tx_out.items.back().address, kConn);
+    const auto t = ddp::decode_terminate(u.data() + ddp::kUntaggedHeaderSize, u.size() - ddp::kUntaggedHeaderSize,
+                                         &error);
+    EXPECT_TRUE(t) << error;
+    return t.value_or(ddp::Terminate{});
+}
+
+TEST(RdmaEngineTb, TaggedWriteIsPlacedAtItsOffsetInTheRegion) {
+    rdma_bench b("b");
+    const bytes payload = pattern(200, 0x10);
+    const sc_core::sc_time d = b.deliver(tagged_write(b.stag, 300, payload));
+    EXPECT_EQ(b.host.at(kRegion + 300, 200), payload);
+    EXPECT_EQ(b.host.at(kRegion + 299, 1), bytes{0});
+    EXPECT_EQ(b.host.at(kRegion + 500, 1), bytes{0});
+    // 12 cycles at 500 MHz of header parse and checks, then one DMA write.
+    EXPECT_EQ(d, ns(24) + kMemLatency);
+    EXPECT_EQ(b.stat("placed_bytes"), 200u);
+    EXPECT_EQ(b.stat("rx_segments"), 1u);
+    EXPECT_TRUE(b.tx_out.items.empty());  // a Write is answered by nothing
+    EXPECT_EQ(b.qp_state(), static_cast<std::uint8_t>(regmap::qp_state::rts));
+}
+
+TEST(RdmaEngineTb, ReceivePipelineSerialisesBackToBackSegments) {
+    rdma_bench b("b");
+    b.deliver(tagged_write(b.stag, 0, pattern(16, 0)));
+    // The second one, also at delay 0, waits for the first's 24 ns in the receive pipeline.
+    EXPECT_EQ(b.deliver(tagged_write(b.stag, 16, pattern(16, 0))), ns(48) + kMemLatency);
+}
+
+TEST(RdmaEngineTb, SendLandsInThePostedReceiveAndCompletesWithACqe) {
+    rdma_bench b("b");
+    b.post_receive(0, 0xabcdef0012345678ull, kRecvBuf + 64, 1024);
+    const bytes first = pattern(700, 1), second = pattern(300, 0x80);
+    b.deliver(untagged(ddp::Opcode::send_se, ddp::kQueueSend, 1, 0, first, false));
+    EXPECT_EQ(b.stat("cqes"), 0u);  // not before the last segment (RFC 5040 §5.5)
+    b.deliver(untagged(ddp::Opcode::send_se, ddp::kQueueSend, 1, 700, second, true));
+    EXPECT_EQ(b.host.at(kRecvBuf + 64, 700), first);
+    EXPECT_EQ(b.host.at(kRecvBuf + 764, 300), second);
+    ASSERT_EQ(b.stat("cqes"), 1u);
+    const std::uint8_t* cqe = b.host.mem.data() + kCqRing;
+    namespace off = regmap::cqe_off;
+    EXPECT_EQ(proto::get_le64(cqe + off::wr_id), 0xabcdef0012345678ull);
+    EXPECT_EQ(proto::get_le32(cqe + off::byte_len), 1000u);
+    EXPECT_EQ(cqe[off::opcode], static_cast<std::uint8_t>(regmap::wr_opcode::send));
+    EXPECT_EQ(cqe[off::status], 0u);
+    EXPECT_EQ(proto::get_le16(cqe + off::qpn), b.qpn);
+    EXPECT_EQ(proto::get_le32(cqe + off::wqe_index), 0u);
+    // Phase 1 on the first pass, the solicited flag of Send with SE, the receive bit.
+    EXPECT_EQ(proto::get_le32(cqe + off::owner),
+              regmap::cqe_owner::phase | std::uint32_t{regmap::cqe_flags::solicited} << off::flags_shift |
+                  regmap::cqe_owner::receive);
+    EXPECT_EQ(b.stat("recv_completions"), 1u);
+    EXPECT_TRUE(b.irq.items.empty());  // the CQ is not armed
+}
+
+TEST(RdmaEngineTb, ArmedCqRaisesItsVectorOnTheNextCompletion) {
+    rdma_bench b("b");
+    b.rdma.doorbell_in->cq_arm(b.cqn, sc_core::SC_ZERO_TIME);
+    b.post_receive(0, 1, kRecvBuf, 64);
+    b.post_receive(1, 2, kRecvBuf + 64, 64);
+    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 1, 0, pattern(8, 0)));
+    ASSERT_EQ(b.irq.items.size(), 1u);
+    EXPECT_EQ(b.irq.items[0].address, 1u);  // the CQ's vector
+    // One interrupt per arm: the second completion raises nothing.
+    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 2, 0, pattern(8, 0)));
+    EXPECT_EQ(b.irq.items.size(), 1u);
+    EXPECT_EQ(proto::get_le64(b.host.mem.data() + kCqRing + regmap::kCqeSize + regmap::cqe_off::wr_id), 2u);
+    EXPECT_EQ(b.stat("interrupts"), 1u);
+}
+
+TEST(RdmaEngineTb, ReadRequestIsAnsweredByReadResponsesFromTheRegion) {
+    rdma_bench b("b");
+    const bytes src = pattern(2500, 3);
+    std::memcpy(b.host.mem.data() + kRegion + 1000, src.data(), src.size());
+    ddp::ReadRequest rr;
+    rr.sink_stag = 0x4242;
+    rr.sink_to = 0x900000;
+    rr.size = 2500;
+    rr.src_stag = b.stag;
+    rr.src_to = 1000;
+    bytes body(ddp::kReadRequestSize);
+    ddp::encode(rr, body.data());
+    b.deliver(untagged(ddp::Opcode::read_request, ddp::kQueueReadRequest, 1, 0, body));
+    sc_core::sc_start(ns(10000));  // the transmit thread sends the responses
+    // MULPDU 1000: 986 payload bytes beside the 14-byte tagged header (RFC 5041 §5.2).
+    const auto segs = ddp::segment_message(2500, 1000, true);
+    ASSERT_EQ(segs.size(), 3u);
+    ASSERT_EQ(b.tx_out.items.size(), 3u);
+    bytes got;
+    for (std::size_t i = 0; i < 3; ++i) {
+        const bytes& u = b.tx_out.items[i].data;
+        std::string error;
+        const auto h = ddp::decode_header(u.data(), u.size(), &error);
+        ASSERT_TRUE(h) << error;
+        EXPECT_TRUE(h->tagged);
+        EXPECT_EQ(h->opcode, ddp::Opcode::read_response);
+        EXPECT_EQ(h->stag, 0x4242u);
+        EXPECT_EQ(h->tagged_offset, 0x900000u + segs[i].offset);
+        EXPECT_EQ(h->last, i == 2);
+        EXPECT_EQ(u.size(), ddp::kTaggedHeaderSize + segs[i].length);
+        got.insert(got.end(), u.begin() + ddp::kTaggedHeaderSize, u.end());
+    }
+    EXPECT_EQ(got, src);
+    EXPECT_EQ(b.stat("read_responses_sent"), 1u);
+    // Responses leave in time order, each after its source read.
+    EXPECT_LT(b.tx_out.items[0].at, b.tx_out.items[2].at);
+    EXPECT_GE(b.tx_out.items[0].at, kMemLatency);
+}
+
+struct rejected {
+    ddp::TermLayer layer;
+    std::uint8_t etype, code;
+};
+
+void expect_rejected_write(rdma_bench& b, const bytes& ulpdu, const rejected& want) {
+    const std::size_t writes = b.host.writes.size();
+    b.deliver(ulpdu);
+    EXPECT_EQ(b.host.writes.size() - writes, 1u);  // the QP error CQE only: no payload
+    EXPECT_EQ(b.host.at(kRegion, 4096), bytes(4096, 0));
+    const ddp::Terminate t = sent_terminate(b);
+    EXPECT_EQ(t.layer, want.layer);
+    EXPECT_EQ(t.etype, want.etype);
+    EXPECT_EQ(t.code, want.code);
+    // The offending DDP header rides in the Terminate (RFC 5040 §4.8: M and D set).
+    EXPECT_TRUE(t.d);
+    EXPECT_TRUE(t.m);
+    EXPECT_EQ(t.ddp_segment_length, ulpdu.size());
+    EXPECT_EQ(t.ddp_header, bytes(ulpdu.begin(), ulpdu.begin() + ddp::kTaggedHeaderSize));
+    EXPECT_EQ(b.qp_state(), static_cast<std::uint8_t>(regmap::qp_state::error));
+    EXPECT_EQ(b.stat("terminates_sent"), 1u);
+    EXPECT_EQ(b.stat("placed_bytes"), 0u);
+    // The QP error entry on the receive CQ (docs/architecture.md, QP states).
+    const std::uint8_t* cqe = b.host.mem.data() + kCqRing;
+    EXPECT_EQ(cqe[regmap::cqe_off::opcode], regmap::kCqeOpcodeQpError);
+    // A later segment is not placed: the stream is dead (RFC 5040 §6.2).
+    b.deliver(tagged_write(b.stag, 0, pattern(16, 1)));
+    EXPECT_EQ(b.host.at(kRegion, 16), bytes(16, 0));
+    EXPECT_EQ(b.stat("rx_dropped"), 1u);
+}
+
+TEST(RdmaEngineTb, WriteToAnUnknownStagIsTerminatedAndNotPlaced) {
+    rdma_bench b("b");
+    // STag index 0x3f was never registered (the low 8 bits are the key).
+    expect_rejected_write(b, tagged_write((b.stag & 0xff) | 0x3f00, 0, pattern(64, 1)),
+                          {ddp::TermLayer::ddp, ddp::term::kDdpTaggedBuffer, ddp::term::kDdpTaggedInvalidStag});
+}
+
+TEST(RdmaEngineTb, WritePastTheRegionIsABoundsError) {
+    rdma_bench b("b");
+    // 4090 + 64 runs past the 4 KiB region (RFC 5041 §7.1: base or bounds).
+    expect_rejected_write(b, tagged_write(b.stag, 4090, pattern(64, 1)),
+                          {ddp::TermLayer::ddp, ddp::term::kDdpTaggedBuffer, ddp::term::kDdpTaggedBaseOrBounds});
+}
+
+TEST(RdmaEngineTb, WriteWithoutRemoteWriteRightIsAnAccessRightsError) {
+    rdma_bench b("b", regmap::mr_access::remote_read);
+    expect_rejected_write(b, tagged_write(b.stag, 0, pattern(64, 1)),
+                          {ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection, ddp::term::kRdmaAccessRights});
+}
+
+TEST(RdmaEngineTb, ReadRequestWithoutRemoteReadRightIsTerminatedAndSendsNoData) {
+    rdma_bench b("b", regmap::mr_access::remote_write);
+    ddp::ReadRequest rr;
+    rr.sink_stag = 1;
+    rr.size = 100;
+    rr.src_stag = b.stag;
+    bytes body(ddp::kReadRequestSize);
+    ddp::encode(rr, body.data());
+    b.deliver(untagged(ddp::Opcode::read_request, ddp::kQueueReadRequest, 1, 0, body));
+    sc_core::sc_start(ns(10000));
+    const ddp::Terminate t = sent_terminate(b);  // and no Read Response
+    EXPECT_EQ(t.layer, ddp::TermLayer::rdma);
+    EXPECT_EQ(t.etype, ddp::term::kRdmaRemoteProtection);
+    EXPECT_EQ(t.code, ddp::term::kRdmaAccessRights);
+    EXPECT_EQ(b.stat("read_responses_sent"), 0u);
+}
+
+TEST(RdmaEngineTb, SendWithoutAPostedReceiveIsANoBufferError) {
+    rdma_bench b("b");
+    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 1, 0, pattern(32, 0)));
+    const ddp::Terminate t = sent_terminate(b);
+    EXPECT_EQ(t.layer, ddp::TermLayer::ddp);
+    EXPECT_EQ(t.etype, ddp::term::kDdpUntaggedBuffer);
+    EXPECT_EQ(t.code, ddp::term::kDdpUntaggedNoBuffer);
+    EXPECT_EQ(t.ddp_header.size(), ddp::kUntaggedHeaderSize);
+    EXPECT_EQ(b.host.at(kRecvBuf, 32), bytes(32, 0));
+}
+
+TEST(RdmaEngineTb, SendLongerThanThePostedBufferIsTooLongAndNotPlaced) {
+    rdma_bench b("b");
+    b.post_receive(0, 9, kRecvBuf, 16);
+    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 1, 0, pattern(17, 1)));
+    const ddp::Terminate t = sent_terminate(b);
+    EXPECT_EQ(t.code, ddp::term::kDdpUntaggedMessageTooLong);
+    EXPECT_EQ(b.host.at(kRecvBuf, 17), bytes(17, 0));
+}
+
+TEST(RdmaEngineTb, OutOfOrderWriteIsPlacedWhenSafeAndRefusedWithoutTerminateOtherwise) {
+    rdma_bench b("b");
+    tlm::tlm_response_status st = tlm::TLM_INCOMPLETE_RESPONSE;
+    b.deliver(tagged_write(b.stag, 64, pattern(32, 7)), stream_kind::out_of_order, &st);
+    EXPECT_EQ(st, tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(b.host.at(kRegion + 64, 32), pattern(32, 7));
+    EXPECT_EQ(b.stat("placed_out_of_order_bytes"), 32u);
+    // A bad STag out of order: refused, no Terminate, the QP stays in RTS (the in-order path judges it).
+    b.deliver(tagged_write((b.stag & 0xff) | 0x3f00, 0, pattern(32, 7)), stream_kind::out_of_order, &st);
+    EXPECT_EQ(st, tlm::TLM_GENERIC_ERROR_RESPONSE);
+    // A Send is never placed out of order.
+    b.post_receive(0, 1, kRecvBuf, 64);
+    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 1, 0, pattern(8, 0)), stream_kind::out_of_order, &st);
+    EXPECT_EQ(st, tlm::TLM_GENERIC_ERROR_RESPONSE);
+    EXPECT_EQ(b.host.at(kRecvBuf, 8), bytes(8, 0));
+    EXPECT_TRUE(b.tx_out.items.empty());
+    EXPECT_EQ(b.qp_state(), static_cast<std::uint8_t>(regmap::qp_state::rts));
+}
+
+TEST(RdmaEngineTb, UlpduOnAnUnknownConnectionIsDropped) {
+    rdma_bench b("b");
+    stream_ext ext;
+    ext.conn = kConn + 1;
+    const bytes u = tagged_write(b.stag, 0, pattern(8, 1));
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    send_stream(b.framer.out, ext, u.data(), u.size(), d);
+    EXPECT_EQ(b.stat("rx_dropped"), 1u);
+    EXPECT_EQ(b.host.at(kRegion, 8), bytes(8, 0));
+}
+
+}  // namespace
+}  // namespace rnic::test

@@ -1,0 +1,306 @@
+// tcp_engine through its sockets: the test is the remote peer (frames in at eth_rx, frames out at
+// eth_tx, parsed with the proto codecs) and the framing unit (FPDU bytes in at stream_tx_in, the
+// in-order stream out at stream_rx_out). Checks the three-way handshake (RFC 9293 §3.5), data
+// delivered and acknowledged, an out-of-order segment held until the hole is filled and then
+// delivered in order (RFC 9293 §3.10.7.4), and a lost segment retransmitted after the RTO
+// (RFC 6298) with the same bytes; the per-segment pipeline costs show in the frames' times.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <numeric>
+
+#include "buffer/buffer_memory.h"
+#include "core/stream.h"
+#include "proto/net.h"
+#include "tb_support.h"
+#include "toe/tcp_engine.h"
+
+namespace rnic::test {
+namespace {
+
+namespace net = proto::net;
+using bytes = std::vector<std::uint8_t>;
+sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+sc_core::sc_time us(double v) { return sc_core::sc_time(v, sc_core::SC_US); }
+
+const net::MacAddress kNicMac{0x02, 0, 0, 0, 0, 0x0a};
+const net::MacAddress kPeerMac{0x52, 0x54, 0, 0, 0, 0x02};
+constexpr std::uint32_t kNicIp = 0x0a000001, kPeerIp = 0x0a000002;
+constexpr std::uint16_t kNicPort = 4791, kPeerPort = 40000;
+constexpr std::uint32_t kPeerIss = 1000;
+
+// The control processor, the RDMA engine and the framer's out-of-order port, as the engine sees them.
+struct toe_stubs : sc_core::sc_module, toe_conn_events_if, toe_tx_progress_if, framer_ooo_if {
+    std::vector<std::pair<std::uint32_t, toe_event>> events;
+    std::vector<std::uint64_t> acked;  // acknowledged send-stream offsets, as reported
+    std::uint64_t offered = 0;         // out-of-order segments offered for placement
+    explicit toe_stubs(const sc_core::sc_module_name& n) : sc_module(n) {}
+    void on_tcp_event(std::uint32_t conn, toe_event ev, std::uint16_t) override { events.emplace_back(conn, ev); }
+    void on_tx_acked(std::uint32_t, std::uint64_t off, const sc_core::sc_time&) override { acked.push_back(off); }
+    std::size_t place_out_of_order(std::uint32_t, std::uint64_t, const std::uint8_t*, std::size_t,
+                                   sc_core::sc_time&) override {
+        ++offered;
+        return 0;  // nothing placed: the engine buffers the segment
+    }
+    std::size_t place_split_fpdus(std::uint32_t, std::uint64_t, const std::uint8_t*, std::size_t, std::uint64_t,
+                                  std::size_t, sc_core::sc_time&) override {
+        return 0;
+    }
+    std::size_t split_fpdu_reach(std::uint32_t) const override { return 0; }
+    std::uint64_t placed_pending(std::uint32_t) const override { return 0; }
+};
+
+struct toe_bench : sc_core::sc_module {
+    buffer_memory buffer;
+    tcp_engine toe;
+    tb_initiator wire, framer;
+    tb_sink eth_out, rx_out, dma;
+    toe_stubs stubs;
+    std::uint32_t nic_iss = 0;  // learnt from the SYN-ACK
+    std::uint32_t conn = 0;
+
+    explicit toe_bench(const sc_core::sc_module_name& n, tcp_engine_params p = tcp_engine_params{})
+        : sc_module(n), buffer("buffer", buffer_memory_params{}), toe("toe", p, buffer), wire("wire"),
+          framer("framer"), eth_out("eth_out"), rx_out("rx_out"), dma("dma"), stubs("stubs") {
+        toe.set_station({kNicMac, kNicIp});
+        toe.add_neighbour(kPeerIp, kPeerMac);
+        toe.buf_out.bind(buffer.mem_in);
+        toe.dma_out.bind(dma.in);
+        toe.stream_rx_out.bind(rx_out.in);
+        toe.eth_tx.bind(eth_out.in);
+        wire.out.bind(toe.eth_rx);
+        framer.out.bind(toe.stream_tx_in);
+        toe.conn_events_out.bind(stubs);
+        toe.tx_progress_out.bind(stubs);
+        toe.ooo_out.bind(stubs);
+    }
+    // A segment from the peer; seq/ack as absolute sequence numbers.
+    void peer_sends(std::uint8_t flags, std::uint32_t seq, std::uint32_t ack, const bytes& payload = {},
+                    bool syn_options = false) {
+        net::Endpoints ep{kPeerMac, kNicMac, kPeerIp, kNicIp};
+        net::Ipv4Header ip;
+        ip.src = kPeerIp;
+        ip.dst = kNicIp;
+        net::TcpHeader t;
+        t.src_port = kPeerPort;
+        t.dst_port = kNicPort;
+        t.seq = seq;
+        t.ack = ack;
+        t.flags = flags;
+        t.window = 0xffff;
+        if (syn_options) t.mss = 1460;
+        bytes f;
+        net::build_tcp_frame(ep, ip, t, payload.data(), payload.size(), f);
+        stream_ext ext;
+        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+        send_stream(wire.out, ext, f.data(), f.size(), d);
+    }
+    net::ParsedTcpFrame frame(std::size_t i) const {
+        std::string error;
+        const auto f = net::parse_tcp_frame(eth_out.items.at(i).data.data(), eth_out.items.at(i).data.size(), &error);
+        EXPECT_TRUE(f) << error;
+        return f.value_or(net::ParsedTcpFrame{});
+    }
+    bytes payload(std::size_t i) const {
+        const net::ParsedTcpFrame f = frame(i);
+        const bytes& d = eth_out.items.at(i).data;
+        return bytes(d.begin() + static_cast<std::ptrdiff_t>(f.payload_offset),
+                     d.begin() + static_cast<std::ptrdiff_t>(f.payload_offset + f.payload_len));
+    }
+    // Passive open: listen, SYN in, SYN-ACK out, ACK in.
+    void handshake() {
+        toe.tcp_listen(kNicPort);
+        peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+        sc_core::sc_start(us(1));
+        ASSERT_EQ(eth_out.items.size(), 1u);
+        nic_iss = frame(0).tcp.seq;
+        peer_sends(net::tcp_flags::ack, kPeerIss + 1, nic_iss + 1);
+        sc_core::sc_start(us(1));
+        ASSERT_EQ(stubs.events.size(), 1u);
+        conn = stubs.events[0].first;
+    }
+    bytes delivered() const {
+        bytes all;
+        for (const auto& it : rx_out.items) all.insert(all.end(), it.data.begin(), it.data.end());
+        return all;
+    }
+    std::uint64_t stat(const char* key) const {
+        boost::json::object o;
+        toe.report_stats(o);
+        return o[key].to_number<std::uint64_t>();
+    }
+};
+
+bytes pattern(std::size_t n, std::uint8_t first) {
+    bytes b(n);
+    std::iota(b.begin(), b.end(), first);
+    return b;
+}
+
+TEST(TcpEngineTb, PassiveOpenAnswersASynAndIsEstablishedByTheAck) {
+    toe_bench b("b");
+    b.toe.tcp_listen(kNicPort);
+    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    sc_core::sc_start(us(1));
+    ASSERT_EQ(b.eth_out.items.size(), 1u);
+    const net::ParsedTcpFrame synack = b.frame(0);
+    EXPECT_EQ(synack.eth.dst, kPeerMac);
+    EXPECT_EQ(synack.eth.src, kNicMac);
+    EXPECT_EQ(synack.ip.src, kNicIp);
+    EXPECT_EQ(synack.ip.dst, kPeerIp);
+    EXPECT_EQ(synack.tcp.src_port, kNicPort);
+    EXPECT_EQ(synack.tcp.dst_port, kPeerPort);
+    EXPECT_EQ(synack.tcp.flags & (net::tcp_flags::syn | net::tcp_flags::ack),
+              net::tcp_flags::syn | net::tcp_flags::ack);
+    EXPECT_EQ(synack.tcp.ack, kPeerIss + 1);
+    ASSERT_TRUE(synack.tcp.mss.has_value());
+    EXPECT_EQ(*synack.tcp.mss, 1460u);  // MTU 1500 - 40
+    // The receive pipeline (50 cycles) then the transmit pipeline (40 cycles) at 500 MHz.
+    EXPECT_GE(b.eth_out.items[0].at, ns(180));
+    EXPECT_TRUE(b.stubs.events.empty());  // not established before the ACK
+    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, synack.tcp.seq + 1);
+    sc_core::sc_start(us(1));
+    ASSERT_EQ(b.stubs.events.size(), 1u);
+    EXPECT_EQ(b.stubs.events[0].second, toe_event::established);
+    EXPECT_EQ(b.toe.tcp_local_port(b.stubs.events[0].first), kNicPort);
+    EXPECT_EQ(b.eth_out.items.size(), 1u);  // an ACK of a SYN-ACK is not answered
+}
+
+TEST(TcpEngineTb, SynToAPortNobodyListensOnIsCountedAndDropped) {
+    toe_bench b("b");
+    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    sc_core::sc_start(us(1));
+    // The engine answers nothing (RFC 9293 §3.10.7.1 would send a RST; this model drops it).
+    EXPECT_TRUE(b.eth_out.items.empty());
+    EXPECT_EQ(b.stat("rx_no_connection"), 1u);
+    EXPECT_TRUE(b.stubs.events.empty());
+}
+
+TEST(TcpEngineTb, InOrderDataIsDeliveredAndAcknowledged) {
+    toe_bench b("b");
+    b.handshake();
+    const bytes data = pattern(300, 1);
+    b.peer_sends(net::tcp_flags::ack | net::tcp_flags::psh, kPeerIss + 1, b.nic_iss + 1, data);
+    sc_core::sc_start(us(10));
+    EXPECT_EQ(b.delivered(), data);
+    EXPECT_EQ(b.rx_out.items.at(0).address, b.conn);
+    ASSERT_EQ(b.eth_out.items.size(), 2u);
+    const auto ack = b.frame(1);
+    EXPECT_EQ(ack.tcp.flags & net::tcp_flags::ack, net::tcp_flags::ack);
+    EXPECT_EQ(ack.tcp.ack, kPeerIss + 1 + 300);
+    EXPECT_EQ(ack.payload_len, 0u);
+}
+
+TEST(TcpEngineTb, OutOfOrderSegmentIsHeldAndDeliveredInOrderOnceTheHoleFills) {
+    toe_bench b("b");
+    b.handshake();
+    const bytes first = pattern(500, 1), second = pattern(400, 0x90);
+    const std::uint32_t seq0 = kPeerIss + 1;
+    // The second segment arrives first: nothing is delivered, a duplicate ACK asks for the hole.
+    b.peer_sends(net::tcp_flags::ack, seq0 + 500, b.nic_iss + 1, second);
+    sc_core::sc_start(us(10));
+    EXPECT_TRUE(b.rx_out.items.empty());
+    EXPECT_EQ(b.stubs.offered, 1u);  // offered to the framer for direct placement first
+    ASSERT_EQ(b.eth_out.items.size(), 2u);
+    EXPECT_EQ(b.frame(1).tcp.ack, seq0);
+    EXPECT_EQ(b.buffer.occupancy(), 400u);  // held in buffer memory
+    // The hole fills: both segments' bytes go up in stream order, and the ACK covers both.
+    b.peer_sends(net::tcp_flags::ack, seq0, b.nic_iss + 1, first);
+    sc_core::sc_start(us(10));
+    bytes want = first;
+    want.insert(want.end(), second.begin(), second.end());
+    EXPECT_EQ(b.delivered(), want);
+    EXPECT_EQ(b.frame(b.eth_out.items.size() - 1).tcp.ack, seq0 + 900);
+    EXPECT_EQ(b.buffer.occupancy(), 0u);
+}
+
+TEST(TcpEngineTb, StreamBytesGoOutAsASegmentAndTheAckIsReported) {
+    toe_bench b("b");
+    b.handshake();
+    const bytes fpdu = pattern(200, 7);
+    stream_ext ext;
+    ext.conn = b.conn;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    ASSERT_EQ(send_stream(b.framer.out, ext, fpdu.data(), fpdu.size(), d), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(ext.stream_end, 200u);  // the send-stream offset after these bytes
+    sc_core::sc_start(us(10));
+    ASSERT_EQ(b.eth_out.items.size(), 2u);  // the SYN-ACK, then the data segment
+    const auto seg = b.frame(1);
+    EXPECT_EQ(seg.tcp.seq, b.nic_iss + 1);
+    EXPECT_EQ(b.payload(1), fpdu);
+    EXPECT_EQ(b.buffer.occupancy(), 200u);  // kept until acknowledged
+    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, b.nic_iss + 1 + 200);
+    sc_core::sc_start(us(10));
+    ASSERT_FALSE(b.stubs.acked.empty());
+    EXPECT_EQ(b.stubs.acked.back(), 200u);
+    EXPECT_EQ(b.buffer.occupancy(), 0u);
+    EXPECT_EQ(b.toe.tcp_retransmitted_bytes(), 0u);
+}
+
+TEST(TcpEngineTb, UnknownConnectionOnStreamTxIsRefused) {
+    toe_bench b("b");
+    stream_ext ext;
+    ext.conn = 42;
+    const bytes x(10, 1);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    EXPECT_EQ(send_stream(b.framer.out, ext, x.data(), x.size(), d), tlm::TLM_GENERIC_ERROR_RESPONSE);
+    EXPECT_TRUE(b.eth_out.items.empty());
+}
+
+TEST(TcpEngineTb, LostSegmentIsRetransmittedAfterTheRto) {
+    toe_bench b("b");
+    b.handshake();
+    const bytes fpdu = pattern(600, 3);
+    stream_ext ext;
+    ext.conn = b.conn;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    ASSERT_EQ(send_stream(b.framer.out, ext, fpdu.data(), fpdu.size(), d), tlm::TLM_OK_RESPONSE);
+    sc_core::sc_start(us(10));
+    ASSERT_EQ(b.eth_out.items.size(), 2u);
+    const sc_core::sc_time sent = b.eth_out.items[1].at;
+    // No ACK comes (the segment was lost): the RTO, never below rto_min (200 us), fires once.
+    sc_core::sc_start(us(190));
+    EXPECT_EQ(b.eth_out.items.size(), 2u);
+    sc_core::sc_start(us(2000));
+    ASSERT_GE(b.eth_out.items.size(), 3u);
+    EXPECT_GE(b.eth_out.items[2].at - sent, us(200));
+    const auto again = b.frame(2);
+    EXPECT_EQ(again.tcp.seq, b.nic_iss + 1);
+    EXPECT_EQ(b.payload(2), fpdu);  // the same bytes, read back from buffer memory
+    EXPECT_EQ(b.toe.tcp_retransmitted_bytes(), 600u * (b.eth_out.items.size() - 2));
+    // Acknowledged now: no more retransmissions.
+    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, b.nic_iss + 1 + 600);
+    sc_core::sc_start(us(10));
+    const std::size_t frames = b.eth_out.items.size();
+    sc_core::sc_start(us(5000));
+    EXPECT_EQ(b.eth_out.items.size(), frames);
+}
+
+TEST(TcpEngineTb, CorruptChecksumIsDroppedAndCounted) {
+    toe_bench b("b");
+    b.handshake();
+    net::Endpoints ep{kPeerMac, kNicMac, kPeerIp, kNicIp};
+    net::Ipv4Header ip;
+    ip.src = kPeerIp;
+    ip.dst = kNicIp;
+    net::TcpHeader t;
+    t.src_port = kPeerPort;
+    t.dst_port = kNicPort;
+    t.seq = kPeerIss + 1;
+    t.ack = b.nic_iss + 1;
+    t.flags = net::tcp_flags::ack;
+    t.window = 0xffff;
+    const bytes data = pattern(50, 1);
+    bytes f;
+    net::build_tcp_frame(ep, ip, t, data.data(), data.size(), f);
+    f.back() ^= 0xff;  // a payload byte: the TCP checksum no longer matches
+    stream_ext ext;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    send_stream(b.wire.out, ext, f.data(), f.size(), d);
+    sc_core::sc_start(us(10));
+    EXPECT_TRUE(b.rx_out.items.empty());
+    EXPECT_EQ(b.stat("rx_bad_frames"), 1u);
+}
+
+}  // namespace
+}  // namespace rnic::test
