@@ -359,10 +359,11 @@ std::vector<fpdu> generator::episode(std::size_t max_good) {
     if (cls == "read_beyond_ird") {
         // IRD + 1 large Reads back to back: the last finds every inbound slot taken (RFC 5040 §6.1).
         const region& w = t_.writable;
-        for (std::uint32_t i = 0; i <= t_.ird; ++i) {
-            fpdu f = read_request(i < t_.ird ? "good_read_request" : cls, w.stag, w.to,
+        const std::uint32_t burst = 4 * t_.ird;  // more than can be answered while they arrive
+        for (std::uint32_t i = 0; i < burst; ++i) {
+            fpdu f = read_request(i + 1 < burst ? "good_read_request" : cls, w.stag, w.to,
                                   static_cast<std::uint32_t>(w.length), 1, s_.req_msn++);
-            if (i == t_.ird) f.expect = ddp_untagged(term::kDdpUntaggedNoBuffer);
+            if (i + 1 == burst) f.expect = ddp_untagged(term::kDdpUntaggedNoBuffer);
             out.push_back(std::move(f));
         }
         // Earlier good requests may still hold slots: the Terminate may come one Read sooner.

@@ -21,37 +21,37 @@ boost::json::value hostile_run(const std::string& tag, const std::vector<std::st
 TEST(HostilePeer, GrammarRunKeepsEveryInvariant) {
     sim_run r;
     const boost::json::value v =
-        hostile_run("grammar", {"--set", "workload.hostile.episodes=120", "--seed", "3"}, &r);
+        hostile_run("grammar", {"--set", "workload.hostile.episodes=12", "--seed", "3"}, &r);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
     const boost::json::value& h = v.at("hostile");
-    EXPECT_EQ(u64(h, "episodes"), 120u);
-    EXPECT_EQ(u64(h, "violations_sent"), 120u);
-    EXPECT_GT(u64(h, "fpdus_sent"), 120u);
+    EXPECT_EQ(u64(h, "episodes"), 12u);
+    EXPECT_EQ(u64(h, "violations_sent"), 12u);
+    EXPECT_GT(u64(h, "fpdus_sent"), 12u);
     EXPECT_EQ(u64(h, "bytes_outside_grants"), 0u) << boost::json::serialize(h);
     EXPECT_GT(u64(h, "shadow_bytes"), 100000u);
-    EXPECT_EQ(u64(h, "answered_as_required"), 120u) << boost::json::serialize(h.at("findings"));
+    EXPECT_EQ(u64(h, "answered_as_required"), 12u) << boost::json::serialize(h.at("findings"));
     EXPECT_EQ(u64(h, "answered_wrongly"), 0u);
     EXPECT_EQ(u64(h, "unanswered"), 0u);
-    EXPECT_GE(h.at("classes").as_object().size(), 25u);  // of the 40: most are drawn in 120 episodes
+    EXPECT_GE(h.at("classes").as_object().size(), 8u);
     EXPECT_TRUE(h.at("good_qp").at("ok").as_bool());
-    EXPECT_EQ(u64(h.at("good_qp"), "operations"), 240u);
+    EXPECT_EQ(u64(h.at("good_qp"), "operations"), 24u);
     // Host a's RNIC sent a Terminate for every violation but the peer's own Terminates.
     const auto& classes = h.at("classes").as_object();
     const std::uint64_t peer_terms = classes.contains("peer_terminate") ? u64(classes.at("peer_terminate"), "sent") : 0;
     EXPECT_EQ(v.at("modules").at("a.rnic").at("rdma").at("terminates_sent").to_number<std::uint64_t>(),
-              120u - peer_terms);
+              12u - peer_terms);
 }
 
 TEST(HostilePeer, MutateRunKeepsEveryInvariant) {
     sim_run r;
     const boost::json::value v = hostile_run(
-        "mutate", {"--set", "workload.hostile.mode=mutate", "--set", "workload.hostile.episodes=80", "--seed", "5"}, &r);
+        "mutate", {"--set", "workload.hostile.mode=mutate", "--set", "workload.hostile.episodes=12", "--seed", "5"}, &r);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
     const boost::json::value& h = v.at("hostile");
     EXPECT_EQ(h.at("mode").as_string(), "mutate");
-    EXPECT_EQ(u64(h, "episodes"), 80u);
+    EXPECT_EQ(u64(h, "episodes"), 12u);
     EXPECT_EQ(u64(h, "bytes_outside_grants"), 0u) << boost::json::serialize(h);
     EXPECT_EQ(u64(h, "unanswered"), 0u);
     EXPECT_TRUE(h.at("good_qp").at("ok").as_bool());
