@@ -92,7 +92,8 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.contexts.max_mr = u32(s, "rnic.rdma.max_mr");
     n.rdma.ird = u32(s, "rnic.rdma.ird");
     n.rdma.ord = u32(s, "rnic.rdma.ord");
-    n.rdma.raw_ulpdu_wqes = s.get_bool("rnic.rdma.raw_ulpdu_wqes");
+    // The hostile peer (workload.type = hostile) sends its ULPDUs raw: the test mode is implied.
+    n.rdma.raw_ulpdu_wqes = s.get_bool("rnic.rdma.raw_ulpdu_wqes") || s.get_string("workload.type") == "hostile";
     n.rdma.pcie_atomic_ops = s.get_string("rnic.rdma.atomics") == "pcie_atomicop";
     n.contexts.cache.enabled = s.get_bool("rnic.context_cache.enabled");
     n.contexts.cache.entries = u32(s, "rnic.context_cache.entries");
@@ -246,6 +247,20 @@ rping_config build_rping_config(const config::Scenario& s) {
     c.start_delay_ps = s.get_time_ps("workload.rping.start_delay");
     c.connect_attempts = u32(s, "workload.rping.connect_attempts");
     c.retry_interval_ps = s.get_time_ps("workload.rping.retry_interval");
+    return c;
+}
+
+hostile_config build_hostile_config(const config::Scenario& s) {
+    hostile_config c;
+    c.mode = s.get_string("workload.hostile.mode");
+    c.episodes = static_cast<std::uint64_t>(s.get_int("workload.hostile.episodes"));
+    c.max_good = u32(s, "workload.hostile.max_good");
+    c.max_payload = static_cast<std::uint32_t>(s.get_size("workload.hostile.max_payload"));
+    c.answer_timeout_ps = s.get_time_ps("workload.hostile.answer_timeout");
+    const auto seed = static_cast<std::uint64_t>(s.get_int("workload.seed"));
+    c.seed = seed != 0 ? seed : static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
+    c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
     return c;
 }
 

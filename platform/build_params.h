@@ -11,6 +11,7 @@
 #include "workloads/perf_lat.h"
 #include "workloads/perf_server.h"
 #include "workloads/probe.h"
+#include "workloads/hostile.h"
 #include "workloads/rping.h"
 #include "workloads/trace_replay.h"
 #include "workloads/write_bw.h"
@@ -42,6 +43,7 @@ perf_lat_config build_perf_lat_config(const config::Scenario& s);
 examples::kv_example_config build_kv_example_config(const config::Scenario& s);
 rping_config build_rping_config(const config::Scenario& s);
 perf_server_config build_perf_server_config(const config::Scenario& s);
+hostile_config build_hostile_config(const config::Scenario& s);
 // Reads workload.trace; a bad trace throws config::ScenarioError naming file and line.
 trace_config build_trace_config(const config::Scenario& s);
 incast_config build_incast_config(const config::Scenario& s);

@@ -263,10 +263,11 @@ void declare_workload(config::Node& root) {
                    "(see workload.incast), or all_to_all / permutation: every host to every other, or each to "
                    "one other (a seeded derangement), all flows at once (see workload.matrix), or perf_server: host "
                    "b serves a perftest-like client outside the simulation (a QEMU guest's rnic_perf; see "
-                   "workload.perf_server)",
+                   "workload.perf_server), or hostile: host b attacks host a with malformed and forbidden "
+                   "FPDUs while a second QP behaves (see workload.hostile, docs/reliability.md)",
                    {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe", "rping", "kv_example", "write_lat",
                     "send_lat", "read_lat", "atomic_lat", "trace", "incast", "all_to_all", "permutation",
-                    "perf_server"});
+                    "perf_server", "hostile"});
     wl.string("trace", "",
               "workload.type = trace: the operation trace to replay (docs/traces.md; e.g. traces/ops-storage.csv), "
               "relative to the working directory or the project root, or absolute");
@@ -326,6 +327,21 @@ void declare_workload(config::Node& root) {
              0, 1_s);
     inc.integer("rounds", 10, "Request rounds; the next starts when the last flow of this one is in and checked", 1,
                 1000000);
+    auto& hos = wl.object("hostile", "workload.type = hostile: host b opens one connection per episode and sends "
+                          "raw ULPDUs (a few good ones, then one violation of RFC 5040/5041/7306); host a checks "
+                          "every Terminate and every byte of its memory (docs/reliability.md)");
+    hos.enumeration("mode", "grammar",
+                    "grammar: ULPDUs drawn from a grammar of DDP/RDMAP/RFC 7306 headers with random and boundary "
+                    "values, each violation with the Terminate it must draw; mutate: a recorded good conversation "
+                    "with one byte damaged per episode (any answer, no byte outside the grants)",
+                    {"grammar", "mutate"});
+    hos.integer("episodes", 200, "Connections the peer opens, one violation (or mutation) each", 1, 100000000);
+    hos.integer("max_good", 6, "Good ULPDUs before each violation: a uniform count in 0..max_good", 0, 56);
+    hos.size("max_payload", "1KiB", "Largest payload of a generated ULPDU (it must fit the peer's MULPDU)", 8,
+             1400);
+    hos.time("answer_timeout", "2ms",
+             "Simulated time each side waits for the episode's answer (a Terminate or the end of the stream) "
+             "before counting it unanswered", 1_us, 1_s);
     auto& matrix = wl.object("matrix", "workload.type = all_to_all or permutation: one QP per flow");
     matrix.size("size", "64KiB", "Bytes of each RDMA Write", 8, 16_MiB);
     matrix.integer("messages", 16, "RDMA Writes per flow (workload.queue_depth of them outstanding)", 1, 1000000);

@@ -172,6 +172,11 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
             wl = std::make_unique<perf_server>(build_perf_server_config(scenario), on_done);
         } else if (type == "trace") {
             wl = std::make_unique<trace_replay>(build_trace_config(scenario), oob_, on_done);
+        } else if (type == "hostile") {
+            wl = std::make_unique<hostile>(
+                build_hostile_config(scenario), oob_,
+                [&src_mem](std::uint64_t addr, void* dst, std::size_t len) { return src_mem.peek(addr, dst, len); },
+                on_done);
         } else if (type == "probe") {
             wl = std::make_unique<probe>(build_probe_config(scenario), oob_, on_done);
         } else if (is_latency_type(type)) {
@@ -274,13 +279,14 @@ boost::json::object simulation::results() const {
     // Workloads that keep a per-operation log (trace: tools/rnic-trace-from-results reads it).
     if (const auto* tr = dynamic_cast<const trace_replay*>(two_host_)) wl["operation_log"] = tr->operation_log();
     out["workload"] = std::move(wl);
+    if (const auto* h = dynamic_cast<const hostile*>(two_host_)) out["hostile"] = h->report();
     const char* op = type == "incast"     ? "incast_flow"
                      : type == "all_to_all" || type == "permutation" ? "flow"
                      : type == "send_bw"  ? "send"
                      : type == "read_bw"  ? "rdma_read"
                      : type == "atomic_bw" ? "atomic_fetch_add"
                                            : "rdma_write";
-    if (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace" || type == "perf_server") {
+    if (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace" || type == "perf_server" || type == "hostile") {
         // One entry per kind of operation (the rows carry their kind).
         boost::json::object ops;
         for (const write_bw_row& row : r.rows) ops[row.op] = {{"count", row.iterations}, {"bytes", row.bytes}};

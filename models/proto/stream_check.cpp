@@ -369,23 +369,51 @@ struct StreamChecker::Impl {
             process(*parsed, data);
             return;
         }
-        // A checksum problem only? Then the headers are sound and the segment can be attributed.
+        // A damaged frame? A wrong IPv4 header checksum or a wrong TCP checksum means a receiver
+        // drops the frame (RFC 791 §3.1, RFC 9293 §3.1), as the fabric's fault injector counts on:
+        // a warning, whichever checksum failed; a hole no retransmission fills is the error. Its
+        // headers cannot be trusted, so it never opens a connection: it is charged to the
+        // connection whose 4-tuple it carries, if there is one, else to the capture.
         std::vector<std::uint8_t> copy(data, data + len);
+        const bool ip_ok = ipv4_header_checksum_ok(data, len);
         std::optional<net::ParsedTcpFrame> fixed;
-        if (fix_checksums(copy, !opt.verify_checksums)) fixed = net::parse_tcp_frame(copy.data(), copy.size(), nullptr);
-        if (!fixed) {
-            capture_issue(Severity::error, format("frame %llu: %s", static_cast<ull>(frame_no), error.c_str()));
-            return;
-        }
+        if (fix_checksums(copy, true)) fixed = net::parse_tcp_frame(copy.data(), copy.size(), nullptr);
         if (!opt.verify_checksums) {
+            if (!fixed) {
+                capture_issue(Severity::error, format("frame %llu: %s", static_cast<ull>(frame_no), error.c_str()));
+                return;
+            }
             process(*fixed, copy.data());
             return;
         }
-        Conn& c = connection_for(*fixed);
-        Dir& d = c.dir[direction_of(c, *fixed)];
-        touch(c);
-        dir_issue(d, Severity::warning, Category::tcp,
-                  format("frame %llu: %s; segment dropped", static_cast<ull>(frame_no), error.c_str()), frame_no);
+        if (!fixed && ip_ok) {
+            // Sound IPv4 header, yet no TCP segment can be read from it: not a checksum matter.
+            capture_issue(Severity::error, format("frame %llu: %s", static_cast<ull>(frame_no), error.c_str()));
+            return;
+        }
+        const std::string what = format("frame %llu: %s; frame dropped", static_cast<ull>(frame_no), error.c_str());
+        Conn* c = fixed ? existing_connection(*fixed) : nullptr;
+        if (c == nullptr) {
+            ++report.damaged_frames;
+            capture_issue(Severity::warning, what + " (it matches no connection of the capture)");
+            return;
+        }
+        touch(*c);
+        dir_issue(c->dir[direction_of(*c, *fixed)], Severity::warning, Category::tcp, what, frame_no);
+    }
+
+    static bool ipv4_header_checksum_ok(const std::uint8_t* data, std::size_t len) {
+        constexpr std::size_t at = net::kEthernetHeaderSize;
+        if (len < at + net::kIpv4HeaderSize) return false;
+        const std::size_t ihl = static_cast<std::size_t>(data[at] & 0x0F) * 4;
+        if (ihl < net::kIpv4HeaderSize || at + ihl > len) return false;
+        return net::internet_checksum(data + at, ihl) == 0;
+    }
+
+    // The connection a frame's 4-tuple names, without creating one.
+    Conn* existing_connection(const net::ParsedTcpFrame& p) {
+        const auto it = by_key.find(make_key(p.ip.src, p.tcp.src_port, p.ip.dst, p.tcp.dst_port));
+        return it == by_key.end() ? nullptr : it->second;
     }
 
     int direction_of(const Conn& c, const net::ParsedTcpFrame& p) const {
@@ -838,6 +866,7 @@ struct StreamChecker::Impl {
         auto header_error = [&](const std::string& text) {
             dir_issue(d, Severity::error, Category::header, where + ": " + text, frame_no);
         };
+        if (opt.keep_fpdu_log) info.head.assign(p, p + std::min(len, kFpduHeadBytes));
         if (len >= 2) {
             const unsigned raw = p[1] & 0x0F;
             ++d.rep.opcodes[raw];
@@ -1142,6 +1171,7 @@ struct StreamChecker::Impl {
     const CaptureReport& finish() {
         if (finished) return report;
         finished = true;
+        if (report.frames == 0) capture_issue(Severity::error, "the capture holds no frame at all");
         for (auto& c : conns) {
             finish_connection(*c);
             report.connections.push_back(std::move(c->rep));

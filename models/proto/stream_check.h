@@ -17,8 +17,10 @@
 //   header       DDP/RDMAP header problems: short header, DV/RV not 1, reserved opcode, T bit not
 //                matching the opcode, QN not matching the opcode, MSN out of sequence, MO/L
 //                inconsistencies, wrong opcode-specific header size, non-zero reserved bits
-// A bad TCP checksum is a warning: the segment is dropped as a receiver would drop it (a
-// retransmission fills the hole; if none does, the hole is an error).
+// A bad TCP checksum or a bad IPv4 header checksum is a warning: the frame is dropped as a
+// receiver would drop it (a retransmission fills the hole; if none does, the hole is an error).
+// Such a frame never opens a connection (its ports may be the damaged bytes): it is charged to the
+// connection its 4-tuple names, or else to the capture. A capture with no frame at all is an error.
 //
 // With Options::framing == Framing::ift (seed 001, draft-williams-iwarp-ift-00, proto/seeds/ift.h)
 // the MPA Request/Reply is still the switch into RDMA mode, but each direction is then reframed
@@ -65,7 +67,9 @@ struct FpduInfo {
     std::size_t ulpdu_length = 0;
     bool header_ok = false;           // the DDP header could be decoded (then `header` is valid)
     ddp::Header header;
+    std::vector<std::uint8_t> head;   // the ULPDU's first kFpduHeadBytes bytes (DDP + RDMAP headers)
 };
+constexpr std::size_t kFpduHeadBytes = 96;  // untagged DDP header (18) + the largest RDMAP header (52) fits
 
 // Index 0 of ConnectionReport::directions is initiator -> responder, 1 is responder -> initiator.
 enum Direction : int { kToResponder = 0, kToInitiator = 1 };
@@ -126,6 +130,7 @@ struct CaptureReport {
     std::vector<Issue> issues;       // capture-level (unparsable frames)
     std::uint64_t capture_errors = 0;
     std::uint64_t warning_count = 0;  // capture-level warnings
+    std::uint64_t damaged_frames = 0;  // frames with a bad checksum that match no connection (dropped)
     std::vector<ConnectionReport> connections;  // in order of their first frame
 
     std::uint64_t errors() const;
@@ -134,8 +139,7 @@ struct CaptureReport {
 };
 
 struct Options {
-    // Drop (with a warning) segments whose TCP checksum is wrong; a frame whose IPv4 header
-    // checksum is wrong is a capture error. Turn off for captures taken on a host with checksum
+    // Drop (with a warning) frames whose TCP or IPv4 header checksum is wrong. Turn off for captures taken on a host with checksum
     // offload, where outgoing frames carry no valid checksums: both are then ignored.
     bool verify_checksums = true;
     // Report non-zero reserved bits (MPA Res and R-in-Request, DDP Rsvd, RDMAP Rsv, Invalidate

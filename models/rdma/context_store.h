@@ -92,6 +92,7 @@ struct qp_context {
     std::uint32_t terminate_msn = 0;
     std::uint32_t ird = 0, ord = 0;   // negotiated for this stream (qp_connect)
     bool hold_tx = false;             // responder: nothing sent before the first FPDU arrived
+    bool raw_sent = false;            // test mode: raw ULPDUs went out (their responses are no request of ours)
     qp_stream::rtr rtr_to_send = qp_stream::rtr::none;  // initiator: the RTR still to send
     terminate_info term;
 };

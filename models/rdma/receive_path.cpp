@@ -369,6 +369,12 @@ void receive_path::place_read_response(std::uint32_t qpn, qp_context& qp, const 
     const std::size_t payload = len - ddp::kTaggedHeaderSize;
     // RFC 5041 §5.2: a zero-length Response's STag is not checked.
     const bool zero_length = payload == 0 && h.last && read != nullptr && read->length == 0;
+    if (read == nullptr && qp.raw_sent) {
+        // Test mode: the answer to a Read Request this side sent raw (a hostile peer's): no
+        // request of ours, nothing to place; dropped and counted.
+        ++counters().rx_dropped;
+        return;
+    }
     if (read == nullptr || (h.stag != read->sink_stag && !zero_length)) {
         unexpected_response(qpn, qp, "Read Response without a matching outstanding Read", ulpdu, len, delay);
         return;
@@ -400,6 +406,10 @@ void receive_path::complete_atomic(std::uint32_t qpn, qp_context& qp, const ddp:
     const auto resp = ddp::decode_atomic_response(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize,
                                                   &error);
     pending_completion* op = oldest_unanswered(qp);
+    if (op == nullptr && qp.raw_sent) {
+        ++counters().rx_dropped;  // test mode: the answer to a raw Atomic Request (see place_read_response)
+        return;
+    }
     if (h.queue != ddp::kQueueAtomicResponse || h.msn != qp.atomic_resp_msn_rx + 1 || !resp || op == nullptr ||
         !op->atomic || op->request_id != resp->request_id) {
         unexpected_response(qpn, qp, "Atomic Response does not match an outstanding atomic", ulpdu, len, delay);
@@ -470,17 +480,30 @@ void receive_path::fail_request(std::uint32_t qpn, qp_context& qp, const ddp::He
 void receive_path::send_terminate(std::uint32_t qpn, qp_context& qp, ddp::TermLayer layer, std::uint8_t etype,
                                   std::uint8_t code, const std::uint8_t* ulpdu, std::size_t len,
                                   sc_core::sc_time& delay) {
-    // RFC 5040 §4.8 / §5.3: one Terminate on queue 2, carrying the offending DDP header, then the
-    // stream is dead for placement.
+    // RFC 5040 §4.8 / §5.3: one Terminate on queue 2, then the stream is dead for placement. Which
+    // headers it carries (RFC 5040 Figure 10, §7.1; RFC 7306 §8.1): none for an LLP error or an
+    // RDMAP local catastrophic error; otherwise the DDP Segment Length and the terminated DDP
+    // header (M, D); and, for an RDMAP-layer error on an RDMA Read Request, its 28-byte RDMA header
+    // too (R; §7.1 rule 3). Atomic Requests and every other message carry no RDMA header (§7.1
+    // rule 2, RFC 7306 §8.1 rule 2).
     ddp::Terminate t;
     t.layer = layer;
     t.etype = etype;
     t.code = code;
-    if (ulpdu != nullptr && len >= 1 && len >= ddp::header_size_from_control(ulpdu[0])) {
+    const bool headers = layer == ddp::TermLayer::ddp ||
+                         (layer == ddp::TermLayer::rdma && etype != ddp::term::kRdmaLocalCatastrophic);
+    if (headers && ulpdu != nullptr && len >= 1 && len >= ddp::header_size_from_control(ulpdu[0])) {
+        const std::size_t hlen = ddp::header_size_from_control(ulpdu[0]);
         t.d = true;
         t.m = true;
         t.ddp_segment_length = static_cast<std::uint16_t>(len);
-        t.ddp_header.assign(ulpdu, ulpdu + ddp::header_size_from_control(ulpdu[0]));
+        t.ddp_header.assign(ulpdu, ulpdu + hlen);
+        const auto h = ddp::decode_header(ulpdu, len, nullptr);
+        if (layer == ddp::TermLayer::rdma && h && !h->tagged && h->opcode == ddp::Opcode::read_request &&
+            len >= hlen + ddp::kReadRequestSize) {
+            t.r = true;
+            t.rdma_header.assign(ulpdu + hlen, ulpdu + hlen + ddp::kReadRequestSize);
+        }
     }
     const std::vector<std::uint8_t> body = ddp::encode(t);
     ddp::Header h;

@@ -452,6 +452,7 @@ void transmit_path::post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send
         return;
     }
     ++counters().raw_ulpdus;
+    qp.raw_sent = true;
     ++counters().tx_segments;
     RNIC_MLOG_D(info, rdma, issue, "QP " << qpn << ": raw ULPDU of " << w.length << " bytes sent (test mode)");
     qp.pending.push_back({ext.stream_end, w.index, w.wr_id, w.length, w.opcode, w.signaled});

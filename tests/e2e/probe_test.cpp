@@ -27,7 +27,7 @@ struct error_case {
     const char* layer;
     const char* etype;
     const char* code;
-    std::size_t terminated_header;  // bytes of the terminated DDP header (14 tagged, 18 untagged)
+    std::size_t terminated_header;  // bytes of the terminated DDP header (14 tagged, 18 untagged) and RDMA header (28)
 };
 
 // gtest prints the case by its probe name.
@@ -39,7 +39,8 @@ const error_case kErrors[] = {
     {"out_of_bounds", "0x01", "0x01", "0x01", 14},       // DDP, tagged buffer, base or bounds
     {"pd_mismatch", "0x01", "0x01", "0x02", 14},         // DDP, tagged buffer, STag not associated
     {"access_rights", "0x00", "0x01", "0x02", 14},       // RDMAP, remote protection, access rights
-    {"read_invalid_stag", "0x00", "0x01", "0x00", 18},   // RDMAP, remote protection, invalid STag
+    {"read_invalid_stag", "0x00", "0x01", "0x00", 18 + 28},  // RDMAP, remote protection, invalid STag; the Read
+                                                             // Request header too (RFC 5040 §7.1 rule 3, Figure 10)
     {"misaligned_atomic", "0x00", "0x02", "0x07", 18},   // RDMAP, remote operation, catastrophic (stream)
     {"unexpected_opcode", "0x00", "0x02", "0x06", 18},   // RDMAP, remote operation, unexpected opcode
     {"invalid_queue", "0x01", "0x02", "0x01", 18},       // DDP, untagged buffer, invalid QN

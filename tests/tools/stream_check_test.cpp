@@ -488,11 +488,22 @@ TEST(StreamCheckErrors, TruncatedRecordAndUnparsableFrame) {
     check::StreamChecker checker;
     const Frame& f = sc.capture.frames[0];
     checker.add_frame(f.time_ns, f.data.data(), f.data.size() - 4, f.data.size());
+    // IPv4 total length beyond the frame with a header checksum that verifies: no damage in
+    // transit explains it, the frame cannot be parsed (an error).
     Bytes broken = sc.capture.frames[1].data;
-    broken[14] = 0x46;  // IHL 6: the header no longer fits the checksum
+    broken[16] = 0x3f;
+    broken[24] = broken[25] = 0;
+    const std::uint16_t sum = net::internet_checksum(broken.data() + 14, 20);
+    broken[24] = static_cast<std::uint8_t>(sum >> 8);
+    broken[25] = static_cast<std::uint8_t>(sum);
     checker.add_frame(f.time_ns, broken.data(), broken.size());
+    // IHL 6: the header no longer verifies its checksum - damaged in transit, dropped (a warning).
+    Bytes damaged = sc.capture.frames[1].data;
+    damaged[14] = 0x46;
+    checker.add_frame(f.time_ns, damaged.data(), damaged.size());
     const auto& r = checker.finish();
     EXPECT_EQ(r.capture_errors, 2u);
+    EXPECT_EQ(r.warning_count, 1u) << all_issues(r);
     EXPECT_TRUE(has_issue(r, Category::capture,
                           "frame 1: only " + std::to_string(f.data.size() - 4) + " of its " +
                               std::to_string(f.data.size()) + " bytes were captured"))

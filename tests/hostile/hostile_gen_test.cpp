@@ -1,0 +1,125 @@
+// The hostile peer's generator (platform/workloads/hostile_gen.*), without a simulator: every class
+// is drawn, every episode ends in exactly one violation carrying the Terminate the RFCs name, the
+// good ULPDUs before it stay inside the grants, and a seed reproduces its stream.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "proto/ddp_rdmap.h"
+#include "workloads/hostile_gen.h"
+
+namespace rnic::platform::attack {
+namespace {
+
+namespace ddp = proto::ddp;
+
+target sample_target() {
+    target t;
+    t.writable = {0x100, 0x10000, 16384};
+    t.atomic = {0x200, 0x20000, 4096};
+    t.read_only = {0x300, 0x30000, 8192};
+    t.no_remote = {0x400, 0x40000, 8192};
+    t.other_pd = {0x500, 0x50000, 8192};
+    t.stale = {0x600, 0x60000, 4096};
+    t.invalidated = {0x700, 0x70000, 4096};
+    return t;
+}
+
+bool inside(const region& r, std::uint64_t to, std::uint64_t len) {
+    return to >= r.to && len <= r.length && to - r.to <= r.length - len;
+}
+
+TEST(HostileGenerator, EveryClassIsDrawnAndEndsTheEpisode) {
+    const target t = sample_target();
+    generator g(t, 7);
+    std::set<std::string> seen;
+    for (int e = 0; e < 4000; ++e) {
+        const std::vector<fpdu> ep = g.episode(6);
+        ASSERT_FALSE(ep.empty());
+        const fpdu& last = ep.back();
+        seen.insert(last.cls);
+        EXPECT_NE(last.expect.what, expectation::kind::none) << last.cls;
+        EXPECT_NE(last.expect.what, expectation::kind::unknown) << last.cls;
+        std::uint32_t next_send_msn = 1, sends = 0;
+        for (std::size_t i = 0; i + 1 < ep.size(); ++i) {
+            const fpdu& f = ep[i];
+            EXPECT_EQ(f.expect.what, expectation::kind::none) << f.cls;
+            EXPECT_EQ(f.cls.rfind("good_", 0), 0u) << f.cls;
+            // Every ULPDU can be sent raw: at least 18 bytes, at most the header plus max_payload.
+            EXPECT_GE(f.ulpdu.size(), ddp::kUntaggedHeaderSize);
+            const auto h = ddp::decode_header(f.ulpdu.data(), f.ulpdu.size(), nullptr);
+            ASSERT_TRUE(h);
+            EXPECT_LE(f.ulpdu.size() - h->size(), std::max<std::size_t>(t.max_payload, ddp::kAtomicRequestSize));
+            if (h->tagged) {
+                const std::uint64_t len = f.ulpdu.size() - h->size();
+                EXPECT_TRUE((h->stag == t.writable.stag && inside(t.writable, h->tagged_offset, len)) ||
+                            (h->stag == t.atomic.stag && inside(t.atomic, h->tagged_offset, len)))
+                    << "a good Write outside the grants: STag " << h->stag << " TO " << h->tagged_offset;
+            } else if (h->queue == ddp::kQueueSend) {
+                EXPECT_EQ(h->msn, next_send_msn++);
+                EXPECT_LE(f.ulpdu.size() - h->size(), t.recv_len);
+                ++sends;
+            }
+        }
+        EXPECT_LE(sends, t.receives);
+    }
+    for (const std::string& c : generator::classes()) EXPECT_TRUE(seen.count(c)) << c << " never drawn";
+}
+
+TEST(HostileGenerator, ExpectationsFollowTheRfcTables) {
+    const target t = sample_target();
+    generator g(t, 11);
+    for (int e = 0; e < 3000; ++e) {
+        const fpdu f = g.episode(0).back();
+        const auto& x = f.expect;
+        if (f.cls == "write_invalid_stag" || f.cls == "write_stale_stag" || f.cls == "write_invalidated_stag") {
+            EXPECT_EQ(x.layer, 1);  // RFC 5041 §7.2: DDP, tagged buffer, invalid STag
+            EXPECT_EQ(x.etype, 1);
+            EXPECT_EQ(x.code, 0);
+        } else if (f.cls == "read_invalid_stag") {
+            EXPECT_EQ(x.layer, 0);  // RFC 5040 §7.2: RDMAP, remote protection, invalid STag
+            EXPECT_EQ(x.etype, 1);
+            EXPECT_EQ(x.code, 0);
+        } else if (f.cls == "atomic_misaligned") {
+            EXPECT_EQ(x.layer, 0);  // RFC 7306 §8.2: remote operation, catastrophic for the stream
+            EXPECT_EQ(x.etype, 2);
+            EXPECT_EQ(x.code, 7);
+            const auto req = ddp::decode_atomic_request(f.ulpdu.data() + 18, f.ulpdu.size() - 18, nullptr);
+            ASSERT_TRUE(req);
+            EXPECT_NE(req->tagged_offset % 8, 0u);
+        } else if (f.cls == "write_to_wrap") {
+            const auto h = ddp::decode_header(f.ulpdu.data(), f.ulpdu.size(), nullptr);
+            ASSERT_TRUE(h);
+            EXPECT_LT(h->tagged_offset + (f.ulpdu.size() - 14), h->tagged_offset) << "must wrap";
+            EXPECT_EQ(x.code, 3);
+        }
+    }
+}
+
+TEST(HostileGenerator, SameSeedSameStreamAndMutationChangesOneByte) {
+    const target t = sample_target();
+    generator a(t, 99), b(t, 99), c(t, 100);
+    bool differs = false;
+    for (int e = 0; e < 50; ++e) {
+        const auto x = a.episode(6), y = b.episode(6), z = c.episode(6);
+        ASSERT_EQ(x.size(), y.size());
+        for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].ulpdu, y[i].ulpdu);
+        differs = differs || x.size() != z.size() || x.back().ulpdu != z.back().ulpdu;
+    }
+    EXPECT_TRUE(differs);
+    const std::vector<fpdu> conv = a.good_conversation(10);
+    ASSERT_EQ(conv.size(), 10u);
+    for (int m = 0; m < 200; ++m) {
+        const std::vector<fpdu> mut = a.mutate(conv);
+        ASSERT_EQ(mut.size(), conv.size());
+        std::size_t changed = 0;
+        for (std::size_t i = 0; i < conv.size(); ++i) {
+            ASSERT_EQ(mut[i].ulpdu.size(), conv[i].ulpdu.size());
+            for (std::size_t k = 0; k < conv[i].ulpdu.size(); ++k) changed += mut[i].ulpdu[k] != conv[i].ulpdu[k];
+        }
+        EXPECT_EQ(changed, 1u);
+    }
+}
+
+}  // namespace
+}  // namespace rnic::platform::attack
