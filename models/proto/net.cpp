@@ -253,20 +253,33 @@ std::size_t TcpHeader::options_size() const {
 }
 
 std::uint32_t checksum_partial(const std::uint8_t* data, std::size_t len, std::uint32_t initial) {
-    // RFC 1071 §2: the sum may be formed over 32-bit words and folded at the end.
-    std::uint64_t sum = initial;
-    while (len >= 4) {
-        sum += get_be32(data);
-        data += 4;
-        len -= 4;
+    // RFC 1071 §2: the one's complement sum is independent of byte order (§2(B)) and may be formed
+    // over wider words with the carries folded back at the end (§2(C)). So the bytes are summed
+    // as the machine's own little-endian 32-bit halves of 8-byte loads, and the folded 16-bit
+    // result is byte-swapped into network order. The value returned is the one the plain
+    // big-endian 16-bit sum folds to: 0 only when `initial` and every byte are 0, otherwise the
+    // same residue modulo 0xFFFF in [1, 0xFFFF].
+    std::uint64_t a = 0, b = 0, c = 0, d = 0;  // four chains, for the pipelines
+    while (len >= 32) {
+        std::uint64_t w[4];
+        std::memcpy(w, data, sizeof w);
+        a += (w[0] & 0xFFFFFFFFu) + (w[0] >> 32);
+        b += (w[1] & 0xFFFFFFFFu) + (w[1] >> 32);
+        c += (w[2] & 0xFFFFFFFFu) + (w[2] >> 32);
+        d += (w[3] & 0xFFFFFFFFu) + (w[3] >> 32);
+        data += 32;
+        len -= 32;
     }
-    if (len >= 2) {
-        sum += get_be16(data);
+    std::uint64_t sum = a + b + c + d;  // each below 2^33 per 32 bytes: no overflow below 2^35 bytes
+    while (len >= 2) {
+        sum += std::uint32_t{data[0]} | std::uint32_t{data[1]} << 8;
         data += 2;
         len -= 2;
     }
-    if (len != 0) sum += std::uint32_t{data[0]} << 8;  // odd byte padded with zero
-    return fold(sum);
+    if (len != 0) sum += data[0];  // odd byte padded with zero (its network-order word is data[0] << 8)
+    const std::uint32_t folded = fold(sum);
+    const std::uint32_t network = ((folded & 0xFFu) << 8) | (folded >> 8);
+    return fold(std::uint64_t{initial} + network);
 }
 
 std::uint16_t internet_checksum(const std::uint8_t* data, std::size_t len) {
