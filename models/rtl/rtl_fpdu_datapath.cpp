@@ -8,17 +8,24 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include <verilated.h>
 #include <verilated_vcd_c.h>
 
 #include "Vcrc32c_engine_w16.h"
+#include "Vcrc32c_engine_w16___024root.h"
 #include "Vcrc32c_engine_w8.h"
+#include "Vcrc32c_engine_w8___024root.h"
 #include "Vmpa_rx_datapath_w16.h"
+#include "Vmpa_rx_datapath_w16___024root.h"
 #include "Vmpa_rx_datapath_w8.h"
+#include "Vmpa_rx_datapath_w8___024root.h"
 #include "Vmpa_tx_datapath_w16.h"
+#include "Vmpa_tx_datapath_w16___024root.h"
 #include "Vmpa_tx_datapath_w8.h"
+#include "Vmpa_tx_datapath_w8___024root.h"
 #include "proto/bytes.h"
 
 namespace rnic::rtl {
@@ -61,6 +68,13 @@ struct widths<16> {
         std::memcpy(b, w, n);
     }
 };
+
+// Whether the model's root records the clock's previous level where tick() can set it.
+template <typename Model, typename = void>
+struct single_eval : std::false_type {};
+template <typename Model>
+struct single_eval<Model, std::void_t<decltype(std::declval<Model&>().rootp->__Vtrigrprev__TOP__clk)>>
+    : std::true_type {};
 
 std::uint32_t low_lanes(std::size_t n) { return n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1u; }
 std::size_t lanes(std::uint32_t be) { return static_cast<std::size_t>(__builtin_popcount(be)); }
@@ -277,9 +291,27 @@ private:
         return vcd_->isOpen();
     }
 
-    // One clock: evaluate with the clock low (inputs settle), then high (the rising edge).
+    // One clock. Traced: the model evaluated with the clock low (inputs settle), then high (the
+    // rising edge), a VCD sample after each. Untraced, the low evaluation is left out: all it does
+    // is settle the combinational logic on the new inputs, which the high evaluation does again
+    // before its edge (Verilator evaluates the input-driven logic first in every eval()), and let
+    // the model record the clock as low, which is what makes the next high an edge. So the clock
+    // is left high and the recorded previous level is set low instead: one evaluation per clock,
+    // the same edge with the same inputs, a quarter of the run's time saved. The recorded level is
+    // a member of Verilator's generated root (5.x names it __Vtrigrprev__TOP__clk); where a
+    // Verilator names it otherwise, single_eval<> is false and both evaluations run.
     template <typename Model>
     void tick(Model& m, bool trace = false) {
+        if constexpr (single_eval<Model>::value) {
+            if (!trace) {
+                m.clk = 1;
+                m.rootp->__Vtrigrprev__TOP__clk = 0;
+                m.eval();
+                vcd_time_ += 2 * half_period_ps_;
+                ++cycles_;
+                return;
+            }
+        }
         m.clk = 0;
         m.eval();
         if (trace) vcd_->dump(vcd_time_);
