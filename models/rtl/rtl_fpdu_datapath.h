@@ -1,9 +1,9 @@
 // The RTL-backed framing datapath: rtl/mpa_tx_datapath.sv, rtl/mpa_rx_datapath.sv and
-// rtl/crc32c_engine.sv, Verilated as SystemC modules (models/rtl/CMakeLists.txt) and driven clock
-// by clock behind framing/fpdu_datapath.h. Selected with rnic.mpa.model = "rtl".
+// rtl/crc32c_engine.sv, Verilated as C++ models (models/rtl/CMakeLists.txt) and driven clock by
+// clock behind framing/fpdu_datapath.h. Selected with rnic.mpa.model = "rtl".
 //
-// The Verilated modules are created as children of the sc_module under construction (the framer),
-// so a datapath must be made during elaboration (or in a test that never calls sc_start).
+// The models are plain C++ objects owned by the datapath (not sc_modules): a datapath can be made
+// at any time, and a run evaluates them only inside the framer's calls.
 #pragma once
 
 #include <cstdint>

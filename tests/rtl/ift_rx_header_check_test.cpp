@@ -21,33 +21,11 @@
 #include "proto/bytes.h"
 #include "proto/crc32c.h"
 #include "proto/seeds/ift.h"
-#include "rtl/direct_signal.h"
-
-// A Verilated SystemC model evaluates in eval_step(), which Verilator makes private (its own
-// SC_METHOD is the only caller). An explicit instantiation may name a private member, so a
-// template instantiated here hands out the member pointer through a friend function.
-namespace ift_rtl_access {
-template <typename Key, typename Key::member_t Ptr>
-struct expose {
-    friend typename Key::member_t step_of(Key) { return Ptr; }
-};
-struct w8_key {
-    using member_t = void (Vift_rx_header_check_w8::*)();
-    friend member_t step_of(w8_key);
-};
-struct w16_key {
-    using member_t = void (Vift_rx_header_check_w16::*)();
-    friend member_t step_of(w16_key);
-};
-template struct expose<w8_key, &Vift_rx_header_check_w8::eval_step>;
-template struct expose<w16_key, &Vift_rx_header_check_w16::eval_step>;
-}  // namespace ift_rtl_access
 
 namespace {
 
 namespace ift = rnic::proto::ift;
 using Bytes = std::vector<std::uint8_t>;
-using rnic::rtl::direct_signal;
 
 Bytes random_bytes(std::mt19937& rng, std::size_t n) {
     Bytes b(n);
@@ -71,35 +49,30 @@ struct verdict {
     std::uint64_t cycle = 0;   // cycles from the first word until done was seen
 };
 
-// Bus-width specifics: the model class and how a word is packed into its data port.
+// Bus-width specifics: the model class (Verilator's C++ output) and how a word is put on its data
+// port (a QData up to 64 bits, 32-bit words of a VlWide above; lane 0 is the low byte).
 template <int W>
 struct width;
 template <>
 struct width<8> {
     using model_t = Vift_rx_header_check_w8;
-    using key_t = ift_rtl_access::w8_key;
-    using data_t = std::uint64_t;
-    static data_t pack(const std::uint8_t* b, std::size_t n) {
-        data_t v = 0;
-        for (std::size_t i = 0; i < n; ++i) v |= data_t{b[i]} << (8 * i);
-        return v;
+    static void put(QData& port, const std::uint8_t* b, std::size_t n) {
+        QData v = 0;
+        for (std::size_t i = 0; i < n; ++i) v |= QData{b[i]} << (8 * i);
+        port = v;
     }
 };
 template <>
 struct width<16> {
     using model_t = Vift_rx_header_check_w16;
-    using key_t = ift_rtl_access::w16_key;
-    using data_t = sc_dt::sc_bv<128>;
-    static data_t pack(const std::uint8_t* b, std::size_t n) {
+    static void put(VlWide<4>& port, const std::uint8_t* b, std::size_t n) {
         std::uint8_t w[16] = {};
         std::copy(b, b + n, w);
-        data_t v;
-        for (int k = 0; k < 4; ++k) v.set_word(k, rnic::proto::get_le32(w + 4 * k));
-        return v;
+        for (int k = 0; k < 4; ++k) port[k] = rnic::proto::get_le32(w + 4 * k);
     }
 };
 
-// The block behind direct_signal channels, clocked by hand.
+// The block, clocked by hand.
 class header_checker {
 public:
     virtual ~header_checker() = default;
@@ -117,58 +90,38 @@ class checker final : public header_checker {
 
 public:
     explicit checker(const char* name) : m_(new typename T::model_t(name)) {
-        m_->clk(clk_);
-        m_->rst_n(rst_n_);
-        m_->in_valid(in_valid_);
-        m_->in_data(in_data_);
-        m_->in_be(in_be_);
-        m_->in_sof(in_sof_);
-        m_->done(done_);
-        m_->hdr_good(good_);
-        m_->hdr_bad(bad_);
-        m_->crc_calc(crc_calc_);
-        m_->crc_recv(crc_recv_);
-        m_->header_size(header_size_);
-        m_->payload_size(payload_size_);
-        m_->frame_len(frame_len_);
-        m_->busy(busy_);
-        for (bool level : {true, false, true}) {  // asynchronous reset: a falling edge, then release
-            rst_n_.write(level);
-            eval();
+        for (int level : {1, 0, 1}) {  // asynchronous reset: a falling edge, then release
+            m_->rst_n = level;
+            m_->eval();
         }
     }
     unsigned bytes() const override { return W; }
     void cycle(bool valid, const std::uint8_t* b, std::size_t n, bool sof) override {
-        in_valid_.write(valid);
-        in_data_.write(T::pack(b, n));
-        in_be_.write(n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1u);
-        in_sof_.write(sof);
-        clk_.write(false);
-        eval();
-        clk_.write(true);
-        eval();
+        m_->in_valid = valid;
+        T::put(m_->in_data, b, n);
+        m_->in_be = n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
+        m_->in_sof = sof;
+        m_->clk = 0;
+        m_->eval();
+        m_->clk = 1;
+        m_->eval();
     }
-    bool done() const override { return done_.read(); }
-    bool busy() const override { return busy_.read(); }
+    bool done() const override { return m_->done; }
+    bool busy() const override { return m_->busy; }
     verdict read() const override {
         verdict v;
-        v.good = good_.read();
-        v.bad = bad_.read();
-        v.crc_calc = crc_calc_.read();
-        v.crc_recv = crc_recv_.read();
-        v.header_size = header_size_.read();
-        v.payload_size = payload_size_.read();
-        v.frame_len = frame_len_.read();
+        v.good = m_->hdr_good;
+        v.bad = m_->hdr_bad;
+        v.crc_calc = m_->crc_calc;
+        v.crc_recv = m_->crc_recv;
+        v.header_size = m_->header_size;
+        v.payload_size = m_->payload_size;
+        v.frame_len = m_->frame_len;
         return v;
     }
 
 private:
-    void eval() { ((*m_).*step_of(typename T::key_t{}))(); }
-
     std::unique_ptr<typename T::model_t> m_;
-    direct_signal<bool> clk_, rst_n_, in_valid_, in_sof_, done_, good_, bad_, busy_;
-    direct_signal<typename T::data_t> in_data_;
-    direct_signal<std::uint32_t> in_be_, crc_calc_, crc_recv_, header_size_, payload_size_, frame_len_;
 };
 
 // One model per width per process, never destroyed (Verilator's thread context is a static of
