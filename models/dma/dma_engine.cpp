@@ -140,7 +140,8 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time
 
     // Host side: an SG list (given or fetched) or the contiguous range.
     sc_core::sc_time t = ready;
-    std::vector<sg_element> sg;
+    std::vector<sg_element>& sg = sg_scratch_;
+    sg.clear();
     if (ext != nullptr && ext->sgl_ring != 0 && ext->sgl_count > 0) {
         std::string why;
         tlm::tlm_response_status st = tlm::TLM_OK_RESPONSE;
@@ -166,7 +167,8 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time
     ch.stats.sg_elements += sg.size();
 
     // Marker break points inside the data (only a fragmenting engine cares).
-    std::vector<std::uint32_t> breaks;
+    static const std::vector<std::uint32_t> kNoBreaks;
+    const std::vector<std::uint32_t>* break_list = &kNoBreaks;
     if (ext != nullptr && params_.markers == dma_marker_mode::fragment) {
         std::uint32_t prev = 0;
         for (const std::uint32_t b : ext->marker_breaks) {
@@ -178,11 +180,13 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time
             }
             prev = b;
         }
-        breaks = ext->marker_breaks;
+        break_list = &ext->marker_breaks;
     }
+    const std::vector<std::uint32_t>& breaks = *break_list;
 
     // Pieces: each SG element, cut at the marker breaks that fall inside it.
-    std::vector<piece> pieces;
+    std::vector<piece>& pieces = pieces_scratch_;
+    pieces.clear();
     std::uint32_t off = 0;
     std::size_t bi = 0;
     for (const sg_element& e : sg) {

@@ -102,6 +102,10 @@ private:
     latency_histogram read_latency_;
     std::uint64_t bad_requests_ = 0;
     tlm::tlm_generic_payload scratch_;  // the bus transfer being issued
+    // A transfer's SG list and pieces, kept between transfers so that their storage is reused (a
+    // target never waits, so one transfer is worked out at a time).
+    std::vector<sg_element> sg_scratch_;
+    std::vector<piece> pieces_scratch_;
 };
 
 }  // namespace rnic

@@ -38,8 +38,13 @@ void ethernet_link::transmit(direction& dir, tlm::tlm_generic_payload& gp, sc_co
         return;
     }
     const sc_core::sc_time now = sc_core::sc_time_stamp();
-    fault_injector::outcome fate =
-        dir.faults.apply(std::vector<std::uint8_t>(gp.get_data_ptr(), gp.get_data_ptr() + len));
+    std::vector<std::uint8_t> bytes;  // storage of a delivered frame, reused
+    if (!dir.spare.empty()) {
+        bytes = std::move(dir.spare.back());
+        dir.spare.pop_back();
+    }
+    bytes.assign(gp.get_data_ptr(), gp.get_data_ptr() + len);
+    fault_injector::outcome fate = dir.faults.apply(std::move(bytes));
     if (fate.dropped != fault_injector::cause::none) {
         // A lost frame still took its time on the sender's wire.
         dir.wire.reserve(now + delay, transfer_time(kPreambleSfd + std::max(len, kMinFrame) + kFcs + kIfg,
@@ -75,6 +80,7 @@ void ethernet_link::deliver(direction& dir, tlm_utils::simple_initiator_socket<e
         stream_ext ext;
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
         send_stream(out, ext, f.frame.data(), f.frame.size(), delay);
+        if (dir.spare.size() < kSpareFrames) dir.spare.push_back(std::move(f.frame));
     }
     if (!dir.queue.empty()) dir.arrival_event.notify(dir.queue.front().arrival - now);
 }

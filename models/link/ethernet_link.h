@@ -52,6 +52,7 @@ public:
     void report_stats(boost::json::object& out) const override;
 
     static constexpr std::uint32_t kPreambleSfd = 8, kFcs = 4, kIfg = 12, kMinFrame = 60;
+    static constexpr std::size_t kSpareFrames = 64;
 
 private:
     struct in_flight {
@@ -64,6 +65,7 @@ private:
         fault_injector faults;
         timed_resource wire;
         std::deque<in_flight> queue;  // ordered by arrival time
+        std::vector<std::vector<std::uint8_t>> spare;  // buffers of delivered frames, for the next ones
         sc_core::sc_event arrival_event;
         std::uint64_t frames = 0, bytes = 0, wire_bytes = 0, oversize_drops = 0;
         proto::PcapWriter* pcap = nullptr;  // capture at the receiving port, if any
