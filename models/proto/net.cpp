@@ -271,7 +271,21 @@ std::uint32_t checksum_partial(const std::uint8_t* data, std::size_t len, std::u
         len -= 32;
     }
     std::uint64_t sum = a + b + c + d;  // each below 2^33 per 32 bytes: no overflow below 2^35 bytes
-    while (len >= 2) {
+    while (len >= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, data, sizeof w);
+        sum += (w & 0xFFFFFFFFu) + (w >> 32);
+        data += 8;
+        len -= 8;
+    }
+    if (len >= 4) {
+        std::uint32_t w;
+        std::memcpy(&w, data, sizeof w);
+        sum += w;
+        data += 4;
+        len -= 4;
+    }
+    if (len >= 2) {
         sum += std::uint32_t{data[0]} | std::uint32_t{data[1]} << 8;
         data += 2;
         len -= 2;
