@@ -2,6 +2,7 @@
 // FPDU reframing (mpa::Deframer, or ift::Deframer for seed 001) and DDP/RDMAP header checks
 // (RFC 5040, RFC 5041, RFC 7306).
 #include "proto/stream_check.h"
+#include "proto/stream_check_text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -18,15 +19,6 @@
 
 namespace rnic::proto::check {
 namespace {
-
-template <typename... Args>
-std::string format(const char* fmt, Args... args) {
-    char buf[512];
-    std::snprintf(buf, sizeof buf, fmt, args...);
-    return buf;
-}
-
-using ull = unsigned long long;
 
 constexpr char kRequestKey[] = "MPA ID Req Frame";
 constexpr char kReplyKey[] = "MPA ID Rep Frame";
@@ -65,12 +57,6 @@ std::string ift_detail(const std::string& detail) {
     return at == std::string::npos ? detail : detail.substr(at + 2);
 }
 
-const char* opcode_name(unsigned op) {
-    if (op <= static_cast<unsigned>(ddp::Opcode::atomic_response))
-        return ddp::to_string(static_cast<ddp::Opcode>(op));
-    return "reserved opcode";
-}
-
 // Fixed RDMAP header size after the untagged DDP header for the opcodes whose message is exactly
 // that header (RFC 5040 §4.4, RFC 7306 §5.2, §6.2); 0 for the others.
 std::size_t fixed_message_size(ddp::Opcode op) {
@@ -93,10 +79,6 @@ std::uint32_t expected_queue(ddp::Opcode op) {
         case ddp::Opcode::atomic_response: return ddp::kQueueAtomicResponse;
         default: return ddp::kQueueSend;
     }
-}
-
-bool carries_invalidate_stag(ddp::Opcode op) {
-    return op == ddp::Opcode::send_invalidate || op == ddp::Opcode::send_se_invalidate;
 }
 
 const char* layer_name(unsigned layer) {
@@ -135,10 +117,6 @@ std::string describe_terminate(const ddp::Terminate& t) {
     }
     if (t.d) s += format(", DDP segment length %u", static_cast<unsigned>(t.ddp_segment_length));
     return s;
-}
-
-std::string endpoint(std::uint32_t ip, std::uint16_t port) {
-    return net::format_ipv4(ip) + ":" + std::to_string(port);
 }
 
 // Recomputes the TCP checksum (and with fix_ip the IPv4 header checksum) of a frame in place;
@@ -1200,140 +1178,6 @@ std::optional<CaptureReport> check_pcap_file(const std::string& path, const Opti
     StreamChecker checker(options);
     for (const PcapRecord& r : *records) checker.add_frame(r.time_ns, r.data.data(), r.data.size(), r.original_length);
     return checker.finish();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Text report
-
-namespace {
-
-void append_issues(std::string& out, const std::vector<Issue>& issues, const char* indent) {
-    for (const Issue& i : issues)
-        out += format("%s%s [%s] ", indent, to_string(i.severity), to_string(i.category)) + i.text + "\n";
-}
-
-std::string opcode_histogram(const DirectionReport& d) {
-    std::string s;
-    for (unsigned op = 0; op < d.opcodes.size(); ++op) {
-        if (d.opcodes[op] == 0) continue;
-        if (!s.empty()) s += ", ";
-        s += format("%s (%u) %llu", opcode_name(op), op, static_cast<ull>(d.opcodes[op]));
-        if (op == static_cast<unsigned>(ddp::Opcode::atomic_request))
-            s += format(" [FetchAdd %llu, CmpSwap %llu]", static_cast<ull>(d.atomic_fetch_add),
-                        static_cast<ull>(d.atomic_compare_swap));
-    }
-    return s.empty() ? "none" : s;
-}
-
-std::string describe_fpdu(const FpduInfo& f) {
-    std::string s = format("      frame %llu, stream byte %llu, %zu wire bytes, ULPDU %zu: ", static_cast<ull>(f.frame),
-                           static_cast<ull>(f.stream_offset), f.wire_length, f.ulpdu_length);
-    if (!f.header_ok) return s + "undecodable DDP header";
-    const ddp::Header& h = f.header;
-    const unsigned op = static_cast<unsigned>(h.opcode);
-    s += format("%s (%u)%s", opcode_name(op), op, h.last ? " L" : "");
-    if (h.tagged)
-        s += format(" STag 0x%08x TO 0x%llx", static_cast<unsigned>(h.stag), static_cast<ull>(h.tagged_offset));
-    else
-        s += format(" QN %u MSN %u MO %u", static_cast<unsigned>(h.queue), static_cast<unsigned>(h.msn),
-                    static_cast<unsigned>(h.mo));
-    if (carries_invalidate_stag(h.opcode)) s += format(" Inv-STag 0x%08x", static_cast<unsigned>(h.invalidate_stag));
-    s += format(", %zu payload bytes", f.ulpdu_length - h.size());
-    return s;
-}
-
-std::string describe_mpa(const mpa::RequestReply& f) {
-    std::string s = format("%s rev %u M%d C%d R%d", f.request ? "Request" : "Reply", static_cast<unsigned>(f.revision),
-                           f.marker ? 1 : 0, f.crc ? 1 : 0, f.reject ? 1 : 0);
-    if (f.enhanced) {
-        s += format(" S IRD %u ORD %u", static_cast<unsigned>(f.ird), static_cast<unsigned>(f.ord));
-        if (f.peer_to_peer) s += " P2P";
-        if (f.zero_length_send_rtr) s += " RTR-Send";
-        if (f.zero_length_write_rtr) s += " RTR-Write";
-        if (f.zero_length_read_rtr) s += " RTR-Read";
-    }
-    s += format(", %zu bytes private data", f.private_data.size());
-    return s;
-}
-
-}  // namespace
-
-std::string format_report(const CaptureReport& r, bool verbose) {
-    std::string out = format("capture: %llu frames (%llu IPv4/TCP, %llu other), %zu TCP connection%s\n",
-                             static_cast<ull>(r.frames), static_cast<ull>(r.tcp_frames),
-                             static_cast<ull>(r.other_frames),
-                             r.connections.size(), r.connections.size() == 1 ? "" : "s");
-    append_issues(out, r.issues, "  ");
-    std::uint64_t fpdus = 0, crcs = 0, framing = 0, header = 0, other = r.capture_errors;
-    bool any_ift = false;
-    for (std::size_t n = 0; n < r.connections.size(); ++n) {
-        const ConnectionReport& c = r.connections[n];
-        out += format("connection %zu: %s -> %s, frames %llu-%llu, %.6f s\n", n + 1,
-                      endpoint(c.initiator_ip, c.initiator_port).c_str(),
-                      endpoint(c.responder_ip, c.responder_port).c_str(), static_cast<ull>(c.first_frame),
-                      static_cast<ull>(c.last_frame), static_cast<double>(c.last_time_ns - c.first_time_ns) * 1e-9);
-        const bool ift = c.directions[kToResponder].framing == Framing::ift ||
-                         c.directions[kToInitiator].framing == Framing::ift;
-        any_ift = any_ift || ift;
-        if (c.negotiated && ift) {
-            out += format("  MPA revision %u Request/Reply, then IFT framing (Header CRC and Payload CRC, no markers)\n",
-                          static_cast<unsigned>(c.revision));
-        } else if (c.negotiated) {
-            out += format("  MPA revision %u, CRC %s, markers initiator->responder %s, responder->initiator %s\n",
-                          static_cast<unsigned>(c.revision), c.crc ? "on" : "off",
-                          c.directions[kToResponder].markers ? "on" : "off",
-                          c.directions[kToInitiator].markers ? "on" : "off");
-        } else if (c.rejected) {
-            out += "  MPA: connection rejected by the responder\n";
-        } else {
-            out += "  MPA: no Full Operation (negotiation missing or failed)\n";
-        }
-        if (c.request) out += "    " + describe_mpa(*c.request) + "\n";
-        if (c.reply) out += "    " + describe_mpa(*c.reply) + "\n";
-        append_issues(out, c.issues, "  ");
-        other += c.negotiation_errors;
-        for (int di = 0; di < 2; ++di) {
-            const DirectionReport& d = c.directions[static_cast<std::size_t>(di)];
-            out += format("  %s: %llu %s, %llu bytes (ULPDUs %llu), %llu messages\n",
-                          di == kToResponder ? "initiator -> responder" : "responder -> initiator",
-                          static_cast<ull>(d.fpdus), d.framing == Framing::ift ? "IFT frames" : "FPDUs",
-                          static_cast<ull>(d.fpdu_bytes), static_cast<ull>(d.ulpdu_bytes),
-                          static_cast<ull>(d.messages));
-            out += "    opcodes: " + opcode_histogram(d) + "\n";
-            out += format("    errors: %llu bad CRC, %llu framing, %llu header, %llu TCP\n",
-                          static_cast<ull>(d.bad_crcs), static_cast<ull>(d.framing_errors),
-                          static_cast<ull>(d.header_errors), static_cast<ull>(d.tcp_errors));
-            if (verbose) {
-                out += format("    tcp: %llu segments, %llu stream bytes, %llu retransmitted, %llu out of order, "
-                              "%llu missing, %llu unchecked%s%s%s\n",
-                              static_cast<ull>(d.segments), static_cast<ull>(d.stream_bytes),
-                              static_cast<ull>(d.retransmitted_bytes), static_cast<ull>(d.out_of_order_segments),
-                              static_cast<ull>(d.missing_bytes), static_cast<ull>(d.unchecked_bytes),
-                              d.syn ? ", SYN" : "", d.fin ? ", FIN" : "", d.rst ? ", RST" : "");
-            }
-            for (const std::string& t : d.terminates) out += "    Terminate " + t + "\n";
-            append_issues(out, d.issues, "    ");
-            if (verbose)
-                for (const FpduInfo& f : d.fpdu_log) out += describe_fpdu(f) + "\n";
-            fpdus += d.fpdus;
-            crcs += d.bad_crcs;
-            framing += d.framing_errors;
-            header += d.header_errors;
-            other += d.tcp_errors;
-        }
-        const std::uint64_t e = c.errors(), w = c.warnings();
-        const std::string result =
-            e == 0 ? std::string("OK") : format("%llu error%s", static_cast<ull>(e), e == 1 ? "" : "s");
-        out += "  result: " + result;
-        out += w == 0 ? "\n" : format(", %llu warning%s\n", static_cast<ull>(w), w == 1 ? "" : "s");
-    }
-    out += format("summary: %zu connection%s, %llu %s, %llu bad CRC, %llu framing errors, %llu header errors, "
-                  "%llu other errors, %llu warnings: %s\n",
-                  r.connections.size(), r.connections.size() == 1 ? "" : "s", static_cast<ull>(fpdus),
-                  any_ift ? "IFT frames" : "FPDUs",
-                  static_cast<ull>(crcs), static_cast<ull>(framing), static_cast<ull>(header), static_cast<ull>(other),
-                  static_cast<ull>(r.warnings()), r.ok() ? "OK" : "FAILED");
-    return out;
 }
 
 }  // namespace rnic::proto::check

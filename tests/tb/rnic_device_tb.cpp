@@ -15,24 +15,9 @@ namespace {
 using bytes = std::vector<std::uint8_t>;
 sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
 
-struct host_mem : sc_core::sc_module {
-    tlm_utils::simple_target_socket<host_mem> in;
-    bytes mem = bytes(64 * 1024, 0);
-    explicit host_mem(const sc_core::sc_module_name& n) : sc_module(n), in("in") {
-        in.register_b_transport(this, &host_mem::b_transport);
-    }
-    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-        const std::uint64_t a = gp.get_address();
-        const std::size_t len = gp.get_data_length();
-        if (a + len > mem.size()) {
-            gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-            return;
-        }
-        if (gp.is_read()) std::memcpy(gp.get_data_ptr(), mem.data() + a, len);
-        else std::memcpy(mem.data() + a, gp.get_data_ptr(), len);
-        delay += ns(100);
-        gp.set_response_status(tlm::TLM_OK_RESPONSE);
-    }
+// The host's memory: 64 KiB, 100 ns per access.
+struct host_mem : rnic::test::tb_memory {
+    explicit host_mem(const sc_core::sc_module_name& n) : tb_memory(n, 64 * 1024, ns(100)) {}
 };
 
 struct device_bench : sc_core::sc_module {

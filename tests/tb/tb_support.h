@@ -1,6 +1,8 @@
 // Helpers for TLM testbenches.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -31,6 +33,30 @@ struct tb_sink : sc_core::sc_module {
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
         items.push_back({sc_core::sc_time_stamp() + delay, gp.get_address(),
                          std::vector<std::uint8_t>(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length())});
+        gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    }
+};
+
+// Host memory as a flat byte array from address 0: reads and writes inside it take `latency`,
+// anything reaching past its end is an address error.
+struct tb_memory : sc_core::sc_module {
+    tlm_utils::simple_target_socket<tb_memory> in;
+    std::vector<std::uint8_t> mem;
+    sc_core::sc_time latency;
+    tb_memory(const sc_core::sc_module_name& n, std::size_t size, sc_core::sc_time access_latency)
+        : sc_module(n), in("in"), mem(size, 0), latency(access_latency) {
+        in.register_b_transport(this, &tb_memory::b_transport);
+    }
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+        const std::uint64_t a = gp.get_address();
+        const std::size_t len = gp.get_data_length();
+        if (a + len > mem.size()) {
+            gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+            return;
+        }
+        if (gp.is_read()) std::memcpy(gp.get_data_ptr(), mem.data() + a, len);
+        else std::memcpy(mem.data() + a, gp.get_data_ptr(), len);
+        delay += latency;
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
     }
 };
