@@ -19,6 +19,8 @@ public:
     virtual void mem_write(std::uint64_t addr, const void* src, std::size_t len) = 0;
     // Pinned, device-visible memory (mapped in the IOMMU); 0 when exhausted.
     virtual std::uint64_t dma_alloc(std::size_t len, std::size_t align) = 0;
+    // Returns a block dma_alloc gave (unmapped: the device can no longer reach it).
+    virtual void dma_free(std::uint64_t addr) = 0;
     // Waits until `vector` fires or `timeout_ps` passes; returns false on timeout.
     virtual bool wait_interrupt(unsigned vector, std::uint64_t timeout_ps) = 0;
     // CPU work of `ps` picoseconds (e.g. a poll-loop iteration).

@@ -116,8 +116,12 @@ status context::create_cq(std::uint32_t entries, completion_queue** out) {
     if (cq->ring == 0) return fail(status::no_memory, "create_cq ring");
     cq->vector = 1 + static_cast<std::uint32_t>(cqs_.size()) % (regmap::kMsixVectors - 1);
     const command_result r = dev_.execute(regmap::command::create_cq, {cq->ring, entries, cq->vector, 0, 0, 0});
+    // After a timeout the device may still take the command: the ring stays allocated.
     if (r.timed_out) return fail(status::timeout, "create_cq");
-    if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "create_cq");
+    if (r.status != regmap::cmd_status::ok) {
+        bus_.dma_free(cq->ring);
+        return fail(from_cmd(r.status), "create_cq");
+    }
     cq->cqn = r.result;
     *out = cq.get();
     cqs_.push_back(std::move(cq));
@@ -145,14 +149,24 @@ status context::create_qp(std::uint32_t pd, completion_queue* send_cq, completio
     qp->rq_entries = rq_depth;
     qp->sq_ring = bus_.dma_alloc(static_cast<std::size_t>(sq_depth) * regmap::kSendWqeSize, 4096);
     qp->rq_ring = bus_.dma_alloc(static_cast<std::size_t>(rq_depth) * regmap::kRecvWqeSize, 4096);
-    if (qp->sq_ring == 0 || qp->rq_ring == 0) return fail(status::no_memory, "create_qp rings");
+    const auto free_rings = [&] {
+        if (qp->sq_ring != 0) bus_.dma_free(qp->sq_ring);
+        if (qp->rq_ring != 0) bus_.dma_free(qp->rq_ring);
+    };
+    if (qp->sq_ring == 0 || qp->rq_ring == 0) {
+        free_rings();
+        return fail(status::no_memory, "create_qp rings");
+    }
     qp->send_cq = send_cq;
     qp->recv_cq = recv_cq;
     const command_result r = dev_.execute(
         regmap::command::create_qp, {qp->sq_ring, sq_depth, qp->rq_ring, rq_depth,
                                      send_cq->cqn | static_cast<std::uint64_t>(recv_cq->cqn) << 32, pd});
-    if (r.timed_out) return fail(status::timeout, "create_qp");
-    if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "create_qp");
+    if (r.timed_out) return fail(status::timeout, "create_qp");  // the device may still take the rings
+    if (r.status != regmap::cmd_status::ok) {
+        free_rings();
+        return fail(from_cmd(r.status), "create_qp");
+    }
     qp->qpn = r.result;
     *out = qp.get();
     qps_.push_back(std::move(qp));
@@ -305,6 +319,9 @@ status context::destroy_qp(queue_pair* qp) {
     if (r.status != regmap::cmd_status::ok) {
         return fail(from_cmd(r.status), "destroy_qp " + std::to_string(qp->qpn) + ": " + regmap::to_string(r.status));
     }
+    // The device has let go of the rings (the command completed): they go back to the pool.
+    if (qp->sq_ring != 0) bus_.dma_free(qp->sq_ring);
+    if (qp->rq_ring != 0) bus_.dma_free(qp->rq_ring);
     qps_.erase(std::remove_if(qps_.begin(), qps_.end(), [qp](const auto& p) { return p.get() == qp; }), qps_.end());
     return status::ok;
 }
@@ -316,6 +333,7 @@ status context::destroy_cq(completion_queue* cq) {
     if (r.status != regmap::cmd_status::ok) {
         return fail(from_cmd(r.status), "destroy_cq " + std::to_string(cq->cqn) + ": " + regmap::to_string(r.status));
     }
+    if (cq->ring != 0) bus_.dma_free(cq->ring);
     cqs_.erase(std::remove_if(cqs_.begin(), cqs_.end(), [cq](const auto& p) { return p.get() == cq; }), cqs_.end());
     return status::ok;
 }

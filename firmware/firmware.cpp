@@ -324,7 +324,7 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
     if (!rep || rep->request) {
         FW_LOG(warn, "connection " << conn << ": bad MPA Reply: " << (rep ? "a Request instead of a Reply" : error)
                                    << "; closing the TCP connection");
-        hal_.tcp_close(conn);
+        abandon(conn);
         finish(conn, pc, cmd_status::mpa_negotiation_failed);
         return;
     }
@@ -343,7 +343,7 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
         }
         FW_LOG(warn, "connection " << conn << ": the peer rejected the connection (MPA Reply with R = 1" << why
                                    << ", " << rep->private_data.size() << " bytes of private data); closing the TCP connection");
-        hal_.tcp_close(conn);
+        abandon(conn);
         finish(conn, pc, cmd_status::connection_refused, n);
         return;
     }
@@ -365,6 +365,7 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
     st.ord = st.negotiated ? out.ord : pc.ord;
     st.rtr = out.rtr;
     if (!hal_.qp_connect(pc.qpn, st)) {
+        abandon(conn);  // the QP cannot take the stream: nothing stays half-open
         finish(conn, pc, cmd_status::bad_state);
         return;
     }
@@ -391,7 +392,7 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
     if (!req || !req->request) {
         FW_LOG(warn, "connection " << conn << ": bad MPA Request: " << (req ? "a Reply instead of a Request" : error)
                                    << "; closing the TCP connection");
-        hal_.tcp_close(conn);
+        abandon(conn);
         finish(conn, pc, cmd_status::mpa_negotiation_failed);
         return;
     }
@@ -405,7 +406,7 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
         rep.reject = true;
         rep.private_data = pc.private_data;
         hal_.send_startup(conn, mpa::encode(rep));
-        hal_.tcp_close(conn);
+        abandon(conn);
         ++rejected_;
         FW_LOG(info, "connection " << conn << ": MPA Request rejected (R = 1, " << pc.private_data.size()
                                    << " bytes of private data)");
@@ -429,7 +430,12 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
     st.ord = st.negotiated ? out.ord : pc.ord;
     st.responder = true;
     if (out.expect_rtr) FW_LOG(info, "connection " << conn << ": peer-to-peer, waiting for the initiator's RTR");
-    finish(conn, pc, hal_.qp_connect(pc.qpn, st) ? cmd_status::ok : cmd_status::bad_state);
+    if (!hal_.qp_connect(pc.qpn, st)) {
+        abandon(conn);
+        finish(conn, pc, cmd_status::bad_state);
+        return;
+    }
+    finish(conn, pc, cmd_status::ok);
 }
 
 negotiation_policy firmware::policy_for(const pending_connection& pc) const {
@@ -459,6 +465,11 @@ void firmware::finish(std::uint32_t conn, pending_connection& pc, cmd_status sta
     by_conn_.erase(conn);
 }
 
+void firmware::abandon(std::uint32_t conn) {
+    hal_.tcp_close(conn);
+    hal_.tcp_release(conn);
+}
+
 void firmware::on_connection_lost(std::uint32_t conn, const char* why) {
     hal_.consume_cycles(costs_.event);
     hal_.stream_failed(conn, why);
@@ -467,13 +478,14 @@ void firmware::on_connection_lost(std::uint32_t conn, const char* why) {
             // Lost before any accept took it (the peer gave up): close our half too.
             FW_LOG(info, "connection " << conn << " on port " << b->first << " left the backlog: " << why);
             backlog_.erase(b);
-            hal_.tcp_close(conn);
+            abandon(conn);
             break;
         }
     }
     auto it = by_conn_.find(conn);
     if (it == by_conn_.end()) return;
     FW_LOG(warn, "connection " << conn << " lost during negotiation: " << why);
+    abandon(conn);  // our half too (the peer's FIN left it in CLOSE-WAIT)
     finish(conn, it->second, cmd_status::connection_refused);
 }
 
@@ -493,7 +505,7 @@ void firmware::on_timer() {
             } else {
                 FW_LOG(warn, "connection " << b->second.conn << " on port " << b->first
                                            << ": no MPA Request in time; closing it (listen backlog)");
-                hal_.tcp_close(b->second.conn);
+                abandon(b->second.conn);
                 backlog_.erase(b);
             }
         }
@@ -504,7 +516,7 @@ void firmware::on_timer() {
         if (it->second.deadline_ps <= now) {
             FW_LOG(warn, "connection " << it->first << ": MPA negotiation timed out");
             hal_.stream_failed(it->first, "negotiation timeout");
-            hal_.tcp_close(it->first);
+            abandon(it->first);
             pending_connection pc = it->second;
             finish(it->first, pc, cmd_status::connection_timeout);
         }

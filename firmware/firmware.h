@@ -67,6 +67,9 @@ private:
     void initiator_got_reply(std::uint32_t conn, pending_connection& pc);
     void responder_got_request(std::uint32_t conn, pending_connection& pc);
     // `result` replaces the default result (the connection on ok, else 0) when given.
+    // Gives up a connection the firmware holds (no QP took it): FIN, and the TCP engine frees it
+    // once closed (toe_ctl_if::tcp_release).
+    void abandon(std::uint32_t conn);
     void finish(std::uint32_t conn, pending_connection& pc, regmap::cmd_status status,
                 std::optional<std::uint32_t> result = std::nullopt);
     // accept and reject: wait for (or take from the backlog) the next connection on pc.port.

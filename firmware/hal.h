@@ -112,6 +112,8 @@ public:
     virtual bool tcp_listen(std::uint16_t port) = 0;
     // Closes (FIN) a connection whose negotiation failed or was rejected, so nothing stays half-open.
     virtual void tcp_close(std::uint32_t conn) = 0;
+    // The firmware is done with a connection no QP took (toe_ctl_if::tcp_release): freed once closed.
+    virtual void tcp_release(std::uint32_t conn) = 0;
     virtual std::uint16_t tcp_effective_mss(std::uint32_t conn) const = 0;
 
     // Framing unit: start-up byte exchange and the switch to full operation.

@@ -261,6 +261,7 @@ hostile_config build_hostile_config(const config::Scenario& s) {
     c.seed = seed != 0 ? seed : static_cast<std::uint64_t>(s.get_int("simulation.seed"));
     c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
+    c.target_send_buffer = s.get_size("rnic.tcp.send_buffer");
     return c;
 }
 

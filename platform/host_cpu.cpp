@@ -17,7 +17,7 @@ host_cpu::host_cpu(const sc_core::sc_module_name& name, const host_cpu_params& p
       params_(params),
       memory_(memory),
       host_name_(sc_module::name()),
-      next_free_(params.dma_pool_base) {
+      dma_pool_(params.dma_pool_base, memory.size()) {
     irq_in.register_b_transport(this, &host_cpu::irq_b_transport);
     SC_HAS_PROCESS(host_cpu);
     SC_THREAD(program_thread);
@@ -128,13 +128,15 @@ void host_cpu::mem_write(std::uint64_t addr, const void* src, std::size_t len) {
 }
 
 std::uint64_t host_cpu::dma_alloc(std::size_t len, std::size_t align) {
-    if (align == 0) align = 1;
-    const std::uint64_t base = (next_free_ + align - 1) / align * align;
-    if (base + len > memory_.size() || len == 0) return 0;
-    next_free_ = base + len;
+    const std::uint64_t base = dma_pool_.allocate(len, align);
     // Pinning and IOMMU mapping: the device may now reach these bytes.
-    memory_.map_dma(base, len);
+    if (base != 0) memory_.map_dma(base, len);
     return base;
+}
+
+void host_cpu::dma_free(std::uint64_t addr) {
+    // Unmapped first: from now on a device access to these bytes is an error, whatever reuses them.
+    if (dma_pool_.release(addr)) memory_.unmap_dma(addr);
 }
 
 void host_cpu::irq_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {

@@ -13,6 +13,7 @@
 #include <tlm_utils/simple_target_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
 
+#include "dma_pool.h"
 #include "driver/host_bus.h"
 #include "host/host_memory.h"
 #include <deque>
@@ -41,6 +42,7 @@ public:
     void mem_read(std::uint64_t addr, void* dst, std::size_t len) override;
     void mem_write(std::uint64_t addr, const void* src, std::size_t len) override;
     std::uint64_t dma_alloc(std::size_t len, std::size_t align) override;
+    void dma_free(std::uint64_t addr) override;
     bool wait_interrupt(unsigned vector, std::uint64_t timeout_ps) override;
     void spend(std::uint64_t ps) override;
     void idle_poll(std::uint64_t addr, std::size_t len, std::uint64_t pass_ps,
@@ -66,7 +68,7 @@ private:
     tlm::tlm_dmi dmi_;
     bool dmi_valid_ = false;
     sc_core::sc_event polled_bytes_written_;  // idle_poll: host memory wrote the bytes it watches
-    std::uint64_t next_free_;
+    dma_pool dma_pool_;
     std::uint32_t pending_irqs_ = 0;     // latched vectors
     std::deque<std::pair<sc_core::sc_time, std::uint32_t>> irq_in_flight_;
     sc_core::sc_event irq_arrival_, irq_event_;

@@ -1,5 +1,7 @@
 #include "cp/control_processor.h"
 
+#include <algorithm>
+
 #include "core/mem_access.h"
 #include "core/sim_log.h"
 #include "core/timed_resource.h"
@@ -159,8 +161,31 @@ void control_processor::on_tcp_event(std::uint32_t conn, toe_event ev, std::uint
         case toe_event::closed:
         case toe_event::reset: k = fw::event_kind::tcp_closed; break;
         case toe_event::failed: k = fw::event_kind::tcp_failed; break;
+        case toe_event::released:
+            drop_connection_events(conn);
+            return;
     }
     post({k, conn, local_port}, sc_core::SC_ZERO_TIME);
+}
+
+void control_processor::drop_connection_events(std::uint32_t conn) {
+    // The TCP engine freed `conn`: what the firmware has not yet taken about it is stale, and taken
+    // later it would be applied to the next connection under the same id.
+    const auto stale = [conn](const fw::event& ev) {
+        switch (ev.kind) {
+            case fw::event_kind::tcp_established:
+            case fw::event_kind::tcp_closed:
+            case fw::event_kind::tcp_failed:
+            case fw::event_kind::startup_bytes:
+            case fw::event_kind::framing_error: return ev.conn == conn;
+            default: return false;
+        }
+    };
+    const std::size_t before = incoming_.size() + events_.size();
+    incoming_.erase(std::remove_if(incoming_.begin(), incoming_.end(), [&](const timed_event& t) { return stale(t.ev); }),
+                    incoming_.end());
+    events_.erase(std::remove_if(events_.begin(), events_.end(), stale), events_.end());
+    stale_events_dropped_ += before - incoming_.size() - events_.size();
 }
 
 void control_processor::on_startup_bytes(std::uint32_t conn) {
@@ -194,6 +219,8 @@ void control_processor::report_stats(boost::json::object& out) const {
     out["connections_rejected"] = firmware_->connections_rejected();
     out["busy_ps"] = to_ps(busy_);
     out["dma_errors"] = dma_errors_;
+    // Only when it happened, so that results of runs without connection reuse keep their keys.
+    if (stale_events_dropped_ > 0) out["stale_connection_events_dropped"] = stale_events_dropped_;
 }
 
 }  // namespace rnic

@@ -89,6 +89,7 @@ public:
     int tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) override;
     bool tcp_listen(std::uint16_t port) override { return toe_out->tcp_listen(port); }
     void tcp_close(std::uint32_t conn) override { toe_out->tcp_close(conn); }
+    void tcp_release(std::uint32_t conn) override { toe_out->tcp_release(conn); }
     std::uint16_t tcp_effective_mss(std::uint32_t conn) const override { return toe_out->tcp_effective_mss(conn); }
     bool send_startup(std::uint32_t conn, const std::vector<std::uint8_t>& bytes) override;
     const std::vector<std::uint8_t>& startup_bytes(std::uint32_t conn) const override {
@@ -120,7 +121,8 @@ private:
     std::deque<fw::event> events_;       // visible to the firmware
     sc_core::sc_event incoming_event_, event_ready_, timer_event_;
     sc_core::sc_time busy_ = sc_core::SC_ZERO_TIME;
-    std::uint64_t events_handled_ = 0, dma_errors_ = 0;
+    std::uint64_t events_handled_ = 0, dma_errors_ = 0, stale_events_dropped_ = 0;
+    void drop_connection_events(std::uint32_t conn);
 };
 
 }  // namespace rnic

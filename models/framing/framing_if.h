@@ -63,6 +63,9 @@ public:
     virtual std::size_t split_fpdu_reach(std::uint32_t conn) const = 0;
     // Bytes placed directly that TCP has not yet delivered in order (they need no NIC buffer).
     virtual std::uint64_t placed_pending(std::uint32_t conn) const = 0;
+    // The TCP engine freed `conn` (closed and released by its owner): its id may name a new
+    // connection next, which must start from start-up, so the framing forgets all it kept for it.
+    virtual void connection_released(std::uint32_t conn) = 0;
 };
 
 class framer_events_if : public virtual sc_core::sc_interface {

@@ -71,6 +71,7 @@ public:
                                   sc_core::sc_time& delay) override;
     std::size_t split_fpdu_reach(std::uint32_t conn) const override;
     std::uint64_t placed_pending(std::uint32_t conn) const override;
+    void connection_released(std::uint32_t conn) override { conns_.erase(conn); }
 
     void report_stats(boost::json::object& out) const override;
 

@@ -190,6 +190,7 @@ void qp_lifecycle::maybe_finish_closing(std::uint32_t qpn, qp_context& qp) {
     // connection no longer maps to this QP, so its close event does not move the QP to Error.
     res_.toe->tcp_close(qp.conn);
     res_.contexts->unbind_connection(qp.conn);
+    res_.toe->tcp_release(qp.conn);  // freed by the TCP engine once its FIN exchange is over
     qp.state = qp_state::idle;
     RNIC_MLOG(info, rdma, "QP " << qpn << ": graceful close done, QP Idle");
     res_.work_event.notify(sc_core::SC_ZERO_TIME);  // posted work requests now flush

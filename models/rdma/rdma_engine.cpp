@@ -72,7 +72,12 @@ int rdma_engine::destroy_qp(std::uint32_t qpn) {
     const qp_context* qp = ctx_out->qp(qpn);
     if (qp == nullptr) return -1;
     if (qp->state != qp_state::idle && qp->state != qp_state::error) return -2;
+    // A QP in Error still holds its connection (closed, or closing after its Terminate): the TCP
+    // engine may free it, and reuse its id, once the QP is gone.
+    const bool holds_connection = ctx_out->qpn_of_connection(qp->conn) == static_cast<int>(qpn);
+    const std::uint32_t conn = qp->conn;
     ctx_out->destroy_qp(qpn);
+    if (holds_connection) toe_out->tcp_release(conn);
     return 0;
 }
 

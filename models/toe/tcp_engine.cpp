@@ -58,73 +58,6 @@ std::uint64_t tcp_engine::next_iss() {
     return z ^ (z >> 31);
 }
 
-tcp_engine::connection* tcp_engine::create_connection(std::uint16_t local_port, std::uint32_t remote_ip,
-                                                      std::uint16_t remote_port) {
-    if (conns_.size() >= params_.max_connections) {
-        RNIC_MLOG(warn, toe, "connection table full (" << params_.max_connections << ")");
-        return nullptr;
-    }
-    const auto region = buffer_.allocate_region(params_.send_buffer);
-    if (!region) return nullptr;
-    tcp::Config cfg;
-    cfg.local_port = local_port;
-    cfg.remote_port = remote_port;
-    cfg.iss = static_cast<std::uint32_t>(next_iss());
-    cfg.mss = static_cast<std::uint16_t>(params_.mtu - net::kIpv4HeaderSize - net::kTcpBaseHeaderSize);
-    cfg.send_buffer = params_.send_buffer;
-    cfg.receive_buffer = params_.receive_buffer;
-    cfg.window_scale = params_.window_scale;
-    cfg.sack = params_.sack;
-    cfg.sack_recovery = params_.sack_recovery;
-    cfg.ecn = params_.ecn;
-    cfg.delayed_ack_ns = time_ns(params_.delayed_ack);
-    cfg.rto_initial_ns = time_ns(params_.rto_initial);
-    cfg.rto_min_ns = time_ns(params_.rto_min);
-    cfg.initial_window_segments = params_.initial_window_segments;
-    const auto id = static_cast<std::uint32_t>(conns_.size());
-    if (params_.clamp_window_to_reassembly) {
-        cfg.receive_window_cap = [this, id] { return conns_[id]->rx_buffered + buffer_.rx_free(); };
-    }
-    conns_.push_back(std::make_unique<connection>(*this, id, cfg, *region, remote_ip));
-    conns_.back()->set_ports(local_port, remote_port);
-    by_tuple_[{local_port, remote_port, remote_ip}].push_back(id);
-    return conns_.back().get();
-}
-
-tcp_engine::connection* tcp_engine::find(std::uint32_t conn) const {
-    return conn < conns_.size() ? conns_[conn].get() : nullptr;
-}
-
-int tcp_engine::tcp_connect(const tcp_open_params& p) {
-    connection* c = create_connection(p.local_port, p.remote_ip, p.remote_port);
-    if (c == nullptr) return -1;
-    RNIC_MLOG(debug, toe, "connection " << c->id() << ": connect " << net::format_ipv4(p.remote_ip) << ":"
-                                         << p.remote_port << " from port " << p.local_port);
-    c->ctx_delay = sc_core::SC_ZERO_TIME;
-    c->tcp().connect(time_ns(sc_core::sc_time_stamp()));
-    reschedule_timer();
-    return static_cast<int>(c->id());
-}
-
-bool tcp_engine::tcp_listen(std::uint16_t port) {
-    if (std::find(listen_ports_.begin(), listen_ports_.end(), port) == listen_ports_.end()) {
-        listen_ports_.push_back(port);
-    }
-    return true;
-}
-
-void tcp_engine::tcp_close(std::uint32_t conn) {
-    if (connection* c = find(conn)) {
-        if (c->in_callback > 0) {
-            c->close_deferred = true;  // after the bytes this callback appended (see eth_rx_b_transport)
-            return;
-        }
-        c->ctx_delay = sc_core::SC_ZERO_TIME;
-        c->tcp().close(time_ns(sc_core::sc_time_stamp()));
-        reschedule_timer();
-    }
-}
-
 std::size_t tcp_engine::tcp_send_space(std::uint32_t conn) const {
     const connection* c = find(conn);
     if (c == nullptr) return 0;
@@ -609,45 +542,7 @@ void tcp_engine::report_stats(boost::json::object& out) const {
                   {"requests_received", arp_requests_received_}, {"replies_received", arp_replies_received_},
                   {"learned", arp_learned_},                     {"frames_held", arp_held_frames_},
                   {"queue_drops", arp_queue_drops_},             {"bad_frames", rx_bad_arp_}};
-    boost::json::array conns;
-    std::uint64_t peak_sum = 0, tx_peak_sum = 0;
-    for (const auto& c : conns_) {
-        const tcp::Stats& s = c->tcp().stats();
-        conns.push_back({{"id", c->id()},
-                         {"state", tcp::to_string(c->tcp().state())},
-                         {"local_port", c->local_port()},
-                         {"remote_port", c->remote_port()},
-                         {"segments_sent", s.segments_sent},
-                         {"segments_received", s.segments_received},
-                         {"bytes_sent", s.bytes_sent},
-                         {"bytes_retransmitted", s.bytes_retransmitted},
-                         {"bytes_delivered", s.bytes_delivered},
-                         {"retransmit_timeouts", s.retransmit_timeouts},
-                         {"fast_retransmits", s.fast_retransmits},
-                         {"dupacks_received", s.dupacks_received},
-                         {"out_of_order_segments", s.out_of_order_segments},
-                         {"duplicate_segments", s.duplicate_segments},
-                         {"acks_sent", s.acks_sent},
-                         {"bad_segments", s.bad_segments},
-                         {"reassembly_peak_bytes", c->rx_buffered_peak},
-                         {"send_held_peak_bytes", c->tx_held_peak}});
-        tx_peak_sum += c->tx_held_peak;
-        if (params_.ecn) {
-            conns.back().as_object()["ecn"] = {{"negotiated", c->tcp().ecn_active()},
-                                               {"ce_received", s.ecn_ce_received},
-                                               {"ece_received", s.ecn_ece_received},
-                                               {"cwnd_reductions", s.ecn_cwnd_reductions},
-                                               {"cwr_sent", s.ecn_cwr_sent}};
-        }
-        peak_sum += c->rx_buffered_peak;
-    }
-    out["connections"] = std::move(conns);
-    // Against buffer.rx_reassembly_peak_bytes (the shared pool's peak): what per-connection pools
-    // sized for each connection's own worst case would add up to (statistical multiplexing).
-    out["rx_reassembly_peak_sum_bytes"] = peak_sum;
-    // The send side: what the connections' regions (send_buffer bytes each, carved at connect)
-    // held at their fullest, added up.
-    out["tx_held_peak_sum_bytes"] = tx_peak_sum;
+    report_connections(out);  // connections, rx_reassembly_peak_sum_bytes, tx_held_peak_sum_bytes
     out["tx_pipe_busy_ps"] = to_ps(tx_pipe_.busy_total());
     out["rx_pipe_busy_ps"] = to_ps(rx_pipe_.busy_total());
     out["ingress"] = {{"drops", ingress_stats_.drops},

@@ -108,6 +108,7 @@ public:
     int tcp_connect(const tcp_open_params& p) override;
     bool tcp_listen(std::uint16_t port) override;
     void tcp_close(std::uint32_t conn) override;
+    void tcp_release(std::uint32_t conn) override;
     std::size_t tcp_send_space(std::uint32_t conn) const override;
     std::uint16_t tcp_effective_mss(std::uint32_t conn) const override;
     std::uint16_t tcp_local_port(std::uint32_t conn) const override;
@@ -146,8 +147,22 @@ private:
     void join_split_fpdus(connection& c, std::uint64_t seg, const std::uint8_t* payload, std::size_t len,
                           sc_core::sc_time& delay);
     std::vector<std::uint8_t> join_scratch_;
+    // The connection table (tcp_engine_connections.cpp). Ids are slots: a connection closed and
+    // released by its owner is freed and its id goes to the next connection opened.
     connection* create_connection(std::uint16_t local_port, std::uint32_t remote_ip, std::uint16_t remote_port);
-    connection* find(std::uint32_t conn) const;
+    connection* find(std::uint32_t conn) const;  // nullptr for a free id
+    void note_closed(connection& c);             // reached CLOSED: freed once released
+    void free_closed_connections();              // at the end of each entry point (reschedule_timer)
+    void free_connection(connection& c);
+    boost::json::object connection_report(const connection& c) const;
+    void report_connections(boost::json::object& out) const;
+    std::set<std::uint32_t> free_ids_;
+    std::vector<std::uint32_t> to_free_;
+    std::uint32_t live_connections_ = 0;
+    std::uint64_t connections_opened_ = 0, connections_freed_ = 0, table_full_refusals_ = 0, no_region_refusals_ = 0;
+    // Freed connections' report entries by opening order (the first few hundred), and their sums.
+    std::map<std::uint64_t, boost::json::object> closed_reports_;
+    std::uint64_t closed_not_listed_ = 0, closed_peak_sum_ = 0, closed_tx_peak_sum_ = 0;
     std::uint64_t next_iss();
     void handle_arp(const std::uint8_t* frame, std::size_t len, sc_core::sc_time& delay);
     // Keeps a finished frame until `ip` is resolved (asking for it if not asked recently).

@@ -57,6 +57,12 @@ public:
     std::uint64_t rx_buffered_peak = 0;  // the most of them at once (the shared pool's peak is the buffer's)
     std::uint64_t sent_high = 0;    // send-stream offset below which every byte went out at least once
     bool tx_waiting = false;        // in the engine's queue of connections waiting for link room
+    // Lifecycle (tcp_engine_connections.cpp): who holds the id and when it can be freed.
+    std::uint64_t serial = 0;  // opening order over the engine's life (ids are reused, serials not)
+    bool owned = false;        // an owner holds the id: the caller of tcp_connect, or the firmware
+                               // once a passive connection was reported established
+    bool released = false;     // the owner let it go (tcp_release): freed once closed
+    bool finished = false;     // closed (or an unowned passive one reset back to LISTEN)
     bool touched = false;           // in the engine's list of connections to re-index
     std::uint64_t indexed_deadline = std::numeric_limits<std::uint64_t>::max();  // its key in deadlines_
     // Link-paced generation: when each append's bytes were there (its end offset, its time), so that
@@ -122,12 +128,25 @@ public:
     void state_changed(tcp::State from, tcp::State to) override {
         RNIC_LOG_AT(debug, toe, to_ps(sc_core::sc_time_stamp() + ctx_delay), engine_.name(),
                     "connection " << id_ << ": " << tcp::to_string(from) << " -> " << tcp::to_string(to));
-        if (to == tcp::State::established) {
+        // Once released, the owner hears nothing more of it (it may be gone, and the id may soon
+        // name another connection).
+        if (released) {
+            // nothing reported
+        } else if (to == tcp::State::established) {
+            owned = true;  // a passive connection becomes the firmware's when it hears of it
             engine_.conn_events_out->on_tcp_event(id_, toe_event::established, local_port_);
         } else if (to == tcp::State::closed || to == tcp::State::close_wait) {
             // CLOSE-WAIT: the peer closed its direction; the RDMAP stream is over (RFC 5040 §6.2).
             engine_.conn_events_out->on_tcp_event(
                 id_, from == tcp::State::syn_sent ? toe_event::failed : toe_event::closed, local_port_);
+        }
+        // A passive connection that never got established was never anyone's: free it at once, also
+        // when a reset sent it back to LISTEN (RFC 9293 §3.10.7.4; the engine's listening ports
+        // answer that peer's next SYN with a fresh connection).
+        if (to == tcp::State::closed || (to == tcp::State::listen && from == tcp::State::syn_received && !owned)) {
+            if (!owned) released = true;
+            finished = true;
+            engine_.note_closed(*this);
         }
     }
 

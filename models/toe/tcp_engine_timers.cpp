@@ -35,6 +35,7 @@ void tcp_engine::index_deadlines() {
 }
 
 void tcp_engine::reschedule_timer() {
+    free_closed_connections();
     index_deadlines();
     if (deadlines_.empty()) return;
     const std::uint64_t next = deadlines_.begin()->first;
@@ -57,10 +58,10 @@ void tcp_engine::timer_method() {
     for (auto it = deadlines_.begin(); it != deadlines_.end() && it->first <= now; ++it) due.push_back(it->second);
     std::sort(due.begin(), due.end());
     for (const std::uint32_t id : due) {
-        connection& c = *conns_[id];
-        if (static_cast<const connection&>(c).tcp().next_deadline() <= now) {
-            c.ctx_delay = sc_core::SC_ZERO_TIME;
-            c.tcp().on_timer(now);
+        connection* c = find(id);
+        if (c != nullptr && static_cast<const connection&>(*c).tcp().next_deadline() <= now) {
+            c->ctx_delay = sc_core::SC_ZERO_TIME;
+            c->tcp().on_timer(now);
         }
     }
     reschedule_timer();

@@ -15,7 +15,9 @@ struct tcp_open_params {
     std::uint16_t local_port = 0;
 };
 
-enum class toe_event : std::uint8_t { established, closed, reset, failed };
+// released: the connection was freed (closed and released by its owner); its id may name the next
+// connection, so whatever still waits to be told about the old one must be dropped.
+enum class toe_event : std::uint8_t { established, closed, reset, failed, released };
 
 class toe_ctl_if : public virtual sc_core::sc_interface {
 public:
@@ -24,6 +26,11 @@ public:
     // Passive open on a port; connections that arrive are reported as established with their id.
     virtual bool tcp_listen(std::uint16_t port) = 0;
     virtual void tcp_close(std::uint32_t conn) = 0;
+    // The caller owned `conn` (the firmware until a QP takes it, then the QP) and is done with it:
+    // once the connection is closed (at once, or after its FIN exchange, TIME-WAIT or a reset) its
+    // table slot, its send region and its id are freed, and the id may name a later connection.
+    // Closing does not release: a closed connection's id stays valid until its owner lets it go.
+    virtual void tcp_release(std::uint32_t conn) = 0;
     // Bytes that stream_tx_in will accept now on `conn`.
     virtual std::size_t tcp_send_space(std::uint32_t conn) const = 0;
     virtual std::uint16_t tcp_effective_mss(std::uint32_t conn) const = 0;

@@ -24,7 +24,6 @@ constexpr std::uint32_t kIrd = 4;
 // Host b: staging slots for raw ULPDUs, and the well-behaved QP's write source and read sink.
 constexpr std::uint64_t kSlot = 8192, kSlots = 64, kGoodSrc = kSlot * kSlots, kGoodSink = kGoodSrc + kLenOpd;
 constexpr std::uint64_t kPeerBuffer = kGoodSink + kLenOpd;
-constexpr std::uint64_t kTimeWaitPs = 1'100'000'000;  // > tcp::Config::time_wait_ns (1 ms)
 
 std::vector<std::uint8_t> pattern(std::uint64_t seed, std::uint64_t tag, std::size_t len) {
     std::vector<std::uint8_t> v(len);
@@ -114,6 +113,8 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
     target_.recv_len = kRecvLen;
     target_.ird = kIrd;
     target_.max_payload = cfg_.max_payload;
+    target_.send_buffer = cfg_.target_send_buffer;
+    target_.max_fpdus = kSlots;
     target_ip_ = station.ipv4;
     good_region_ = arena_ + off_opd;
     good_len_ = kLenOpd;
@@ -169,7 +170,7 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
         drv::work_completion err;
         const bool seen = poll_until(ctx, bus, cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
                                      cfg_.answer_timeout_ps, &err);
-        judge(episodes_.at(e), seen ? &err : nullptr);
+        judge(e, seen ? &err : nullptr);
         if (!seen) ctx.modify_qp_to_error(qp);
         poll_until(ctx, bus, cq, [](const drv::work_completion&) { return false; }, 0, nullptr);  // drain
         if (ctx.destroy_qp(qp) != drv::status::ok) findings_.push_back("episode " + std::to_string(e) + ": destroy_qp refused");
@@ -182,7 +183,8 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
     on_done_();
 }
 
-void hostile::judge(episode& ep, const drv::work_completion* err) {
+void hostile::judge(std::uint64_t index, const drv::work_completion* err) {
+    episode& ep = episodes_.at(index);
     class_count& c = classes_[ep.cls];
     ++c.sent;
     if (err == nullptr) {
@@ -215,7 +217,8 @@ void hostile::judge(episode& ep, const drv::work_completion* err) {
             const std::string want = ep.expect.what == kind::terminate
                                          ? "Terminate " + attack::term_text(ep.expect.layer, ep.expect.etype, ep.expect.code)
                                          : "an answer";
-            findings_.push_back(ep.cls + ": expected " + want + ", got " + ep.outcome);
+            findings_.push_back("episode " + std::to_string(index) + ", " + ep.cls + ": expected " + want + ", got " +
+                                ep.outcome);
         }
     }
 }
@@ -310,11 +313,6 @@ void hostile::server(drv::host_bus& bus, const drv::station_config& station) {
         ep.expect = cfg_.mode == "mutate" ? attack::expectation{attack::expectation::kind::unknown} : batch.back().expect;
         episodes_.push_back(ep);
         oob_.wait_for("ready-" + std::to_string(e));
-        // Closed connections keep their NIC buffer regions through TIME-WAIT (1 ms): with the default
-        // 4 MiB of buffer memory and 256 KiB send regions, 15 connections fit. Every 8 episodes the
-        // peer waits for the closed ones to go (else the 16th connection stalls in MPA negotiation
-        // until rnic.mpa.timeout: see docs/reliability.md, findings).
-        if (e > 0 && e % 8 == 0) bus.spend(kTimeWaitPs);
         drv::queue_pair* qp = nullptr;
         const auto local_port = static_cast<std::uint16_t>(41000 + e % 20000);
         if (ctx.create_qp(pd, cq, cq, kSlots, 16, &qp) != drv::status::ok ||

@@ -39,6 +39,7 @@ struct hostile_config {
     std::uint64_t seed = 1;
     std::uint16_t port = 18515;
     std::uint64_t poll_interval_ps = 50000;
+    std::uint64_t target_send_buffer = 256 * 1024;  // rnic.tcp.send_buffer: Read Responses it absorbs
 };
 
 class hostile : public host_workload {
@@ -67,7 +68,7 @@ private:
     bool poll_until(drv::context& ctx, drv::host_bus& bus, drv::completion_queue* cq,
                     const std::function<bool(const drv::work_completion&)>& pred, std::uint64_t budget_ps,
                     drv::work_completion* out);
-    void judge(episode& ep, const drv::work_completion* err);
+    void judge(std::uint64_t index, const drv::work_completion* err);  // episodes_[index]
     void check_memory();
 
     hostile_config cfg_;

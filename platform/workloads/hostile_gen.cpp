@@ -357,9 +357,13 @@ std::vector<fpdu> generator::episode(std::size_t max_good) {
         }
     }
     if (cls == "read_beyond_ird") {
-        // IRD + 1 large Reads back to back: the last finds every inbound slot taken (RFC 5040 §6.1).
+        // Large Reads back to back until one finds every inbound slot taken (RFC 5040 §6.1). A
+        // Read's slot is free again once its Response is in the TCP send stream, so the burst first
+        // fills that stream (send_buffer / length Reads), then asks 4 x IRD more, more than the
+        // link can drain while they arrive. Fewer can all be answered in time: no violation then.
         const region& w = t_.writable;
-        const std::uint32_t burst = 4 * t_.ird;  // more than can be answered while they arrive
+        const std::uint64_t wanted = (t_.send_buffer + w.length - 1) / w.length + 4 * t_.ird;
+        const auto burst = static_cast<std::uint32_t>(std::min<std::uint64_t>(wanted, t_.max_fpdus - out.size()));
         for (std::uint32_t i = 0; i < burst; ++i) {
             fpdu f = read_request(i + 1 < burst ? "good_read_request" : cls, w.stag, w.to,
                                   static_cast<std::uint32_t>(w.length), 1, s_.req_msn++);

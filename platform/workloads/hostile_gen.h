@@ -35,6 +35,8 @@ struct target {
     std::uint32_t recv_len = 256;  // bytes each
     std::uint32_t ird = 4;         // inbound Read/Atomic Requests the target accepts at once
     std::size_t max_payload = 1024;  // payload bytes per ULPDU the peer's NIC can frame
+    std::uint64_t send_buffer = 256 * 1024;  // the target's TCP send stream: Read Responses it absorbs
+    std::size_t max_fpdus = 64;              // ULPDUs the peer can post in one episode
 };
 
 // The answer a ULPDU is owed.

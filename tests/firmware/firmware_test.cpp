@@ -48,7 +48,7 @@ public:
     void set_startup(std::uint32_t conn, std::vector<std::uint8_t> bytes) { startup_[conn] = std::move(bytes); }
 
     // ---- what the firmware did ----
-    std::vector<std::uint32_t> closed;
+    std::vector<std::uint32_t> closed, released;
     std::map<std::uint32_t, std::vector<std::uint8_t>> sent_startup;
     std::vector<std::uint32_t> connected_qps;
 
@@ -115,6 +115,7 @@ public:
     int tcp_connect(std::uint32_t, std::uint16_t, std::uint16_t) override { return 7; }
     bool tcp_listen(std::uint16_t) override { return true; }
     void tcp_close(std::uint32_t conn) override { closed.push_back(conn); }
+    void tcp_release(std::uint32_t conn) override { released.push_back(conn); }
     std::uint16_t tcp_effective_mss(std::uint32_t) const override { return 1460; }
     bool send_startup(std::uint32_t conn, const std::vector<std::uint8_t>& bytes) override {
         sent_startup[conn] = bytes;
@@ -169,6 +170,36 @@ TEST(FirmwareBacklog, PeerThatNeverSendsItsRequestIsClosedAfterTheTimeout) {
     EXPECT_EQ(h.status_of(0), regmap::cmd_status::ok);
     ASSERT_EQ(h.closed.size(), 1u);
     EXPECT_EQ(h.closed[0], 3u);
+    EXPECT_EQ(h.released, h.closed);  // no QP took it: the TCP engine may free it once closed
+}
+
+TEST(FirmwareLifecycle, RejectedRequestClosesAndReleasesTheConnection) {
+    scripted_hal h;
+    h.command(0, regmap::command::reject, {0, kPort, 0, 0, 0, 0});
+    h.set_startup(4, request_bytes());
+    h.at(1 * kMs, {event_kind::tcp_established, 4, kPort});
+    h.at(1 * kMs, {event_kind::startup_bytes, 4, 0});
+    run(h);
+    ASSERT_EQ(h.sent_startup.count(4), 1u);
+    const auto rep = mpa::decode(h.sent_startup[4].data(), h.sent_startup[4].size(), nullptr);
+    ASSERT_TRUE(rep);
+    EXPECT_TRUE(rep->reject);
+    EXPECT_EQ(h.closed, std::vector<std::uint32_t>{4});
+    EXPECT_EQ(h.released, std::vector<std::uint32_t>{4});
+    EXPECT_TRUE(h.connected_qps.empty());
+}
+
+TEST(FirmwareLifecycle, ConnectionLostDuringNegotiationIsClosedAndReleased) {
+    // The peer closes after the handshake, before its MPA Request: our half closes too (no
+    // CLOSE-WAIT left behind), the accept fails, and the connection goes back to the TCP engine.
+    scripted_hal h;
+    h.command(0, regmap::command::accept, {5, kPort, 0, 0, 0, 0});
+    h.at(1 * kMs, {event_kind::tcp_established, 6, kPort});
+    h.at(2 * kMs, {event_kind::tcp_closed, 6, 0});
+    run(h);
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::connection_refused);
+    EXPECT_EQ(h.closed, std::vector<std::uint32_t>{6});
+    EXPECT_EQ(h.released, std::vector<std::uint32_t>{6});
 }
 
 TEST(FirmwareBacklog, PeerWhoseRequestArrivedWaitsForTheAcceptPastTheTimeout) {

@@ -67,6 +67,34 @@ TEST(HostilePeer, SameSeedSameResults) {
     EXPECT_EQ(a.at("simulated_time_ps"), b.at("simulated_time_ps"));
 }
 
+TEST(HostilePeer, LongRunReusesConnectionsAndDriverMemory) {
+    // 400 episodes: 401 connections on each NIC, far more than its 16 send regions (4 MiB of buffer
+    // memory, 256 KiB each) or a bump allocator's rings would allow. Closed connections are freed
+    // once their QPs are destroyed, and their ids, regions and ring memory serve the next ones.
+    sim_run r;
+    const boost::json::value v =
+        hostile_run("long", {"--set", "workload.hostile.episodes=400", "--seed", "6"}, &r);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
+    const boost::json::value& h = v.at("hostile");
+    EXPECT_EQ(u64(h, "episodes"), 400u);
+    EXPECT_EQ(u64(h, "answered_as_required"), 400u) << boost::json::serialize(h.at("findings"));
+    EXPECT_EQ(u64(h, "bytes_outside_grants"), 0u);
+    EXPECT_TRUE(h.at("good_qp").at("ok").as_bool());
+    for (const char* nic : {"a.rnic", "b.rnic"}) {
+        const boost::json::value& toe = v.at("modules").at(nic).at("toe");
+        EXPECT_EQ(u64(toe, "connections_opened"), 401u) << nic;
+        EXPECT_GE(u64(toe, "connections_freed"), 380u) << nic;  // the last few may be in TIME-WAIT
+        std::uint64_t highest_id = 0;
+        for (const auto& c : toe.at("connections").as_array()) highest_id = std::max(highest_id, u64(c, "id"));
+        EXPECT_LT(highest_id, 16u) << nic;  // ids are table slots, reused
+        // The results list the first 256 freed connections and every live one; the rest are counted.
+        const std::uint64_t freed = u64(toe, "connections_freed");
+        EXPECT_EQ(u64(toe, "connections_closed_not_listed"), freed - 256u) << nic;
+        EXPECT_EQ(toe.at("connections").as_array().size(), 256u + (401u - freed)) << nic;
+    }
+}
+
 TEST(HostilePeer, BadScenarioValuesAreRefusedByName) {
     for (const std::string bad : {"workload.hostile.mode=fuzz", "workload.hostile.episodes=0",
                                    "workload.hostile.max_payload=4KiB", "workload.hostile.answer_timeout=0ns"}) {

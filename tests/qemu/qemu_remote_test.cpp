@@ -39,6 +39,7 @@ public:
     void mem_read(std::uint64_t, void*, std::size_t) override {}
     void mem_write(std::uint64_t, const void*, std::size_t) override {}
     std::uint64_t dma_alloc(std::size_t, std::size_t) override { return 0; }
+    void dma_free(std::uint64_t) override {}
     bool wait_interrupt(unsigned, std::uint64_t) override { return false; }
     void spend(std::uint64_t ps) override { now += ps; }
     std::uint64_t now_ps() override { return now; }

@@ -39,6 +39,7 @@ struct engine_stubs : sc_core::sc_module, rdma_ctl_if, toe_ctl_if, framer_ctl_if
     std::map<std::uint32_t, std::uint32_t> regs;
     std::vector<cq_config> cqs;
     std::vector<std::uint32_t> failed_streams;
+    std::vector<std::uint32_t> released;
     std::vector<tcp_open_params> connects;
     std::vector<std::uint8_t> empty;
     explicit engine_stubs(const sc_core::sc_module_name& n) : sc_module(n) {}
@@ -73,6 +74,7 @@ struct engine_stubs : sc_core::sc_module, rdma_ctl_if, toe_ctl_if, framer_ctl_if
     }
     bool tcp_listen(std::uint16_t) override { return true; }
     void tcp_close(std::uint32_t) override {}
+    void tcp_release(std::uint32_t conn) override { released.push_back(conn); }
     std::size_t tcp_send_space(std::uint32_t) const override { return 1 << 20; }
     std::uint16_t tcp_effective_mss(std::uint32_t) const override { return 1460; }
     std::uint16_t tcp_local_port(std::uint32_t) const override { return 50000; }

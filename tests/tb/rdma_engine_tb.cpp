@@ -62,11 +62,12 @@ struct host_mem : sc_core::sc_module {
 
 // The TCP engine as the RDMA engine sees it: room for everything, closes recorded.
 struct toe_stub : sc_core::sc_module, toe_ctl_if {
-    std::vector<std::uint32_t> closed;
+    std::vector<std::uint32_t> closed, released;
     explicit toe_stub(const sc_core::sc_module_name& n) : sc_module(n) {}
     int tcp_connect(const tcp_open_params&) override { return -1; }
     bool tcp_listen(std::uint16_t) override { return false; }
     void tcp_close(std::uint32_t conn) override { closed.push_back(conn); }
+    void tcp_release(std::uint32_t conn) override { released.push_back(conn); }
     std::size_t tcp_send_space(std::uint32_t) const override { return 1 << 20; }
     std::uint16_t tcp_effective_mss(std::uint32_t) const override { return 1460; }
     std::uint16_t tcp_local_port(std::uint32_t) const override { return 0; }
@@ -320,6 +321,23 @@ TEST(RdmaEngineTb, WriteToAnUnknownStagIsTerminatedAndNotPlaced) {
     // STag index 0x3f was never registered (the low 8 bits are the key).
     expect_rejected_write(b, tagged_write((b.stag & 0xff) | 0x3f00, 0, pattern(64, 1)),
                           {ddp::TermLayer::ddp, ddp::term::kDdpTaggedBuffer, ddp::term::kDdpTaggedInvalidStag});
+}
+
+TEST(RdmaEngineTb, DestroyingAQpInErrorReleasesItsConnectionOnce) {
+    rdma_bench b("b");
+    // The QP's stream dies (a Write to an unknown STag): Error, and its connection is closed ...
+    b.deliver(tagged_write((b.stag & 0xff) | 0x3f00, 0, pattern(64, 1)));
+    ASSERT_EQ(b.qp_state(), static_cast<std::uint8_t>(regmap::qp_state::error));
+    EXPECT_EQ(b.toe.closed, std::vector<std::uint32_t>{kConn});
+    // ... but stays the QP's until the QP is destroyed: only then may the TCP engine reuse its id.
+    EXPECT_TRUE(b.toe.released.empty());
+    ASSERT_EQ(b.rdma.destroy_qp(b.qpn), 0);
+    EXPECT_EQ(b.toe.released, std::vector<std::uint32_t>{kConn});
+    // A QP that never ran on a connection releases none.
+    const int idle = b.rdma.create_qp({kSqRing, 16, kRqRing, 16, b.cqn, b.cqn, kPd});
+    ASSERT_GE(idle, 0);
+    ASSERT_EQ(b.rdma.destroy_qp(static_cast<std::uint32_t>(idle)), 0);
+    EXPECT_EQ(b.toe.released.size(), 1u);
 }
 
 TEST(RdmaEngineTb, WritePastTheRegionIsABoundsError) {

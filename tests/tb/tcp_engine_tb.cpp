@@ -34,6 +34,7 @@ struct toe_stubs : sc_core::sc_module, toe_conn_events_if, toe_tx_progress_if, f
     std::vector<std::pair<std::uint32_t, toe_event>> events;
     std::vector<std::uint64_t> acked;  // acknowledged send-stream offsets, as reported
     std::uint64_t offered = 0;         // out-of-order segments offered for placement
+    std::vector<std::uint32_t> released;  // connections the engine freed (connection_released)
     explicit toe_stubs(const sc_core::sc_module_name& n) : sc_module(n) {}
     void on_tcp_event(std::uint32_t conn, toe_event ev, std::uint16_t) override { events.emplace_back(conn, ev); }
     void on_tx_acked(std::uint32_t, std::uint64_t off, const sc_core::sc_time&) override { acked.push_back(off); }
@@ -48,6 +49,7 @@ struct toe_stubs : sc_core::sc_module, toe_conn_events_if, toe_tx_progress_if, f
     }
     std::size_t split_fpdu_reach(std::uint32_t) const override { return 0; }
     std::uint64_t placed_pending(std::uint32_t) const override { return 0; }
+    void connection_released(std::uint32_t conn) override { released.push_back(conn); }
 };
 
 struct toe_bench : sc_core::sc_module {
@@ -58,6 +60,7 @@ struct toe_bench : sc_core::sc_module {
     toe_stubs stubs;
     std::uint32_t nic_iss = 0;  // learnt from the SYN-ACK
     std::uint32_t conn = 0;
+    std::uint16_t peer_port = kPeerPort;  // the source port of peer_sends
 
     explicit toe_bench(const sc_core::sc_module_name& n, tcp_engine_params p = tcp_engine_params{})
         : sc_module(n), buffer("buffer", buffer_memory_params{}), toe("toe", p, buffer), wire("wire"),
@@ -82,7 +85,7 @@ struct toe_bench : sc_core::sc_module {
         ip.src = kPeerIp;
         ip.dst = kNicIp;
         net::TcpHeader t;
-        t.src_port = kPeerPort;
+        t.src_port = peer_port;
         t.dst_port = kNicPort;
         t.seq = seq;
         t.ack = ack;
@@ -127,7 +130,21 @@ struct toe_bench : sc_core::sc_module {
     std::uint64_t stat(const char* key) const {
         boost::json::object o;
         toe.report_stats(o);
-        return o[key].to_number<std::uint64_t>();
+        return o.contains(key) ? o[key].to_number<std::uint64_t>() : 0;
+    }
+    boost::json::array connections() const {
+        boost::json::object o;
+        toe.report_stats(o);
+        return o["connections"].as_array();
+    }
+    // Both directions closed, the peer first: its FIN, our close, its ACK of our FIN.
+    void passive_close() {
+        peer_sends(net::tcp_flags::fin | net::tcp_flags::ack, kPeerIss + 1, nic_iss + 1);
+        sc_core::sc_start(us(10));
+        toe.tcp_close(conn);
+        sc_core::sc_start(us(10));
+        peer_sends(net::tcp_flags::ack, kPeerIss + 2, nic_iss + 2);
+        sc_core::sc_start(us(10));
     }
 };
 
@@ -300,6 +317,101 @@ TEST(TcpEngineTb, CorruptChecksumIsDroppedAndCounted) {
     sc_core::sc_start(us(10));
     EXPECT_TRUE(b.rx_out.items.empty());
     EXPECT_EQ(b.stat("rx_bad_frames"), 1u);
+}
+
+// ---- connection lifecycle: a closed connection released by its owner is freed -------------
+
+TEST(TcpEngineTb, ClosedConnectionIsFreedOnlyWhenReleasedAndItsIdServesTheNextConnection) {
+    toe_bench b("b");
+    const std::uint64_t all_free = b.buffer.rx_free();
+    b.handshake();
+    const std::uint32_t first = b.conn;
+    EXPECT_EQ(b.buffer.rx_free(), all_free - tcp_engine_params{}.send_buffer);  // its send region
+    b.passive_close();
+    ASSERT_EQ(b.connections().at(0).as_object().at("state").as_string(), "CLOSED");
+    // Closed but still its owner's: the id stays valid and nothing is freed.
+    EXPECT_EQ(b.toe.tcp_local_port(first), kNicPort);
+    EXPECT_TRUE(b.stubs.released.empty());
+    EXPECT_EQ(b.stat("connections_freed"), 0u);
+    b.toe.tcp_release(first);
+    EXPECT_EQ(b.stubs.released, std::vector<std::uint32_t>{first});  // the framer forgets it
+    EXPECT_EQ(b.toe.tcp_local_port(first), 0u);                        // the id names nothing now
+    EXPECT_EQ(b.buffer.rx_free(), all_free);                            // the region is back
+    // A new peer connection takes the freed id and starts clean.
+    b.peer_port = kPeerPort + 1;
+    b.stubs.events.clear();
+    b.eth_out.items.clear();
+    b.handshake();
+    EXPECT_EQ(b.conn, first);
+    EXPECT_EQ(b.toe.tcp_local_port(b.conn), kNicPort);
+    // Both stay in the results, in the order they were opened.
+    const boost::json::array conns = b.connections();
+    ASSERT_EQ(conns.size(), 2u);
+    EXPECT_EQ(conns[0].as_object().at("state").as_string(), "CLOSED");
+    EXPECT_EQ(conns[0].as_object().at("remote_port").to_number<int>(), kPeerPort);
+    EXPECT_EQ(conns[1].as_object().at("state").as_string(), "ESTABLISHED");
+    EXPECT_EQ(conns[1].as_object().at("remote_port").to_number<int>(), kPeerPort + 1);
+    EXPECT_EQ(b.stat("connections_opened"), 2u);
+    EXPECT_EQ(b.stat("connections_freed"), 1u);
+}
+
+TEST(TcpEngineTb, ReleasedWhileClosingIsFreedAfterTimeWait) {
+    toe_bench b("b");
+    b.handshake();
+    // We close first: FIN-WAIT-1; the owner lets go at once (as a QP's graceful close does).
+    b.toe.tcp_close(b.conn);
+    b.toe.tcp_release(b.conn);
+    sc_core::sc_start(us(10));
+    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, b.nic_iss + 2);  // our FIN acknowledged
+    b.peer_sends(net::tcp_flags::fin | net::tcp_flags::ack, kPeerIss + 1, b.nic_iss + 2);
+    sc_core::sc_start(us(10));
+    EXPECT_EQ(b.connections().at(0).as_object().at("state").as_string(), "TIME-WAIT");
+    EXPECT_TRUE(b.stubs.released.empty());  // TIME-WAIT still holds the connection (RFC 9293 §3.6.1)
+    sc_core::sc_start(us(1100));            // 2MSL of the model: 1 ms
+    EXPECT_EQ(b.stubs.released, std::vector<std::uint32_t>{b.conn});
+    EXPECT_EQ(b.stat("connections_freed"), 1u);
+}
+
+TEST(TcpEngineTb, PassiveConnectionResetBeforeEstablishedIsFreedWithoutAnOwner) {
+    toe_bench b("b");
+    b.toe.tcp_listen(kNicPort);
+    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    sc_core::sc_start(us(1));
+    ASSERT_EQ(b.eth_out.items.size(), 1u);  // SYN-ACK
+    b.peer_sends(net::tcp_flags::rst, kPeerIss + 1, 0);
+    sc_core::sc_start(us(10));
+    // Nobody ever heard of it (no established event), so nobody has to release it: freed at once.
+    ASSERT_EQ(b.stubs.events.size(), 1u);
+    EXPECT_EQ(b.stubs.events[0].second, toe_event::released);
+    ASSERT_EQ(b.stubs.released.size(), 1u);
+    EXPECT_EQ(b.stat("connections_freed"), 1u);
+}
+
+TEST(TcpEngineTb, FullConnectionTableRefusesNewConnectionsUntilOneIsFreed) {
+    tcp_engine_params p;
+    p.max_connections = 1;
+    toe_bench b("b", p);
+    b.handshake();
+    const std::uint32_t first = b.conn;
+    // A second peer: no slot, its SYN is dropped and counted.
+    b.peer_port = kPeerPort + 1;
+    const std::size_t frames = b.eth_out.items.size();
+    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    sc_core::sc_start(us(10));
+    EXPECT_EQ(b.eth_out.items.size(), frames);
+    EXPECT_EQ(b.stat("connections_refused_table_full"), 1u);
+    EXPECT_EQ(b.toe.tcp_connect({kPeerIp, 5000, 6000}), -1);
+    EXPECT_EQ(b.stat("connections_refused_table_full"), 2u);
+    // The first one closes and is released: the slot serves the second peer's next SYN.
+    b.peer_port = kPeerPort;
+    b.passive_close();
+    b.toe.tcp_release(first);
+    b.peer_port = kPeerPort + 1;
+    b.stubs.events.clear();
+    b.eth_out.items.clear();
+    b.handshake();
+    EXPECT_EQ(b.conn, first);
+    EXPECT_EQ(b.stat("connections_refused_table_full"), 2u);
 }
 
 }  // namespace
