@@ -23,6 +23,12 @@ void declare_simulation(config::Node& root) {
     sim.integer("seed", 1, "Seed of every random choice (TCP initial sequence numbers, payload patterns); --seed overrides", 0);
     sim.time("quantum", "1us", "Global TLM quantum: how far a host CPU may run ahead before it synchronises", 1_ns, 1_ms);
     sim.time("time_limit", "10s", "Simulated-time limit; the run stops there even if the workload is not done", 1_us, 3600_s);
+    sim.time("watchdog", "1s",
+             "Stuck-run watchdog: a run whose NICs take no work request, write no completion, send or receive no "
+             "frame and execute no firmware command for this long while the workload is not done stops with "
+             "status 'stuck' (exit 1) and a diagnostic dump (results key watchdog); 0 turns it off. Off with a "
+             "real peer or a QEMU guest",
+             0_ns, 3600_s);
 }
 
 void declare_link(config::Node& root) {

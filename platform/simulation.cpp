@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <stdexcept>
 
 #include "build_params.h"
@@ -191,6 +192,8 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
                                                         st[server].ipv4);
     }
     fabric_workload* wl = workload_.get();
+    // A real peer or guest runs on wall time: its silences are not the model's.
+    if (!real_peer && !qemu_guest) watchdog_interval_ps_ = scenario.get_time_ps("simulation.watchdog");
     for (int i = 0; i < n; ++i) {
         if (!wl->has_program(i) || (real_peer && i == 1) || (qemu_guest && i == 0)) continue;
         hosts_[static_cast<std::size_t>(i)]->cpu.set_program(
@@ -200,9 +203,51 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
 
 simulation::~simulation() = default;
 
+void simulation::record_stuck(std::uint64_t last_progress_ps) {
+    stuck_dump_["stopped_at_ps"] = to_ps(sc_core::sc_time_stamp());
+    stuck_dump_["last_progress_ps"] = last_progress_ps;
+    boost::json::object hosts;
+    std::cerr << "watchdog: no progress since " << last_progress_ps / 1'000'000
+              << " us, stopped at " << to_ps(sc_core::sc_time_stamp()) / 1'000'000 << " us\n";
+    for (const auto& h : hosts_) {
+        boost::json::object d;
+        h->nic.report_diagnostics(d);
+        std::cerr << "  host " << h->name() << ": buffer occupancy " << d["buffer_occupancy_bytes"]
+                  << " bytes, firmware commands " << d["firmware_commands_executed"] << "\n";
+        for (const auto& q : d["qps"].as_array()) std::cerr << "    QP " << boost::json::serialize(q) << "\n";
+        for (const auto& c : d["tcp_connections"].as_array())
+            std::cerr << "    TCP " << boost::json::serialize(c) << "\n";
+        hosts[h->name()] = std::move(d);
+    }
+    stuck_dump_["hosts"] = std::move(hosts);
+}
+
+std::uint64_t simulation::progress() const {
+    std::uint64_t sum = 0;
+    for (const auto& h : hosts_) sum += h->nic.progress();
+    return sum;
+}
+
 bool simulation::run() {
     tlm::tlm_global_quantum::instance().set(from_ps(scenario_.get_time_ps("simulation.quantum")));
-    sc_core::sc_start(from_ps(scenario_.get_time_ps("simulation.time_limit")));
+    const sc_core::sc_time limit = from_ps(scenario_.get_time_ps("simulation.time_limit"));
+    if (watchdog_interval_ps_ == 0) {
+        sc_core::sc_start(limit);
+    } else {
+        // In slices of the watchdog interval, looking at the progress between them.
+        const sc_core::sc_time slice = from_ps(watchdog_interval_ps_);
+        stall_detector watchdog;
+        watchdog.look(progress(), 0, true);
+        while (sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_time_stamp() < limit) {
+            sc_core::sc_start(std::min(slice, limit - sc_core::sc_time_stamp()));
+            if (sc_core::sc_get_status() == sc_core::SC_STOPPED || done_) break;
+            if (watchdog.look(progress(), to_ps(sc_core::sc_time_stamp()), !done_)) {
+                stuck_ = true;
+                record_stuck(watchdog.last_progress_ps());
+                break;
+            }
+        }
+    }
     pcap_.close();
     const write_bw_result& r = workload_->result();
     bool ok = done_ && r.finished;
@@ -236,6 +281,11 @@ boost::json::object simulation::results() const {
     std::string status = "ok";
     if (!r.error.empty()) status = "failed";
     else if (qemu_ && !done_) status = "incomplete: QEMU closed the connection before the workload finished";
+    else if (stuck_) {
+        status = "stuck: no work request, completion, frame or firmware command for " +
+                 std::to_string(scenario_.get_time_ps("simulation.watchdog") / 1'000'000) +
+                 " us while the workload was not done (simulation.watchdog)";
+    }
     else if (!done_ || !r.finished) status = "incomplete: time limit reached";
 
     boost::json::object wl;
@@ -297,6 +347,7 @@ boost::json::object simulation::results() const {
     out["integrity"] = {{"ok", integrity_ok}, {"bytes_checked", checked}, {"bytes_mismatched", mismatched}};
     if (!integrity_ok && status == "ok") status = "integrity check failed";
     out["status"] = status;
+    if (!stuck_dump_.empty()) out["watchdog"] = stuck_dump_;
 
     boost::json::object modules;
     for (const auto& h : hosts_) {

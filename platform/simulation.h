@@ -15,6 +15,7 @@
 #include "link/socket_bridge.h"
 #include "oob.h"
 #include "proto/pcap.h"
+#include "watchdog.h"
 #include "qemu/guest_ram.h"
 #include "qemu/qemu_remote.h"
 #include "fabric.h"
@@ -50,6 +51,14 @@ public:
     double simulated_seconds() const;
 
 private:
+    // The stuck-run watchdog (simulation.watchdog; 0: off): the NICs' progress count, and the dump
+    // of every host's outstanding work when a run is stuck, for the results and stderr.
+    std::uint64_t progress() const;
+    void record_stuck(std::uint64_t last_progress_ps);
+    std::uint64_t watchdog_interval_ps_ = 0;
+    bool stuck_ = false;
+    boost::json::object stuck_dump_;
+
     const config::Scenario& scenario_;
     std::vector<std::unique_ptr<host_system>> hosts_;
     std::unique_ptr<ethernet_link> link_;         // back_to_back

@@ -104,6 +104,7 @@ public:
     void command_doorbell(const sc_core::sc_time& delay) override;
 
     void report_stats(boost::json::object& out) const override;
+    std::uint64_t commands_executed() const { return firmware_->commands_executed(); }
 
 private:
     void firmware_thread();

@@ -316,4 +316,31 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     // The context module's statistics follow in this object (rnic_device::report_stats).
 }
 
+void rdma_engine::report_diagnostics(boost::json::object& out) const {
+    boost::json::array qps;
+    for (std::uint32_t i = 0; i < ctx_out->qp_slots(); ++i) {
+        const qp_context* qp = ctx_out->qp(i);
+        if (qp == nullptr) continue;
+        boost::json::object q{{"qpn", i},
+                              {"state", regmap::to_string(qp->state)},
+                              {"connection", ctx_out->qpn_of_connection(qp->conn) == static_cast<int>(i)
+                                                 ? boost::json::value(qp->conn)
+                                                 : boost::json::value(nullptr)},
+                              {"sq_posted_not_taken", qp->sq_producer - qp->sq_consumer},
+                              {"awaiting_completion", qp->pending.size()},
+                              {"rq_posted", qp->rq_producer - qp->rq_consumer},
+                              {"reads_outstanding", qp->reads_outstanding},
+                              {"responses_queued", qp->responses.size()},
+                              {"held_for_first_fpdu", qp->hold_tx}};
+        if (qp->term.valid) {
+            q["last_terminate"] = boost::json::object{{"received", qp->term.received},
+                                                      {"layer", static_cast<int>(qp->term.layer)},
+                                                      {"etype", qp->term.etype},
+                                                      {"code", qp->term.code}};
+        }
+        qps.push_back(std::move(q));
+    }
+    out["qps"] = std::move(qps);
+}
+
 }  // namespace rnic

@@ -82,6 +82,7 @@ public:
     void llp_error(std::uint32_t conn, std::uint8_t mpa_code, const sc_core::sc_time& delay) override;
 
     void report_stats(boost::json::object& out) const override;
+    void report_diagnostics(boost::json::object& out) const override;
     // What the context module's per-operation statistics divide by (rnic_device::report_stats).
     std::uint64_t work_requests() const { return counters_.wqes; }
     std::uint64_t rx_ulpdus() const { return counters_.rx_segments; }

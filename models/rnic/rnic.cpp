@@ -181,6 +181,21 @@ void rnic_device::irq_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc
     irq_out->b_transport(gp, delay);
 }
 
+std::uint64_t rnic_device::progress() const {
+    const rdma_ctl_if::counter_snapshot r = rdma_->counters();
+    return r.wqes + r.cqes + toe_->frames() + cp_->commands_executed();
+}
+
+void rnic_device::report_diagnostics(boost::json::object& out) const {
+    boost::json::object rdma, toe;
+    rdma_->report_diagnostics(rdma);
+    toe_->report_diagnostics(toe);
+    out["qps"] = std::move(rdma["qps"]);
+    out["tcp_connections"] = std::move(toe["connections"]);
+    out["buffer_occupancy_bytes"] = buffer_->occupancy();
+    out["firmware_commands_executed"] = cp_->commands_executed();
+}
+
 void rnic_device::report_stats(boost::json::object& out) const {
     auto add = [&out](const char* key, const stats_reporter& r) {
         boost::json::object o;

@@ -52,6 +52,11 @@ public:
     tcp_engine& toe() { return *toe_; }
     // Every block's statistics, keyed by block name.
     void report_stats(boost::json::object& out) const override;
+    // What is outstanding in the blocks (the stuck-run watchdog's dump).
+    void report_diagnostics(boost::json::object& out) const override;
+    // Grows with every work request taken, completion written, frame sent or received and firmware
+    // command executed: unchanged over an interval means the NIC made no progress in it.
+    std::uint64_t progress() const;
 
     // regfile_if (the firmware's view of BAR0)
     std::uint32_t fw_read(std::uint32_t offset) const override;

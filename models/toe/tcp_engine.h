@@ -118,6 +118,8 @@ public:
     }
 
     void report_stats(boost::json::object& out) const override;
+    void report_diagnostics(boost::json::object& out) const override;
+    std::uint64_t frames() const { return tx_frames_ + rx_frames_; }  // progress, for the watchdog
 
 private:
     class connection;

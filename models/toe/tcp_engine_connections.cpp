@@ -193,6 +193,30 @@ boost::json::object tcp_engine::connection_report(const connection& c) const {
     return o;
 }
 
+void tcp_engine::report_diagnostics(boost::json::object& out) const {
+    boost::json::array conns;
+    for (const auto& c : conns_) {
+        if (c == nullptr) continue;
+        const tcp::Connection& t = c->tcp();
+        const std::uint64_t deadline = t.next_deadline();
+        conns.push_back({{"id", c->id()},
+                         {"state", tcp::to_string(t.state())},
+                         {"local_port", c->local_port()},
+                         {"remote_port", c->remote_port()},
+                         {"send_queued_bytes", c->appended() - t.send_stream_acked()},
+                         {"bytes_in_flight", t.bytes_in_flight()},
+                         {"cwnd", t.cwnd()},
+                         {"send_window", t.send_window()},
+                         {"receive_window", t.receive_window()},
+                         {"out_of_order_bytes", t.out_of_order_bytes()},
+                         {"next_timer_ns", deadline == std::numeric_limits<std::uint64_t>::max()
+                                               ? boost::json::value(nullptr)
+                                               : boost::json::value(deadline)},
+                         {"released", c->released}});
+    }
+    out["connections"] = std::move(conns);
+}
+
 void tcp_engine::report_connections(boost::json::object& out) const {
     // Every connection in the order it was opened: the freed ones as they were when freed (the
     // first kListedClosedConnections of them), then merged with the live ones by opening order.
