@@ -92,7 +92,13 @@ TEST(HostilePeer, LongRunReusesConnectionsAndDriverMemory) {
         const std::uint64_t freed = u64(toe, "connections_freed");
         EXPECT_EQ(u64(toe, "connections_closed_not_listed"), freed - 256u) << nic;
         EXPECT_EQ(toe.at("connections").as_array().size(), 256u + (401u - freed)) << nic;
+        // Nothing leaks: only the well-behaved QP is left, and buffer memory holds send regions
+        // for the live connections only (256 KiB each).
+        const boost::json::value& rnic = v.at("modules").at(nic);
+        EXPECT_EQ(rnic.at("rdma").at("qps").as_array().size(), 1u) << nic;
+        EXPECT_EQ(u64(rnic.at("buffer"), "tx_regions_bytes"), (401u - freed) * 256u * 1024u) << nic;
     }
+    for (const char* mem : {"a.mem", "b.mem"}) EXPECT_EQ(u64(v.at("modules").at(mem), "dma_refused"), 0u) << mem;
 }
 
 TEST(HostilePeer, BadScenarioValuesAreRefusedByName) {
