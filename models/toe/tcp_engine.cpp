@@ -490,6 +490,11 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     if (c == nullptr) {
         ++rx_no_connection_;
         RNIC_MLOG_D(debug, toe, delay, "no connection for a segment to port " << frame->tcp.dst_port);
+        // A SYN to a listening port that found no free slot is dropped (the peer retries, as with a
+        // full accept queue); anything else for no connection is answered with a reset.
+        const bool listened = std::find(listen_ports_.begin(), listen_ports_.end(), frame->tcp.dst_port) !=
+                              listen_ports_.end();
+        if (!(syn_only && listened)) send_reset_for(*frame, delay);
         return;
     }
     if (!admit_out_of_order(*c, *frame, gp.get_data_ptr() + frame->payload_offset, delay)) return;
@@ -514,6 +519,40 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     reschedule_timer();
 }
 
+void tcp_engine::send_reset_for(const net::ParsedTcpFrame& f, sc_core::sc_time& delay) {
+    // RFC 9293 §3.10.7.1 (no connection, state CLOSED): a reset is never answered; otherwise
+    // <SEQ=SEG.ACK><CTL=RST> when the segment carries an ACK, else <SEQ=0><ACK=SEG.SEQ+SEG.LEN>
+    // <CTL=RST,ACK>, SEG.LEN counting SYN and FIN.
+    if ((f.tcp.flags & net::tcp_flags::rst) != 0) return;
+    net::TcpHeader h;
+    h.src_port = f.tcp.dst_port;
+    h.dst_port = f.tcp.src_port;
+    if ((f.tcp.flags & net::tcp_flags::ack) != 0) {
+        h.seq = f.tcp.ack;
+        h.flags = net::tcp_flags::rst;
+    } else {
+        const std::uint32_t len = static_cast<std::uint32_t>(f.payload_len) +
+                                  ((f.tcp.flags & net::tcp_flags::syn) != 0 ? 1 : 0) +
+                                  ((f.tcp.flags & net::tcp_flags::fin) != 0 ? 1 : 0);
+        h.seq = 0;
+        h.ack = f.tcp.seq + len;
+        h.flags = net::tcp_flags::rst | net::tcp_flags::ack;
+    }
+    tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
+    net::Endpoints ep;
+    ep.src_mac = station_.mac;
+    ep.dst_mac = f.eth.src;  // back to where it came from
+    ep.src_ip = station_.ip;
+    ep.dst_ip = f.ip.src;
+    net::Ipv4Header ip;
+    ip.identification = static_cast<std::uint16_t>(tx_frames_);
+    frame_scratch_.resize(net::tcp_frame_header_size(h));
+    net::finish_tcp_frame(ep, ip, h, frame_scratch_.data(), 0);
+    ++tx_frames_;
+    ++tx_resets_no_connection_;
+    send_frame(frame_scratch_.data(), frame_scratch_.size(), 0, delay);
+}
+
 void tcp_engine::report_stats(boost::json::object& out) const {
     out["tx_frames"] = tx_frames_;
     out["rx_frames"] = rx_frames_;
@@ -528,6 +567,8 @@ void tcp_engine::report_stats(boost::json::object& out) const {
                                {"paused_ps", to_ps(paused_total_ + running)}};
     }
     out["rx_no_connection"] = rx_no_connection_;
+    // Only when sent, so that results without any keep their exact keys.
+    if (tx_resets_no_connection_ > 0) out["tx_resets_no_connection"] = tx_resets_no_connection_;
     out["rx_wrong_mac"] = rx_wrong_mac_;
     out["rx_out_of_order_segments"] = rx_ooo_segments_;
     out["rx_drops_buffer_full"] = rx_drops_buffer_full_;

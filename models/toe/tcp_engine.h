@@ -170,6 +170,9 @@ private:
     // Keeps a finished frame until `ip` is resolved (asking for it if not asked recently).
     void hold_for_arp(std::uint32_t ip, const std::vector<std::uint8_t>& frame, sc_core::sc_time& delay);
     void send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay);
+    // A reset for a segment that reaches no connection (RFC 9293 §3.10.7.1).
+    void send_reset_for(const proto::net::ParsedTcpFrame& f, sc_core::sc_time& delay);
+    std::uint64_t tx_resets_no_connection_ = 0;
     // Link-paced segment generation (tx_ahead_frames): whether the link has room for another new
     // segment at the connection's current time, remembering it as waiting when not.
     bool may_transmit(connection& c);
