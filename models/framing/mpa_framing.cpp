@@ -29,17 +29,22 @@ deframe_status status_of(mpa::DeframeError e) {
 }
 
 // The TLM datapath: the codec's Deframer checks the FPDUs as the bytes arrive; the datapath's cost
-// follows from each FPDU's wire length (one bus word per cycle, as the RTL measures it).
+// follows from each FPDU's wire length (one bus word per cycle, as the RTL measures it). The
+// codec's sink for FPDUs from position `pos` on, charging each and passing it to `sink`.
+mpa::Deframer::Sink charged(const frame_options& options, std::uint32_t pos, std::uint32_t width, frame_sink sink) {
+    return [markers = options.markers, next = pos, width, sink = std::move(sink)](const std::uint8_t* ulpdu,
+                                                                                  std::size_t len) mutable {
+        const std::size_t wire = mpa::fpdu_wire_length(len, markers, next);
+        next += static_cast<std::uint32_t>(wire);
+        const std::uint64_t beats = words(wire, width);
+        sink(ulpdu, len, {beats, beats});
+    };
+}
+
 class codec_deframer final : public frame_deframer {
 public:
     codec_deframer(const frame_options& options, std::uint32_t width, frame_sink sink)
-        : deframer_(deframer_config(options, 0), [this, options, width, sink = std::move(sink)](
-                                                     const std::uint8_t* ulpdu, std::size_t len) {
-              const std::size_t wire = mpa::fpdu_wire_length(len, options.markers, next_);
-              next_ += static_cast<std::uint32_t>(wire);
-              const std::uint64_t beats = words(wire, width);
-              sink(ulpdu, len, {beats, beats});
-          }) {}
+        : deframer_(deframer_config(options, 0), charged(options, 0, width, std::move(sink))) {}
     deframe_status feed(const std::uint8_t* data, std::size_t len) override {
         return status_of(deframer_.feed(data, len));
     }
@@ -47,7 +52,6 @@ public:
     const std::string& error_detail() const override { return deframer_.error_detail(); }
 
 private:
-    std::uint32_t next_ = 0;  // position of the next FPDU
     mpa::Deframer deframer_;
 };
 
@@ -111,16 +115,9 @@ std::unique_ptr<frame_deframer> mpa_framing::make_deframer(const frame_options& 
 
 bool mpa_framing::deframe_whole(const frame_options& options, std::uint32_t pos, const std::uint8_t* data,
                                 std::size_t len, const frame_sink& sink) {
-    mpa::Deframer::Config cfg = deframer_config(options, pos);
+    const mpa::Deframer::Config cfg = deframer_config(options, pos);
     if (datapath_->model() == datapath_model::tlm) {
-        std::uint32_t next = pos;
-        const std::uint32_t width = datapath_->bytes_per_cycle();
-        mpa::Deframer probe(cfg, [&](const std::uint8_t* ulpdu, std::size_t n) {
-            const std::size_t wire = mpa::fpdu_wire_length(n, options.markers, next);
-            next += static_cast<std::uint32_t>(wire);
-            const std::uint64_t beats = words(wire, width);
-            sink(ulpdu, n, {beats, beats});
-        });
+        mpa::Deframer probe(cfg, charged(options, pos, datapath_->bytes_per_cycle(), sink));
         return probe.feed(data, len) == mpa::DeframeError::none;
     }
     datapath_deframer probe(*datapath_, cfg, sink);
