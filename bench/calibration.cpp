@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench/calibration_model.h"
-#include "dma/marker_runs.h"
+#include "proto/mpa.h"
 
 using namespace rnic;
 using namespace rnic::calib;
@@ -62,7 +62,7 @@ std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> marker_layout(
     for (int i = 0; i < count; ++i) {
         advance(2 + 14);
         const auto first = static_cast<std::uint32_t>(pos);
-        out.push_back({first, mpa_marker_breaks(first, payload)});
+        out.push_back({first, proto::mpa::marker_breaks(first, payload)});
         advance(payload);
         advance(4);
     }

@@ -67,22 +67,23 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.framer.clock_hz = clock;
     const std::string path = s.get_string("rnic.rx_path");
     n.framer.path = path == "markers" ? rx_path::markers : path == "aligned" ? rx_path::aligned : rx_path::buffering;
-    n.framer.kind = s.get_string("rnic.framing") == "ift" ? framing_kind::ift : framing_kind::mpa;
-    n.framer.crc_bytes_per_cycle = u32(s, "rnic.mpa.crc_bytes_per_cycle");
+    n.framing.kind = s.get_string("rnic.framing") == "ift" ? framing_kind::ift : framing_kind::mpa;
+    n.framing.bytes_per_cycle = u32(s, "rnic.mpa.crc_bytes_per_cycle");
+    n.framing.clock_hz = clock;
     n.framer.join_split_fpdus = s.get_bool("rnic.mpa.join_split_fpdus");
     n.framer.cycles_per_fpdu = s.get_number("rnic.mpa.cycles_per_fpdu");
     if (s.get_string("rnic.mpa.model") == "rtl") {
-        n.framer.model = datapath_model::rtl;
-        if (n.framer.crc_bytes_per_cycle != 8 && n.framer.crc_bytes_per_cycle != 16) {
+        n.framing.model = datapath_model::rtl;
+        if (n.framing.bytes_per_cycle != 8 && n.framing.bytes_per_cycle != 16) {
             throw config::ScenarioError(s.origin() + ": rnic.mpa.crc_bytes_per_cycle: the RTL datapath (rnic.mpa.model "
                                         "rtl) is built 8 or 16 bytes wide, not " +
-                                        std::to_string(n.framer.crc_bytes_per_cycle));
+                                        std::to_string(n.framing.bytes_per_cycle));
         }
         std::string vcd = s.get_string("rnic.mpa.rtl_vcd");
         const std::size_t h = vcd.find("%h");
         if (h != std::string::npos) vcd.replace(h, 2, identity_of(s, host_index).name);
         else if (host_index != 0) vcd.clear();
-        n.framer.rtl_vcd = vcd;
+        n.framing.rtl_vcd = vcd;
     }
     n.rdma.clock_hz = clock;
     n.rdma.cycles_per_wqe = s.get_number("rnic.rdma.cycles_per_wqe");

@@ -5,7 +5,7 @@
 //
 // A transfer is a plain TLM READ/WRITE of a contiguous host range, or carries a dma_ext (dma_ext.h)
 // with a scatter/gather list (given, or fetched by the engine from a ring of SG elements in host
-// memory) and the positions of MPA markers in the data. The engine issues one bus transfer per
+// memory) and the positions of markers in the data (given by the client, which asks the framing). The engine issues one bus transfer per
 // contiguous host piece: per SG element, and, when it must fragment at markers (markers =
 // fragment: a general-purpose DMA, seed 001 §6), per marker-free run inside an element. Transfers,
 // marker fragments and the bus's TLPs/transactions are counted either way. A piece the host

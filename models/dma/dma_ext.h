@@ -3,7 +3,7 @@
 // tlm_generic_payload sent to dma_engine::dma_in; the engine fills the result fields.
 //
 //   dma_ext ext;
-//   ext.marker_breaks = mpa_marker_breaks(stream_pos, len);   // markers between payload bytes
+//   frames.placement_breaks(options, frame_pos, header_len, len, &ext.marker_breaks);  // framing.h
 //   gp.set_extension(&ext);  ... dma_out->b_transport(gp, delay);  gp.clear_extension(&ext);
 //
 // Host side, one of:
@@ -13,7 +13,7 @@
 //    bytes each) in a ring in host memory, which the engine fetches itself (descriptor fetch) and
 //    then follows; their lengths must add up to the gp length.
 // Markers: marker_breaks are offsets in the NIC-side data (0 < o < length, ascending) where the
-// MPA stream had a marker. With dma_params::markers == fragment each marker-free run is a separate
+// stream had a marker between the data's bytes (the framing computes them; the engine only cuts). With dma_params::markers == fragment each marker-free run is a separate
 // bus transfer; with skip the engine removes markers on the fly and they cost nothing on the bus.
 #pragma once
 

@@ -1,6 +1,7 @@
-// The framing unit's CRC/Marker datapath, behind one narrow interface so that the framer can use
-// either the TLM model (the proto codecs plus a cycle formula) or the RTL (rtl/*.sv, Verilated,
-// driven clock by clock): rnic.mpa.model = "tlm" | "rtl" in the scenario.
+// The framing unit's CRC/Marker datapath, behind one narrow interface so that the MPA framing
+// (mpa_framing.h) can use either the TLM model (the proto codecs plus a cycle formula) or the RTL
+// (rtl/*.sv, Verilated, driven clock by clock): rnic.mpa.model = "tlm" | "rtl" in the scenario,
+// chosen by make_framing (framing_factory.h).
 //
 // Transmit: the datapath inserts the Markers and appends the CRC32c of one FPDU (RFC 5044
 // §4.1-§4.4). Receive: it removes the Markers of one whole FPDU, checks their FPDUPTRs and checks
@@ -67,7 +68,7 @@ std::unique_ptr<fpdu_datapath> make_tlm_datapath(std::uint32_t bytes_per_cycle);
 // Receive-side delineation over a datapath: buffers the in-order TCP stream until a whole FPDU is
 // there (ULPDU_Length read at the FPDU start, behind a leading Marker if there is one), then hands
 // it to the datapath. Same contract as proto::mpa::Deframer (errors, details, nothing delivered
-// after the first error), so the framer can use either.
+// after the first error), so the MPA framing can use either.
 class datapath_deframer {
 public:
     using Sink = std::function<void(const std::uint8_t* ulpdu, std::size_t len, const datapath_cycles& cycles)>;

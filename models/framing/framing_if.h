@@ -8,15 +8,9 @@
 #include <systemc>
 #include <vector>
 
-namespace rnic {
+#include "framing/framing.h"  // framing_kind, mpa_settings
 
-// What the MPA negotiation settled for one connection (RFC 5044 §7.1).
-struct mpa_settings {
-    bool tx_markers = false;   // we insert markers (the peer asked for them)
-    bool rx_markers = false;   // the peer inserts markers (we asked for them)
-    bool crc = true;           // either side set C
-    std::size_t max_ulpdu = 1454;
-};
+namespace rnic {
 
 class framer_ctl_if : public virtual sc_core::sc_interface {
 public:
@@ -29,11 +23,6 @@ public:
     // settings.max_ulpdu: a framing with more overhead per frame than MPA lowers it).
     virtual std::size_t ulpdu_limit(std::uint32_t conn) const = 0;
 };
-
-// What frames the DDP segments on the wire: MPA (RFC 5044) or IFT (seed 001,
-// draft-williams-iwarp-ift-00: two size fields, the DDP header, a Header CRC, the payload, a
-// Payload CRC; no markers, no padding).
-enum class framing_kind : std::uint8_t { mpa, ift };
 
 // Receive paths for out-of-order TCP segments (docs/architecture.md, "Receive paths").
 enum class rx_path : std::uint8_t {

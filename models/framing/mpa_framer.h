@@ -1,8 +1,10 @@
-// MPA framing unit (RFC 5044): FPDU build with markers, PAD and CRC32c on transmit; FPDU
-// reassembly, marker removal and CRC check on receive. Before full operation a connection is in
-// start-up: transmit bytes (the MPA Request/Reply) pass through unframed and receive bytes are
-// buffered for the firmware. The seam for the seeds' other framings: a sibling module with the
-// same four sockets.
+// The framing unit: the device's framing (framing.h: MPA per RFC 5044, or IFT per seed 001, made
+// by make_framing) behind four sockets, with its timing and per-connection state. On transmit each
+// ULPDU becomes one frame; on receive the in-order stream is deframed and checked, and out-of-order
+// segments are offered for direct placement. Before full operation a connection is in start-up:
+// transmit bytes (the MPA Request/Reply) pass through unframed and receive bytes are buffered for
+// the firmware. Which framing it runs, and on which datapath, is the device's choice (rnic.cpp);
+// a new framing is a new implementation of `framing`, not a change here.
 //  ulpdu_tx_in  <- ULPDUs (DDP segments) or raw start-up bytes
 //  fpdu_tx_out  -> FPDUs to the TCP engine's send stream
 //  stream_rx_in <- in-order TCP stream bytes
@@ -22,10 +24,8 @@
 
 #include "core/stats.h"
 #include "core/timed_resource.h"
-#include "framing/fpdu_datapath.h"
+#include "framing/framing.h"
 #include "framing/framing_if.h"
-#include "proto/mpa.h"
-#include "proto/seeds/ift.h"
 #include "rdma/rdma_if.h"
 
 namespace rnic {
@@ -33,14 +33,7 @@ namespace rnic {
 struct mpa_framer_params {
     rx_path path = rx_path::buffering;
     double clock_hz = 500e6;
-    std::uint32_t crc_bytes_per_cycle = 16;  // CRC32c datapath width (128-bit bus)
     double cycles_per_fpdu = 1;              // pipeline fill besides the datapath beats (the RTL's: 1, README)
-    // CRC/Marker datapath: the TLM model (proto codecs) or the Verilated RTL (rtl/, 8 or 16 bytes wide).
-    datapath_model model = datapath_model::tlm;
-    std::string rtl_vcd;                     // RTL only: VCD of the first FPDU sent and received
-    // MPA, or IFT (seed 001): then no markers, the TLM datapath, and the MPA Request/Reply remains
-    // only the connection's switch into RDMA mode (the draft defines no start-up exchange).
-    framing_kind kind = framing_kind::mpa;
     // Markers path: place FPDUs split across out-of-order segments once all their pieces are held
     // (RFC 5044 Appendix A); off, only whole FPDUs inside one segment are placed.
     bool join_split_fpdus = true;
@@ -57,7 +50,9 @@ public:
     sc_core::sc_port<framer_events_if> events_out;
     sc_core::sc_port<rdma_llp_if> llp_error_out;  // a broken stream: the RDMAP layer sends the Terminate
 
-    mpa_framer(const sc_core::sc_module_name& name, const mpa_framer_params& params);
+    // `framing` (the device's, make_framing) outlives the framer. With IFT the MPA Request/Reply
+    // remains only the connection's switch into RDMA mode (the draft defines no start-up exchange).
+    mpa_framer(const sc_core::sc_module_name& name, const mpa_framer_params& params, framing& framing);
 
     // framer_ctl_if
     const std::vector<std::uint8_t>& startup_bytes(std::uint32_t conn) const override;
@@ -81,9 +76,7 @@ private:
         mpa_settings settings;
         std::uint32_t tx_stream_pos = 0;  // marker-space position of the next FPDU byte we send
         std::vector<std::uint8_t> startup;
-        std::unique_ptr<proto::mpa::Deframer> deframer;         // TLM datapath
-        std::unique_ptr<datapath_deframer> dp_deframer;         // RTL datapath
-        std::unique_ptr<proto::ift::Deframer> ift_deframer;     // IFT framing
+        std::unique_ptr<frame_deframer> deframer;  // the in-order stream, from full operation on
         bool failed = false;
         std::uint64_t rx_fpdu_base = 0;   // TCP stream offset of the first FPDU byte received
         std::uint32_t rx_next_fpdu = 0;   // marker-space position of the next in-order FPDU
@@ -96,21 +89,13 @@ private:
     using fpdu_filter = std::function<bool(std::uint32_t pos, std::uint32_t wire)>;
     std::size_t place_fpdus(std::uint32_t conn, conn_state& st, std::uint32_t pos, const std::uint8_t* data,
                             std::size_t len, sc_core::sc_time& delay, const fpdu_filter& wanted = nullptr);
-    // Joining split FPDUs is asked for on a path that can do it (markers, MPA framing).
+    // Joining split FPDUs is asked for on a path that can do it (markers, a framing that locates frames).
     bool joins_configured() const {
-        return params_.join_split_fpdus && params_.path == rx_path::markers && params_.kind == framing_kind::mpa;
+        return params_.join_split_fpdus && params_.path == rx_path::markers && framing_.locates_frames();
     }
-    // RFC 5044 §4.3: the marker-space position of the first FPDU that a Marker inside
-    // [pos, pos+len) locates and that starts at or after pos; false when none does.
-    bool locate_fpdu(const std::uint8_t* data, std::size_t len, std::uint32_t pos, std::uint32_t* start) const;
-    // Bytes a frame carrying `ulpdu_len` bytes occupies in the stream at position `pos`.
-    std::size_t frame_wire_length(const conn_state& st, std::size_t ulpdu_len, std::uint32_t pos, bool rx) const;
-    // IFT: one frame from a ULPDU (its DDP header and payload); the stream's positions follow from lengths.
-    void build_ift_frame(const std::uint8_t* ulpdu, std::size_t len);
-    // IFT: deframes the whole frames at the start of an out-of-order segment (the Header and Payload
-    // CRCs vouch for each, seed 001 §5.1), for place_fpdus.
-    bool deframe_ift(const std::uint8_t* data, std::size_t len,
-                     const std::function<void(const std::uint8_t*, std::size_t)>& sink);
+    // What each direction of a connection frames with.
+    static frame_options tx_options(const conn_state& st) { return {st.settings.tx_markers, st.settings.crc}; }
+    static frame_options rx_options(const conn_state& st) { return {st.settings.rx_markers, st.settings.crc}; }
 
     void tx_b_transport(int initiator, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -122,7 +107,7 @@ private:
     void deliver(conn_state& st, const std::uint8_t* ulpdu, std::size_t len, const datapath_cycles& c);
 
     mpa_framer_params params_;
-    std::unique_ptr<fpdu_datapath> datapath_;
+    framing& framing_;
     std::map<std::uint32_t, conn_state> conns_;
     timed_resource tx_crc_, rx_crc_;
     std::vector<std::uint8_t> fpdu_scratch_;

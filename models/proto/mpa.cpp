@@ -162,6 +162,35 @@ void build_fpdu(const std::uint8_t* ulpdu, std::size_t ulpdu_len, bool crc, bool
         build_unmarked(ulpdu, ulpdu_len, pad, crc, out);
 }
 
+std::uint32_t ulpdu_byte_position(std::uint32_t fpdu_pos, std::size_t offset) {
+    std::uint64_t pos = fpdu_pos;
+    std::uint64_t left = kLengthFieldSize + offset;
+    while (true) {
+        if (pos % kInterval < kMarkerSize) pos += kMarkerSize - pos % kInterval;  // a Marker here
+        if (left == 0) break;
+        const std::uint64_t step = std::min<std::uint64_t>(kInterval - pos % kInterval, left);
+        pos += step;
+        left -= step;
+    }
+    return static_cast<std::uint32_t>(pos);  // modulo 2^32, which the interval divides
+}
+
+std::vector<std::uint32_t> marker_breaks(std::uint32_t first_pos, std::uint32_t len) {
+    std::vector<std::uint32_t> breaks;
+    std::uint64_t pos = first_pos;
+    if (pos % kInterval < kMarkerSize) pos += kMarkerSize - pos % kInterval;
+    std::uint32_t off = 0;
+    while (off < len) {
+        const std::uint64_t next_marker = (pos / kInterval + 1) * kInterval;
+        const std::uint64_t run = next_marker - pos;
+        if (run >= static_cast<std::uint64_t>(len - off)) break;
+        off += static_cast<std::uint32_t>(run);
+        breaks.push_back(off);
+        pos = next_marker + kMarkerSize;
+    }
+    return breaks;
+}
+
 const char* to_string(DeframeError e) {
     switch (e) {
         case DeframeError::none: return "none";

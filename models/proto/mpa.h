@@ -47,6 +47,17 @@ std::size_t fpdu_wire_length(std::size_t ulpdu_len, bool markers, std::uint32_t 
 void build_fpdu(const std::uint8_t* ulpdu, std::size_t ulpdu_len, bool crc, bool markers,
                 std::uint32_t stream_pos, std::vector<std::uint8_t>& out);
 
+// Marker-space position of byte `offset` of the ULPDU in an FPDU with markers that starts at
+// `fpdu_pos`: past a leading Marker, the 2-byte ULPDU_Length and `offset` ULPDU bytes, skipping the
+// Markers among them and one that sits right at that byte (§4.3).
+std::uint32_t ulpdu_byte_position(std::uint32_t fpdu_pos, std::size_t offset);
+
+// Offsets o (0 < o < len, ascending) in a run of `len` ULPDU bytes whose first byte sits at
+// marker-space position `first_pos` at which a Marker sat between byte o-1 and byte o (§4.3). If
+// first_pos falls inside a Marker, the run starts right after it. What a DMA engine that cannot
+// skip Markers breaks a placement at (seed 001 §6).
+std::vector<std::uint32_t> marker_breaks(std::uint32_t first_pos, std::uint32_t len);
+
 // Receive-side errors (RFC 5044 §8 codes 2 and 3, plus a ULPDU longer than the receiver allows).
 enum class DeframeError { none, crc_mismatch, ulpdu_too_long, marker_invalid };
 const char* to_string(DeframeError);

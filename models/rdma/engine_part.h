@@ -10,6 +10,7 @@
 #include <tlm>
 
 #include "core/timed_resource.h"
+#include "framing/framing.h"
 #include "rdma/context_if.h"
 #include "toe/toe_if.h"
 
@@ -59,6 +60,8 @@ struct engine_resources {
     rdma_counters& counters;
     // QP, CQ and STag contexts; with the context cache, access_qp/access_stag may fetch over PCIe.
     sc_core::sc_port<context_if>& contexts;
+    // The device's framing: send room per ULPDU, and where a frame put bytes between a payload's.
+    const framing& frames;
 };
 
 // Base of the engine's parts: the shared resources, and name() for RNIC_MLOG (core/sim_log.h).

@@ -7,7 +7,8 @@ namespace rnic {
 namespace ddp = proto::ddp;
 using qp_state = regmap::qp_state;
 
-rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_params& params)
+rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_params& params,
+                         const framing& framing)
     : sc_module(name),
       ulpdu_tx_out("ulpdu_tx_out"),
       ulpdu_rx_in("ulpdu_rx_in"),
@@ -21,7 +22,7 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
       ctx_out("ctx_out"),
       params_(params),
       res_{*this, params_, ulpdu_tx_out, dma_out, irq_out, toe_out, work_event_, space_event_, read_done_event_,
-           tx_pipe_, rx_pipe_, counters_, ctx_out},
+           tx_pipe_, rx_pipe_, counters_, ctx_out, framing},
       // The completion unit and the QP lifecycle call each other; neither uses the other while
       // they are being constructed.
       completions_(res_, lifecycle_),

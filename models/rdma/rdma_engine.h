@@ -51,7 +51,8 @@ public:
     sc_core::sc_port<toe_ctl_if> toe_out;
     sc_core::sc_port<context_if> ctx_out;
 
-    rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_params& params);
+    // `framing` (the device's) outlives the engine.
+    rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_params& params, const framing& framing);
 
     // rdma_ctl_if
     int create_cq(const cq_config& cfg) override;

@@ -7,9 +7,7 @@
 #include "core/mem_access.h"
 #include "core/sim_log.h"
 #include "dma/dma_ext.h"
-#include "dma/marker_runs.h"
 #include "proto/bytes.h"
-#include "proto/mpa.h"
 #include "rdma/access_checks.h"
 #include "rdma/completions.h"
 #include "rdma/qp_lifecycle.h"
@@ -208,23 +206,14 @@ bool receive_path::place_out_of_order(const qp_context& qp, const std::uint8_t* 
 tlm::tlm_response_status receive_path::place_payload(std::uint64_t host_addr, const std::uint8_t* payload,
                                                      std::size_t len, std::size_t header_len,
                                                      sc_core::sc_time& delay) {
-    if (rx_ext_ == nullptr || !rx_ext_->fpdu_markers) return mem_write(res_.dma_out, host_addr, payload, len, delay);
-    // The payload crossed the wire with MPA markers between its bytes: tell the DMA engine where,
-    // so that a marker-fragmenting DMA (seed 001 §6) pays one transfer per marker-free run.
-    // Marker-space position of the first payload byte: past a leading marker, the 2-byte
-    // ULPDU_Length and the DDP/RDMAP headers, skipping any marker inside them (RFC 5044 §4.3).
-    constexpr std::uint64_t kInterval = proto::mpa::kMarkerInterval, kMarker = proto::mpa::kMarkerSize;
-    std::uint64_t pos = rx_ext_->fpdu_pos;
-    std::uint64_t data = proto::mpa::kLengthFieldSize + header_len;
-    while (true) {
-        if (pos % kInterval < kMarker) pos += kMarker - pos % kInterval;
-        if (data == 0) break;
-        const std::uint64_t step = std::min<std::uint64_t>(kInterval - pos % kInterval, data);
-        pos += step;
-        data -= step;
-    }
+    // When the payload crossed the wire with framing bytes between its bytes (MPA Markers), the
+    // framing says where, so that a marker-fragmenting DMA (seed 001 §6) pays one transfer per run.
     dma_ext ext;
-    ext.marker_breaks = mpa_marker_breaks(static_cast<std::uint32_t>(pos), static_cast<std::uint32_t>(len));
+    if (rx_ext_ == nullptr ||
+        !res_.frames.placement_breaks({rx_ext_->fpdu_markers, rx_ext_->fpdu_crc}, rx_ext_->fpdu_pos, header_len, len,
+                                      &ext.marker_breaks)) {
+        return mem_write(res_.dma_out, host_addr, payload, len, delay);
+    }
     return mem_transport(res_.dma_out, tlm::TLM_WRITE_COMMAND, host_addr, const_cast<std::uint8_t*>(payload), len,
                          delay, &ext);
 }

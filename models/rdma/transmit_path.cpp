@@ -18,12 +18,6 @@ using proto::get_le32;
 using proto::get_le64;
 using qp_state = regmap::qp_state;
 
-namespace {
-// Room a ULPDU needs in the TCP send stream beyond its own bytes: MPA length, PAD, CRC and, with
-// markers, one marker per 512 bytes plus one.
-constexpr std::size_t fpdu_overhead(std::size_t ulpdu) { return 2 + 3 + 4 + 4 * (ulpdu / 512 + 2); }
-}  // namespace
-
 transmit_path::transmit_path(const engine_resources& res, completion_unit& completions, qp_lifecycle& lifecycle)
     : engine_part(res), completions_(completions), lifecycle_(lifecycle) {}
 
@@ -492,12 +486,14 @@ void transmit_path::wait_for_ord(qp_context& qp, sc_core::sc_time& issue) {
 }
 
 bool transmit_path::wait_for_space(qp_context& qp, std::size_t ulpdu_len, sc_core::sc_time& issue) {
-    if (res_.toe->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
+    // Room the ULPDU needs in the TCP send stream once framed (framing::tx_room).
+    const std::size_t room = ulpdu_len + res_.frames.tx_room(ulpdu_len);
+    if (res_.toe->tcp_send_space(qp.conn) < room) {
         // Back-pressure from the TCP send buffer: catch up with time, then wait for ACKs.
         sc_core::wait(issue);
         issue = sc_core::SC_ZERO_TIME;
         while ((qp.state == qp_state::rts || qp.state == qp_state::closing) &&
-               res_.toe->tcp_send_space(qp.conn) < ulpdu_len + fpdu_overhead(ulpdu_len)) {
+               res_.toe->tcp_send_space(qp.conn) < room) {
             sc_core::wait(res_.space_event);
         }
     }

@@ -23,10 +23,14 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
 
     dma_ = std::make_unique<dma_engine>("dma", params.dma);
     buffer_ = std::make_unique<buffer_memory>("buffer", params.buffer);
-    toe_ = std::make_unique<tcp_engine>("toe", params.tcp, *buffer_);
-    framer_ = std::make_unique<mpa_framer>("framer", params.framer);
+    // The framing (MPA or IFT) and its datapath model (TLM or RTL) are chosen here, once: the framer
+    // runs it, the TCP engine re-frames retransmissions with it, the RDMA engine asks it for send
+    // room and for where the frame put bytes between a payload's (the DMA engine's breaks).
+    framing_ = make_framing(params.framing);
+    toe_ = std::make_unique<tcp_engine>("toe", params.tcp, *buffer_, *framing_);
+    framer_ = std::make_unique<mpa_framer>("framer", params.framer, *framing_);
     ctx_ = std::make_unique<context_memory>("ctx", params.contexts);
-    rdma_ = std::make_unique<rdma_engine>("rdma", params.rdma);
+    rdma_ = std::make_unique<rdma_engine>("rdma", params.rdma, *framing_);
     // The capability registers report what this device was built with.
     std::size_t at = 0;
     if (reg_index(regmap::CAP_MAX_QP, &at)) regs_[at] = params.contexts.max_qp;

@@ -17,6 +17,7 @@
 #include "core/stats.h"
 #include "cp/control_processor.h"
 #include "dma/dma_engine.h"
+#include "framing/framing_factory.h"
 #include "framing/mpa_framer.h"
 #include "rdma/context_memory.h"
 #include "rdma/rdma_engine.h"
@@ -29,6 +30,7 @@ struct rnic_params {
     dma_params dma;
     buffer_memory_params buffer;
     tcp_engine_params tcp;
+    framing_params framing;  // which framing, on which datapath model
     mpa_framer_params framer;
     rdma_engine_params rdma;
     context_memory_params contexts;
@@ -73,6 +75,7 @@ private:
     tlm_utils::multi_passthrough_target_socket<rnic_device> irq_collect_;
     std::unique_ptr<dma_engine> dma_;
     std::unique_ptr<buffer_memory> buffer_;
+    std::unique_ptr<framing> framing_;  // before its users: destroyed after them
     std::unique_ptr<tcp_engine> toe_;
     std::unique_ptr<mpa_framer> framer_;
     std::unique_ptr<context_memory> ctx_;

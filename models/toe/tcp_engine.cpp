@@ -7,14 +7,14 @@
 #include "core/mem_access.h"
 #include "core/sim_log.h"
 #include "core/stream.h"
-#include "proto/mpa.h"
 #include "toe/tcp_engine_connection.h"
 
 namespace rnic {
 
 using toe_detail::time_ns;
 
-tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_params& params, buffer_memory& buffer)
+tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_params& params, buffer_memory& buffer,
+                       const framing& framing)
     : sc_module(name),
       stream_tx_in("stream_tx_in"),
       stream_rx_out("stream_rx_out"),
@@ -28,6 +28,7 @@ tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_par
       ooo_out("ooo_out"),
       params_(params),
       buffer_(buffer),
+      framing_(framing),
       rng_state_(params.seed * 0x9e3779b97f4a7c15ULL + 1) {
     stream_tx_in.register_b_transport(this, &tcp_engine::stream_tx_b_transport);
     eth_rx.register_b_transport(this, &tcp_engine::eth_rx_b_transport);
@@ -108,8 +109,7 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
             r.header_len = ext->header_len;
             std::memcpy(r.header, ext->header, ext->header_len);
             r.fpdu_pos = ext->fpdu_pos;
-            r.markers = ext->fpdu_markers;
-            r.crc = ext->fpdu_crc;
+            r.options = {ext->fpdu_markers, ext->fpdu_crc};
         }
         c->records.push_back(r);
     }
@@ -387,8 +387,8 @@ void tcp_engine::refetch(connection& c, std::uint64_t stream_offset, std::size_t
             tx_retransmitted_from_buffer_ += n;
             continue;
         }
-        // Fetch the payload again and frame it exactly as the first time (same position in marker
-        // space, same CRC): the bytes come out identical unless the host changed its buffer.
+        // Fetch the payload again and have the framing frame it exactly as the first time (same
+        // position, same options): the bytes come out identical unless the host changed its buffer.
         refetch_ulpdu_.assign(r.header, r.header + r.header_len);
         refetch_ulpdu_.resize(static_cast<std::size_t>(r.header_len) + r.payload_len);
         if (r.payload_len > 0) {
@@ -396,8 +396,7 @@ void tcp_engine::refetch(connection& c, std::uint64_t stream_offset, std::size_t
             ++tx_refetch_dma_reads_;
         }
         refetch_fpdu_.clear();
-        proto::mpa::build_fpdu(refetch_ulpdu_.data(), refetch_ulpdu_.size(), r.crc, r.markers, r.fpdu_pos,
-                               refetch_fpdu_);
+        framing_.reframe(refetch_ulpdu_.data(), refetch_ulpdu_.size(), r.options, r.fpdu_pos, refetch_fpdu_);
         std::memcpy(dst, refetch_fpdu_.data() + (from - r.stream_off), n);
         tx_refetched_from_host_ += n;
         // Model self-check against the staging copy (zero time): a mismatch means the host changed

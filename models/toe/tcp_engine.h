@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "buffer/buffer_memory.h"
+#include "framing/framing.h"
 #include "framing/framing_if.h"
 #include "core/stats.h"
 #include "core/timed_resource.h"
@@ -96,7 +97,9 @@ public:
     sc_core::sc_port<toe_tx_progress_if> tx_progress_out;
     sc_core::sc_port<framer_ooo_if> ooo_out;  // out-of-order segments offered for direct placement
 
-    tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_params& params, buffer_memory& buffer);
+    // `framing` (the device's) re-frames retransmissions from host memory; it outlives the engine.
+    tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_params& params, buffer_memory& buffer,
+               const framing& framing);
     ~tcp_engine() override;
 
     void set_station(const tcp_station& st) { station_ = st; }
@@ -187,6 +190,7 @@ private:
 
     tcp_engine_params params_;
     buffer_memory& buffer_;
+    const framing& framing_;
     tcp_station station_;
     struct neighbour {
         proto::net::MacAddress mac{};

@@ -77,8 +77,8 @@ public:
         std::uint32_t payload_len = 0;
         std::uint32_t header_len = 0;
         std::uint8_t header[32] = {};
-        std::uint32_t fpdu_pos = 0;
-        bool markers = false, crc = false;
+        std::uint32_t fpdu_pos = 0;         // the frame's position and options, for framing::reframe
+        frame_options options{false, false};
     };
     std::deque<fpdu_record> records;
 

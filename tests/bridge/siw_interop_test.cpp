@@ -22,6 +22,7 @@
 #include "buffer/buffer_memory.h"
 #include "core/stream.h"
 #include "engine_stubs.h"
+#include "framing/framing_factory.h"
 #include "guest_support.h"
 #include "link/socket_bridge.h"
 #include "proto/mpa.h"
@@ -76,6 +77,7 @@ private:
 };
 
 struct interop_bench : sc_core::sc_module {
+    std::unique_ptr<framing> frames;  // the device's framing (MPA, TLM datapath)
     buffer_memory buffer;
     tcp_engine toe;
     socket_bridge bridge;
@@ -86,7 +88,8 @@ struct interop_bench : sc_core::sc_module {
     bool established = false;
 
     interop_bench(const sc_core::sc_module_name& n, const socket_bridge_params& bp)
-        : sc_module(n), buffer("buffer", buffer_memory_params{}), toe("toe", tcp_engine_params{}, buffer),
+        : sc_module(n), frames(make_framing(framing_params{})), buffer("buffer", buffer_memory_params{}),
+          toe("toe", tcp_engine_params{}, buffer, *frames),
           bridge("bridge", bp), framer("framer"), rx_out("rx_out"), dma("dma"), stubs("stubs") {
         toe.set_station({kNicMac, kNicIp});
         toe.buf_out.bind(buffer.mem_in);

@@ -6,6 +6,7 @@
 #include "buffer/buffer_memory.h"
 #include "engine_stubs.h"
 #include "core/stream.h"
+#include "framing/framing_factory.h"
 #include "proto/net.h"
 #include "tb_support.h"
 #include "toe/tcp_engine.h"
@@ -22,6 +23,7 @@ const net::MacAddress kOtherMac{0x52, 0x54, 0, 0, 0, 0x77};
 constexpr std::uint32_t kNicIp = 0x0a000001, kPeerIp = 0x0a000002;
 
 struct arp_bench : sc_core::sc_module {
+    std::unique_ptr<framing> frames;  // the device's framing (MPA, TLM datapath)
     buffer_memory buffer;
     tcp_engine toe;
     tb_initiator wire;    // frames from the network into eth_rx
@@ -31,7 +33,8 @@ struct arp_bench : sc_core::sc_module {
     bool connect_at_start = false;
 
     explicit arp_bench(const sc_core::sc_module_name& n)
-        : sc_module(n), buffer("buffer", buffer_memory_params{}), toe("toe", tcp_engine_params{}, buffer),
+        : sc_module(n), frames(make_framing(framing_params{})), buffer("buffer", buffer_memory_params{}),
+          toe("toe", tcp_engine_params{}, buffer, *frames),
           wire("wire"), framer("framer"), eth_out("eth_out"), rx_out("rx_out"), dma("dma"), stubs("stubs") {
         toe.set_station({kNicMac, kNicIp});
         toe.buf_out.bind(buffer.mem_in);

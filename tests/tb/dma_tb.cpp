@@ -12,7 +12,6 @@
 #include "core/mem_access.h"
 #include "core/timeline.h"
 #include "dma/dma_engine.h"
-#include "dma/marker_runs.h"
 #include "host/host_memory.h"
 #include "pcie/pcie_endpoint.h"
 #include "rnic/regmap.h"
@@ -92,20 +91,6 @@ void put_sge(std::uint8_t* e, std::uint64_t addr, std::uint32_t len, std::uint32
     for (int i = 0; i < 8; ++i) e[regmap::sge_off::addr + i] = static_cast<std::uint8_t>(addr >> (8 * i));
     for (int i = 0; i < 4; ++i) e[regmap::sge_off::length + i] = static_cast<std::uint8_t>(len >> (8 * i));
     for (int i = 0; i < 4; ++i) e[regmap::sge_off::flags + i] = static_cast<std::uint8_t>(flags >> (8 * i));
-}
-
-TEST(MarkerRuns, BreaksFallWhereTheStreamHadMarkers) {
-    // Payload starting right after the marker at 0: the next marker is 508 bytes on.
-    EXPECT_EQ(mpa_marker_breaks(4, 1448), (std::vector<std::uint32_t>{508, 1016}));
-    // Ending exactly at a marker position needs no break.
-    EXPECT_TRUE(mpa_marker_breaks(4, 508).empty());
-    EXPECT_EQ(mpa_marker_breaks(500, 100), (std::vector<std::uint32_t>{12}));
-    // A start inside a marker is moved past it.
-    EXPECT_EQ(mpa_marker_breaks(513, 600), (std::vector<std::uint32_t>{508}));
-    // Marker space wraps at 2^32 (a multiple of 512).
-    EXPECT_EQ(mpa_marker_breaks(0xfffffff0u, 100), (std::vector<std::uint32_t>{16}));
-    EXPECT_EQ(marker_transfers(4, 1448, true), 3u);
-    EXPECT_EQ(marker_transfers(4, 1448, false), 1u);
 }
 
 TEST(DmaTb, PlainTransfersMoveTheBytesAndAreCounted) {
@@ -199,7 +184,7 @@ TEST(DmaTb, FragmentingAtMarkersCostsTransfersAndTlpsButPlacesTheSameBytes) {
     const auto data = pattern(1448, 60);
     for (dma_bench* b : {&s, &f}) {
         dma_ext ext;
-        ext.marker_breaks = mpa_marker_breaks(4, 1448);  // {508, 1016}
+        ext.marker_breaks = {508, 1016};  // a payload after the Marker at 0 (proto::mpa::marker_breaks(4, 1448))
         std::vector<std::uint8_t> buf(data);
         sc_core::sc_time d = sc_core::SC_ZERO_TIME;
         ASSERT_EQ(b->transfer(tlm::TLM_WRITE_COMMAND, 0x160000, buf.data(), 1448, &ext, d), tlm::TLM_OK_RESPONSE);

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "core/stream.h"
+#include "framing/framing_factory.h"
 #include "framing/mpa_framer.h"
 #include "proto/ddp_rdmap.h"
 #include "proto/mpa.h"
@@ -70,13 +71,14 @@ struct event_stubs : sc_core::sc_module, framer_events_if, rdma_llp_if {
 };
 
 struct framer_bench : sc_core::sc_module {
+    std::unique_ptr<framing> frames;  // the device's framing (rnic_device makes it the same way)
     mpa_framer framer;
     tb_initiator rdma_tx, toe_rx;  // the RDMA engine's ULPDUs, the TCP engine's in-order stream
     tb_sink fpdus;                 // to the TCP engine's send stream
     ulpdu_sink ulpdus;             // to the RDMA engine
     event_stubs events;
-    framer_bench(const sc_core::sc_module_name& n, const mpa_framer_params& p)
-        : sc_module(n), framer("framer", p), rdma_tx("rdma_tx"), toe_rx("toe_rx"), fpdus("fpdus"), ulpdus("ulpdus"),
+    framer_bench(const sc_core::sc_module_name& n, const mpa_framer_params& p, const framing_params& f = {})
+        : sc_module(n), frames(make_framing(f)), framer("framer", p, *frames), rdma_tx("rdma_tx"), toe_rx("toe_rx"), fpdus("fpdus"), ulpdus("ulpdus"),
           events("events") {
         rdma_tx.out.bind(framer.ulpdu_tx_in);
         toe_rx.out.bind(framer.stream_rx_in);
@@ -356,14 +358,14 @@ TEST(MpaFramerTb, ReceiveChargesTheReceiveDatapathPerFpdu) {
 
 // ---- IFT (seed 001) ----------------------------------------------------------------------------
 
-mpa_framer_params ift_params() {
-    mpa_framer_params p;
+framing_params ift_params() {
+    framing_params p;
     p.kind = framing_kind::ift;
     return p;
 }
 
 TEST(MpaFramerTb, IftFramesMatchTheCodecBitForBit) {
-    framer_bench b("b", ift_params());
+    framer_bench b("b", mpa_framer_params{}, ift_params());
     elaborate();
     b.full(true, false, 1454);  // IFT ignores both: no Markers, CRCs always (seed 001 §3.1, §5.3)
     // 12 bytes of IFT overhead where MPA's MULPDU allowed for 6 + PAD.
@@ -408,7 +410,7 @@ TEST(MpaFramerTb, IftSplitAndCoalescedInputGiveTheSameUlpdus) {
     const bytes stream = ift_stream(ulpdus);
     int n = 0;
     for (const auto& chunks : chunkings(stream.size())) {
-        framer_bench b(("b" + std::to_string(n++)).c_str(), ift_params());
+        framer_bench b(("b" + std::to_string(n++)).c_str(), mpa_framer_params{}, ift_params());
         b.full(false, true);
         std::size_t at = 0;
         for (std::size_t c : chunks) {
@@ -429,7 +431,7 @@ TEST(MpaFramerTb, IftCrcErrorsAreDetectedAndReported) {
     const std::size_t payload_byte = second + 4 + ddp::kTaggedHeaderSize + 4;
     int n = 0;
     for (const std::size_t at : {header_byte, payload_byte}) {
-        framer_bench b(("b" + std::to_string(n++)).c_str(), ift_params());
+        framer_bench b(("b" + std::to_string(n++)).c_str(), mpa_framer_params{}, ift_params());
         b.full(false, true);
         bytes stream = good;
         stream[at] ^= 0x80;

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "core/stream.h"
+#include "framing/framing_factory.h"
 #include "proto/bytes.h"
 #include "proto/ddp_rdmap.h"
 #include "rdma/context_memory.h"
@@ -76,6 +77,7 @@ struct toe_stub : sc_core::sc_module, toe_ctl_if {
 };
 
 struct rdma_bench : sc_core::sc_module {
+    std::unique_ptr<framing> frames;  // the device's framing (MPA, TLM datapath)
     rdma_engine rdma;
     context_memory ctx;
     host_mem host;
@@ -86,7 +88,7 @@ struct rdma_bench : sc_core::sc_module {
 
     explicit rdma_bench(const sc_core::sc_module_name& n, std::uint32_t region_access = regmap::mr_access::remote_write |
                                                                                          regmap::mr_access::remote_read)
-        : sc_module(n), rdma("rdma", rdma_engine_params{}), ctx("ctx", context_memory_params{}), host("host"),
+        : sc_module(n), frames(make_framing(framing_params{})), rdma("rdma", rdma_engine_params{}, *frames), ctx("ctx", context_memory_params{}), host("host"),
           toe("toe"), framer("framer"), tx_out("tx_out"), irq("irq") {
         rdma.ctx_out.bind(ctx.ctx_in);
         rdma.dma_out.bind(host.in);

@@ -11,6 +11,7 @@
 
 #include "buffer/buffer_memory.h"
 #include "core/stream.h"
+#include "framing/framing_factory.h"
 #include "proto/net.h"
 #include "tb_support.h"
 #include "toe/tcp_engine.h"
@@ -53,6 +54,7 @@ struct toe_stubs : sc_core::sc_module, toe_conn_events_if, toe_tx_progress_if, f
 };
 
 struct toe_bench : sc_core::sc_module {
+    std::unique_ptr<framing> frames;  // the device's framing (MPA, TLM datapath)
     buffer_memory buffer;
     tcp_engine toe;
     tb_initiator wire, framer;
@@ -63,7 +65,8 @@ struct toe_bench : sc_core::sc_module {
     std::uint16_t peer_port = kPeerPort;  // the source port of peer_sends
 
     explicit toe_bench(const sc_core::sc_module_name& n, tcp_engine_params p = tcp_engine_params{})
-        : sc_module(n), buffer("buffer", buffer_memory_params{}), toe("toe", p, buffer), wire("wire"),
+        : sc_module(n), frames(make_framing(framing_params{})), buffer("buffer", buffer_memory_params{}),
+          toe("toe", p, buffer, *frames), wire("wire"),
           framer("framer"), eth_out("eth_out"), rx_out("rx_out"), dma("dma"), stubs("stubs") {
         toe.set_station({kNicMac, kNicIp});
         toe.add_neighbour(kPeerIp, kPeerMac);

@@ -1,0 +1,117 @@
+// A framing: how DDP segments (ULPDUs) are framed in the TCP byte stream, behind one interface.
+// Plain C++ (no SystemC): the framer module (mpa_framer.h) wraps it with sockets and timing, and the
+// other blocks ask it what they need to know about the frames instead of knowing the format:
+//   the RDMA engine   room a ULPDU needs in the TCP send stream (tx_room), where the frame put
+//                     bytes between the payload's bytes for the DMA gather (placement_breaks);
+//   the TCP engine    the same frame again for a retransmission from host memory (reframe);
+//   the framer        build, deframe in order, find and deframe frames out of order.
+// Implementations: mpa_framing (RFC 5044, through an fpdu_datapath: TLM codecs or Verilated RTL)
+// and ift_framing (seed 001). One is made per device by make_framing (framing_factory.h), the one
+// place that chooses the framing and the datapath model.
+//
+// "Position" is the marker-space position of a stream byte (proto/mpa.h): the byte's offset from
+// the first byte of full operation, modulo 2^32. A framing without markers ignores it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framing/fpdu_datapath.h"
+
+namespace rnic {
+
+// What frames the DDP segments on the wire: MPA (RFC 5044) or IFT (seed 001,
+// draft-williams-iwarp-ift-00: two size fields, the DDP header, a Header CRC, the payload, a
+// Payload CRC; no markers, no padding).
+enum class framing_kind : std::uint8_t { mpa, ift };
+
+// What the MPA negotiation settled for one connection (RFC 5044 §7.1).
+struct mpa_settings {
+    bool tx_markers = false;   // we insert markers (the peer asked for them)
+    bool rx_markers = false;   // the peer inserts markers (we asked for them)
+    bool crc = true;           // either side set C
+    std::size_t max_ulpdu = 1454;
+};
+
+// The options one direction of a connection frames with (RFC 5044 §7.1: the M and C flags).
+struct frame_options {
+    bool markers = false;
+    bool crc = true;
+};
+
+// Why an in-order stream stopped deframing: the two LLP errors of RFC 5044 §8 (code 2, a CRC
+// error; code 3, a frame that cannot be delineated), which IFT reports the same way.
+enum class deframe_status : std::uint8_t { ok, crc_error, framing_error };
+
+// A good frame's ULPDU (valid only during the call) and what checking it cost the datapath.
+using frame_sink = std::function<void(const std::uint8_t* ulpdu, std::size_t len, const datapath_cycles& cycles)>;
+
+// The receive side of one connection in full operation: fed the in-order stream in any chunks,
+// delivers each good frame's ULPDU; after the first error nothing more is delivered.
+class frame_deframer {
+public:
+    virtual ~frame_deframer() = default;
+    virtual deframe_status feed(const std::uint8_t* data, std::size_t len) = 0;
+    // After an error: its name (for the log) and what and where (for the log and the firmware).
+    virtual std::string error_name() const = 0;
+    virtual const std::string& error_detail() const = 0;
+};
+
+class framing {
+public:
+    virtual ~framing() = default;
+    virtual framing_kind kind() const = 0;
+    // The datapath that builds and checks the frames (the results name it).
+    virtual datapath_model model() const = 0;
+
+    // The settings a connection runs with, from what the MPA negotiation settled (a framing
+    // without markers or with more overhead per frame changes them).
+    virtual mpa_settings settle(const mpa_settings& negotiated) const = 0;
+
+    // ---- transmit
+    // Send-stream room a ULPDU of `ulpdu_len` bytes needs beyond its own bytes, at any position: an
+    // upper bound of what build() adds (the RDMA engine waits for it before it sends).
+    virtual std::size_t tx_room(std::size_t ulpdu_len) const = 0;
+    // Bytes the frame carrying `ulpdu_len` bytes occupies in the stream when it starts at `pos`.
+    virtual std::size_t wire_length(std::size_t ulpdu_len, const frame_options& options, std::uint32_t pos) const = 0;
+    // Appends the frame carrying `ulpdu` at position `pos` to `out`, through the datapath.
+    virtual datapath_cycles build(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options,
+                                  std::uint32_t pos, std::vector<std::uint8_t>& out) = 0;
+    // Appends the same bytes build() gave for the same ULPDU at the same position, with the codec
+    // (no datapath, no cost): a retransmission re-framed from host memory.
+    virtual void reframe(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options, std::uint32_t pos,
+                         std::vector<std::uint8_t>& out) const = 0;
+
+    // ---- placement
+    // For a frame at `frame_pos` whose ULPDU carries `header_len` bytes of DDP/RDMAP headers and
+    // then `payload_len` payload bytes: the offsets o (0 < o < payload_len, ascending) at which the
+    // stream had framing bytes between payload byte o-1 and o (MPA Markers, RFC 5044 §4.3), for a
+    // DMA engine that must break its transfer there (seed 001 §6). False when the frame puts
+    // nothing between payload bytes (a plain write), true with `breaks` filled (maybe empty) else.
+    virtual bool placement_breaks(const frame_options& options, std::uint32_t frame_pos, std::size_t header_len,
+                                  std::size_t payload_len, std::vector<std::uint32_t>* breaks) const = 0;
+
+    // ---- receive
+    // The in-order deframer of one connection; its first byte is at position 0.
+    virtual std::unique_ptr<frame_deframer> make_deframer(const frame_options& options, frame_sink sink) = 0;
+    // Out of order: deframes the whole frames from the start of `data` (at position `pos`), a
+    // trailing partial frame left alone, and hands each to `sink`. False when the bytes there are
+    // not a frame (the frames before it were delivered).
+    virtual bool deframe_whole(const frame_options& options, std::uint32_t pos, const std::uint8_t* data,
+                               std::size_t len, const frame_sink& sink) = 0;
+    // Whether the framing can find frames inside out-of-order bytes (MPA Markers, RFC 5044 §4.3).
+    virtual bool locates_frames() const = 0;
+    // The position of the first frame that starts at or after `pos` inside [pos, pos + len) and
+    // that the bytes locate; false when none does (or the framing cannot locate frames).
+    virtual bool locate_frame(const frame_options& options, const std::uint8_t* data, std::size_t len,
+                              std::uint32_t pos, std::uint32_t* start) const = 0;
+    // Held bytes on either side of an out-of-order segment that locating and deframing the frames
+    // straddling its edges needs to see (RFC 5044 Appendix A); 0 when the framing cannot.
+    virtual std::size_t split_frame_reach(const frame_options& options) const = 0;
+};
+
+}  // namespace rnic
