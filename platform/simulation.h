@@ -50,6 +50,10 @@ public:
     double simulated_seconds() const;
 
 private:
+    // Each host's effective bus and memory-timing keys as "settings" of its <host>.pcie and <host>.mem
+    // entries, when any host sets keys of its own (hosts.<i>.pcie.*, ...).
+    void report_host_side_settings(boost::json::object& modules) const;
+
     const config::Scenario& scenario_;
     std::vector<std::unique_ptr<host_system>> hosts_;
     std::unique_ptr<ethernet_link> link_;         // back_to_back
