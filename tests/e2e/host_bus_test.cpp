@@ -11,18 +11,6 @@ namespace {
 
 double num(const boost::json::value& v) { return v.to_number<double>(); }
 
-void expect_refused(const std::vector<std::string>& sets, const std::vector<std::string>& must_contain) {
-    std::vector<std::string> args;
-    for (const std::string& s : sets) {
-        args.push_back("--set");
-        args.push_back(s);
-    }
-    const sim_run r = run_sim(args);
-    EXPECT_EQ(r.exit_code, 2) << r.output;
-    for (const std::string& s : must_contain) EXPECT_NE(r.output.find(s), std::string::npos) << s << " in: " << r.output;
-    EXPECT_EQ(r.output.find("status:"), std::string::npos) << "simulated anyway: " << r.output;
-}
-
 // Back to back at 100 Gb/s, 16 KiB RDMA Writes from host a (PCIe Gen4 x16) to host b (`b_bus`), the
 // NICs with a 64 KiB write queue toward their bus (without one the receive side never waits for its
 // bus: WithoutAWriteQueueTheReceiverDoesNotFeelItsBus).
