@@ -15,7 +15,7 @@ std::uint32_t u32(const config::Scenario& s, const std::string& key) { return st
 
 host_params build_host_params(const config::Scenario& s, int host_index) {
     host_params p;
-    build_host_side_params(s, p.memory, p.pcie);
+    build_host_side_params(s, host_index, p.memory, p.pcie);
 
     const double clock = s.get_frequency_hz("rnic.clock");
     rnic_params& n = p.nic;
@@ -40,6 +40,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.tcp.rx_cycles_per_segment = s.get_number("rnic.tcp.rx_cycles_per_segment");
     n.tcp.rx_ingress_frames = u32(s, "rnic.tcp.rx_ingress_frames");
     n.tcp.rx_ingress_buffer = s.get_size("rnic.tcp.rx_ingress_buffer");
+    n.tcp.rx_placement_backlog = s.get_size("rnic.tcp.rx_placement_backlog");
     n.tcp.mtu = u32(s, "link.mtu");
     // A NIC on a switch with PFC honours its pauses (flow control negotiated on the port).
     n.tcp.honour_pause = s.get_string("topology.kind") != "back_to_back" && s.get_bool("switch.pfc.enabled");

@@ -19,8 +19,6 @@
 namespace rnic::platform {
 
 host_params build_host_params(const config::Scenario& s, int host_index);
-// Host memory and host-bus parameters (build_host_params.cpp).
-void build_host_side_params(const config::Scenario& s, host_memory_params& memory, pcie_params& pcie);
 // A link from the keys of its rate, propagation and two fault directions (a_to_b: from port a), the
 // MTU of link.mtu and simulation.seed as its seed (callers with several links give each its own).
 ethernet_link_params build_link_params(const config::Scenario& s, const std::string& rate, const std::string& propagation,

@@ -34,9 +34,9 @@ struct host_params {
     host_cpu_params cpu;
 };
 
-// Host memory and host-bus parameters from the scenario (build_host_params.cpp). build_params.cpp's
-// call build_host_side_params(s, p.memory, p.pcie) resolves to this overload.
-void build_host_side_params(const config::Scenario& s, host_memory_params& memory, host_bus_params& bus);
+// Host `host`'s memory and host-bus parameters from the scenario: its own hosts.<i>.* keys where it
+// has them, the global ones otherwise (build_host_params.cpp).
+void build_host_side_params(const config::Scenario& s, int host, host_memory_params& memory, host_bus_params& bus);
 
 class host_system : public sc_core::sc_module {
 public:

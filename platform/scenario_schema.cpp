@@ -47,7 +47,8 @@ void declare_link(config::Node& root) {
 }
 
 void declare_hosts(config::Node& root) {
-    auto& hosts = root.array("hosts", "The hosts by index, each with host memory, a PCIe link and an RNIC (hosts beyond the array: derived, see topology.hosts)", 2, 256);
+    auto& hosts = root.array("hosts", "The hosts by index, each with host memory, a host bus and an RNIC; a host named here may set its own link (star, "
+                             "leaf_spine), bus and memory timing (hosts beyond the array: derived, see topology.hosts)", 2, 256);
     hosts.defaults({{{"name", "a"}, {"mac", "02:00:00:00:00:0a"}, {"ipv4", "10.0.0.1"}},
                     {{"name", "b"}, {"mac", "02:00:00:00:00:0b"}, {"ipv4", "10.0.0.2"}}});
     auto& host = hosts.element();
@@ -59,6 +60,7 @@ void declare_hosts(config::Node& root) {
                      "RTR option in common, RFC 6581 §9.2)",
                      {"same", "write,read", "write", "read"});
     declare_host_link(host);
+    declare_host_bus(host);
 }
 
 // Host b replaced by a real machine behind a socket bridge (models/link/socket_bridge.h), e.g. a
@@ -169,6 +171,11 @@ void declare_rnic(config::Node& root) {
                 0, 1000000);
     tcp.size("rx_ingress_buffer", "0B", "Buffer memory for frames the full ingress FIFO cannot hold (0: none)", 0,
              1_GiB);
+    tcp.size("rx_placement_backlog", "0B",
+             "Received bytes handed on for placement whose DMA writes may still be on the host bus before the "
+             "receive pipeline waits for them (the NIC's write queue; 0: unbounded, the receiver never feels a "
+             "slower host bus, as before this key). Set it where a receiver's bus may be slower than the wire",
+             0, 1_GiB);
     tcp.integer("max_connections", 64, "Connection table size", 1, 65536);
     tcp.enumeration("retransmit_from", "buffer",
                     "Source of retransmitted bytes: the send stream held in NIC buffer memory until acknowledged "
@@ -401,10 +408,7 @@ void declare_workload(config::Node& root) {
 }
 
 std::string check_powers_of_two(const config::Scenario& s) {
-    for (const char* key : {"pcie.max_payload", "pcie.max_read_request", "pcie.read_completion_boundary"}) {
-        const std::uint64_t v = s.get_size(key);
-        if ((v & (v - 1)) != 0) return std::string(key) + ": " + std::to_string(v) + " is not a power of two";
-    }
+    // The PCIe sizes are checked per host by check_host_buses (schema_host.cpp).
     for (std::uint64_t size : s.get_size_list("workload.sizes")) {
         if (size > s.get_size("workload.buffer")) {
             return "workload.sizes: message size " + std::to_string(size) + " is larger than workload.buffer (" +
@@ -592,8 +596,14 @@ std::string check_peer(const config::Scenario& s) {
 }
 
 std::string check_atomics(const config::Scenario& s) {
-    if (s.get_string("rnic.rdma.atomics") == "pcie_atomicop" && s.get_string("host_bus.kind") != "pcie") {
-        return "rnic.rdma.atomics: \"pcie_atomicop\" needs host_bus.kind \"pcie\" (PCI-X has no AtomicOps)";
+    if (s.get_string("rnic.rdma.atomics") != "pcie_atomicop") return "";
+    for (int host = 0; host < host_count(s); ++host) {
+        const std::string kind = s.value_key(host_setting_key(s, host, "host_bus.kind"));
+        if (s.get_string(kind) == "pcie") continue;
+        return "rnic.rdma.atomics: \"pcie_atomicop\" needs " +
+               (kind == "host_bus.kind" ? std::string("host_bus.kind \"pcie\"")
+                                        : "a PCIe bus on every host, but " + kind + " is \"pcix\"") +
+               " (PCI-X has no AtomicOps)";
     }
     return "";
 }
@@ -644,6 +654,7 @@ config::Schema build() {
     declare_rnic(root);
     declare_workload(root);
     schema.add_check(check_topology);
+    schema.add_check(check_host_buses);
     schema.add_check(check_powers_of_two);
     schema.add_check(check_rx_path);
     schema.add_check(check_peer_to_peer);

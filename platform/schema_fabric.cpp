@@ -70,10 +70,13 @@ std::string check_identities(const config::Scenario& s) {
     const std::size_t named = s.array_size("hosts");
     if (named > static_cast<std::size_t>(n)) {
         for (std::size_t i = static_cast<std::size_t>(n); i < named; ++i) {
-            const std::string key = host_link_key_set(s, i);
+            std::string key = host_link_key_set(s, i);
+            if (key.empty()) key = host_bus_key_set(s, i);
             if (!key.empty()) {
-                return key + ": host " + std::to_string(i) + " does not exist (topology.hosts is " +
-                       std::to_string(n) + ")";
+                return key + ": host " + std::to_string(i) + " does not exist (" +
+                       (s.get_string("topology.kind") == "back_to_back" ? std::string("back_to_back has 2 hosts")
+                                                                         : "topology.hosts is " + std::to_string(n)) +
+                       ")";
             }
         }
         return "hosts: " + std::to_string(named) + " hosts named but the topology has " + std::to_string(n) +

@@ -11,19 +11,14 @@ namespace rnic::platform {
 
 using namespace config::literals;
 
-namespace {
-
-// The first leaf under `v` (an as-run subtree at `path`) that is set, i.e. not null; "" if none.
-std::string first_set(const boost::json::value& v, const std::string& path) {
+std::string first_key_set(const boost::json::value& v, const std::string& path) {
     if (!v.is_object()) return v.is_null() ? "" : path;
     for (const auto& kv : v.get_object()) {
-        const std::string key = first_set(kv.value(), path + "." + std::string(kv.key()));
+        const std::string key = first_key_set(kv.value(), path + "." + std::string(kv.key()));
         if (!key.empty()) return key;
     }
     return "";
 }
-
-}  // namespace
 
 void declare_faults(config::Node& f, const std::string& inherit) {
     // Each leaf inherits the leaf of the same name under `inherit`, if given.
@@ -66,7 +61,7 @@ void declare_host_link(config::Node& host) {
 
 std::string host_link_key_set(const config::Scenario& s, std::size_t host) {
     const std::string at = "hosts." + std::to_string(host) + ".link";
-    return first_set(s.get_json(at), at);
+    return first_key_set(s.get_json(at), at);
 }
 
 std::string check_host_links(const config::Scenario& s) {

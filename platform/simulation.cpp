@@ -9,6 +9,7 @@
 
 #include "build_params.h"
 #include "host_identity.h"
+#include "schema_parts.h"
 #include "core/log.h"
 #include "core/sim_log.h"
 
@@ -357,6 +358,7 @@ boost::json::object simulation::results() const {
         modules[n + ".rnic"] = report_of(h->nic);
         modules[n + ".cpu"] = {{"mmio_errors", h->cpu.mmio_errors()}};
     }
+    report_host_side_settings(modules);
     if (link_) modules["link"] = report_of(*link_);
     if (fabric_) fabric_->report(modules);
     if (peer_) modules["peer"] = report_of(*peer_);
@@ -377,6 +379,23 @@ boost::json::object simulation::results() const {
     if (fabric_) out["topology"] = fabric_->describe();
     out["log"] = {{"errors", log::errors_logged()}, {"warnings", log::warnings_logged()}};
     return out;
+}
+
+void simulation::report_host_side_settings(boost::json::object& modules) const {
+    // Only where some host has keys of its own: otherwise every host runs the global keys the
+    // echoed scenario shows, and the results stay as they were before per-host keys existed.
+    bool own = false;
+    for (std::size_t i = 0; i < scenario_.array_size("hosts"); ++i) own = own || !host_bus_key_set(scenario_, i).empty();
+    if (!own) return;
+    for (std::size_t i = 0; i < hosts_.size(); ++i) {
+        const int host = static_cast<int>(i);
+        const std::string name = hosts_[i]->name();
+        const std::string kind = scenario_.get_string(host_setting_key(scenario_, host, "host_bus.kind"));
+        boost::json::object bus{{"kind", kind}};
+        for (const auto& kv : host_side_settings(scenario_, host, kind)) bus[kv.key()] = kv.value();
+        modules[name + ".pcie"].as_object()["settings"] = std::move(bus);
+        modules[name + ".mem"].as_object()["settings"] = host_side_settings(scenario_, host, "host_memory");
+    }
 }
 
 boost::json::object simulation::qemu_wallclock() const {

@@ -58,6 +58,9 @@ private:
     std::uint64_t watchdog_interval_ps_ = 0;
     bool stuck_ = false;
     boost::json::object stuck_dump_;
+    // Each host's effective bus and memory-timing keys as "settings" of its <host>.pcie and <host>.mem
+    // entries, when any host sets keys of its own (hosts.<i>.pcie.*, ...).
+    void report_host_side_settings(boost::json::object& modules) const;
 
     const config::Scenario& scenario_;
     std::vector<std::unique_ptr<host_system>> hosts_;

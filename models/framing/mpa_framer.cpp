@@ -83,7 +83,9 @@ void mpa_framer::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& 
         return;
     }
     rx_delay_ = delay;
+    rx_landed_ = delay;
     feed(ext->conn, st, gp.get_data_ptr(), gp.get_data_length());
+    delay = std::max(delay, rx_landed_);
 }
 
 void mpa_framer::feed(std::uint32_t conn, conn_state& st, const std::uint8_t* data, std::size_t len) {
@@ -131,6 +133,7 @@ void mpa_framer::deliver(conn_state& st, const std::uint8_t* ulpdu, std::size_t 
     }
     sc_core::sc_time d = rx_delay_;
     send_stream(ulpdu_rx_out, ext, ulpdu, len, d);
+    rx_landed_ = std::max(rx_landed_, d);
 }
 
 const std::vector<std::uint8_t>& mpa_framer::startup_bytes(std::uint32_t conn) const {

@@ -112,6 +112,9 @@ private:
     timed_resource tx_crc_, rx_crc_;
     std::vector<std::uint8_t> fpdu_scratch_;
     sc_core::sc_time rx_delay_ = sc_core::SC_ZERO_TIME;  // delay context of the current receive call
+    // When the last placement the current receive call caused lands in host memory (as a delay): the
+    // call returns it, so the TCP engine can bound what is still on its way (placement_backlog).
+    sc_core::sc_time rx_landed_ = sc_core::SC_ZERO_TIME;
     std::uint32_t rx_conn_ = 0;
     std::uint64_t tx_fpdus_ = 0, tx_bytes_ = 0, tx_raw_bytes_ = 0, rx_fpdus_ = 0, rx_bytes_ = 0;
     std::uint64_t crc_errors_ = 0, framing_errors_ = 0, rx_dropped_after_error_ = 0;

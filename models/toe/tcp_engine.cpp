@@ -29,6 +29,7 @@ tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_par
       params_(params),
       buffer_(buffer),
       framing_(framing),
+      placing_(params.rx_placement_backlog),
       rng_state_(params.seed * 0x9e3779b97f4a7c15ULL + 1) {
     stream_tx_in.register_b_transport(this, &tcp_engine::stream_tx_b_transport);
     eth_rx.register_b_transport(this, &tcp_engine::eth_rx_b_transport);
@@ -437,6 +438,16 @@ bool tcp_engine::admit_ingress(std::uint32_t bytes, const sc_core::sc_time& arri
     return true;
 }
 
+void tcp_engine::wait_for_placement_room(sc_core::sc_time& delay) {
+    if (!placing_.bounded()) return;
+    // The pipeline would start this frame at `start`; with the write queue to the host bus full it
+    // starts when enough placements have landed.
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time start = std::max(now + delay, rx_pipe_.free_at());
+    const std::uint64_t room = placing_.room_at(to_ps(start));
+    if (room > to_ps(start)) delay = from_ps(room) - now;
+}
+
 void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     if (params_.honour_pause &&
@@ -447,6 +458,7 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     }
     ++rx_frames_;
     if (!admit_ingress(static_cast<std::uint32_t>(gp.get_data_length()), sc_core::sc_time_stamp() + delay)) return;
+    wait_for_placement_room(delay);
     rx_pipe_.reserve_lt(delay, cycles_time(params_.rx_cycles_per_segment, params_.clock_hz));
     if (net::frame_ethertype(gp.get_data_ptr(), gp.get_data_length()) == net::kEtherTypeArp) {
         handle_arp(gp.get_data_ptr(), gp.get_data_length(), delay);
@@ -589,6 +601,13 @@ void tcp_engine::report_stats(boost::json::object& out) const {
                       {"spilled_frames", ingress_stats_.spilled_frames},
                       {"peak_waiting_frames", ingress_stats_.peak_frames},
                       {"peak_spilled_bytes", ingress_stats_.peak_spilled_bytes}};
+    if (placing_.bounded()) {
+        // Only with a bounded write queue (rnic.tcp.rx_placement_backlog), so results without it stay as they were.
+        out["placement"] = {{"backlog_bytes", params_.rx_placement_backlog},
+                            {"peak_bytes", placing_.peak_bytes()},
+                            {"stalls", placing_.stalls()},
+                            {"stall_ps", placing_.stall_ps()}};
+    }
 }
 
 }  // namespace rnic

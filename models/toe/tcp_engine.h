@@ -27,6 +27,7 @@
 #include "core/timed_resource.h"
 #include "proto/net.h"
 #include "proto/tcp/connection.h"
+#include "toe/placement_backlog.h"
 #include "toe/toe_if.h"
 
 namespace rnic {
@@ -67,6 +68,10 @@ struct tcp_engine_params {
     // (seed 001 §5.3: bursts of small packets against the packet-processing rate).
     std::uint32_t rx_ingress_frames = 0;
     std::uint64_t rx_ingress_buffer = 0;
+    // Bytes handed on for placement (in-order delivery to the framing unit, then DMA writes over the
+    // host bus) that may still be on their way to host memory before the receive pipeline waits for
+    // room (toe/placement_backlog.h). 0: unbounded, the receive side never feels its host bus.
+    std::uint64_t rx_placement_backlog = 0;
     // MAC flow control (IEEE 802.3 Annex 31B PAUSE, 802.1Qbb PFC priority 0): a received pause stops
     // transmission for its quanta x 512 bit times at line_rate_bps. Off, MAC control frames are
     // dropped as bad frames (a port without flow control negotiated).
@@ -222,6 +227,9 @@ private:
     } ingress_stats_;
     // Admits a frame arriving at `arrival` into the ingress queue, or says it is dropped.
     bool admit_ingress(std::uint32_t bytes, const sc_core::sc_time& arrival);
+    // Placements not yet landed in host memory; a frame enters the pipeline once they leave room.
+    placement_backlog placing_;
+    void wait_for_placement_room(sc_core::sc_time& delay);
     sc_core::sc_event timer_event_;
     sc_core::sc_time timer_at_ = sc_core::SC_ZERO_TIME;
     bool timer_armed_ = false;

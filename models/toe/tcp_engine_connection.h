@@ -117,6 +117,9 @@ public:
         ext.conn = id_;
         sc_core::sc_time d = ctx_delay;
         send_stream(engine_.stream_rx_out, ext, data, len, d);
+        // `d` now ends when the bytes have landed in host memory; the ACK does not wait for that,
+        // but the next segment waits while too many are still on their way (placement_backlog).
+        engine_.placing_.add(to_ps(sc_core::sc_time_stamp() + d), len);
     }
     void acked(std::uint64_t acked_offset) override {
         release_until(acked_offset);

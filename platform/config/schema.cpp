@@ -257,6 +257,19 @@ Node& Node::inherits(const std::string& path) {
   return *this;
 }
 
+Node& Node::inherit_leaves_from(const std::string& object_path) {
+  require(Kind::kObject, "inherit_leaves_from()");
+  for (const Field& f : fields_) {
+    const std::string from = object_path + "." + f.name;
+    if (f.node->kind() == Kind::kObject) {
+      f.node->inherit_leaves_from(from);
+    } else {
+      f.node->inherits(from);  // an array or size list below is refused there: only leaves inherit
+    }
+  }
+  return *this;
+}
+
 Node& Node::element() {
   if (kind_ != Kind::kArray) require(Kind::kArray, "element()");
   return *element_;

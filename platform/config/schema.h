@@ -116,6 +116,10 @@ class Node {
   // key outside any array, of the same kind, that does not inherit itself (Schema::verify checks). The getters
   // follow it; Scenario::is_set tells whether the key has a value of its own. Its own range still applies.
   Node& inherits(const std::string& path);
+  // Object nodes: every leaf below inherits the leaf at the same relative path under `object_path` (as
+  // inherits() on each), so a per-host copy of a global object declared by the same code follows that
+  // object key by key, e.g. hosts.<i>.pcie.lanes -> pcie.lanes. Declare the fields first.
+  Node& inherit_leaves_from(const std::string& object_path);
   // Array nodes: the element schema (an object node; declare its fields on it).
   Node& element();
   // Array nodes: the content used when the key is omitted (validated like user input when a scenario is loaded;

@@ -113,5 +113,36 @@ TEST(Inherit, VerifyRefusesWhatCannotBeInherited) {
   EXPECT_THROW(s.root().object("o", "o").inherits("x"), std::logic_error);
 }
 
+TEST(Inherit, AnObjectInheritsLeafByLeaf) {
+  // One declaration used twice: the global object and a per-host copy that follows it key by key.
+  Schema schema;
+  auto declare_bus = [](Node& bus) -> Node& {
+    bus.integer("lanes", 8, "Lane count", 1, 16).allowed({1, 2, 4, 8, 16});
+    bus.object("credits", "Flow control").integer("posted", 64, "Posted credits", 0, 4096);
+    return bus;
+  };
+  declare_bus(schema.root().object("bus", "Every host's bus"));
+  declare_bus(schema.root().array("hosts", "The hosts", 2, 2).element().object("bus", "This host's bus"))
+      .inherit_leaves_from("bus");
+  schema.verify();
+  const Scenario s = Scenario::defaults(schema, {"bus.lanes=4", "hosts.1.bus.credits.posted=16"});
+  EXPECT_EQ(s.get_int("hosts.0.bus.lanes"), 4);
+  EXPECT_EQ(s.get_int("hosts.1.bus.lanes"), 4);
+  EXPECT_EQ(s.get_int("hosts.0.bus.credits.posted"), 64);
+  EXPECT_EQ(s.get_int("hosts.1.bus.credits.posted"), 16);
+  EXPECT_EQ(s.value_key("hosts.1.bus.credits.posted"), "hosts.1.bus.credits.posted");
+  EXPECT_EQ(s.value_key("hosts.0.bus.credits.posted"), "bus.credits.posted");
+  // The copy keeps the declaration's own rules.
+  const std::string bad = error_of([&] { (void)Scenario::defaults(schema, {"hosts.1.bus.lanes=12"}); });
+  EXPECT_TRUE(contains_all(bad, {"hosts.1.bus.lanes", "12"})) << bad;
+  // Only objects may hand their leaves down, and only leaves inherit.
+  Schema leafy;
+  EXPECT_THROW(leafy.root().integer("n", 0, "n").inherit_leaves_from("m"), std::logic_error);
+  Schema listy;
+  auto& o = listy.root().object("o", "o");
+  o.size_list("sizes", {64}, "Sizes");
+  EXPECT_THROW(o.inherit_leaves_from("p"), std::logic_error);
+}
+
 }  // namespace
 }  // namespace rnic::config

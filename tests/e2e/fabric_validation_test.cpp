@@ -7,18 +7,6 @@
 namespace rnic::test {
 namespace {
 
-void expect_refused(const std::vector<std::string>& sets, const std::vector<std::string>& must_contain) {
-    std::vector<std::string> args;
-    for (const std::string& s : sets) {
-        args.push_back("--set");
-        args.push_back(s);
-    }
-    const sim_run r = run_sim(args);
-    EXPECT_EQ(r.exit_code, 2) << r.output;
-    for (const std::string& s : must_contain) EXPECT_NE(r.output.find(s), std::string::npos) << s << " in: " << r.output;
-    EXPECT_EQ(r.output.find("status:"), std::string::npos) << "simulated anyway: " << r.output;
-}
-
 TEST(FabricValidation, BackToBackHasTwoHosts) {
     expect_refused({"topology.hosts=4"}, {"topology.hosts", "exactly 2 hosts"});
 }

@@ -116,4 +116,16 @@ std::vector<std::string> quick_args() {
             "--set", "workload.iterations=60", "--log", "warn"};
 }
 
+void expect_refused(const std::vector<std::string>& sets, const std::vector<std::string>& must_contain) {
+    std::vector<std::string> args;
+    for (const std::string& s : sets) {
+        args.push_back("--set");
+        args.push_back(s);
+    }
+    const sim_run r = run_sim(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    for (const std::string& s : must_contain) EXPECT_NE(r.output.find(s), std::string::npos) << s << " in: " << r.output;
+    EXPECT_EQ(r.output.find("status:"), std::string::npos) << "simulated anyway: " << r.output;
+}
+
 }  // namespace rnic::test

@@ -35,6 +35,9 @@ void write_file(const std::string& path, const std::string& text);
 boost::json::value run_with_sets(const std::string& tag, const std::vector<std::string>& sets, sim_run* run);
 // run_with_sets that also expects the run to exit 0 (a gtest failure with its output otherwise).
 boost::json::value run_ok(const std::string& tag, const std::vector<std::string>& sets);
+// Runs rnic-sim with `--set` for each of `sets` and expects it refused before simulation (exit 2, no
+// status line) with every one of `must_contain` in its output (a gtest failure otherwise).
+void expect_refused(const std::vector<std::string>& sets, const std::vector<std::string>& must_contain);
 // Small, quick workload arguments used by most tests.
 std::vector<std::string> quick_args();
 
