@@ -258,6 +258,13 @@ void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&
 
 // ---- statistics ------------------------------------------------------------------------------
 
+namespace {
+// The Terminate a QP sent or received, as the results show it.
+boost::json::object terminate_json(const qp_context::terminate_info& t) {
+    return {{"received", t.received}, {"layer", static_cast<int>(t.layer)}, {"etype", t.etype}, {"code", t.code}};
+}
+}  // namespace
+
 void rdma_engine::report_stats(boost::json::object& out) const {
     out["wqes"] = counters_.wqes;
     out["rdma_writes"] = counters_.writes;
@@ -302,12 +309,7 @@ void rdma_engine::report_stats(boost::json::object& out) const {
         boost::json::object q;
         q["qpn"] = i;
         q["state"] = regmap::to_string(qp->state);
-        if (qp->term.valid) {
-            q["terminate"] = boost::json::object{{"received", qp->term.received},
-                                                 {"layer", static_cast<int>(qp->term.layer)},
-                                                 {"etype", qp->term.etype},
-                                                 {"code", qp->term.code}};
-        }
+        if (qp->term.valid) q["terminate"] = terminate_json(qp->term);
         states.push_back(std::move(q));
     }
     out["qps"] = std::move(states);
@@ -333,12 +335,7 @@ void rdma_engine::report_diagnostics(boost::json::object& out) const {
                               {"reads_outstanding", qp->reads_outstanding},
                               {"responses_queued", qp->responses.size()},
                               {"held_for_first_fpdu", qp->hold_tx}};
-        if (qp->term.valid) {
-            q["last_terminate"] = boost::json::object{{"received", qp->term.received},
-                                                      {"layer", static_cast<int>(qp->term.layer)},
-                                                      {"etype", qp->term.etype},
-                                                      {"code", qp->term.code}};
-        }
+        if (qp->term.valid) q["last_terminate"] = terminate_json(qp->term);
         qps.push_back(std::move(q));
     }
     out["qps"] = std::move(qps);

@@ -501,11 +501,11 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     if (c == nullptr) {
         ++rx_no_connection_;
         RNIC_MLOG_D(debug, toe, delay, "no connection for a segment to port " << frame->tcp.dst_port);
-        // A SYN to a listening port that found no free slot is dropped (the peer retries, as with a
-        // full accept queue); anything else for no connection is answered with a reset.
-        const bool listened = std::find(listen_ports_.begin(), listen_ports_.end(), frame->tcp.dst_port) !=
-                              listen_ports_.end();
-        if (!(syn_only && listened)) send_reset_for(*frame, delay);
+        // Anything but a SYN for no connection is answered with a reset (RFC 9293 §3.10.7.1). A SYN is
+        // dropped, unanswered, which departs from the RFC (a SYN to a closed port draws a reset): the
+        // platform's hosts start together, so a client may connect before its server listens, and
+        // its SYN retransmission finds the port open; with a full table the peer retries too.
+        if (!syn_only) send_reset_for(*frame, delay);
         return;
     }
     if (!admit_out_of_order(*c, *frame, gp.get_data_ptr() + frame->payload_offset, delay)) return;

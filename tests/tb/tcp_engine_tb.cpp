@@ -186,31 +186,36 @@ TEST(TcpEngineTb, PassiveOpenAnswersASynAndIsEstablishedByTheAck) {
     EXPECT_EQ(b.eth_out.items.size(), 1u);  // an ACK of a SYN-ACK is not answered
 }
 
-TEST(TcpEngineTb, SegmentsToNoConnectionAreAnsweredWithAReset) {
+TEST(TcpEngineTb, SegmentsToNoConnectionAreAnsweredWithAResetButASynIsDropped) {
     toe_bench b("b");
-    // RFC 9293 §3.10.7.1: a SYN to a port nobody listens on: <SEQ=0><ACK=SEG.SEQ+SEG.LEN><RST,ACK>.
+    // A SYN to a port nobody listens on is dropped unanswered (the model's choice: hosts start
+    // together, and a client's SYN retransmission finds its server listening by then).
     b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    sc_core::sc_start(us(1));
+    EXPECT_TRUE(b.eth_out.items.empty());
+    // A segment with ACK (e.g. of a connection long gone): <SEQ=SEG.ACK><RST> (RFC 9293 §3.10.7.1).
+    b.peer_sends(net::tcp_flags::ack | net::tcp_flags::psh, 5000, 777, pattern(10, 1));
     sc_core::sc_start(us(1));
     ASSERT_EQ(b.eth_out.items.size(), 1u);
     const auto rst = b.frame(0);
-    EXPECT_EQ(rst.tcp.flags, net::tcp_flags::rst | net::tcp_flags::ack);
-    EXPECT_EQ(rst.tcp.seq, 0u);
-    EXPECT_EQ(rst.tcp.ack, kPeerIss + 1);
+    EXPECT_EQ(rst.tcp.flags, net::tcp_flags::rst);
+    EXPECT_EQ(rst.tcp.seq, 777u);
     EXPECT_EQ(rst.tcp.src_port, kNicPort);
     EXPECT_EQ(rst.tcp.dst_port, kPeerPort);
     EXPECT_EQ(rst.eth.dst, kPeerMac);
     EXPECT_EQ(rst.ip.dst, kPeerIp);
-    // A segment with ACK (e.g. of a connection long gone): <SEQ=SEG.ACK><RST>.
-    b.peer_sends(net::tcp_flags::ack | net::tcp_flags::psh, 5000, 777, pattern(10, 1));
+    // Without ACK (a FIN alone): <SEQ=0><ACK=SEG.SEQ+SEG.LEN><RST,ACK>, the FIN counting one.
+    b.peer_sends(net::tcp_flags::fin, 6000, 0, pattern(4, 1));
     sc_core::sc_start(us(1));
     ASSERT_EQ(b.eth_out.items.size(), 2u);
-    EXPECT_EQ(b.frame(1).tcp.flags, net::tcp_flags::rst);
-    EXPECT_EQ(b.frame(1).tcp.seq, 777u);
+    EXPECT_EQ(b.frame(1).tcp.flags, net::tcp_flags::rst | net::tcp_flags::ack);
+    EXPECT_EQ(b.frame(1).tcp.seq, 0u);
+    EXPECT_EQ(b.frame(1).tcp.ack, 6000u + 4u + 1u);
     // A reset is never answered.
     b.peer_sends(net::tcp_flags::rst, 5010, 0);
     sc_core::sc_start(us(1));
     EXPECT_EQ(b.eth_out.items.size(), 2u);
-    EXPECT_EQ(b.stat("rx_no_connection"), 3u);
+    EXPECT_EQ(b.stat("rx_no_connection"), 4u);
     EXPECT_EQ(b.stat("tx_resets_no_connection"), 2u);
     EXPECT_TRUE(b.stubs.events.empty());
 }
