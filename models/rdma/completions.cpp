@@ -1,5 +1,7 @@
 #include "rdma/completions.h"
 
+#include <algorithm>
+
 #include "core/mem_access.h"
 #include "core/sim_log.h"
 #include "proto/bytes.h"
@@ -39,6 +41,10 @@ void completion_unit::post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::
         // The driver has not freed room: a CQ overrun (an asynchronous error in verbs terms).
         ++cq.overruns;
         RNIC_MLOG_D(error, rdma, delay, "CQ " << cqn << " overrun: completion of wr_id " << f.wr_id << " lost");
+        if (std::find(overrun_qps_.begin(), overrun_qps_.end(), f.qpn) == overrun_qps_.end()) {
+            overrun_qps_.push_back(f.qpn);
+        }
+        res_.work_event.notify(delay);
         return;
     }
     namespace off = regmap::cqe_off;

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <systemc>
+#include <utility>
+#include <vector>
 
 #include "rdma/context_if.h"
 #include "rdma/engine_part.h"
@@ -39,8 +41,14 @@ public:
     void cq_doorbell(std::uint32_t cqn, std::uint32_t consumer, const sc_core::sc_time& delay);
     // The driver asks for an interrupt at the next CQE.
     void cq_arm(std::uint32_t cqn, const sc_core::sc_time& delay);
+    // The QPs that lost a completion to a full CQ since the last call, in order (verbs: a CQ
+    // overrun is a catastrophic error of the QPs whose completions it lost). The engine moves them to
+    // Error from its transmit thread, never from inside the call that found the ring full.
+    std::vector<std::uint32_t> take_overrun_qps() { return std::exchange(overrun_qps_, {}); }
+    bool has_overrun_qps() const { return !overrun_qps_.empty(); }
 
 private:
+    std::vector<std::uint32_t> overrun_qps_;
     void raise_msix(std::uint32_t vector, sc_core::sc_time& delay);
 
     qp_lifecycle& lifecycle_;

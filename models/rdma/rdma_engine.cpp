@@ -216,6 +216,10 @@ int rdma_engine::next_ready_qp() {
 
 void rdma_engine::tx_thread() {
     for (;;) {
+        if (completions_.has_overrun_qps()) {
+            fail_overrun_qps();
+            continue;
+        }
         const int qpn = next_ready_qp();
         if (qpn < 0) {
             // A doorbell still on its way may have lost its notification (SystemC keeps only the
@@ -226,6 +230,26 @@ void rdma_engine::tx_thread() {
             continue;
         }
         serve(static_cast<std::uint32_t>(qpn), *ctx_out->qp(static_cast<std::uint32_t>(qpn)));
+    }
+}
+
+void rdma_engine::fail_overrun_qps() {
+    for (const std::uint32_t qpn : completions_.take_overrun_qps()) {
+        qp_context* qp = ctx_out->qp(qpn);
+        if (qp == nullptr || qp->state == qp_state::error || qp->state == qp_state::idle) continue;
+        // A completion this QP owed the driver is gone: its work can no longer be accounted for,
+        // a catastrophic local error. The peer hears it as a Terminate (RFC 5040 §7.2: RDMAP layer,
+        // Local Catastrophic Error) and the QP goes to Error, flushing what it holds; QPs on other
+        // CQs carry on.
+        RNIC_MLOG(error, rdma, "QP " << qpn << " to Error: a completion was lost to a full CQ (overrun)");
+        ++counters_.cq_overrun_qp_errors;
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        if (qp->state == qp_state::rts) {
+            receive_.send_terminate(qpn, *qp, ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic,
+                                    0x00, nullptr, 0, delay);
+        }
+        lifecycle_.enter_error(qpn, *qp, delay);
+        wait(delay);
     }
 }
 
@@ -316,6 +340,8 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     std::uint64_t overruns = 0;
     for (std::uint32_t i = 0; i < ctx_out->cq_slots(); ++i) overruns += ctx_out->cq_slot(i).overruns;
     out["cq_overruns"] = overruns;
+    // Only when it happened, so that results without an overrun keep their exact keys.
+    if (counters_.cq_overrun_qp_errors > 0) out["cq_overrun_qp_errors"] = counters_.cq_overrun_qp_errors;
     // The context module's statistics follow in this object (rnic_device::report_stats).
 }
 

@@ -98,6 +98,8 @@ private:
     sc_core::sc_time next_doorbell_arrival();  // -1: none
     // One turn of a QP: its RTR, else its oldest Read or Atomic Response, else a batch of WQEs.
     void serve(std::uint32_t qpn, qp_context& qp);
+    // The QPs whose completions a full CQ lost go to Error (completion_unit::take_overrun_qps).
+    void fail_overrun_qps();
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     // The QP that carries `conn`, with its number in *qpn; nullptr when none does.
     qp_context* qp_of_connection(std::uint32_t conn, std::uint32_t* qpn);

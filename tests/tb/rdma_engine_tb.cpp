@@ -411,6 +411,53 @@ TEST(RdmaEngineTb, OutOfOrderWriteIsPlacedWhenSafeAndRefusedWithoutTerminateOthe
     EXPECT_EQ(b.qp_state(), static_cast<std::uint8_t>(regmap::qp_state::rts));
 }
 
+TEST(RdmaEngineTb, CqOverrunSendsTheQpWhoseCompletionWasLostToErrorAndOthersCarryOn) {
+    rdma_bench b("b");
+    // A second QP with a CQ of its own, on another connection.
+    constexpr std::uint64_t kSq2 = 0x5000, kRq2 = 0x5800, kCq2 = 0x6000;
+    const auto cq2 = static_cast<std::uint32_t>(b.rdma.create_cq({kCq2, 16, 2}));
+    const auto qp2 = static_cast<std::uint32_t>(b.rdma.create_qp({kSq2, 16, kRq2, 16, cq2, cq2, kPd}));
+    qp_stream s2;
+    s2.conn = kConn + 1;
+    s2.max_ulpdu = 1000;
+    ASSERT_TRUE(b.rdma.qp_connect(qp2, s2));
+    // Sixteen Sends fill the first QP's 16-entry CQ; the driver consumes nothing.
+    for (std::uint32_t i = 0; i < 16; ++i) {
+        b.post_receive(i, 100 + i, kRecvBuf + 64 * i, 64);
+        b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, i + 1, 0, pattern(8, static_cast<std::uint8_t>(i))));
+    }
+    ASSERT_EQ(b.stat("cqes"), 16u);
+    EXPECT_EQ(b.qp_state(), static_cast<std::uint8_t>(regmap::qp_state::rts));
+    // The seventeenth completion finds no room: it is lost, and so the QP can no longer account for
+    // its work: Error, and the peer is told (RDMAP Local Catastrophic Error).
+    b.post_receive(16, 116, kRecvBuf, 64);
+    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 17, 0, pattern(8, 0x11)));
+    sc_core::sc_start(ns(2000));  // the engine's transmit thread takes it from there
+    EXPECT_GE(b.stat("cq_overruns"), 1u);
+    EXPECT_EQ(b.stat("cq_overrun_qp_errors"), 1u);
+    EXPECT_EQ(b.qp_state(), static_cast<std::uint8_t>(regmap::qp_state::error));
+    const ddp::Terminate t = sent_terminate(b);
+    EXPECT_EQ(t.layer, ddp::TermLayer::rdma);
+    EXPECT_EQ(t.etype, ddp::term::kRdmaLocalCatastrophic);
+    EXPECT_EQ(t.code, 0u);
+    EXPECT_EQ(b.toe.closed, std::vector<std::uint32_t>{kConn});
+    // The other QP carries on: a Send into its posted receive completes on its own CQ.
+    std::uint8_t* rqe = b.host.mem.data() + kRq2;
+    proto::put_le64(rqe + regmap::rqe_off::wr_id, 0x2222);
+    proto::put_le64(rqe + regmap::rqe_off::addr, kRecvBuf + 2048);
+    proto::put_le32(rqe + regmap::rqe_off::length, 64);
+    proto::put_le32(rqe + regmap::rqe_off::stag, b.recv_stag);
+    b.rdma.doorbell_in->rq_doorbell(qp2, 1, sc_core::SC_ZERO_TIME);
+    stream_ext ext;
+    ext.conn = kConn + 1;
+    const bytes u = untagged(ddp::Opcode::send, ddp::kQueueSend, 1, 0, pattern(8, 0x40));
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    ASSERT_EQ(send_stream(b.framer.out, ext, u.data(), u.size(), d), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(b.host.at(kRecvBuf + 2048, 8), pattern(8, 0x40));
+    EXPECT_EQ(proto::get_le64(b.host.mem.data() + kCq2 + regmap::cqe_off::wr_id), 0x2222u);
+    EXPECT_EQ(static_cast<std::uint8_t>(b.rdma.qp_query(qp2) & 0xff), static_cast<std::uint8_t>(regmap::qp_state::rts));
+}
+
 TEST(RdmaEngineTb, UlpduOnAnUnknownConnectionIsDropped) {
     rdma_bench b("b");
     stream_ext ext;
