@@ -241,7 +241,7 @@ bool simulation::run() {
         watchdog.look(progress(), 0, true);
         while (sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_time_stamp() < limit) {
             sc_core::sc_start(std::min(slice, limit - sc_core::sc_time_stamp()));
-            if (sc_core::sc_get_status() == sc_core::SC_STOPPED || done_) break;
+            if (sc_core::sc_get_status() == sc_core::SC_STOPPED) break;
             if (watchdog.look(progress(), to_ps(sc_core::sc_time_stamp()), !done_)) {
                 stuck_ = true;
                 record_stuck(watchdog.last_progress_ps());
@@ -284,7 +284,7 @@ boost::json::object simulation::results() const {
     else if (qemu_ && !done_) status = "incomplete: QEMU closed the connection before the workload finished";
     else if (stuck_) {
         status = "stuck: no work request, completion, frame or firmware command for " +
-                 std::to_string(scenario_.get_time_ps("simulation.watchdog") / 1'000'000) +
+                 std::to_string(watchdog_interval_ps_ / 1'000'000) +
                  " us while the workload was not done (simulation.watchdog)";
     }
     else if (!done_ || !r.finished) status = "incomplete: time limit reached";
