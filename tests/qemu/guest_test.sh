@@ -14,7 +14,8 @@
 # /dev/rnic0: WQEs, doorbells and CQ polling through mmap, no system call on the data path).
 # With MODE "perf", rnic_perf runs RDMA Writes, Reads, Sends and FetchAdds (PINGS iterations of SIZE
 # bytes each) from user space against host b's perf_server, which checks every byte it can see; the
-# tool checks its Reads and the FetchAdds' originals.
+# tool checks its Reads and the FetchAdds' originals. Its buffer is an anonymous mmap registered by
+# pinning (RNIC_IOC_REG_USER_MR: 1 MiB + 4 KiB in four regions, 259 pages pinned, page lists).
 #   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf]
 set -uo pipefail
 SIM=$1 PINGS=${2:-20} SIZE=${3:-3000} MODE=${4:-plain}
@@ -82,6 +83,7 @@ if mode == "perf":
         want(any(l.startswith(f" {op} ") and check in l and ("0 differ" in l or op == "fetchadd") for l in guest.splitlines()),
              f"rnic_perf's {op} row")
     want(f"server: counter {pings}" in guest, "the FetchAdd counter")
+    want("in user memory at" in guest and "259 pages pinned" in guest, "the buffer registered from user memory")
     want("rnic_perf: PASS" in guest and "RNIC-GUEST: PASS (rnic_perf)" in guest, "the tool's verdict")
     want(": removed" in guest and "released QP" in guest, "teardown lines (QP released, driver removed)")
 elif mode == "tool":
