@@ -10,6 +10,8 @@
 # under its QP, and after the pings a work request with an unknown opcode) and the test also checks
 # that each drew the device's error status and (but for the destroy) the model's log line, that
 # exactly the one DMA was refused, and that the self-test still passes.
+# Every mode loads, unloads and loads the module again; the device is reset at each remove and both
+# probes must start from command 0 (CTRL.RESET resets the firmware's command index).
 # With MODE "tool" the pings run from user space instead (driver/linux/tools/rnic_rping over
 # /dev/rnic0: WQEs, doorbells and CQ polling through mmap, no system call on the data path).
 # With MODE "perf", rnic_perf runs RDMA Writes, Reads, Sends and FetchAdds (PINGS iterations of SIZE
@@ -63,6 +65,10 @@ m = r["modules"]["a.mem"]
 want(m["dma_refused"] == (1 if mode == "misuse" else 0) and m["dma_reads"] > 0 and m["dma_writes"] > 0,
      f"guest RAM DMA: {m}")
 want("BAR cost: 200 reads" in guest, "the driver's BAR cost line")
+# CTRL.RESET at each remove: the firmware starts the ring at slot 0 again, so both probes (load,
+# unload, load again) begin with command 0 on a device with no object of the earlier load.
+want(guest.count("first command 0;") == 2, f"{guest.count('first command 0;')} of 2 probes started at command 0")
+want(sim.count("device reset: command ring index 0") == 2, "the model's reset line at each of the 2 removes")
 if mode == "misuse":
     # Command 0 is the driver's nop at bring-up; the misplaced ring's fetch is command 1 (slot 1).
     for line in ["DMA read refused: [0x1000000040, 0x1000000080) is not inside one of the guest's RAM regions",
