@@ -153,6 +153,22 @@ bool wait_completion(paged_side& s, std::uint64_t wr_id, drv::work_completion* o
     return false;
 }
 
+// Polls the QP's state until it is Error (a Terminate sent or received) or the budget is spent.
+regmap::qp_state wait_for_error(paged_side& s, drv::terminate_info* term) {
+    const std::uint64_t deadline = s.bus.now_ps() + kBudgetPs;
+    regmap::qp_state state = regmap::qp_state::rts;
+    while (s.bus.now_ps() < deadline && state != regmap::qp_state::error) {
+        s.bus.spend(kPollPs);
+        s.ctx.query_qp(s.qp, &state, term);
+    }
+    return state;
+}
+
+std::string term_text(regmap::qp_state state, const drv::terminate_info& term) {
+    return std::string(regmap::to_string(state)) + ", layer " + std::to_string(term.layer) + " etype " +
+           std::to_string(term.etype) + " code " + std::to_string(term.code);
+}
+
 std::string status_text(bool got, const drv::work_completion& wc) {
     return got ? regmap::to_string(wc.status) : "no completion";
 }
@@ -204,19 +220,12 @@ void probe::server_page_list(drv::host_bus& bus, const drv::station_config& stat
     check("server: arena after Write, Read, Send and FetchAdd", s.arena_diff().empty(), s.arena_diff());
     // The client's Write past the region's end: a bounds Terminate from here, nothing written.
     oob_.publish("server-checked", {});
-    const std::uint64_t deadline = bus.now_ps() + kBudgetPs;
-    regmap::qp_state state = regmap::qp_state::rts;
-    while (bus.now_ps() < deadline && state != regmap::qp_state::error) {
-        bus.spend(kPollPs);
-        s.ctx.query_qp(s.qp, &state);
-    }
     drv::terminate_info term;
-    s.ctx.query_qp(s.qp, &state, &term);
+    const regmap::qp_state state = wait_for_error(s, &term);
     check("server: a Write past the region's end draws a base-or-bounds Terminate (RFC 5041 §7.2)",
           state == regmap::qp_state::error && term.valid && !term.received && term.layer == 1 && term.etype == 1 &&
               term.code == 0x01,
-          std::string(regmap::to_string(state)) + ", layer " + std::to_string(term.layer) + " etype " +
-              std::to_string(term.etype) + " code " + std::to_string(term.code));
+          term_text(state, term));
     check("server: nothing written past the region's end, nor in a page not listed", s.arena_diff().empty(),
           s.arena_diff());
     oob_.wait_for("client-done");
@@ -242,54 +251,40 @@ void probe::client_page_list(drv::host_bus& bus, const drv::station_config& stat
         const bool got = s.ctx.post_send(s.qp, w) == drv::status::ok && wait_completion(s, w.wr_id, &wc);
         return std::make_pair(got && wc.status == regmap::cqe_status::success, status_text(got, wc));
     };
+    // A work request on the client's region (local offset) and the server's (remote tagged offset).
+    auto request = [&](std::uint64_t wr_id, regmap::wr_opcode op, std::uint64_t local_off, std::uint64_t len,
+                       std::uint64_t remote_to) {
+        drv::send_wr w;
+        w.wr_id = wr_id;
+        w.opcode = op;
+        w.local_addr = kClientVa + local_off;
+        w.length = static_cast<std::uint32_t>(len);
+        w.local_stag = s.mr.stag;
+        w.remote_addr = remote_to;
+        w.remote_stag = server.stag;
+        return w;
+    };
+    using op = regmap::wr_opcode;
     // RDMA Write: source across the client's pages, sink across the server's.
     const std::vector<std::uint8_t> written = pattern(cfg_.seed, 0x3217e, kWrite.len);
     s.write(kWrite.client_off, written);
-    drv::send_wr w;
-    w.wr_id = 1;
-    w.local_addr = kClientVa + kWrite.client_off;
-    w.length = static_cast<std::uint32_t>(kWrite.len);
-    w.local_stag = s.mr.stag;
-    w.remote_addr = server.addr + kWrite.server_off;
-    w.remote_stag = server.stag;
-    auto [ok, detail] = post(w);
+    auto [ok, detail] = post(request(1, op::rdma_write, kWrite.client_off, kWrite.len, server.addr + kWrite.server_off));
     check("client: RDMA Write from its pages completes", ok, detail);
     oob_.publish("write-done", {});
     // RDMA Read: the server's pages into the client's.
-    w = {};
-    w.wr_id = 2;
-    w.opcode = regmap::wr_opcode::rdma_read;
-    w.local_addr = kClientVa + kRead.client_off;
-    w.length = static_cast<std::uint32_t>(kRead.len);
-    w.local_stag = s.mr.stag;
-    w.remote_addr = server.addr + kRead.server_off;
-    w.remote_stag = server.stag;
-    std::tie(ok, detail) = post(w);
+    std::tie(ok, detail) = post(request(2, op::rdma_read, kRead.client_off, kRead.len, server.addr + kRead.server_off));
     const std::vector<std::uint8_t> read = pattern(cfg_.seed, 0x2ead, kRead.len);
     check("client: RDMA Read into its pages, every byte", ok && s.read(kRead.client_off, kRead.len) == read, detail);
     s.expect(kRead.client_off, read);
     // Send: from the client's pages into the server's posted receive.
     const std::vector<std::uint8_t> sent = pattern(cfg_.seed, 0x5e2d, kSend.len);
     s.write(kSend.client_off, sent);
-    w = {};
-    w.wr_id = 3;
-    w.opcode = regmap::wr_opcode::send;
-    w.local_addr = kClientVa + kSend.client_off;
-    w.length = static_cast<std::uint32_t>(kSend.len);
-    w.local_stag = s.mr.stag;
-    std::tie(ok, detail) = post(w);
+    std::tie(ok, detail) = post(request(3, op::send, kSend.client_off, kSend.len, 0));
     check("client: Send from its pages completes", ok, detail);
     // FetchAdd: the original value lands across a boundary of the client's pages.
-    w = {};
-    w.wr_id = 4;
-    w.opcode = regmap::wr_opcode::atomic_fetch_add;
-    w.local_addr = kClientVa + kAtomicClientOff;
-    w.length = 8;
-    w.local_stag = s.mr.stag;
-    w.remote_addr = server.addr + kAtomicServerOff;
-    w.remote_stag = server.stag;
-    w.operand = 0x1001;
-    std::tie(ok, detail) = post(w);
+    drv::send_wr fetch_add = request(4, op::atomic_fetch_add, kAtomicClientOff, 8, server.addr + kAtomicServerOff);
+    fetch_add.operand = 0x1001;
+    std::tie(ok, detail) = post(fetch_add);
     const std::vector<std::uint8_t> original = s.read(kAtomicClientOff, 8);
     check("client: FetchAdd's original value lands across two of its pages",
           ok && proto::get_le64(original.data()) == 0x1111222233334444ULL, detail);
@@ -301,28 +296,16 @@ void probe::client_page_list(drv::host_bus& bus, const drv::station_config& stat
     oob_.wait_for("server-checked");
     const std::vector<std::uint8_t> past = pattern(cfg_.seed, 0xbad, 300);
     s.write(0, past);
-    w = {};
-    w.wr_id = 5;
-    w.local_addr = kClientVa;
-    w.length = 300;
-    w.local_stag = s.mr.stag;
-    w.remote_addr = server.addr + server.length - 200;
-    w.remote_stag = server.stag;
+    const drv::send_wr w = request(5, op::rdma_write, 0, past.size(), server.addr + server.length - 200);
     // The Write itself completes once TCP has it acknowledged (RFC 5040 §5.5); the peer's Terminate
     // then takes the QP to Error.
     check("client: the Write past the region's end is posted", s.ctx.post_send(s.qp, w) == drv::status::ok);
-    const std::uint64_t deadline = bus.now_ps() + kBudgetPs;
-    regmap::qp_state state = regmap::qp_state::rts;
     drv::terminate_info term;
-    while (bus.now_ps() < deadline && state != regmap::qp_state::error) {
-        bus.spend(kPollPs);
-        s.ctx.query_qp(s.qp, &state, &term);
-    }
+    const regmap::qp_state state = wait_for_error(s, &term);
     check("client: the peer's bounds Terminate puts the QP in Error",
           state == regmap::qp_state::error && term.valid && term.received && term.layer == 1 && term.etype == 1 &&
               term.code == 0x01,
-          std::string(regmap::to_string(state)) + ", layer " + std::to_string(term.layer) + " etype " +
-              std::to_string(term.etype) + " code " + std::to_string(term.code));
+          term_text(state, term));
     check("client: arena unchanged by the failed Write", s.arena_diff().empty(), s.arena_diff());
     oob_.publish("client-done", {});
 }

@@ -13,26 +13,43 @@ namespace {
 
 std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
 
-boost::json::value run_page_list(const std::string& tag, std::vector<std::string> extra, const std::string& pcap) {
+// Runs one probe; its results (null when the run did not get to write them), *output the log.
+boost::json::value run_probe(const std::string& probe, const std::string& tag, std::vector<std::string> extra,
+                             const std::string& pcap, std::string* output = nullptr) {
     const std::string results = temp_path(tag + ".json");
-    std::vector<std::string> args = {"--set", "workload.type=probe", "--set", "workload.probe=page_list",
-                                     "--results", results, "--log", "off"};
+    std::vector<std::string> args = {"--set", "workload.type=probe", "--set", "workload.probe=" + probe,
+                                     "--results", results, "--log", output != nullptr ? "info" : "off"};
     if (!pcap.empty()) args.insert(args.end(), {"--pcap", pcap});
     args.insert(args.end(), extra.begin(), extra.end());
     const sim_run r = run_sim(args);
     EXPECT_EQ(r.exit_code, 0) << r.output;
+    if (output != nullptr) *output = r.output;
     if (r.exit_code != 0 && r.exit_code != 1) return {};
     return read_json(results);
 }
 
-void expect_every_check_passed(const boost::json::value& v) {
-    ASSERT_TRUE(v.is_object());
-    EXPECT_EQ(v.at("status").as_string(), "ok");
+boost::json::value run_page_list(const std::string& tag, std::vector<std::string> extra, const std::string& pcap) {
+    return run_probe("page_list", tag, std::move(extra), pcap);
+}
+
+// Every row of the probe passed; returns how many there were.
+std::size_t expect_rows_passed(const boost::json::value& v) {
     std::size_t rows = 0;
+    if (!v.is_object()) {
+        ADD_FAILURE() << "no results";
+        return rows;
+    }
+    EXPECT_EQ(v.at("status").as_string(), "ok");
     for (const auto& row : v.at("workload").at("rows").as_array()) {
         ++rows;
         EXPECT_TRUE(row.at("integrity_ok").as_bool()) << row.at("op").as_string();
     }
+    return rows;
+}
+
+void expect_every_check_passed(const boost::json::value& v) {
+    ASSERT_TRUE(v.is_object());
+    const std::size_t rows = expect_rows_passed(v);
     // Set-up, six device refusals and acceptances, four operations on each side, the arenas, the
     // bounds Terminate.
     EXPECT_GE(rows, 20u);
@@ -79,21 +96,12 @@ TEST(PageListRegions, WithTheContextCacheAndRetransmissionsUnderLoss) {
 // probe checks the new objects are numbered from 0, the old STag is invalid, the old connection
 // closed and new work runs (platform/workloads/probe_reset.cpp).
 TEST(DeviceReset, ResetWithObjectsOpenThenNewObjectsFromZero) {
-    const std::string results = temp_path("device-reset.json");
-    const sim_run r = run_sim({"--set", "workload.type=probe", "--set", "workload.probe=device_reset", "--results",
-                               results, "--log", "info"});
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    const boost::json::value v = read_json(results);
-    EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
-    std::size_t rows = 0;
-    for (const auto& row : v.at("workload").at("rows").as_array()) {
-        ++rows;
-        EXPECT_TRUE(row.at("integrity_ok").as_bool()) << row.at("op").as_string();
-    }
-    EXPECT_GE(rows, 10u);
+    std::string output;
+    const boost::json::value v = run_probe("device_reset", "device-reset", {}, "", &output);
+    EXPECT_GE(expect_rows_passed(v), 10u);
     // The model's own account of the reset.
-    EXPECT_NE(r.output.find("reset: 1 QPs, 1 CQs and 1 memory regions removed"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("device reset: command ring index 0"), std::string::npos) << r.output;
+    EXPECT_NE(output.find("reset: 1 QPs, 1 CQs and 1 memory regions removed"), std::string::npos) << output;
+    EXPECT_NE(output.find("device reset: command ring index 0"), std::string::npos) << output;
 }
 
 }  // namespace
