@@ -90,6 +90,7 @@ if mode == "perf":
              f"rnic_perf's {op} row")
     want(f"server: counter {pings}" in guest, "the FetchAdd counter")
     want("in user memory at" in guest and "259 pages pinned" in guest, "the buffer registered from user memory")
+    want("deregistered, its pages unpinned" in guest, "RNIC_IOC_DEREG_MR of the data region")
     want("rnic_perf: PASS" in guest and "RNIC-GUEST: PASS (rnic_perf)" in guest, "the tool's verdict")
     want(": removed" in guest and "released QP" in guest, "teardown lines (QP released, driver removed)")
 elif mode == "tool":

@@ -447,6 +447,13 @@ int main(int argc, char **argv)
 	struct rnic_uapi_destroy_qp dq = { .qpn = qp.qpn };
 	if (ioctl(g.fd, RNIC_IOC_DESTROY_QP, &dq) != 0)
 		die("RNIC_IOC_DESTROY_QP");
+	if (!driver_memory) {
+		/* The data region explicitly (its pages are unpinned now); close() releases the other three. */
+		struct rnic_uapi_dereg_mr dm = { .stag = g.stag_data };
+		if (ioctl(g.fd, RNIC_IOC_DEREG_MR, &dm) != 0)
+			die("RNIC_IOC_DEREG_MR");
+		printf("rnic_perf: data region %#x deregistered, its pages unpinned\n", g.stag_data);
+	}
 	close(g.fd);
 	printf("rnic_perf: %s\n", failed ? "FAIL (see the rows)" : "PASS");
 	return failed ? 1 : 0;
