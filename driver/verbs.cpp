@@ -95,6 +95,56 @@ status context::reg_mr(std::uint32_t pd, std::uint64_t addr, std::uint64_t lengt
     return status::ok;
 }
 
+status context::reg_mr_pages(std::uint32_t pd, std::uint64_t va, std::uint64_t length, std::uint32_t access,
+                             const std::vector<std::uint64_t>& pages, unsigned page_shift, memory_region* out,
+                             bool zero_based) {
+    if (!opened_) return fail(status::bad_state, "reg_mr_pages before open");
+    if (out == nullptr || length == 0) return fail(status::invalid_argument, "reg_mr_pages: zero length or null output");
+    if (pd == 0 || pd >= next_pd_) {
+        return fail(status::bad_handle, "reg_mr_pages: protection domain " + std::to_string(pd));
+    }
+    if ((access & ~0xfu) != 0) return fail(status::invalid_argument, "reg_mr_pages: unknown access flags");
+    if (page_shift < regmap::kMinPageShift || page_shift > regmap::kMaxPageShift) {
+        return fail(status::invalid_argument, "reg_mr_pages: page size 2^" + std::to_string(page_shift));
+    }
+    if (pages.empty() || pages.size() > regmap::kMaxPageListEntries) {
+        return fail(status::invalid_argument, "reg_mr_pages: " + std::to_string(pages.size()) + " pages");
+    }
+    if (va + length < va) return fail(status::out_of_bounds, "reg_mr_pages: region wraps the address space");
+    const std::uint64_t page = std::uint64_t{1} << page_shift;
+    const std::uint64_t offset = va & (page - 1);
+    if (length > pages.size() * page - offset) {
+        return fail(status::out_of_bounds, "reg_mr_pages: " + std::to_string(length) + " bytes from offset " +
+                                               std::to_string(offset) + " do not fit " + std::to_string(pages.size()) +
+                                               " pages");
+    }
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+        if (pages[i] % page != 0) {
+            return fail(status::invalid_argument, "reg_mr_pages: page " + std::to_string(i) + " not aligned");
+        }
+    }
+    std::vector<std::uint8_t> list(pages.size() * 8);
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+        for (int b = 0; b < 8; ++b) list[8 * i + b] = static_cast<std::uint8_t>(pages[i] >> (8 * b));
+    }
+    const std::uint64_t pbl = bus_.dma_alloc(list.size(), 64);
+    if (pbl == 0) return fail(status::no_memory, "reg_mr_pages: page list");
+    bus_.mem_write(pbl, list.data(), list.size());
+    const std::uint64_t to_base = zero_based ? 0 : va;
+    const std::uint64_t p5 = pages.size() | static_cast<std::uint64_t>(page_shift) << 24 | offset << 32;
+    const command_result r = dev_.execute(regmap::command::reg_mr_pages,
+                                          {va, length, access | static_cast<std::uint64_t>(pd) << 32, to_base, pbl, p5});
+    // After a timeout the firmware may still read the list: it stays allocated.
+    if (r.timed_out) return fail(status::timeout, "reg_mr_pages");
+    bus_.dma_free(pbl);
+    if (r.status != regmap::cmd_status::ok) {
+        return fail(from_cmd(r.status), std::string("reg_mr_pages: firmware said ") + regmap::to_string(r.status));
+    }
+    *out = {r.result, va, length, access, pd, to_base};
+    mrs_.push_back(*out);
+    return status::ok;
+}
+
 status context::dereg_mr(const memory_region& mr) {
     auto it = std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == mr.stag; });
     if (it == mrs_.end()) return fail(status::bad_handle, "dereg_mr: unknown STag " + std::to_string(mr.stag));

@@ -158,6 +158,14 @@ public:
     // `zero_based`: the region's tagged offsets start at 0 instead of at its host address.
     status reg_mr(std::uint32_t pd, std::uint64_t addr, std::uint64_t length, std::uint32_t access,
                   memory_region* out, bool zero_based = false);
+    // A region over pages that need not be contiguous in host memory (as pinned user pages are):
+    // `pages` holds the host address of each page of 2^page_shift bytes (4 KiB to 2 MiB), in order;
+    // the region's first byte is at offset va % page size of pages[0], and local work requests name
+    // its bytes by va .. va + length - 1. The page list goes to the device in a DMA buffer freed once
+    // the firmware has copied it (regmap::command::reg_mr_pages).
+    status reg_mr_pages(std::uint32_t pd, std::uint64_t va, std::uint64_t length, std::uint32_t access,
+                        const std::vector<std::uint64_t>& pages, unsigned page_shift, memory_region* out,
+                        bool zero_based = false);
     status dereg_mr(const memory_region& mr);
     status create_cq(std::uint32_t entries, completion_queue** out);
     status create_qp(std::uint32_t pd, completion_queue* send_cq, completion_queue* recv_cq, std::uint32_t sq_depth,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
+#include <string>
 
 #include "core/log.h"
 #include "proto/bytes.h"
@@ -13,6 +15,14 @@ namespace rnic::fw {
 
 namespace mpa = proto::mpa;
 using regmap::cmd_status;
+
+namespace {
+std::string to_hex(std::uint64_t v) {
+    std::ostringstream o;
+    o << std::hex << v;
+    return o.str();
+}
+}  // namespace
 
 firmware::firmware(hal& h, const costs& c) : hal_(h), costs_(c) {}
 
@@ -29,6 +39,7 @@ void firmware::run() {
             case event_kind::tcp_failed: on_connection_lost(ev.conn, "TCP connection could not be opened"); break;
             case event_kind::framing_error: on_connection_lost(ev.conn, "framing error"); break;
             case event_kind::timer: on_timer(); break;
+            case event_kind::device_reset: on_reset(); break;
         }
     }
 }
@@ -72,6 +83,62 @@ void firmware::complete(std::uint32_t slot, cmd_status status, std::uint32_t res
     }
     FW_LOG(debug, "command " << slot << " done: " << regmap::to_string(status) << ", result " << result);
     hal_.raise_msix(regmap::kMsixCommandVector);
+}
+
+void firmware::reg_mr_pages(std::uint32_t slot, const std::uint64_t* p) {
+    // p5: page count (bits 0-23) | log2 page size (bits 24-31) | first byte's offset << 32 (regmap.h).
+    const auto count = static_cast<std::uint32_t>(p[5] & 0xffffff);
+    const auto shift = static_cast<unsigned>(p[5] >> 24 & 0xff);
+    const std::uint64_t offset = p[5] >> 32;
+    const auto access = static_cast<std::uint32_t>(p[2]);
+    auto refuse = [&](const std::string& why) {
+        FW_LOG(warn, "command " << slot << ": reg_mr_pages refused: " << why);
+        complete(slot, cmd_status::bad_parameter, 0);
+    };
+    if (count == 0 || count > regmap::kMaxPageListEntries) {
+        refuse("page count " + std::to_string(count) + " (1.." + std::to_string(regmap::kMaxPageListEntries) + ")");
+        return;
+    }
+    if (shift < regmap::kMinPageShift || shift > regmap::kMaxPageShift) {
+        refuse("page size 2^" + std::to_string(shift) + " (2^" + std::to_string(regmap::kMinPageShift) + "..2^" +
+               std::to_string(regmap::kMaxPageShift) + ")");
+        return;
+    }
+    const std::uint64_t page = std::uint64_t{1} << shift;
+    if (offset >= page || p[1] == 0 || p[1] > std::uint64_t{count} * page - offset || p[0] + p[1] < p[0]) {
+        refuse("length " + std::to_string(p[1]) + " from offset " + std::to_string(offset) + " does not fit " +
+               std::to_string(count) + " pages of " + std::to_string(page) + " bytes");
+        return;
+    }
+    if ((access & regmap::mr_access::remote_atomic) != 0 && (offset - p[3]) % 8 != 0) {
+        // An 8-aligned tagged offset must be 8-aligned in its page, so an atomic never crosses one.
+        refuse("remote atomics need the first byte's offset equal to its tagged offset modulo 8");
+        return;
+    }
+    if (p[4] % 8 != 0) {
+        refuse("page list address 0x" + to_hex(p[4]) + " not 8-byte aligned");
+        return;
+    }
+    std::vector<std::uint8_t> raw(std::size_t{count} * 8);
+    if (!hal_.dma_read(p[4], raw.data(), raw.size())) {
+        refuse("page list at 0x" + to_hex(p[4]) + " (" + std::to_string(raw.size()) + " bytes) not readable");
+        return;
+    }
+    hal_.consume_cycles(costs_.page_entry * count);
+    mr_params mr{p[0], p[1], access, static_cast<std::uint32_t>(p[2] >> 32), p[3]};
+    mr.pages.resize(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+        mr.pages[i] = proto::get_le64(raw.data() + 8 * i);
+        if (mr.pages[i] % page != 0 || mr.pages[i] + page < mr.pages[i]) {
+            refuse("page " + std::to_string(i) + " at 0x" + to_hex(mr.pages[i]) + " not aligned to its size");
+            return;
+        }
+    }
+    mr.page_shift = shift;
+    mr.first_byte_offset = offset;
+    const std::int64_t stag = hal_.register_mr(mr);
+    if (stag < 0) FW_LOG(warn, "command " << slot << ": reg_mr_pages: no free STag or page-list memory");
+    complete(slot, stag < 0 ? cmd_status::no_resources : cmd_status::ok, stag < 0 ? 0 : static_cast<std::uint32_t>(stag));
 }
 
 void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
@@ -118,6 +185,7 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
                      stag < 0 ? 0 : static_cast<std::uint32_t>(stag));
             return;
         }
+        case command::reg_mr_pages: reg_mr_pages(slot, p); return;
         case command::dereg_mr:
             complete(slot, hal_.deregister_mr(static_cast<std::uint32_t>(p[0])) ? cmd_status::ok : cmd_status::bad_handle,
                      0);
@@ -463,6 +531,27 @@ void firmware::finish(std::uint32_t conn, pending_connection& pc, cmd_status sta
     }
     complete(pc.cmd_slot, status, result ? *result : status == cmd_status::ok ? conn : 0);
     by_conn_.erase(conn);
+}
+
+void firmware::on_reset() {
+    // CTRL.RESET (docs/device.md): the register file is back at its reset values; the firmware's
+    // own state goes now, before any command of the driver that follows (events are in order):
+    // the command ring index, the connections it holds (closed), the accepts waiting, then every
+    // QP, CQ and memory region of the RDMA engine. New objects are numbered from 0 again.
+    hal_.consume_cycles(costs_.command);
+    const std::size_t held = by_conn_.size() + backlog_.size(), waiting = accepts_.size();
+    for (const auto& held_conn : by_conn_) abandon(held_conn.first);
+    for (const auto& waiting_peer : backlog_) abandon(waiting_peer.second.conn);
+    by_conn_.clear();
+    backlog_.clear();
+    accepts_.clear();
+    consumer_ = 0;
+    ring_base_ = 0;
+    ring_entries_ = 0;
+    hal_.reset_contexts();
+    hal_.reg_write(regmap::CMDQ_CONS, 0);
+    FW_LOG(info, "device reset: command ring index 0; " << held << " connections closed, " << waiting
+                                                        << " accepts dropped");
 }
 
 void firmware::abandon(std::uint32_t conn) {

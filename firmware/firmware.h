@@ -20,6 +20,7 @@ struct costs {
     std::uint64_t command = 1500;     // decode + execute a simple command
     std::uint64_t event = 400;        // handle a TCP or framing event
     std::uint64_t mpa_frame = 2500;   // build or parse an MPA Request/Reply
+    std::uint64_t page_entry = 4;     // check and store one page-list entry (reg_mr_pages)
 };
 
 class firmware {
@@ -32,6 +33,11 @@ public:
     std::uint64_t connections_established() const { return established_; }
     std::uint64_t connections_failed() const { return failed_; }
     std::uint64_t connections_rejected() const { return rejected_; }  // MPA Requests this side refused
+    // Whether a CTRL.RESET has anything of the firmware's to reset (a device fresh from power-on
+    // has not: its reset changes nothing, and takes no time).
+    bool has_state() const {
+        return consumer_ != 0 || !by_conn_.empty() || !accepts_.empty() || !backlog_.empty();
+    }
 
 private:
     enum class role { initiator, responder };
@@ -58,12 +64,15 @@ private:
     void on_command_doorbell();
     void execute(std::uint32_t slot, const std::uint8_t* cmd);
     void complete(std::uint32_t slot, regmap::cmd_status status, std::uint32_t result);
+    // reg_mr_pages: checks the parameters, reads the page list by DMA and checks its pages.
+    void reg_mr_pages(std::uint32_t slot, const std::uint64_t* p);
     void on_established(std::uint32_t conn, std::uint16_t port);
     void on_startup_bytes(std::uint32_t conn);
     void on_connection_lost(std::uint32_t conn, const char* why);
     // Binds an established passive connection to the accept `pc` and starts its negotiation.
     void claim(std::uint32_t conn, pending_connection pc);
     void on_timer();
+    void on_reset();
     void initiator_got_reply(std::uint32_t conn, pending_connection& pc);
     void responder_got_request(std::uint32_t conn, pending_connection& pc);
     // `result` replaces the default result (the connection on ok, else 0) when given.

@@ -20,6 +20,7 @@ enum class event_kind {
     startup_bytes,     // conn: MPA start-up bytes arrived
     framing_error,     // conn
     timer,             // a timer armed with arm_timer expired
+    device_reset,      // the driver wrote CTRL.RESET (the registers are at their reset values already)
 };
 
 struct event {
@@ -33,7 +34,13 @@ struct qp_params {
     std::uint64_t sq_ring; std::uint32_t sq_entries; std::uint64_t rq_ring; std::uint32_t rq_entries;
     std::uint32_t send_cq, recv_cq, pd;
 };
-struct mr_params { std::uint64_t addr; std::uint64_t length; std::uint32_t access; std::uint32_t pd; std::uint64_t to_base; };
+struct mr_params {
+    std::uint64_t addr; std::uint64_t length; std::uint32_t access; std::uint32_t pd; std::uint64_t to_base;
+    // reg_mr_pages: the host address of each page (empty: contiguous host memory from addr).
+    std::vector<std::uint64_t> pages = {};
+    unsigned page_shift = 0;
+    std::uint64_t first_byte_offset = 0;
+};
 struct mpa_mode {
     bool tx_markers;
     bool rx_markers;
@@ -103,6 +110,8 @@ public:
     virtual int destroy_qp(std::uint32_t qpn) = 0;                        // 0, -1 no such, -2 busy
     virtual int destroy_cq(std::uint32_t cqn) = 0;
     virtual void stream_failed(std::uint32_t conn, const char* why) = 0;
+    // CTRL.RESET: every QP, CQ and memory region removed (rdma_ctl_if::reset_objects).
+    virtual void reset_contexts() = 0;
     // The engines' counters of regmap::kDeviceCounters (wqes .. tcp_retransmitted_bytes) into
     // out[index]; the firmware fills its own (commands, connections_*).
     virtual void read_counters(std::uint64_t* out) const = 0;

@@ -4,10 +4,13 @@
  * (firmware commands); mmap hands the process its device-visible buffers, its rings and the BAR0
  * page of its doorbells, so the data path (WQEs, doorbells, CQE polling) runs in user space.
  *
- * Memory registration: the device's memory regions are one contiguous host address range each
- * (reg_mr p0/p1; docs/device.md has no page lists), so arbitrary user pages cannot be registered.
- * A process registers ranges of buffers this driver allocated with the DMA API and mapped into it
- * (RNIC_IOC_ALLOC). Doorbell pages: one BAR0 page holds the slots of 256 QPs (or 512 CQs), so a
+ * Memory registration, two ways. Any memory of the process (RNIC_IOC_REG_USER_MR): its pages are
+ * pinned with pin_user_pages_fast(FOLL_WRITE | FOLL_LONGTERM), as long-term DMA targets must be,
+ * each mapped with dma_map_page, and their bus addresses handed to the device as a page list in
+ * coherent memory (reg_mr_pages), freed once the firmware has copied it; deregistration or closing
+ * the file unmaps and unpins them (dirtied: the device may have written). Or ranges of buffers
+ * this driver allocated with the DMA API and mapped into the process (RNIC_IOC_ALLOC, reg_mr: one
+ * contiguous range). Doorbell pages: one BAR0 page holds the slots of 256 QPs (or 512 CQs), so a
  * process can reach other QPs' doorbells on its page; the device ignores doorbells of QPs that do not
  * exist and logs them. A real device would give each process doorbell pages of its own.
  */
@@ -35,6 +38,10 @@ struct rnic_obj {
 	struct rnic_coherent mem[2];
 	u32 db_page;  /* BAR0 offset of the doorbell page (CQ, QP) */
 	bool connected;
+	/* A region over pinned user pages: the pages and their DMA mappings (npages of each). */
+	struct page **pages;
+	dma_addr_t *page_dma;
+	unsigned long npages;
 };
 
 struct rnic_file {
@@ -80,8 +87,26 @@ static struct rnic_obj *new_obj(struct rnic_file *rf, enum rnic_obj_kind kind)
 	return o;
 }
 
+/* Unmaps and unpins what pin_user_region() took (the first `mapped` pages were mapped). */
+static void release_user_pages(struct rnic_dev *d, struct rnic_obj *o, unsigned long mapped)
+{
+	unsigned long i;
+
+	for (i = 0; i < mapped; i++)
+		dma_unmap_page(&d->pdev->dev, o->page_dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+	if (o->pages && o->npages)
+		unpin_user_pages_dirty_lock(o->pages, o->npages, true);
+	kvfree(o->pages);
+	kvfree(o->page_dma);
+	o->pages = NULL;
+	o->page_dma = NULL;
+	o->npages = 0;
+}
+
 static void free_obj(struct rnic_dev *d, struct rnic_obj *o)
 {
+	if (o->pages)
+		release_user_pages(d, o, o->npages);
 	rnic_free(d, &o->mem[0]);
 	rnic_free(d, &o->mem[1]);
 	kfree(o);
@@ -192,6 +217,98 @@ static long do_reg_mr(struct rnic_file *rf, struct rnic_uapi_reg_mr *m)
 	m->stag = stag;
 	m->addr = addr;
 	list_add_tail(&o->node, &rf->objs);
+	return 0;
+}
+
+/* Pins the user pages behind [addr, addr + length) and maps each for DMA, into o. */
+static int pin_user_region(struct rnic_dev *d, struct rnic_obj *o, u64 addr, u64 length)
+{
+	unsigned long first = addr & PAGE_MASK, n, i;
+	int pinned;
+
+	n = (unsigned long)((offset_in_page(addr) + length + PAGE_SIZE - 1) >> PAGE_SHIFT);
+	o->pages = kvcalloc(n, sizeof(*o->pages), GFP_KERNEL);
+	o->page_dma = kvcalloc(n, sizeof(*o->page_dma), GFP_KERNEL);
+	if (!o->pages || !o->page_dma) {
+		release_user_pages(d, o, 0);
+		return -ENOMEM;
+	}
+	pinned = pin_user_pages_fast(first, (int)n, FOLL_WRITE | FOLL_LONGTERM, o->pages);
+	if (pinned < 0 || (unsigned long)pinned != n) {
+		o->npages = pinned > 0 ? (unsigned long)pinned : 0;
+		release_user_pages(d, o, 0);
+		return pinned < 0 ? pinned : -EFAULT;
+	}
+	o->npages = n;
+	for (i = 0; i < n; i++) {
+		o->page_dma[i] = dma_map_page(&d->pdev->dev, o->pages[i], 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+		if (dma_mapping_error(&d->pdev->dev, o->page_dma[i])) {
+			release_user_pages(d, o, i);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static long do_reg_user_mr(struct rnic_file *rf, struct rnic_uapi_reg_user_mr *m)
+{
+	struct rnic_dev *d = rf->d;
+	struct rnic_obj *o;
+	__le64 *list;
+	unsigned long i;
+	u32 stag = 0;
+	u64 p5;
+	int err;
+
+	if (m->length == 0 || m->addr + m->length < m->addr ||
+	    ((offset_in_page(m->addr) + m->length + PAGE_SIZE - 1) >> PAGE_SHIFT) > RNIC_MAX_PAGE_LIST_ENTRIES ||
+	    (m->access & ~(u32)(RNIC_MR_LOCAL_WRITE | RNIC_MR_REMOTE_WRITE | RNIC_MR_REMOTE_READ |
+				 RNIC_MR_REMOTE_ATOMIC)))
+		return -EINVAL;
+	o = new_obj(rf, RNIC_OBJ_MR);
+	if (!o)
+		return -ENOMEM;
+	err = pin_user_region(d, o, m->addr, m->length);
+	if (err) {
+		kfree(o);
+		return err;
+	}
+	/* The page list in coherent memory, u64 little-endian bus addresses; freed after the command. */
+	if (rnic_alloc(d, &o->mem[0], o->npages * sizeof(u64))) {
+		free_obj(d, o);
+		return -ENOMEM;
+	}
+	list = o->mem[0].cpu;
+	for (i = 0; i < o->npages; i++)
+		list[i] = cpu_to_le64(o->page_dma[i]);
+	p5 = o->npages | (u64)PAGE_SHIFT << 24 | (u64)offset_in_page(m->addr) << 32;
+	err = rnic_command(d, RNIC_CMD_REG_MR_PAGES, m->addr, m->length, m->access | (u64)1 << 32, m->addr,
+			   o->mem[0].dma, p5, &stag, &m->status);
+	rnic_free(d, &o->mem[0]);
+	if (err) {
+		free_obj(d, o);
+		return err;
+	}
+	o->handle = stag;
+	m->stag = stag;
+	m->npages = (u32)o->npages;
+	list_add_tail(&o->node, &rf->objs);
+	return 0;
+}
+
+static long do_dereg_mr(struct rnic_file *rf, struct rnic_uapi_dereg_mr *m)
+{
+	struct rnic_obj *o = find(rf, RNIC_OBJ_MR, m->stag);
+	int err;
+
+	if (!o)
+		return -ENOENT;
+	/* The device stops using the pages before they are unmapped and unpinned. */
+	err = rnic_command(rf->d, RNIC_CMD_DEREG_MR, o->handle, 0, 0, 0, 0, 0, NULL, &m->status);
+	if (err)
+		return err;
+	list_del(&o->node);
+	free_obj(rf->d, o);
 	return 0;
 }
 
@@ -336,6 +453,8 @@ static long rnic_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	RNIC_IOCTL_CASE(RNIC_IOC_CREATE_QP, struct rnic_uapi_create_qp, do_create_qp)
 	RNIC_IOCTL_CASE(RNIC_IOC_CONNECT, struct rnic_uapi_connect, do_connect)
 	RNIC_IOCTL_CASE(RNIC_IOC_DESTROY_QP, struct rnic_uapi_destroy_qp, do_destroy_qp)
+	RNIC_IOCTL_CASE(RNIC_IOC_REG_USER_MR, struct rnic_uapi_reg_user_mr, do_reg_user_mr)
+	RNIC_IOCTL_CASE(RNIC_IOC_DEREG_MR, struct rnic_uapi_dereg_mr, do_dereg_mr)
 	}
 	return -ENOTTY;
 }

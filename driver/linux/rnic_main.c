@@ -226,10 +226,10 @@ static int rnic_bringup(struct rnic_dev *d)
 	if (err)
 		return err;
 	/*
-	 * CTRL.RESET does not reset the model's firmware (its command consumer index survives): a
-	 * driver loaded again continues from CMDQ_CONS, the index of the next command it will fetch.
+	 * CTRL.RESET returned the device to its reset state (docs/device.md): no QP, CQ or region of an
+	 * earlier load survives, and the firmware fetches commands from slot 0 again.
 	 */
-	d->cmd_prod = rnic_read(d, RNIC_REG_CMDQ_CONS);
+	d->cmd_prod = 0;
 	rnic_write(d, RNIC_REG_CMDQ_BASE_LO, lower_32_bits(d->cmdq.dma));
 	rnic_write(d, RNIC_REG_CMDQ_BASE_HI, upper_32_bits(d->cmdq.dma));
 	rnic_write(d, RNIC_REG_CMDQ_ENTRIES, RNIC_CMDQ_ENTRIES);

@@ -59,7 +59,7 @@
 
 /* CTRL bits */
 #define RNIC_CTRL_ENABLE                         (1u << 0) /* ENABLE: start the firmware; STATUS.READY follows once it runs */
-#define RNIC_CTRL_RESET                          (1u << 1) /* RESET: return the device to its reset state (self-clearing, reads back 0) */
+#define RNIC_CTRL_RESET                          (1u << 1) /* RESET: return the device to its reset state (self-clearing, reads back 0): the registers the driver programs and CMDQ_CONS to their reset values; every QP (its TCP connection closed), CQ and memory region removed without anything more written to host memory; the firmware's command index back to ring slot 0, the connections it held closed; new objects are numbered from 0 again. STATUS.READY stays set (the firmware keeps running); listening ports stay open. A device with nothing to reset is left as it is */
 
 /* STATUS bits */
 #define RNIC_STATUS_READY                        (1u << 0) /* READY: the firmware runs and takes commands */
@@ -212,6 +212,7 @@
 #define RNIC_CMD_REJECT                          11u /* Passive refusal: waits for the next peer on the port (as accept does, listen backlog first), answers its MPA Request with an MPA Reply with R = 1 carrying the private data (RFC 5044 S7.1.5, RFC 6581), then closes the TCP connection; completes once the Reply is sent. Parameters: p1 local port; p4 host address and p5 length (at most kMaxRejectPrivateData) of the private data. Result: connection */
 #define RNIC_CMD_QUERY_STATS                     12u /* Writes the device counters as u64 little-endian, in this order: wqes, cqes, terminates_sent, terminates_received, placed_bytes, tcp_retransmitted_bytes, commands, connections_established, connections_failed, connections_rejected (kDeviceCounters). Parameters: p0 host address (8-byte aligned); p1 buffer bytes (at least 8 x the counters). Result: number of counters written */
 #define RNIC_CMD_LISTEN                          13u /* Opens the port: peers' connections are taken (TCP handshake, MPA Request held) into a backlog that the next accept or reject on the port serves, oldest first. Parameters: p1 local port */
+#define RNIC_CMD_REG_MR_PAGES                    14u /* Registers a memory region over pages that need not be contiguous in host memory (pinned user pages). The firmware reads the page list once, into the device's page-list memory (kPageListPoolEntries = 65536 entries shared by all regions); the list may be freed when the command completes. The region's bytes must lie within the listed pages; with remote_atomic, the first byte's offset must equal the tagged offset of the first byte modulo 8, so that an 8-byte-aligned atomic target never crosses a page. A bad count, page size, offset, list address or unaligned page is bad_parameter; a full page-list memory is no_resources. Parameters: p0 address of the first byte as local work requests name it (the region's virtual address); p1 length; p2 access flags | pd << 32; p3 tagged offset of the first byte (as for reg_mr); p4 host address of the page list (8-byte aligned): u64 little-endian host addresses of the pages, in order, each aligned to the page size; p5 page count (1..kMaxPageListEntries = 4096, bits 0-23) | log2 page size (kMinPageShift..kMaxPageShift = 12..21: 4 KiB to 2 MiB, bits 24-31) | offset of the first byte in the first page << 32. Result: STag */
 #define RNIC_CMD_STATUS_PENDING                  0xffffffffu /* written by the driver before the doorbell */
 #define RNIC_CMD_STATUS_OK                       0u /* Done; result holds the command's result */
 #define RNIC_CMD_STATUS_BAD_OPCODE               1u /* Unknown command opcode */
@@ -224,6 +225,10 @@
 #define RNIC_CMD_STATUS_MPA_NEGOTIATION_FAILED   8u /* The MPA Request/Reply exchange was rejected */
 #define RNIC_CONNECT_PEER_TO_PEER                (1ull << 30) /* connect p3: the peer-to-peer model (RFC 6581) */
 #define RNIC_MAX_REJECT_PRIVATE_DATA             256u
+#define RNIC_MAX_PAGE_LIST_ENTRIES               4096u /* reg_mr_pages: pages per region at most */
+#define RNIC_PAGE_LIST_POOL_ENTRIES              65536u /* reg_mr_pages: the device's page-list memory, shared by all regions */
+#define RNIC_MIN_PAGE_SHIFT                      12u /* reg_mr_pages: smallest page 4 KiB */
+#define RNIC_MAX_PAGE_SHIFT                      21u /* reg_mr_pages: largest page 2 MiB */
 
 /* Device counters (query_stats), u64 each in this order */
 #define RNIC_COUNTER_WQES                        0u /* Work requests the RDMA engine fetched from send queues */

@@ -7,7 +7,7 @@
  * Layouts of the rings' entries and the doorbell offsets: rnic_regs.h.
  *
  * Every ioctl returns 0 or -1 with errno: EINVAL (a bad argument), ENOENT (no such handle), ENOMEM,
- * EIO (the device's command status is in `status` where the structure has one), ETIMEDOUT.
+ * EFAULT (user pages that cannot be pinned), EIO (the device's command status is in `status` where the structure has one), ETIMEDOUT.
  * Closing the file destroys everything the file created (QPs first, closed abortively).
  */
 #ifndef RNIC_UAPI_H
@@ -35,6 +35,26 @@ struct rnic_uapi_reg_mr {
 	__u64 addr;    /* out: the region's host address (its tagged offset, VA-based) */
 	__u32 stag;    /* out */
 	__u32 status;  /* out: the command status (RNIC_CMD_STATUS_*) */
+};
+
+/* Registers [addr, addr + length) of the process's own memory (malloc, anonymous mmap, any user
+ * pages): the driver pins the pages (FOLL_LONGTERM), maps each for DMA and gives the device their
+ * list (reg_mr_pages, docs/device.md); at most RNIC_MAX_PAGE_LIST_ENTRIES pages. Work requests name
+ * the bytes by their virtual addresses, and a peer by the same (VA-based: the first byte's tagged
+ * offset is addr). The pages stay pinned until RNIC_IOC_DEREG_MR or until the file is closed. */
+struct rnic_uapi_reg_user_mr {
+	__u64 addr;
+	__u64 length;
+	__u32 access;
+	__u32 stag;    /* out */
+	__u32 status;  /* out: the command status (RNIC_CMD_STATUS_*) */
+	__u32 npages;  /* out: pages pinned */
+};
+
+/* Deregisters a region either registration ioctl made (its pages, if pinned, are unpinned). */
+struct rnic_uapi_dereg_mr {
+	__u32 stag;
+	__u32 status;  /* out */
 };
 
 /* A CQ of `entries` 32-byte CQEs (power of two); its ring at ring_mmap, its doorbells in the BAR0
@@ -86,5 +106,7 @@ struct rnic_uapi_destroy_qp {
 #define RNIC_IOC_CREATE_QP  _IOWR(RNIC_UAPI_IOC, 4, struct rnic_uapi_create_qp)
 #define RNIC_IOC_CONNECT    _IOWR(RNIC_UAPI_IOC, 5, struct rnic_uapi_connect)
 #define RNIC_IOC_DESTROY_QP _IOWR(RNIC_UAPI_IOC, 6, struct rnic_uapi_destroy_qp)
+#define RNIC_IOC_REG_USER_MR _IOWR(RNIC_UAPI_IOC, 7, struct rnic_uapi_reg_user_mr)
+#define RNIC_IOC_DEREG_MR   _IOWR(RNIC_UAPI_IOC, 8, struct rnic_uapi_dereg_mr)
 
 #endif /* RNIC_UAPI_H */

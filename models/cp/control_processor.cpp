@@ -111,7 +111,16 @@ int control_processor::create_qp(const fw::qp_params& p) {
 }
 
 std::int64_t control_processor::register_mr(const fw::mr_params& p) {
-    return rdma_out->register_mr({p.addr, p.length, p.access, p.pd, p.to_base});
+    mr_config cfg{p.addr, p.length, p.access, p.pd, p.to_base};
+    if (!p.pages.empty()) {
+        // The firmware's copy goes to the engine's page-list memory (shared by the work that uses it).
+        auto list = std::make_shared<mr_page_list>();
+        list->pages = p.pages;
+        list->page_shift = p.page_shift;
+        list->first_byte_offset = p.first_byte_offset;
+        cfg.pages = std::move(list);
+    }
+    return rdma_out->register_mr(cfg);
 }
 
 int control_processor::tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) {
@@ -198,6 +207,13 @@ void control_processor::on_framing_error(std::uint32_t conn, const std::string&)
 
 void control_processor::command_doorbell(const sc_core::sc_time& delay) {
     post({fw::event_kind::command_doorbell, 0, 0}, delay);
+}
+
+void control_processor::device_reset(const sc_core::sc_time& delay) {
+    // A device with nothing to reset (fresh from power-on, as every driver's bring-up finds it)
+    // stays as it is: no event, no time.
+    if (!firmware_->has_state() && !rdma_out->has_objects()) return;
+    post({fw::event_kind::device_reset, 0, 0}, delay);
 }
 
 void control_processor::read_counters(std::uint64_t* out) const {

@@ -33,6 +33,8 @@ public:
 class cp_doorbell_if : public virtual sc_core::sc_interface {
 public:
     virtual void command_doorbell(const sc_core::sc_time& delay) = 0;
+    // CTRL.RESET: the firmware resets its state and the engines' objects (firmware::on_reset).
+    virtual void device_reset(const sc_core::sc_time& delay) = 0;
 };
 
 struct control_processor_params {
@@ -76,6 +78,7 @@ public:
     int create_cq(const fw::cq_params& p) override;
     int create_qp(const fw::qp_params& p) override;
     std::int64_t register_mr(const fw::mr_params& p) override;
+    void reset_contexts() override { rdma_out->reset_objects(); }
     bool deregister_mr(std::uint32_t stag) override { return rdma_out->deregister_mr(stag); }
     bool qp_idle(std::uint32_t qpn) const override { return rdma_out->qp_idle(qpn); }
     bool qp_connect(std::uint32_t qpn, const fw::stream_start& stream) override;
@@ -102,6 +105,7 @@ public:
     void on_startup_bytes(std::uint32_t conn) override;
     void on_framing_error(std::uint32_t conn, const std::string& what) override;
     void command_doorbell(const sc_core::sc_time& delay) override;
+    void device_reset(const sc_core::sc_time& delay) override;
 
     void report_stats(boost::json::object& out) const override;
     std::uint64_t commands_executed() const { return firmware_->commands_executed(); }

@@ -40,7 +40,9 @@ access_check check_tagged_access(const mr_context* mr, std::uint32_t pd, std::ui
         return r;
     }
     r.ok = true;
-    r.host_addr = mr->cfg.addr + (to - mr->cfg.to_base);
+    r.map = mr->cfg.map();
+    r.region_off = to - mr->cfg.to_base;
+    r.host_addr = r.map.host_addr(r.region_off);
     return r;
 }
 

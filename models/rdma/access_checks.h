@@ -16,8 +16,12 @@ struct access_check {
     bool ok = false;
     proto::ddp::TermLayer layer = proto::ddp::TermLayer::ddp;
     std::uint8_t etype = 0, code = 0;
-    std::uint64_t host_addr = 0;
+    std::uint64_t host_addr = 0;  // of the first byte
     const char* what = "";
+    // The region's host memory and the access's offset in it from the region's first byte: the
+    // placement or source runs (page_list.h), one for a contiguous region.
+    region_map map;
+    std::uint64_t region_off = 0;
 };
 
 // A peer's access to `len` bytes at tagged offset `to` of region `mr` from a stream of protection
@@ -33,5 +37,9 @@ std::uint8_t rdmap_protection_code(const access_check& chk);
 bool covers_local(const mr_context* mr, std::uint32_t pd, std::uint64_t addr, std::uint64_t len);
 // The same, in a region with local write access: where a Send, a Read Response or an atomic's result lands.
 bool local_writable(const mr_context* mr, std::uint32_t pd, std::uint64_t addr, std::uint64_t len);
+// Where local buffer address `addr` of region `mr` (checked by covers_local) is: the region's map and
+// the offset in it. A contiguous region gives host address `addr` itself.
+inline region_map local_map(const mr_context& mr) { return mr.cfg.map(); }
+inline std::uint64_t local_offset(const mr_context& mr, std::uint64_t addr) { return addr - mr.cfg.addr; }
 
 }  // namespace rnic

@@ -51,6 +51,9 @@ public:
     virtual mr_context* lookup_stag(std::uint32_t stag) = 0;  // nullptr: not a valid STag
     // Deregistration and local or remote invalidation; false when `stag` is not valid.
     virtual bool invalidate_stag(std::uint32_t stag) = 0;
+    // CTRL.RESET: every valid STag invalidated (cached copies dropped); returns how many there were.
+    virtual std::uint32_t invalidate_all_stags() = 0;
+    virtual std::uint32_t stags_in_use() const = 0;
 
     // ---- the cache: bring QP `qpn`'s context or `stag`'s entry on chip before using it; `write`
     // when the caller changes it. A miss adds its time (write-back of a dirty victim, then the fetch,

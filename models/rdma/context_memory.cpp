@@ -30,6 +30,15 @@ std::int64_t context_memory::register_mr(const mr_config& cfg) {
     return stag;
 }
 
+std::uint32_t context_memory::invalidate_all_stags() {
+    const std::vector<std::uint32_t> stags = store_.valid_stags();
+    for (const std::uint32_t stag : stags) {
+        store_.invalidate_stag(stag);
+        cache_.forget_stag(stag);
+    }
+    return static_cast<std::uint32_t>(stags.size());
+}
+
 void context_memory::access_qp(std::uint32_t qpn, bool write, side s, sc_core::sc_time& delay, timed_resource* hold) {
     cache_.qp(qpn, write, s, delay, hold);
 }

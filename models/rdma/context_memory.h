@@ -63,6 +63,8 @@ public:
     std::int64_t register_mr(const mr_config& cfg) override;
     mr_context* lookup_stag(std::uint32_t stag) override { return store_.lookup_stag(stag); }
     bool invalidate_stag(std::uint32_t stag) override { return store_.invalidate_stag(stag); }
+    std::uint32_t invalidate_all_stags() override;
+    std::uint32_t stags_in_use() const override { return store_.stags_in_use(); }
     void access_qp(std::uint32_t qpn, bool write, side s, sc_core::sc_time& delay, timed_resource* hold) override;
     void access_stag(std::uint32_t stag, bool write, side s, sc_core::sc_time& delay, timed_resource* hold) override;
 

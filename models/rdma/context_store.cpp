@@ -69,6 +69,8 @@ int context_store::destroy_cq(std::uint32_t cqn) {
 // ---- memory regions ------------------------------------------------------------------------
 
 std::int64_t context_store::register_mr(const mr_config& cfg) {
+    const std::size_t entries = cfg.pages != nullptr ? cfg.pages->pages.size() : 0;
+    if (page_list_entries_ + entries > regmap::kPageListPoolEntries) return -1;
     // Index 0 is never used so that STag 0 stays invalid.
     for (std::size_t i = 1; i < mrs_.size(); ++i) {
         if (!mrs_[i].valid) {
@@ -76,6 +78,7 @@ std::int64_t context_store::register_mr(const mr_config& cfg) {
             mr.valid = true;
             mr.cfg = cfg;
             mr.key = static_cast<std::uint8_t>(mr.key + 1);  // a new key each time the index is reused
+            page_list_entries_ += entries;
             return static_cast<std::int64_t>((static_cast<std::uint32_t>(i) << 8) | mr.key);
         }
     }
@@ -91,10 +94,29 @@ const mr_context* context_store::lookup_stag(std::uint32_t stag) const {
     return const_cast<context_store*>(this)->lookup_stag(stag);
 }
 
+std::vector<std::uint32_t> context_store::valid_stags() const {
+    std::vector<std::uint32_t> out;
+    for (std::size_t i = 1; i < mrs_.size(); ++i) {
+        if (mrs_[i].valid) out.push_back(static_cast<std::uint32_t>(i) << 8 | mrs_[i].key);
+    }
+    return out;
+}
+
+std::uint32_t context_store::stags_in_use() const {
+    std::uint32_t n = 0;
+    for (const mr_context& mr : mrs_) n += mr.valid ? 1 : 0;
+    return n;
+}
+
 bool context_store::invalidate_stag(std::uint32_t stag) {
     mr_context* mr = lookup_stag(stag);
     if (mr == nullptr) return false;
     mr->valid = false;
+    if (mr->cfg.pages != nullptr) {
+        // Its page-list memory is free again; work already holding the list keeps its copy.
+        page_list_entries_ -= mr->cfg.pages->pages.size();
+        mr->cfg.pages.reset();
+    }
     return true;
 }
 

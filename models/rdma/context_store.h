@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <systemc>
 #include <vector>
 
@@ -39,6 +40,8 @@ struct pending_completion {
     bool atomic = false;
     std::uint32_t request_id = 0;
     std::uint64_t result_addr = 0;
+    // A result buffer in a page-list region: result_addr is its offset in these pages.
+    std::shared_ptr<const mr_page_list> result_pages = nullptr;
 };
 
 // A Read or Atomic Request accepted on queue 1 whose response has not been sent yet.
@@ -47,6 +50,8 @@ struct read_response_job {
     std::uint64_t sink_to;
     std::uint64_t src_addr;  // host address of the source bytes (already checked)
     std::uint32_t size;
+    // A source in a page-list region: src_addr is the offset of its first byte in these pages.
+    std::shared_ptr<const mr_page_list> src_pages = nullptr;
     // Atomic Responses share the queue: responses leave in request order (RFC 7306 §7).
     bool atomic = false;
     std::uint32_t request_id = 0;
@@ -139,18 +144,24 @@ public:
     int destroy_cq(std::uint32_t cqn);    // 0, -1 no such CQ, -2 a QP still uses it
 
     // ---- memory regions (STags)
-    std::int64_t register_mr(const mr_config& cfg);  // STag, or -1: no free entry
+    // STag, or -1: no free entry, or (a page-list region) no room left in the page-list memory
+    // (regmap::kPageListPoolEntries entries, freed when the STag is invalidated).
+    std::int64_t register_mr(const mr_config& cfg);
     // nullptr: not a valid STag (never registered, invalidated, or an old key: RFC 5040 §2.2).
     mr_context* lookup_stag(std::uint32_t stag);
     const mr_context* lookup_stag(std::uint32_t stag) const;
     // Deregistration and local or remote invalidation; false when `stag` is not valid.
     bool invalidate_stag(std::uint32_t stag);
+    // Every valid STag (CTRL.RESET invalidates them all), and how many there are.
+    std::vector<std::uint32_t> valid_stags() const;
+    std::uint32_t stags_in_use() const;
 
 private:
     std::vector<qp_context> qps_;
     std::vector<cq_context> cqs_;
     std::vector<mr_context> mrs_;
     std::map<std::uint32_t, std::uint32_t> conn_to_qp_;
+    std::size_t page_list_entries_ = 0;  // of the page-list memory, in use by valid regions
 };
 
 }  // namespace rnic

@@ -84,6 +84,40 @@ int rdma_engine::destroy_qp(std::uint32_t qpn) {
 
 int rdma_engine::destroy_cq(std::uint32_t cqn) { return ctx_out->destroy_cq(cqn); }
 
+bool rdma_engine::has_objects() const {
+    auto& ctx = const_cast<rdma_engine*>(this)->ctx_out;
+    for (std::uint32_t n = 0; n < ctx->qp_slots(); ++n) {
+        if (ctx->qp(n) != nullptr) return true;
+    }
+    for (std::uint32_t n = 0; n < ctx->cq_slots(); ++n) {
+        if (ctx->cq(n) != nullptr) return true;
+    }
+    return ctx->stags_in_use() > 0;
+}
+
+void rdma_engine::reset_objects() {
+    std::uint32_t qps = 0, cqs = 0;
+    for (std::uint32_t n = 0; n < ctx_out->qp_slots(); ++n) {
+        qp_context* qp = ctx_out->qp(n);
+        if (qp == nullptr) continue;
+        const bool holds_connection = ctx_out->qpn_of_connection(qp->conn) == static_cast<int>(n);
+        const std::uint32_t conn = qp->conn;
+        // Whatever of it is still under way (the transmit thread after a wait) sees it out of RTS.
+        qp->state = qp_state::error;
+        ctx_out->destroy_qp(n);
+        if (holds_connection) {
+            toe_out->tcp_close(conn);
+            toe_out->tcp_release(conn);
+        }
+        ++qps;
+    }
+    for (std::uint32_t n = 0; n < ctx_out->cq_slots(); ++n) {
+        if (ctx_out->cq(n) != nullptr && ctx_out->destroy_cq(n) == 0) ++cqs;
+    }
+    const std::uint32_t stags = ctx_out->invalidate_all_stags();
+    RNIC_MLOG(info, rdma, "reset: " << qps << " QPs, " << cqs << " CQs and " << stags << " memory regions removed");
+}
+
 qp_context* rdma_engine::qp_of_connection(std::uint32_t conn, std::uint32_t* qpn) {
     const int n = ctx_out->qpn_of_connection(conn);
     if (n < 0) return nullptr;

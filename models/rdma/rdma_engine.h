@@ -64,6 +64,8 @@ public:
     bool qp_connect(std::uint32_t qpn, const qp_stream& stream) override;
     bool qp_modify(std::uint32_t qpn, std::uint8_t target) override;
     std::int64_t qp_query(std::uint32_t qpn) const override;
+    bool has_objects() const override;
+    void reset_objects() override;
     counter_snapshot counters() const override {
         return {counters_.wqes, counters_.cqes, counters_.terminates_sent, counters_.terminates_received,
                 counters_.placed_bytes};

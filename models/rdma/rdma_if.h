@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <systemc>
+
+#include "rdma/page_list.h"
 
 namespace rnic {
 
@@ -29,6 +32,12 @@ struct mr_config {
     std::uint32_t access = 0;   // regmap::mr_access
     std::uint32_t pd = 0;
     std::uint64_t to_base = 0;  // tagged offset of the first byte
+    // reg_mr_pages: the region's bytes are in these pages, and `addr` is the address local work
+    // requests name its first byte by (its virtual address), not a host address. Null: contiguous
+    // host memory from `addr` (reg_mr).
+    std::shared_ptr<const mr_page_list> pages = nullptr;
+
+    region_map map() const { return {addr, pages.get()}; }
 };
 
 // How the stream a QP goes to RTS on starts.
@@ -75,6 +84,11 @@ public:
         std::uint64_t wqes = 0, cqes = 0, terminates_sent = 0, terminates_received = 0, placed_bytes = 0;
     };
     virtual counter_snapshot counters() const = 0;
+    // CTRL.RESET (regmap.h): whether any QP, CQ or memory region exists; and their removal, with
+    // nothing more written to host memory (no flush completions: the driver's rings may be gone)
+    // and each QP's TCP connection closed and handed back to the TCP engine.
+    virtual bool has_objects() const = 0;
+    virtual void reset_objects() = 0;
 };
 
 // The framing unit reports a broken stream to the RDMAP layer, which sends the Terminate

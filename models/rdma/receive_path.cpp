@@ -11,6 +11,7 @@
 #include "rdma/access_checks.h"
 #include "rdma/completions.h"
 #include "rdma/qp_lifecycle.h"
+#include "rdma/region_dma.h"
 #include "rdma/responder.h"
 
 namespace rnic {
@@ -166,7 +167,8 @@ void receive_path::place_tagged(std::uint32_t qpn, qp_context& qp, const ddp::He
         return;
     }
     if (payload > 0 &&
-        place_payload(chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload, ddp::kTaggedHeaderSize, delay) !=
+        place_in_region(chk.map, chk.region_off, ulpdu + ddp::kTaggedHeaderSize, payload, ddp::kTaggedHeaderSize,
+                        delay) !=
             tlm::TLM_OK_RESPONSE) {
         // The region was registered but the host refused the DMA: a local catastrophic error.
         send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic,
@@ -194,7 +196,8 @@ bool receive_path::place_out_of_order(const qp_context& qp, const std::uint8_t* 
                                                  payload, regmap::mr_access::remote_write);
     if (!chk.ok) return false;
     if (payload > 0 &&
-        place_payload(chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload, ddp::kTaggedHeaderSize, delay) !=
+        place_in_region(chk.map, chk.region_off, ulpdu + ddp::kTaggedHeaderSize, payload, ddp::kTaggedHeaderSize,
+                        delay) !=
             tlm::TLM_OK_RESPONSE) {
         return false;
     }
@@ -216,6 +219,18 @@ tlm::tlm_response_status receive_path::place_payload(std::uint64_t host_addr, co
     }
     return mem_transport(res_.dma_out, tlm::TLM_WRITE_COMMAND, host_addr, const_cast<std::uint8_t*>(payload), len,
                          delay, &ext);
+}
+
+tlm::tlm_response_status receive_path::place_in_region(const region_map& map, std::uint64_t off,
+                                                       const std::uint8_t* payload, std::size_t len,
+                                                       std::size_t header_len, sc_core::sc_time& delay) {
+    if (map.contiguous(off, len)) return place_payload(map.host_addr(off), payload, len, header_len, delay);
+    tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;
+    const bool covered = map.for_each_run(off, len, [&](std::uint64_t host, std::uint64_t n, std::uint64_t done) {
+        status = place_payload(host, payload + done, static_cast<std::size_t>(n), header_len + done, delay);
+        return status == tlm::TLM_OK_RESPONSE;
+    });
+    return covered || status != tlm::TLM_OK_RESPONSE ? status : tlm::TLM_ADDRESS_ERROR_RESPONSE;
 }
 
 void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
@@ -300,13 +315,13 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
         }
         const std::uint64_t dst = qp.recv_addr + h.mo;
         res_.contexts->access_stag(qp.recv_stag, false, context_if::side::rx, delay, &res_.rx_pipe);
-        if (!local_writable(res_.contexts->lookup_stag(qp.recv_stag), qp.cfg.pd, dst, payload)) {
+        const mr_context* buffer = res_.contexts->lookup_stag(qp.recv_stag);
+        if (!local_writable(buffer, qp.cfg.pd, dst, payload)) {
             local_error("posted receive buffer outside its memory region");
             return;
         }
-        if (payload > 0 &&
-            place_payload(dst, ulpdu + ddp::kUntaggedHeaderSize, payload, ddp::kUntaggedHeaderSize, delay) !=
-                tlm::TLM_OK_RESPONSE) {
+        if (payload > 0 && place_in_region(local_map(*buffer), local_offset(*buffer, dst), ulpdu + ddp::kUntaggedHeaderSize,
+                                           payload, ddp::kUntaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE) {
             local_error("host refused the receive DMA");
             return;
         }
@@ -374,8 +389,8 @@ void receive_path::place_read_response(std::uint32_t qpn, qp_context& qp, const 
         res_.contexts->access_stag(h.stag, false, context_if::side::rx, delay, &res_.rx_pipe);
         const access_check chk = check_tagged_access(res_.contexts->lookup_stag(h.stag), qp.cfg.pd, h.tagged_offset,
                                                      payload, regmap::mr_access::local_write);
-        if (!chk.ok || (payload > 0 && place_payload(chk.host_addr, ulpdu + ddp::kTaggedHeaderSize, payload,
-                                                     ddp::kTaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE)) {
+        if (!chk.ok || (payload > 0 && place_in_region(chk.map, chk.region_off, ulpdu + ddp::kTaggedHeaderSize,
+                                                       payload, ddp::kTaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE)) {
             ++counters().protection_errors;
             send_terminate(qpn, qp, chk.layer, chk.etype, chk.code, ulpdu, len, delay);
             lifecycle_.enter_error(qpn, qp, delay);
@@ -407,7 +422,11 @@ void receive_path::complete_atomic(std::uint32_t qpn, qp_context& qp, const ddp:
     qp.atomic_resp_msn_rx = h.msn;
     std::uint8_t bytes[8];
     put_le64(bytes, resp->original_value);
-    if (mem_write(res_.dma_out, op->result_addr, bytes, 8, delay) != tlm::TLM_OK_RESPONSE) {
+    const tlm::tlm_response_status written =
+        op->result_pages != nullptr
+            ? region_write(res_.dma_out, region_map{0, op->result_pages.get()}, op->result_addr, bytes, 8, delay)
+            : mem_write(res_.dma_out, op->result_addr, bytes, 8, delay);
+    if (written != tlm::TLM_OK_RESPONSE) {
         RNIC_MLOG_D(error, rdma, delay, "QP " << qpn << ": atomic result write refused by the host");
     }
     answered(qpn, qp, *op, delay);

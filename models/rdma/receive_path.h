@@ -58,6 +58,10 @@ private:
     // DMA-writes a received payload, telling the DMA engine where MPA markers sat between its bytes.
     tlm::tlm_response_status place_payload(std::uint64_t host_addr, const std::uint8_t* payload, std::size_t len,
                                            std::size_t header_len, sc_core::sc_time& delay);
+    // place_payload into bytes [off, off + len) of a region: one transfer per run of its host memory
+    // (page_list.h), each told where the markers sat in its part of the payload.
+    tlm::tlm_response_status place_in_region(const region_map& map, std::uint64_t off, const std::uint8_t* payload,
+                                             std::size_t len, std::size_t header_len, sc_core::sc_time& delay);
 
     completion_unit& completions_;
     qp_lifecycle& lifecycle_;

@@ -44,15 +44,20 @@ std::optional<request_refusal> responder::accept_read_request(qp_context& qp, co
         return std::nullopt;
     }
     res_.contexts->access_stag(rr->src_stag, false, context_if::side::rx, delay, &res_.rx_pipe);
-    const access_check chk = check_tagged_access(res_.contexts->lookup_stag(rr->src_stag), qp.cfg.pd, rr->src_to,
-                                                 rr->size, regmap::mr_access::remote_read);
+    const mr_context* src = res_.contexts->lookup_stag(rr->src_stag);
+    const access_check chk = check_tagged_access(src, qp.cfg.pd, rr->src_to, rr->size, regmap::mr_access::remote_read);
     if (!chk.ok) {
         // A Read Request's source is checked by the RDMAP layer (RFC 5040 §7.2).
         return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection, rdmap_protection_code(chk),
                                chk.what};
     }
     qp.read_req_msn_rx = h.msn;
-    qp.responses.push_back({rr->sink_stag, rr->sink_to, chk.host_addr, rr->size});
+    if (src->cfg.pages != nullptr) {
+        // A page-list source is read page by page when each segment goes out (transmit_path::emit).
+        qp.responses.push_back({rr->sink_stag, rr->sink_to, chk.region_off, rr->size, src->cfg.pages});
+    } else {
+        qp.responses.push_back({rr->sink_stag, rr->sink_to, chk.host_addr, rr->size});
+    }
     res_.work_event.notify(delay);
     return std::nullopt;
 }
@@ -85,6 +90,12 @@ std::optional<request_refusal> responder::execute_atomic(qp_context& qp, const d
     if (!chk.ok) {
         return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection, rdmap_protection_code(chk),
                                chk.what};
+    }
+    if (!chk.map.contiguous(chk.region_off, 8)) {
+        // reg_mr_pages keeps an aligned target inside one page (regmap.h); a region that broke the rule is
+        // refused here rather than half-updated.
+        return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic,
+                               ddp::term::kRdmaCatastrophicStream, "atomic target crosses a page of its region"};
     }
     std::uint64_t original = 0;
     if (!perform_atomic(chk.host_addr, *req, &original, delay)) {
@@ -185,7 +196,8 @@ void responder::send_read_response(std::uint32_t qpn, qp_context& qp, sc_core::s
         h.opcode = ddp::Opcode::read_response;
         h.stag = job.sink_stag;
         h.tagged_offset = job.sink_to + seg.offset;
-        switch (transmit_.emit(qp, h, nullptr, job.src_addr + seg.offset, seg.length, 0, issue, nullptr)) {
+        switch (transmit_.emit(qp, h, nullptr, job.src_addr + seg.offset, seg.length, 0, issue, nullptr,
+                               job.src_pages.get())) {
             case transmit_path::emit_status::sent: break;
             case transmit_path::emit_status::qp_failed: return;
             case transmit_path::emit_status::payload_unreadable: {

@@ -10,6 +10,7 @@
 #include "rdma/access_checks.h"
 #include "rdma/completions.h"
 #include "rdma/qp_lifecycle.h"
+#include "rdma/region_dma.h"
 
 namespace rnic {
 
@@ -228,6 +229,17 @@ bool transmit_path::post_message(std::uint32_t qpn, qp_context& qp, const send_w
     const std::vector<ddp::Segment> segments = ddp::segment_message(length, qp.max_ulpdu, tagged);
     // Untagged messages on queue 0 carry the next MSN (RFC 5041 §5.1: per queue, from 1).
     const std::uint32_t msn = tagged ? 0 : ++qp.send_msn;
+    // A payload in a page-list region is read through its pages, the list held across the waits
+    // for TCP space (the region may be deregistered meanwhile, as a contiguous one may).
+    std::shared_ptr<const mr_page_list> pages;
+    std::uint64_t source = w.local_addr;
+    if (inline_data == nullptr) {
+        const mr_context* mr = res_.contexts->lookup_stag(w.local_stag);
+        if (mr != nullptr && mr->cfg.pages != nullptr) {
+            pages = mr->cfg.pages;
+            source = local_offset(*mr, w.local_addr);
+        }
+    }
     for (const ddp::Segment& seg : segments) {
         ddp::Header h;
         h.tagged = tagged;
@@ -245,7 +257,8 @@ bool transmit_path::post_message(std::uint32_t qpn, qp_context& qp, const send_w
             h.mo = static_cast<std::uint32_t>(seg.offset);
         }
         const std::uint8_t* segment_inline = inline_data != nullptr ? inline_data + seg.offset : nullptr;
-        switch (emit(qp, h, segment_inline, w.local_addr + seg.offset, seg.length, w.wr_id, issue, stream_end)) {
+        switch (emit(qp, h, segment_inline, source + seg.offset, seg.length, w.wr_id, issue, stream_end,
+                     pages.get())) {
             case emit_status::sent: break;
             case emit_status::qp_failed:
                 // The QP failed while this request waited for room: it completes as flushed.
@@ -373,11 +386,15 @@ bool transmit_path::send_request(std::uint32_t qpn, qp_context& qp, const ddp::H
 
 void transmit_path::post_atomic(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue) {
     res_.contexts->access_stag(w.local_stag, false, context_if::side::tx, issue);
-    if (w.length != 8 || writable_local(qp, w.local_stag, w.local_addr, 8) == nullptr) {
+    const mr_context* result = w.length == 8 ? writable_local(qp, w.local_stag, w.local_addr, 8) : nullptr;
+    if (result == nullptr) {
         ++counters().bad_wqes;
         complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
         return;
     }
+    // Where the result lands, taken before any wait (as the host address of a contiguous one is).
+    std::shared_ptr<const mr_page_list> result_pages = result->cfg.pages;
+    const std::uint64_t result_addr = result_pages != nullptr ? local_offset(*result, w.local_addr) : w.local_addr;
     wait_for_ord(qp, issue);  // atomics count against ORD like Reads (RFC 7306 §5.2.1 rule 4)
     ddp::AtomicRequest req;
     const bool add = w.opcode == regmap::wr_opcode::atomic_fetch_add;
@@ -396,7 +413,8 @@ void transmit_path::post_atomic(std::uint32_t qpn, qp_context& qp, const send_wq
     pending_completion p{0, w.index, w.wr_id, 8, w.opcode, w.signaled};
     p.atomic = true;
     p.request_id = w.index;
-    p.result_addr = w.local_addr;
+    p.result_addr = result_addr;
+    p.result_pages = std::move(result_pages);
     if (send_request(qpn, qp, h, body, sizeof body, w, issue, p)) ++counters().atomics;
 }
 
@@ -428,13 +446,17 @@ void transmit_path::post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send
         complete_with_error(qpn, qp, w, regmap::cqe_status::local_length_error, issue);
         return;
     }
+    const mr_context* mr = res_.contexts->lookup_stag(w.local_stag);
+    const std::shared_ptr<const mr_page_list> pages = mr->cfg.pages;  // held across the wait
+    const region_map map{mr->cfg.addr, pages.get()};
+    const std::uint64_t off = local_offset(*mr, w.local_addr);
     if (!wait_for_space(qp, w.length, issue)) {
         complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
         return;
     }
     tx_scratch_.resize(w.length);
     sc_core::sc_time data = issue;
-    if (mem_read(res_.dma_out, w.local_addr, tx_scratch_.data(), w.length, data) != tlm::TLM_OK_RESPONSE) {
+    if (region_read(res_.dma_out, map, off, tx_scratch_.data(), w.length, data) != tlm::TLM_OK_RESPONSE) {
         complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
         return;
     }
@@ -502,7 +524,8 @@ bool transmit_path::wait_for_space(qp_context& qp, std::size_t ulpdu_len, sc_cor
 
 transmit_path::emit_status transmit_path::emit(qp_context& qp, const ddp::Header& h, const std::uint8_t* inline_data,
                                                std::uint64_t host_addr, std::size_t len, std::uint64_t tag,
-                                               sc_core::sc_time& issue, std::uint64_t* stream_end) {
+                                               sc_core::sc_time& issue, std::uint64_t* stream_end,
+                                               const mr_page_list* pages) {
     const std::size_t header_len = h.size();
     const std::size_t ulpdu_len = header_len + len;
     if (!wait_for_space(qp, ulpdu_len, issue)) return emit_status::qp_failed;
@@ -518,10 +541,18 @@ transmit_path::emit_status transmit_path::emit(qp_context& qp, const ddp::Header
     if (inline_data != nullptr) {
         std::memcpy(tx_scratch_.data() + header_len, inline_data, len);
     } else if (len > 0) {
-        if (mem_read(res_.dma_out, host_addr, tx_scratch_.data() + header_len, len, data) != tlm::TLM_OK_RESPONSE) {
+        const region_map map{0, pages};
+        if (pages != nullptr) {
+            if (region_read(res_.dma_out, map, host_addr, tx_scratch_.data() + header_len, len, data) !=
+                tlm::TLM_OK_RESPONSE) {
+                return emit_status::payload_unreadable;
+            }
+        } else if (mem_read(res_.dma_out, host_addr, tx_scratch_.data() + header_len, len, data) !=
+                   tlm::TLM_OK_RESPONSE) {
             return emit_status::payload_unreadable;
         }
-        ext.host_addr = host_addr;
+        // A payload over several pages is not one host range: not refetchable (host_addr 0).
+        ext.host_addr = pages == nullptr ? host_addr : map.contiguous(host_addr, len) ? map.host_addr(host_addr) : 0;
         ext.host_len = static_cast<std::uint32_t>(len);
         ext.header_len = static_cast<std::uint32_t>(header_len);
         std::memcpy(ext.header, tx_scratch_.data(), header_len);

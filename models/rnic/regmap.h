@@ -94,7 +94,13 @@ constexpr register_desc kRegisters[] = {
 // CTRL and STATUS bits. X(name, bit, description)
 #define RNIC_CTRL_BITS(X)                                                                                  \
     X(enable, 0, "ENABLE: start the firmware; STATUS.READY follows once it runs")                          \
-    X(reset, 1, "RESET: return the device to its reset state (self-clearing, reads back 0)")
+    X(reset, 1,                                                                                            \
+      "RESET: return the device to its reset state (self-clearing, reads back 0): the registers the driver " \
+      "programs and CMDQ_CONS to their reset values; every QP (its TCP connection closed), CQ and memory "  \
+      "region removed without anything more written to host memory; the firmware's command index back to " \
+      "ring slot 0, the connections it held closed; new objects are numbered from 0 again. STATUS.READY "   \
+      "stays set (the firmware keeps running); listening ports stay open. A device with nothing to reset "  \
+      "is left as it is")
 #define RNIC_STATUS_BITS(X)                                                                                \
     X(ready, 0, "READY: the firmware runs and takes commands")                                             \
     X(fatal, 1, "FATAL: the device stopped on an internal error")                                          \
@@ -240,7 +246,21 @@ constexpr field_desc kCommandFields[] = {RNIC_COMMAND_FIELDS(RNIC_FIELD_DESC)};
       "connections_failed, connections_rejected (kDeviceCounters)")                                       \
     X(listen, 13, "p1 local port", "",                                                                     \
       "Opens the port: peers' connections are taken (TCP handshake, MPA Request held) into a backlog that "  \
-      "the next accept or reject on the port serves, oldest first")
+      "the next accept or reject on the port serves, oldest first")                                         \
+    X(reg_mr_pages, 14,                                                                                    \
+      "p0 address of the first byte as local work requests name it (the region's virtual address); "       \
+      "p1 length; p2 access flags | pd << 32; p3 tagged offset of the first byte (as for reg_mr); p4 host "  \
+      "address of the page list (8-byte aligned): u64 little-endian host addresses of the pages, in order, " \
+      "each aligned to the page size; p5 page count (1..kMaxPageListEntries = 4096, bits 0-23) | log2 page size "  \
+      "(kMinPageShift..kMaxPageShift = 12..21: 4 KiB to 2 MiB, bits 24-31) | offset of the first byte in the first page << 32",     \
+      "STag",                                                                                              \
+      "Registers a memory region over pages that need not be contiguous in host memory (pinned user "       \
+      "pages). The firmware reads the page list once, into the device's page-list memory "                 \
+      "(kPageListPoolEntries = 65536 entries shared by all regions); the list may be freed when the command "       \
+      "completes. The region's bytes must lie within the listed pages; with remote_atomic, the first "     \
+      "byte's offset must equal the tagged offset of the first byte modulo 8, so that an 8-byte-aligned "  \
+      "atomic target never crosses a page. A bad count, page size, offset, list address or unaligned page " \
+      "is bad_parameter; a full page-list memory is no_resources")
 // Device counters, in the order query_stats writes them (u64 little-endian each), since reset.
 // X(name, index, description)
 #define RNIC_DEVICE_COUNTERS(X)                                                                            \
@@ -265,6 +285,13 @@ constexpr value_desc kDeviceCounters[] = {
 #undef RNIC_DEVICE_COUNTER_DESC
 };
 constexpr std::size_t kDeviceCounterCount = sizeof kDeviceCounters / sizeof kDeviceCounters[0];
+
+// Page-list memory regions (reg_mr_pages): pages per region at most, the device's page-list memory
+// (entries shared by all regions, 512 KiB of SRAM), and the page sizes taken (4 KiB to 2 MiB).
+constexpr std::uint32_t kMaxPageListEntries = 4096;
+constexpr std::uint32_t kPageListPoolEntries = 65536;
+constexpr unsigned kMinPageShift = 12;
+constexpr unsigned kMaxPageShift = 21;
 
 // Private data of a rejecting MPA Reply (reject p5; RFC 5044 §7.1.4 allows 512 bytes, less the
 // RFC 6581 IRD/ORD word under revision 2).

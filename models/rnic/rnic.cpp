@@ -142,7 +142,9 @@ void rnic_device::host_write(std::uint32_t offset, std::uint32_t value, const sc
         case access::wo: regs_[i] = value; break;
     }
     if (offset == CTRL && (value & ctrl::reset) != 0) {
-        regs_[i] &= ~ctrl::reset;  // self-clearing
+        reset_registers();
+        regs_[i] = value & ~ctrl::reset;  // self-clearing
+        cp_doorbell_out->device_reset(delay);
     }
     if (offset == CMDQ_PROD) {
         ++doorbells_;
@@ -152,6 +154,19 @@ void rnic_device::host_write(std::uint32_t offset, std::uint32_t value, const sc
     if (offset == CTX_BASE_HI) {
         ctx_->set_area(static_cast<std::uint64_t>(value) << 32 | fw_read(CTX_BASE_LO));
     }
+}
+
+void rnic_device::reset_registers() {
+    // CTRL.RESET: what the driver programs (and the command ring's consumer index) goes back to its
+    // reset value; identification, capabilities and STATUS (the firmware keeps running) stay.
+    using namespace regmap;
+    const bool station_set = fw_read(MAC_LO) != 0 || fw_read(MAC_HI) != 0 || fw_read(IPV4_ADDR) != 0;
+    const bool area_set = fw_read(CTX_BASE_LO) != 0 || fw_read(CTX_BASE_HI) != 0;
+    for (std::size_t r = 0; r < regs_.size(); ++r) {
+        if (kRegisters[r].acc != access::ro || kRegisters[r].offset == CMDQ_CONS) regs_[r] = kRegisters[r].reset;
+    }
+    if (station_set) update_station();
+    if (area_set) ctx_->set_area(0);
 }
 
 void rnic_device::mmio_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {

@@ -71,6 +71,7 @@ private:
     void host_write(std::uint32_t offset, std::uint32_t value, const sc_core::sc_time& delay);
     std::uint32_t host_read(std::uint32_t offset) const;
     void update_station();
+    void reset_registers();
 
     tlm_utils::multi_passthrough_target_socket<rnic_device> irq_collect_;
     std::unique_ptr<dma_engine> dma_;

@@ -50,6 +50,10 @@ const std::vector<probe_expectation>& probe_catalogue() {
          "A responder that closes before the initiator's first FPDU: its unsent work flushes, the QP goes Idle"},
         {"responder_waits", false, 0, 0, 0,
          "RFC 5044 §7.1.2 rule 4: the responder sends nothing before the initiator's first FPDU"},
+        {"page_list", false, 0, 0, 0,
+         "reg_mr_pages: regions over non-contiguous pages, every access split at page boundaries"},
+        {"device_reset", false, 0, 0, 0,
+         "CTRL.RESET with objects open: all gone, new ones numbered from 0, commands from ring slot 0"},
     };
     return all;
 }
@@ -148,6 +152,12 @@ drv::send_wr probe::baseline_write(side& s, const remote_buffer& a) {
 // ---- server (host b) ---------------------------------------------------------------------------
 
 void probe::server(drv::host_bus& bus, const drv::station_config& station) {
+    if (cfg_.probe == "page_list" || cfg_.probe == "device_reset") {
+        if (cfg_.probe == "page_list") server_page_list(bus, station);
+        else server_device_reset(bus, station);
+        oob_.publish("server-done", {});
+        return;
+    }
     side s(bus);
     const std::string& p = cfg_.probe;
     const std::uint32_t all = acc::remote_write | acc::remote_read | acc::remote_atomic | acc::local_write;
@@ -352,6 +362,15 @@ void probe::server_qp_states(side& s) {
 // ---- client (host a) ---------------------------------------------------------------------------
 
 void probe::client(drv::host_bus& bus, const drv::station_config& station, std::uint32_t server_ip) {
+    if (cfg_.probe == "page_list" || cfg_.probe == "device_reset") {
+        if (cfg_.probe == "page_list") client_page_list(bus, station, server_ip);
+        else client_device_reset(bus, station, server_ip);
+        // After a failed set-up the server may wait for a step that never comes: do not wait for it.
+        if (result_.setup_ok) oob_.wait_for("server-done");
+        result_.finished = result_.error.empty();
+        on_done_();
+        return;
+    }
     side s(bus);
     if (expect_ == nullptr) {
         fail("unknown probe '" + cfg_.probe + "'");

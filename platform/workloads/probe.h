@@ -77,6 +77,14 @@ private:
     // peer_to_peer and responder_waits: the server has the first message to send.
     void server_sends_first(side& s);
     void client_server_sends_first(side& s, std::uint32_t server_ip, const remote_buffer& a);
+    // page_list (probe_page_list.cpp): regions over shuffled, non-contiguous pages.
+    void server_page_list(drv::host_bus& bus, const drv::station_config& station);
+    void client_page_list(drv::host_bus& bus, const drv::station_config& station, std::uint32_t server_ip);
+    // device_reset (probe_reset.cpp): CTRL.RESET with objects open, then new objects from 0.
+    void server_device_reset(drv::host_bus& bus, const drv::station_config& station);
+    void client_device_reset(drv::host_bus& bus, const drv::station_config& station, std::uint32_t server_ip);
+    // reg_mr_pages commands the device must refuse (a page list of the client's, in `arena`).
+    void device_refusals(drv::context& ctx, std::uint32_t pd, std::uint64_t arena);
 
     probe_config cfg_;
     const probe_expectation* expect_ = nullptr;

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 
@@ -32,7 +33,7 @@ public:
     // Posts one firmware command into the ring (slot n) and rings the doorbell at t_ps.
     void command(std::uint64_t t_ps, regmap::command op, std::initializer_list<std::uint64_t> params) {
         const std::uint32_t slot = producer_++;
-        std::uint8_t* c = host_.data() + kRing + slot * regmap::kCommandSize;
+        std::uint8_t* c = host_.data() + ring_ + slot * regmap::kCommandSize;
         std::memset(c, 0, regmap::kCommandSize);
         c[regmap::cmd_off::opcode] = static_cast<std::uint8_t>(op);
         int i = 0;
@@ -40,10 +41,11 @@ public:
         proto::put_le32(c + regmap::cmd_off::status, regmap::kStatusPending);
         at(t_ps, {event_kind::command_doorbell, 0, 0});
         doorbell_producers_[script_.size() - 1] = producer_;
+        doorbell_rings_[script_.size() - 1] = ring_;
     }
-    regmap::cmd_status status_of(std::uint32_t slot) const {
+    regmap::cmd_status status_of(std::uint32_t slot, std::uint32_t ring = kRing) const {
         return static_cast<regmap::cmd_status>(
-            proto::get_le32(host_.data() + kRing + slot * regmap::kCommandSize + regmap::cmd_off::status));
+            proto::get_le32(host_.data() + ring + slot * regmap::kCommandSize + regmap::cmd_off::status));
     }
     void set_startup(std::uint32_t conn, std::vector<std::uint8_t> bytes) { startup_[conn] = std::move(bytes); }
 
@@ -51,6 +53,16 @@ public:
     std::vector<std::uint32_t> closed, released;
     std::map<std::uint32_t, std::vector<std::uint8_t>> sent_startup;
     std::vector<std::uint32_t> connected_qps;
+    std::vector<mr_params> mrs;
+    int resets = 0;
+    // A driver loaded again (after CTRL.RESET): a new command ring at `ring`, from slot 0.
+    void restart_ring(std::uint32_t ring) {
+        producer_ = 0;
+        ring_ = ring;
+    }
+    void poke(std::uint64_t addr, const std::vector<std::uint64_t>& words) {
+        for (std::size_t i = 0; i < words.size(); ++i) proto::put_le64(host_.data() + addr + 8 * i, words[i]);
+    }
 
     // ---- hal ----
     event wait_event() override {
@@ -66,6 +78,7 @@ public:
         now_ = std::max(now_, t);
         if (auto it = doorbell_producers_.find(delivered_); it != doorbell_producers_.end()) {
             producer_seen_ = it->second;
+            ring_seen_ = doorbell_rings_.at(it->first);
         }
         ++delivered_;
         return ev;
@@ -77,7 +90,7 @@ public:
     const mpa_policy& policy() const override { return pol_; }
     std::uint32_t reg_read(std::uint32_t offset) override {
         switch (offset) {
-            case regmap::CMDQ_BASE_LO: return kRing;
+            case regmap::CMDQ_BASE_LO: return ring_seen_;
             case regmap::CMDQ_BASE_HI: return 0;
             case regmap::CMDQ_ENTRIES: return 16;
             case regmap::CMDQ_PROD: return producer_seen_;
@@ -98,7 +111,11 @@ public:
     void raise_msix(std::uint32_t) override {}
     int create_cq(const cq_params&) override { return 0; }
     int create_qp(const qp_params&) override { return 0; }
-    std::int64_t register_mr(const mr_params&) override { return 1; }
+    std::int64_t register_mr(const mr_params& p) override {
+        mrs.push_back(p);
+        return 0x100 + static_cast<std::int64_t>(mrs.size());
+    }
+    void reset_contexts() override { ++resets; }
     bool deregister_mr(std::uint32_t) override { return true; }
     bool qp_idle(std::uint32_t) const override { return true; }
     bool qp_connect(std::uint32_t qpn, const stream_start&) override {
@@ -135,7 +152,8 @@ private:
     mpa_policy pol_;
     std::vector<std::uint8_t> host_;
     std::deque<std::pair<std::uint64_t, event>> script_;
-    std::map<std::size_t, std::uint32_t> doorbell_producers_;
+    std::map<std::size_t, std::uint32_t> doorbell_producers_, doorbell_rings_;
+    std::uint32_t ring_ = kRing, ring_seen_ = kRing;
     std::size_t delivered_ = 0;
     std::uint32_t producer_ = 0, producer_seen_ = 0;
     std::map<std::uint32_t, std::vector<std::uint8_t>> startup_;
@@ -228,6 +246,88 @@ TEST(FirmwareBacklog, ListenOnPortZeroIsABadParameter) {
     h.command(0, regmap::command::listen, {0, 0});
     run(h);
     EXPECT_EQ(h.status_of(0), regmap::cmd_status::bad_parameter);
+}
+
+
+// ---- reg_mr_pages -----------------------------------------------------------------------------
+
+constexpr std::uint64_t kPbl = 0x8000;
+std::uint64_t pages_p5(std::uint64_t count, unsigned shift, std::uint64_t offset) {
+    return count | static_cast<std::uint64_t>(shift) << 24 | offset << 32;
+}
+
+TEST(FirmwarePageList, ReadsTheListByDmaAndRegistersThePages) {
+    scripted_hal h;
+    h.poke(kPbl, {0x7000, 0x3000, 0x5000});
+    const std::uint64_t len = 3 * 4096 - 0x234 - 10;
+    h.command(0, regmap::command::reg_mr_pages,
+              {0x7f0000000234, len, regmap::mr_access::remote_atomic | 9ULL << 32, 0x7f0000000234, kPbl,
+               pages_p5(3, 12, 0x234)});
+    run(h);
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::ok);
+    ASSERT_EQ(h.mrs.size(), 1u);
+    EXPECT_EQ(h.mrs[0].pages, (std::vector<std::uint64_t>{0x7000, 0x3000, 0x5000}));
+    EXPECT_EQ(h.mrs[0].page_shift, 12u);
+    EXPECT_EQ(h.mrs[0].first_byte_offset, 0x234u);
+    EXPECT_EQ(h.mrs[0].addr, 0x7f0000000234u);
+    EXPECT_EQ(h.mrs[0].length, len);
+    EXPECT_EQ(h.mrs[0].pd, 9u);
+    EXPECT_EQ(h.mrs[0].to_base, 0x7f0000000234u);
+}
+
+TEST(FirmwarePageList, BadListsAreRefusedWithBadParameter) {
+    scripted_hal h;
+    h.poke(kPbl, {0x7000, 0x3008});
+    const std::uint64_t rights = regmap::mr_access::local_write | 1ULL << 32;
+    const std::uint64_t atomics = regmap::mr_access::remote_atomic | 1ULL << 32;
+    struct bad { std::uint64_t p1, p2, p3, p4, p5; };
+    const bad cases[] = {
+        {100, rights, 0, kPbl, pages_p5(0, 12, 0)},                                       // count 0
+        {100, rights, 0, kPbl, pages_p5(regmap::kMaxPageListEntries + 1, 12, 0)},        // over the maximum
+        {100, rights, 0, kPbl, pages_p5(1, 11, 0)},                                       // 2 KiB pages
+        {100, rights, 0, kPbl, pages_p5(1, 22, 0)},                                       // 4 MiB pages
+        {100, rights, 0, kPbl, pages_p5(1, 12, 4096)},                                    // offset past the page
+        {4097, rights, 0, kPbl, pages_p5(1, 12, 0)},                                      // longer than the page
+        {0, rights, 0, kPbl, pages_p5(1, 12, 0)},                                         // length 0
+        {100, rights, 0, 0x100000, pages_p5(1, 12, 0)},                                   // list outside memory
+        {100, rights, 0, kPbl + 4, pages_p5(1, 12, 0)},                                   // list not 8-aligned
+        {100, rights, 0, kPbl, pages_p5(2, 12, 0)},                                       // page 1 unaligned
+        {100, atomics, 0, kPbl, pages_p5(1, 12, 4)},                                      // atomics: 4 != 0 mod 8
+    };
+    for (const bad& c : cases) {
+        h.command(0, regmap::command::reg_mr_pages, {0x1000, c.p1, c.p2, c.p3, c.p4, c.p5});
+    }
+    // The same list, good: the first page only; and atomics with offset = tagged offset mod 8.
+    h.command(0, regmap::command::reg_mr_pages, {0x1000, 100, rights, 0, kPbl, pages_p5(1, 12, 0)});
+    h.command(0, regmap::command::reg_mr_pages, {0x1004, 100, atomics, 0x1004, kPbl, pages_p5(1, 12, 4)});
+    run(h);
+    for (std::uint32_t slot = 0; slot < std::size(cases); ++slot) {
+        EXPECT_EQ(h.status_of(slot), regmap::cmd_status::bad_parameter) << "case " << slot;
+    }
+    EXPECT_EQ(h.status_of(std::size(cases)), regmap::cmd_status::ok);
+    EXPECT_EQ(h.status_of(std::size(cases) + 1), regmap::cmd_status::ok);
+    EXPECT_EQ(h.mrs.size(), 2u);
+}
+
+// ---- CTRL.RESET -------------------------------------------------------------------------------
+
+TEST(FirmwareReset, StartsTheRingAgainAtZeroClosesWhatItHeldAndRemovesTheObjects) {
+    scripted_hal h;
+    h.command(0, regmap::command::listen, {0, kPort});
+    h.command(0, regmap::command::accept, {5, kPort + 1, 0, 0, 0, 0});
+    h.at(1 * kMs, {event_kind::tcp_established, 3, kPort});  // in the backlog
+    h.at(2 * kMs, {event_kind::device_reset, 0, 0});
+    // The driver loaded again: its first command is at slot 0.
+    constexpr std::uint32_t kNewRing = 0x2000;
+    h.restart_ring(kNewRing);
+    h.command(3 * kMs, regmap::command::reg_mr, {0x1000, 64, regmap::mr_access::local_write | 1ULL << 32, 0x1000});
+    run(h);
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::ok);  // listen
+    EXPECT_EQ(h.resets, 1);
+    EXPECT_EQ(h.closed, std::vector<std::uint32_t>{3});
+    EXPECT_EQ(h.released, std::vector<std::uint32_t>{3});
+    ASSERT_EQ(h.mrs.size(), 1u);  // the command at slot 0 of the new ring was executed
+    EXPECT_EQ(h.status_of(0, kNewRing), regmap::cmd_status::ok);
 }
 
 }  // namespace

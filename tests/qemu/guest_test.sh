@@ -10,11 +10,14 @@
 # under its QP, and after the pings a work request with an unknown opcode) and the test also checks
 # that each drew the device's error status and (but for the destroy) the model's log line, that
 # exactly the one DMA was refused, and that the self-test still passes.
+# Every mode loads, unloads and loads the module again; the device is reset at each remove and both
+# probes must start from command 0 (CTRL.RESET resets the firmware's command index).
 # With MODE "tool" the pings run from user space instead (driver/linux/tools/rnic_rping over
 # /dev/rnic0: WQEs, doorbells and CQ polling through mmap, no system call on the data path).
 # With MODE "perf", rnic_perf runs RDMA Writes, Reads, Sends and FetchAdds (PINGS iterations of SIZE
 # bytes each) from user space against host b's perf_server, which checks every byte it can see; the
-# tool checks its Reads and the FetchAdds' originals.
+# tool checks its Reads and the FetchAdds' originals. Its buffer is an anonymous mmap registered by
+# pinning (RNIC_IOC_REG_USER_MR: 1 MiB + 4 KiB in four regions, 259 pages pinned, page lists).
 #   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf]
 set -uo pipefail
 SIM=$1 PINGS=${2:-20} SIZE=${3:-3000} MODE=${4:-plain}
@@ -62,6 +65,10 @@ m = r["modules"]["a.mem"]
 want(m["dma_refused"] == (1 if mode == "misuse" else 0) and m["dma_reads"] > 0 and m["dma_writes"] > 0,
      f"guest RAM DMA: {m}")
 want("BAR cost: 200 reads" in guest, "the driver's BAR cost line")
+# CTRL.RESET at each remove: the firmware starts the ring at slot 0 again, so both probes (load,
+# unload, load again) begin with command 0 on a device with no object of the earlier load.
+want(guest.count("first command 0;") == 2, f"{guest.count('first command 0;')} of 2 probes started at command 0")
+want(sim.count("device reset: command ring index 0") == 2, "the model's reset line at each of the 2 removes")
 if mode == "misuse":
     # Command 0 is the driver's nop at bring-up; the misplaced ring's fetch is command 1 (slot 1).
     for line in ["DMA read refused: [0x1000000040, 0x1000000080) is not inside one of the guest's RAM regions",
@@ -82,6 +89,8 @@ if mode == "perf":
         want(any(l.startswith(f" {op} ") and check in l and ("0 differ" in l or op == "fetchadd") for l in guest.splitlines()),
              f"rnic_perf's {op} row")
     want(f"server: counter {pings}" in guest, "the FetchAdd counter")
+    want("in user memory at" in guest and "259 pages pinned" in guest, "the buffer registered from user memory")
+    want("deregistered, its pages unpinned" in guest, "RNIC_IOC_DEREG_MR of the data region")
     want("rnic_perf: PASS" in guest and "RNIC-GUEST: PASS (rnic_perf)" in guest, "the tool's verdict")
     want(": removed" in guest and "released QP" in guest, "teardown lines (QP released, driver removed)")
 elif mode == "tool":

@@ -67,6 +67,10 @@ struct engine_stubs : sc_core::sc_module, rdma_ctl_if, toe_ctl_if, framer_ctl_if
     void llp_terminate(std::uint32_t, std::uint8_t) override {}
     void stream_failed(std::uint32_t conn, const char*) override { failed_streams.push_back(conn); }
     counter_snapshot counters() const override { return {11, 12, 13, 14, 15}; }
+    bool has_objects() const override { return objects; }
+    void reset_objects() override { ++resets; }
+    bool objects = false;
+    int resets = 0;
     // toe_ctl_if
     int tcp_connect(const tcp_open_params& p) override {
         connects.push_back(p);

@@ -172,6 +172,12 @@ std::string render_c_header() {
     values(o, "RNIC_CMD_STATUS_", rm::kCmdStatuses, count(rm::kCmdStatuses), false);
     define(o, "RNIC_CONNECT_PEER_TO_PEER", "(1ull << 30)", "connect p3: the peer-to-peer model (RFC 6581)");
     define(o, "RNIC_MAX_REJECT_PRIVATE_DATA", std::to_string(rm::kMaxRejectPrivateData) + "u");
+    define(o, "RNIC_MAX_PAGE_LIST_ENTRIES", std::to_string(rm::kMaxPageListEntries) + "u",
+           "reg_mr_pages: pages per region at most");
+    define(o, "RNIC_PAGE_LIST_POOL_ENTRIES", std::to_string(rm::kPageListPoolEntries) + "u",
+           "reg_mr_pages: the device's page-list memory, shared by all regions");
+    define(o, "RNIC_MIN_PAGE_SHIFT", std::to_string(rm::kMinPageShift) + "u", "reg_mr_pages: smallest page 4 KiB");
+    define(o, "RNIC_MAX_PAGE_SHIFT", std::to_string(rm::kMaxPageShift) + "u", "reg_mr_pages: largest page 2 MiB");
     o << "\n/* Device counters (query_stats), u64 each in this order */\n";
     values(o, "RNIC_COUNTER_", rm::kDeviceCounters, count(rm::kDeviceCounters), false);
     define(o, "RNIC_COUNTERS", std::to_string(rm::kDeviceCounterCount) + "u");

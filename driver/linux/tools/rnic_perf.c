@@ -8,8 +8,13 @@
  * its Reads brought back and every FetchAdd's original value. Prints perftest's columns per
  * operation and "rnic_perf: PASS" or "rnic_perf: FAIL <why>".
  *
+ * Its buffer is plain user memory (an anonymous mmap, as malloc gives large blocks), registered with
+ * RNIC_IOC_REG_USER_MR: the driver pins its pages and the device reaches them through a page list;
+ * work requests name the bytes by their virtual addresses. -M uses a buffer the driver allocates
+ * with the DMA API instead (RNIC_IOC_ALLOC, contiguous regions).
+ *
  *   rnic_perf [-d /dev/rnic0] [-a 10.0.0.2] [-p 18515] [-t write|read|send|atomic|all]
- *             [-s size] [-n iterations] [-q queue depth]
+ *             [-s size] [-n iterations] [-q queue depth] [-M]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,7 +56,7 @@ struct cqe {
 static struct {
 	int fd;
 	uint8_t *buf;
-	uint64_t addr;  /* device address of buf */
+	uint64_t addr;  /* how work requests name buf: its virtual address, or (-M) its device address */
 	uint32_t stag_recv, stag_ctrl, stag_atomic, stag_data;
 	uint8_t *cq, *sq, *rq;
 	volatile uint32_t *cq_db, *qp_db;
@@ -92,6 +97,19 @@ static uint32_t reg(uint32_t handle, uint64_t off, uint64_t len, uint32_t access
 
 	if (ioctl(g.fd, RNIC_IOC_REG_MR, &m) != 0)
 		die("RNIC_IOC_REG_MR");
+	return m.stag;
+}
+
+/* A region of the process's own memory: pinned by the driver, reached through a page list. */
+static uint32_t reg_user(uint64_t off, uint64_t len, uint32_t access, uint32_t *pages)
+{
+	struct rnic_uapi_reg_user_mr m = { .addr = g.addr + off, .length = len, .access = access };
+
+	if (ioctl(g.fd, RNIC_IOC_REG_USER_MR, &m) != 0) {
+		printf("rnic_perf: RNIC_IOC_REG_USER_MR: device status %u\n", m.status);
+		die("RNIC_IOC_REG_USER_MR");
+	}
+	*pages += m.npages;
 	return m.stag;
 }
 
@@ -265,9 +283,9 @@ int main(int argc, char **argv)
 {
 	const char *dev = "/dev/rnic0", *server = "10.0.0.2", *test = "all";
 	unsigned int port = 18515, size = 4096, n = 1000, depth = 16;
-	int opt;
+	int opt, driver_memory = 0;
 
-	while ((opt = getopt(argc, argv, "d:a:p:t:s:n:q:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:a:p:t:s:n:q:M")) != -1) {
 		switch (opt) {
 		case 'd': dev = optarg; break;
 		case 'a': server = optarg; break;
@@ -276,9 +294,10 @@ int main(int argc, char **argv)
 		case 's': size = (unsigned int)atoi(optarg); break;
 		case 'n': n = (unsigned int)atoi(optarg); break;
 		case 'q': depth = (unsigned int)atoi(optarg); break;
+		case 'M': driver_memory = 1; break;
 		default:
 			fprintf(stderr, "usage: rnic_perf [-d dev] [-a server] [-p port] [-t write|read|send|atomic|all] "
-					"[-s size] [-n iterations] [-q depth]\n");
+					"[-s size] [-n iterations] [-q depth] [-M]\n");
 			return 2;
 		}
 	}
@@ -292,15 +311,31 @@ int main(int argc, char **argv)
 	if (g.fd < 0)
 		die(dev);
 	const uint64_t local = L_DATA + (1u << 20);
-	struct rnic_uapi_alloc a = { .size = local };
-	if (ioctl(g.fd, RNIC_IOC_ALLOC, &a) != 0)
-		die("RNIC_IOC_ALLOC");
-	g.buf = map(a.mmap_offset, (size_t)a.size);
-	g.addr = a.dma_addr;
-	g.stag_recv = reg(a.handle, L_RECV, 1024, RNIC_MR_LOCAL_WRITE);
-	g.stag_ctrl = reg(a.handle, L_CTRL, MSG, 0);
-	g.stag_atomic = reg(a.handle, L_ATOMIC, MAX_DEPTH * 8u, RNIC_MR_LOCAL_WRITE);
-	g.stag_data = reg(a.handle, L_DATA, 1u << 20, RNIC_MR_LOCAL_WRITE);
+	if (driver_memory) {
+		struct rnic_uapi_alloc a = { .size = local };
+		if (ioctl(g.fd, RNIC_IOC_ALLOC, &a) != 0)
+			die("RNIC_IOC_ALLOC");
+		g.buf = map(a.mmap_offset, (size_t)a.size);
+		g.addr = a.dma_addr;
+		g.stag_recv = reg(a.handle, L_RECV, 1024, RNIC_MR_LOCAL_WRITE);
+		g.stag_ctrl = reg(a.handle, L_CTRL, MSG, 0);
+		g.stag_atomic = reg(a.handle, L_ATOMIC, MAX_DEPTH * 8u, RNIC_MR_LOCAL_WRITE);
+		g.stag_data = reg(a.handle, L_DATA, 1u << 20, RNIC_MR_LOCAL_WRITE);
+		printf("rnic_perf: buffer of %llu bytes allocated by the driver (DMA API)\n", (unsigned long long)local);
+	} else {
+		uint32_t pages = 0;
+		g.buf = mmap(NULL, local, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (g.buf == MAP_FAILED)
+			die("mmap of anonymous memory");
+		memset(g.buf, 0, local);
+		g.addr = (uint64_t)(uintptr_t)g.buf;
+		g.stag_recv = reg_user(L_RECV, 1024, RNIC_MR_LOCAL_WRITE, &pages);
+		g.stag_ctrl = reg_user(L_CTRL, MSG, 0, &pages);
+		g.stag_atomic = reg_user(L_ATOMIC, MAX_DEPTH * 8u, RNIC_MR_LOCAL_WRITE, &pages);
+		g.stag_data = reg_user(L_DATA, 1u << 20, RNIC_MR_LOCAL_WRITE, &pages);
+		printf("rnic_perf: buffer of %llu bytes in user memory at %p, %u pages pinned\n", (unsigned long long)local,
+		       (void *)g.buf, pages);
+	}
 	struct rnic_uapi_create_cq cq = { .entries = CQ_ENTRIES };
 	if (ioctl(g.fd, RNIC_IOC_CREATE_CQ, &cq) != 0)
 		die("RNIC_IOC_CREATE_CQ");
@@ -412,6 +447,13 @@ int main(int argc, char **argv)
 	struct rnic_uapi_destroy_qp dq = { .qpn = qp.qpn };
 	if (ioctl(g.fd, RNIC_IOC_DESTROY_QP, &dq) != 0)
 		die("RNIC_IOC_DESTROY_QP");
+	if (!driver_memory) {
+		/* The data region explicitly (its pages are unpinned now); close() releases the other three. */
+		struct rnic_uapi_dereg_mr dm = { .stag = g.stag_data };
+		if (ioctl(g.fd, RNIC_IOC_DEREG_MR, &dm) != 0)
+			die("RNIC_IOC_DEREG_MR");
+		printf("rnic_perf: data region %#x deregistered, its pages unpinned\n", g.stag_data);
+	}
 	close(g.fd);
 	printf("rnic_perf: %s\n", failed ? "FAIL (see the rows)" : "PASS");
 	return failed ? 1 : 0;
