@@ -116,6 +116,10 @@ public:
     // Held bytes on either side of an out-of-order segment that locating and deframing the frames
     // straddling its edges needs to see (RFC 5044 Appendix A); 0 when the framing cannot.
     virtual std::size_t split_frame_reach(const frame_options& options) const = 0;
+
+    // Whether the frames can carry RFC 7306 atomic operations; the RDMA engine refuses atomic work
+    // requests (bad opcode) when not (RDMA/TCP: none of seed 000's four message types is one).
+    virtual bool carries_atomics() const { return true; }
 };
 
 }  // namespace rnic

@@ -58,6 +58,7 @@ public:
         return false;  // no Markers: a segment is found only where one is assumed to start (§5)
     }
     std::size_t split_frame_reach(const frame_options&) const override { return 0; }
+    bool carries_atomics() const override { return false; }  // §3.4 Type: four types, none atomic
 
     // Why the last build() appended nothing (none after a successful one).
     rdmatcp_map::refusal last_refusal() const { return last_refusal_; }
