@@ -7,7 +7,7 @@
 namespace rnic {
 
 namespace rt = proto::rdmatcp;
-namespace map = rdmatcp_map;
+namespace map = proto::rdmatcp_map;
 
 // The in-order receive side of one connection: the codec's Deframer finds and checks each segment
 // (§5 length rule; Version, lengths, CRC, header rules); here the Connection ID is held to the
@@ -72,7 +72,7 @@ private:
 
 mpa_settings rdmatcp_framing::settle(const mpa_settings& negotiated) const {
     // No markers and a CRC in every segment (§3.4). A segment adds 26 bytes more than an MPA FPDU
-    // without markers (rdmatcp_mapping.h: Segment Length = ULPDU + 26, then padding and the CRC,
+    // without markers (proto/seeds/rdmatcp_ddp.h: Segment Length = ULPDU + 26, then padding and the CRC,
     // where MPA adds 2 before and the same padding and CRC after), so the MULPDU the firmware computed
     // for MPA (RFC 5044 §6) drops by 24 to keep one RDMA segment per TCP segment (§2).
     mpa_settings s = negotiated;

@@ -2,7 +2,7 @@
 // one RDMA/TCP segment (§3: Send, RDMA_Write, RDMA_Read_Request, RDMA_Read_Response; the 64-bit
 // Connection ID; message number and order; padding; the CRC-32 with generator 0xDB710641), built
 // and checked by the proto::rdmatcp codec, one segment per TCP segment (§2 RECOMMENDED) and
-// FPDU-aligned. How DDP/RDMAP maps onto the seed's types: rdmatcp_mapping.h.
+// FPDU-aligned. How DDP/RDMAP maps onto the seed's types: proto/seeds/rdmatcp_ddp.h.
 //
 // Unlike MPA and IFT the frames depend on per-connection state (§3.4): the Connection ID, the
 // message numbers, which Read Request a Read Response answers. The framing keeps one session per
@@ -12,7 +12,7 @@
 // arrives), the other side learns it from that first segment and uses it in both directions.
 //
 // Receive: in order, the codec's checks (Version, length, CRC, header rules, Connection ID) then
-// the message-sequence rules (rdmatcp_map::accept_in_order); out of order on the aligned path, §5:
+// the message-sequence rules (proto::rdmatcp_map::accept_in_order); out of order on the aligned path, §5:
 // assume the TCP segment starts with an RDMA segment, check its header with the Connection ID and
 // the message number as the extra checks and the CRC, and place what passes and what its order
 // field lets be processed at once; everything else is left to buffering.
@@ -22,7 +22,7 @@
 #include <map>
 
 #include "framing/framing.h"
-#include "framing/rdmatcp_mapping.h"
+#include "proto/seeds/rdmatcp_ddp.h"
 
 namespace rnic {
 
@@ -37,7 +37,7 @@ public:
 
     std::size_t tx_room(std::size_t ulpdu_len) const override;
     std::size_t wire_length(std::size_t ulpdu_len, const frame_options& options, std::uint32_t pos) const override;
-    // Appends nothing (a refusal, rdmatcp_map::refusal) for a ULPDU the seed cannot carry.
+    // Appends nothing (a refusal, proto::rdmatcp_map::refusal) for a ULPDU the seed cannot carry.
     datapath_cycles build(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options, std::uint32_t pos,
                           std::vector<std::uint8_t>& out) override;
     // The header build() used at `pos` again (kept per connection, the last kReframeHistory frames).
@@ -61,24 +61,24 @@ public:
     bool carries_atomics() const override { return false; }  // §3.4 Type: four types, none atomic
 
     // Why the last build() appended nothing (none after a successful one).
-    rdmatcp_map::refusal last_refusal() const { return last_refusal_; }
+    proto::rdmatcp_map::refusal last_refusal() const { return last_refusal_; }
     // The connection's session (tests, diagnostics); nullptr before make_deframer.
-    const rdmatcp_map::session* session_of(std::uint32_t conn) const;
+    const proto::rdmatcp_map::session* session_of(std::uint32_t conn) const;
 
     static constexpr std::size_t kReframeHistory = 4096;
 
 private:
     struct conn_state {
-        rdmatcp_map::session session;
+        proto::rdmatcp_map::session session;
         std::map<std::uint32_t, proto::rdmatcp::Header> sent;  // position -> header, for reframe
     };
     std::uint64_t beats(std::size_t wire) const { return (wire + width_ - 1) / width_; }
     void deliver(const proto::rdmatcp::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, const frame_sink& sink) const;
 
     std::uint32_t width_;
-    rdmatcp_map::id_source ids_;
+    proto::rdmatcp_map::id_source ids_;
     std::map<std::uint32_t, conn_state> conns_;
-    rdmatcp_map::refusal last_refusal_ = rdmatcp_map::refusal::none;
+    proto::rdmatcp_map::refusal last_refusal_ = proto::rdmatcp_map::refusal::none;
     friend class rdmatcp_deframer;
 };
 

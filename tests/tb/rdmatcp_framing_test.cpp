@@ -120,7 +120,7 @@ struct side {
         pos += static_cast<std::uint32_t>(out.size());
         return out;
     }
-    const rdmatcp_map::session& session() const {
+    const proto::rdmatcp_map::session& session() const {
         return *static_cast<const rdmatcp_framing&>(*f).session_of(kConn);
     }
     std::unique_ptr<framing> f;
@@ -265,21 +265,21 @@ TEST(RdmaTcpFramingIf, AtomicsAndUnanswerableResponsesAreRefusedWithAName) {
     a.f->build(atomic.data(), atomic.size(), opts(), 0, out);
     EXPECT_TRUE(out.empty());
     const auto& r = static_cast<const rdmatcp_framing&>(*a.f);
-    EXPECT_EQ(r.last_refusal(), rdmatcp_map::refusal::atomic);
+    EXPECT_EQ(r.last_refusal(), proto::rdmatcp_map::refusal::atomic);
     h.opcode = ddp::Opcode::atomic_response;
     h.queue = ddp::kQueueAtomicResponse;
     const bytes aresp = ulpdu(h, bytes(ddp::kAtomicResponseSize, 0));
     a.f->build(aresp.data(), aresp.size(), opts(), 0, out);
     EXPECT_TRUE(out.empty());
-    EXPECT_EQ(r.last_refusal(), rdmatcp_map::refusal::atomic);
+    EXPECT_EQ(r.last_refusal(), proto::rdmatcp_map::refusal::atomic);
     const bytes resp = read_response_ulpdu(10, 0, true);
     a.f->build(resp.data(), resp.size(), opts(), 0, out);
     EXPECT_TRUE(out.empty());
-    EXPECT_EQ(r.last_refusal(), rdmatcp_map::refusal::no_read_request);
+    EXPECT_EQ(r.last_refusal(), proto::rdmatcp_map::refusal::no_read_request);
     const bytes shorty(5, 0);
     a.f->build(shorty.data(), shorty.size(), opts(), 0, out);
     EXPECT_TRUE(out.empty());
-    EXPECT_EQ(r.last_refusal(), rdmatcp_map::refusal::truncated);
+    EXPECT_EQ(r.last_refusal(), proto::rdmatcp_map::refusal::truncated);
     // Nothing refused moved the numbering: the next message is the first.
     const bytes w = a.send(write_ulpdu(4, 0));
     EXPECT_EQ(parsed(w).header.message_number, a.session().tx_next_message - 1);

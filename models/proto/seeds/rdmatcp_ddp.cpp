@@ -1,11 +1,11 @@
-#include "framing/rdmatcp_mapping.h"
+#include "proto/seeds/rdmatcp_ddp.h"
 
 #include <cstring>
 
 #include "proto/bytes.h"
 #include "proto/ddp_rdmap.h"
 
-namespace rnic::rdmatcp_map {
+namespace rnic::proto::rdmatcp_map {
 
 namespace ddp = proto::ddp;
 using proto::get_be32;
@@ -308,4 +308,4 @@ std::uint64_t id_source::next() {
     return z ^ (z >> 31);
 }
 
-}  // namespace rnic::rdmatcp_map
+}  // namespace rnic::proto::rdmatcp_map

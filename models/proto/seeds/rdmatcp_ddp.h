@@ -47,7 +47,7 @@
 
 #include "proto/seeds/rdmatcp.h"
 
-namespace rnic::rdmatcp_map {
+namespace rnic::proto::rdmatcp_map {
 
 namespace rt = proto::rdmatcp;
 
@@ -145,4 +145,4 @@ private:
     std::uint64_t state_;
 };
 
-}  // namespace rnic::rdmatcp_map
+}  // namespace rnic::proto::rdmatcp_map
