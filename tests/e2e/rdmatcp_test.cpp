@@ -116,7 +116,16 @@ TEST_P(RdmaTcpUnderLoss, EveryByteArrives) {
     const auto& framer = v.at("modules").at(w.receiver).at("framer");
     const bool tagged = std::string(w.op) != "send";
     if (path == "aligned" && tagged && !lat) {
-        EXPECT_GT(u64(framer.at("ooo_fpdus_placed")), 0u);  // segments placed ahead of the hole (§5)
+        // Segments ahead of the hole pass §5's checks; none is a false candidate (one RDMA segment
+        // per TCP segment). The RDMA engine places Writes then and declines Read Responses out of
+        // order, as it does with MPA and IFT.
+        EXPECT_GT(u64(framer.at("ooo_fpdus_found")), 0u);
+        EXPECT_EQ(u64(framer.at("ooo_false_candidates")), 0u);
+        EXPECT_EQ(u64(framer.at("ooo_fpdus_placed")) + u64(framer.at("ooo_refused_by_rdma")),
+                  u64(framer.at("ooo_fpdus_found")));
+        if (std::string(w.op) == "rdma_write") {
+            EXPECT_GT(u64(framer.at("ooo_fpdus_placed")), 0u);
+        }
     }
     if (path == "buffering" || !tagged) {
         // Nothing placed out of order: buffering does not try; a Send's order field is 0 (§3.4).
@@ -197,6 +206,21 @@ TEST(RdmaTcpFraming, CorruptionPastTheChecksumsIsCaughtByTheCrc) {
     EXPECT_GE(u64(b.at("framer").at("crc_errors")) + u64(b.at("framer").at("framing_errors")), 1u);
     EXPECT_EQ(u64(b.at("rdma").at("terminates_sent")), 1u);
     EXPECT_EQ(u64(b.at("rdma").at("llp_errors")), 1u);
+}
+
+// RFC 7306 atomics: none of the seed's four types carries them (§3.4 Type). The work request
+// completes with bad_opcode at the requester; nothing reaches the wire or the responder.
+TEST(RdmaTcpFraming, AtomicsAreRefusedAtPostWithBadOpcode) {
+    const std::string results = temp_path("rdmatcp-atomic.json");
+    const sim_run r = run_sim({"--set", "rnic.framing=rdmatcp", "--set", "workload.type=atomic_bw", "--set",
+                               "workload.iterations=5", "--results", results, "--log", "warn"});
+    EXPECT_NE(r.output.find("the framing (RDMA/TCP, seed 000) has no message type for atomics"), std::string::npos)
+        << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "failed");
+    EXPECT_GE(u64(v.at("modules").at("a.rnic").at("rdma").at("bad_wqes")), 1u);
+    EXPECT_EQ(u64(v.at("modules").at("b.rnic").at("rdma").at("atomics_executed")), 0u);
+    EXPECT_EQ(u64(v.at("modules").at("b.rnic").at("framer").at("framing_errors")), 0u);
 }
 
 TEST(RdmaTcpFraming, SettingsItCannotRunWithAreRefusedAtStart) {
