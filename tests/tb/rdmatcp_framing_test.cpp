@@ -37,14 +37,18 @@ bytes ulpdu(const ddp::Header& h, const bytes& payload) {
     return u;
 }
 
-bytes write_ulpdu(std::size_t n, std::uint64_t to, bool last = true, std::uint8_t seed = 1) {
+bytes tagged_ulpdu(ddp::Opcode op, std::uint32_t stag, std::size_t n, std::uint64_t to, bool last, std::uint8_t seed) {
     ddp::Header h;
     h.tagged = true;
     h.last = last;
-    h.opcode = ddp::Opcode::rdma_write;
-    h.stag = 0xA1B2C3D4;
+    h.opcode = op;
+    h.stag = stag;
     h.tagged_offset = to;
     return ulpdu(h, patterned(n, seed));
+}
+
+bytes write_ulpdu(std::size_t n, std::uint64_t to, bool last = true, std::uint8_t seed = 1) {
+    return tagged_ulpdu(ddp::Opcode::rdma_write, 0xA1B2C3D4, n, to, last, seed);
 }
 
 bytes send_ulpdu(std::size_t n, std::uint32_t msn, std::uint32_t mo, bool last,
@@ -76,13 +80,7 @@ bytes read_request_ulpdu(std::uint32_t msn) {
 }
 
 bytes read_response_ulpdu(std::size_t n, std::uint64_t to, bool last, std::uint8_t seed = 3) {
-    ddp::Header h;
-    h.tagged = true;
-    h.last = last;
-    h.opcode = ddp::Opcode::read_response;
-    h.stag = 0x11223344;
-    h.tagged_offset = to;
-    return ulpdu(h, patterned(n, seed));
+    return tagged_ulpdu(ddp::Opcode::read_response, 0x11223344, n, to, last, seed);  // the sink STag
 }
 
 bytes terminate_ulpdu() {

@@ -19,32 +19,19 @@ namespace rnic::tools_test {
 namespace {
 
 namespace rt = proto::rdmatcp;
-const std::string kTool = RNIC_PCAP_CHECK;
-
-std::string quote(const std::string& s) { return "'" + s + "'"; }
-
 void simulate(const std::string& framing, const std::string& pcap) {
-    const std::string cmd = "cd " + quote(RNIC_SOURCE_DIR) + " && " + quote(RNIC_SIM) + " --set rnic.framing=" +
-                            framing + " --set workload.type=read_bw --set 'workload.sizes=[64,4096,20000]' " +
-                            "--set workload.iterations=20 --log off --pcap " + quote(pcap);
-    const CommandResult r = run_command(cmd, true);
-    ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.out;
+    // Reads: Read Requests one way, Read Responses the other.
+    simulate_capture(framing, pcap,
+                     "--set workload.type=read_bw --set 'workload.sizes=[64,4096,20000]' --set workload.iterations=20");
 }
 
-CommandResult run_tool(const std::string& args) { return run_command(kTool + " " + args, true); }
+CommandResult run_tool(const std::string& args) { return run_pcap_check(args); }
 
 check::Options rdmatcp_options(bool checksums = true) {
     check::Options o;
     o.framing = check::Framing::rdmatcp;
     o.verify_checksums = checksums;
     return o;
-}
-
-check::CaptureReport check_file(const std::string& path, const check::Options& options) {
-    std::string error;
-    auto r = check::check_pcap_file(path, options, &error);
-    EXPECT_TRUE(r) << error;
-    return r ? *r : check::CaptureReport{};
 }
 
 // Copies `in` to `out` after `edit` changed the first TCP segment that holds one whole RDMA/TCP
@@ -72,11 +59,7 @@ std::size_t damage(const std::string& in, const std::string& out, rt::MessageTyp
         hit = i + 1;
     }
     EXPECT_NE(hit, 0u) << "no " << rt::to_string(type) << " segment in " << in;
-    proto::PcapWriter w;
-    EXPECT_TRUE(w.open(out, &error)) << error;
-    for (const proto::PcapRecord& r : *records) w.write(r.time_ns, r.data.data(), r.data.size());
-    w.close();
-    EXPECT_TRUE(w.good());
+    write_capture_file(out, *records);
     return hit;
 }
 
