@@ -48,7 +48,7 @@ private:
             fail("RDMA/TCP control data", std::string(rt::to_string(seg.header.type)) + ": " + why);
             return;
         }
-        if (!map::accept_in_order(session_, seg.header, seg.payload_len, &why)) {
+        if (!map::accept_in_order(session_, seg.header, seg.payload_len, &why, map::carries_terminate(seg))) {
             fail("RDMA/TCP message order", why);
             return;
         }

@@ -45,7 +45,8 @@ void RdmaTcpStreams::on_segment(int dir, const rdmatcp::SegmentView& seg) {
         fail("Control Data: " + why);
         return;
     }
-    if (!rdmatcp_map::accept_in_order(d.receiver, seg.header, seg.payload_len, &why)) {
+    if (!rdmatcp_map::accept_in_order(d.receiver, seg.header, seg.payload_len, &why,
+                                         rdmatcp_map::carries_terminate(seg))) {
         fail(why);
         return;
     }

@@ -345,6 +345,24 @@ TEST(RdmaTcpFramingIf, InOrderReceiveHoldsTheMessageSequence) {
         EXPECT_NE(b.deframer->error_detail().find("never began"), std::string::npos) << b.deframer->error_detail();
     }
     {
+        // A Terminate cuts into an open Send (the QP failed mid-message): delivered, the stream ends.
+        side x(1), y(2);
+        const bytes open_send = x.send(send_ulpdu(100, 1, 0, false));
+        const bytes term = x.send(terminate_ulpdu());
+        ASSERT_EQ(y.deframer->feed(open_send.data(), open_send.size()), deframe_status::ok);
+        EXPECT_EQ(y.deframer->feed(term.data(), term.size()), deframe_status::ok) << y.deframer->error_detail();
+        ASSERT_EQ(y.got.size(), 2u);
+        EXPECT_EQ(y.got[1], terminate_ulpdu());
+        // Any other message there is out of order (§4).
+        side z(2);
+        side x2(1);
+        const bytes open2 = x2.send(send_ulpdu(100, 1, 0, false));
+        const bytes w = x2.send(write_ulpdu(10, 0));
+        ASSERT_EQ(z.deframer->feed(open2.data(), open2.size()), deframe_status::ok);
+        EXPECT_EQ(z.deframer->feed(w.data(), w.size()), deframe_status::framing_error);
+        EXPECT_NE(z.deframer->error_detail().find("before Send message"), std::string::npos) << z.deframer->error_detail();
+    }
+    {
         // A Read Response that answers none of our Read Requests (§3.4).
         side x(1), y(2), z(5);
         const bytes rq = x.send(read_request_ulpdu(1));

@@ -225,7 +225,12 @@ bool to_ulpdu(const rt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, std:
     return true;
 }
 
-bool accept_in_order(session& s, const rt::Header& h, std::size_t payload_len, std::string* why) {
+bool carries_terminate(const rt::SegmentView& seg) {
+    return seg.header.type == rt::MessageType::send && seg.control_len >= 12 &&
+           word(seg, 2) == ddp::kQueueTerminate;
+}
+
+bool accept_in_order(session& s, const rt::Header& h, std::size_t payload_len, std::string* why, bool terminate) {
     auto fail = [why](const std::string& what) {
         if (why != nullptr) *why = what;
         return false;
@@ -263,7 +268,7 @@ bool accept_in_order(session& s, const rt::Header& h, std::size_t payload_len, s
                         std::to_string(s.rx_send_next_offset));
         }
     } else {
-        if (s.rx_send_open) {
+        if (s.rx_send_open && !terminate) {
             return fail(std::string(rt::to_string(h.type)) + " message " + std::to_string(h.message_number) +
                         " begins before Send message " + std::to_string(s.rx_send_number) + " ended (§4)");
         }

@@ -127,8 +127,12 @@ bool to_ulpdu(const rt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, std:
 // The in-order receive rules of the message sequence (§3.4, §4): a new Send/Write/Read Request
 // message carries the next number, later segments of a message its number and the next Data
 // Offset; a Read Response answers our oldest unanswered Read Request. Updates `s`; false with
-// `why` on a violation.
-bool accept_in_order(session& s, const rt::Header& h, std::size_t payload_len, std::string* why);
+// `why` on a violation. A Terminate (`terminate`: a Send segment carrying QN 2) may cut into an open
+// Send: it is the last message of the stream (RFC 5040 §5.4), sent when the QP fails mid-message.
+bool accept_in_order(session& s, const rt::Header& h, std::size_t payload_len, std::string* why,
+                     bool terminate = false);
+// Whether a checked segment carries an RDMAP Terminate (a Send whose Control Data names QN 2).
+bool carries_terminate(const rt::SegmentView& seg);
 
 // Out of order (§5 "Checking the message number ... only enhances the confidence"): whether the
 // header's number could belong to a message that is still to come in order.
