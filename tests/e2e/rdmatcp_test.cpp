@@ -208,6 +208,36 @@ TEST(RdmaTcpFraming, CorruptionPastTheChecksumsIsCaughtByTheCrc) {
     EXPECT_EQ(u64(b.at("rdma").at("llp_errors")), 1u);
 }
 
+// Writes, Writes with Immediate (RDMA_Write + a Send carrying the RFC 7306 Immediate Data
+// message), Reads and Sends of many sizes on two QPs (two TCP connections) under
+// loss on the aligned path: every operation succeeds and every byte is checked.
+TEST(RdmaTcpFraming, EveryOperationItCanCarryRunsOnTwoQps) {
+    const std::string trace = temp_path("rdmatcp-ops.csv");
+    {
+        std::ofstream t(trace);
+        t << "0, 1, 0, write, 4096, 0\n"
+             "0, 2, 1, send, 3000, 8192\n"
+             "1, 3, 0, write_imm, 20000, 16384\n"
+             "after:1, 4, 0, read, 4096, 0\n"
+             "2, 5, 1, read, 30000, 65536\n"
+             "after:3, 6, 1, send, 64, 131072\n"
+             "3, 7, 0, write_imm, 1, 200000\n"
+             "after:5, 8, 1, write, 70000, 262144\n";
+    }
+    const std::string results = temp_path("rdmatcp-ops.json");
+    const sim_run r = run_sim({"--set", "rnic.framing=rdmatcp", "--set", "workload.type=trace", "--set",
+                               "workload.trace=" + trace, "--set", "rnic.rx_path=aligned", "--set",
+                               "link.a_to_b.loss=0.02", "--set", "link.b_to_a.loss=0.02", "--results", results,
+                               "--log", "off"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok");
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    const auto& log = v.at("workload").at("operation_log").as_array();
+    ASSERT_EQ(log.size(), 8u);
+    for (const auto& op : log) EXPECT_EQ(op.at("status").as_string(), "success") << boost::json::serialize(op);
+}
+
 // RFC 7306 atomics: none of the seed's four types carries them (§3.4 Type). The work request
 // completes with bad_opcode at the requester; nothing reaches the wire or the responder.
 TEST(RdmaTcpFraming, AtomicsAreRefusedAtPostWithBadOpcode) {
