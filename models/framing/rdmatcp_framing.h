@@ -73,7 +73,8 @@ private:
         std::map<std::uint32_t, proto::rdmatcp::Header> sent;  // position -> header, for reframe
     };
     std::uint64_t beats(std::size_t wire) const { return (wire + width_ - 1) / width_; }
-    void deliver(const proto::rdmatcp::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, const frame_sink& sink) const;
+    void deliver(const proto::rdmatcp::SegmentView& seg, std::vector<std::uint8_t>& ulpdu,
+                 const frame_sink& sink) const;
 
     std::uint32_t width_;
     proto::rdmatcp_map::id_source ids_;

@@ -172,7 +172,9 @@ bool to_ulpdu(const rt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, std:
     hdr[1] = rdmap;
     switch (h.type) {
         case rt::MessageType::rdma_write: {
-            if (!tagged || opcode != op(ddp::Opcode::rdma_write)) return fail("RDMA_Write carrying another DDP/RDMAP header");
+            if (!tagged || opcode != op(ddp::Opcode::rdma_write)) {
+                return fail("RDMA_Write carrying another DDP/RDMAP header");
+            }
             if (!h.begin || !h.end) return fail("RDMA_Write segment without both B and E");
             put_be32(hdr + 2, h.buffer_id);
             put_be32(hdr + 6, word(seg, 1));

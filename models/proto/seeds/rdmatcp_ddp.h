@@ -59,7 +59,10 @@ constexpr std::size_t wire_length(std::size_t ulpdu_len) { return rt::wire_lengt
 constexpr std::size_t kMaxAdded = kLengthAdded + 3 + rt::kCrcSize;
 // Control Data words of each type (indexed by MessageType).
 constexpr std::uint8_t control_words(rt::MessageType t) {
-    return t == rt::MessageType::send ? 5 : t == rt::MessageType::rdma_write ? 2 : t == rt::MessageType::read_request ? 10 : 4;
+    return t == rt::MessageType::send           ? 5
+           : t == rt::MessageType::rdma_write   ? 2
+           : t == rt::MessageType::read_request ? 10
+                                                : 4;
 }
 
 // Why a ULPDU cannot be carried.
