@@ -134,19 +134,22 @@ PY
     --where budget=64 --where rnic.tcp.window_clamp=none --where rnic.tcp.tx_ahead_frames=0 --digits 0
 } | tee -a "$bs_out/buffer-needed.md"
 
-# Studies (a2)-(a4), the tables the text quotes: per receive path and loss (or reordering), with
-# NewReno and with SACK recovery. Written to sweeps-out/study-loss-rates/tables.md.
+# Studies (a), (a2)-(a4) and (a2) at 1e-6 (study-loss-rare.json, run on its own: it is 25 runs of
+# 29 GB each), the tables the text quotes: per receive path and loss (or reordering), with NewReno
+# and with SACK recovery. Written to sweeps-out/study-loss-rates/tables.md.
 suffix=""; [ "$large" = 1 ] && suffix="-large"
+mkdir -p "sweeps-out/study-loss-rates$suffix"
 {
-  for s in loss-rates loss-bursty reorder; do
+  for s in loss loss-rates loss-bursty reorder loss-rare; do
     t="sweeps-out/study-$s$suffix/table.csv"
     [ -f "$t" ] || continue
-    cols=loss; [ "$s" = reorder ] && cols=link.a_to_b.reorder
+    cols=loss; [ "$s" = reorder ] && cols=link.a_to_b.reorder; [ "$s" = loss-rare ] && cols=rnic.tcp.sack_recovery
     for m in "goodput_gbps:Goodput (Gb/s):1:1" "p99_ns:p99 Write completion time (us):0.001:1" \
              "b_reassembly_peak_bytes:Peak reassembly occupancy (KiB):0.0009765625:1" \
              "b_moved_bytes/delivered_bytes:NIC-memory bytes moved per delivered byte:1:3"; do
       IFS=: read -r metric title scale digits <<< "$m"
       for sack in false true; do
+        [ "$s" = loss-rare ] && [ "$sack" = false ] && continue  # SACK recovery only (see the sweep file)
         echo
         echo "study-$s, $title, rnic.tcp.sack_recovery=$sack:"
         echo

@@ -31,6 +31,13 @@ enum class rx_path : std::uint8_t {
     aligned,    // assume FPDUs start at segment starts, check them, place directly (seed 000 §5)
 };
 
+// Frames placed out of order by one offer: their stream bytes, and when the last of them has
+// landed in host memory (a delay from the current time).
+struct placement_landing {
+    std::uint64_t bytes = 0;
+    sc_core::sc_time landed = sc_core::SC_ZERO_TIME;
+};
+
 // The TCP engine offers out-of-order segments to the framing unit before buffering them.
 class framer_ooo_if : public virtual sc_core::sc_interface {
 public:
@@ -52,6 +59,11 @@ public:
     virtual std::size_t split_fpdu_reach(std::uint32_t conn) const = 0;
     // Bytes placed directly that TCP has not yet delivered in order (they need no NIC buffer).
     virtual std::uint64_t placed_pending(std::uint32_t conn) const = 0;
+    // What the last place_out_of_order or place_split_fpdus call placed: the frames' stream bytes,
+    // and when their ULPDUs have landed in host memory, as a delay from the current time (the
+    // in-order path returns the same through its transport delay). The TCP engine counts them in
+    // its write queue to the host bus (placement_backlog) like bytes delivered in order.
+    virtual placement_landing last_placement() const = 0;
     // The TCP engine freed `conn` (closed and released by its owner): its id may name a new
     // connection next, which must start from start-up, so the framing forgets all it kept for it.
     virtual void connection_released(std::uint32_t conn) = 0;

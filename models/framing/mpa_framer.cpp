@@ -193,6 +193,7 @@ std::uint64_t mpa_framer::placed_pending(std::uint32_t conn) const {
 
 std::size_t mpa_framer::place_out_of_order(std::uint32_t conn, std::uint64_t stream_offset, const std::uint8_t* data,
                                            std::size_t len, sc_core::sc_time& delay) {
+    ooo_landed_ = placement_landing{};
     const auto it = conns_.find(conn);
     if (params_.path == rx_path::buffering || it == conns_.end() || !it->second.full || it->second.failed ||
         stream_offset < it->second.rx_fpdu_base) {
@@ -222,6 +223,7 @@ std::size_t mpa_framer::split_fpdu_reach(std::uint32_t conn) const {
 std::size_t mpa_framer::place_split_fpdus(std::uint32_t conn, std::uint64_t run_offset, const std::uint8_t* data,
                                           std::size_t len, std::uint64_t seg_offset, std::size_t seg_len,
                                           sc_core::sc_time& delay) {
+    ooo_landed_ = placement_landing{};
     if (split_fpdu_reach(conn) == 0) return 0;
     conn_state& st = conns_.find(conn)->second;
     if (run_offset < st.rx_fpdu_base || seg_offset < run_offset || seg_offset + seg_len > run_offset + len) return 0;
@@ -285,6 +287,8 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
             ++ooo_refused_;
             continue;
         }
+        ooo_landed_.bytes += found[i].second;
+        ooo_landed_.landed = std::max(ooo_landed_.landed, d);
         st.placed[found[i].first] = found[i].second;
         st.placed_bytes += found[i].second;
         placed += found[i].second;

@@ -66,6 +66,7 @@ public:
                                   sc_core::sc_time& delay) override;
     std::size_t split_fpdu_reach(std::uint32_t conn) const override;
     std::uint64_t placed_pending(std::uint32_t conn) const override;
+    placement_landing last_placement() const override { return ooo_landed_; }
     void connection_released(std::uint32_t conn) override { conns_.erase(conn); }
 
     void report_stats(boost::json::object& out) const override;
@@ -120,6 +121,7 @@ private:
     // When the last placement the current receive call caused lands in host memory (as a delay): the
     // call returns it, so the TCP engine can bound what is still on its way (placement_backlog).
     sc_core::sc_time rx_landed_ = sc_core::SC_ZERO_TIME;
+    placement_landing ooo_landed_;  // what the last out-of-order offer placed, and when it lands
     std::uint32_t rx_conn_ = 0;
     std::uint64_t tx_fpdus_ = 0, tx_bytes_ = 0, tx_raw_bytes_ = 0, rx_fpdus_ = 0, rx_bytes_ = 0;
     std::uint64_t crc_errors_ = 0, framing_errors_ = 0, rx_dropped_after_error_ = 0;

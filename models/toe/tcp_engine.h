@@ -154,6 +154,7 @@ private:
     void account_reassembly(connection& c, sc_core::sc_time& delay);
     // Offers the framer the out-of-order run around an admitted segment, so that FPDUs split across
     // segments can be placed once their pieces are all held (markers, RFC 5044 Appendix A).
+    void note_placed_out_of_order();
     void join_split_fpdus(connection& c, std::uint64_t seg, const std::uint8_t* payload, std::size_t len,
                           sc_core::sc_time& delay);
     std::vector<std::uint8_t> join_scratch_;

@@ -25,6 +25,7 @@ bool tcp_engine::admit_out_of_order(connection& c, const net::ParsedTcpFrame& f,
     // whole FPDUs found in the segment are placed straight into host memory.
     const std::size_t placed =
         ooo_out->place_out_of_order(c.id(), delivered + static_cast<std::uint64_t>(ahead), payload, f.payload_len, delay);
+    note_placed_out_of_order();
     const std::size_t need = placed >= f.payload_len ? 0 : f.payload_len - placed;
     if (need > buffer_.rx_free()) {
         // No room to hold it: drop it as if lost; the peer retransmits (TCP recovers).
@@ -54,6 +55,14 @@ void tcp_engine::join_split_fpdus(connection& c, std::uint64_t seg, const std::u
     }
     std::memcpy(join_scratch_.data() + (seg - from), payload, len);
     ooo_out->place_split_fpdus(c.id(), from, join_scratch_.data(), join_scratch_.size(), seg, len, delay);
+    note_placed_out_of_order();
+}
+
+void tcp_engine::note_placed_out_of_order() {
+    // Frames placed out of order go over the same write queue to the host bus as the in-order
+    // stream: they hold the next segment back while the queue is full (placement_backlog).
+    const placement_landing placed = ooo_out->last_placement();
+    placing_.add(to_ps(sc_core::sc_time_stamp() + placed.landed), placed.bytes);
 }
 
 void tcp_engine::account_reassembly(connection& c, sc_core::sc_time& delay) {

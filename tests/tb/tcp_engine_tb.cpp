@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 #include <numeric>
+#include <optional>
 
 #include "buffer/buffer_memory.h"
 #include "core/stream.h"
@@ -39,17 +40,26 @@ struct toe_stubs : sc_core::sc_module, toe_conn_events_if, toe_tx_progress_if, f
     explicit toe_stubs(const sc_core::sc_module_name& n) : sc_module(n) {}
     void on_tcp_event(std::uint32_t conn, toe_event ev, std::uint16_t) override { events.emplace_back(conn, ev); }
     void on_tx_acked(std::uint32_t, std::uint64_t off, const sc_core::sc_time&) override { acked.push_back(off); }
-    std::size_t place_out_of_order(std::uint32_t, std::uint64_t, const std::uint8_t*, std::size_t,
+    // When set, an offered segment is placed whole, landing in host memory this long after the offer.
+    std::optional<sc_core::sc_time> place_landing;
+    placement_landing last;
+    std::size_t place_out_of_order(std::uint32_t, std::uint64_t, const std::uint8_t*, std::size_t len,
                                    sc_core::sc_time&) override {
         ++offered;
-        return 0;  // nothing placed: the engine buffers the segment
+        last = {};
+        if (!place_landing) return 0;  // nothing placed: the engine buffers the segment
+        last = {len, *place_landing};
+        placed_pending_bytes += len;
+        return len;
     }
+    std::uint64_t placed_pending_bytes = 0;
     std::size_t place_split_fpdus(std::uint32_t, std::uint64_t, const std::uint8_t*, std::size_t, std::uint64_t,
                                   std::size_t, sc_core::sc_time&) override {
         return 0;
     }
     std::size_t split_fpdu_reach(std::uint32_t) const override { return 0; }
-    std::uint64_t placed_pending(std::uint32_t) const override { return 0; }
+    std::uint64_t placed_pending(std::uint32_t) const override { return placed_pending_bytes; }
+    placement_landing last_placement() const override { return last; }
     void connection_released(std::uint32_t conn) override { released.push_back(conn); }
 };
 
@@ -256,6 +266,34 @@ TEST(TcpEngineTb, OutOfOrderSegmentIsHeldAndDeliveredInOrderOnceTheHoleFills) {
     EXPECT_EQ(b.delivered(), want);
     EXPECT_EQ(b.frame(b.eth_out.items.size() - 1).tcp.ack, seq0 + 900);
     EXPECT_EQ(b.buffer.occupancy(), 0u);
+}
+
+TEST(TcpEngineTb, FramesPlacedOutOfOrderFillTheWriteQueueToTheHostBusAndHoldTheNextSegmentBack) {
+    // rnic.tcp.rx_placement_backlog: bytes on their way to host memory hold the receive pipeline
+    // back while they exceed the write queue, whether they went up in order or were placed out of
+    // order by the framer.
+    tcp_engine_params p;
+    p.rx_placement_backlog = 1000;
+    toe_bench b("b", p);
+    b.handshake();
+    b.stubs.place_landing = us(50);
+    const std::uint32_t seq0 = kPeerIss + 1;
+    // Out of order, placed whole by the framer, landing 50 us later: 1200 bytes > the 1000-byte queue.
+    b.peer_sends(net::tcp_flags::ack, seq0 + 500, b.nic_iss + 1, pattern(1200, 7));
+    sc_core::sc_start(us(1));
+    EXPECT_EQ(b.stubs.offered, 1u);
+    EXPECT_EQ(b.buffer.occupancy(), 0u);  // placed, nothing held in buffer memory
+    const std::size_t acks_before = b.eth_out.items.size();
+    // The next segment cannot enter the pipeline until the placed bytes have landed.
+    b.peer_sends(net::tcp_flags::ack, seq0 + 1700, b.nic_iss + 1, pattern(100, 3));
+    sc_core::sc_start(us(100));
+    ASSERT_GT(b.eth_out.items.size(), acks_before);
+    EXPECT_GE(b.eth_out.items[acks_before].at, us(50));
+    boost::json::object o;
+    b.toe.report_stats(o);
+    ASSERT_TRUE(o.contains("placement"));
+    EXPECT_EQ(o["placement"].as_object()["stalls"].to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(o["placement"].as_object()["peak_bytes"].to_number<std::uint64_t>(), 1200u);
 }
 
 TEST(TcpEngineTb, StreamBytesGoOutAsASegmentAndTheAckIsReported) {
