@@ -68,7 +68,11 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.framer.clock_hz = clock;
     const std::string path = s.get_string("rnic.rx_path");
     n.framer.path = path == "markers" ? rx_path::markers : path == "aligned" ? rx_path::aligned : rx_path::buffering;
-    n.framing.kind = s.get_string("rnic.framing") == "ift" ? framing_kind::ift : framing_kind::mpa;
+    const std::string framing = s.get_string("rnic.framing");
+    n.framing.kind = framing == "ift" ? framing_kind::ift : framing == "rdmatcp" ? framing_kind::rdmatcp : framing_kind::mpa;
+    // Its own stream of values (RDMA/TCP Connection IDs, first message numbers), apart from TCP's.
+    n.framing.seed = (static_cast<std::uint64_t>(s.get_int("simulation.seed")) * 2 + static_cast<std::uint64_t>(host_index)) ^
+                     0x5244'4D41'2F54'4350ull;  // "RDMA/TCP"
     n.framing.bytes_per_cycle = u32(s, "rnic.mpa.crc_bytes_per_cycle");
     n.framing.clock_hz = clock;
     n.framer.join_split_fpdus = s.get_bool("rnic.mpa.join_split_fpdus");

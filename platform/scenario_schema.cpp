@@ -91,10 +91,12 @@ void declare_rnic(config::Node& root) {
                      "rnic.mpa.markers); or assume FPDUs start at segment starts, check and place (aligned, seed 000)",
                      {"buffering", "markers", "aligned"});
     rnic.enumeration("framing", "mpa",
-                     "What frames DDP segments in the TCP stream: MPA (RFC 5044, rnic.mpa.*) or IFT (seed 001, "
-                     "draft-williams-iwarp-ift-00: Header CRC and Payload CRC, no markers, no padding; the MPA "
-                     "Request/Reply stays as the switch into RDMA mode). Both hosts use the same",
-                     {"mpa", "ift"});
+                     "What frames DDP segments in the TCP stream: MPA (RFC 5044, rnic.mpa.*), IFT (seed 001, "
+                     "draft-williams-iwarp-ift-00: Header CRC and Payload CRC, no markers, no padding) or RDMA/TCP "
+                     "(seed 000, draft-williams-rdmatcp-00: Send, RDMA_Write, Read Request/Response segments with a "
+                     "64-bit Connection ID, message numbers and a CRC-32; no atomics). The MPA Request/Reply stays "
+                     "as the switch into RDMA mode. Both hosts use the same",
+                     {"mpa", "ift", "rdmatcp"});
     auto& dma = rnic.object("dma", "DMA engine");
     dma.integer("channels", 4, "DMA channels", 1, 64);
     dma.number("setup_cycles", 8, "Cycles to set up one transfer", 0, 1e6);
@@ -609,9 +611,17 @@ std::string check_atomics(const config::Scenario& s) {
 }
 
 std::string check_framing(const config::Scenario& s) {
-    if (s.get_string("rnic.framing") != "ift") return "";
-    if (s.get_bool("rnic.mpa.markers")) return "rnic.framing: IFT has no markers (set rnic.mpa.markers to false)";
+    const std::string framing = s.get_string("rnic.framing");
+    if (framing == "mpa") return "";
+    const std::string name = framing == "ift" ? "IFT" : "RDMA/TCP";
+    if (s.get_bool("rnic.mpa.markers")) return "rnic.framing: " + name + " has no markers (set rnic.mpa.markers to false)";
     if (s.get_string("rnic.mpa.model") != "tlm") return "rnic.framing: the RTL datapath builds MPA FPDUs only";
+    if (framing == "rdmatcp" && s.get_string("rnic.tcp.retransmit_from") == "host") {
+        // RDMA/TCP's segment headers carry per-connection state (message numbers, seed 000 §3.4)
+        // that a re-framing from host memory would have to recall for every frame in flight.
+        return "rnic.framing: RDMA/TCP is not re-framed from host memory yet (set rnic.tcp.retransmit_from to "
+               "\"buffer\")";
+    }
     // Retransmission from host memory re-frames through the device's framing (framing::reframe),
     // so IFT frames come out as the first time.
     return "";

@@ -1,6 +1,6 @@
 // rnic-pcap-check: follows every TCP stream of a classic pcap capture, finds the MPA Request/Reply
 // exchange, reframes the FPDUs (with or without Markers; or the IFT frames of seed 001 with
-// --framing ift), verifies every CRC and DDP/RDMAP header and prints a summary per connection
+// --framing ift, or the RDMA/TCP segments of seed 000 with --framing rdmatcp), verifies every CRC and DDP/RDMAP header and prints a summary per connection
 // (proto/stream_check.h does the work).
 //
 // Exit status: 0 no error, 1 at least one error, 2 usage error or unreadable capture.
@@ -13,11 +13,13 @@
 namespace {
 
 void usage(std::FILE* to) {
-    std::fputs("usage: rnic-pcap-check [--verbose] [--no-checksum] [--lenient] [--framing mpa|ift] FILE\n"
+    std::fputs("usage: rnic-pcap-check [--verbose] [--no-checksum] [--lenient] [--framing mpa|ift|rdmatcp] FILE\n"
                "  Checks the iWARP (MPA/DDP/RDMAP) traffic of every TCP connection in a pcap file.\n"
                "  --verbose      list every FPDU and the TCP counters\n"
                "  --framing F    framing after the MPA Request/Reply: mpa (RFC 5044 FPDUs, default) or ift\n"
                "                 (draft-williams-iwarp-ift-00 frames with Header and Payload CRC; rnic.framing=ift)\n"
+               "                 or rdmatcp (draft-williams-rdmatcp-00 segments: CRC-32, Connection ID, message\n"
+               "                 order; rnic.framing=rdmatcp)\n"
                "  --no-checksum  accept segments with bad IPv4/TCP checksums (checksum offload captures)\n"
                "  --lenient      accept non-zero reserved bits (e.g. Linux siw's MPA Res bit 0x08)\n"
                "Exit status: 0 no error, 1 errors found, 2 usage error or unreadable file.\n",
@@ -44,8 +46,10 @@ int main(int argc, char** argv) {
                 options.framing = rnic::proto::check::Framing::mpa;
             } else if (std::strcmp(value, "ift") == 0) {
                 options.framing = rnic::proto::check::Framing::ift;
+            } else if (std::strcmp(value, "rdmatcp") == 0) {
+                options.framing = rnic::proto::check::Framing::rdmatcp;
             } else {
-                std::fprintf(stderr, "rnic-pcap-check: --framing needs mpa or ift, got \"%s\"\n", value);
+                std::fprintf(stderr, "rnic-pcap-check: --framing needs mpa, ift or rdmatcp, got \"%s\"\n", value);
                 usage(stderr);
                 return 2;
             }

@@ -5,9 +5,9 @@
 //                     bytes between the payload's bytes for the DMA gather (placement_breaks);
 //   the TCP engine    the same frame again for a retransmission from host memory (reframe);
 //   the framer        build, deframe in order, find and deframe frames out of order.
-// Implementations: mpa_framing (RFC 5044, through an fpdu_datapath: TLM codecs or Verilated RTL)
-// and ift_framing (seed 001). One is made per device by make_framing (framing_factory.h), the one
-// place that chooses the framing and the datapath model.
+// Implementations: mpa_framing (RFC 5044, through an fpdu_datapath: TLM codecs or Verilated RTL),
+// ift_framing (seed 001) and rdmatcp_framing (seed 000). One is made per device by make_framing
+// (framing_factory.h), the one place that chooses the framing and the datapath model.
 //
 // "Position" is the marker-space position of a stream byte (proto/mpa.h): the byte's offset from
 // the first byte of full operation, modulo 2^32. A framing without markers ignores it.
@@ -24,10 +24,11 @@
 
 namespace rnic {
 
-// What frames the DDP segments on the wire: MPA (RFC 5044) or IFT (seed 001,
+// What frames the DDP segments on the wire: MPA (RFC 5044), IFT (seed 001,
 // draft-williams-iwarp-ift-00: two size fields, the DDP header, a Header CRC, the payload, a
-// Payload CRC; no markers, no padding).
-enum class framing_kind : std::uint8_t { mpa, ift };
+// Payload CRC; no markers, no padding) or RDMA/TCP (seed 000, draft-williams-rdmatcp-00: the
+// seed's segments with a Connection ID, message numbers and a CRC-32, rdmatcp_framing.h).
+enum class framing_kind : std::uint8_t { mpa, ift, rdmatcp };
 
 // What the MPA negotiation settled for one connection (RFC 5044 §7.1).
 struct mpa_settings {
@@ -41,6 +42,9 @@ struct mpa_settings {
 struct frame_options {
     bool markers = false;
     bool crc = true;
+    // The framer's connection: a framing with per-connection state keys it by this (RDMA/TCP's
+    // Connection ID and message numbers); MPA and IFT frames do not depend on it.
+    std::uint32_t conn = 0;
 };
 
 // Why an in-order stream stopped deframing: the two LLP errors of RFC 5044 §8 (code 2, a CRC
@@ -112,6 +116,10 @@ public:
     // Held bytes on either side of an out-of-order segment that locating and deframing the frames
     // straddling its edges needs to see (RFC 5044 Appendix A); 0 when the framing cannot.
     virtual std::size_t split_frame_reach(const frame_options& options) const = 0;
+
+    // Whether the frames can carry RFC 7306 atomic operations; the RDMA engine refuses atomic work
+    // requests (bad opcode) when not (RDMA/TCP: none of seed 000's four message types is one).
+    virtual bool carries_atomics() const { return true; }
 };
 
 }  // namespace rnic

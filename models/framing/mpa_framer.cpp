@@ -60,6 +60,14 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
     fpdu_scratch_.clear();
     const datapath_cycles cycles =
         framing_.build(gp.get_data_ptr(), gp.get_data_length(), tx_options(st), st.tx_stream_pos, fpdu_scratch_);
+    if (fpdu_scratch_.empty()) {
+        // The framing has no frame for this ULPDU (RDMA/TCP: no message type for an atomic).
+        ++tx_refused_;
+        RNIC_MLOG_D(warn, mpa, delay, "connection " << ext->conn << ": ULPDU of " << gp.get_data_length()
+                                                    << " bytes refused: the framing cannot carry it");
+        gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
     ext->fpdu_pos = st.tx_stream_pos;
     ext->fpdu_markers = st.settings.tx_markers;
     ext->fpdu_crc = st.settings.crc;
@@ -159,8 +167,10 @@ void mpa_framer::full_operation(std::uint32_t conn, const mpa_settings& settings
                                                                       const datapath_cycles& c) {
         deliver(*stp, ulpdu, len, c);
     });
-    if (framing_.kind() == framing_kind::ift) {
-        RNIC_MLOG(debug, mpa, "connection " << conn << ": full operation with IFT framing, MULPDU "
+    if (framing_.kind() != framing_kind::mpa) {
+        RNIC_MLOG(debug, mpa, "connection " << conn << ": full operation with "
+                                            << (framing_.kind() == framing_kind::ift ? "IFT" : "RDMA/TCP")
+                                            << " framing, MULPDU "
                                             << st.settings.max_ulpdu);
     } else {
         RNIC_MLOG(debug, mpa, "connection " << conn << ": full operation, markers tx " << settings.tx_markers
@@ -297,6 +307,7 @@ void mpa_framer::report_stats(boost::json::object& out) const {
     out["crc_errors"] = crc_errors_;
     out["framing_errors"] = framing_errors_;
     out["rx_bytes_dropped_after_error"] = rx_dropped_after_error_;
+    if (tx_refused_ != 0) out["tx_ulpdus_refused_by_framing"] = tx_refused_;  // new key, only when non-zero
     out["ooo_segments_offered"] = ooo_segments_;
     out["ooo_fpdus_found"] = ooo_fpdus_found_;
     out["ooo_fpdus_placed"] = ooo_fpdus_placed_;

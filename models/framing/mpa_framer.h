@@ -73,6 +73,7 @@ public:
 
 private:
     struct conn_state {
+        std::uint32_t conn = 0;           // its id (frame_options::conn)
         bool full = false;
         mpa_settings settings;
         std::uint32_t tx_stream_pos = 0;  // marker-space position of the next FPDU byte we send
@@ -95,13 +96,17 @@ private:
         return params_.join_split_fpdus && params_.path == rx_path::markers && framing_.locates_frames();
     }
     // What each direction of a connection frames with.
-    static frame_options tx_options(const conn_state& st) { return {st.settings.tx_markers, st.settings.crc}; }
-    static frame_options rx_options(const conn_state& st) { return {st.settings.rx_markers, st.settings.crc}; }
+    static frame_options tx_options(const conn_state& st) { return {st.settings.tx_markers, st.settings.crc, st.conn}; }
+    static frame_options rx_options(const conn_state& st) { return {st.settings.rx_markers, st.settings.crc, st.conn}; }
 
     void tx_b_transport(int initiator, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void feed(std::uint32_t conn, conn_state& st, const std::uint8_t* data, std::size_t len);
-    conn_state& state(std::uint32_t conn) { return conns_[conn]; }
+    conn_state& state(std::uint32_t conn) {
+        conn_state& st = conns_[conn];
+        st.conn = conn;
+        return st;
+    }
     // Time the CRC/Marker datapath is busy with one FPDU: its beats plus the per-FPDU cycles.
     sc_core::sc_time datapath_time(const datapath_cycles& c) const;
     // The ULPDU of a good FPDU, delivered in order (both deframers end here).
@@ -120,6 +125,7 @@ private:
     std::uint32_t rx_conn_ = 0;
     std::uint64_t tx_fpdus_ = 0, tx_bytes_ = 0, tx_raw_bytes_ = 0, rx_fpdus_ = 0, rx_bytes_ = 0;
     std::uint64_t crc_errors_ = 0, framing_errors_ = 0, rx_dropped_after_error_ = 0;
+    std::uint64_t tx_refused_ = 0;  // ULPDUs the framing cannot carry (RDMA/TCP: atomics)
     std::uint64_t ooo_segments_ = 0, ooo_fpdus_found_ = 0, ooo_fpdus_placed_ = 0, ooo_bytes_placed_ = 0;
     std::uint64_t ooo_bad_candidates_ = 0, ooo_refused_ = 0, in_order_already_placed_ = 0;
     std::uint64_t ooo_split_fpdus_placed_ = 0;  // FPDUs joined across out-of-order segments (markers)

@@ -16,6 +16,7 @@
 #include "proto/net.h"
 #include "proto/pcap.h"
 #include "proto/seeds/ift.h"
+#include "proto/stream_check_rdmatcp.h"
 
 namespace rnic::proto::check {
 namespace {
@@ -238,6 +239,7 @@ struct StreamChecker::Impl {
         bool stopped_by_error = false;
         std::unique_ptr<mpa::Deframer> deframer;      // Framing::mpa
         std::unique_ptr<ift::Deframer> ift_deframer;  // Framing::ift
+        bool rdmatcp = false;                         // Framing::rdmatcp: Conn::rdmatcp deframes
         std::uint64_t fpdu_start = 0;  // Full-Operation stream offset of the next FPDU
         std::uint8_t head[8] = {};     // its first bytes
         std::size_t head_len = 0;
@@ -255,6 +257,7 @@ struct StreamChecker::Impl {
         int syn_sender = -1;  // direction that sent a SYN without ACK
         int initiator = -1;   // direction that sent the MPA Request
         ConnectionReport rep;
+        std::unique_ptr<RdmaTcpStreams> rdmatcp;  // Framing::rdmatcp, both directions
         Conn() {
             for (int i = 0; i < 2; ++i) {
                 dir[i].conn = this;
@@ -669,14 +672,17 @@ struct StreamChecker::Impl {
             return;
         }
         c.rep.negotiated = true;
-        c.rep.crc = req.crc || rep.crc || opt.framing == Framing::ift;  // IFT: Header and Payload CRC always
-        if (opt.framing == Framing::ift) {
-            // Seed 001 §5.3: IFT has no Markers; a Request/Reply asking for them is MPA's.
+        // IFT: Header and Payload CRC always; RDMA/TCP: a CRC-32 in every segment (seed 000 §3.4).
+        c.rep.crc = req.crc || rep.crc || opt.framing != Framing::mpa;
+        if (opt.framing != Framing::mpa) {
+            // Seed 001 §5.3, seed 000 §3: neither has Markers; a Request/Reply asking for them is MPA's.
             for (const mpa::RequestReply* f : {&req, &rep})
                 if (f->marker)
-                    neg_error(format("MPA %s asks for Markers (M = 1), but IFT framing has none (draft-williams-"
-                                     "iwarp-ift-00 §5.3): MPA FPDUs? try --framing mpa",
-                                     f->request ? "Request" : "Reply"));
+                    neg_error(format("MPA %s asks for Markers (M = 1), but %s framing has none (%s): MPA FPDUs? "
+                                     "try --framing mpa",
+                                     f->request ? "Request" : "Reply", opt.framing == Framing::ift ? "IFT" : "RDMA/TCP",
+                                     opt.framing == Framing::ift ? "draft-williams-iwarp-ift-00 §5.3"
+                                                                 : "draft-williams-rdmatcp-00 §3"));
         }
         // RFC 5044 §7.1.1: the Request's M asks for Markers towards the initiator, the Reply's M
         // for Markers towards the responder.
@@ -688,7 +694,14 @@ struct StreamChecker::Impl {
         d.phase = Phase::full;
         d.rep.full_operation = true;
         Dir* dp = &d;
-        if (opt.framing == Framing::ift) {
+        if (opt.framing == Framing::rdmatcp) {
+            Conn& c = *d.conn;
+            if (!c.rdmatcp) {
+                c.rdmatcp = std::make_unique<RdmaTcpStreams>(
+                    [this, &c](int dir, const RdmaTcpStreams::Segment& seg) { on_rdmatcp_segment(c.dir[dir], seg); });
+            }
+            d.rdmatcp = true;
+        } else if (opt.framing == Framing::ift) {
             ift::Deframer::Config cfg;
             // The platform puts exactly the DDP header under the Header CRC (models/framing/mpa_framer.cpp).
             cfg.limits.min_header_size = ddp::kTaggedHeaderSize;
@@ -715,7 +728,12 @@ struct StreamChecker::Impl {
     // ---- FPDUs
 
     std::uint64_t bytes_consumed(const Dir& d) const {
+        if (d.rdmatcp) return d.conn->rdmatcp->bytes_consumed(d.index);
         return d.ift_deframer ? d.ift_deframer->bytes_consumed() : d.deframer->bytes_consumed();
+    }
+    // What the frames of a direction are called in the issues.
+    static const char* frame_word(const Dir& d) {
+        return d.rdmatcp ? "RDMA/TCP segment" : d.ift_deframer ? "IFT frame" : "FPDU";
     }
 
     void feed(Dir& d, const std::uint8_t* data, std::size_t len) {
@@ -725,6 +743,10 @@ struct StreamChecker::Impl {
             if (i >= chunk_start) d.first[d.first_len++] = data[i - chunk_start];
         if (d.ift_deframer) {
             feed_ift(d, data, len, chunk_start);
+            return;
+        }
+        if (d.rdmatcp) {
+            feed_rdmatcp(d, data, len, chunk_start);
             return;
         }
         const mpa::DeframeError err = d.deframer->feed(data, len);
@@ -770,6 +792,38 @@ struct StreamChecker::Impl {
         dir_issue(d, Severity::error, cat, text, frame_no);
         stop(d, true);
         d.rep.unchecked_bytes += len - used;
+    }
+
+    void feed_rdmatcp(Dir& d, const std::uint8_t* data, std::size_t len, std::uint64_t chunk_start) {
+        const auto failure = d.conn->rdmatcp->feed(d.index, data, len);
+        if (!failure) return;
+        const std::uint64_t used = d.conn->rdmatcp->bytes_consumed(d.index) - chunk_start;
+        std::string text = format("frame %llu, %s: %s", static_cast<ull>(frame_no), dir_name(d).c_str(),
+                                  failure->text.c_str());
+        if (failure->crc) text += "; the direction is not checked further";
+        if (d.rep.fpdus == 0 && d.fpdu_start == 0 && looks_like_mpa(d.first, d.first_len))
+            text += " (the stream starts like an MPA FPDU: MPA? try --framing mpa)";
+        dir_issue(d, Severity::error, failure->crc ? Category::crc : Category::framing, text, frame_no);
+        stop(d, true);
+        d.rep.unchecked_bytes += len > used ? len - used : 0;
+    }
+
+    // One RDMA/TCP segment with a good CRC, the connection's Connection ID and its place in the
+    // message sequence; its ULPDU gets the DDP/RDMAP checks.
+    void on_rdmatcp_segment(Dir& d, const RdmaTcpStreams::Segment& seg) {
+        d.fpdu_start = seg.stream_offset;
+        FpduInfo info;
+        info.frame = frame_no;
+        info.stream_offset = seg.stream_offset;
+        info.wire_length = seg.wire_length;
+        info.ulpdu_length = seg.ulpdu_len;
+        ++d.rep.fpdus;
+        d.rep.fpdu_bytes += seg.wire_length;
+        d.rep.ulpdu_bytes += seg.ulpdu_len;
+        check_ulpdu(d, seg.ulpdu, seg.ulpdu_len, info);
+        if (opt.keep_fpdu_log) d.rep.fpdu_log.push_back(info);
+        d.fpdu_start = seg.stream_offset + seg.wire_length;
+        d.head_len = 0;
     }
 
     // One IFT frame; its Header CRC is good (ift::Deframer stops at a bad one).
@@ -840,7 +894,7 @@ struct StreamChecker::Impl {
 
     void check_ulpdu(Dir& d, const std::uint8_t* p, std::size_t len, FpduInfo& info) {
         const std::string where = format("frame %llu, %s at stream byte %llu", static_cast<ull>(frame_no),
-                                         d.ift_deframer ? "IFT frame" : "FPDU", static_cast<ull>(d.fpdu_start));
+                                         frame_word(d), static_cast<ull>(d.fpdu_start));
         auto header_error = [&](const std::string& text) {
             dir_issue(d, Severity::error, Category::header, where + ": " + text, frame_no);
         };
@@ -1083,18 +1137,21 @@ struct StreamChecker::Impl {
                               d.pre.size()),
                        0);
         }
-        const bool at_boundary =
-            d.ift_deframer ? d.ift_deframer->at_frame_boundary() : d.deframer && d.deframer->at_fpdu_boundary();
+        const bool at_boundary = d.rdmatcp        ? d.conn->rdmatcp->at_segment_boundary(d.index)
+                                 : d.ift_deframer ? d.ift_deframer->at_frame_boundary()
+                                                  : d.deframer && d.deframer->at_fpdu_boundary();
         if (d.phase == Phase::full && !gap && !at_boundary) {
             const std::uint64_t have = bytes_consumed(d) - d.fpdu_start;
             std::string text = format("stream ends inside the %s at stream byte %llu: %llu bytes present",
-                                      d.ift_deframer ? "IFT frame" : "FPDU", static_cast<ull>(d.fpdu_start),
+                                      frame_word(d), static_cast<ull>(d.fpdu_start),
                                       static_cast<ull>(have));
             if (d.ift_deframer) {
                 if (d.head_len >= ift::kPrefixSize)
                     text += format(", header_size %u and payload_size %u need %zu",
                                    static_cast<unsigned>(get_be16(d.head)), static_cast<unsigned>(get_be16(d.head + 2)),
                                    ift::frame_length_at(d.head, d.head_len));
+            } else if (d.rdmatcp) {
+                // the codec's Deframer holds the partial segment; its length is not reported here
             } else if (const auto ulen = pending_ulpdu_length(d)) {
                 const std::size_t need =
                     mpa::fpdu_wire_length(*ulen, d.rep.markers, static_cast<std::uint32_t>(d.fpdu_start));

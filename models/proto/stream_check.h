@@ -29,6 +29,14 @@
 // verified DDP header still advances the MSN tracking, its ULPDU is not checked). A size field
 // outside the DDP header sizes (14..18 bytes), or a header_size that is not the DDP header's own
 // size, is a framing / header error. An FPDU count means IFT frames then.
+//
+// With Framing::rdmatcp (seed 000, draft-williams-rdmatcp-00; proto/stream_check_rdmatcp.h) each
+// direction is reframed by the §5 length rule with rdmatcp::Deframer: a bad CRC-32 is a crc error
+// that ends the direction's checks; a bad Version or length, a second Connection ID (§3.4: one
+// value in both directions), Control Data that does not fit the type (proto/seeds/rdmatcp_ddp.h)
+// or a message out of sequence (§3.4 message numbers, §4) is a framing error that ends them too.
+// The ULPDU each good segment carries gets the DDP/RDMAP checks. An FPDU count means RDMA/TCP
+// segments then.
 #pragma once
 
 #include <array>
@@ -49,8 +57,9 @@ enum class Category { capture, tcp, negotiation, reject, crc, framing, header };
 const char* to_string(Severity);
 const char* to_string(Category);
 
-// What frames DDP segments after the MPA Request/Reply: MPA FPDUs (RFC 5044) or IFT frames.
-enum class Framing { mpa, ift };
+// What frames DDP segments after the MPA Request/Reply: MPA FPDUs (RFC 5044), IFT frames (seed
+// 001) or RDMA/TCP segments (seed 000).
+enum class Framing { mpa, ift, rdmatcp };
 
 struct Issue {
     Severity severity = Severity::error;

@@ -71,7 +71,7 @@ std::string format_report(const CaptureReport& r, bool verbose) {
                              r.connections.size(), r.connections.size() == 1 ? "" : "s");
     append_issues(out, r.issues, "  ");
     std::uint64_t fpdus = 0, crcs = 0, framing = 0, header = 0, other = r.capture_errors;
-    bool any_ift = false;
+    bool any_ift = false, any_rdmatcp = false;
     for (std::size_t n = 0; n < r.connections.size(); ++n) {
         const ConnectionReport& c = r.connections[n];
         out += format("connection %zu: %s -> %s, frames %llu-%llu, %.6f s\n", n + 1,
@@ -81,7 +81,14 @@ std::string format_report(const CaptureReport& r, bool verbose) {
         const bool ift = c.directions[kToResponder].framing == Framing::ift ||
                          c.directions[kToInitiator].framing == Framing::ift;
         any_ift = any_ift || ift;
-        if (c.negotiated && ift) {
+        const bool rdmatcp = c.directions[kToResponder].framing == Framing::rdmatcp ||
+                             c.directions[kToInitiator].framing == Framing::rdmatcp;
+        any_rdmatcp = any_rdmatcp || rdmatcp;
+        if (c.negotiated && rdmatcp) {
+            out += format("  MPA revision %u Request/Reply, then RDMA/TCP segments (CRC-32 0xDB710641, one Connection "
+                          "ID, no markers)\n",
+                          static_cast<unsigned>(c.revision));
+        } else if (c.negotiated && ift) {
             out += format("  MPA revision %u Request/Reply, then IFT framing (Header CRC and Payload CRC, no markers)\n",
                           static_cast<unsigned>(c.revision));
         } else if (c.negotiated) {
@@ -102,7 +109,10 @@ std::string format_report(const CaptureReport& r, bool verbose) {
             const DirectionReport& d = c.directions[static_cast<std::size_t>(di)];
             out += format("  %s: %llu %s, %llu bytes (ULPDUs %llu), %llu messages\n",
                           di == kToResponder ? "initiator -> responder" : "responder -> initiator",
-                          static_cast<ull>(d.fpdus), d.framing == Framing::ift ? "IFT frames" : "FPDUs",
+                          static_cast<ull>(d.fpdus),
+                          d.framing == Framing::ift       ? "IFT frames"
+                          : d.framing == Framing::rdmatcp ? "RDMA/TCP segments"
+                                                          : "FPDUs",
                           static_cast<ull>(d.fpdu_bytes), static_cast<ull>(d.ulpdu_bytes),
                           static_cast<ull>(d.messages));
             out += "    opcodes: " + opcode_histogram(d) + "\n";
@@ -136,7 +146,7 @@ std::string format_report(const CaptureReport& r, bool verbose) {
     out += format("summary: %zu connection%s, %llu %s, %llu bad CRC, %llu framing errors, %llu header errors, "
                   "%llu other errors, %llu warnings: %s\n",
                   r.connections.size(), r.connections.size() == 1 ? "" : "s", static_cast<ull>(fpdus),
-                  any_ift ? "IFT frames" : "FPDUs",
+                  any_ift ? "IFT frames" : any_rdmatcp ? "RDMA/TCP segments" : "FPDUs",
                   static_cast<ull>(crcs), static_cast<ull>(framing), static_cast<ull>(header), static_cast<ull>(other),
                   static_cast<ull>(r.warnings()), r.ok() ? "OK" : "FAILED");
     return out;

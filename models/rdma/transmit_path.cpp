@@ -159,6 +159,10 @@ void transmit_path::process_wqe(std::uint32_t qpn, qp_context& qp, const send_wq
                 reject(regmap::cqe_status::bad_opcode, "the QP's ORD is 0: no RDMA Reads or atomics on this stream");
                 return;
             }
+            if (w.opcode != op::rdma_read && !res_.frames.carries_atomics()) {
+                reject(regmap::cqe_status::bad_opcode, "the framing (RDMA/TCP, seed 000) has no message type for atomics");
+                return;
+            }
             if (w.opcode == op::rdma_read) {
                 post_read_request(qpn, qp, w, issue);
             } else {

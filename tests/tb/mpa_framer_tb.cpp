@@ -17,6 +17,7 @@
 #include "proto/ddp_rdmap.h"
 #include "proto/mpa.h"
 #include "proto/seeds/ift.h"
+#include "proto/seeds/rdmatcp.h"
 #include "tb_support.h"
 
 namespace rnic::test {
@@ -533,6 +534,106 @@ TEST(MpaFramerTb, BufferingPathPlacesNothingEarly) {
     EXPECT_EQ(b.framer.ooo_in->place_out_of_order(kConn, 0, stream.data(), stream.size(), d), 0u);
     EXPECT_EQ(d, sc_core::SC_ZERO_TIME);
     EXPECT_TRUE(b.ulpdus.items.empty());
+}
+
+// ---- RDMA/TCP (seed 000) ------------------------------------------------------------------------
+
+framing_params rdmatcp_params(std::uint64_t seed) {
+    framing_params p;
+    p.kind = framing_kind::rdmatcp;
+    p.seed = seed;
+    return p;
+}
+
+// Two framers (the two NICs): a's ULPDUs become seed segments on a's send stream, b deframes them.
+TEST(MpaFramerTb, RdmaTcpSegmentsGoThroughTheFramerAndBack) {
+    namespace rt = proto::rdmatcp;
+    framer_bench a("a", mpa_framer_params{}, rdmatcp_params(1));
+    framer_bench b("b", mpa_framer_params{}, rdmatcp_params(2));
+    elaborate();
+    a.full(true, false, 1454);  // RDMA/TCP ignores both: no Markers, the CRC always (seed 000 §3.4)
+    b.full(true, false, 1454);
+    EXPECT_EQ(a.framer.ctl_in->ulpdu_limit(kConn), 1430u);  // 24 bytes more per frame than MPA's
+    std::vector<bytes> sent;
+    for (const bytes& u : sample_ulpdus()) {
+        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+        if (u.size() > 1430) {
+            EXPECT_EQ(a.send(u, d), tlm::TLM_GENERIC_ERROR_RESPONSE);  // fits MPA's MULPDU only
+            continue;
+        }
+        ASSERT_EQ(a.send(u, d), tlm::TLM_OK_RESPONSE);
+        sent.push_back(u);
+    }
+    // An RFC 7306 Atomic Request: no seed type carries it, the framer refuses it and counts it.
+    ddp::Header h;
+    h.opcode = ddp::Opcode::atomic_request;
+    h.queue = ddp::kQueueReadRequest;
+    bytes atomic(h.size() + ddp::kAtomicRequestSize);
+    ddp::encode(h, atomic.data());
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    EXPECT_EQ(a.send(atomic, d), tlm::TLM_GENERIC_ERROR_RESPONSE);
+    EXPECT_EQ(a.stat("tx_ulpdus_refused_by_framing"), 1u);
+    ASSERT_EQ(a.fpdus.items.size(), sent.size());
+    bytes stream;
+    std::uint64_t id = 0;
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+        const bytes& wire = a.fpdus.items[i].data;
+        std::string error;
+        const auto v = rt::parse(wire.data(), wire.size(), &error);
+        ASSERT_TRUE(v) << error;
+        EXPECT_EQ(v->header.type, rt::MessageType::rdma_write);
+        EXPECT_EQ(v->payload_len, sent[i].size() - ddp::kTaggedHeaderSize);
+        EXPECT_LE(wire.size(), 1460u);  // one frame per TCP segment at EMSS 1460 (§2)
+        if (i == 0) id = v->header.connection_id;
+        EXPECT_EQ(v->header.connection_id, id);
+        stream.insert(stream.end(), wire.begin(), wire.end());
+    }
+    for (std::size_t at = 0; at < stream.size(); at += 333) b.receive(stream.data() + at, std::min<std::size_t>(333, stream.size() - at));
+    EXPECT_EQ(b.ulpdus.ulpdus(), sent);
+    EXPECT_EQ(b.stat("crc_errors") + b.stat("framing_errors"), 0u);
+    EXPECT_TRUE(b.events.llp_codes.empty());
+    // A damaged segment: the CRC-32 catches it, reported as RFC 5044 §8 code 2 (a CRC error).
+    bytes bad = a.fpdus.items[0].data;
+    bad[40] ^= 1;
+    b.receive(bad.data(), bad.size());
+    EXPECT_EQ(b.stat("crc_errors"), 1u);
+    ASSERT_EQ(b.events.llp_codes.size(), 1u);
+    EXPECT_EQ(b.events.llp_codes[0], 2u);
+}
+
+TEST(MpaFramerTb, RdmaTcpAlignedPathPlacesCheckedSegmentsAndCountsFalseCandidates) {
+    framer_bench a("a", mpa_framer_params{}, rdmatcp_params(1));
+    mpa_framer_params p;
+    p.path = rx_path::aligned;
+    framer_bench b("b", p, rdmatcp_params(2));
+    elaborate();
+    a.full(false, true);
+    b.full(false, true);
+    std::vector<bytes> sent;
+    for (std::uint8_t i = 1; i <= 4; ++i) {
+        sent.push_back(write_ulpdu(1000, i));
+        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+        ASSERT_EQ(a.send(sent.back(), d), tlm::TLM_OK_RESPONSE);
+    }
+    std::vector<std::uint64_t> at = {0};
+    bytes stream;
+    for (const auto& f : a.fpdus.items) {
+        stream.insert(stream.end(), f.data.begin(), f.data.end());
+        at.push_back(stream.size());
+    }
+    b.receive(stream.data(), at[1]);  // the first segment in order: b learns the Connection ID
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    // The second is lost; the third arrives: aligned, checked, placed (§5).
+    EXPECT_EQ(b.framer.ooo_in->place_out_of_order(kConn, at[2], stream.data() + at[2], at[3] - at[2], d), at[3] - at[2]);
+    EXPECT_EQ(b.stat("ooo_fpdus_placed"), 1u);
+    // The fourth re-cut by a middlebox: its TCP segment starts 8 bytes in, a false candidate.
+    EXPECT_EQ(b.framer.ooo_in->place_out_of_order(kConn, at[3] + 8, stream.data() + at[3] + 8, at[4] - at[3] - 8, d), 0u);
+    EXPECT_EQ(b.stat("ooo_false_candidates"), 1u);
+    // The hole fills: everything is delivered in order, the third marked as already placed.
+    b.receive(stream.data() + at[1], stream.size() - at[1]);
+    EXPECT_EQ(b.ulpdus.ulpdus(), (std::vector<bytes>{sent[0], sent[2], sent[1], sent[2], sent[3]}));
+    EXPECT_EQ(b.stat("in_order_already_placed"), 1u);
+    EXPECT_EQ(b.stat("framing_errors"), 0u);
 }
 
 }  // namespace

@@ -14,20 +14,11 @@
 namespace rnic::tools_test {
 namespace {
 
-const std::string kTool = RNIC_PCAP_CHECK;
-
-std::string quote(const std::string& s) { return "'" + s + "'"; }
-
-// Runs rnic-sim from the source tree (its default scenario path is relative) and writes a pcap.
 void simulate(const std::string& framing, const std::string& pcap) {
-    const std::string cmd = "cd " + quote(RNIC_SOURCE_DIR) + " && " + quote(RNIC_SIM) + " --set rnic.framing=" +
-                            framing + " --set 'workload.sizes=[64,4096,20000]' --set workload.iterations=20 " +
-                            "--log off --pcap " + quote(pcap);
-    const CommandResult r = run_command(cmd, true);
-    ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.out;
+    simulate_capture(framing, pcap, "--set 'workload.sizes=[64,4096,20000]' --set workload.iterations=20");
 }
 
-CommandResult run_tool(const std::string& args) { return run_command(kTool + " " + args, true); }
+CommandResult run_tool(const std::string& args) { return run_pcap_check(args); }
 
 // Recomputes the IPv4 header and TCP checksums of an Ethernet/IPv4/TCP frame in place.
 void fix_checksums(std::vector<std::uint8_t>& f) {
@@ -82,11 +73,7 @@ Flipped flip_byte(const std::string& in, const std::string& out, Flip what) {
         hit.payload_size = v->payload_size;
     }
     EXPECT_NE(hit.frame, 0u) << "no IFT data frame in " << in;
-    proto::PcapWriter w;
-    EXPECT_TRUE(w.open(out, &error)) << error;
-    for (const proto::PcapRecord& r : *records) w.write(r.time_ns, r.data.data(), r.data.size());
-    w.close();
-    EXPECT_TRUE(w.good());
+    write_capture_file(out, *records);
     return hit;
 }
 
@@ -94,13 +81,6 @@ check::Options ift_options() {
     check::Options o;
     o.framing = check::Framing::ift;
     return o;
-}
-
-check::CaptureReport check_file(const std::string& path, const check::Options& options) {
-    std::string error;
-    auto r = check::check_pcap_file(path, options, &error);
-    EXPECT_TRUE(r) << error;
-    return r ? *r : check::CaptureReport{};
 }
 
 TEST(IftPcapCheck, PlatformCaptureIsCleanWithFramingIft) {
@@ -203,9 +183,9 @@ TEST(IftPcapCheck, MpaCaptureWithFramingIftFailsCleanly) {
 }
 
 TEST(IftPcapCheck, FramingOptionIsChecked) {
-    const CommandResult r = run_tool("--framing rdmatcp x.pcap");
+    const CommandResult r = run_tool("--framing bogus x.pcap");  // rdmatcp is a value now (seed 000)
     EXPECT_EQ(r.exit_code, 2) << r.out;
-    EXPECT_NE(r.out.find("--framing needs mpa or ift"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--framing needs mpa, ift or rdmatcp"), std::string::npos) << r.out;
 }
 
 }  // namespace

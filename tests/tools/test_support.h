@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proto/pcap.h"
 #include "proto/stream_check.h"
 #include "scenarios.h"
 
@@ -64,6 +65,41 @@ inline check::CaptureReport check_capture(const Capture& cap, const check::Optio
     check::StreamChecker checker(options);
     for (const Frame& f : cap.frames) checker.add_frame(f.time_ns, f.data.data(), f.data.size());
     return checker.finish();
+}
+
+inline std::string shell_quote(const std::string& s) { return "'" + s + "'"; }
+
+#if defined(RNIC_SIM) && defined(RNIC_SOURCE_DIR) && defined(RNIC_PCAP_CHECK)
+// Runs rnic-sim from the source tree (its default scenario path is relative) with `framing` and the
+// extra `sets` (shell words), writing `pcap`; a failing run is a test failure.
+inline void simulate_capture(const std::string& framing, const std::string& pcap, const std::string& sets) {
+    const std::string cmd = "cd " + shell_quote(RNIC_SOURCE_DIR) + " && " + shell_quote(RNIC_SIM) +
+                            " --set rnic.framing=" + framing + " " + sets + " --log off --pcap " + shell_quote(pcap);
+    const CommandResult r = run_command(cmd, true);
+    ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.out;
+}
+
+inline CommandResult run_pcap_check(const std::string& args) {
+    return run_command(std::string(RNIC_PCAP_CHECK) + " " + args, true);
+}
+#endif
+
+// Writes `records` as a pcap file (a damaged copy of a capture); failures are test failures.
+inline void write_capture_file(const std::string& path, const std::vector<proto::PcapRecord>& records) {
+    std::string error;
+    proto::PcapWriter w;
+    EXPECT_TRUE(w.open(path, &error)) << error;
+    for (const proto::PcapRecord& r : records) w.write(r.time_ns, r.data.data(), r.data.size());
+    w.close();
+    EXPECT_TRUE(w.good());
+}
+
+// A capture file checked by the library (what rnic-pcap-check prints from).
+inline check::CaptureReport check_file(const std::string& path, const check::Options& options) {
+    std::string error;
+    auto r = check::check_pcap_file(path, options, &error);
+    EXPECT_TRUE(r) << error;
+    return r ? *r : check::CaptureReport{};
 }
 
 // Every stored issue of the report, one per line, for failure messages.
