@@ -163,8 +163,11 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
     }
     if (stream_offset + len > c.sent_high) {
         c.sent_high = stream_offset + len;
-        // Sent once: the host still has the payload, so the NIC need not hold it any longer.
-        if (params_.retransmit_from_host) c.release_until(c.sent_high);
+        // Sent once: the host still has the payload, so the NIC need not hold it any longer, except
+        // for frames that cannot be fetched again (no host copy, or a payload over several pages):
+        // their bytes stay in the ring until acknowledged, or a retransmission would read whatever
+        // was appended over them.
+        if (params_.retransmit_from_host) c.release_until(c.refetchable_until(c.sent_high));
     }
     const auto it = neighbours_.find(c.remote_ip());
     net::Endpoints ep;

@@ -84,6 +84,17 @@ public:
 
     // Releases buffer-memory occupancy up to `offset` (at ack, or at first transmission when the
     // retransmit source is host memory).
+    // retransmit_from_host: how far below `offset` the send ring may let go, namely up to the first
+    // unacknowledged frame that cannot be fetched again from host memory (records are in stream
+    // order; acknowledged ones are gone).
+    std::uint64_t refetchable_until(std::uint64_t offset) const {
+        for (const fpdu_record& r : records) {
+            if (r.stream_off >= offset) break;
+            if (r.host_addr == 0) return r.stream_off;
+        }
+        return offset;
+    }
+
     void release_until(std::uint64_t offset) {
         if (offset > released_) {
             engine_.buffer_.release_send(offset - released_);
@@ -126,6 +137,8 @@ public:
         while (!records.empty() && records.front().stream_off + records.front().length <= acked_offset) {
             records.pop_front();
         }
+        // A frame held for want of a host copy is acknowledged: what was sent behind it can go too.
+        if (engine_.params_.retransmit_from_host) release_until(refetchable_until(sent_high));
         engine_.tx_progress_out->on_tx_acked(id_, acked_offset, ctx_delay);
     }
     void state_changed(tcp::State from, tcp::State to) override {

@@ -319,6 +319,32 @@ TEST(TcpEngineTb, StreamBytesGoOutAsASegmentAndTheAckIsReported) {
     EXPECT_EQ(b.toe.tcp_retransmitted_bytes(), 0u);
 }
 
+TEST(TcpEngineTb, RetransmitFromHostKeepsFramesWithoutAHostCopyUntilAcknowledged) {
+    // rnic.tcp.retransmit_from = host lets the send ring go once a frame is sent, since it can be
+    // fetched again from host memory; a frame without a host copy (control FPDUs, inline data, a
+    // payload over several pages) must stay until acknowledged, and everything after it with it.
+    tcp_engine_params p;
+    p.retransmit_from_host = true;
+    toe_bench b("b", p);
+    b.handshake();
+    auto append = [&](const bytes& data, std::uint64_t host_addr) {
+        stream_ext ext;
+        ext.conn = b.conn;
+        ext.host_addr = host_addr;
+        ext.host_len = static_cast<std::uint32_t>(data.size());
+        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+        ASSERT_EQ(send_stream(b.framer.out, ext, data.data(), data.size(), d), tlm::TLM_OK_RESPONSE);
+    };
+    append(pattern(100, 1), 0x10000);  // refetchable: let go once sent
+    append(pattern(200, 2), 0);        // no host copy: held
+    append(pattern(300, 3), 0x20000);  // refetchable, but behind the held one in the ring
+    sc_core::sc_start(us(10));
+    EXPECT_EQ(b.buffer.occupancy(), 500u);  // from the held frame to the end of the stream
+    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, b.nic_iss + 1 + 300);  // acknowledges it
+    sc_core::sc_start(us(10));
+    EXPECT_EQ(b.buffer.occupancy(), 0u);
+}
+
 TEST(TcpEngineTb, UnknownConnectionOnStreamTxIsRefused) {
     toe_bench b("b");
     stream_ext ext;
