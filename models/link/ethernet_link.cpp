@@ -37,7 +37,7 @@ void ethernet_link::transmit(direction& dir, tlm::tlm_generic_payload& gp, sc_co
                                                  << params_.mtu << " + 14");
         return;
     }
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     std::vector<std::uint8_t> bytes;  // storage of a delivered frame, reused
     if (!dir.spare.empty()) {
         bytes = std::move(dir.spare.back());
@@ -72,7 +72,7 @@ void ethernet_link::transmit(direction& dir, tlm::tlm_generic_payload& gp, sc_co
 }
 
 void ethernet_link::deliver(direction& dir, tlm_utils::simple_initiator_socket<ethernet_link>& out) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     while (!dir.queue.empty() && dir.queue.front().arrival <= now) {
         in_flight f = std::move(dir.queue.front());
         dir.queue.pop_front();
