@@ -67,7 +67,7 @@ TEST(OccupancyPool, LongRandomRunMatchesThePlainRule) {
     for (std::uint64_t capacity : {1u, 4u, 32u, 1024u}) {
         std::mt19937_64 rng(capacity);
         occupancy_pool p(capacity);
-        plain_pool ref{capacity};
+        plain_pool ref{capacity, 0, {}};
         sc_core::sc_time t = sc_core::SC_ZERO_TIME;
         for (int i = 0; i < 20000; ++i) {
             t += ns(static_cast<double>(rng() % 40));
