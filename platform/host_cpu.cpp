@@ -62,12 +62,12 @@ void host_cpu::idle_poll(std::uint64_t addr, std::size_t len, std::uint64_t pass
     const sc_core::sc_time period = dmi_.get_read_latency() + from_ps(pass_ps);
     if (!skippable || period == sc_core::SC_ZERO_TIME) return;
     if (!memory_.peek(addr, bytes, len) || ready(bytes)) return;
-    const sc_core::sc_time first = sc_core::sc_time_stamp();
+    const sc_core::sc_time first = sim_now();
     memory_.watch_writes(addr, len, &polled_bytes_written_);
     for (;;) {
         wait(polled_bytes_written_);
         if (!memory_.peek(addr, bytes, len) || !ready(bytes)) continue;
-        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const sc_core::sc_time now = sim_now();
         const std::uint64_t passes = std::max<std::uint64_t>(1, ((now - first).value() + period.value() - 1) / period.value());
         const sc_core::sc_time at = first + sc_core::sc_time::from_value(passes * period.value());
         if (at > now) wait(at - now);
@@ -141,16 +141,16 @@ void host_cpu::dma_free(std::uint64_t addr) {
 
 void host_cpu::irq_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     const auto vector = static_cast<std::uint32_t>(gp.get_address());
-    const sc_core::sc_time at = sc_core::sc_time_stamp() + delay;
+    const sc_core::sc_time at = sim_now() + delay;
     auto it = irq_in_flight_.end();
     while (it != irq_in_flight_.begin() && std::prev(it)->first > at) --it;
     irq_in_flight_.insert(it, {at, vector});
-    irq_arrival_.notify(irq_in_flight_.front().first - sc_core::sc_time_stamp());
+    irq_arrival_.notify(irq_in_flight_.front().first - sim_now());
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
 void host_cpu::irq_method() {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     while (!irq_in_flight_.empty() && irq_in_flight_.front().first <= now) {
         if (irq_in_flight_.front().second < 32) pending_irqs_ |= 1u << irq_in_flight_.front().second;
         irq_in_flight_.pop_front();
@@ -162,9 +162,9 @@ void host_cpu::irq_method() {
 bool host_cpu::wait_interrupt(unsigned vector, std::uint64_t timeout_ps) {
     sync();
     const std::uint32_t bit = vector < 32 ? 1u << vector : 0;
-    const sc_core::sc_time deadline = sc_core::sc_time_stamp() + from_ps(timeout_ps);
+    const sc_core::sc_time deadline = sim_now() + from_ps(timeout_ps);
     while ((pending_irqs_ & bit) == 0) {
-        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const sc_core::sc_time now = sim_now();
         if (now >= deadline) return false;
         wait(deadline - now, irq_event_);
     }

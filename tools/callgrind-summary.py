@@ -54,7 +54,7 @@ def cat(fn,ob):
         return 'SystemC kernel (events, processes, time)'
     if 'malloc' in f or 'free' in f or 'operator new' in f or 'operator delete' in f or '_int_' in f: return 'heap (malloc/free)'
     if 'memmove' in f or 'memcpy' in f or 'memset' in f: return 'memcpy/memset'
-    if 'checksum' in f: return 'TCP/IP checksum'
+    if 'checksum' in f or 'dword_sum' in f: return 'TCP/IP checksum'
     if 'castagnoli' in f or 'crc32c' in f: return 'CRC32c'
     if 'pcie' in f or 'pcix' in f or 'host_memory' in f or 'host_interface' in f or 'occupancy_pool' in f: return 'host bus models (PCIe, memory)'
     if 'tcp' in f.lower() or 'toe' in f or '::net::' in f: return 'TCP engine and codecs'

@@ -125,7 +125,7 @@ void buffer_memory::charge(std::uint64_t bytes, sc_core::sc_time& delay) {
 }
 
 void buffer_memory::account_time() {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     occupancy_integral_ += static_cast<double>(in_use_) * (now - last_change_).to_seconds();
     last_change_ = now;
 }
@@ -169,9 +169,9 @@ void buffer_memory::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& 
 }
 
 void buffer_memory::report_stats(boost::json::object& out) const {
-    const double elapsed = sc_core::sc_time_stamp().to_seconds();
+    const double elapsed = sim_now().to_seconds();
     const double integral =
-        occupancy_integral_ + static_cast<double>(in_use_) * (sc_core::sc_time_stamp() - last_change_).to_seconds();
+        occupancy_integral_ + static_cast<double>(in_use_) * (sim_now() - last_change_).to_seconds();
     out["capacity_bytes"] = params_.capacity;
     out["occupancy_peak_bytes"] = peak_;
     out["occupancy_mean_bytes"] = elapsed > 0 ? integral / elapsed : 0.0;

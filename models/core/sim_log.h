@@ -9,7 +9,7 @@
 
 namespace rnic {
 
-inline std::uint64_t now_ps() { return to_ps(sc_core::sc_time_stamp()); }
+inline std::uint64_t now_ps() { return to_ps(::rnic::sim_now()); }
 
 }  // namespace rnic
 
@@ -17,4 +17,4 @@ inline std::uint64_t now_ps() { return to_ps(sc_core::sc_time_stamp()); }
 #define RNIC_MLOG(lvl, cat, expr) RNIC_LOG_AT(lvl, cat, ::rnic::now_ps(), name(), expr)
 // Same, at the LT-annotated time now + delay.
 #define RNIC_MLOG_D(lvl, cat, delay, expr) \
-    RNIC_LOG_AT(lvl, cat, ::rnic::to_ps(sc_core::sc_time_stamp() + (delay)), name(), expr)
+    RNIC_LOG_AT(lvl, cat, ::rnic::to_ps(::rnic::sim_now() + (delay)), name(), expr)

@@ -41,7 +41,7 @@ public:
     // Convenience for LT targets: `delay` is relative to the current kernel time and is advanced to
     // the finish time.
     void reserve_lt(sc_core::sc_time& delay, const sc_core::sc_time& service) {
-        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const sc_core::sc_time now = sim_now();
         delay = reserve(now + delay, service) - now;
     }
     const sc_core::sc_time& free_at() const { return free_at_; }
@@ -60,7 +60,7 @@ private:
     sc_core::sc_time reserve_backfill(const sc_core::sc_time& ready, const sc_core::sc_time& service) {
         // Bookings that ended before the kernel's present can no longer hold anything back: every
         // caller's ready time is at or after it.
-        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const sc_core::sc_time now = sim_now();
         while (!busy_.empty() && busy_.front().end <= now) busy_.pop_front();
         sc_core::sc_time start = ready;
         auto it = busy_.begin();

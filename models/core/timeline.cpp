@@ -16,6 +16,14 @@ std::string us_text(std::uint64_t ps) {
     return buf;
 }
 
+}  // namespace
+
+namespace detail {
+bool recording = false;  // the_writer().on(), for the inline enabled()
+}  // namespace detail
+
+namespace {
+
 class writer {
 public:
     ~writer() { finish(); }
@@ -32,6 +40,7 @@ public:
         processes_.clear();
         threads_.clear();
         std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
+        detail::recording = true;
         return true;
     }
 
@@ -43,6 +52,7 @@ public:
                      static_cast<unsigned long long>(written_), static_cast<unsigned long long>(dropped_));
         std::fclose(file_);
         file_ = nullptr;
+        detail::recording = false;
     }
 
     bool on() const { return file_ != nullptr; }
@@ -169,7 +179,6 @@ const std::string& args::json() const {
 
 bool open(const std::string& path, std::string* error) { return the_writer().start(path, error); }
 void close() { the_writer().finish(); }
-bool enabled() { return the_writer().on(); }
 void set_max_events(std::uint64_t n) { the_writer().max_events_ = n; }
 std::uint64_t events_written() { return the_writer().written_; }
 std::uint64_t events_dropped() { return the_writer().dropped_; }

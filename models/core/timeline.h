@@ -53,7 +53,12 @@ private:
 bool open(const std::string& path, std::string* error = nullptr);
 // Finishes the JSON (events written so far stay valid) and stops recording.
 void close();
-bool enabled();
+// Whether a timeline is being written. Inline (a flag the writer keeps) because models ask it for
+// every TLP and transfer, and a run without a timeline should pay no call for it.
+namespace detail {
+extern bool recording;
+}
+inline bool enabled() { return detail::recording; }
 void set_max_events(std::uint64_t n);
 std::uint64_t events_written();
 std::uint64_t events_dropped();

@@ -35,7 +35,7 @@ tlm::tlm_response_status dma_engine::bus_transfer(channel& ch, tlm::tlm_command 
                                                   unsigned char* data, std::uint32_t len,
                                                   const sc_core::sc_time& ready, sc_core::sc_time* issued,
                                                   sc_core::sc_time* finish, bus_txn_ext* bx, atomic_op_ext* aop) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     sc_core::sc_time start = ch.setup.reserve(ready, setup_time_);
     const bool read = cmd == tlm::TLM_READ_COMMAND;
     if (read) start = reads_.acquire(start);
@@ -121,7 +121,7 @@ void dma_engine::fail(tlm::tlm_generic_payload& gp, channel& ch, const sc_core::
 }
 
 void dma_engine::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     const sc_core::sc_time ready = now + delay;
     const std::uint32_t len = gp.get_data_length();
     const bool read = gp.is_read();
@@ -236,7 +236,7 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time
     if (datapath_ticks_per_byte_ > 0 && len > 0) {
         const auto ticks = static_cast<sc_core::sc_time::value_type>(len * datapath_ticks_per_byte_ + 0.5);
         const sc_core::sc_time stream_end =
-            ch.datapath.reserve(read ? first_data : first_issue, sc_core::sc_time::from_value(ticks));
+            ch.datapath.reserve(read ? first_data : first_issue, from_ps(ticks));
         finish = std::max(finish, stream_end);
     }
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -317,7 +317,7 @@ void dma_engine::report_stats(boost::json::object& out) const {
                                 {"wait_ps", to_ps(reads_.wait_total())},
                                 {"peak", reads_.peak()}};
     boost::json::array chans;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     for (const channel& c : channels_) {
         boost::json::object o = stats_json(c.stats);
         o["datapath_utilisation"] = c.datapath.utilization(now);

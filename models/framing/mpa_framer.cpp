@@ -110,7 +110,7 @@ void mpa_framer::feed(std::uint32_t conn, conn_state& st, const std::uint8_t* da
     st.failed = true;
     if (crc) ++crc_errors_;
     else ++framing_errors_;
-    RNIC_LOG_AT(warn, mpa, to_ps(sc_core::sc_time_stamp() + rx_delay_), name(),
+    RNIC_LOG_AT(warn, mpa, to_ps(sim_now() + rx_delay_), name(),
                 "connection " << conn << ": " << st.deframer->error_name() << ": " << detail);
     // RFC 5044 §8 codes: 2 CRC error, 3 Marker and ULPDU length field mismatch (IFT names no
     // Terminate codes; these say the same: a frame that cannot be delineated).

@@ -55,7 +55,7 @@ void host_interface::bar_access(tlm::tlm_generic_payload& gp, sc_core::sc_time& 
         std::vector<unsigned> released;
         msix_.write(static_cast<std::uint32_t>(offset), len, value, &released);
         // Unmasking a pending vector sends its message now (PCIe Base Spec §6.1.4.5).
-        for (const unsigned v : released) deliver(msix_.take_pending(v), v, sc_core::sc_time_stamp() + dev_delay);
+        for (const unsigned v : released) deliver(msix_.take_pending(v), v, sim_now() + dev_delay);
     }
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
@@ -73,7 +73,7 @@ void host_interface::deliver(const msix_table::message& m, unsigned vector, cons
     irq.set_byte_enable_ptr(nullptr);
     irq.set_dmi_allowed(false);
     irq.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_core::sc_time host_delay = arrive - sc_core::sc_time_stamp();
+    sc_core::sc_time host_delay = arrive - sim_now();
     irq_out->b_transport(irq, host_delay);
     if (timeline::enabled()) {
         timeline::instant_event(track("msix"), "MSI-X " + std::to_string(vector), to_ps(arrive),
@@ -87,7 +87,7 @@ void host_interface::msix_b_transport(int, tlm::tlm_generic_payload& gp, sc_core
     const auto vector = static_cast<unsigned>(gp.get_address());
     const msix_table::message m = msix_.raise(vector);
     if (m.send) {
-        deliver(m, vector, sc_core::sc_time_stamp() + delay);
+        deliver(m, vector, sim_now() + delay);
     } else {
         RNIC_MLOG_D(debug, pcie, delay, "MSI-X vector " << vector << " is masked: pending");
     }

@@ -13,9 +13,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <systemc>
 #include <utility>
+#include <vector>
 
 namespace rnic {
 
@@ -33,9 +33,9 @@ public:
         if (units > capacity_) units = capacity_;
         retire(ready);
         sc_core::sc_time start = ready;
-        while (in_use_ + units > capacity_ && !releases_.empty()) {
-            const auto [at, n] = releases_.front();
-            releases_.pop_front();
+        while (in_use_ + units > capacity_ && head_ != releases_.size()) {
+            const auto [at, n] = releases_[head_];
+            pop_front();
             if (at > start) start = at;
             in_use_ -= n;
         }
@@ -55,8 +55,8 @@ public:
         if (units > capacity_) units = capacity_;
         std::uint64_t in_use = in_use_;
         sc_core::sc_time start = ready;
-        for (auto it = releases_.begin(); it != releases_.end() && (it->first <= ready || in_use + units > capacity_);
-             ++it) {
+        for (auto it = releases_.begin() + static_cast<std::ptrdiff_t>(head_);
+             it != releases_.end() && (it->first <= ready || in_use + units > capacity_); ++it) {
             if (it->first > start) start = it->first;
             in_use -= it->second;
         }
@@ -68,10 +68,20 @@ public:
     void release_at(const sc_core::sc_time& at, std::uint64_t units = 1) {
         if (capacity_ == 0) return;
         if (units > capacity_) units = capacity_;
-        // Kept sorted by time; releases come nearly in order, so this is an append.
+        // Kept sorted by time; releases come nearly in order, so this is an append. The retired
+        // entries in front of head_ are dropped once they are half the vector (amortised O(1)).
+        if (head_ >= kCompactAt && 2 * head_ >= releases_.size()) {
+            releases_.erase(releases_.begin(), releases_.begin() + static_cast<std::ptrdiff_t>(head_));
+            head_ = 0;
+        }
+        const auto first = releases_.begin() + static_cast<std::ptrdiff_t>(head_);
         auto it = releases_.end();
-        while (it != releases_.begin() && std::prev(it)->first > at) --it;
-        releases_.insert(it, {at, units});
+        while (it != first && std::prev(it)->first > at) --it;
+        if (it == releases_.end()) {
+            releases_.emplace_back(at, units);
+        } else {
+            releases_.insert(it, {at, units});
+        }
     }
 
     std::uint64_t acquires() const { return acquires_; }
@@ -81,15 +91,25 @@ public:
 
 private:
     void retire(const sc_core::sc_time& now) {
-        while (!releases_.empty() && releases_.front().first <= now) {
-            in_use_ -= releases_.front().second;
-            releases_.pop_front();
+        while (head_ != releases_.size() && releases_[head_].first <= now) {
+            in_use_ -= releases_[head_].second;
+            pop_front();
+        }
+    }
+    void pop_front() {
+        if (++head_ == releases_.size()) {  // all retired: start over at the front
+            releases_.clear();
+            head_ = 0;
         }
     }
 
+    static constexpr std::size_t kCompactAt = 64;
     std::uint64_t capacity_;
     std::uint64_t in_use_ = 0;  // units acquired and not yet retired
-    std::deque<std::pair<sc_core::sc_time, std::uint64_t>> releases_;  // sorted by time
+    // Pending releases sorted by time, from releases_[head_] on: a vector used as a queue (one
+    // allocation for the run, no deque blocks), for the PCIe credits and tags taken per TLP.
+    std::vector<std::pair<sc_core::sc_time, std::uint64_t>> releases_;
+    std::size_t head_ = 0;
     std::uint64_t acquires_ = 0, waits_ = 0, peak_ = 0;
     sc_core::sc_time wait_total_ = sc_core::SC_ZERO_TIME;
 };

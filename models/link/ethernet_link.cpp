@@ -37,34 +37,42 @@ void ethernet_link::transmit(direction& dir, tlm::tlm_generic_payload& gp, sc_co
                                                  << params_.mtu << " + 14");
         return;
     }
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     std::vector<std::uint8_t> bytes;  // storage of a delivered frame, reused
     if (!dir.spare.empty()) {
         bytes = std::move(dir.spare.back());
         dir.spare.pop_back();
     }
     bytes.assign(gp.get_data_ptr(), gp.get_data_ptr() + len);
-    fault_injector::outcome fate = dir.faults.apply(std::move(bytes));
-    if (fate.dropped != fault_injector::cause::none) {
-        // A lost frame still took its time on the sender's wire.
-        dir.wire.reserve(now + delay, transfer_time(kPreambleSfd + std::max(len, kMinFrame) + kFcs + kIfg,
-                                                    params_.rate_bps));
-        RNIC_MLOG_D(debug, link, delay, dir.label << ": frame lost");
-        return;
-    }
-    for (std::vector<std::uint8_t>& frame : fate.frames) {
+    // A frame goes on the wire and joins the receiver's queue in arrival order.
+    const auto send = [&](std::vector<std::uint8_t>& frame, std::uint64_t extra_delay_ps) {
         const std::uint32_t flen = static_cast<std::uint32_t>(frame.size());
         const std::uint32_t on_wire = kPreambleSfd + std::max(flen, kMinFrame) + kFcs + kIfg;
         // The frame's last bit leaves at `sent` minus the IFG, which only keeps the wire idle after it.
         const sc_core::sc_time sent = dir.wire.reserve(now + delay, transfer_time(on_wire, params_.rate_bps));
-        const sc_core::sc_time arrival = sent - transfer_time(kIfg, params_.rate_bps) + params_.propagation +
-                                         from_ps(fate.extra_delay_ps);
+        const sc_core::sc_time arrival =
+            sent - transfer_time(kIfg, params_.rate_bps) + params_.propagation + from_ps(extra_delay_ps);
         auto it = dir.queue.end();
         while (it != dir.queue.begin() && std::prev(it)->arrival > arrival) --it;
         dir.queue.insert(it, {arrival, std::move(frame)});
         ++dir.frames;
         dir.bytes += flen;
         dir.wire_bytes += on_wire;
+    };
+    if (dir.faults.inert()) {
+        // No fault configured: the frame goes as apply() would return it, without its draws.
+        dir.faults.pass();
+        send(bytes, 0);
+    } else {
+        fault_injector::outcome fate = dir.faults.apply(std::move(bytes));
+        if (fate.dropped != fault_injector::cause::none) {
+            // A lost frame still took its time on the sender's wire.
+            dir.wire.reserve(now + delay, transfer_time(kPreambleSfd + std::max(len, kMinFrame) + kFcs + kIfg,
+                                                        params_.rate_bps));
+            RNIC_MLOG_D(debug, link, delay, dir.label << ": frame lost");
+            return;
+        }
+        for (std::vector<std::uint8_t>& frame : fate.frames) send(frame, fate.extra_delay_ps);
     }
     dir.arrival_event.notify(dir.queue.front().arrival - now);
     // The transmitter (MAC) is free to go on once the frame has been handed over: the sender's
@@ -72,7 +80,7 @@ void ethernet_link::transmit(direction& dir, tlm::tlm_generic_payload& gp, sc_co
 }
 
 void ethernet_link::deliver(direction& dir, tlm_utils::simple_initiator_socket<ethernet_link>& out) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     while (!dir.queue.empty() && dir.queue.front().arrival <= now) {
         in_flight f = std::move(dir.queue.front());
         dir.queue.pop_front();

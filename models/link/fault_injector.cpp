@@ -45,7 +45,7 @@ bool load_loss_trace(const std::string& path, std::set<std::uint64_t>* drops, st
     return true;
 }
 
-fault_injector::fault_injector(const fault_config& cfg, std::uint64_t seed) : cfg_(cfg) {
+fault_injector::fault_injector(const fault_config& cfg, std::uint64_t seed) : cfg_(cfg), inert_(!cfg.active()) {
     // xoshiro256** seeded through splitmix64: fast, and the same on every platform.
     std::uint64_t s = seed;
     for (std::uint64_t& w : state_) {

@@ -56,6 +56,11 @@ public:
     fault_injector(const fault_config& cfg, std::uint64_t seed);
 
     outcome apply(std::vector<std::uint8_t> frame);
+    // No fault is configured (the configuration is fixed for the run): apply() would hand every
+    // frame back unchanged, and its random draws could never matter. A link may then skip it and
+    // count the frame with pass(), without apply()'s draws and outcome list.
+    bool inert() const { return inert_; }
+    void pass() { ++stats_.frames; }
     const counters& stats() const { return stats_; }
 
 private:
@@ -65,6 +70,7 @@ private:
     bool split_tcp(const std::vector<std::uint8_t>& frame, std::vector<std::vector<std::uint8_t>>& out);
 
     fault_config cfg_;
+    bool inert_;
     std::uint64_t state_[4];
     bool ge_bad_ = false;
     counters stats_;

@@ -185,7 +185,7 @@ void rdma_engine::sq_doorbell(std::uint32_t qpn, std::uint32_t producer, const s
         return;
     }
     // Applied when the write reaches the engine, not before (the thread checks arrival times).
-    qp->sq_doorbells.push_back({sc_core::sc_time_stamp() + delay, producer});
+    qp->sq_doorbells.push_back({sim_now() + delay, producer});
     work_event_.notify(delay);
 }
 
@@ -207,7 +207,7 @@ void rdma_engine::cq_arm(std::uint32_t cqn, const sc_core::sc_time& delay) { com
 // ---- transmit thread -------------------------------------------------------------------------
 
 bool rdma_engine::take_doorbells(qp_context& qp) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     while (!qp.sq_doorbells.empty() && qp.sq_doorbells.front().arrival <= now) {
         qp.sq_producer = qp.sq_doorbells.front().producer;
         qp.sq_doorbells.pop_front();
@@ -224,7 +224,7 @@ bool rdma_engine::take_doorbells(qp_context& qp) {
 
 sc_core::sc_time rdma_engine::next_doorbell_arrival() {
     sc_core::sc_time earliest = sc_core::SC_ZERO_TIME;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     for (std::uint32_t i = 0; i < ctx_out->qp_slots(); ++i) {
         const qp_context* qp = ctx_out->qp(i);
         if (qp == nullptr || qp->sq_doorbells.empty()) continue;
@@ -260,7 +260,7 @@ void rdma_engine::tx_thread() {
             // earliest pending one): wake at its arrival at the latest.
             const sc_core::sc_time next = next_doorbell_arrival();
             if (next == sc_core::SC_ZERO_TIME) wait(work_event_);
-            else wait(next - sc_core::sc_time_stamp(), work_event_);
+            else wait(next - sim_now(), work_event_);
             continue;
         }
         serve(static_cast<std::uint32_t>(qpn), *ctx_out->qp(static_cast<std::uint32_t>(qpn)));

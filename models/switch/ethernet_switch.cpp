@@ -143,7 +143,7 @@ sc_core::sc_time ethernet_switch::serialisation(std::uint32_t len, double rate_b
 }
 
 void ethernet_switch::receive(int port, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     const sc_core::sc_time arrival = now + delay;
     port_state& in = *ports_[port];
     const std::uint8_t* frame = gp.get_data_ptr();
@@ -230,7 +230,7 @@ sc_core::sc_time ethernet_switch::ready_time(int ingress, int output, std::uint3
     const double in_rate = ports_[ingress]->rate_bps, out_rate = ports_[output]->rate_bps;
     if (params_.mode == forwarding_mode::cut_through && out_rate <= in_rate) {
         // max(arrival - ingress serialisation + latency, now), without going below time zero.
-        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const sc_core::sc_time now = sim_now();
         const sc_core::sc_time ser_in = serialisation(len, in_rate);
         const sc_core::sc_time t = arrival + params_.latency;
         return t > ser_in && t - ser_in > now ? t - ser_in : now;
@@ -250,7 +250,7 @@ void ethernet_switch::forward(int ingress, int output, const std::uint8_t* frame
         q.charged = a.charged;
         if (a.ecn_congested && net::mark_ecn_ce(q.data.data(), len) == net::EcnMark::marked) ++out.c.ecn_marked;
         out.queue.push_back(std::move(q));
-        note_occupancy(output, sc_core::sc_time_stamp());
+        note_occupancy(output, sim_now());
         schedule(output);
     } else {
         const char* cause = "";
@@ -323,7 +323,7 @@ bool ethernet_switch::needs_timely_release(const port_state& p) const {
 
 void ethernet_switch::schedule(int port) {
     port_state& p = *ports_[port];
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     std::optional<sc_core::sc_time> next;
     auto consider = [&next](const sc_core::sc_time& t) {
         if (!next || t < *next) next = t;
@@ -341,7 +341,7 @@ void ethernet_switch::schedule(int port) {
 
 void ethernet_switch::output_method(int port) {
     port_state& p = *ports_[port];
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     retire(port, now);
     if (p.pfc_refresh_at && *p.pfc_refresh_at <= now) {
         p.pfc_refresh_at.reset();
@@ -359,7 +359,7 @@ void ethernet_switch::output_method(int port) {
 
 void ethernet_switch::start_pfc_frame(int port) {
     port_state& p = *ports_[port];
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     const bool pause = p.pfc_to_send == pfc_pending::xoff;
     p.pfc_to_send = pfc_pending::none;
     net::PfcFrame pfc;
@@ -385,7 +385,7 @@ void ethernet_switch::start_pfc_frame(int port) {
 
 void ethernet_switch::start_data_frame(int port) {
     port_state& p = *ports_[port];
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     queued_frame q = std::move(p.queue.front());
     p.queue.pop_front();
     const std::uint32_t len = static_cast<std::uint32_t>(q.data.size());
@@ -402,13 +402,13 @@ void ethernet_switch::start_data_frame(int port) {
 
 sc_core::sc_time ethernet_switch::time_paused(int port) const {
     const port_state& p = *ports_[port];
-    const sc_core::sc_time end = std::min(sc_core::sc_time_stamp(), p.paused_until);
+    const sc_core::sc_time end = std::min(sim_now(), p.paused_until);
     return p.paused_total + (end > p.pause_began ? end - p.pause_began : sc_core::SC_ZERO_TIME);
 }
 
 std::vector<std::uint64_t> ethernet_switch::occupancy_maxima(int port) const {
     const port_state& p = *ports_[port];
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     interval_max_trace trace = p.occupancy;
     if (p.leaving && p.leaving->last_bit <= now) {  // left, not yet given back (lazily)
         trace.set(to_ps(p.leaving->last_bit), buffer_.queue_bytes(port) - p.leaving->len);

@@ -115,7 +115,7 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
         c->records.push_back(r);
     }
     c->append(gp.get_data_ptr(), len, delay);
-    if (params_.tx_ahead_frames > 0) c->appended_at.emplace_back(c->appended(), sc_core::sc_time_stamp() + delay);
+    if (params_.tx_ahead_frames > 0) c->appended_at.emplace_back(c->appended(), sim_now() + delay);
     ext->stream_end = c->appended();
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     if (c->in_callback > 0) {
@@ -127,7 +127,7 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
     c->ctx_delay = delay;
     // Segments end on FPDU boundaries when possible (RFC 5044 §5).
     c->tcp().mark_boundary(c->appended());
-    c->tcp().on_send_data(time_ns(sc_core::sc_time_stamp() + delay), len);
+    c->tcp().on_send_data(time_ns(sim_now() + delay), len);
     reschedule_timer();
 }
 
@@ -139,7 +139,7 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
         while (!c.appended_at.empty() && c.appended_at.front().first <= stream_offset) c.appended_at.pop_front();
         for (const auto& [end, at] : c.appended_at) {
             if (end < stream_offset + len) continue;
-            if (at > sc_core::sc_time_stamp() + delay) delay = at - sc_core::sc_time_stamp();
+            if (at > sim_now() + delay) delay = at - sim_now();
             break;
         }
     }
@@ -203,7 +203,7 @@ std::size_t tcp_engine::frames_ahead(const sc_core::sc_time& at) const {
 
 bool tcp_engine::may_transmit(connection& c) {
     if (params_.tx_ahead_frames == 0) return true;
-    if (frames_ahead(sc_core::sc_time_stamp() + c.ctx_delay) < params_.tx_ahead_frames) return true;
+    if (frames_ahead(sim_now() + c.ctx_delay) < params_.tx_ahead_frames) return true;
     if (!c.tx_waiting) {
         c.tx_waiting = true;
         tx_waiting_.push_back(c.id());
@@ -215,7 +215,7 @@ bool tcp_engine::may_transmit(connection& c) {
 
 void tcp_engine::schedule_tx_ready() {
     if (tx_waiting_.empty()) return;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     while (!wire_ends_.empty() && wire_ends_.front() <= now) wire_ends_.pop_front();
     if (params_.honour_pause) {
         // The MAC's own queue: mac_tx_method wakes the waiting connections as frames start.
@@ -230,7 +230,7 @@ void tcp_engine::schedule_tx_ready() {
 }
 
 void tcp_engine::tx_ready_method() {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     // Each waiting connection in turn while the link has room; one that fills it again goes to the
     // back of the queue (round robin between connections, as a NIC's transmit scheduler serves them).
     for (std::size_t turns = tx_waiting_.size(); turns > 0 && !tx_waiting_.empty(); --turns) {
@@ -249,13 +249,13 @@ void tcp_engine::send_frame(const std::uint8_t* frame, std::size_t len, std::uin
     stream_ext ext;
     ext.conn = conn;
     if (params_.tx_ahead_frames > 0 && !params_.honour_pause) {
-        const sc_core::sc_time ready = sc_core::sc_time_stamp() + delay;
+        const sc_core::sc_time ready = sim_now() + delay;
         const sc_core::sc_time start = wire_ends_.empty() ? ready : std::max(ready, wire_ends_.back());
         wire_ends_.push_back(start + wire_time(len));
     }
     if (params_.honour_pause) {
         // Flow control on: the MAC's queue, paced at line rate and held while paused.
-        mac_held_.push_back({std::vector<std::uint8_t>(frame, frame + len), conn, sc_core::sc_time_stamp() + delay});
+        mac_held_.push_back({std::vector<std::uint8_t>(frame, frame + len), conn, sim_now() + delay});
         mac_schedule();
         return;
     }
@@ -264,14 +264,14 @@ void tcp_engine::send_frame(const std::uint8_t* frame, std::size_t len, std::uin
 
 void tcp_engine::mac_schedule() {
     if (mac_held_.empty()) return;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     const sc_core::sc_time start = std::max({mac_held_.front().ready, mac_wire_free_, paused_until_, now});
     mac_tx_event_.cancel();
     mac_tx_event_.notify(start - now);
 }
 
 void tcp_engine::mac_tx_method() {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     while (!mac_held_.empty() && mac_held_.front().ready <= now && mac_wire_free_ <= now && paused_until_ <= now) {
         held_frame f = std::move(mac_held_.front());
         mac_held_.pop_front();
@@ -320,7 +320,7 @@ void tcp_engine::hold_for_arp(std::uint32_t ip, const std::vector<std::uint8_t>&
     }
     u.frames.push_back(frame);
     ++arp_held_frames_;
-    const sc_core::sc_time now = sc_core::sc_time_stamp() + delay;
+    const sc_core::sc_time now = sim_now() + delay;
     if (u.asked && now < u.asked_at + params_.arp_retry) return;
     u.asked = true;
     u.asked_at = now;
@@ -445,7 +445,7 @@ void tcp_engine::wait_for_placement_room(sc_core::sc_time& delay) {
     if (!placing_.bounded()) return;
     // The pipeline would start this frame at `start`; with the write queue to the host bus full it
     // starts when enough placements have landed.
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     const sc_core::sc_time start = std::max(now + delay, rx_pipe_.free_at());
     const std::uint64_t room = placing_.room_at(to_ps(start));
     if (room > to_ps(start)) delay = from_ps(room) - now;
@@ -456,11 +456,11 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     if (params_.honour_pause &&
         net::frame_ethertype(gp.get_data_ptr(), gp.get_data_length()) == net::kEtherTypeMacControl) {
         // Consumed by the MAC, before the receive pipeline.
-        handle_mac_control(gp.get_data_ptr(), gp.get_data_length(), sc_core::sc_time_stamp() + delay);
+        handle_mac_control(gp.get_data_ptr(), gp.get_data_length(), sim_now() + delay);
         return;
     }
     ++rx_frames_;
-    if (!admit_ingress(static_cast<std::uint32_t>(gp.get_data_length()), sc_core::sc_time_stamp() + delay)) return;
+    if (!admit_ingress(static_cast<std::uint32_t>(gp.get_data_length()), sim_now() + delay)) return;
     wait_for_placement_room(delay);
     rx_pipe_.reserve_lt(delay, cycles_time(params_.rx_cycles_per_segment, params_.clock_hz));
     if (net::frame_ethertype(gp.get_data_ptr(), gp.get_data_length()) == net::kEtherTypeArp) {
@@ -514,7 +514,7 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     if (!admit_out_of_order(*c, *frame, gp.get_data_ptr() + frame->payload_offset, delay)) return;
     c->ctx_delay = delay;
     ++c->in_callback;
-    c->tcp().on_segment(time_ns(sc_core::sc_time_stamp() + delay), frame->tcp,
+    c->tcp().on_segment(time_ns(sim_now() + delay), frame->tcp,
                         gp.get_data_ptr() + frame->payload_offset, frame->payload_len,
                         (frame->ip.dscp_ecn & net::ecn::mask) == net::ecn::ce);
     --c->in_callback;
@@ -522,12 +522,12 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
         const std::size_t len = c->deferred;
         c->deferred = 0;
         c->tcp().mark_boundary(c->appended());
-        c->tcp().on_send_data(time_ns(sc_core::sc_time_stamp() + c->ctx_delay), len);
+        c->tcp().on_send_data(time_ns(sim_now() + c->ctx_delay), len);
     }
     if (c->close_deferred) {
         // Closed from inside the callback (after a Terminate): the FIN follows the deferred bytes.
         c->close_deferred = false;
-        c->tcp().close(time_ns(sc_core::sc_time_stamp() + c->ctx_delay));
+        c->tcp().close(time_ns(sim_now() + c->ctx_delay));
     }
     account_reassembly(*c, delay);
     reschedule_timer();
@@ -572,7 +572,7 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["rx_frames"] = rx_frames_;
     out["rx_bad_frames"] = rx_bad_frames_;
     if (params_.honour_pause) {
-        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const sc_core::sc_time now = sim_now();
         const sc_core::sc_time running =
             paused_until_ > pause_began_ ? std::min(now, paused_until_) - std::min(now, pause_began_) : sc_core::SC_ZERO_TIME;
         out["flow_control"] = {{"pause_frames_received", pause_frames_},

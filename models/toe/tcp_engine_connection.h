@@ -130,7 +130,7 @@ public:
         send_stream(engine_.stream_rx_out, ext, data, len, d);
         // `d` now ends when the bytes have landed in host memory; the ACK does not wait for that,
         // but the next segment waits while too many are still on their way (placement_backlog).
-        engine_.placing_.add(to_ps(sc_core::sc_time_stamp() + d), len);
+        engine_.placing_.add(to_ps(sim_now() + d), len);
     }
     void acked(std::uint64_t acked_offset) override {
         release_until(acked_offset);
@@ -142,7 +142,7 @@ public:
         engine_.tx_progress_out->on_tx_acked(id_, acked_offset, ctx_delay);
     }
     void state_changed(tcp::State from, tcp::State to) override {
-        RNIC_LOG_AT(debug, toe, to_ps(sc_core::sc_time_stamp() + ctx_delay), engine_.name(),
+        RNIC_LOG_AT(debug, toe, to_ps(sim_now() + ctx_delay), engine_.name(),
                     "connection " << id_ << ": " << tcp::to_string(from) << " -> " << tcp::to_string(to));
         // Once released, the owner hears nothing more of it (it may be gone, and the id may soon
         // name another connection).

@@ -77,7 +77,7 @@ int tcp_engine::tcp_connect(const tcp_open_params& p) {
     RNIC_MLOG(debug, toe, "connection " << c->id() << ": connect " << net::format_ipv4(p.remote_ip) << ":"
                                          << p.remote_port << " from port " << p.local_port);
     c->ctx_delay = sc_core::SC_ZERO_TIME;
-    c->tcp().connect(time_ns(sc_core::sc_time_stamp()));
+    c->tcp().connect(time_ns(sim_now()));
     reschedule_timer();
     return static_cast<int>(c->id());
 }
@@ -96,7 +96,7 @@ void tcp_engine::tcp_close(std::uint32_t conn) {
             return;
         }
         c->ctx_delay = sc_core::SC_ZERO_TIME;
-        c->tcp().close(time_ns(sc_core::sc_time_stamp()));
+        c->tcp().close(time_ns(sim_now()));
         reschedule_timer();
     }
 }

@@ -40,7 +40,7 @@ void tcp_engine::reschedule_timer() {
     if (deadlines_.empty()) return;
     const std::uint64_t next = deadlines_.begin()->first;
     const sc_core::sc_time at = from_ps(next * 1000);
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     if (timer_armed_ && timer_at_ <= at && timer_at_ >= now) return;
     timer_armed_ = true;
     timer_at_ = at > now ? at : now;
@@ -50,7 +50,7 @@ void tcp_engine::reschedule_timer() {
 
 void tcp_engine::timer_method() {
     timer_armed_ = false;
-    const std::uint64_t now = time_ns(sc_core::sc_time_stamp());
+    const std::uint64_t now = time_ns(sim_now());
     // The connections due now, in connection order. A timer that fires only sets deadlines after
     // `now`, so none joins them on the way; one may be cancelled, hence the check at its turn.
     index_deadlines();

@@ -52,6 +52,37 @@ TEST(FaultInjector, RandomLossHitsItsRateAndRepeatsForTheSameSeed) {
     EXPECT_EQ(a.stats().dropped_random, static_cast<std::uint64_t>(lost));
 }
 
+// With no fault configured the injector is inert (a link skips apply() for it): apply() then hands
+// every frame back unchanged and alone; any configured fault makes it live.
+TEST(FaultInjector, InertOnlyWithoutFaultsAndThenAppliesNothing) {
+    fault_injector none(fault_config{}, 5);
+    EXPECT_TRUE(none.inert());
+    const std::vector<std::uint8_t> frame = tcp_frame(100);
+    for (int i = 0; i < 1000; ++i) {
+        const fault_injector::outcome o = none.apply(frame);
+        ASSERT_EQ(o.dropped, fault_injector::cause::none);
+        ASSERT_FALSE(o.corrupted || o.duplicated);
+        ASSERT_EQ(o.extra_delay_ps, 0u);
+        ASSERT_EQ(o.frames.size(), 1u);
+        ASSERT_EQ(o.frames.front(), frame);
+    }
+    none.pass();
+    EXPECT_EQ(none.stats().frames, 1001u);
+    for (int k = 0; k < 7; ++k) {
+        fault_config cfg;
+        switch (k) {
+            case 0: cfg.loss = 0.1; break;
+            case 1: cfg.ge_good_to_bad = 0.1; break;
+            case 2: cfg.trace_drops = {3}; break;
+            case 3: cfg.reorder = 0.1; break;
+            case 4: cfg.duplicate = 0.1; break;
+            case 5: cfg.corrupt = 0.1; break;
+            default: cfg.resegment = 0.1; break;
+        }
+        EXPECT_FALSE(fault_injector(cfg, 5).inert()) << "fault " << k;
+    }
+}
+
 TEST(FaultInjector, GilbertElliottLossComesInBursts) {
     fault_config cfg;
     cfg.ge_good_to_bad = 0.01;
