@@ -143,18 +143,19 @@ mkdir -p "sweeps-out/study-loss-rates$suffix"
   for s in loss loss-rates loss-bursty reorder loss-rare; do
     t="sweeps-out/study-$s$suffix/table.csv"
     [ -f "$t" ] || continue
-    cols=loss; [ "$s" = reorder ] && cols=link.a_to_b.reorder; [ "$s" = loss-rare ] && cols=rnic.tcp.sack_recovery
+    cols=loss; [ "$s" = reorder ] && cols=link.a_to_b.reorder; [ "$s" = loss-rare ] && cols=status  # one loss rate: a column of "ok" runs
     for m in "goodput_gbps:Goodput (Gb/s):1:1" "p99_ns:p99 Write completion time (us):0.001:1" \
              "b_reassembly_peak_bytes:Peak reassembly occupancy (KiB):0.0009765625:1" \
              "b_moved_bytes/delivered_bytes:NIC-memory bytes moved per delivered byte:1:3"; do
       IFS=: read -r metric title scale digits <<< "$m"
       for sack in false true; do
         [ "$s" = loss-rare ] && [ "$sack" = false ] && continue  # SACK recovery only (see the sweep file)
+        where=(--where rnic.tcp.sack_recovery=$sack); [ "$s" = loss-rare ] && where=()  # not an axis there
         echo
         echo "study-$s, $title, rnic.tcp.sack_recovery=$sack:"
         echo
         python3 tools/study-table.py "$t" --rows rx_path --cols "$cols" --metric "$metric" \
-          --where rnic.tcp.sack_recovery=$sack --scale "$scale" --digits "$digits"
+          "${where[@]}" --scale "$scale" --digits "$digits"
       done
     done
   done
