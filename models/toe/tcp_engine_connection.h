@@ -82,8 +82,6 @@ public:
     };
     std::deque<fpdu_record> records;
 
-    // Releases buffer-memory occupancy up to `offset` (at ack, or at first transmission when the
-    // retransmit source is host memory).
     // retransmit_from_host: how far below `offset` the send ring may let go, namely up to the first
     // unacknowledged frame that cannot be fetched again from host memory (records are in stream
     // order; acknowledged ones are gone).
@@ -95,6 +93,8 @@ public:
         return offset;
     }
 
+    // Releases buffer-memory occupancy up to `offset` (at ack, or at first transmission when the
+    // retransmit source is host memory).
     void release_until(std::uint64_t offset) {
         if (offset > released_) {
             engine_.buffer_.release_send(offset - released_);
