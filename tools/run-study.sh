@@ -36,7 +36,7 @@ for b in build/bin/rnic-sim "$sweep_bin"; do
   [ -x "$b" ] || { echo "run-study.sh: $b is missing; build it: cmake --build build -j2 --target rnic-sim rnic-sweep" >&2; exit 2; }
 done
 
-studies=(loss buffer-size hostbus bursts resegment loss-rates loss-bursty reorder)
+studies=(loss buffer-size hostbus bursts resegment loss-rates loss-bursty reorder framing-overhead)
 figdir=docs/studies/figures
 [ "$large" = 1 ] && figdir=docs/studies/figures/large
 mkdir -p "$figdir"
