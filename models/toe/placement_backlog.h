@@ -33,17 +33,21 @@ public:
     // the next segment may enter the receive pipeline. Placements finished by then are forgotten (the
     // pipeline takes segments in time order, so no later question asks about an earlier time).
     std::uint64_t room_at(std::uint64_t at_ps) {
-        std::uint64_t start = at_ps;
-        while (!pending_.empty() && (pending_.top().first <= start || bytes_ > capacity_)) {
-            start = std::max(start, pending_.top().first);
-            bytes_ -= pending_.top().second;
-            pending_.pop();
-        }
+        const std::uint64_t start = drain(pending_, bytes_, at_ps);
         if (start > at_ps) {
             ++stalls_;
             stall_ps_ += start - at_ps;
         }
         return start;
+    }
+
+    // The same time as room_at, forgetting nothing and counting no stall: for a frame the ingress
+    // FIFO may still refuse (the next frame may then ask about an earlier time).
+    std::uint64_t peek_room_at(std::uint64_t at_ps) const {
+        if (!bounded()) return at_ps;
+        auto pending = pending_;
+        std::uint64_t bytes = bytes_;
+        return drain(pending, bytes, at_ps);
     }
 
     std::uint64_t bytes() const { return bytes_; }
@@ -52,6 +56,17 @@ public:
     std::uint64_t stall_ps() const { return stall_ps_; }
 
 private:
+    template <typename Queue>
+    std::uint64_t drain(Queue& pending, std::uint64_t& bytes, std::uint64_t at_ps) const {
+        std::uint64_t start = at_ps;
+        while (!pending.empty() && (pending.top().first <= start || bytes > capacity_)) {
+            start = std::max(start, pending.top().first);
+            bytes -= pending.top().second;
+            pending.pop();
+        }
+        return start;
+    }
+
     using entry = std::pair<std::uint64_t, std::uint64_t>;  // done_ps, bytes
     std::uint64_t capacity_;
     std::priority_queue<entry, std::vector<entry>, std::greater<entry>> pending_;  // earliest first

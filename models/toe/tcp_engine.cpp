@@ -423,7 +423,10 @@ bool tcp_engine::admit_ingress(std::uint32_t bytes, const sc_core::sc_time& arri
         if (ingress_.front().spilled) ingress_spilled_bytes_ -= ingress_.front().bytes;
         ingress_.pop_front();
     }
-    const sc_core::sc_time start = std::max(arrival, rx_pipe_.free_at());
+    sc_core::sc_time start = std::max(arrival, rx_pipe_.free_at());
+    // A full write queue to the host bus holds the frame back too (wait_for_placement_room), so a
+    // receiver slower on its bus than its port fills this FIFO and then drops, as hardware would.
+    if (placing_.bounded()) start = std::max(start, from_ps(placing_.peek_room_at(to_ps(start))));
     if (start <= arrival) return true;  // the pipeline takes it at once: no wait
     bool spilled = false;
     if (ingress_.size() >= params_.rx_ingress_frames) {

@@ -296,6 +296,34 @@ TEST(TcpEngineTb, FramesPlacedOutOfOrderFillTheWriteQueueToTheHostBusAndHoldTheN
     EXPECT_EQ(o["placement"].as_object()["peak_bytes"].to_number<std::uint64_t>(), 1200u);
 }
 
+TEST(TcpEngineTb, AFullWriteQueueToTheHostBusFillsTheIngressFifoAndItDrops) {
+    // A receiver slower on its bus than on its port: frames waiting for the write queue wait in the
+    // ingress FIFO (rnic.tcp.rx_ingress_frames), and once it is full, with no buffer memory to spill
+    // into, the next frame is dropped (seed 001 §5.3's bufferless NIC behind a slow host bus).
+    tcp_engine_params p;
+    p.rx_placement_backlog = 1000;
+    p.rx_ingress_frames = 1;
+    p.rx_ingress_buffer = 0;
+    toe_bench b("b", p);
+    b.handshake();
+    b.stubs.place_landing = us(50);
+    const std::uint32_t seq0 = kPeerIss + 1;
+    // Placed out of order, landing 50 us later: the queue stays over its 1000 bytes until then.
+    b.peer_sends(net::tcp_flags::ack, seq0 + 500, b.nic_iss + 1, pattern(1200, 7));
+    sc_core::sc_start(us(1));
+    // The next frame waits in the FIFO for the queue; the one after finds the FIFO full.
+    b.peer_sends(net::tcp_flags::ack, seq0 + 1700, b.nic_iss + 1, pattern(100, 3));
+    sc_core::sc_start(us(1));
+    b.peer_sends(net::tcp_flags::ack, seq0 + 1800, b.nic_iss + 1, pattern(100, 4));
+    sc_core::sc_start(us(100));
+    boost::json::object o;
+    b.toe.report_stats(o);
+    const boost::json::object& ingress = o["ingress"].as_object();
+    EXPECT_EQ(ingress.at("drops").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(ingress.at("peak_waiting_frames").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(b.stubs.offered, 2u);  // the dropped frame never reached the framer
+}
+
 TEST(TcpEngineTb, StreamBytesGoOutAsASegmentAndTheAckIsReported) {
     toe_bench b("b");
     b.handshake();
