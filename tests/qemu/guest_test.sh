@@ -18,7 +18,11 @@
 # bytes each) from user space against host b's perf_server, which checks every byte it can see; the
 # tool checks its Reads and the FetchAdds' originals. Its buffer is an anonymous mmap registered by
 # pinning (RNIC_IOC_REG_USER_MR: 1 MiB + 4 KiB in four regions, 259 pages pinned, page lists).
-#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf]
+# With MODE "kping", the pings run from the kernel through the RDMA core: rnic.ko's iWARP ib_device,
+# rdma_cm and iw_cm, and the kernel consumer rnic_kping.ko (driver/linux/tools/rnic_kping.c); the
+# test also checks the device as the RDMA core shows it (node type RNIC, port active, GID = MAC),
+# the firmware's connect and the graceful close as the driver logged them.
+#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf|kping]
 set -uo pipefail
 SIM=$1 PINGS=${2:-20} SIZE=${3:-3000} MODE=${4:-plain}
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -31,6 +35,7 @@ LOG="${RNIC_GUEST_DIR:-$REPO/build/rnic-guest}/ctest-$$"
 EXTRA=(--param bar_bench=200)
 [ "$MODE" = misuse ] && EXTRA+=(--param inject=bad_dma+bad_doorbell+bad_command+bad_order+bad_wqe)
 [ "$MODE" = tool ] && EXTRA+=(--tool rping)
+[ "$MODE" = kping ] && EXTRA+=(--tool kping)
 [ "$MODE" = perf ] && EXTRA+=(--tool perf "--perf-args=-t,all,-s,$SIZE,-n,$PINGS,-q,16")
 "$REPO/driver/linux/guest/run-guest.py" --sim "$SIM" --pings "$PINGS" --size "$SIZE" --timeout 180 --log-dir "$LOG" \
     "${EXTRA[@]}"
@@ -82,7 +87,7 @@ if mode == "misuse":
     want(r["log"]["errors"] >= 2, "errors counted in the results")
 else:
     want(r["log"]["errors"] == 0, f"{r['log']['errors']} error lines in rnic-sim's log")
-if mode != "perf":
+if mode not in ("perf", "kping"):
     want(f"{pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest, "the guest's own check line")
 if mode == "perf":
     for op, check in [("write", "server: "), ("read", "client: "), ("send", "server: "), ("fetchadd", "client: originals")]:
@@ -93,6 +98,20 @@ if mode == "perf":
     want("deregistered, its pages unpinned" in guest, "RNIC_IOC_DEREG_MR of the data region")
     want("rnic_perf: PASS" in guest and "RNIC-GUEST: PASS (rnic_perf)" in guest, "the tool's verdict")
     want(": removed" in guest and "released QP" in guest, "teardown lines (QP released, driver removed)")
+elif mode == "kping":
+    want("node_type 4: RNIC, port 1 1: DOWN" in guest or "node_type 4: RNIC, port 1 2: INIT" in guest,
+         "the RDMA core's view of the device before the interface is up (node type RNIC)")
+    want("gid 0200:0000:000a:0000:0000:0000:0000:0000" in guest, "GID 0 = the station MAC")
+    want("up, port 1 4: ACTIVE" in guest, "port 1 active once rnic0 has its address")
+    want("resolved to device rnic0 port 1 (node type iWARP RNIC)" in guest, "rdma_cm resolved host b to rnic0")
+    want("iw_cm: QP 0 connect 10.0.0.1:" in guest and "-> 10.0.0.2:7174: established (0)" in guest,
+         "the firmware's connect through iw_cm")
+    want(f"rnic_kping: {pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest,
+         "rnic_kping's own check line")
+    want("iw_cm: QP 0 closed (graceful, firmware state 0)" in guest and "rnic_kping: disconnected" in guest,
+         "the graceful close (rdma_disconnect, firmware closing, idle)")
+    want("rnic_kping: PASS" in guest and "RNIC-GUEST: PASS (rnic_kping)" in guest, "the consumer's verdict")
+    want("RDMA core: device unregistered" in guest and ": removed" in guest, "teardown lines")
 elif mode == "tool":
     want(f"rnic_rping: PASS {pings} pings" in guest and "RNIC-GUEST: PASS (rnic_rping)" in guest, "the tool's verdict")
     want(" #bytes     #iterations" in guest, "the tool's perftest-style table")

@@ -28,9 +28,10 @@ def main():
     ap.add_argument("--size", type=int, default=3000)
     ap.add_argument("--timeout", type=float, default=240.0, help="wall seconds for the whole run")
     ap.add_argument("--log-dir", default=None, help="where guest.log, sim.log and results.json go")
-    ap.add_argument("--tool", choices=["rping", "perf"], default=None,
+    ap.add_argument("--tool", choices=["rping", "perf", "kping"], default=None,
                     help="run from user space over /dev/rnic0 instead of the module's self-test: rping (rnic_rping "
-                         "against host b's rping server) or perf (rnic_perf against host b's perf_server)")
+                         "against host b's rping server), perf (rnic_perf against host b's perf_server) or kping (the kernel "
+                         "consumer rnic_kping.ko through rdma_cm and the RDMA core against host b's rping server)")
     ap.add_argument("--perf-args", default="-t,all,-s,4096,-n,1000,-q,16",
                     help="rnic_perf's arguments, ',' between words (default %(default)s)")
     ap.add_argument("--shell", action="store_true", help="the guest drops to a shell at the end")
@@ -61,6 +62,9 @@ def main():
     append = f"console=ttyS0 loglevel=7 panic=-1 rnic_params={params}" + (" rnic_shell=1" if a.shell else "")
     if a.tool == "rping":
         append += f" rnic_tool=rnic_rping,-a,10.0.0.2,-p,7174,-C,{a.pings},-S,{a.size}"
+    elif a.tool == "kping":
+        append += (f" rnic_ifaddr=10.0.0.1/24 rnic_kping=server_ip=10.0.0.2,server_port=7174,count={a.pings},"
+                   f"size={a.size}")
     elif a.tool == "perf":
         append += f" rnic_tool=rnic_perf,-a,10.0.0.2,-p,18515,{a.perf_args}"
     qemu_cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "256M", "-smp", "1",
