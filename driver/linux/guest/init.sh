@@ -59,7 +59,7 @@ if [ -n "$KPING" ]; then
     IFADDR=$(sed -n -e 's/.*[[:space:]]rnic_ifaddr=\([^[:space:]]*\).*/\1/p' /proc/cmdline)
     for ibdev in /sys/class/infiniband/*; do
         [ -e "$ibdev" ] || finish "FAIL no RDMA device registered"
-        echo "RNIC-GUEST: RDMA device $(basename "$ibdev"): node_type $(cat "$ibdev/node_type"), port 1 $(cat "$ibdev/ports/1/state"), gid $(cat "$ibdev/ports/1/gids/0"), netdev $(ls "$ibdev/device/net" 2>/dev/null)"
+        echo "RNIC-GUEST: RDMA device $(basename "$ibdev"): node_type $(cat "$ibdev/node_type"), port 1 $(cat "$ibdev/ports/1/state"), gid $(cat "$ibdev/ports/1/gids/0")"
     done
     ip link set rnic0 up || finish "FAIL ip link set rnic0 up"
     ip addr add "$IFADDR" dev rnic0 || finish "FAIL ip addr add $IFADDR dev rnic0"
