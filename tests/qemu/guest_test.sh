@@ -21,7 +21,8 @@
 # With MODE "kping", the pings run from the kernel through the RDMA core: rnic.ko's iWARP ib_device,
 # rdma_cm and iw_cm, and the kernel consumer rnic_kping.ko (driver/linux/tools/rnic_kping.c); the
 # test also checks the device as the RDMA core shows it (node type RNIC, port active, GID = MAC),
-# the firmware's connect and the graceful close as the driver logged them.
+# the firmware's connect and the graceful close as the driver logged them, and a second load of the
+# consumer against a port where nothing listens, whose connect must fail and be torn down.
 # With MODE "kperf", rnic_kping.ko runs perf_server's client through the RDMA core instead: PINGS RDMA
 # Writes, RDMA Reads and Sends of SIZE bytes posted through ib_post_send (8 in flight); host b checks
 # the Writes and Sends, the module its Reads.
@@ -129,6 +130,9 @@ elif mode == "kping":
     want("iw_cm: QP 0 closed (graceful, firmware state 0)" in guest and "rnic_kping: disconnected" in guest,
          "the graceful close (rdma_disconnect, firmware closing, idle)")
     want("rnic_kping: PASS" in guest and "RNIC-GUEST: PASS (rnic_kping)" in guest, "the consumer's verdict")
+    # A connect to a port where nothing listens fails cleanly (the model drops the SYN: a timeout).
+    want("-> 10.0.0.2:7175: failed (-110)" in guest and "rnic_kping: rdma_cm event unreachable, status -110" in guest
+         and "rnic_kping result=-110 against port 7175" in guest, "the failed connect to port 7175")
     want("RDMA core: device unregistered" in guest and ": removed" in guest, "teardown lines")
 elif mode == "tool":
     want(f"rnic_rping: PASS {pings} pings" in guest and "RNIC-GUEST: PASS (rnic_rping)" in guest, "the tool's verdict")

@@ -9,6 +9,10 @@
 #   rnic_kping=NAME=VALUE,...  after loading the module, give its interface rnic0 the address of
 #                   rnic_ifaddr=ADDR/PREFIX, load the kernel consumer rnic_kping.ko with these
 #                   parameters (rping's client through rdma_cm) and take its verdict (parameter result)
+#   rnic_kping_refused=PORT  then load rnic_kping.ko once more against PORT, where nothing listens: the
+#                   connect must fail and everything be torn down. The platform's TCP drops a SYN to a
+#                   closed port unanswered (models/toe/tcp_engine.cpp says why), so the firmware's
+#                   connect times out: rdma_cm reports the peer unreachable, result -110 (ETIMEDOUT)
 #   rnic_shell=1    drop to a shell instead of powering off (by hand: run-guest.py --shell)
 # rnic.ko needs the kernel's RDMA core: the modules in /etc/rnic-guest/modules.order load first.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -73,6 +77,15 @@ if [ -n "$KPING" ]; then
     echo "RNIC-GUEST: rnic_kping result=$kping after $t0..$t1 s of uptime"
     rmmod rnic_kping || finish "FAIL rmmod rnic_kping failed"
     [ "$kping" = 0 ] || finish "FAIL rnic_kping result $kping"
+    REFUSED=$(sed -n -e 's/.*[[:space:]]rnic_kping_refused=\([0-9]*\).*/\1/p' /proc/cmdline)
+    if [ -n "$REFUSED" ]; then
+        echo "RNIC-GUEST: insmod rnic_kping.ko server_port=$REFUSED count=1 (nothing listens there)"
+        insmod /rnic_kping.ko server_port="$REFUSED" count=1 || finish "FAIL insmod rnic_kping.ko (refused) failed"
+        refused=$(cat /sys/module/rnic_kping/parameters/result)
+        echo "RNIC-GUEST: rnic_kping result=$refused against port $REFUSED"
+        rmmod rnic_kping || finish "FAIL rmmod rnic_kping (refused) failed"
+        [ "$refused" = -110 ] || finish "FAIL a connect to port $REFUSED gave result $refused, not -110 (ETIMEDOUT)"
+    fi
 fi
 rmmod rnic || finish "FAIL rmmod rnic failed"
 dmesg | grep -q 'rnic .*: removed' || finish "FAIL no 'removed' line from the driver"

@@ -66,7 +66,7 @@ def main():
         append += f" rnic_tool=rnic_rping,-a,10.0.0.2,-p,7174,-C,{a.pings},-S,{a.size}"
     elif a.tool == "kping":
         append += (f" rnic_ifaddr=10.0.0.1/24 rnic_kping=server_ip=10.0.0.2,server_port=7174,count={a.pings},"
-                   f"size={a.size}")
+                   f"size={a.size} rnic_kping_refused=7175")
     elif a.tool == "kperf":
         append += (f" rnic_ifaddr=10.0.0.1/24 rnic_kping=mode=perf,server_ip=10.0.0.2,server_port=18515,"
                    f"count={a.pings},size={a.size},depth=8")
