@@ -4,8 +4,7 @@
  * (docs/architecture.md, "rnic.ko and the kernel RDMA core"). Objects are the firmware's (commands
  * through rnic_command); rings live in coherent DMA memory and the data path (WQEs, doorbells, CQE
  * polling) is the same as the self-test's and /dev/rnic0's, by the layouts of rnic_regs.h.
- * No interrupt reaches the guest, so armed CQs are watched by a delayed work item that calls their
- * completion handlers.
+ * Completion queues and their poller: rnic_ib_cq.c.
  */
 #include <linux/dma-mapping.h>
 #include <linux/etherdevice.h>
@@ -202,203 +201,6 @@ static int rnic_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
-/* ---- completion queues ---- */
-
-static bool cqe_ready(struct rnic_ib_cq *cq)
-{
-	const u8 *e = (const u8 *)cq->ring.cpu + (cq->consumer & (cq->entries - 1)) * RNIC_CQE_SIZE;
-	u32 want = (cq->consumer / cq->entries) % 2 == 0 ? 1 : 0;
-
-	return (le32_to_cpu(READ_ONCE(*(const __le32 *)(e + RNIC_CQE_OWNER))) >> 31) == want;
-}
-
-static int rnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr, struct ib_udata *udata)
-{
-	struct rnic_ib_cq *cq = container_of(ibcq, struct rnic_ib_cq, ibcq);
-	struct rnic_ib_dev *rdev = to_rdev(ibcq->device);
-	int err;
-
-	if (udata)
-		return -EOPNOTSUPP;
-	if (attr->flags || attr->cqe < 1 || attr->cqe > (int)RNIC_IB_MAX_WR - 1)
-		return -EINVAL;
-	cq->entries = max_t(u32, 2, roundup_pow_of_two(attr->cqe + 1));
-	spin_lock_init(&cq->lock);
-	err = rnic_alloc(rdev->d, &cq->ring, PAGE_ALIGN(cq->entries * RNIC_CQE_SIZE));
-	if (err)
-		return err;
-	memset(cq->ring.cpu, 0, cq->ring.size); /* phase 0 everywhere: nothing yet */
-	err = rnic_command(rdev->d, RNIC_CMD_CREATE_CQ, cq->ring.dma, cq->entries, 1, 0, 0, 0, &cq->cqn, NULL);
-	if (err) {
-		rnic_free(rdev->d, &cq->ring);
-		return err;
-	}
-	ibcq->cqe = cq->entries - 1;
-	spin_lock(&rdev->cq_list_lock);
-	list_add_tail(&cq->node, &rdev->cqs);
-	spin_unlock(&rdev->cq_list_lock);
-	return 0;
-}
-
-static int rnic_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
-{
-	struct rnic_ib_cq *cq = container_of(ibcq, struct rnic_ib_cq, ibcq);
-	struct rnic_ib_dev *rdev = to_rdev(ibcq->device);
-
-	spin_lock(&rdev->cq_list_lock);
-	list_del(&cq->node);
-	spin_unlock(&rdev->cq_list_lock);
-	rnic_command(rdev->d, RNIC_CMD_DESTROY_CQ, cq->cqn, 0, 0, 0, 0, 0, NULL, NULL);
-	rnic_free(rdev->d, &cq->ring);
-	return 0;
-}
-
-static enum ib_wc_status wc_status(u8 s)
-{
-	switch (s) {
-	case RNIC_CQE_STATUS_SUCCESS: return IB_WC_SUCCESS;
-	case RNIC_CQE_STATUS_LOCAL_LENGTH_ERROR: return IB_WC_LOC_LEN_ERR;
-	case RNIC_CQE_STATUS_LOCAL_PROTECTION_ERROR: return IB_WC_LOC_PROT_ERR;
-	case RNIC_CQE_STATUS_REMOTE_ACCESS_ERROR: return IB_WC_REM_ACCESS_ERR;
-	case RNIC_CQE_STATUS_REMOTE_OPERATION_ERROR: return IB_WC_REM_OP_ERR;
-	case RNIC_CQE_STATUS_FLUSHED: return IB_WC_WR_FLUSH_ERR;
-	case RNIC_CQE_STATUS_REMOTE_INVALID_REQUEST: return IB_WC_REM_INV_REQ_ERR;
-	case RNIC_CQE_STATUS_BAD_OPCODE: return IB_WC_LOC_QP_OP_ERR;
-	}
-	return IB_WC_GENERAL_ERR; /* transport_error and anything unknown */
-}
-
-static enum ib_wc_opcode wc_opcode(u8 op, bool receive)
-{
-	if (receive)
-		return op == RNIC_WR_RDMA_WRITE_WITH_IMM ? IB_WC_RECV_RDMA_WITH_IMM : IB_WC_RECV;
-	switch (op) {
-	case RNIC_WR_RDMA_WRITE: return IB_WC_RDMA_WRITE;
-	case RNIC_WR_RDMA_READ: return IB_WC_RDMA_READ;
-	case RNIC_WR_ATOMIC_FETCH_ADD: return IB_WC_FETCH_ADD;
-	case RNIC_WR_ATOMIC_COMPARE_SWAP: return IB_WC_COMP_SWAP;
-	case RNIC_WR_LOCAL_INVALIDATE: return IB_WC_LOCAL_INV;
-	}
-	return IB_WC_SEND;
-}
-
-static int rnic_ib_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
-{
-	struct rnic_ib_cq *cq = container_of(ibcq, struct rnic_ib_cq, ibcq);
-	struct rnic_ib_dev *rdev = to_rdev(ibcq->device);
-	struct rnic_ib_qp *errored[4];
-	unsigned int nerr = 0, i;
-	unsigned long flags;
-	u32 start;
-	int n = 0;
-
-	spin_lock_irqsave(&cq->lock, flags);
-	start = cq->consumer;
-	while (n < num && cqe_ready(cq)) {
-		const u8 *e = (const u8 *)cq->ring.cpu + (cq->consumer & (cq->entries - 1)) * RNIC_CQE_SIZE;
-		u32 owner, index;
-		struct rnic_ib_qp *qp;
-		bool receive;
-		u8 op;
-
-		dma_rmb(); /* the entry after its owner word */
-		owner = le32_to_cpu(*(const __le32 *)(e + RNIC_CQE_OWNER));
-		op = e[RNIC_CQE_OPCODE];
-		index = le32_to_cpu(*(const __le32 *)(e + RNIC_CQE_WQE_INDEX));
-		receive = owner & RNIC_CQE_OWNER_RECEIVE;
-		cq->consumer++;
-		qp = xa_load(&rdev->qps, le16_to_cpu(*(const __le16 *)(e + RNIC_CQE_QPN)));
-		if (!qp)
-			continue; /* an entry of a QP destroyed since: nobody to report it to */
-		if (op == RNIC_CQE_OPCODE_QP_ERROR) {
-			/* Not a work request: the QP went to Error (a Terminate, a lost stream). */
-			if (nerr < ARRAY_SIZE(errored)) {
-				rnic_qp_get(qp);
-				errored[nerr++] = qp;
-			}
-			continue;
-		}
-		if (receive)
-			WRITE_ONCE(qp->rq_done, index + 1);
-		else
-			WRITE_ONCE(qp->sq_done, index + 1);
-		memset(&wc[n], 0, sizeof(wc[n]));
-		wc[n].wr_id = le64_to_cpu(*(const __le64 *)(e + RNIC_CQE_WR_ID));
-		wc[n].status = wc_status(e[RNIC_CQE_STATUS]);
-		wc[n].vendor_err = e[RNIC_CQE_STATUS];
-		wc[n].opcode = wc_opcode(op, receive);
-		wc[n].byte_len = le32_to_cpu(*(const __le32 *)(e + RNIC_CQE_BYTE_LEN));
-		wc[n].qp = &qp->ibqp;
-		if (owner & (RNIC_CQE_FLAG_INVALIDATED << RNIC_CQE_OWNER_FLAGS_SHIFT)) {
-			wc[n].wc_flags |= IB_WC_WITH_INVALIDATE;
-			wc[n].ex.invalidate_rkey = le32_to_cpu(*(const __le32 *)(e + RNIC_CQE_IMM_DATA));
-		}
-		n++;
-	}
-	if (cq->consumer != start)
-		iowrite32(cq->consumer, rdev->d->bar0 + RNIC_CQ_DOORBELL(cq->cqn) + RNIC_CQ_CONSUMER);
-	spin_unlock_irqrestore(&cq->lock, flags);
-	for (i = 0; i < nerr; i++) {
-		struct ib_event ev = { .device = &rdev->ibdev, .element.qp = &errored[i]->ibqp,
-				       .event = IB_EVENT_QP_FATAL };
-
-		errored[i]->state = IB_QPS_ERR;
-		errored[i]->fw_connected = false;
-		if (errored[i]->ibqp.event_handler)
-			errored[i]->ibqp.event_handler(&ev, errored[i]->ibqp.qp_context);
-		rnic_ep_close(errored[i], false);
-		rnic_qp_put(errored[i]);
-	}
-	return n;
-}
-
-static int rnic_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
-{
-	struct rnic_ib_cq *cq = container_of(ibcq, struct rnic_ib_cq, ibcq);
-	struct rnic_ib_dev *rdev = to_rdev(ibcq->device);
-	unsigned long irqflags;
-	int missed = 0;
-
-	spin_lock_irqsave(&cq->lock, irqflags);
-	/* Solicited-only arming is served as next-completion: more events than asked, never fewer. */
-	cq->armed = true;
-	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cqe_ready(cq))
-		missed = 1;
-	spin_unlock_irqrestore(&cq->lock, irqflags);
-	if (!READ_ONCE(rdev->stopping))
-		queue_delayed_work(system_wq, &rdev->poll_work, 1);
-	return missed;
-}
-
-/*
- * The interrupt the guest cannot get: once per jiffy while a CQ is armed, an armed CQ whose next
- * entry is there is disarmed and its completion handler called. Only coherent memory is read.
- */
-static void rnic_ib_poll_work(struct work_struct *w)
-{
-	struct rnic_ib_dev *rdev = container_of(to_delayed_work(w), struct rnic_ib_dev, poll_work);
-	struct rnic_ib_cq *cq;
-	bool still_armed = false;
-
-	spin_lock(&rdev->cq_list_lock);
-	list_for_each_entry(cq, &rdev->cqs, node) {
-		unsigned long flags;
-		bool fire;
-
-		spin_lock_irqsave(&cq->lock, flags);
-		fire = cq->armed && cqe_ready(cq);
-		if (fire)
-			cq->armed = false;
-		still_armed |= cq->armed;
-		spin_unlock_irqrestore(&cq->lock, flags);
-		if (fire && cq->ibcq.comp_handler)
-			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
-	}
-	spin_unlock(&rdev->cq_list_lock);
-	if (still_armed && !READ_ONCE(rdev->stopping))
-		queue_delayed_work(system_wq, &rdev->poll_work, 1);
-}
-
 /* ---- queue pairs ---- */
 
 void rnic_qp_get(struct rnic_ib_qp *qp)
@@ -568,7 +370,12 @@ static int rnic_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* iw_cm lets go once it has seen the close; bounded, so a lost reference cannot hang rmmod. */
 	if (!wait_for_completion_timeout(&qp->unreferenced, msecs_to_jiffies(10000)))
 		dev_warn(&d->pdev->dev, "QP %u still referenced after 10 s; destroying it anyway\n", qp->qpn);
-	rnic_command(d, RNIC_CMD_DESTROY_QP, qp->qpn, 0, 0, 0, 0, 0, NULL, NULL);
+	if (rnic_command(d, RNIC_CMD_DESTROY_QP, qp->qpn, 0, 0, 0, 0, 0, NULL, NULL)) {
+		/* The device keeps the QP: its rings stay allocated, never reused while it may read them. */
+		dev_err(&d->pdev->dev, "QP %u: the firmware refused destroy_qp; its rings are kept\n", qp->qpn);
+		xa_erase(&rdev->qps, qp->qpn);
+		return 0;
+	}
 	xa_erase(&rdev->qps, qp->qpn);
 	rnic_free(d, &qp->sq);
 	rnic_free(d, &qp->rq);
@@ -743,7 +550,7 @@ int rnic_ib_register(struct rnic_dev *d)
 	xa_init(&rdev->qps);
 	spin_lock_init(&rdev->cq_list_lock);
 	INIT_LIST_HEAD(&rdev->cqs);
-	INIT_DELAYED_WORK(&rdev->poll_work, rnic_ib_poll_work);
+	rnic_ib_poller_init(rdev);
 	rdev->cm_wq = alloc_ordered_workqueue("rnic_cm", WQ_MEM_RECLAIM);
 	if (!rdev->cm_wq) {
 		err = -ENOMEM;
@@ -793,7 +600,7 @@ void rnic_ib_unregister(struct rnic_dev *d)
 	/* Consumers (rdma_cm's clients) are told to let go and have destroyed their objects on return. */
 	ib_unregister_device(&rdev->ibdev);
 	WRITE_ONCE(rdev->stopping, true);
-	cancel_delayed_work_sync(&rdev->poll_work);
+	hrtimer_cancel(&rdev->poll_timer);
 	destroy_workqueue(rdev->cm_wq);
 	rnic_netdev_destroy(rdev->ndev);
 	ida_destroy(&rdev->pd_ida);

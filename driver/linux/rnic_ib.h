@@ -8,6 +8,7 @@
 #define RNIC_IB_H
 
 #include <linux/completion.h>
+#include <linux/hrtimer.h>
 #include <linux/idr.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
@@ -26,9 +27,9 @@ struct rnic_ib_dev {
 	struct net_device *ndev;
 	struct ida pd_ida;
 	struct xarray qps;           /* qpn -> struct rnic_ib_qp */
-	spinlock_t cq_list_lock;
+	spinlock_t cq_list_lock;     /* taken by the poller in softirq context: _bh elsewhere */
 	struct list_head cqs;        /* every live CQ, for the completion poller */
-	struct delayed_work poll_work;
+	struct hrtimer poll_timer;   /* the completion poller, running while a CQ is armed */
 	struct workqueue_struct *cm_wq; /* ordered: connect and close of every endpoint, one at a time */
 	bool stopping;
 };
@@ -79,6 +80,14 @@ static inline struct rnic_ib_qp *to_rqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct rnic_ib_qp, ibqp);
 }
 
+/* rnic_ib_cq.c */
+int rnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr, struct ib_udata *udata);
+int rnic_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int rnic_ib_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int rnic_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void rnic_ib_poller_init(struct rnic_ib_dev *rdev);
+
+/* rnic_ib.c */
 void rnic_qp_get(struct rnic_ib_qp *qp);
 void rnic_qp_put(struct rnic_ib_qp *qp);
 
