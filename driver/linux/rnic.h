@@ -7,6 +7,8 @@
 #include <linux/mutex.h>
 #include <linux/pci.h>
 
+struct rnic_ib_dev;
+
 struct rnic_coherent {
 	void *cpu;
 	dma_addr_t dma;
@@ -42,6 +44,11 @@ struct rnic_dev {
 	struct mutex cmd_lock; /* one firmware command at a time */
 	struct miscdevice misc;
 	bool misc_registered;
+	/* Read once at bring-up, so that verbs need no BAR read (each costs the guest 13-60 us). */
+	u8 mac[6];
+	u32 ipv4; /* host byte order */
+	u32 version, max_qp, max_cq, max_mr;
+	struct rnic_ib_dev *ib; /* the RDMA core's view (rnic_ib.c), NULL when not registered */
 };
 
 int rnic_alloc(struct rnic_dev *d, struct rnic_coherent *c, size_t size);
@@ -51,5 +58,13 @@ int rnic_command(struct rnic_dev *d, u8 op, u64 p0, u64 p1, u64 p2, u64 p3, u64 
 		 u32 *status);
 int rnic_cdev_register(struct rnic_dev *d);
 void rnic_cdev_unregister(struct rnic_dev *d);
+/* The ib_device of an iWARP RNIC with the kernel RDMA core (rnic_ib.c); no-ops without CONFIG_INFINIBAND. */
+#if IS_ENABLED(CONFIG_INFINIBAND)
+int rnic_ib_register(struct rnic_dev *d);
+void rnic_ib_unregister(struct rnic_dev *d);
+#else
+static inline int rnic_ib_register(struct rnic_dev *d) { return 0; }
+static inline void rnic_ib_unregister(struct rnic_dev *d) { }
+#endif
 
 #endif /* RNIC_H */

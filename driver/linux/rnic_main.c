@@ -64,6 +64,9 @@ module_param(inject, charp, 0444);
 MODULE_PARM_DESC(inject, "Driver misuse on purpose, '+'-separated: bad_dma (a command ring outside guest RAM), "
 		 "bad_doorbell (a QP that does not exist), bad_command (an unknown opcode), bad_order (destroying a CQ a QP "
 		 "still uses), bad_wqe (after the self-test's pings, a work request with an unknown opcode)");
+static bool ib = true;
+module_param(ib, bool, 0444);
+MODULE_PARM_DESC(ib, "Register the device with the kernel RDMA core as an iWARP RNIC (ib_device rnicN, netdev rnicN)");
 static int selftest_result = 1;
 module_param(selftest_result, int, 0444);
 MODULE_PARM_DESC(selftest_result, "Self-test outcome: 0 pass, negative errno on failure, 1 not run");
@@ -258,6 +261,12 @@ static int rnic_bringup(struct rnic_dev *d)
 		rnic_write(d, RNIC_REG_CTX_BASE_LO, lower_32_bits(d->ctx.dma));
 		rnic_write(d, RNIC_REG_CTX_BASE_HI, upper_32_bits(d->ctx.dma));
 	}
+	memcpy(d->mac, m, sizeof(d->mac));
+	d->ipv4 = (u32)a[0] << 24 | (u32)a[1] << 16 | (u32)a[2] << 8 | a[3];
+	d->version = rnic_read(d, RNIC_REG_VERSION);
+	d->max_qp = rnic_read(d, RNIC_REG_CAP_MAX_QP);
+	d->max_cq = rnic_read(d, RNIC_REG_CAP_MAX_CQ);
+	d->max_mr = rnic_read(d, RNIC_REG_CAP_MAX_MR);
 	d->ready = true;
 	/* The firmware answers commands: a nop through the ring. */
 	err = rnic_cmd6(d, RNIC_CMD_NOP, 0, 0, 0, 0, 0, 0, NULL);
@@ -266,8 +275,7 @@ static int rnic_bringup(struct rnic_dev *d)
 		return err;
 	}
 	dev_info(&d->pdev->dev, "device ready: %u QPs, %u CQs, %u MRs; command ring at %pad, first command %u; %s %s\n",
-		 rnic_read(d, RNIC_REG_CAP_MAX_QP), rnic_read(d, RNIC_REG_CAP_MAX_CQ), rnic_read(d, RNIC_REG_CAP_MAX_MR),
-		 &d->cmdq.dma, d->cmd_prod - 1, ip, mac);
+		 d->max_qp, d->max_cq, d->max_mr, &d->cmdq.dma, d->cmd_prod - 1, ip, mac);
 	return 0;
 }
 
@@ -677,6 +685,13 @@ static int rnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = rnic_cdev_register(d);
 	if (err)
 		goto fail;
+	if (ib) {
+		err = rnic_ib_register(d);
+		if (err) {
+			rnic_cdev_unregister(d);
+			goto fail;
+		}
+	}
 	return 0;
 fail:
 	rnic_teardown(d);
@@ -690,6 +705,7 @@ static void rnic_remove(struct pci_dev *pdev)
 {
 	struct rnic_dev *d = pci_get_drvdata(pdev);
 
+	rnic_ib_unregister(d); /* the RDMA core's consumers let go of the device first */
 	rnic_cdev_unregister(d); /* waits for no file to be open: each release tore its objects down */
 	rnic_teardown(d);
 	d->ready = false;
@@ -715,4 +731,4 @@ static struct pci_driver rnic_driver = {
 module_pci_driver(rnic_driver);
 
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("Driver for the rnic-vp modelled iWARP RNIC (polling, self-test)");
+MODULE_DESCRIPTION("Driver for the rnic-vp modelled iWARP RNIC (polling, self-test, RDMA core iWARP device)");

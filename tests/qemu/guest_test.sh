@@ -18,7 +18,15 @@
 # bytes each) from user space against host b's perf_server, which checks every byte it can see; the
 # tool checks its Reads and the FetchAdds' originals. Its buffer is an anonymous mmap registered by
 # pinning (RNIC_IOC_REG_USER_MR: 1 MiB + 4 KiB in four regions, 259 pages pinned, page lists).
-#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf]
+# With MODE "kping", the pings run from the kernel through the RDMA core: rnic.ko's iWARP ib_device,
+# rdma_cm and iw_cm, and the kernel consumer rnic_kping.ko (driver/linux/tools/rnic_kping.c); the
+# test also checks the device as the RDMA core shows it (node type RNIC, port active, GID = MAC),
+# the firmware's connect and the graceful close as the driver logged them, and a second load of the
+# consumer against a port where nothing listens, whose connect must fail and be torn down.
+# With MODE "kperf", rnic_kping.ko runs perf_server's client through the RDMA core instead: PINGS RDMA
+# Writes, RDMA Reads and Sends of SIZE bytes posted through ib_post_send (8 in flight); host b checks
+# the Writes and Sends, the module its Reads.
+#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf|kping|kperf]
 set -uo pipefail
 SIM=$1 PINGS=${2:-20} SIZE=${3:-3000} MODE=${4:-plain}
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -31,6 +39,8 @@ LOG="${RNIC_GUEST_DIR:-$REPO/build/rnic-guest}/ctest-$$"
 EXTRA=(--param bar_bench=200)
 [ "$MODE" = misuse ] && EXTRA+=(--param inject=bad_dma+bad_doorbell+bad_command+bad_order+bad_wqe)
 [ "$MODE" = tool ] && EXTRA+=(--tool rping)
+[ "$MODE" = kping ] && EXTRA+=(--tool kping)
+[ "$MODE" = kperf ] && EXTRA+=(--tool kperf)
 [ "$MODE" = perf ] && EXTRA+=(--tool perf "--perf-args=-t,all,-s,$SIZE,-n,$PINGS,-q,16")
 "$REPO/driver/linux/guest/run-guest.py" --sim "$SIM" --pings "$PINGS" --size "$SIZE" --timeout 180 --log-dir "$LOG" \
     "${EXTRA[@]}"
@@ -53,6 +63,12 @@ if mode == "perf":
     want(all(row["integrity_ok"] and row["iterations"] == pings for row in rows), f"host b's rows: {rows}")
     span = (1048576 - 64) // size * size
     want(r["integrity"]["ok"] and r["integrity"]["bytes_checked"] == min(pings * size, span) + pings * size + 8 and
+         r["integrity"]["bytes_mismatched"] == 0, f"host b's checks: {r['integrity']}")
+elif mode == "kperf":
+    ops = {row["op"]: row for row in rows}
+    want(sorted(ops) == ["client rdma_read", "client rdma_write", "client send"], f"rows {sorted(ops)}")
+    want(all(row["integrity_ok"] and row["iterations"] == pings for row in rows), f"host b's rows: {rows}")
+    want(r["integrity"]["ok"] and r["integrity"]["bytes_checked"] == 2 * pings * size and
          r["integrity"]["bytes_mismatched"] == 0, f"host b's checks: {r['integrity']}")
 else:
     want(r["integrity"]["ok"] and r["integrity"]["bytes_checked"] == pings * size and r["integrity"]["bytes_mismatched"] == 0,
@@ -82,7 +98,7 @@ if mode == "misuse":
     want(r["log"]["errors"] >= 2, "errors counted in the results")
 else:
     want(r["log"]["errors"] == 0, f"{r['log']['errors']} error lines in rnic-sim's log")
-if mode != "perf":
+if mode not in ("perf", "kping", "kperf"):
     want(f"{pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest, "the guest's own check line")
 if mode == "perf":
     for op, check in [("write", "server: "), ("read", "client: "), ("send", "server: "), ("fetchadd", "client: originals")]:
@@ -93,6 +109,31 @@ if mode == "perf":
     want("deregistered, its pages unpinned" in guest, "RNIC_IOC_DEREG_MR of the data region")
     want("rnic_perf: PASS" in guest and "RNIC-GUEST: PASS (rnic_perf)" in guest, "the tool's verdict")
     want(": removed" in guest and "released QP" in guest, "teardown lines (QP released, driver removed)")
+elif mode == "kperf":
+    for op, who in [("write", "server"), ("read ", "client"), ("send ", "server")]:
+        want(f"rnic_kping: {op} {pings} x {size} bytes, depth 8:" in guest and
+             any(l.endswith(f"{who}: {pings * size} bytes checked, 0 differ") for l in guest.splitlines()
+                 if f"rnic_kping: {op} " in l), f"rnic_kping's {op.strip()} row")
+    want(f"rnic_kping: perf: {3 * pings * size} bytes checked, 0 bad" in guest, "rnic_kping's total")
+    want("iw_cm: QP 0 closed (graceful, firmware state 0)" in guest, "the graceful close")
+    want("rnic_kping: PASS (perf" in guest and "RNIC-GUEST: PASS (rnic_kping)" in guest, "the consumer's verdict")
+elif mode == "kping":
+    want("node_type 4: RNIC, port 1 1: DOWN" in guest or "node_type 4: RNIC, port 1 2: INIT" in guest,
+         "the RDMA core's view of the device before the interface is up (node type RNIC)")
+    want("gid 0200:0000:000a:0000:0000:0000:0000:0000" in guest, "GID 0 = the station MAC")
+    want("up, port 1 4: ACTIVE" in guest, "port 1 active once rnic0 has its address")
+    want("resolved to device rnic0 port 1 (node type iWARP RNIC)" in guest, "rdma_cm resolved host b to rnic0")
+    want("iw_cm: QP 0 connect 10.0.0.1:" in guest and "-> 10.0.0.2:7174: established (0)" in guest,
+         "the firmware's connect through iw_cm")
+    want(f"rnic_kping: {pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest,
+         "rnic_kping's own check line")
+    want("iw_cm: QP 0 closed (graceful, firmware state 0)" in guest and "rnic_kping: disconnected" in guest,
+         "the graceful close (rdma_disconnect, firmware closing, idle)")
+    want("rnic_kping: PASS" in guest and "RNIC-GUEST: PASS (rnic_kping)" in guest, "the consumer's verdict")
+    # A connect to a port where nothing listens fails cleanly (the model drops the SYN: a timeout).
+    want("-> 10.0.0.2:7175: failed (-110)" in guest and "rnic_kping: rdma_cm event unreachable, status -110" in guest
+         and "rnic_kping result=-110 against port 7175" in guest, "the failed connect to port 7175")
+    want("RDMA core: device unregistered" in guest and ": removed" in guest, "teardown lines")
 elif mode == "tool":
     want(f"rnic_rping: PASS {pings} pings" in guest and "RNIC-GUEST: PASS (rnic_rping)" in guest, "the tool's verdict")
     want(" #bytes     #iterations" in guest, "the tool's perftest-style table")

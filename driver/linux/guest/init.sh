@@ -6,7 +6,15 @@
 #   rnic_tool=TOOL,ARG,ARG...   after loading the module, run /bin/TOOL (rnic_rping or rnic_perf) with
 #                   these arguments (',' for spaces), e.g. rnic_tool=rnic_rping,-C,20,-S,3000; its exit
 #                   status decides PASS/FAIL too
+#   rnic_kping=NAME=VALUE,...  after loading the module, give its interface rnic0 the address of
+#                   rnic_ifaddr=ADDR/PREFIX, load the kernel consumer rnic_kping.ko with these
+#                   parameters (rping's client through rdma_cm) and take its verdict (parameter result)
+#   rnic_kping_refused=PORT  then load rnic_kping.ko once more against PORT, where nothing listens: the
+#                   connect must fail and everything be torn down. The platform's TCP drops a SYN to a
+#                   closed port unanswered (models/toe/tcp_engine.cpp says why), so the firmware's
+#                   connect times out: rdma_cm reports the peer unreachable, result -110 (ETIMEDOUT)
 #   rnic_shell=1    drop to a shell instead of powering off (by hand: run-guest.py --shell)
+# rnic.ko needs the kernel's RDMA core: the modules in /etc/rnic-guest/modules.order load first.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -28,6 +36,11 @@ for d in /sys/bus/pci/devices/*; do
 done
 [ -n "$DEV" ] || finish "FAIL no PCI device 1a4e:0001 (is x-pci-proxy-dev attached?)"
 echo "RNIC-GUEST: found $(basename "$DEV") class $(cat "$DEV/class") resource0 $(head -n1 "$DEV/resource")"
+while read -r mod; do
+    [ -n "$mod" ] || continue
+    insmod "/lib/modules/$mod" || finish "FAIL insmod $mod"
+done < /etc/rnic-guest/modules.order
+echo "RNIC-GUEST: RDMA core loaded:$(tr '\n' ' ' < /etc/rnic-guest/modules.order | sed 's|[^ ]*/||g; s|\.ko||g; s|^| |')"
 echo "RNIC-GUEST: insmod rnic.ko $PARAMS"
 start=$(cut -d' ' -f1 /proc/uptime)
 # shellcheck disable=SC2086
@@ -44,6 +57,36 @@ if [ -n "$TOOL" ]; then
     # shellcheck disable=SC2086
     $TOOL || finish "FAIL ${TOOL%% *} exited with status $?"
 fi
+KPING=$(sed -n -e 's/.*[[:space:]]rnic_kping=\([^[:space:]]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
+kping=1
+if [ -n "$KPING" ]; then
+    IFADDR=$(sed -n -e 's/.*[[:space:]]rnic_ifaddr=\([^[:space:]]*\).*/\1/p' /proc/cmdline)
+    for ibdev in /sys/class/infiniband/*; do
+        [ -e "$ibdev" ] || finish "FAIL no RDMA device registered"
+        echo "RNIC-GUEST: RDMA device $(basename "$ibdev"): node_type $(cat "$ibdev/node_type"), port 1 $(cat "$ibdev/ports/1/state"), gid $(cat "$ibdev/ports/1/gids/0")"
+    done
+    ip link set rnic0 up || finish "FAIL ip link set rnic0 up"
+    ip addr add "$IFADDR" dev rnic0 || finish "FAIL ip addr add $IFADDR dev rnic0"
+    echo "RNIC-GUEST: rnic0 $(cat /sys/class/net/rnic0/address) $IFADDR up, port 1 $(cat /sys/class/infiniband/rnic0/ports/1/state)"
+    echo "RNIC-GUEST: insmod rnic_kping.ko $KPING"
+    t0=$(cut -d' ' -f1 /proc/uptime)
+    # shellcheck disable=SC2086
+    insmod /rnic_kping.ko $KPING || finish "FAIL insmod rnic_kping.ko failed"
+    t1=$(cut -d' ' -f1 /proc/uptime)
+    kping=$(cat /sys/module/rnic_kping/parameters/result)
+    echo "RNIC-GUEST: rnic_kping result=$kping after $t0..$t1 s of uptime"
+    rmmod rnic_kping || finish "FAIL rmmod rnic_kping failed"
+    [ "$kping" = 0 ] || finish "FAIL rnic_kping result $kping"
+    REFUSED=$(sed -n -e 's/.*[[:space:]]rnic_kping_refused=\([0-9]*\).*/\1/p' /proc/cmdline)
+    if [ -n "$REFUSED" ]; then
+        echo "RNIC-GUEST: insmod rnic_kping.ko server_port=$REFUSED count=1 (nothing listens there)"
+        insmod /rnic_kping.ko server_port="$REFUSED" count=1 || finish "FAIL insmod rnic_kping.ko (refused) failed"
+        refused=$(cat /sys/module/rnic_kping/parameters/result)
+        echo "RNIC-GUEST: rnic_kping result=$refused against port $REFUSED"
+        rmmod rnic_kping || finish "FAIL rmmod rnic_kping (refused) failed"
+        [ "$refused" = -110 ] || finish "FAIL a connect to port $REFUSED gave result $refused, not -110 (ETIMEDOUT)"
+    fi
+fi
 rmmod rnic || finish "FAIL rmmod rnic failed"
 dmesg | grep -q 'rnic .*: removed' || finish "FAIL no 'removed' line from the driver"
 # Once more without a self-test: remove must leave the device ready for the next probe.
@@ -54,6 +97,7 @@ rmmod rnic || finish "FAIL the second rmmod failed"
 echo "RNIC-GUEST: probed, removed, probed and removed again"
 case "$result" in
     0) finish "PASS" ;;
-    1) if [ -n "$TOOL" ]; then finish "PASS (${TOOL%% *})"; else finish "PASS (no self-test asked for)"; fi ;;
+    1) if [ -n "$TOOL" ]; then finish "PASS (${TOOL%% *})"; elif [ "$kping" = 0 ]; then finish "PASS (rnic_kping)"
+       else finish "PASS (no self-test asked for)"; fi ;;
     *) finish "FAIL selftest_result $result" ;;
 esac

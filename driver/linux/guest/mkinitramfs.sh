@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the RNIC driver guest from Debian packages (the siw guest's kernel image and headers:
-# tools/siw-peer/install-deps.sh): rnic.ko for the guest kernel (driver/linux/build.sh), the static
-# user-space tools rnic_rping and rnic_perf (driver/linux/tools/), busybox and init.sh in an initramfs. Outputs in RNIC_GUEST_DIR (default build/rnic-guest); the kernel comes
+# tools/siw-peer/install-deps.sh): rnic.ko and the kernel consumer rnic_kping.ko for the guest kernel
+# (driver/linux/build.sh), the kernel's RDMA core modules rnic.ko and rnic_kping.ko need (ib_core,
+# iw_cm, ib_cm, rdma_cm and what they depend on, from the Debian linux-image, in the order depmod
+# gives), the static user-space tools rnic_rping and rnic_perf (driver/linux/tools/), busybox and
+# init.sh in an initramfs. Outputs in RNIC_GUEST_DIR (default build/rnic-guest); the kernel comes
 # from SIW_PEER_DIR (default build/siw-peer, shared with the siw guest).
 #   driver/linux/guest/mkinitramfs.sh     prints "KERNEL INITRAMFS"
 set -euo pipefail
@@ -19,15 +22,40 @@ for t in rnic_rping rnic_perf; do
     gcc -static -O2 -Wall -Wextra -Werror -o "$OUTDIR/tools/$t" "$HERE/../tools/$t.c" ||
         siw_die "building driver/linux/tools/$t.c failed"
 done
+# Load order of the RDMA core from the kernel's own dependency data: depmod over a hard-linked copy
+# of the unpacked image's modules, then modprobe --show-depends for the top of what is needed.
+MODROOT="$OUTDIR/modroot-$KVER"
+if [ ! -f "$MODROOT/.done" ]; then
+    rm -rf "$MODROOT"
+    mkdir -p "$MODROOT/lib/modules"
+    cp -al "$KDIR/lib/modules/$KVER" "$MODROOT/lib/modules/" 2>/dev/null || cp -a "$KDIR/lib/modules/$KVER" "$MODROOT/lib/modules/"
+    depmod -b "$MODROOT" "$KVER"
+    touch "$MODROOT/.done"
+fi
+ORDER=""
+for m in rdma_cm; do
+    deps="$(modprobe -d "$MODROOT" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }')" ||
+        siw_die "modprobe --show-depends $m failed"
+    for d in $deps; do
+        rel="${d#"$MODROOT/lib/modules/$KVER/"}"
+        case " $ORDER " in *" $rel "*) ;; *) ORDER="$ORDER $rel" ;; esac
+    done
+done
 OUT="$OUTDIR/initramfs-$KVER.cpio.gz"
 STAGE="$(mktemp -d "$OUTDIR/stage.XXXXXX")"
 trap 'rm -rf "$STAGE"' EXIT
-mkdir -p "$STAGE"/{bin,sbin,proc,sys,dev,tmp}
+mkdir -p "$STAGE"/{bin,sbin,proc,sys,dev,tmp,etc/rnic-guest}
+for rel in $ORDER; do
+    mkdir -p "$STAGE/lib/modules/$(dirname "$rel")"
+    cp "$KDIR/lib/modules/$KVER/$rel" "$STAGE/lib/modules/$rel"
+    echo "$rel" >> "$STAGE/etc/rnic-guest/modules.order"
+done
 cp /bin/busybox "$STAGE/bin/busybox"
 for applet in $("$STAGE/bin/busybox" --list); do
     [ -e "$STAGE/bin/$applet" ] || ln -s busybox "$STAGE/bin/$applet"
 done
 cp "$KO" "$STAGE/rnic.ko"
+cp "$(dirname "$KO")/kping/rnic_kping.ko" "$STAGE/rnic_kping.ko"
 cp "$OUTDIR/tools/rnic_rping" "$OUTDIR/tools/rnic_perf" "$STAGE/bin/"
 cp "$HERE/init.sh" "$STAGE/init"
 chmod +x "$STAGE/init"
