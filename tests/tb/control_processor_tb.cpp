@@ -207,8 +207,8 @@ TEST(ControlProcessorTb, RunsTheProgramItIsGiven) {
 
 TEST(ControlProcessorTb, NoProgramIsRefusedAtConstruction) {
     EXPECT_THROW(control_processor("cp", control_processor_params{}, fw::program_factory{}), std::invalid_argument);
-    EXPECT_THROW(control_processor("cp2", control_processor_params{}, [](fw::hal&) { return std::unique_ptr<fw::program>{}; }),
-                 std::invalid_argument);
+    const auto makes_nothing = [](fw::hal&) { return std::unique_ptr<fw::program>{}; };
+    EXPECT_THROW(control_processor("cp2", control_processor_params{}, makes_nothing), std::invalid_argument);
 }
 
 TEST(ControlProcessorTb, CommandCostScalesWithTheClockAndTheCostTable) {

@@ -117,8 +117,14 @@ struct msix_bench {
     tb_sink bar;
     tb_sink host_irq;
     msix_bench()
-        : mem("mem", host_memory_params{}), bus("bus", with_rnic_layout(Params{})), nic_irq("nic_irq"), cpu("cpu"), dev("dev"),
-          host_cpu("host_cpu"), bar("bar"), host_irq("host_irq") {
+        : mem("mem", host_memory_params{}),
+          bus("bus", with_rnic_layout(Params{})),
+          nic_irq("nic_irq"),
+          cpu("cpu"),
+          dev("dev"),
+          host_cpu("host_cpu"),
+          bar("bar"),
+          host_irq("host_irq") {
         host_cpu.out.bind(mem.cpu_in);
         nic_irq.out.bind(bus.msix_in);
         cpu.out.bind(bus.mmio_in);
