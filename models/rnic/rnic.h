@@ -19,9 +19,9 @@
 #include "dma/dma_engine.h"
 #include "framing/framing_factory.h"
 #include "framing/mpa_framer.h"
+#include "host/msix_table.h"
 #include "rdma/context_memory.h"
 #include "rdma/rdma_engine.h"
-#include "host/msix_table.h"
 #include "rnic/regmap.h"
 #include "toe/tcp_engine.h"
 
