@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "driver/host_bus.h"
+#include "host/host_bus.h"
 #include "rnic/regmap.h"
 
 namespace rnic::drv {

@@ -26,6 +26,13 @@ std::string to_hex(std::uint64_t v) {
 
 firmware::firmware(hal& h, const costs& c) : hal_(h), costs_(c) {}
 
+std::vector<std::pair<const char*, std::uint64_t>> firmware::counters() const {
+    return {{"commands_executed", commands_},
+            {"connections_established", established_},
+            {"connections_failed", failed_},
+            {"connections_rejected", rejected_}};
+}
+
 void firmware::run() {
     hal_.reg_write(regmap::STATUS, regmap::status::ready);
     FW_LOG(info, "firmware running");

@@ -9,7 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "firmware/hal.h"
+#include "cp/cp_program.h"
+#include "cp/firmware_hal.h"
 #include "firmware/mpa_negotiation.h"
 #include "proto/mpa.h"
 #include "rnic/regmap.h"
@@ -23,21 +24,24 @@ struct costs {
     std::uint64_t page_entry = 4;     // check and store one page-list entry (reg_mr_pages)
 };
 
-class firmware {
+// The control processor's program (cp/cp_program.h); the platform makes it and gives it to the device.
+class firmware : public program {
 public:
     firmware(hal& h, const costs& c);
     // The firmware's main loop; never returns.
-    [[noreturn]] void run();
+    [[noreturn]] void run() override;
 
-    std::uint64_t commands_executed() const { return commands_; }
+    std::uint64_t commands_executed() const override { return commands_; }
     std::uint64_t connections_established() const { return established_; }
     std::uint64_t connections_failed() const { return failed_; }
     std::uint64_t connections_rejected() const { return rejected_; }  // MPA Requests this side refused
     // Whether a CTRL.RESET has anything of the firmware's to reset (a device fresh from power-on
     // has not: its reset changes nothing, and takes no time).
-    bool has_state() const {
+    bool has_state() const override {
         return consumer_ != 0 || !by_conn_.empty() || !accepts_.empty() || !backlog_.empty();
     }
+    // commands_executed, connections_established, connections_failed, connections_rejected.
+    std::vector<std::pair<const char*, std::uint64_t>> counters() const override;
 
 private:
     enum class role { initiator, responder };

@@ -1,28 +1,19 @@
 // The MPA Request/Reply negotiation rules of RFC 5044 §7.1 and RFC 6581 §9 as pure functions: what
 // an initiator asks for, how a responder answers, and what the initiator concludes from the Reply
 // (the stream's IRD/ORD, the ready-to-receive message to send, or the Terminate to send instead).
-// No SystemC and no HAL, so the rules are unit-tested on their own (tests/proto).
+// No SystemC and no HAL calls (only its rtr types), so the rules are unit-tested on their own (tests/proto).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "cp/firmware_hal.h"
 #include "proto/mpa.h"
 
 namespace rnic::fw {
 
-// The zero-length messages an initiator may send as its ready-to-receive indication (RFC 6581
-// §9.2), as a bit set. The zero-length Send (flag B) is not among them: RFC 5040 §5.3 makes a
-// zero-length Send consume an untagged buffer of the responder, i.e. one of the application's
-// receive WQEs, which a provider-level RTR must not do (RFC 6581 §4.4.2).
-namespace rtr {
-constexpr std::uint8_t write = 1;  // flag C: zero-length RDMA Write
-constexpr std::uint8_t read = 2;   // flag D: zero-length RDMA Read Request (answered by a zero-length Response)
-}  // namespace rtr
-
-// What the RTR on a stream is: none (client-server: the initiator's first ULP message is it), or
-// the zero-length message the initiator sends right after the Reply.
-enum class rtr_kind : std::uint8_t { none, write, read };
+// rtr (the RTR bit set) and rtr_kind are the HAL's: the firmware tells the control processor which
+// RTR a stream starts with (cp/firmware_hal.h).
 
 // This side's wishes and abilities for one connection.
 struct negotiation_policy {

@@ -111,9 +111,9 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.contexts.cache.qp_context_bytes = static_cast<std::uint32_t>(s.get_size("rnic.context_cache.qp_context_bytes"));
     n.contexts.cache.stag_entry_bytes = static_cast<std::uint32_t>(s.get_size("rnic.context_cache.stag_entry_bytes"));
     n.cp.clock_hz = s.get_frequency_hz("rnic.cp.clock");
-    n.cp.costs.command = static_cast<std::uint64_t>(s.get_int("rnic.cp.command_cycles"));
-    n.cp.costs.event = static_cast<std::uint64_t>(s.get_int("rnic.cp.event_cycles"));
-    n.cp.costs.mpa_frame = static_cast<std::uint64_t>(s.get_int("rnic.cp.mpa_frame_cycles"));
+    p.firmware.command = static_cast<std::uint64_t>(s.get_int("rnic.cp.command_cycles"));
+    p.firmware.event = static_cast<std::uint64_t>(s.get_int("rnic.cp.event_cycles"));
+    p.firmware.mpa_frame = static_cast<std::uint64_t>(s.get_int("rnic.cp.mpa_frame_cycles"));
     n.cp.mpa.revision = static_cast<int>(s.get_int("rnic.mpa.revision"));
     n.cp.mpa.want_markers = s.get_bool("rnic.mpa.markers");
     n.cp.mpa.want_crc = s.get_bool("rnic.mpa.crc");

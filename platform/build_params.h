@@ -4,7 +4,7 @@
 #include "config/scenario.h"
 #include "host_system.h"
 #include "link/ethernet_link.h"
-#include "driver/examples/kv_example.h"
+#include "workloads/kv_example.h"
 #include "workloads/incast.h"
 #include "workloads/traffic_matrix.h"
 #include "workloads/mixed.h"

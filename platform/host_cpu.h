@@ -14,7 +14,7 @@
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "dma_pool.h"
-#include "driver/host_bus.h"
+#include "host/host_bus.h"
 #include "host/host_memory.h"
 #include <deque>
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <systemc>
 
+#include "firmware/firmware.h"
 #include "host/host_interface.h"
 #include "host/host_memory.h"
 #include "host_cpu.h"
@@ -31,6 +32,7 @@ struct host_params {
     host_memory_params memory;
     host_bus_params pcie;  // the host bus; named `pcie` because build_params.cpp fills it as p.pcie
     rnic_params nic;
+    fw::costs firmware;  // the firmware's handler costs in control-processor cycles (rnic.cp.*_cycles)
     host_cpu_params cpu;
 };
 
@@ -58,7 +60,7 @@ public:
           cpu("cpu", p.cpu, mem),
           bus_(make_bus(p.pcie)),
           pcie(*bus_),
-          nic("rnic", p.nic) {
+          nic("rnic", p.nic, firmware_for(p.firmware)) {
         cpu.mmio_out.bind(pcie.mmio_in);
         cpu.mem_out.bind(mem.cpu_in);
         pcie.mmio_out.bind(nic.mmio_in);
@@ -72,7 +74,14 @@ public:
     const host_interface& bus() const { return *bus_; }
 
 private:
-    static std::unique_ptr<host_interface> make_bus(const host_bus_params& p) {
+    // The one place the NIC's program is chosen: the firmware of firmware/, on the control
+    // processor's HAL, as the host CPU is given its program by the simulation.
+    static fw::program_factory firmware_for(const fw::costs& costs) {
+        return [costs](fw::hal& hal) { return std::make_unique<fw::firmware>(hal, costs); };
+    }
+    // The bus decodes the MSI-X table and PBA of the function behind it: the RNIC's (regmap.h).
+    static std::unique_ptr<host_interface> make_bus(host_bus_params p) {
+        p.pcie.msix = p.pcix.msix = rnic_device::msix_function();
         if (p.kind == host_bus_kind::pcix) return std::make_unique<pcix_bridge>("pcix", p.pcix);
         return std::make_unique<pcie_endpoint>("pcie", p.pcie);
     }

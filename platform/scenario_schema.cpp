@@ -270,7 +270,7 @@ void declare_workload(config::Node& root) {
                    "bandwidth/latency sweep, FetchAdd on one shared counter (ib_atomic_bw; sizes ignored), or a "
                    "seeded random mix of every operation on several QPs checked against a shadow model (mixed), "
                    "or one protocol probe (probe: see workload.probe), or librdmacm's rping exchange (rping: see "
-                   "workload.rping), or the verbs example of driver/examples (kv_example: key-value lookups by RDMA Read, "
+                   "workload.rping), or the verbs example of platform/workloads (kv_example: key-value lookups by RDMA Read, "
                    "updates under a CmpSwap lock by workload.qps clients, workload.iterations each), or perftest-style "
                    "latency (write_lat, send_lat: ping-pong, half the round trip; read_lat, atomic_lat: post to "
                    "completion; one message in flight, perftest's columns), or an operation trace replayed "

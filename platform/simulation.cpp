@@ -430,7 +430,7 @@ void simulation::print_summary(std::ostream& os) const {
            : type == "mixed"     ? "Mixed operations"
            : type == "rping"     ? "rping"
            : type == "perf_server" ? "perf_server (host b) for a client outside the simulation"
-           : type == "kv_example" ? "Key-value store example (driver/examples/kv_example.cpp)"
+           : type == "kv_example" ? "Key-value store example (platform/workloads/kv_example.cpp)"
            : type == "trace"      ? "Trace replay of " + scenario_.get_string("workload.trace")
                                  : std::string("RDMA Write"))
        << (type == "mixed" || type == "kv_example" ? " on " + std::to_string(scenario_.get_int("workload.qps")) + " QPs"

@@ -1,15 +1,19 @@
 #include "cp/control_processor.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "core/mem_access.h"
 #include "core/sim_log.h"
 #include "core/timed_resource.h"
+#include "rnic/regmap.h"
 #include "core/stream.h"
 
 namespace rnic {
 
-control_processor::control_processor(const sc_core::sc_module_name& name, const control_processor_params& params)
+control_processor::control_processor(const sc_core::sc_module_name& name, const control_processor_params& params,
+                                     const fw::program_factory& program)
     : sc_module(name),
       dma_out("dma_out"),
       irq_out("irq_out"),
@@ -22,7 +26,8 @@ control_processor::control_processor(const sc_core::sc_module_name& name, const 
       framer_events_in("framer_events_in"),
       doorbell_in("doorbell_in"),
       params_(params),
-      firmware_(std::make_unique<fw::firmware>(*this, params.costs)) {
+      program_(program ? program(*this) : nullptr) {
+    if (!program_) throw std::invalid_argument(std::string(sc_module::name()) + ": control processor given no program");
     toe_events_in.bind(*this);
     framer_events_in.bind(*this);
     doorbell_in.bind(*this);
@@ -37,7 +42,7 @@ control_processor::control_processor(const sc_core::sc_module_name& name, const 
     dont_initialize();
 }
 
-void control_processor::firmware_thread() { firmware_->run(); }
+void control_processor::firmware_thread() { program_->run(); }
 
 // Events arrive with an LT delay; they become visible to the firmware at their time.
 void control_processor::post(const fw::event& ev, const sc_core::sc_time& delay) {
@@ -212,7 +217,7 @@ void control_processor::command_doorbell(const sc_core::sc_time& delay) {
 void control_processor::device_reset(const sc_core::sc_time& delay) {
     // A device with nothing to reset (fresh from power-on, as every driver's bring-up finds it)
     // stays as it is: no event, no time.
-    if (!firmware_->has_state() && !rdma_out->has_objects()) return;
+    if (!program_->has_state() && !rdma_out->has_objects()) return;
     post({fw::event_kind::device_reset, 0, 0}, delay);
 }
 
@@ -229,10 +234,7 @@ void control_processor::read_counters(std::uint64_t* out) const {
 
 void control_processor::report_stats(boost::json::object& out) const {
     out["events_handled"] = events_handled_;
-    out["commands_executed"] = firmware_->commands_executed();
-    out["connections_established"] = firmware_->connections_established();
-    out["connections_failed"] = firmware_->connections_failed();
-    out["connections_rejected"] = firmware_->connections_rejected();
+    for (const auto& [key, value] : program_->counters()) out[key] = value;
     out["busy_ps"] = to_ps(busy_);
     out["dma_errors"] = dma_errors_;
     // Only when it happened, so that results of runs without connection reuse keep their keys.

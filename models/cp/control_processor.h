@@ -1,6 +1,7 @@
-// The NIC's control processor: an embedded CPU (a SystemC thread with a clock) that runs the firmware
-// in firmware/ and implements its HAL over the NIC's internal interfaces. Handler costs are charged
-// in CPU cycles, so firmware work shows up in connection-set-up latency.
+// The NIC's control processor: an embedded CPU (a SystemC thread with a clock) that runs the program
+// it is given (cp/cp_program.h: the platform gives it the firmware of firmware/) and implements the
+// firmware HAL (cp/firmware_hal.h) over the NIC's internal interfaces. The program charges its
+// handlers' costs in CPU cycles, so firmware work shows up in connection-set-up latency.
 //  dma_out         -> host memory through the DMA engine (command ring)
 //  irq_out         -> MSI-X requests to the PCIe endpoint
 //  startup_tx_out  -> MPA Request/Reply bytes to the framing unit
@@ -14,8 +15,8 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "core/stats.h"
-#include "firmware/firmware.h"
-#include "firmware/hal.h"
+#include "cp/cp_program.h"
+#include "cp/firmware_hal.h"
 #include "framing/framing_if.h"
 #include "rdma/rdma_if.h"
 #include "toe/toe_if.h"
@@ -39,7 +40,6 @@ public:
 
 struct control_processor_params {
     double clock_hz = 1e9;
-    fw::costs costs;
     fw::mpa_policy mpa;
 };
 
@@ -61,7 +61,10 @@ public:
     sc_core::sc_export<framer_events_if> framer_events_in;
     sc_core::sc_export<cp_doorbell_if> doorbell_in;
 
-    control_processor(const sc_core::sc_module_name& name, const control_processor_params& params);
+    // `program` makes what the processor runs on its HAL (the device assembly chooses it); it must
+    // make one (std::invalid_argument otherwise: a device without a program is an assembly bug).
+    control_processor(const sc_core::sc_module_name& name, const control_processor_params& params,
+                      const fw::program_factory& program);
 
     // fw::hal
     fw::event wait_event() override;
@@ -108,7 +111,7 @@ public:
     void device_reset(const sc_core::sc_time& delay) override;
 
     void report_stats(boost::json::object& out) const override;
-    std::uint64_t commands_executed() const { return firmware_->commands_executed(); }
+    std::uint64_t commands_executed() const { return program_->commands_executed(); }
 
 private:
     void firmware_thread();
@@ -117,7 +120,7 @@ private:
     void deliver_method();
 
     control_processor_params params_;
-    std::unique_ptr<fw::firmware> firmware_;
+    std::unique_ptr<fw::program> program_;
     struct timed_event {
         sc_core::sc_time at;
         fw::event ev;

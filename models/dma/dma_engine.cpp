@@ -5,7 +5,6 @@
 #include "core/sim_log.h"
 #include "core/timeline.h"
 #include "host/host_interface.h"
-#include "rnic/regmap.h"
 
 namespace rnic {
 
@@ -70,18 +69,24 @@ bool dma_engine::fetch_sgl(channel& ch, const dma_ext& ext, sc_core::sc_time& t,
         *status = tlm::TLM_GENERIC_ERROR_RESPONSE;
         return false;
     }
-    std::vector<std::uint8_t> raw(static_cast<std::size_t>(ext.sgl_count) * regmap::kSgeSize);
+    const sg_element_format& f = params_.sge;
+    if (f.size == 0) {
+        *error = "scatter/gather ring given, but the engine was built without an SG element format";
+        *status = tlm::TLM_GENERIC_ERROR_RESPONSE;
+        return false;
+    }
+    std::vector<std::uint8_t> raw(static_cast<std::size_t>(ext.sgl_count) * f.size);
     // One descriptor fetch per contiguous run of the ring (two when it wraps).
     std::uint32_t index = ext.sgl_first, done = 0;
     sc_core::sc_time last = t;
     while (done < ext.sgl_count) {
         const std::uint32_t run = std::min(ext.sgl_count - done, ext.sgl_entries - index);
-        const auto bytes = static_cast<std::uint32_t>(run * regmap::kSgeSize);
+        const auto bytes = static_cast<std::uint32_t>(run * f.size);
         bus_txn_ext bx;
         sc_core::sc_time issued, finish;
         const tlm::tlm_response_status st =
-            bus_transfer(ch, tlm::TLM_READ_COMMAND, ext.sgl_ring + static_cast<std::uint64_t>(index) * regmap::kSgeSize,
-                         raw.data() + static_cast<std::size_t>(done) * regmap::kSgeSize, bytes, t, &issued, &finish, &bx);
+            bus_transfer(ch, tlm::TLM_READ_COMMAND, ext.sgl_ring + static_cast<std::uint64_t>(index) * f.size,
+                         raw.data() + static_cast<std::size_t>(done) * f.size, bytes, t, &issued, &finish, &bx);
         ++ch.stats.descriptor_fetches;
         ch.stats.descriptor_bytes += bytes;
         last = std::max(last, finish);
@@ -95,10 +100,10 @@ bool dma_engine::fetch_sgl(channel& ch, const dma_ext& ext, sc_core::sc_time& t,
     }
     t = last;  // the data transfers need the elements first
     for (std::uint32_t i = 0; i < ext.sgl_count; ++i) {
-        const std::uint8_t* e = raw.data() + static_cast<std::size_t>(i) * regmap::kSgeSize;
-        const sg_element el{le(e + regmap::sge_off::addr, 8), static_cast<std::uint32_t>(le(e + regmap::sge_off::length, 4))};
+        const std::uint8_t* e = raw.data() + static_cast<std::size_t>(i) * f.size;
+        const sg_element el{le(e + f.addr_offset, 8), static_cast<std::uint32_t>(le(e + f.length_offset, 4))};
         if (el.len > 0) sg->push_back(el);
-        if ((le(e + regmap::sge_off::flags, 4) & regmap::sge_flags::last) != 0) break;
+        if ((le(e + f.flags_offset, 4) & f.last_flag) != 0) break;
     }
     return true;
 }

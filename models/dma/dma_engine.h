@@ -41,6 +41,16 @@ namespace rnic {
 
 enum class dma_marker_mode { skip, fragment };
 
+// The layout of one scatter/gather element in host memory: the descriptor format of the device the
+// engine serves (the RNIC's is regmap.h's, filled in by rnic_device). Elements are little-endian:
+// a 64-bit address, a 32-bit length and 32-bit flags at the given offsets; `last_flag` in the flags
+// ends the list. size 0: the engine has no format and refuses transfers that ask it to fetch a ring.
+struct sg_element_format {
+    std::uint32_t size = 0;
+    std::uint32_t addr_offset = 0, length_offset = 0, flags_offset = 0;
+    std::uint32_t last_flag = 0;
+};
+
 struct dma_params {
     int channels = 4;
     double clock_hz = 500e6;
@@ -52,6 +62,7 @@ struct dma_params {
     // Bus read transfers in flight across the engine (0: only the bus's own tag limit applies).
     int max_outstanding_reads = 32;
     dma_marker_mode markers = dma_marker_mode::skip;
+    sg_element_format sge;  // for rings of SG elements (dma_ext::sgl_ring)
 };
 
 class dma_engine : public sc_core::sc_module, public stats_reporter {

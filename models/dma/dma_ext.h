@@ -9,9 +9,10 @@
 // Host side, one of:
 //  - nothing: the contiguous range [gp address, + gp length);
 //  - sg: a scatter/gather list whose lengths add up to the gp length (the gp address is ignored);
-//  - sgl_ring/sgl_entries/sgl_first/sgl_count: a list of regmap SG elements (regmap::kSgeSize
-//    bytes each) in a ring in host memory, which the engine fetches itself (descriptor fetch) and
-//    then follows; their lengths must add up to the gp length.
+//  - sgl_ring/sgl_entries/sgl_first/sgl_count: a list of SG elements in the format the engine was
+//    built with (dma_params::sge; the RNIC's is regmap.h's) in a ring in host memory, which the
+//    engine fetches itself (descriptor fetch) and then follows; their lengths must add up to the gp
+//    length.
 // Markers: marker_breaks are offsets in the NIC-side data (0 < o < length, ascending) where the
 // stream had a marker between the data's bytes (the framing computes them; the engine only cuts). With dma_params::markers == fragment each marker-free run is a separate
 // bus transfer; with skip the engine removes markers on the fly and they cost nothing on the bus.

@@ -7,7 +7,7 @@
 
 namespace rnic {
 
-host_interface::host_interface(const sc_core::sc_module_name& name, unsigned msix_vectors)
+host_interface::host_interface(const sc_core::sc_module_name& name, const msix_layout& msix)
     : sc_module(name),
       mmio_in("mmio_in"),
       mmio_out("mmio_out"),
@@ -15,7 +15,7 @@ host_interface::host_interface(const sc_core::sc_module_name& name, unsigned msi
       mem_out("mem_out"),
       msix_in("msix_in"),
       irq_out("irq_out"),
-      msix_(msix_vectors) {
+      msix_(msix) {
     mmio_in.register_b_transport(this, &host_interface::mmio_b_transport);
     dma_in.register_b_transport(this, &host_interface::dma_b_transport);
     msix_in.register_b_transport(this, &host_interface::msix_b_transport);
@@ -33,12 +33,12 @@ void host_interface::dma_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_t
 
 void host_interface::bar_access(tlm::tlm_generic_payload& gp, sc_core::sc_time& dev_delay) {
     const std::uint64_t offset = gp.get_address();
-    if (!msix_table::claims(offset)) {
+    if (!msix_.claims(offset)) {
         mmio_out->b_transport(gp, dev_delay);
         return;
     }
     const unsigned len = gp.get_data_length();
-    if (!msix_table::valid_access(offset, len) || gp.get_byte_enable_ptr() != nullptr) {
+    if (!msix_.valid_access(offset, len) || gp.get_byte_enable_ptr() != nullptr) {
         ++msix_access_errors_;
         RNIC_MLOG_D(error, pcie, dev_delay, "MSI-X " << (gp.is_read() ? "read" : "write") << " of " << len
                                                      << " bytes at BAR0 offset 0x" << std::hex << offset

@@ -44,7 +44,7 @@ public:
     void report_stats(boost::json::object& out) const override;
 
 protected:
-    host_interface(const sc_core::sc_module_name& name, unsigned msix_vectors);
+    host_interface(const sc_core::sc_module_name& name, const msix_layout& msix);
 
     // ---- What a bus model implements ----
     // A CPU access to BAR0 arriving at now + delay: model the request crossing the bus, call

@@ -1,59 +1,56 @@
 #include "host/msix_table.h"
 
-#include "rnic/regmap.h"
-
 namespace rnic {
 
 namespace {
-constexpr std::uint32_t kPage = 0x1000;
 constexpr std::uint64_t kFallbackAddress = 0xfee00000u;  // x86 local-APIC message window
 }  // namespace
 
-msix_table::msix_table(unsigned vectors) : entries_(vectors) {}
+msix_table::msix_table(const msix_layout& layout) : layout_(layout), entries_(layout.vectors) {}
 
-bool msix_table::claims(std::uint64_t bar_offset) {
-    return (bar_offset >= regmap::kMsixTableOffset && bar_offset < regmap::kMsixTableOffset + kPage) ||
-           (bar_offset >= regmap::kMsixPbaOffset && bar_offset < regmap::kMsixPbaOffset + kPage);
+bool msix_table::claims(std::uint64_t bar_offset) const {
+    if (layout_.vectors == 0) return false;  // no table: the whole BAR is the device's
+    return in_page(bar_offset, layout_.table_offset) || in_page(bar_offset, layout_.pba_offset);
 }
 
-bool msix_table::valid_access(std::uint64_t bar_offset, unsigned len) {
+bool msix_table::valid_access(std::uint64_t bar_offset, unsigned len) const {
     if ((len != 4 && len != 8) || bar_offset % len != 0) return false;
     return claims(bar_offset) && claims(bar_offset + len - 1);
 }
 
 std::uint32_t msix_table::read32(std::uint32_t off) const {
-    if (off >= regmap::kMsixPbaOffset) {
-        const std::uint32_t bit0 = (off - regmap::kMsixPbaOffset) * 8;  // first vector of this dword
+    if (in_page(off, layout_.pba_offset)) {
+        const std::uint32_t bit0 = (off - layout_.pba_offset) * 8;  // first vector of this dword
         std::uint32_t v = 0;
         for (std::uint32_t b = 0; b < 32; ++b) {
             if (bit0 + b < entries_.size() && entries_[bit0 + b].pending) v |= 1u << b;
         }
         return v;
     }
-    const std::uint32_t index = (off - regmap::kMsixTableOffset) / regmap::kMsixEntrySize;
+    const std::uint32_t index = (off - layout_.table_offset) / msix_entry::size;
     if (index >= entries_.size()) return 0;
     const entry& e = entries_[index];
-    switch ((off - regmap::kMsixTableOffset) % regmap::kMsixEntrySize) {
-        case regmap::msix_off::addr_lo: return e.addr_lo;
-        case regmap::msix_off::addr_hi: return e.addr_hi;
-        case regmap::msix_off::data: return e.data;
+    switch ((off - layout_.table_offset) % msix_entry::size) {
+        case msix_entry::addr_lo: return e.addr_lo;
+        case msix_entry::addr_hi: return e.addr_hi;
+        case msix_entry::data: return e.data;
         default: return e.control;
     }
 }
 
 void msix_table::write32(std::uint32_t off, std::uint32_t value, std::vector<unsigned>* released) {
-    if (off >= regmap::kMsixPbaOffset) return;  // the PBA is read-only
-    const std::uint32_t index = (off - regmap::kMsixTableOffset) / regmap::kMsixEntrySize;
+    if (in_page(off, layout_.pba_offset)) return;  // the PBA is read-only
+    const std::uint32_t index = (off - layout_.table_offset) / msix_entry::size;
     if (index >= entries_.size()) return;  // reserved space of the table's page
     entry& e = entries_[index];
-    switch ((off - regmap::kMsixTableOffset) % regmap::kMsixEntrySize) {
-        case regmap::msix_off::addr_lo: e.addr_lo = value & ~3u; break;  // DWORD aligned: bits 1:0 are zero
-        case regmap::msix_off::addr_hi: e.addr_hi = value; break;
-        case regmap::msix_off::data: e.data = value; break;
+    switch ((off - layout_.table_offset) % msix_entry::size) {
+        case msix_entry::addr_lo: e.addr_lo = value & ~3u; break;  // DWORD aligned: bits 1:0 are zero
+        case msix_entry::addr_hi: e.addr_hi = value; break;
+        case msix_entry::data: e.data = value; break;
         default: {
-            const bool was_masked = (e.control & regmap::msix_ctrl::mask) != 0;
-            e.control = value & regmap::msix_ctrl::mask;  // other bits reserved
-            if (was_masked && (e.control & regmap::msix_ctrl::mask) == 0 && e.pending && released != nullptr) {
+            const bool was_masked = (e.control & msix_entry::mask) != 0;
+            e.control = value & msix_entry::mask;  // other bits reserved
+            if (was_masked && (e.control & msix_entry::mask) == 0 && e.pending && released != nullptr) {
                 released->push_back(index);
             }
         }
@@ -94,7 +91,7 @@ msix_table::message msix_table::message_of(unsigned vector) const {
 msix_table::message msix_table::raise(unsigned vector) {
     ++counters_.raised;
     message m = message_of(vector);
-    if (m.programmed && (entries_[vector].control & regmap::msix_ctrl::mask) != 0) {
+    if (m.programmed && (entries_[vector].control & msix_entry::mask) != 0) {
         entries_[vector].pending = true;
         ++counters_.masked;
         m.send = false;

@@ -5,7 +5,6 @@
 
 #include "core/sim_log.h"
 #include "core/timeline.h"
-#include "rnic/regmap.h"
 
 namespace rnic {
 
@@ -69,7 +68,7 @@ double pcie_params::overhead_share() const {
 }
 
 pcie_endpoint::pcie_endpoint(const sc_core::sc_module_name& name, const pcie_params& params)
-    : host_interface(name, regmap::kMsixVectors),
+    : host_interface(name, params.msix),
       params_(params),
       tlp_rate_(params.tlp_bytes_per_second()),
       ticks_per_byte_(1.0 / tlp_rate_ / sc_core::sc_get_time_resolution().to_seconds()),

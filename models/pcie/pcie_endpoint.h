@@ -57,6 +57,9 @@ struct pcie_params {
     sc_core::sc_time credit_return = sc_core::sc_time(100, sc_core::SC_NS);
     // Time a posted MMIO store costs the issuing CPU (write-combining buffer, uncached store).
     sc_core::sc_time posted_write_cost = sc_core::sc_time(20, sc_core::SC_NS);
+    // The function's MSI-X table and PBA in BAR0: the device behind the endpoint declares them
+    // (the platform's host assembly fills them from the RNIC's regmap.h; default: no table).
+    msix_layout msix;
 
     // Bytes per second of all lanes after line encoding.
     double raw_bytes_per_second() const;

@@ -8,7 +8,6 @@
 #include "core/timed_resource.h"
 #include "core/timeline.h"
 #include "host/atomic_op_ext.h"
-#include "rnic/regmap.h"
 
 namespace rnic {
 
@@ -23,7 +22,7 @@ const char* type_name(int t) {
 }  // namespace
 
 pcix_bridge::pcix_bridge(const sc_core::sc_module_name& name, const pcix_params& params)
-    : host_interface(name, regmap::kMsixVectors), params_(params), splits_(params.max_outstanding_splits) {
+    : host_interface(name, params.msix), params_(params), splits_(params.max_outstanding_splits) {
     track_ = track("bus");
 }
 

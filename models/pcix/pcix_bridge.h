@@ -43,6 +43,8 @@ struct pcix_params {
     // Host-bridge turnaround of a read request before host memory's own time.
     sc_core::sc_time completion_latency = sc_core::sc_time(500, sc_core::SC_NS);
     sc_core::sc_time posted_write_cost = sc_core::sc_time(20, sc_core::SC_NS);
+    // The function's MSI-X table and PBA in BAR0 (as pcie_params::msix).
+    msix_layout msix;
 
     double peak_bytes_per_second() const { return clock_hz * width_bytes; }
 };

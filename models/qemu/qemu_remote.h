@@ -1,6 +1,6 @@
 // The remote side of QEMU's x-pci-proxy-dev, as the program of a host whose CPU is a QEMU guest:
 // it serves the guest's configuration-space and BAR accesses and keeps the guest's RAM mapped for
-// the device's DMA. It runs on the driver's host_bus interface (driver/host_bus.h) like any host
+// the device's DMA. It runs on the driver's host_bus interface (host/host_bus.h) like any host
 // program, so a BAR access becomes the same MMIO transaction through the host-bus model (PCIe or
 // PCI-X) as the in-process driver's, and the guest's vCPU waits for the answer. No SystemC here:
 // the platform runs it on host a's host_cpu thread; the unit tests run it on a plain host_bus.
@@ -26,7 +26,7 @@
 #include <functional>
 #include <string>
 
-#include "driver/host_bus.h"
+#include "host/host_bus.h"
 #include "qemu/guest_ram.h"
 #include "qemu/mpqemu.h"
 #include "qemu/pci_config.h"

@@ -6,7 +6,8 @@
 
 namespace rnic {
 
-rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params& params)
+rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params& params,
+                         const fw::program_factory& firmware)
     : sc_module(name),
       mmio_in("mmio_in"),
       dma_out("dma_out"),
@@ -21,7 +22,7 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
     mmio_in.register_b_transport(this, &rnic_device::mmio_b_transport);
     irq_collect_.register_b_transport(this, &rnic_device::irq_b_transport);
 
-    dma_ = std::make_unique<dma_engine>("dma", params.dma);
+    dma_ = std::make_unique<dma_engine>("dma", with_device_formats(params.dma));
     buffer_ = std::make_unique<buffer_memory>("buffer", params.buffer);
     // The framing (MPA or IFT) and its datapath model (TLM or RTL) are chosen here, once: the framer
     // runs it, the TCP engine re-frames retransmissions with it, the RDMA engine asks it for send
@@ -37,7 +38,7 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
     if (reg_index(regmap::CAP_MAX_CQ, &at)) regs_[at] = params.contexts.max_cq;
     if (reg_index(regmap::CAP_MAX_MR, &at)) regs_[at] = params.contexts.max_mr;
     if (reg_index(regmap::CAP_CTX_BYTES, &at)) regs_[at] = static_cast<std::uint32_t>(ctx_->area_bytes());
-    cp_ = std::make_unique<control_processor>("cp", params.cp);
+    cp_ = std::make_unique<control_processor>("cp", params.cp, firmware);
 
     // Transmit: RDMA engine / firmware -> framer -> TCP engine -> link.
     rdma_->ulpdu_tx_out.bind(framer_->ulpdu_tx_in);
@@ -73,6 +74,31 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
     cp_->regs_out.bind(*this);
     rdma_doorbell_out.bind(rdma_->doorbell_in);
     cp_doorbell_out.bind(cp_->doorbell_in);
+}
+
+// The generic bus blocks learn the device's layouts from their parameters; these are the RNIC's,
+// declared once in regmap.h. The MSI-X entry format is the PCIe specification's: regmap's
+// declaration of it (for the device documentation) must say the same as the bus block's.
+static_assert(regmap::kMsixEntrySize == msix_entry::size && regmap::msix_off::addr_lo == msix_entry::addr_lo &&
+              regmap::msix_off::addr_hi == msix_entry::addr_hi && regmap::msix_off::data == msix_entry::data &&
+              regmap::msix_off::control == msix_entry::control && regmap::msix_ctrl::mask == msix_entry::mask);
+
+msix_layout rnic_device::msix_function() {
+    msix_layout m;
+    m.vectors = regmap::kMsixVectors;
+    m.table_offset = regmap::kMsixTableOffset;
+    m.pba_offset = regmap::kMsixPbaOffset;
+    m.page_bytes = regmap::kMsixPageSize;
+    return m;
+}
+
+dma_params rnic_device::with_device_formats(dma_params p) {
+    p.sge.size = static_cast<std::uint32_t>(regmap::kSgeSize);
+    p.sge.addr_offset = regmap::sge_off::addr;
+    p.sge.length_offset = regmap::sge_off::length;
+    p.sge.flags_offset = regmap::sge_off::flags;
+    p.sge.last_flag = regmap::sge_flags::last;
+    return p;
 }
 
 bool rnic_device::reg_index(std::uint32_t offset, std::size_t* index) const {

@@ -19,6 +19,7 @@
 #include "dma/dma_engine.h"
 #include "framing/framing_factory.h"
 #include "framing/mpa_framer.h"
+#include "host/msix_table.h"
 #include "rdma/context_memory.h"
 #include "rdma/rdma_engine.h"
 #include "rnic/regmap.h"
@@ -49,7 +50,16 @@ public:
     sc_core::sc_port<rdma_doorbell_if> rdma_doorbell_out;
     sc_core::sc_port<cp_doorbell_if> cp_doorbell_out;
 
-    rnic_device(const sc_core::sc_module_name& name, const rnic_params& params);
+    // `firmware` makes the program the control processor runs (the platform gives the firmware of
+    // firmware/, a testbench may give its own); the device knows it only as a fw::program.
+    rnic_device(const sc_core::sc_module_name& name, const rnic_params& params, const fw::program_factory& firmware);
+
+    // Where BAR0 puts the MSI-X table and PBA and how many vectors the device raises (regmap.h): the
+    // host bus in front of the device decodes them (pcie_params::msix, pcix_params::msix), so the
+    // platform hands them to it.
+    static msix_layout msix_function();
+    // `p` with the device's scatter/gather element format (regmap.h) for the DMA engine.
+    static dma_params with_device_formats(dma_params p);
 
     tcp_engine& toe() { return *toe_; }
     // Every block's statistics, keyed by block name.

@@ -1,4 +1,4 @@
-// The verbs example (driver/examples/kv_example.cpp, workload.type = kv_example) run through rnic-sim:
+// The verbs example (platform/workloads/kv_example.cpp, workload.type = kv_example) run through rnic-sim:
 // lookups by RDMA Read and updates under a CmpSwap lock, with one client and with several clients
 // contending for the same keys (clean and under loss); and the proof that its mutual-exclusion check
 // can fail: without the lock, updates are lost and the run says so.

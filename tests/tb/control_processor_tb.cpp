@@ -12,6 +12,7 @@
 #include <map>
 
 #include "cp/control_processor.h"
+#include "firmware/firmware.h"
 #include "proto/bytes.h"
 #include "proto/mpa.h"
 #include "rnic/regmap.h"
@@ -97,8 +98,16 @@ struct cp_bench : sc_core::sc_module {
     tb_sink irq, startup;
     std::uint32_t produced = 0;
 
-    explicit cp_bench(const sc_core::sc_module_name& n, control_processor_params p = control_processor_params{})
-        : sc_module(n), cp("cp", p), host("host"), stubs("stubs"), irq("irq"), startup("startup") {
+    // The control processor runs the real firmware with `costs` unless given another program.
+    explicit cp_bench(const sc_core::sc_module_name& n, control_processor_params p = control_processor_params{},
+                      fw::costs costs = fw::costs{}, fw::program_factory program = nullptr)
+        : sc_module(n),
+          cp("cp", p,
+             program ? program : [costs](fw::hal& h) { return std::make_unique<fw::firmware>(h, costs); }),
+          host("host"),
+          stubs("stubs"),
+          irq("irq"),
+          startup("startup") {
         cp.dma_out.bind(host.in);
         cp.irq_out.bind(irq.in);
         cp.startup_tx_out.bind(startup.in);
@@ -157,11 +166,57 @@ TEST(ControlProcessorTb, NopCostsFetchCommandCyclesAndStatusWrite) {
     EXPECT_EQ(b.stat("events_handled"), 1u);
 }
 
+// The control processor runs whatever program the device assembly gives it, through the HAL only:
+// a program that counts doorbells, spends 300 cycles on each and raises vector 5 runs in place of
+// the firmware, and its own counters are what the statistics report.
+struct doorbell_counter : fw::program {
+    explicit doorbell_counter(fw::hal& h) : hal(h) {}
+    [[noreturn]] void run() override {
+        for (;;) {
+            if (hal.wait_event().kind != fw::event_kind::command_doorbell) continue;
+            hal.consume_cycles(300);
+            ++doorbells;
+            hal.raise_msix(5);
+        }
+    }
+    std::uint64_t commands_executed() const override { return doorbells; }
+    bool has_state() const override { return false; }
+    std::vector<std::pair<const char*, std::uint64_t>> counters() const override {
+        return {{"doorbells_counted", doorbells}};
+    }
+    fw::hal& hal;
+    std::uint64_t doorbells = 0;
+};
+
+TEST(ControlProcessorTb, RunsTheProgramItIsGiven) {
+    cp_bench b("b", control_processor_params{}, fw::costs{},
+               [](fw::hal& h) { return std::make_unique<doorbell_counter>(h); });
+    b.ring();
+    b.ring(ns(1000));
+    sc_core::sc_start(ns(10000));
+    ASSERT_EQ(b.irq.items.size(), 2u);
+    EXPECT_EQ(b.irq.items[0].at, ns(300));   // 300 cycles at 1 GHz
+    EXPECT_EQ(b.irq.items[1].at, ns(1300));
+    EXPECT_EQ(b.cp.commands_executed(), 2u);
+    EXPECT_EQ(b.stat("doorbells_counted"), 2u);
+    boost::json::object o;
+    b.cp.report_stats(o);
+    EXPECT_FALSE(o.contains("commands_executed"));  // the firmware's counters are the firmware's
+    EXPECT_EQ(b.stubs.regs.count(regmap::STATUS), 0u);  // nothing but the program writes registers
+}
+
+TEST(ControlProcessorTb, NoProgramIsRefusedAtConstruction) {
+    EXPECT_THROW(control_processor("cp", control_processor_params{}, fw::program_factory{}), std::invalid_argument);
+    const auto makes_nothing = [](fw::hal&) { return std::unique_ptr<fw::program>{}; };
+    EXPECT_THROW(control_processor("cp2", control_processor_params{}, makes_nothing), std::invalid_argument);
+}
+
 TEST(ControlProcessorTb, CommandCostScalesWithTheClockAndTheCostTable) {
     control_processor_params p;
     p.clock_hz = 500e6;
-    p.costs.command = 1000;
-    cp_bench b("b", p);
+    fw::costs costs;
+    costs.command = 1000;
+    cp_bench b("b", p, costs);
     b.put(command::nop, {});
     b.ring();
     sc_core::sc_start(ns(10000));

@@ -20,6 +20,13 @@
 namespace rnic::test {
 namespace {
 
+// The RNIC's SG element format (regmap.h), as rnic_device gives it to its DMA engine.
+dma_params with_rnic_sge(dma_params p) {
+    p.sge = {static_cast<std::uint32_t>(regmap::kSgeSize), regmap::sge_off::addr, regmap::sge_off::length,
+             regmap::sge_off::flags, regmap::sge_flags::last};
+    return p;
+}
+
 struct dma_bench {
     host_memory mem;
     pcie_endpoint pcie;
@@ -30,10 +37,12 @@ struct dma_bench {
     tb_initiator nic_irq;  // MSI-X (unused)
     tb_sink bar;
     tb_sink irq;
-    explicit dma_bench(const dma_params& dp = dma_params{}, const pcie_params& pp = pcie_params{})
+    // The engine reads SG rings in the RNIC's format unless `sge_format_given` (dp.sge as it is).
+    explicit dma_bench(const dma_params& dp = dma_params{}, const pcie_params& pp = pcie_params{},
+                       bool sge_format_given = false)
         : mem("mem", host_memory_params{}),
           pcie("pcie", pp),
-          dma("dma", dp),
+          dma("dma", sge_format_given ? dp : with_rnic_sge(dp)),
           nic("nic"),
           cpu("cpu"),
           mmio("mmio"),
@@ -243,6 +252,52 @@ TEST(DmaTb, BadRequestsGetAnErrorAndChangeNothing) {
     b.dma.report_stats(st);
     EXPECT_EQ(st["bad_requests"].to_number<std::uint64_t>(), 2u);
     EXPECT_EQ(st["errors"].to_number<std::uint64_t>(), 2u);
+}
+
+// The element format is the engine's parameter: a 24-byte element with its fields elsewhere is
+// followed as well, and an engine built without a format refuses a ring instead of guessing one.
+TEST(DmaTb, ScatterGatherElementFormatComesFromTheParameters) {
+    dma_params wide;
+    wide.sge = {24, 8, 16, 0, 1u << 7};  // flags first, then the address, then the length
+    dma_bench b(wide, pcie_params{}, true);
+    elaborate();
+    std::uint8_t ring[2 * 24] = {};
+    const auto put = [&](std::uint8_t* e, std::uint64_t addr, std::uint32_t len, std::uint32_t flags) {
+        for (int i = 0; i < 4; ++i) e[i] = static_cast<std::uint8_t>(flags >> (8 * i));
+        for (int i = 0; i < 8; ++i) e[8 + i] = static_cast<std::uint8_t>(addr >> (8 * i));
+        for (int i = 0; i < 4; ++i) e[16 + i] = static_cast<std::uint8_t>(len >> (8 * i));
+    };
+    put(ring, 0x110000, 32, 0);
+    put(ring + 24, 0x112000, 16, 1u << 7);
+    b.poke(0x1f0000, ring, sizeof ring);
+    const auto x = pattern(32, 7), y = pattern(16, 9);
+    b.poke(0x110000, x.data(), x.size());
+    b.poke(0x112000, y.data(), y.size());
+    dma_ext ext;
+    ext.sgl_ring = 0x1f0000;
+    ext.sgl_entries = 2;
+    ext.sgl_count = 2;
+    std::vector<std::uint8_t> buf(48);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    ASSERT_EQ(b.transfer(tlm::TLM_READ_COMMAND, 0, buf.data(), 48, &ext, d), tlm::TLM_OK_RESPONSE);
+    std::vector<std::uint8_t> want(x);
+    want.insert(want.end(), y.begin(), y.end());
+    EXPECT_EQ(buf, want);
+    EXPECT_EQ(b.dma.totals().descriptor_bytes, 48u);
+}
+
+TEST(DmaTb, NoScatterGatherElementFormatRefusesARing) {
+    dma_bench b(dma_params{}, pcie_params{}, true);
+    elaborate();
+    dma_ext ext;
+    ext.sgl_ring = 0x1f0000;
+    ext.sgl_entries = 2;
+    ext.sgl_count = 1;
+    std::vector<std::uint8_t> buf(16);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    EXPECT_EQ(b.transfer(tlm::TLM_READ_COMMAND, 0, buf.data(), 16, &ext, d), tlm::TLM_GENERIC_ERROR_RESPONSE);
+    EXPECT_EQ(b.dma.totals().descriptor_fetches, 0u);
+    EXPECT_EQ(b.dma.totals().errors, 1u);
 }
 
 TEST(DmaTb, RefusedDmaIsReportedAndChangesNothing) {

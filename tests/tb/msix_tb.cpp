@@ -18,8 +18,11 @@ using namespace regmap;
 
 std::uint32_t entry(unsigned vector, std::uint32_t field) { return kMsixTableOffset + vector * kMsixEntrySize + field; }
 
+// The RNIC's layout (regmap.h), as the platform hands it to the bus in front of the device.
+msix_layout rnic_layout() { return msix_layout{kMsixVectors, kMsixTableOffset, kMsixPbaOffset, kMsixPageSize}; }
+
 TEST(MsixTable, ResetStateIsMaskedAndUnprogrammed) {
-    msix_table t(kMsixVectors);
+    msix_table t(rnic_layout());
     for (unsigned v = 0; v < kMsixVectors; ++v) {
         EXPECT_EQ(t.read(entry(v, msix_off::control), 4), msix_ctrl::mask);
         EXPECT_EQ(t.read(entry(v, msix_off::addr_lo), 4), 0u);
@@ -32,20 +35,45 @@ TEST(MsixTable, ResetStateIsMaskedAndUnprogrammed) {
 }
 
 TEST(MsixTable, RegionAndAccessRules) {
-    EXPECT_TRUE(msix_table::claims(kMsixTableOffset));
-    EXPECT_TRUE(msix_table::claims(kMsixPbaOffset + 4));
-    EXPECT_FALSE(msix_table::claims(kCqDoorbellBase));
-    EXPECT_FALSE(msix_table::claims(0x2c));
-    EXPECT_TRUE(msix_table::valid_access(entry(1, msix_off::data), 4));
-    EXPECT_TRUE(msix_table::valid_access(entry(1, msix_off::addr_lo), 8));
-    EXPECT_FALSE(msix_table::valid_access(entry(1, msix_off::data), 2));
-    EXPECT_FALSE(msix_table::valid_access(entry(1, msix_off::data) + 2, 4));
-    EXPECT_TRUE(msix_table::valid_access(entry(1, msix_off::data), 8));     // Message Data + Vector Control
-    EXPECT_FALSE(msix_table::valid_access(entry(1, msix_off::addr_hi), 8));  // a QWORD must be 8-aligned
+    const msix_table t(rnic_layout());
+    EXPECT_TRUE(t.claims(kMsixTableOffset));
+    EXPECT_TRUE(t.claims(kMsixPbaOffset + 4));
+    EXPECT_FALSE(t.claims(kCqDoorbellBase));
+    EXPECT_FALSE(t.claims(0x2c));
+    EXPECT_TRUE(t.valid_access(entry(1, msix_off::data), 4));
+    EXPECT_TRUE(t.valid_access(entry(1, msix_off::addr_lo), 8));
+    EXPECT_FALSE(t.valid_access(entry(1, msix_off::data), 2));
+    EXPECT_FALSE(t.valid_access(entry(1, msix_off::data) + 2, 4));
+    EXPECT_TRUE(t.valid_access(entry(1, msix_off::data), 8));     // Message Data + Vector Control
+    EXPECT_FALSE(t.valid_access(entry(1, msix_off::addr_hi), 8));  // a QWORD must be 8-aligned
+}
+
+// The table sits where the function's layout puts it, with as many vectors as it says; a function
+// without a table (the default layout) claims nothing of its BAR.
+TEST(MsixTable, LayoutComesFromTheParameters) {
+    msix_table t(msix_layout{4, 0x2000, 0x3000, 0x1000});
+    EXPECT_EQ(t.vectors(), 4u);
+    EXPECT_TRUE(t.claims(0x2000));
+    EXPECT_TRUE(t.claims(0x3ffc));
+    EXPECT_FALSE(t.claims(kMsixTableOffset));
+    EXPECT_FALSE(t.claims(0x1ffc));
+    std::vector<unsigned> released;
+    t.write(0x2000 + 2 * msix_entry::size + msix_entry::addr_lo, 8, 0xfee00000ull, &released);
+    t.write(0x2000 + 2 * msix_entry::size + msix_entry::data, 4, 77, &released);
+    EXPECT_EQ(t.read(0x2000 + 2 * msix_entry::size + msix_entry::data, 4), 77u);
+    EXPECT_FALSE(t.raise(2).send);  // masked at reset
+    EXPECT_EQ(t.read(0x3000, 4), 1u << 2);
+    EXPECT_EQ(t.read(0x2000 + 4 * msix_entry::size, 4), 0u);  // past the last entry: reads as zero
+    EXPECT_FALSE(t.raise(4).programmed);                      // beyond the table: the fallback
+
+    const msix_table none{msix_layout{}};
+    EXPECT_EQ(none.vectors(), 0u);
+    EXPECT_FALSE(none.claims(0));
+    EXPECT_FALSE(none.claims(kMsixTableOffset));
 }
 
 TEST(MsixTable, MaskedVectorIsPendingUntilUnmasked) {
-    msix_table t(kMsixVectors);
+    msix_table t(rnic_layout());
     std::vector<unsigned> released;
     t.write(entry(3, msix_off::addr_lo), 8, 0xfee00000ull, &released);  // QWORD: address lo and hi
     t.write(entry(3, msix_off::data), 4, 42, &released);
@@ -71,6 +99,12 @@ TEST(MsixTable, MaskedVectorIsPendingUntilUnmasked) {
     EXPECT_EQ(t.read(entry(4, msix_off::addr_lo), 4), 0xfee00000u);
 }
 
+template <typename Params>
+Params with_rnic_layout(Params p) {
+    p.msix = rnic_layout();
+    return p;
+}
+
 // The endpoint decodes the table; the host sees the programmed data as the vector.
 template <typename Bus, typename Params>
 struct msix_bench {
@@ -83,8 +117,14 @@ struct msix_bench {
     tb_sink bar;
     tb_sink host_irq;
     msix_bench()
-        : mem("mem", host_memory_params{}), bus("bus", Params{}), nic_irq("nic_irq"), cpu("cpu"), dev("dev"),
-          host_cpu("host_cpu"), bar("bar"), host_irq("host_irq") {
+        : mem("mem", host_memory_params{}),
+          bus("bus", with_rnic_layout(Params{})),
+          nic_irq("nic_irq"),
+          cpu("cpu"),
+          dev("dev"),
+          host_cpu("host_cpu"),
+          bar("bar"),
+          host_irq("host_irq") {
         host_cpu.out.bind(mem.cpu_in);
         nic_irq.out.bind(bus.msix_in);
         cpu.out.bind(bus.mmio_in);

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "firmware/firmware.h"
 #include "rnic/rnic.h"
 #include "tb_support.h"
 
@@ -26,7 +27,7 @@ struct device_bench : sc_core::sc_module {
     host_mem host;
     tb_sink irq, eth_out;
     explicit device_bench(const sc_core::sc_module_name& n)
-        : sc_module(n), nic("nic", rnic_params{}), bar0("bar0"), wire("wire"), host("host"), irq("irq"),
+        : sc_module(n), nic("nic", rnic_params{}, [](fw::hal& h) { return std::make_unique<fw::firmware>(h, fw::costs{}); }), bar0("bar0"), wire("wire"), host("host"), irq("irq"),
           eth_out("eth_out") {
         bar0.out.bind(nic.mmio_in);
         nic.dma_out.bind(host.in);

@@ -1,6 +1,8 @@
-// What the driver needs from the host it runs on: the device's BAR0 (MMIO), host memory (the CPU's
-// loads and stores), DMA-able memory allocation, interrupts and time. The platform's host-CPU model
-// implements it; the driver never calls into device models.
+// What a host program (the driver of driver/ with its workload, or the QEMU remote of models/qemu)
+// needs from the host it runs on: the device's BAR0 (MMIO), host memory (the CPU's loads and
+// stores), DMA-able memory allocation, interrupts and time. The platform's host-CPU model implements
+// it; the driver never calls into device models. It lives with the host models because it is what
+// the host offers: the driver depends on it, never the other way round.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,9 @@
 // The firmware HAL: everything the NIC's control-processor firmware may touch. The control-processor
-// model (models/cp) implements it on top of the NIC's internal interfaces; the firmware itself has no
-// SystemC dependency, so it could be retargeted to an instruction-set simulator or real hardware.
+// model (models/cp/control_processor.*) implements it on top of the NIC's internal interfaces and runs
+// the program it is given (cp/cp_program.h); the firmware (firmware/) is written against it alone and
+// has no SystemC dependency, so it could be retargeted to an instruction-set simulator or real
+// hardware. It lives beside the model because it is what the hardware offers: the firmware depends
+// on it, never the other way round.
 #pragma once
 
 #include <cstddef>
@@ -8,9 +11,20 @@
 #include <string>
 #include <vector>
 
-#include "firmware/mpa_negotiation.h"
-
 namespace rnic::fw {
+
+// The zero-length messages an initiator may send as its ready-to-receive indication (RFC 6581
+// §9.2), as a bit set. The zero-length Send (flag B) is not among them: RFC 5040 §5.3 makes a
+// zero-length Send consume an untagged buffer of the responder, i.e. one of the application's
+// receive WQEs, which a provider-level RTR must not do (RFC 6581 §4.4.2).
+namespace rtr {
+constexpr std::uint8_t write = 1;  // flag C: zero-length RDMA Write
+constexpr std::uint8_t read = 2;   // flag D: zero-length RDMA Read Request (answered by a zero-length Response)
+}  // namespace rtr
+
+// What the RTR on a stream is: none (client-server: the initiator's first ULP message is it), or
+// the zero-length message the initiator sends right after the Reply.
+enum class rtr_kind : std::uint8_t { none, write, read };
 
 enum class event_kind {
     command_doorbell,  // the driver advanced CMDQ_PROD

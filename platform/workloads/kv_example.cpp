@@ -2,7 +2,7 @@
 // Read it top to bottom: the server's side first (set up, register, advertise, accept), then the
 // client's (set up, connect, look up by RDMA Read, update under a CmpSwap lock), then the checks.
 // Header: kv_example.h (table layout and what the example proves).
-#include "driver/examples/kv_example.h"
+#include "workloads/kv_example.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,0 +1,187 @@
+// The connection-setup probes (workload.type = probe): peer_to_peer and responder_waits (the
+// server has the first message: RFC 6581 §9.2, RFC 5044 §7.1.2 rule 4) and reject (RFC 5044
+// §7.1.5); the catalogue and the dispatch are in probe.cpp.
+#include <cstring>
+#include <deque>
+#include <sstream>
+
+#include "core/log.h"
+#include "proto/bytes.h"
+#include "proto/ddp_rdmap.h"
+#include "workloads/probe_side.h"
+#include "workloads/write_bw.h"
+
+namespace rnic::platform {
+
+namespace ddp = proto::ddp;
+namespace acc = regmap::mr_access;
+using namespace probe_detail;
+
+// ---- peer_to_peer, responder_waits: RFC 6581 §9.2, RFC 5044 §7.1.2 rule 4 ----------------------
+
+namespace {
+constexpr std::uint64_t kFirstMessageTag = 0x5e1f;
+constexpr std::uint32_t kFirstMessageLen = 64;
+constexpr std::uint64_t kFirstMessageWrId = 900, kFirstRecvWrId = 500;
+}  // namespace
+
+void probe::server_sends_first(side& s) {
+    // An application with no client or server role: the accepting side has the first word.
+    const std::vector<std::uint8_t> msg = pattern(cfg_.seed, kFirstMessageTag, kFirstMessageLen);
+    s.bus.mem_write(s.buf + kRecvOff, msg.data(), msg.size());
+    drv::send_wr w;
+    w.wr_id = kFirstMessageWrId;
+    w.opcode = regmap::wr_opcode::send;
+    w.local_addr = s.buf + kRecvOff;
+    w.length = kFirstMessageLen;
+    w.local_stag = s.a.stag;
+    const std::uint64_t posted = s.bus.now_ps();
+    const auto any = [](const drv::work_completion&) { return true; };
+    drv::work_completion wc;
+    if (cfg_.probe == "held_close") {
+        // The client stays silent; the server closes gracefully with its Send still held (RFC 5044
+        // §7.1.2 rule 4): the Send can never go out, so it completes flushed, and the QP is Idle.
+        check("server: Send posted", s.ctx.post_send(s.qp, w) == drv::status::ok);
+        check("server: graceful disconnect while held", s.ctx.disconnect(s.qp) == drv::status::ok);
+        const bool got = poll_for(s, s.cq, any, kBudgetPs, &wc);
+        check("server: the held Send completes, flushed", got && wc.wr_id == kFirstMessageWrId &&
+                                                              wc.status == regmap::cqe_status::flushed,
+              got ? "wr_id " + std::to_string(wc.wr_id) + ", " + regmap::to_string(wc.status) : "no completion");
+        regmap::qp_state state = regmap::qp_state::rts;
+        s.ctx.query_qp(s.qp, &state);
+        check("server: QP Idle after the close", state == regmap::qp_state::idle, regmap::to_string(state));
+        oob_.publish("server-closed", {});
+        oob_.wait_for("client-done");
+        return;
+    }
+    // The first completion on the server's CQ is its Send's (nothing from the RTR before it).
+    const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok && poll_for(s, s.cq, any, kBudgetPs, &wc) &&
+                    wc.wr_id == kFirstMessageWrId && wc.status == regmap::cqe_status::success;
+    check("server: its Send, posted right after accept, completed", ok,
+          ok ? "after " + std::to_string((s.bus.now_ps() - posted) / 1000) + " ns"
+             : "first completion wr_id " + std::to_string(wc.wr_id) + ", " + regmap::to_string(wc.status));
+    oob_.wait_for("client-done");
+    const bool more = poll_for(s, s.cq, any, 50'000'000, &wc);  // 50 us
+    check("server: no other completion", !more, more ? "wr_id " + std::to_string(wc.wr_id) : "");
+}
+
+void probe::client_server_sends_first(side& s, std::uint32_t server_ip, const remote_buffer& a) {
+    const bool p2p = cfg_.probe == "peer_to_peer";
+    drv::recv_wr r;
+    r.wr_id = kFirstRecvWrId;
+    r.addr = s.buf + 256 * 1024;
+    r.length = 256;
+    r.stag = s.a.stag;
+    check("client: receive posted before connecting", s.ctx.post_recv(s.qp, r) == drv::status::ok);
+    drv::read_limits limits;
+    limits.peer_to_peer = p2p;
+    if (s.ctx.connect(s.qp, server_ip, a.port, 40000, limits) != drv::status::ok) {
+        fail(p2p ? "client connect (peer-to-peer) failed: it needs rnic.mpa.revision = 2" : "client connect failed");
+        return;
+    }
+    result_.setup_ok = true;
+    auto first_message_ok = [&](const drv::work_completion& wc) {
+        std::vector<std::uint8_t> got(kFirstMessageLen);
+        s.bus.mem_read(r.addr, got.data(), got.size());
+        return wc.wr_id == kFirstRecvWrId && wc.status == regmap::cqe_status::success &&
+               wc.byte_len == kFirstMessageLen && got == pattern(cfg_.seed, kFirstMessageTag, kFirstMessageLen);
+    };
+    const auto any = [](const drv::work_completion&) { return true; };
+    drv::work_completion wc;
+    if (p2p) {
+        // The RTR went out before anything of ours: the server's Send arrives with us silent, and
+        // the RTR itself completes nothing on either side.
+        const bool got = poll_for(s, s.cq, any, kBudgetPs, &wc);
+        check("client: the server's first message arrives though the client sent nothing", got && first_message_ok(wc),
+              got ? "completion wr_id " + std::to_string(wc.wr_id) + ", " + regmap::to_string(wc.status) : "none");
+        const bool more = poll_for(s, s.cq, any, 100'000'000, &wc);  // 100 us
+        check("client: the RTR made no completion", !more, more ? "wr_id " + std::to_string(wc.wr_id) : "");
+        return;
+    }
+    if (cfg_.probe == "held_close") {
+        // The server closes before we send anything: we see the stream end, never its message.
+        oob_.wait_for("server-closed");
+        bool message = false;
+        const bool got = poll_for(s, s.cq,
+                                  [&](const drv::work_completion& c) {
+                                      message |= c.wr_id == kFirstRecvWrId && c.status == regmap::cqe_status::success;
+                                      return c.opcode == drv::wc_opcode::qp_error;
+                                  },
+                                  kBudgetPs, &wc);
+        check("client: the stream's end arrives as a QP error completion without a Terminate",
+              got && !wc.terminate.valid, got ? term_text(wc.terminate) : "none");
+        check("client: the server's held message never arrived", !message);
+        return;
+    }
+    // Client-server: the server's Send waits in its NIC until our first FPDU (RFC 5044 §7.1.2 rule 4).
+    const bool early = poll_for(s, s.cq, any, 200'000'000, &wc);  // 200 us
+    check("client: nothing arrives while the client has sent nothing", !early,
+          early ? "completion wr_id " + std::to_string(wc.wr_id) : "");
+    const drv::send_wr w = baseline_write(s, a);
+    check("client: first RDMA Write posted", s.ctx.post_send(s.qp, w) == drv::status::ok);
+    bool wrote = false, received = false, message_ok = false;
+    while ((!wrote || !received) && poll_for(s, s.cq, any, kBudgetPs, &wc)) {
+        if (wc.wr_id == 1) wrote = wc.status == regmap::cqe_status::success;
+        if (wc.wr_id == kFirstRecvWrId) {
+            received = true;
+            message_ok = first_message_ok(wc);
+        }
+    }
+    check("client: first RDMA Write completes", wrote);
+    check("client: the server's message arrives once the client's first FPDU went out", received && message_ok);
+}
+
+// ---- reject: RFC 5044 §7.1.5 ------------------------------------------------------------------
+
+std::vector<std::uint8_t> probe::reject_reason() const {
+    const std::string text = "rnic-vp: no room on this port";
+    std::vector<std::uint8_t> v(text.begin(), text.end());
+    const std::vector<std::uint8_t> tail = pattern(cfg_.seed, 0x4e7, 16);  // binary bytes too
+    v.insert(v.end(), tail.begin(), tail.end());
+    return v;
+}
+
+void probe::server_reject(side& s) {
+    // Misuse first (nothing reaches the device), then the real refusal.
+    const std::vector<std::uint8_t> too_long(regmap::kMaxRejectPrivateData + 1, 0x55);
+    check("server: reject with too much private data is refused",
+          s.ctx.reject(cfg_.port, too_long) == drv::status::invalid_argument);
+    check("server: reject on port 0 is refused", s.ctx.reject(0, {}) == drv::status::invalid_argument);
+    check("server: the peer's MPA Request rejected with private data",
+          s.ctx.reject(cfg_.port, reject_reason()) == drv::status::ok);
+    drv::context::device_stats st{};
+    check("server: query_stats counts one refusal and no connection",
+          s.ctx.query_stats(&st) == drv::status::ok &&
+              st[static_cast<std::size_t>(regmap::device_counter::connections_rejected)] == 1 &&
+              st[static_cast<std::size_t>(regmap::device_counter::connections_established)] == 0);
+    regmap::qp_state state = regmap::qp_state::rts;
+    check("server: its QP untouched by the refusal (idle)",
+          s.ctx.query_qp(s.qp, &state) == drv::status::ok && state == regmap::qp_state::idle,
+          regmap::to_string(state));
+}
+
+void probe::client_reject(side& s, std::uint32_t server_ip, const remote_buffer& a) {
+    std::vector<std::uint8_t> why;
+    const drv::status st = s.ctx.connect(s.qp, server_ip, a.port, 40000, {}, &why);
+    check("client: connect refused by the MPA Reply (R = 1)", st == drv::status::connection_refused,
+          drv::to_string(st));
+    const std::vector<std::uint8_t> want = reject_reason();
+    check("client: the Reject's private data reached the driver", why == want,
+          std::to_string(why.size()) + " bytes, " + std::to_string(want.size()) + " sent");
+    drv::send_wr w;
+    w.local_addr = s.buf;
+    w.length = 8;
+    w.local_stag = s.a.stag;
+    w.remote_addr = a.addr;
+    w.remote_stag = a.stag;
+    check("client: nothing can be posted on the refused QP", s.ctx.post_send(s.qp, w) == drv::status::bad_state);
+    regmap::qp_state state = regmap::qp_state::rts;
+    check("client: the refused QP is idle in the device",
+          s.ctx.query_qp(s.qp, &state) == drv::status::ok && state == regmap::qp_state::idle,
+          regmap::to_string(state));
+    check("client: the refused QP can be destroyed", s.ctx.destroy_qp(s.qp) == drv::status::ok);
+    // A second attempt is answered the same way by nobody: no reject is waiting any more, so the
+    // connection waits in the server's backlog until the negotiation times out (not run here).
+}
+
+}  // namespace rnic::platform
