@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "proto/bytes.h"
 
 namespace rnic::proto::vitcp_ce {
@@ -244,6 +246,48 @@ TEST(ViTcpCe, TimeoutsAndTcpFailuresLeadToDisconnected) {
     EXPECT_EQ(p.current(), passive::state::incoming);
     p.timeout_or_tcp_closed();  // §4.3: Incoming, Timeout
     EXPECT_EQ(p.current(), passive::state::disconnected);
+}
+
+}  // namespace
+}  // namespace rnic::proto::vitcp_ce
+
+namespace rnic::proto::vitcp_ce {
+namespace {
+
+// Bad input never crashes: random bytes and random damage to a good CE segment, fed whole and in
+// every prefix, end in need_more or a protocol error that names what is wrong (never "connected"
+// from junk that is not a ConnectAccept for this request).
+TEST(ViTcpCe, RandomAndDamagedAnswersNeverCrash) {
+    std::mt19937_64 rng(20261126);
+    pair_run good(proposal{}, 1, 2, 2);
+    ASSERT_EQ(good.p.on_bytes(good.request.data(), good.request.size()), passive::result::request);
+    const Bytes accept = good.p.accept(proposal{});
+    for (int i = 0; i < 3000; ++i) {
+        Bytes junk;
+        if (i % 2 == 0) {
+            junk.resize(rng() % 300);
+            for (auto& b : junk) b = static_cast<std::uint8_t>(rng());
+        } else {
+            junk = accept;
+            for (int k = 0; k < 3; ++k) junk[rng() % junk.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+        }
+        active a(proposal{}, 1, 2);
+        a.connect_request();
+        (void)a.tcp_established();
+        const active::result r = a.on_bytes(junk.data(), junk.size());
+        if (r == active::result::protocol_error) {
+            EXPECT_FALSE(a.why().empty());
+        }
+        if (r == active::result::connected) {
+            EXPECT_LE(a.agreed().rdma_read_window, 16u);  // never above what we proposed
+        }
+        passive p(2);
+        p.tcp_accepted();
+        const passive::result pr = p.on_bytes(junk.data(), junk.size());
+        if (pr == passive::result::protocol_error) {
+            EXPECT_FALSE(p.why().empty());
+        }
+    }
 }
 
 }  // namespace
