@@ -33,15 +33,15 @@ private:
     void on_segment(const vt::SegmentView& seg) {
         if (failed_) return;
         std::string why;
-        if (!map::accept_in_order(session_, seg, ulpdu_, &why)) {
+        if (!map::accept_in_order(session_, seg, ulpdu_, &why, &immediate_)) {
             failed_ = true;
             error_name_ = "VI/TCP message order";
             error_detail_ = why + " at stream byte " + std::to_string(deframer_.bytes_consumed());
             return;
         }
-        if (ulpdu_.empty()) return;  // NOP
         const std::uint64_t b = owner_.beats(seg.wire_length);
-        sink_(ulpdu_.data(), ulpdu_.size(), {b, b});
+        if (!ulpdu_.empty()) sink_(ulpdu_.data(), ulpdu_.size(), {b, b});  // empty: a NOP
+        if (!immediate_.empty()) sink_(immediate_.data(), immediate_.size(), {0, 0});
     }
 
     const vitcp_framing& owner_;
@@ -49,6 +49,7 @@ private:
     frame_sink sink_;
     vt::Deframer deframer_;
     std::vector<std::uint8_t> ulpdu_;
+    std::vector<std::uint8_t> immediate_;  // RFC 7306 Immediate Data an RdmaWrite carried (§3.2 IdV)
     bool failed_ = false;
     std::string error_name_;
     std::string error_detail_;

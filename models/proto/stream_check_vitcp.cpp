@@ -204,7 +204,8 @@ void ViTcpStreams::on_segment(int dir, const vt::SegmentView& seg) {
     const std::uint64_t at = d.offset;
     d.offset += seg.wire_length;
     std::string why;
-    if (!map::accept_in_order(d.receiver, seg, ulpdu_, &why)) {
+    std::vector<std::uint8_t> immediate;
+    if (!map::accept_in_order(d.receiver, seg, ulpdu_, &why, &immediate)) {
         error(dir, "VI segment at stream byte " + std::to_string(at) + " (after the CE segment): " + why);
         return;
     }

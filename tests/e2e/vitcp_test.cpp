@@ -232,6 +232,36 @@ TEST(ViTcp, ViplExampleRunsEveryDescriptorKindUnderLoss) {
     }
 }
 
+// Writes, Writes with Immediate (the Write's segments, then a zero-length RdmaWrite with Immediate
+// Data Valid), Reads and Sends of many sizes on two QPs (two TCP connections, two CE exchanges)
+// under loss: every operation succeeds and every byte is checked.
+TEST(ViTcp, EveryOperationItCanCarryRunsOnTwoQps) {
+    const std::string trace = temp_path("vitcp-ops.csv");
+    {
+        std::ofstream t(trace);
+        t << "0, 1, 0, write, 4096, 0\n"
+             "0, 2, 1, send, 3000, 8192\n"
+             "1, 3, 0, write_imm, 20000, 16384\n"
+             "after:1, 4, 0, read, 4096, 0\n"
+             "2, 5, 1, read, 30000, 65536\n"
+             "after:3, 6, 1, send, 64, 131072\n"
+             "3, 7, 0, write_imm, 1, 200000\n"
+             "after:5, 8, 1, write, 70000, 262144\n";
+    }
+    const std::string results = temp_path("vitcp-ops.json");
+    const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set",
+                               "workload.type=trace", "--set", "workload.trace=" + trace, "--set",
+                               "link.a_to_b.loss=0.02", "--set", "link.b_to_a.loss=0.02", "--results", results,
+                               "--log", "off"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok");
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    const auto& log = v.at("workload").at("operation_log").as_array();
+    ASSERT_EQ(log.size(), 8u);
+    for (const auto& op : log) EXPECT_EQ(op.at("status").as_string(), "success") << boost::json::serialize(op);
+}
+
 TEST(ViTcp, AtomicsAreRefusedAtPostWithBadOpcode) {
     const std::string results = temp_path("vitcp-atomic.json");
     const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "workload.type=atomic_bw", "--set",

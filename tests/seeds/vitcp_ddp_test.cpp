@@ -189,6 +189,44 @@ TEST(ViTcpMap, ReadRequestAndInterleavedResponsesRoundTrip) {
     ASSERT_TRUE(resp.receive()) << resp.why;
 }
 
+// RFC 7306 Immediate Data (what closes an RDMA Write with Immediate) travels as VI's RDMA Write with
+// immediate data: a zero-length RdmaWrite with Immediate Data Valid (§3.2); the receiver hands the
+// RDMA engine the Immediate Data message again, numbered on the Send queue.
+TEST(ViTcpMap, ImmediateDataRidesAZeroLengthRdmaWriteWithImmediateDataValid) {
+    link l(true);
+    ddp::Header h;
+    h.opcode = ddp::Opcode::immediate;
+    h.queue = ddp::kQueueSend;
+    h.msn = 1;
+    Bytes imm(ddp::kImmediateDataSize);
+    ddp::encode_immediate(0x12345678, imm.data());
+    const Bytes u = ddp_segment(h, imm);
+    const auto s = l.send(u);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->header.type, vt::SegmentType::rdma_write);
+    EXPECT_TRUE(s->header.immediate_valid);
+    EXPECT_EQ(s->header.immediate_data, 0x12345678u);
+    EXPECT_TRUE(s->payload.empty());
+    EXPECT_EQ(l.wire.size(), 24u + 16 + 4);
+    std::string err;
+    const auto v = vt::parse(l.wire.data(), l.wire.size(), true, &err);
+    ASSERT_TRUE(v) << err;
+    Bytes write, immediate;
+    ASSERT_TRUE(accept_in_order(l.rx, *v, write, &l.why, &immediate)) << l.why;
+    EXPECT_TRUE(write.empty());  // zero length: nothing to place
+    EXPECT_EQ(immediate, u);
+    // A 64-bit value has no VI form.
+    ddp::encode_immediate(0x1'0000'0000ull, imm.data());
+    vt::Segment out;
+    const Bytes big = ddp_segment(h, imm);
+    EXPECT_EQ(to_segment(l.tx, big.data(), big.size(), out), refusal::unsupported);
+    // Without a place for it, the Immediate Data is refused, never dropped (§3.2 "must be delivered").
+    session fresh;
+    fresh.crc = true;
+    EXPECT_FALSE(accept_in_order(fresh, *v, write, &l.why));
+    EXPECT_NE(l.why.find("Immediate Data nobody takes"), std::string::npos) << l.why;
+}
+
 vt::SegmentView view_of(const Bytes& wire, bool crc = false) {
     std::string err;
     const auto v = vt::parse(wire.data(), wire.size(), crc, &err);

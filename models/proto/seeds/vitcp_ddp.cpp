@@ -45,6 +45,7 @@ std::size_t wire_length(const std::uint8_t* ulpdu, std::size_t len, bool crc) {
         return segment_bytes(t, len - ddp::kTaggedHeaderSize, crc);
     }
     if (opcode == op(ddp::Opcode::read_request)) return segment_bytes(vt::SegmentType::read_request, 0, crc);
+    if (opcode == op(ddp::Opcode::immediate)) return segment_bytes(vt::SegmentType::rdma_write, 0, crc);
     return segment_bytes(vt::SegmentType::send, len - ddp::kUntaggedHeaderSize, crc);
 }
 
@@ -90,7 +91,21 @@ refusal to_segment(session& s, const std::uint8_t* ulpdu, std::size_t len, vt::S
         const std::uint32_t mo = get_be32(ulpdu + kMoAt);
         payload = ulpdu + ddp::kUntaggedHeaderSize;
         payload_len = len - ddp::kUntaggedHeaderSize;
-        if (qn == ddp::kQueueSend) {
+        if (qn == ddp::kQueueSend && opcode == op(ddp::Opcode::immediate)) {
+            // RFC 7306 Immediate Data (alone, or closing an RDMA Write with Immediate): VI's RDMA
+            // Write with immediate data, a zero-length RdmaWrite whose Immediate Data is valid (§3.2).
+            std::string unused;
+            const auto imm = ddp::decode_immediate(payload, payload_len, &unused);
+            if (!imm || payload_len != ddp::kImmediateDataSize || mo != 0 || !last || *imm > 0xFFFFFFFFull)
+                return refusal::unsupported;
+            h.type = vt::SegmentType::rdma_write;
+            h.eom = true;
+            h.immediate_valid = true;
+            h.immediate_data = static_cast<std::uint32_t>(*imm);
+            out.rdma = vt::RdmaHeader{0, 0, 0};
+            h.message_number = s.tx_next_message++;
+            payload_len = 0;
+        } else if (qn == ddp::kQueueSend) {
             // Plain Send only: VI has no Solicited Event, no Invalidate STag, no 64-bit Immediate.
             if (opcode != op(ddp::Opcode::send) || get_be32(ulpdu + kRsvdUlpAt) != 0) return refusal::unsupported;
             if (segment_bytes(vt::SegmentType::send, payload_len, s.crc) > vt::kMaxSegmentLength)
@@ -123,7 +138,8 @@ refusal to_segment(session& s, const std::uint8_t* ulpdu, std::size_t len, vt::S
     return refusal::none;
 }
 
-bool accept_in_order(session& s, const vt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, std::string* why) {
+bool accept_in_order(session& s, const vt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, std::string* why,
+                     std::vector<std::uint8_t>* immediate) {
     auto fail = [why](const std::string& what) {
         if (why != nullptr) *why = what;
         return false;
@@ -134,6 +150,7 @@ bool accept_in_order(session& s, const vt::SegmentView& seg, std::vector<std::ui
         return fail(name + " has the Transmit Error bit: the whole message is in error (§3.2, §2.2.2.2.5)");
     }
     ulpdu.clear();
+    if (immediate != nullptr) immediate->clear();
     ddp::Header d;
     switch (h.type) {
         case vt::SegmentType::nop: return true;  // §3.2: not a VI message; carries ACK fields only
@@ -221,11 +238,26 @@ bool accept_in_order(session& s, const vt::SegmentView& seg, std::vector<std::ui
                 d.opcode = ddp::Opcode::rdma_write;
                 d.stag = seg.rdma->memory_handle;
                 d.tagged_offset = seg.rdma->address + h.data_offset;
+                if (h.eom && h.immediate_valid) {
+                    // §3.2: "If the Immediate Data Valid bit is set, then the Immediate Data must be
+                    // delivered to the user": RFC 7306's Immediate Data message, on the Send queue.
+                    if (immediate == nullptr) return fail(name + " carries Immediate Data nobody takes");
+                    ddp::Header m;
+                    m.opcode = ddp::Opcode::immediate;
+                    m.queue = ddp::kQueueSend;
+                    m.msn = s.rx_send_msn++;
+                    immediate->resize(m.size() + ddp::kImmediateDataSize);
+                    ddp::encode(m, immediate->data());
+                    ddp::encode_immediate(h.immediate_data, immediate->data() + m.size());
+                }
             }
             break;
         }
         default:
             return fail(std::string(vt::to_string(h.type)) + " segment after the connection was established (§4)");
+    }
+    if (immediate != nullptr && !immediate->empty() && seg.payload_len == 0 && h.data_offset == 0) {
+        return true;  // a zero-length RdmaWrite only carries the Immediate Data
     }
     ulpdu.resize(d.size());
     ddp::encode(d, ulpdu.data());

@@ -15,7 +15,10 @@
 //   tagged, RDMA Read Response            -> RdmaReadResponse: Message Number of the Request it
 //                                            answers (§3.2), Data Offset = TO - the response's
 //                                            first TO, EOM = L, no RDMA header
-//   anything else (Send with Invalidate or Solicited Event, Terminate, RFC 7306 Immediate Data and
+//   untagged QN 0, RFC 7306 Immediate Data -> a zero-length RdmaWrite with Immediate Data Valid and
+//   (RDMA Write with Immediate sends     the value in Immediate Data (§3.2; VI's RDMA Write with
+//    the Write, then this message)       immediate data), when the value fits VI's 32 bits
+//   anything else (Send with Invalidate or Solicited Event, Terminate, a 64-bit Immediate Data,
 //   atomics) is refused: VI/TCP has no field for it.
 // Receive rebuilds the DDP/RDMAP segment: Send MSNs counted from 1 per message (RFC 5041 §5.1),
 // Read Request MSNs likewise on QN 1 with sink STag 0 and sink TO 0 (the responder's Read Response
@@ -94,8 +97,11 @@ refusal to_segment(session& s, const std::uint8_t* ulpdu, std::size_t len, vt::S
 // In-order receive of a checked segment: the message rules above (next number, Data Offset
 // continuity, one message at a time but for Read Responses, Read Responses answering our oldest
 // Read Request, at most read_window Read Requests outstanding, the Transmit Error bit) and the
-// DDP/RDMAP segment it carries. NOP carries nothing: true with `ulpdu` empty. False with `why`.
-bool accept_in_order(session& s, const vt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, std::string* why);
+// DDP/RDMAP segment it carries. NOP carries nothing: true with `ulpdu` empty. An RdmaWrite with
+// Immediate Data Valid on its last segment also carries an RFC 7306 Immediate Data message, put in
+// `immediate` (empty otherwise; a caller that passes nullptr gets only the Write). False with `why`.
+bool accept_in_order(session& s, const vt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, std::string* why,
+                     std::vector<std::uint8_t>* immediate = nullptr);
 
 // §2.2.2.2.5: a segment whose original data cannot be sent again keeps its size and headers,
 // its payload is zeroed and the Transmit Error bit set (the trailer, when `crc`, recomputed).
