@@ -253,7 +253,7 @@ struct half {
 };
 
 struct conn {
-    std::size_t report = 0;  // index into connections
+    ViTcpConnectionReport rep;  // copied into the capture's report at the end (streams point here)
     std::uint32_t ip[2] = {};
     std::uint16_t port[2] = {};
     half h[2];
@@ -264,7 +264,6 @@ struct conn {
 
 ViTcpCaptureReport check_vitcp_capture(const std::vector<PcapRecord>& records, bool verify_checksums) {
     ViTcpCaptureReport report;
-    report.connections.reserve(records.size());  // ViTcpStreams keep a reference into it
     std::map<std::tuple<std::uint32_t, std::uint16_t, std::uint32_t, std::uint16_t>, std::unique_ptr<conn>> conns;
     std::vector<conn*> order;
     for (const PcapRecord& rec : records) {
@@ -312,12 +311,9 @@ ViTcpCaptureReport check_vitcp_capture(const std::vector<PcapRecord>& records, b
             fresh->port[0] = t.src_port;
             fresh->ip[1] = parsed->ip.dst;
             fresh->port[1] = t.dst_port;
-            fresh->report = report.connections.size();
-            ViTcpConnectionReport cr;
-            cr.name = ip_text(fresh->ip[0]) + ":" + std::to_string(fresh->port[0]) + " -> " + ip_text(fresh->ip[1]) +
-                      ":" + std::to_string(fresh->port[1]);
-            report.connections.push_back(cr);
-            fresh->streams = std::make_unique<ViTcpStreams>(report.connections.back());
+            fresh->rep.name = ip_text(fresh->ip[0]) + ":" + std::to_string(fresh->port[0]) + " -> " +
+                              ip_text(fresh->ip[1]) + ":" + std::to_string(fresh->port[1]);
+            fresh->streams = std::make_unique<ViTcpStreams>(fresh->rep);
             c = fresh.get();
             order.push_back(c);
             conns.emplace(key, std::move(fresh));
@@ -356,11 +352,12 @@ ViTcpCaptureReport check_vitcp_capture(const std::vector<PcapRecord>& records, b
         c->streams->finish();
         for (int d = 0; d < 2; ++d) {
             if (!c->h[d].ahead.empty()) {
-                report.connections[c->report].errors.push_back(
+                c->rep.errors.push_back(
                     std::string(kDirName[d]) + ": a hole at stream byte " + std::to_string(c->h[d].next) +
                     " that the capture never fills");
             }
         }
+        report.connections.push_back(c->rep);
     }
     return report;
 }
