@@ -56,7 +56,12 @@ void ViTcpStreams::error(int dir, const std::string& text, bool crc) {
     const std::string full = std::string(dir >= 0 ? kDirName[dir] : "connection") + ": " + text;
     rep_.errors.push_back(full);
     if (crc) rep_.crc_errors.push_back(full);
-    if (dir >= 0) dirs_[dir].failed = true;
+    if (dir >= 0) {
+        dirs_[dir].failed = true;
+        // The other direction's Read Window check counts Read Requests answered in this one; with
+        // this one unchecked from here that count stops, so the check would report a follow-on.
+        dirs_[1 - dir].receiver.read_window = 0xFFFF;
+    }
 }
 
 void ViTcpStreams::feed(int dir, const std::uint8_t* data, std::size_t len) {
