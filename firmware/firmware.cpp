@@ -225,6 +225,7 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             pc.peer_to_peer = (p[3] & regmap::kConnectPeerToPeer) != 0 || hal_.policy().peer_to_peer;
             pc.reject_buf = p[4];
             pc.reject_buf_len = static_cast<std::uint32_t>(std::min<std::uint64_t>(p[5], mpa::kMaxPrivateData));
+            pc.remote_port = static_cast<std::uint16_t>(p[1] >> 32);
             pc.deadline_ps = hal_.now_ps() + hal_.policy().timeout_ps;
             by_conn_[static_cast<std::uint32_t>(conn)] = pc;
             arm_next_timer();
@@ -344,6 +345,10 @@ void firmware::wait_for_peer(pending_connection pc) {
 void firmware::on_established(std::uint32_t conn, std::uint16_t port) {
     hal_.consume_cycles(costs_.event);
     auto it = by_conn_.find(conn);
+    if (it != by_conn_.end() && it->second.r == role::initiator && hal_.policy().vitcp) {
+        vitcp_send_request(conn, it->second, port);
+        return;
+    }
     if (it != by_conn_.end() && it->second.r == role::initiator) {
         // RFC 5044 §7.1.2: the initiator sends the MPA Request first.
         const mpa::RequestReply req = make_request(policy_for(it->second));
@@ -380,6 +385,10 @@ void firmware::claim(std::uint32_t conn, pending_connection pc) {
 void firmware::on_startup_bytes(std::uint32_t conn) {
     auto it = by_conn_.find(conn);
     if (it == by_conn_.end()) return;  // bytes before the accept was matched: handled on establishment
+    if (hal_.policy().vitcp) {
+        vitcp_startup_bytes(conn, it->second);
+        return;
+    }
     const std::vector<std::uint8_t>& bytes = hal_.startup_bytes(conn);
     const std::size_t need = mpa::request_reply_length(bytes.data(), bytes.size());
     if (need == 0 || bytes.size() < need) return;  // wait for the rest of the frame
@@ -587,7 +596,8 @@ void firmware::on_connection_lost(std::uint32_t conn, const char* why) {
 
 bool firmware::request_arrived(std::uint32_t conn) const {
     const std::vector<std::uint8_t>& bytes = hal_.startup_bytes(conn);
-    const std::size_t need = mpa::request_reply_length(bytes.data(), bytes.size());
+    const std::size_t need = hal_.policy().vitcp ? proto::vitcp_ce::ce_segment_length(bytes.data(), bytes.size())
+                                                 : mpa::request_reply_length(bytes.data(), bytes.size());
     return need != 0 && bytes.size() >= need;
 }
 

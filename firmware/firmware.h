@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -61,6 +62,10 @@ private:
         // Responder: refuse the Request (reject command) with this private data.
         bool reject = false;
         std::vector<std::uint8_t> private_data;
+        // VI/TCP (firmware_vitcp.cpp): the active side's CE state machine (§4.2), kept from the
+        // ConnectRequest to the answer; the ports the discriminators are made of.
+        std::shared_ptr<proto::vitcp_ce::active> vi_active;
+        std::uint16_t remote_port = 0;
     };
     // The negotiation rules' view of this connection: the MPA policy with the driver's wishes.
     negotiation_policy policy_for(const pending_connection& pc) const;
@@ -79,6 +84,14 @@ private:
     void on_reset();
     void initiator_got_reply(std::uint32_t conn, pending_connection& pc);
     void responder_got_request(std::uint32_t conn, pending_connection& pc);
+    // VI/TCP connection establishment (seed 003 §4, firmware_vitcp.cpp) in place of the MPA
+    // exchange: the ConnectRequest once TCP is up, the answer or the request in the start-up bytes.
+    void vitcp_send_request(std::uint32_t conn, pending_connection& pc, std::uint16_t local_port);
+    void vitcp_startup_bytes(std::uint32_t conn, pending_connection& pc);
+    void vitcp_active_answer(std::uint32_t conn, pending_connection& pc);
+    void vitcp_passive_request(std::uint32_t conn, pending_connection& pc);
+    void vitcp_start_stream(std::uint32_t conn, pending_connection& pc, const proto::vitcp_ce::agreement& agreed,
+                            std::size_t consumed);
     // `result` replaces the default result (the connection on ok, else 0) when given.
     // Gives up a connection the firmware holds (no QP took it): FIN, and the TCP engine frees it
     // once closed (toe_ctl_if::tcp_release).

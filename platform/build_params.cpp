@@ -69,7 +69,10 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     const std::string path = s.get_string("rnic.rx_path");
     n.framer.path = path == "markers" ? rx_path::markers : path == "aligned" ? rx_path::aligned : rx_path::buffering;
     const std::string framing = s.get_string("rnic.framing");
-    n.framing.kind = framing == "ift" ? framing_kind::ift : framing == "rdmatcp" ? framing_kind::rdmatcp : framing_kind::mpa;
+    n.framing.kind = framing == "ift"       ? framing_kind::ift
+                     : framing == "rdmatcp" ? framing_kind::rdmatcp
+                     : framing == "vitcp"   ? framing_kind::vitcp
+                                            : framing_kind::mpa;
     // Its own stream of values (RDMA/TCP Connection IDs, first message numbers), apart from TCP's.
     n.framing.seed = (static_cast<std::uint64_t>(s.get_int("simulation.seed")) * 2 + static_cast<std::uint64_t>(host_index)) ^
                      0x5244'4D41'2F54'4350ull;  // "RDMA/TCP"
@@ -124,6 +127,21 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.cp.mpa.max_ird = static_cast<std::uint16_t>(n.rdma.ird);
     n.cp.mpa.max_ord = static_cast<std::uint16_t>(n.rdma.ord);
     n.cp.mpa.peer_to_peer = s.get_bool("rnic.mpa.peer_to_peer");
+    // VI/TCP (seed 003): the CE exchange replaces the MPA Request/Reply; this end's proposal.
+    n.cp.mpa.vitcp = framing == "vitcp";
+    {
+        namespace ce = proto::vitcp_ce;
+        const std::string own_level = identity_of(s, host_index).vitcp_reliability;
+        const std::string level = own_level != "same" ? own_level : s.get_string("rnic.vitcp.reliability");
+        ce::proposal& v = n.cp.mpa.vitcp_proposal;
+        v.level = level == "unreliable"           ? ce::reliability::unreliable
+                  : level == "reliable_reception" ? ce::reliability::reliable_reception
+                                                  : ce::reliability::reliable_delivery;
+        v.crc = s.get_bool("rnic.vitcp.crc");
+        v.urgent_marker = s.get_bool("rnic.vitcp.urgent_marker");
+        v.mtu = static_cast<std::uint32_t>(s.get_int("rnic.vitcp.mtu"));
+        v.rdma_read_window = static_cast<std::uint16_t>(s.get_int("rnic.vitcp.rdma_read_window"));
+    }
     const std::string own_rtr = identity_of(s, host_index).mpa_rtr;
     const std::string rtr = own_rtr != "same" ? own_rtr : s.get_string("rnic.mpa.rtr");
     n.cp.mpa.rtr_types = static_cast<std::uint8_t>((rtr.find("write") != std::string::npos ? fw::rtr::write : 0) |
@@ -305,6 +323,15 @@ examples::kv_example_config build_kv_example_config(const config::Scenario& s) {
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
     c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
     c.skip_lock = s.get_string("workload.inject") == "skip_lock";
+    return c;
+}
+
+examples::vipl_example_config build_vipl_example_config(const config::Scenario& s) {
+    examples::vipl_example_config c;
+    c.rounds = u32(s, "workload.iterations");
+    c.sizes = s.get_size_list("workload.sizes");
+    if (c.sizes.empty()) c.sizes.push_back(64);
+    c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
     return c;
 }
 

@@ -5,6 +5,7 @@
 #include "host_system.h"
 #include "link/ethernet_link.h"
 #include "workloads/kv_example.h"
+#include "workloads/vipl_example.h"
 #include "workloads/incast.h"
 #include "workloads/traffic_matrix.h"
 #include "workloads/mixed.h"
@@ -39,6 +40,7 @@ mixed_config build_mixed_config(const config::Scenario& s);
 probe_config build_probe_config(const config::Scenario& s);
 perf_lat_config build_perf_lat_config(const config::Scenario& s);
 examples::kv_example_config build_kv_example_config(const config::Scenario& s);
+examples::vipl_example_config build_vipl_example_config(const config::Scenario& s);
 rping_config build_rping_config(const config::Scenario& s);
 perf_server_config build_perf_server_config(const config::Scenario& s);
 hostile_config build_hostile_config(const config::Scenario& s);

@@ -17,6 +17,7 @@ host_identity identity_of(const config::Scenario& s, int i) {
         id.mac = s.get_string(p + ".mac");
         id.ipv4 = s.get_string(p + ".ipv4");
         id.mpa_rtr = s.get_string(p + ".mpa_rtr");
+        id.vitcp_reliability = s.get_string(p + ".vitcp_reliability");
         id.key = p;
         return id;
     }

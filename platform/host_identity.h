@@ -16,6 +16,7 @@ struct host_identity {
     std::string mac;   // "02:00:00:01:00:05"
     std::string ipv4;  // "10.0.0.6"
     std::string mpa_rtr = "same";
+    std::string vitcp_reliability = "same";  // VI/TCP: this host's level when it differs (seed 003 §3.3)
     std::string key;   // where it came from: "hosts.3" (named) or "topology.hosts" (derived)
 };
 

@@ -59,6 +59,10 @@ void declare_hosts(config::Node& root) {
                      "This RNIC's ready-to-receive messages when they differ from rnic.mpa.rtr (two NICs with no "
                      "RTR option in common, RFC 6581 §9.2)",
                      {"same", "write,read", "write", "read"});
+    host.enumeration("vitcp_reliability", "same",
+                     "This RNIC's VI/TCP reliability level when it differs from rnic.vitcp.reliability (two ends "
+                     "whose levels differ: the passive end refuses with ConnectReject, seed 003 §3.3)",
+                     {"same", "unreliable", "reliable_delivery", "reliable_reception"});
     declare_host_link(host);
     declare_host_bus(host);
 }
@@ -95,8 +99,26 @@ void declare_rnic(config::Node& root) {
                      "draft-williams-iwarp-ift-00: Header CRC and Payload CRC, no markers, no padding) or RDMA/TCP "
                      "(seed 000, draft-williams-rdmatcp-00: Send, RDMA_Write, Read Request/Response segments with a "
                      "64-bit Connection ID, message numbers and a CRC-32; no atomics). The MPA Request/Reply stays "
-                     "as the switch into RDMA mode. Both hosts use the same",
-                     {"mpa", "ift", "rdmatcp"});
+                     "as the switch into RDMA mode; or VI/TCP (seed 003, draft-dicecco-vitcp-01: a whole protocol, "
+                     "its CE exchange instead of the MPA Request/Reply, VI segments, rnic.vitcp.*; no atomics). Both "
+                     "hosts use the same",
+                     {"mpa", "ift", "rdmatcp", "vitcp"});
+    auto& vitcp = rnic.object("vitcp", "VI/TCP (seed 003, rnic.framing = vitcp): what this end proposes in its CE header");
+    vitcp.boolean("crc", false, "Offer the CRC option (seed 003 §3.6): a trailer CRC on every segment if both ends offer it");
+    vitcp.boolean("urgent_marker", false,
+                  "Send the Urgent Marker option (seed 003 §3.7); negotiated and reported, no segment is marked yet");
+    vitcp.enumeration("reliability", "reliable_delivery",
+                      "Reliability level in the Calling Attributes (seed 003 §3.3; both ends must match or the passive "
+                      "end sends ConnectReject); the data path runs Reliable Delivery semantics for each",
+                      {"unreliable", "reliable_delivery", "reliable_reception"});
+    vitcp.integer("mtu", 1048576,
+                  "VI MTU proposed (the largest transfer of one descriptor, seed 003 §2.2.1, §3.3; the lesser of the "
+                  "two is agreed); negotiated and reported",
+                  1, 4294967295LL);
+    vitcp.integer("rdma_read_window", 16,
+                  "Outstanding RDMA Reads this end proposes (seed 003 §2.2.2.2.6; the lesser is agreed and becomes "
+                  "the connection's IRD and ORD, within rnic.rdma.ird/ord)",
+                  0, 65535);
     auto& dma = rnic.object("dma", "DMA engine");
     dma.integer("channels", 4, "DMA channels", 1, 64);
     dma.number("setup_cycles", 8, "Cycles to set up one transfer", 0, 1e6);
@@ -271,7 +293,9 @@ void declare_workload(config::Node& root) {
                    "seeded random mix of every operation on several QPs checked against a shadow model (mixed), "
                    "or one protocol probe (probe: see workload.probe), or librdmacm's rping exchange (rping: see "
                    "workload.rping), or the verbs example of platform/workloads (kv_example: key-value lookups by RDMA Read, "
-                   "updates under a CmpSwap lock by workload.qps clients, workload.iterations each), or perftest-style "
+                   "updates under a CmpSwap lock by workload.qps clients, workload.iterations each), or the VIPL example "
+                   "(vipl_example: Send, RDMA Write and RDMA Read descriptors through driver/vipl.h, every byte "
+                   "checked; for rnic.framing = vitcp), or perftest-style "
                    "latency (write_lat, send_lat: ping-pong, half the round trip; read_lat, atomic_lat: post to "
                    "completion; one message in flight, perftest's columns), or an operation trace replayed "
                    "(trace: see workload.trace), or incast: many senders answer one receiver's synchronised requests "
@@ -280,7 +304,7 @@ void declare_workload(config::Node& root) {
                    "b serves a perftest-like client outside the simulation (a QEMU guest's rnic_perf; see "
                    "workload.perf_server), or hostile: host b attacks host a with malformed and forbidden "
                    "FPDUs while a second QP behaves (see workload.hostile, docs/reliability.md)",
-                   {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe", "rping", "kv_example", "write_lat",
+                   {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe", "rping", "kv_example", "vipl_example", "write_lat",
                     "send_lat", "read_lat", "atomic_lat", "trace", "incast", "all_to_all", "permutation",
                     "perf_server", "hostile"});
     wl.string("trace", "",
@@ -613,7 +637,7 @@ std::string check_atomics(const config::Scenario& s) {
 std::string check_framing(const config::Scenario& s) {
     const std::string framing = s.get_string("rnic.framing");
     if (framing == "mpa") return "";
-    const std::string name = framing == "ift" ? "IFT" : "RDMA/TCP";
+    const std::string name = framing == "ift" ? "IFT" : framing == "rdmatcp" ? "RDMA/TCP" : "VI/TCP";
     if (s.get_bool("rnic.mpa.markers")) return "rnic.framing: " + name + " has no markers (set rnic.mpa.markers to false)";
     if (s.get_string("rnic.mpa.model") != "tlm") return "rnic.framing: the RTL datapath builds MPA FPDUs only";
     if (framing == "rdmatcp" && s.get_string("rnic.tcp.retransmit_from") == "host") {
@@ -621,6 +645,17 @@ std::string check_framing(const config::Scenario& s) {
         // that a re-framing from host memory would have to recall for every frame in flight.
         return "rnic.framing: RDMA/TCP is not re-framed from host memory yet (set rnic.tcp.retransmit_from to "
                "\"buffer\")";
+    }
+    if (framing == "vitcp") {
+        if (s.get_string("rnic.tcp.retransmit_from") == "host") {
+            // As RDMA/TCP: the VI headers carry per-connection state (message numbers, seed 003 §3.2).
+            return "rnic.framing: VI/TCP is not re-framed from host memory yet (set rnic.tcp.retransmit_from to "
+                   "\"buffer\")";
+        }
+        if (s.get_string("rnic.rx_path") != "buffering") {
+            return "rnic.rx_path: VI/TCP places nothing out of order yet (markers and aligned belong to MPA and "
+                   "seed 000; seed 003's Urgent Marker path is not built): set rnic.rx_path to \"buffering\"";
+        }
     }
     // Retransmission from host memory re-frames through the device's framing (framing::reframe),
     // so IFT frames come out as the first time.

@@ -185,6 +185,8 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
             wl = std::make_unique<perf_lat>(build_perf_lat_config(scenario), oob_, on_done);
         } else if (type == "kv_example") {
             wl = std::make_unique<examples::kv_example>(build_kv_example_config(scenario), oob_, on_done);
+        } else if (type == "vipl_example") {
+            wl = std::make_unique<examples::vipl_example>(build_vipl_example_config(scenario), oob_, on_done);
         } else {
             wl = std::make_unique<write_bw>(build_write_bw_config(scenario), oob_, check, on_done);
         }
@@ -337,7 +339,7 @@ boost::json::object simulation::results() const {
                      : type == "read_bw"  ? "rdma_read"
                      : type == "atomic_bw" ? "atomic_fetch_add"
                                            : "rdma_write";
-    if (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace" || type == "perf_server" || type == "hostile") {
+    if (type == "mixed" || type == "rping" || type == "kv_example" || type == "vipl_example" || type == "trace" || type == "perf_server" || type == "hostile") {
         // One entry per kind of operation (the rows carry their kind).
         boost::json::object ops;
         for (const write_bw_row& row : r.rows) ops[row.op] = {{"count", row.iterations}, {"bytes", row.bytes}};
@@ -431,6 +433,7 @@ void simulation::print_summary(std::ostream& os) const {
            : type == "rping"     ? "rping"
            : type == "perf_server" ? "perf_server (host b) for a client outside the simulation"
            : type == "kv_example" ? "Key-value store example (platform/workloads/kv_example.cpp)"
+           : type == "vipl_example" ? "VIPL example (platform/workloads/vipl_example.cpp)"
            : type == "trace"      ? "Trace replay of " + scenario_.get_string("workload.trace")
                                  : std::string("RDMA Write"))
        << (type == "mixed" || type == "kv_example" ? " on " + std::to_string(scenario_.get_int("workload.qps")) + " QPs"
@@ -444,7 +447,7 @@ void simulation::print_summary(std::ostream& os) const {
     std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);
     os << line;
     os << "------------------------------------------------------------------------------------------------\n";
-    os << (type == "mixed" || type == "rping" || type == "kv_example" || type == "trace" || type == "perf_server" ? " operation            #ops          " : " #bytes   #iterations   ")
+    os << (type == "mixed" || type == "rping" || type == "kv_example" || type == "vipl_example" || type == "trace" || type == "perf_server" ? " operation            #ops          " : " #bytes   #iterations   ")
        << "BW[Gb/s]   BW[MB/s]   MsgRate[Mpps]   t_avg[us]   t_p50[us]   t_p99[us]   data\n";
     for (const write_bw_row& row : r.rows) {
         const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;

@@ -163,6 +163,7 @@ void control_processor::full_operation(std::uint32_t conn, const fw::mpa_mode& m
     s.rx_markers = mode.rx_markers;
     s.crc = mode.crc;
     s.max_ulpdu = mode.max_ulpdu;
+    s.read_window = mode.read_window;
     // RFC 5044 Appendix A: a segment with markers carries one FPDU unless packing is allowed.
     toe_out->tcp_one_fpdu_per_segment(conn, mode.tx_markers && !mode.pack_fpdus);
     framer_out->full_operation(conn, s, consumed);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/seeds/vitcp_ce.h"
+
 namespace rnic::fw {
 
 // The zero-length messages an initiator may send as its ready-to-receive indication (RFC 6581
@@ -61,6 +63,7 @@ struct mpa_mode {
     bool crc;
     std::size_t max_ulpdu;
     bool pack_fpdus = false;  // mpa_policy::pack_marker_fpdus: several whole FPDUs per segment with markers
+    std::uint16_t read_window = 0xFFFF;  // VI/TCP: the agreed RDMA Read Window (seed 003 §2.2.2.2.6)
 };
 
 // The MPA policy the NIC was built with (scenario rnic.mpa.*).
@@ -76,6 +79,10 @@ struct mpa_policy {
     std::uint64_t timeout_ps = 0;   // negotiation timeout
     bool peer_to_peer = false;      // every connect asks for an explicit RTR (RFC 6581 §9.2)
     std::uint8_t rtr_types = rtr::write | rtr::read;  // RTRs this device sends and accepts
+    // VI/TCP (rnic.framing = vitcp, seed 003): the CE exchange of §4 replaces the MPA Request/Reply
+    // (firmware_vitcp.cpp) with this end's proposal (rnic.vitcp.*).
+    bool vitcp = false;
+    proto::vitcp_ce::proposal vitcp_proposal;
 };
 
 // How a negotiated stream starts (rdma_if.h qp_stream).

@@ -28,7 +28,9 @@ namespace rnic {
 // draft-williams-iwarp-ift-00: two size fields, the DDP header, a Header CRC, the payload, a
 // Payload CRC; no markers, no padding) or RDMA/TCP (seed 000, draft-williams-rdmatcp-00: the
 // seed's segments with a Connection ID, message numbers and a CRC-32, rdmatcp_framing.h).
-enum class framing_kind : std::uint8_t { mpa, ift, rdmatcp };
+// VI/TCP (seed 003, draft-dicecco-vitcp-01) is a whole protocol with its own connection
+// establishment (firmware, proto/seeds/vitcp_ce.h); its segments are vitcp_framing.h's.
+enum class framing_kind : std::uint8_t { mpa, ift, rdmatcp, vitcp };
 
 // What the MPA negotiation settled for one connection (RFC 5044 §7.1).
 struct mpa_settings {
@@ -36,6 +38,8 @@ struct mpa_settings {
     bool rx_markers = false;   // the peer inserts markers (we asked for them)
     bool crc = true;           // either side set C
     std::size_t max_ulpdu = 1454;
+    // VI/TCP: the RDMA Read Window agreed in the CE exchange (seed 003 §2.2.2.2.6); others ignore it.
+    std::uint16_t read_window = 0xFFFF;
 };
 
 // The options one direction of a connection frames with (RFC 5044 §7.1: the M and C flags).
@@ -45,6 +49,8 @@ struct frame_options {
     // The framer's connection: a framing with per-connection state keys it by this (RDMA/TCP's
     // Connection ID and message numbers); MPA and IFT frames do not depend on it.
     std::uint32_t conn = 0;
+    // VI/TCP: the negotiated RDMA Read Window the receive side holds the peer to (mpa_settings).
+    std::uint16_t read_window = 0xFFFF;
 };
 
 // Why an in-order stream stopped deframing: the two LLP errors of RFC 5044 §8 (code 2, a CRC
@@ -82,6 +88,12 @@ public:
     virtual std::size_t tx_room(std::size_t ulpdu_len) const = 0;
     // Bytes the frame carrying `ulpdu_len` bytes occupies in the stream when it starts at `pos`.
     virtual std::size_t wire_length(std::size_t ulpdu_len, const frame_options& options, std::uint32_t pos) const = 0;
+    // The same for the frame of this very ULPDU: a framing whose frame length depends on the ULPDU's
+    // type (VI/TCP: the RDMA header only on some types) answers from its bytes.
+    virtual std::size_t frame_wire_length(const std::uint8_t* /*ulpdu*/, std::size_t ulpdu_len,
+                                          const frame_options& options, std::uint32_t pos) const {
+        return wire_length(ulpdu_len, options, pos);
+    }
     // Appends the frame carrying `ulpdu` at position `pos` to `out`, through the datapath.
     virtual datapath_cycles build(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options,
                                   std::uint32_t pos, std::vector<std::uint8_t>& out) = 0;

@@ -122,7 +122,7 @@ void mpa_framer::deliver(conn_state& st, const std::uint8_t* ulpdu, std::size_t 
     // A good FPDU: the CRC unit has checked it; the ULPDU goes on to the RDMA engine. FPDUs are
     // contiguous in the stream, so their positions follow from their lengths.
     const std::uint32_t pos = st.rx_next_fpdu;
-    st.rx_next_fpdu += static_cast<std::uint32_t>(framing_.wire_length(len, rx_options(st), pos));
+    st.rx_next_fpdu += static_cast<std::uint32_t>(framing_.frame_wire_length(ulpdu, len, rx_options(st), pos));
     rx_crc_.reserve_lt(rx_delay_, datapath_time(c));
     rx_dp_beats_ += c.beats;
     rx_dp_latency_ += c.latency;
@@ -169,7 +169,9 @@ void mpa_framer::full_operation(std::uint32_t conn, const mpa_settings& settings
     });
     if (framing_.kind() != framing_kind::mpa) {
         RNIC_MLOG(debug, mpa, "connection " << conn << ": full operation with "
-                                            << (framing_.kind() == framing_kind::ift ? "IFT" : "RDMA/TCP")
+                                            << (framing_.kind() == framing_kind::ift       ? "IFT"
+                                                : framing_.kind() == framing_kind::rdmatcp ? "RDMA/TCP"
+                                                                                           : "VI/TCP")
                                             << " framing, MULPDU "
                                             << st.settings.max_ulpdu);
     } else {
@@ -256,7 +258,7 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
     const frame_options options = rx_options(st);
     std::vector<datapath_cycles> costs;
     auto found_one = [&](const std::uint8_t* ulpdu, std::size_t n, const datapath_cycles& c) {
-        const auto wire = static_cast<std::uint32_t>(framing_.wire_length(n, options, next));
+        const auto wire = static_cast<std::uint32_t>(framing_.frame_wire_length(ulpdu, n, options, next));
         found.emplace_back(next, wire);
         next += wire;
         ulpdus.emplace_back(ulpdu, ulpdu + n);

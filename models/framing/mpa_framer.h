@@ -96,8 +96,12 @@ private:
         return params_.join_split_fpdus && params_.path == rx_path::markers && framing_.locates_frames();
     }
     // What each direction of a connection frames with.
-    static frame_options tx_options(const conn_state& st) { return {st.settings.tx_markers, st.settings.crc, st.conn}; }
-    static frame_options rx_options(const conn_state& st) { return {st.settings.rx_markers, st.settings.crc, st.conn}; }
+    static frame_options tx_options(const conn_state& st) {
+        return {st.settings.tx_markers, st.settings.crc, st.conn, st.settings.read_window};
+    }
+    static frame_options rx_options(const conn_state& st) {
+        return {st.settings.rx_markers, st.settings.crc, st.conn, st.settings.read_window};
+    }
 
     void tx_b_transport(int initiator, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);

@@ -12,6 +12,7 @@
 #include "firmware/firmware.h"
 #include "proto/bytes.h"
 #include "proto/mpa.h"
+#include "proto/seeds/vitcp_ce.h"
 
 namespace rnic::fw {
 namespace {
@@ -48,6 +49,7 @@ public:
             proto::get_le32(host_.data() + ring + slot * regmap::kCommandSize + regmap::cmd_off::status));
     }
     void set_startup(std::uint32_t conn, std::vector<std::uint8_t> bytes) { startup_[conn] = std::move(bytes); }
+    mpa_policy& policy_to_set() { return pol_; }
 
     // ---- what the firmware did ----
     std::vector<std::uint32_t> closed, released;
@@ -330,5 +332,76 @@ TEST(FirmwareReset, StartsTheRingAgainAtZeroClosesWhatItHeldAndRemovesTheObjects
     EXPECT_EQ(h.status_of(0, kNewRing), regmap::cmd_status::ok);
 }
 
+// ---- VI/TCP connection establishment (seed 003 §4, firmware_vitcp.cpp) ---------------------------
+
+namespace ce = proto::vitcp_ce;
+
+std::vector<std::uint8_t> vi_request(std::uint16_t called_port, ce::proposal us = {}) {
+    ce::active a(us, 40000, called_port);
+    a.connect_request();
+    return a.tcp_established();
+}
+
+TEST(FirmwareViTcp, ConnectNoMatchClosesThatPeerAndTheAcceptServesTheNext) {
+    // §4.3 Matching: "No Matching Discriminator - Send Connect NoMatch; close TCP connection".
+    scripted_hal h;
+    h.policy_to_set().vitcp = true;
+    h.command(0, regmap::command::accept, {5, kPort, 0, 0, 0, 0});
+    h.set_startup(6, vi_request(7777));
+    h.at(1 * kMs, {event_kind::tcp_established, 6, kPort});
+    h.at(1 * kMs, {event_kind::startup_bytes, 6, 0});
+    h.set_startup(8, vi_request(kPort));
+    h.at(2 * kMs, {event_kind::tcp_established, 8, kPort});
+    h.at(2 * kMs, {event_kind::startup_bytes, 8, 0});
+    run(h);
+    ASSERT_EQ(h.sent_startup.count(6), 1u);
+    EXPECT_EQ(h.sent_startup[6][1], 0x88);  // EOM | ConnectNoMatch
+    EXPECT_EQ(h.closed, std::vector<std::uint32_t>{6});
+    ASSERT_EQ(h.sent_startup.count(8), 1u);
+    EXPECT_EQ(h.sent_startup[8][1], 0x86);  // EOM | ConnectAccept
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::ok);
+    EXPECT_EQ(h.connected_qps, std::vector<std::uint32_t>{5});
+}
+
+TEST(FirmwareViTcp, ActiveSideSendsAConnectRequestAndTimesOutWithoutAnAnswer) {
+    // §4.2: Pending Accept, Timeout -> close the TCP connection.
+    scripted_hal h;
+    h.policy_to_set().vitcp = true;
+    h.command(0, regmap::command::connect, {5, 0x0a000002ull | std::uint64_t{kPort} << 32, 40000, 0, 0, 0});
+    h.at(1 * kMs, {event_kind::tcp_established, 7, 40000});
+    h.at(30 * kMs, {event_kind::tcp_closed, 99, 0});  // lets time pass the deadline
+    run(h);
+    ASSERT_EQ(h.sent_startup.count(7), 1u);
+    std::string why;
+    const auto req = proto::vitcp::decode(h.sent_startup[7].data(), h.sent_startup[7].size(), false, &why);
+    ASSERT_TRUE(req) << why;
+    EXPECT_EQ(req->header.type, proto::vitcp::SegmentType::connect_request);
+    EXPECT_EQ(req->ce->called_discriminator, ce::port_discriminator(kPort));
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::connection_timeout);
+    EXPECT_EQ(h.closed, std::vector<std::uint32_t>{7});
+    EXPECT_TRUE(h.connected_qps.empty());
+}
+
+TEST(FirmwareViTcp, ActiveSideRefusedByConnectRejectClosesAndSaysSo) {
+    scripted_hal h;
+    h.policy_to_set().vitcp = true;
+    h.command(0, regmap::command::connect, {5, 0x0a000002ull | std::uint64_t{kPort} << 32, 40000, 0, 0, 0});
+    // The passive side's answer: a ConnectReject for a reliability mismatch.
+    ce::passive p(kPort);
+    p.tcp_accepted();
+    const auto req = vi_request(kPort);
+    ASSERT_EQ(p.on_bytes(req.data(), req.size()), ce::passive::result::request);
+    ce::proposal theirs;
+    theirs.level = ce::reliability::unreliable;
+    h.set_startup(7, p.accept(theirs));
+    h.at(1 * kMs, {event_kind::tcp_established, 7, 40000});
+    h.at(2 * kMs, {event_kind::startup_bytes, 7, 0});
+    run(h);
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::connection_refused);
+    EXPECT_EQ(h.closed, std::vector<std::uint32_t>{7});
+    EXPECT_TRUE(h.connected_qps.empty());
+}
+
 }  // namespace
 }  // namespace rnic::fw
+

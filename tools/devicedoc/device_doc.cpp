@@ -223,6 +223,22 @@ std::string render() {
     o << "\n### Command status codes\n\n";
     values_table(o, rm::kCmdStatuses, count(rm::kCmdStatuses), false);
 
+    // ---- VI/TCP
+    o << "### VI/TCP connections (rnic.framing = vitcp)\n\n"
+      << "With VI/TCP (seed 003, draft-dicecco-vitcp-01) `connect` and `accept` run the VI/TCP connection "
+      << "establishment (§4) instead of the MPA Request/Reply: the active side's firmware sends a ConnectRequest "
+      << "with the device's proposal (`rnic.vitcp.*`: reliability level, CRC and Urgent Marker options, MTU, RDMA "
+      << "Read Window; the Called Discriminator is the remote port, big-endian), the passive side answers "
+      << "ConnectAccept (the lesser MTU and RDMA Read Window, the CRC if both asked), ConnectReject (a `reject` "
+      << "command, or levels or peer-to-peer bits that differ; the reason in the IS Error Code) or ConnectNoMatch "
+      << "(another discriminator: the accept waits for the next peer). A Reject or NoMatch completes `connect` with "
+      << "`connection_refused`, a malformed answer with `mpa_negotiation_failed`. The agreed RDMA Read Window "
+      << "becomes the QP's IRD and ORD. Atomic work requests complete with `bad_opcode`. The driver's VIPL-style "
+      << "layer (`driver/vipl.h`: VipCreateVi, VipRegisterMem, VipConnectRequest, VipConnectWait + "
+      << "VipConnectAccept, VipPostSend, VipPostRecv, VipSendDone/Wait, VipRecvDone/Wait) maps a VI onto a QP with "
+      << "its own send and receive CQs, a memory handle onto an STag and a descriptor onto one work request and "
+      << "its completion status.\n\n";
+
     // ---- QP states
     o << "## Queue-pair states\n\n"
       << "The RDMAC verbs model behind RFC 5040 §6. `query_qp` returns the state and the last Terminate in one "

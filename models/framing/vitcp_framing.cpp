@@ -1,0 +1,131 @@
+#include "framing/vitcp_framing.h"
+
+#include <utility>
+
+namespace rnic {
+
+namespace vt = proto::vitcp;
+namespace map = proto::vitcp_map;
+
+// The in-order receive side of one connection: the codec's Deframer finds each segment by its
+// Segment Length and checks it; accept_in_order holds the message rules and rebuilds the DDP
+// segment, which goes on to the RDMA engine. A NOP carries nothing for it.
+class vitcp_deframer final : public frame_deframer {
+public:
+    vitcp_deframer(const vitcp_framing& owner, map::session& session, bool crc, frame_sink sink)
+        : owner_(owner), session_(session), sink_(std::move(sink)),
+          deframer_(vt::Deframer::Config{crc, {}}, [this](const vt::SegmentView& seg) { on_segment(seg); }) {}
+
+    deframe_status feed(const std::uint8_t* data, std::size_t len) override {
+        if (failed_) return deframe_status::framing_error;
+        const vt::Error e = deframer_.feed(data, len);
+        if (failed_) return deframe_status::framing_error;
+        if (e == vt::Error::none) return deframe_status::ok;
+        error_name_ = std::string("VI/TCP ") + vt::to_string(e);
+        error_detail_ = deframer_.error_detail();
+        failed_ = true;
+        return e == vt::Error::crc_mismatch ? deframe_status::crc_error : deframe_status::framing_error;
+    }
+    std::string error_name() const override { return error_name_; }
+    const std::string& error_detail() const override { return error_detail_; }
+
+private:
+    void on_segment(const vt::SegmentView& seg) {
+        if (failed_) return;
+        std::string why;
+        if (!map::accept_in_order(session_, seg, ulpdu_, &why, &immediate_)) {
+            failed_ = true;
+            error_name_ = "VI/TCP message order";
+            error_detail_ = why + " at stream byte " + std::to_string(deframer_.bytes_consumed());
+            return;
+        }
+        const std::uint64_t b = owner_.beats(seg.wire_length);
+        if (!ulpdu_.empty()) sink_(ulpdu_.data(), ulpdu_.size(), {b, b});  // empty: a NOP
+        if (!immediate_.empty()) sink_(immediate_.data(), immediate_.size(), {0, 0});
+    }
+
+    const vitcp_framing& owner_;
+    map::session& session_;
+    frame_sink sink_;
+    vt::Deframer deframer_;
+    std::vector<std::uint8_t> ulpdu_;
+    std::vector<std::uint8_t> immediate_;  // RFC 7306 Immediate Data an RdmaWrite carried (§3.2 IdV)
+    bool failed_ = false;
+    std::string error_name_;
+    std::string error_detail_;
+};
+
+mpa_settings vitcp_framing::settle(const mpa_settings& negotiated) const {
+    mpa_settings s = negotiated;
+    s.tx_markers = s.rx_markers = false;  // VI/TCP has none (§3.7's Urgent Marker is TCP urgent data)
+    return s;
+}
+
+std::size_t vitcp_framing::tx_room(std::size_t) const { return map::kMaxAdded; }
+
+std::size_t vitcp_framing::wire_length(std::size_t ulpdu_len, const frame_options& options, std::uint32_t) const {
+    return ulpdu_len + map::kMaxAdded - (options.crc ? 0 : vt::kTrailerSize);
+}
+
+std::size_t vitcp_framing::frame_wire_length(const std::uint8_t* ulpdu, std::size_t ulpdu_len,
+                                             const frame_options& options, std::uint32_t) const {
+    return map::wire_length(ulpdu, ulpdu_len, options.crc);
+}
+
+std::uint32_t vitcp_framing::next_first_message() {
+    // splitmix64 (deterministic from the seed): §3.2 "The initial Message Number may be varied".
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return static_cast<std::uint32_t>(z ^ (z >> 31));
+}
+
+datapath_cycles vitcp_framing::build(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options,
+                                     std::uint32_t pos, std::vector<std::uint8_t>& out) {
+    conn_state& c = conns_[options.conn];
+    map::session& s = c.session;
+    s.crc = options.crc;
+    if (!c.tx_started) {
+        c.tx_started = true;
+        s.tx_next_message = next_first_message();
+    }
+    vt::Segment seg;
+    last_refusal_ = map::to_segment(s, ulpdu, len, seg);
+    if (last_refusal_ != map::refusal::none) return {0, 0};
+    const std::size_t before = out.size();
+    if (!vt::encode(seg, out)) return {0, 0};  // to_segment checked every limit encode has
+    c.sent[pos] = sent_headers{seg.header, seg.rdma};
+    if (c.sent.size() > kReframeHistory) c.sent.erase(c.sent.begin());
+    const std::uint64_t b = beats(out.size() - before);
+    return {b, b};
+}
+
+void vitcp_framing::reframe(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options,
+                            std::uint32_t pos, std::vector<std::uint8_t>& out) const {
+    const auto conn = conns_.find(options.conn);
+    if (conn == conns_.end()) return;
+    const auto it = conn->second.sent.find(pos);
+    if (it == conn->second.sent.end()) return;
+    vt::Segment seg;
+    seg.header = it->second.header;
+    seg.rdma = it->second.rdma;
+    seg.crc = options.crc;
+    const std::size_t header = len > 0 && (ulpdu[0] & 0x80) != 0 ? 14 : 18;
+    if (vt::has_payload(seg.header.type) && len >= header) seg.payload.assign(ulpdu + header, ulpdu + len);
+    vt::encode(seg, out);
+}
+
+const map::session* vitcp_framing::session_of(std::uint32_t conn) const {
+    const auto it = conns_.find(conn);
+    return it == conns_.end() ? nullptr : &it->second.session;
+}
+
+std::unique_ptr<frame_deframer> vitcp_framing::make_deframer(const frame_options& options, frame_sink sink) {
+    conn_state& c = conns_[options.conn];
+    c = conn_state{};  // a new connection on this id: nothing of the last one's carries over
+    c.session.crc = options.crc;
+    c.session.read_window = options.read_window;
+    return std::make_unique<vitcp_deframer>(*this, c.session, options.crc, std::move(sink));
+}
+
+}  // namespace rnic

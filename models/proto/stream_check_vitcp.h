@@ -1,0 +1,93 @@
+// The VI/TCP part of the capture checker (rnic-pcap-check --framing vitcp, seed 003,
+// draft-dicecco-vitcp-01), apart from the iWARP checker (proto/stream_check.h) because VI/TCP has
+// its own start-up: each TCP connection is reassembled per direction, the CE exchange checked (§4:
+// the SYN sender's ConnectRequest first, then the passive side's ConnectAccept, ConnectReject or
+// ConnectNoMatch; the Accept held to the Request with vitcp::negotiate, §3.3, §3.6), then every
+// later segment of both directions is deframed by its Segment Length with vitcp::Deframer (Version,
+// Type, lengths, options, the trailer CRC when both CE segments carried the CRC option) and held to
+// the message rules of proto/seeds/vitcp_ddp.h (message numbers, Data Offsets, one message at a
+// time with Read Responses interleaved, a Read Response answering the oldest Read Request that went
+// the other way, the agreed RDMA Read Window, the Transmit Error bit). Every error names the
+// connection, the direction, the stream byte and what is wrong; the first error in a direction
+// ends its checks.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/pcap.h"
+#include "proto/seeds/vitcp.h"
+#include "proto/seeds/vitcp_ddp.h"
+
+namespace rnic::proto::check {
+
+struct ViTcpDirectionReport {
+    std::uint64_t bytes = 0;           // stream bytes seen in order
+    std::uint64_t segments = 0;        // VI segments after the CE exchange that passed every check
+    std::uint64_t payload_bytes = 0;
+    std::map<std::string, std::uint64_t> by_type;  // segments per VI type
+    std::uint64_t unchecked_bytes = 0;  // after an error, or a partial segment at the end
+};
+
+struct ViTcpConnectionReport {
+    std::string name;  // "10.0.0.1:40000 -> 10.0.0.2:18515" (the SYN sender first)
+    std::string ce;    // what the CE exchange settled, or why it failed
+    bool connected = false;
+    bool crc = false;
+    std::array<ViTcpDirectionReport, 2> dir;  // 0: active (SYN sender), 1: passive
+    std::vector<std::string> errors;
+    std::vector<std::string> crc_errors;  // the subset of errors that are trailer CRC mismatches
+};
+
+struct ViTcpCaptureReport {
+    std::uint64_t frames = 0, tcp_frames = 0;
+    std::vector<ViTcpConnectionReport> connections;
+    std::vector<std::string> errors;  // capture-level (unreadable frames)
+    std::size_t error_count() const;
+};
+
+// Both directions of one connection in stream order (dir 0 the active side's); testable without a
+// capture.
+class ViTcpStreams {
+public:
+    explicit ViTcpStreams(ViTcpConnectionReport& report) : rep_(report) {}
+    void feed(int dir, const std::uint8_t* data, std::size_t len);
+    // End of the capture: a partial segment or a CE exchange that never finished is reported.
+    void finish();
+
+private:
+    struct Dir {
+        std::vector<std::uint8_t> pending;  // bytes before the CE exchange is decided
+        bool ce_done = false;
+        std::unique_ptr<vitcp::Deframer> deframer;
+        vitcp_map::session receiver;  // the state of the side receiving this direction
+        bool failed = false;
+        std::uint64_t offset = 0;      // stream offset of the next data segment
+    };
+    void try_ce();
+    void start_data();
+    void data(int dir, const std::uint8_t* p, std::size_t len);
+    void on_segment(int dir, const vitcp::SegmentView& seg);
+    void error(int dir, const std::string& text, bool crc = false);
+
+    ViTcpConnectionReport& rep_;
+    std::array<Dir, 2> dirs_;
+    std::optional<vitcp::CeHeader> request_;
+    std::size_t request_len_ = 0;
+    bool refused_ = false;
+    bool ce_failed_ = false;
+    std::vector<std::uint8_t> ulpdu_;
+};
+
+// Checks every TCP connection of the capture as VI/TCP. `verify_checksums`: frames with a bad IPv4
+// or TCP checksum are errors (and skipped) rather than taken.
+ViTcpCaptureReport check_vitcp_capture(const std::vector<PcapRecord>& records, bool verify_checksums);
+// The report as rnic-pcap-check prints it.
+std::string format_vitcp_report(const ViTcpCaptureReport& report, bool verbose);
+
+}  // namespace rnic::proto::check
