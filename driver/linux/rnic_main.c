@@ -31,6 +31,7 @@
 #include <asm/unaligned.h>
 
 #include "rnic.h"
+#include "rnic_rping_pattern.h"
 #include "rnic_regs.h"
 
 #define DRV_NAME "rnic"
@@ -387,23 +388,6 @@ static int rnic_reg_mr(struct rnic_dev *d, dma_addr_t addr, u32 len, u32 access,
 	return err;
 }
 
-/* rping's data for ping i: "rdma-ping-<i>: " then letters from 'A' + i % 58, wrapping at 'z'. */
-static void rping_pattern(u8 *out, unsigned int ping, unsigned int size)
-{
-	char head[32];
-	unsigned int n = scnprintf(head, sizeof(head), "rdma-ping-%u: ", ping), i;
-	u8 c = (u8)(65 + ping % 58);
-
-	n = min(n, size - 1);
-	memcpy(out, head, n);
-	for (i = n; i < size; i++) {
-		out[i] = c;
-		if (++c > 122)
-			c = 65;
-	}
-	out[size - 1] = 0;
-}
-
 /* Waits for the next receive completion, consuming send completions; re-posts the receive. */
 static int rping_wait_recv(struct rnic_dev *d, dma_addr_t recv, u32 recv_stag, const char *what)
 {
@@ -495,7 +479,7 @@ static int rnic_selftest(struct rnic_dev *d)
 	for (ping = 0; ping < rping_count && !err; ping++) {
 		u8 *info = cpu + 32;
 
-		rping_pattern(expect, ping, rping_size);
+		rnic_rping_pattern(expect, ping, rping_size);
 		memcpy(cpu + 64 + slot, expect, rping_size);
 		memset(cpu + 64, 0, rping_size); /* the echo must really arrive */
 		/* Advertise the start buffer: rping_rdma_info, big-endian buf (our TO), rkey, size. */

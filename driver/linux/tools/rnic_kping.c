@@ -30,6 +30,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include "../rnic_rping_pattern.h"
+
 static char *server_ip = "10.0.0.2";
 module_param(server_ip, charp, 0444);
 MODULE_PARM_DESC(server_ip, "IPv4 address of the rping server");
@@ -206,23 +208,6 @@ static int kping_advertise(struct kping *kp, u32 off, const char *what)
 	return kping_post_recv(kp, wc.wr_id);
 }
 
-/* rping's data for ping i: "rdma-ping-<i>: " then letters from 'A' + i % 58, wrapping at 'z'. */
-static void rping_pattern(u8 *out, unsigned int ping)
-{
-	char head[32];
-	unsigned int n = scnprintf(head, sizeof(head), "rdma-ping-%u: ", ping), i;
-	u8 c = (u8)(65 + ping % 58);
-
-	n = min(n, size - 1);
-	memcpy(out, head, n);
-	for (i = n; i < size; i++) {
-		out[i] = c;
-		if (++c > 122)
-			c = 65;
-	}
-	out[size - 1] = 0;
-}
-
 static int kping_pings(struct kping *kp, u64 *checked, u64 *bad)
 {
 	u8 *echo = kp->buf + DATA, *start = kp->buf + DATA + kp->slot, *expect;
@@ -233,7 +218,7 @@ static int kping_pings(struct kping *kp, u64 *checked, u64 *bad)
 	if (!expect)
 		return -ENOMEM;
 	for (ping = 0; ping < count && !err; ping++) {
-		rping_pattern(expect, ping);
+		rnic_rping_pattern(expect, ping, size);
 		memcpy(start, expect, size);
 		memset(echo, 0, size); /* the echo must really arrive */
 		err = kping_advertise(kp, DATA + kp->slot, "the go-ahead after the server's RDMA Read") ?:
