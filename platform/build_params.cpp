@@ -67,7 +67,10 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.tcp.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed")) * 2 + static_cast<std::uint64_t>(host_index);
     n.framer.clock_hz = clock;
     const std::string path = s.get_string("rnic.rx_path");
-    n.framer.path = path == "markers" ? rx_path::markers : path == "aligned" ? rx_path::aligned : rx_path::buffering;
+    n.framer.path = path == "markers"   ? rx_path::markers
+                    : path == "aligned" ? rx_path::aligned
+                    : path == "urgent"  ? rx_path::urgent
+                                        : rx_path::buffering;
     const std::string framing = s.get_string("rnic.framing");
     n.framing.kind = framing == "ift"       ? framing_kind::ift
                      : framing == "rdmatcp" ? framing_kind::rdmatcp

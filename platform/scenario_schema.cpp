@@ -92,8 +92,10 @@ void declare_rnic(config::Node& root) {
     rnic.enumeration("rx_path", "buffering",
                      "What the NIC does with an out-of-order TCP segment: hold it in buffer memory until the hole "
                      "is filled (buffering); place the FPDUs its MPA markers locate (markers, needs "
-                     "rnic.mpa.markers); or assume FPDUs start at segment starts, check and place (aligned, seed 000)",
-                     {"buffering", "markers", "aligned"});
+                     "rnic.mpa.markers); or assume FPDUs start at segment starts, check and place (aligned, seed 000); "
+                     "or take the VI segment start the TCP urgent pointer names, check and place (urgent, VI/TCP's "
+                     "Urgent Marker, seed 003 §3.7, needs rnic.framing vitcp and rnic.vitcp.urgent_marker)",
+                     {"buffering", "markers", "aligned", "urgent"});
     rnic.enumeration("framing", "mpa",
                      "What frames DDP segments in the TCP stream: MPA (RFC 5044, rnic.mpa.*), IFT (seed 001, "
                      "draft-williams-iwarp-ift-00: Header CRC and Payload CRC, no markers, no padding) or RDMA/TCP "
@@ -106,7 +108,8 @@ void declare_rnic(config::Node& root) {
     auto& vitcp = rnic.object("vitcp", "VI/TCP (seed 003, rnic.framing = vitcp): what this end proposes in its CE header");
     vitcp.boolean("crc", false, "Offer the CRC option (seed 003 §3.6): a trailer CRC on every segment if both ends offer it");
     vitcp.boolean("urgent_marker", false,
-                  "Send the Urgent Marker option (seed 003 §3.7); negotiated and reported, no segment is marked yet");
+                  "Send the Urgent Marker option (seed 003 §3.7): the peer then designates the first byte of a VI "
+                  "segment in each TCP segment as urgent, which rnic.rx_path urgent uses to place out of order");
     vitcp.enumeration("reliability", "reliable_delivery",
                       "Reliability level in the Calling Attributes (seed 003 §3.3; both ends must match or the passive "
                       "end sends ConnectReject); the data path runs Reliable Delivery semantics for each",
@@ -652,9 +655,10 @@ std::string check_framing(const config::Scenario& s) {
             return "rnic.framing: VI/TCP is not re-framed from host memory yet (set rnic.tcp.retransmit_from to "
                    "\"buffer\")";
         }
-        if (s.get_string("rnic.rx_path") != "buffering") {
-            return "rnic.rx_path: VI/TCP places nothing out of order yet (markers and aligned belong to MPA and "
-                   "seed 000; seed 003's Urgent Marker path is not built): set rnic.rx_path to \"buffering\"";
+        const std::string path = s.get_string("rnic.rx_path");
+        if (path != "buffering" && path != "urgent") {
+            return "rnic.rx_path: VI/TCP has no " + path + " receive path (markers and aligned belong to MPA and "
+                   "seed 000): set rnic.rx_path to \"urgent\" or \"buffering\"";
         }
     }
     // Retransmission from host memory re-frames through the device's framing (framing::reframe),
@@ -680,6 +684,16 @@ std::string check_peer_to_peer(const config::Scenario& s) {
 std::string check_rx_path(const config::Scenario& s) {
     if (s.get_string("rnic.rx_path") == "markers" && !s.get_bool("rnic.mpa.markers")) {
         return "rnic.rx_path: \"markers\" needs MPA markers: set rnic.mpa.markers to true";
+    }
+    if (s.get_string("rnic.rx_path") == "urgent") {
+        // Seed 003 §3.7: the peer marks only after it received our Urgent Marker option.
+        if (s.get_string("rnic.framing") != "vitcp") {
+            return "rnic.rx_path: \"urgent\" is VI/TCP's Urgent Marker (seed 003 §3.7): set rnic.framing to \"vitcp\"";
+        }
+        if (!s.get_bool("rnic.vitcp.urgent_marker")) {
+            return "rnic.rx_path: \"urgent\" needs the peer to mark segment starts, which it does only after our "
+                   "Urgent Marker option (seed 003 §3.7): set rnic.vitcp.urgent_marker to true";
+        }
     }
     return "";
 }

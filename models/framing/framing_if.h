@@ -29,6 +29,7 @@ enum class rx_path : std::uint8_t {
     buffering,  // hold out-of-order data in NIC buffer memory until the hole is filled
     markers,    // MPA markers locate FPDUs in out-of-order segments: place them directly (RFC 5044)
     aligned,    // assume FPDUs start at segment starts, check them, place directly (seed 000 §5)
+    urgent,     // the TCP urgent pointer names a VI segment start: check it, place directly (seed 003 §3.7)
 };
 
 // Frames placed out of order by one offer: their stream bytes, and when the last of them has
@@ -45,6 +46,11 @@ public:
     // how many of the `len` bytes belong to whole FPDUs that were placed directly.
     virtual std::size_t place_out_of_order(std::uint32_t conn, std::uint64_t stream_offset, const std::uint8_t* data,
                                            std::size_t len, sc_core::sc_time& delay) = 0;
+    // The out-of-order segment about to be offered at `stream_offset` carries URG with this urgent
+    // pointer (RFC 9293 §3.1: an offset from its first byte). Called right before
+    // place_out_of_order, which takes it for that segment only (VI/TCP's Urgent Marker, seed 003
+    // §3.7: the pointer names the first byte of a VI segment). A framer without that path ignores it.
+    virtual void urgent_pointer(std::uint32_t /*conn*/, std::uint64_t /*stream_offset*/, std::uint16_t /*pointer*/) {}
     // After a segment [seg_offset, seg_offset + seg_len) was offered and admitted: `data` is the
     // out-of-order run around it ([run_offset, run_offset + len): held bytes before it, the segment,
     // held bytes after it). A framing that can locate frames in it (MPA markers, RFC 5044

@@ -1,9 +1,12 @@
 #include "framing/mpa_framer.h"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "core/sim_log.h"
 #include "core/stream.h"
+#include "proto/seeds/vitcp_urgent.h"
 
 namespace rnic {
 
@@ -196,6 +199,7 @@ std::uint64_t mpa_framer::placed_pending(std::uint32_t conn) const {
 std::size_t mpa_framer::place_out_of_order(std::uint32_t conn, std::uint64_t stream_offset, const std::uint8_t* data,
                                            std::size_t len, sc_core::sc_time& delay) {
     ooo_landed_ = placement_landing{};
+    const urgent_hint urgent = std::exchange(urgent_, urgent_hint{});
     const auto it = conns_.find(conn);
     if (params_.path == rx_path::buffering || it == conns_.end() || !it->second.full || it->second.failed ||
         stream_offset < it->second.rx_fpdu_base) {
@@ -208,6 +212,19 @@ std::size_t mpa_framer::place_out_of_order(std::uint32_t conn, std::uint64_t str
         // Seed 000 §5: assume the segment starts with a frame; the CRC and the header checks
         // (DDP/RDMAP header, STag and bounds at the RDMA engine) reject a false assumption.
         return place_fpdus(conn, st, pos, data, len, delay);
+    }
+    if (params_.path == rx_path::urgent) {
+        // Seed 003 §3.7: the urgent byte is the first byte of a VI segment; the codec's checks and the
+        // message rules (vitcp_framing::deframe_whole) reject a false one.
+        const bool marked = urgent.valid && urgent.conn == conn && urgent.stream_offset == stream_offset;
+        const auto start =
+            marked ? proto::vitcp_urgent::located_start(stream_offset, len, true, urgent.pointer) : std::nullopt;
+        if (!start) {
+            ++ooo_unmarked_;
+            return 0;
+        }
+        const std::size_t skip = static_cast<std::size_t>(*start - stream_offset);
+        return place_fpdus(conn, st, pos + static_cast<std::uint32_t>(skip), data + skip, len - skip, delay);
     }
     // RFC 5044 §4.3: the Markers in the segment point back at the FPDU each belongs to. Take the first
     // FPDU header that a Marker locates inside the segment and deframe from there.
@@ -319,6 +336,8 @@ void mpa_framer::report_stats(boost::json::object& out) const {
     if (joins_configured()) {
         out["ooo_split_fpdus_placed"] = ooo_split_fpdus_placed_;
     }
+    // Only on the urgent path (new key, absent otherwise).
+    if (params_.path == rx_path::urgent) out["ooo_segments_unmarked"] = ooo_unmarked_;
     out["ooo_refused_by_rdma"] = ooo_refused_;
     out["in_order_already_placed"] = in_order_already_placed_;
     out["datapath_model"] = framing_.model() == datapath_model::rtl ? "rtl" : "tlm";

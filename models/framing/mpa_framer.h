@@ -64,6 +64,9 @@ public:
     std::size_t place_split_fpdus(std::uint32_t conn, std::uint64_t run_offset, const std::uint8_t* data,
                                   std::size_t len, std::uint64_t seg_offset, std::size_t seg_len,
                                   sc_core::sc_time& delay) override;
+    void urgent_pointer(std::uint32_t conn, std::uint64_t stream_offset, std::uint16_t pointer) override {
+        urgent_ = urgent_hint{true, conn, stream_offset, pointer};
+    }
     std::size_t split_fpdu_reach(std::uint32_t conn) const override;
     std::uint64_t placed_pending(std::uint32_t conn) const override;
     placement_landing last_placement() const override { return ooo_landed_; }
@@ -126,6 +129,15 @@ private:
     // call returns it, so the TCP engine can bound what is still on its way (placement_backlog).
     sc_core::sc_time rx_landed_ = sc_core::SC_ZERO_TIME;
     placement_landing ooo_landed_;  // what the last out-of-order offer placed, and when it lands
+    // The urgent pointer of the segment about to be offered (urgent_pointer), for the next offer only.
+    struct urgent_hint {
+        bool valid = false;
+        std::uint32_t conn = 0;
+        std::uint64_t stream_offset = 0;
+        std::uint16_t pointer = 0;
+    };
+    urgent_hint urgent_;
+    std::uint64_t ooo_unmarked_ = 0;  // urgent path: offered segments with no VI segment start marked
     std::uint32_t rx_conn_ = 0;
     std::uint64_t tx_fpdus_ = 0, tx_bytes_ = 0, tx_raw_bytes_ = 0, rx_fpdus_ = 0, rx_bytes_ = 0;
     std::uint64_t crc_errors_ = 0, framing_errors_ = 0, rx_dropped_after_error_ = 0;

@@ -1,6 +1,8 @@
 #include "framing/vitcp_framing.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace rnic {
 
@@ -126,6 +128,33 @@ std::unique_ptr<frame_deframer> vitcp_framing::make_deframer(const frame_options
     c.session.crc = options.crc;
     c.session.read_window = options.read_window;
     return std::make_unique<vitcp_deframer>(*this, c.session, options.crc, std::move(sink));
+}
+
+bool vitcp_framing::deframe_whole(const frame_options& options, std::uint32_t, const std::uint8_t* data,
+                                  std::size_t len, const frame_sink& sink) {
+    const auto conn = conns_.find(options.conn);
+    if (conn == conns_.end()) return false;
+    const map::session& s = conn->second.session;
+    std::vector<std::uint8_t> ulpdu;
+    std::size_t at = 0;
+    while (at < len) {
+        std::string why;
+        vt::Error code = vt::Error::none;
+        const auto seg = vt::parse(data + at, len - at, s.crc, &why, &code);
+        if (!seg) {
+            // A segment cut by the TCP segment's end (re-segmented on the way) stays for the in-order
+            // path; anything else at a located start is no segment.
+            if (code == vt::Error::truncated) break;
+            return false;
+        }
+        const map::ooo_verdict v = map::accept_out_of_order(s, *seg, ulpdu, &why);
+        if (v == map::ooo_verdict::implausible) return false;
+        if (v == map::ooo_verdict::wait) break;
+        const std::uint64_t b = beats(seg->wire_length);
+        sink(ulpdu.data(), ulpdu.size(), {b, b});
+        at += seg->wire_length;
+    }
+    return true;
 }
 
 }  // namespace rnic

@@ -9,8 +9,10 @@
 // make_deframer: message numbers, open messages, the Read Requests each side has outstanding (the
 // sink of ours, which no VI segment carries).
 //
-// Receive: in order only, the codec's checks (Version, Type, lengths, options, CRC) then the
-// message rules (vitcp_map::accept_in_order). Out-of-order segments are left to buffering.
+// Receive: in order, the codec's checks (Version, Type, lengths, options, CRC) then the message
+// rules (vitcp_map::accept_in_order). Out of order, on the urgent receive path (§3.7), from the
+// segment start a TCP segment's urgent pointer names: the same codec checks and
+// vitcp_map::accept_out_of_order; everything else is left to buffering.
 #pragma once
 
 #include <cstdint>
@@ -51,10 +53,13 @@ public:
     }
 
     std::unique_ptr<frame_deframer> make_deframer(const frame_options& options, frame_sink sink) override;
-    bool deframe_whole(const frame_options&, std::uint32_t, const std::uint8_t*, std::size_t,
-                       const frame_sink&) override {
-        return false;  // no out-of-order placement: buffering (the Urgent Marker path is not built)
-    }
+    // Out of order from a VI segment start the urgent pointer located (§3.7, rx_path::urgent): each
+    // whole segment the codec accepts (Segment Length, CRC when negotiated) whose Write or Read
+    // Response proto::vitcp_map::accept_out_of_order can place; stops at the first that must wait
+    // for the messages before it, false at the first that is not a segment.
+    bool deframe_whole(const frame_options& options, std::uint32_t pos, const std::uint8_t* data, std::size_t len,
+                       const frame_sink& sink) override;
+    // Segment starts come from the TCP header's urgent pointer, not from the bytes.
     bool locates_frames() const override { return false; }
     bool locate_frame(const frame_options&, const std::uint8_t*, std::size_t, std::uint32_t,
                       std::uint32_t*) const override {

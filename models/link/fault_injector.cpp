@@ -116,6 +116,17 @@ bool fault_injector::split_tcp(const std::vector<std::uint8_t>& frame, std::vect
     first.flags = static_cast<std::uint8_t>(first.flags & ~net::tcp_flags::psh);
     net::TcpHeader second = f->tcp;
     second.seq = f->tcp.seq + static_cast<std::uint32_t>(cut);
+    if ((f->tcp.flags & net::tcp_flags::urg) != 0) {
+        // The urgent pointer is an offset from each piece's own sequence number (RFC 9293 §3.1): the
+        // first piece keeps it (it may now point past its data, as §3.8.5 allows); the second points
+        // at the same byte, or carries no URG when that byte was in the first piece.
+        if (f->tcp.urgent_pointer >= cut) {
+            second.urgent_pointer = static_cast<std::uint16_t>(f->tcp.urgent_pointer - cut);
+        } else {
+            second.flags = static_cast<std::uint8_t>(second.flags & ~net::tcp_flags::urg);
+            second.urgent_pointer = 0;
+        }
+    }
     std::vector<std::uint8_t> a, b;
     net::build_tcp_frame(ep, f->ip, first, payload, cut, a);
     net::build_tcp_frame(ep, f->ip, second, payload + cut, f->payload_len - cut, b);

@@ -279,6 +279,7 @@ bool parse_tcp_header(const std::uint8_t* frame, std::size_t ihl, ParsedTcpFrame
     f.tcp.ack = get_be32(tcp + 8);
     f.tcp.flags = tcp[13];
     f.tcp.window = get_be16(tcp + 14);
+    f.tcp.urgent_pointer = get_be16(tcp + 18);
     if (!parse_options(tcp + kTcpBaseHeaderSize, data_offset - kTcpBaseHeaderSize, at + kTcpBaseHeaderSize, f.tcp,
                        error, code))
         return false;
@@ -410,7 +411,7 @@ void finish_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader
     th[13] = tcp.flags;
     put_be16(th + 14, tcp.window);
     put_be16(th + 16, 0);
-    put_be16(th + 18, 0);  // urgent pointer
+    put_be16(th + 18, (tcp.flags & tcp_flags::urg) != 0 ? tcp.urgent_pointer : 0);
     encode_options(tcp, th + kTcpBaseHeaderSize);
     const std::uint32_t sum = checksum_partial(
         th, tcp_len, pseudo_header_sum(get_be32(iph + 12), get_be32(iph + 16), ip.protocol, tcp_len));

@@ -29,6 +29,7 @@ constexpr std::uint8_t syn = 0x02;
 constexpr std::uint8_t rst = 0x04;
 constexpr std::uint8_t psh = 0x08;
 constexpr std::uint8_t ack = 0x10;
+constexpr std::uint8_t urg = 0x20;  // the urgent pointer is significant (RFC 9293 §3.1)
 constexpr std::uint8_t ece = 0x40;  // ECN-Echo (RFC 3168 §6.1)
 constexpr std::uint8_t cwr = 0x80;  // Congestion Window Reduced (RFC 3168 §6.1)
 }  // namespace tcp_flags
@@ -64,6 +65,10 @@ struct TcpHeader {
     std::uint32_t ack = 0;
     std::uint8_t flags = 0;     // tcp_flags::*
     std::uint16_t window = 0;   // as on the wire (before scaling)
+    // RFC 9293 §3.1: an offset from `seq`, meaningful only with tcp_flags::urg (0 on the wire
+    // otherwise). Which byte it names is the user's convention: VI/TCP's Urgent Marker points at
+    // the urgent byte itself (seed 003 §3.7, after RFC 1122), not past it.
+    std::uint16_t urgent_pointer = 0;
     // Options. Encoded in the order MSS, window scale, SACK-permitted, timestamps, SACK, each
     // NOP-padded to a 4-byte boundary: 4 + 4 + 4 + 12 + (4 + 8n) bytes. The option space is 40
     // bytes (the 4-bit data offset); encode never writes more: what does not fit of the SACK

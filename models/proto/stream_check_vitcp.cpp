@@ -1,5 +1,6 @@
 #include "proto/stream_check_vitcp.h"
 
+#include <iterator>
 #include <sstream>
 #include <tuple>
 
@@ -134,6 +135,10 @@ void ViTcpStreams::try_ce() {
                                                                  ? ", Urgent Marker offered"
                                                                  : "");
             for (int d = 0; d < 2; ++d) dirs_[d].receiver.read_window = g->rdma_read_window;
+            // §3.7: "the end receiving the Urgent Marker Option MAY designate": the active side after
+            // the Accept's option, the passive side after the Request's.
+            a.may_mark = g->accept_urgent_marker;
+            p.may_mark = g->request_urgent_marker;
             break;
         }
         case vt::SegmentType::connect_reject:
@@ -159,6 +164,8 @@ void ViTcpStreams::try_ce() {
     std::vector<std::uint8_t> rest[2] = {
         std::vector<std::uint8_t>(a.pending.begin() + static_cast<std::ptrdiff_t>(request_len_), a.pending.end()),
         std::vector<std::uint8_t>(p.pending.begin() + static_cast<std::ptrdiff_t>(need), p.pending.end())};
+    a.base = request_len_;
+    p.base = need;
     for (int d = 0; d < 2; ++d) {
         dirs_[d].pending.clear();
         dirs_[d].ce_done = true;
@@ -208,6 +215,7 @@ void ViTcpStreams::on_segment(int dir, const vt::SegmentView& seg) {
     if (d.failed) return;
     const std::uint64_t at = d.offset;
     d.offset += seg.wire_length;
+    d.starts.insert(d.base + at);
     std::string why;
     std::vector<std::uint8_t> immediate;
     if (!map::accept_in_order(d.receiver, seg, ulpdu_, &why, &immediate)) {
@@ -229,7 +237,42 @@ void ViTcpStreams::on_segment(int dir, const vt::SegmentView& seg) {
     ++r.by_type[vt::to_string(seg.header.type)];
 }
 
+void ViTcpStreams::urgent(int dir, std::uint64_t stream_offset, std::uint64_t frame_no) {
+    dirs_[dir].urgent.emplace_back(stream_offset, frame_no);
+}
+
+void ViTcpStreams::check_urgent(int dir) {
+    Dir& d = dirs_[dir];
+    const std::uint64_t checked_end = d.base + d.offset;  // segments up to here passed every check
+    std::set<std::uint64_t> reported;
+    for (const auto& [at, frame] : d.urgent) {
+        if (!reported.insert(at).second) continue;  // a retransmission repeats the same claim
+        ++rep_.dir[dir].urgent_marks;
+        const std::string where = "frame " + std::to_string(frame) + ": URG with the urgent pointer at stream byte " +
+                                  std::to_string(at);
+        if (!d.may_mark) {
+            // §3.7: "Unless and until the Urgent Marker Option was received from the remote end ..., no
+            // TCP data may be designated as urgent."
+            rep_.errors.push_back(std::string(kDirName[dir]) + ": " + where +
+                                  ", but the other end's CE segment did not carry the Urgent Marker option (§3.7)");
+            continue;
+        }
+        if (at < d.base || at >= checked_end) continue;  // the CE segment, or bytes the checks did not reach
+        if (d.starts.count(at) == 0) {
+            // §3.7: "MUST never designate any data other than the first byte of a VI segment as urgent"; the
+            // pointer names the urgent byte itself, not the one after it (RFC 1122 §4.2.2.4).
+            const auto next = d.starts.upper_bound(at);
+            const auto prev = next == d.starts.begin() ? d.starts.end() : std::prev(next);
+            std::string near;
+            if (prev != d.starts.end()) near = "; the VI segment around it starts at byte " + std::to_string(*prev);
+            rep_.errors.push_back(std::string(kDirName[dir]) + ": " + where +
+                                  ", which is not the first byte of a VI segment (§3.7)" + near);
+        }
+    }
+}
+
 void ViTcpStreams::finish() {
+    for (int d = 0; d < 2; ++d) check_urgent(d);
     if (!ce_failed_ && !dirs_[0].ce_done) {
         rep_.ce = request_ ? "ConnectRequest without an answer" : "no ConnectRequest";
         if (!dirs_[0].pending.empty() || !dirs_[1].pending.empty()) {
@@ -333,6 +376,7 @@ ViTcpCaptureReport check_vitcp_capture(const std::vector<PcapRecord>& records, b
         }
         if (!h.syn || parsed->payload_len == 0) continue;
         const std::uint64_t off = static_cast<std::uint32_t>(t.seq - h.isn - 1);
+        if ((t.flags & net::tcp_flags::urg) != 0) c->streams->urgent(dir, off + t.urgent_pointer, frame_no);
         const std::uint8_t* payload = bytes + parsed->payload_offset;
         std::size_t len = parsed->payload_len;
         if (off + len <= h.next) continue;  // a retransmission of what is in already
@@ -379,6 +423,7 @@ std::string format_vitcp_report(const ViTcpCaptureReport& r, bool verbose) {
             o << "  " << kDirName[d] << ": " << x.bytes << " stream bytes, " << x.segments << " VI segments checked, "
               << x.payload_bytes << " payload bytes";
             if (x.unchecked_bytes != 0) o << ", " << x.unchecked_bytes << " bytes unchecked";
+            if (x.urgent_marks != 0) o << ", " << x.urgent_marks << " urgent marks (§3.7)";
             o << "\n";
             if (verbose) {
                 for (const auto& [type, n] : x.by_type) o << "    " << type << ": " << n << "\n";

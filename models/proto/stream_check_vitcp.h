@@ -17,7 +17,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proto/pcap.h"
@@ -32,6 +34,7 @@ struct ViTcpDirectionReport {
     std::uint64_t payload_bytes = 0;
     std::map<std::string, std::uint64_t> by_type;  // segments per VI type
     std::uint64_t unchecked_bytes = 0;  // after an error, or a partial segment at the end
+    std::uint64_t urgent_marks = 0;     // distinct urgent bytes named by URG segments (§3.7), each checked
 };
 
 struct ViTcpConnectionReport {
@@ -57,6 +60,11 @@ class ViTcpStreams {
 public:
     explicit ViTcpStreams(ViTcpConnectionReport& report) : rep_(report) {}
     void feed(int dir, const std::uint8_t* data, std::size_t len);
+    // A TCP segment of `dir` (frame `frame_no`) carried URG with an urgent pointer naming stream byte
+    // `stream_offset` (SEG.SEQ + pointer, from the first byte after the SYN). Seed 003 §3.7: only
+    // the first byte of a VI segment, and only once the other end's CE segment carried the Urgent
+    // Marker option; checked at finish(), when the segment starts are known.
+    void urgent(int dir, std::uint64_t stream_offset, std::uint64_t frame_no);
     // End of the capture: a partial segment or a CE exchange that never finished is reported.
     void finish();
 
@@ -68,7 +76,12 @@ private:
         vitcp_map::session receiver;  // the state of the side receiving this direction
         bool failed = false;
         std::uint64_t offset = 0;      // stream offset of the next data segment
+        std::uint64_t base = 0;        // stream offset of the first data segment (the CE segment's length)
+        bool may_mark = false;         // the other end's CE segment carried the Urgent Marker option
+        std::set<std::uint64_t> starts;  // stream offsets of the VI segments that passed every check
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> urgent;  // (stream offset, frame) claimed
     };
+    void check_urgent(int dir);
     void try_ce();
     void start_data();
     void data(int dir, const std::uint8_t* p, std::size_t len);

@@ -90,6 +90,10 @@ void tcp_engine::tcp_one_fpdu_per_segment(std::uint32_t conn, bool on) {
     if (connection* c = find(conn)) c->tcp().set_one_boundary_per_segment(on);
 }
 
+void tcp_engine::tcp_mark_urgent(std::uint32_t conn) {
+    if (connection* c = find(conn)) c->urgent.start(c->appended());
+}
+
 void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     stream_ext* ext = get_stream_ext(gp);
     connection* c = ext != nullptr ? find(ext->conn) : nullptr;
@@ -114,6 +118,7 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
         }
         c->records.push_back(r);
     }
+    c->urgent.segment_start(c->appended());  // each append is one frame (VI/TCP: one VI segment)
     c->append(gp.get_data_ptr(), len, delay);
     if (params_.tx_ahead_frames > 0) c->appended_at.emplace_back(c->appended(), sim_now() + delay);
     ext->stream_end = c->appended();
@@ -179,7 +184,15 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
     ip.identification = static_cast<std::uint16_t>(tx_frames_);
     // RFC 3168 §6.1.4/§6.1.5: new data is ECN-capable; pure ACKs, SYNs and retransmissions are not.
     if (c.tcp().ecn_active() && len > 0 && !retransmission) ip.dscp_ecn = net::ecn::ect0;
-    net::finish_tcp_frame(ep, ip, header, frame_scratch_.data(), len);
+    if (const auto urgent = c.urgent.pointer_for(stream_offset, len)) {
+        // Seed 003 §3.7: the urgent byte is the first byte of the first VI segment in the segment.
+        net::TcpHeader marked = header;
+        marked.flags |= net::tcp_flags::urg;
+        marked.urgent_pointer = *urgent;
+        net::finish_tcp_frame(ep, ip, marked, frame_scratch_.data(), len);
+    } else {
+        net::finish_tcp_frame(ep, ip, header, frame_scratch_.data(), len);
+    }
     ++tx_frames_;
     if (it == neighbours_.end()) {
         hold_for_arp(c.remote_ip(), frame_scratch_, delay);

@@ -121,6 +121,7 @@ public:
     std::uint16_t tcp_effective_mss(std::uint32_t conn) const override;
     std::uint16_t tcp_local_port(std::uint32_t conn) const override;
     void tcp_one_fpdu_per_segment(std::uint32_t conn, bool on) override;
+    void tcp_mark_urgent(std::uint32_t conn) override;
     std::uint64_t tcp_retransmitted_bytes() const override {
         return tx_retransmitted_from_buffer_ + tx_refetched_from_host_;
     }

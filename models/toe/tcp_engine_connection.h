@@ -11,6 +11,7 @@
 
 #include "core/mem_access.h"
 #include "core/stream.h"
+#include "proto/seeds/vitcp_urgent.h"
 #include "toe/tcp_engine.h"
 
 namespace rnic {
@@ -81,6 +82,8 @@ public:
         frame_options options{false, false};
     };
     std::deque<fpdu_record> records;
+    // VI/TCP's Urgent Marker (tcp_mark_urgent): where VI segments start in the send stream.
+    proto::vitcp_urgent::marker urgent;
 
     // retransmit_from_host: how far below `offset` the send ring may let go, namely up to the first
     // unacknowledged frame that cannot be fetched again from host memory (records are in stream
@@ -134,6 +137,7 @@ public:
     }
     void acked(std::uint64_t acked_offset) override {
         release_until(acked_offset);
+        urgent.acked(acked_offset);
         while (!records.empty() && records.front().stream_off + records.front().length <= acked_offset) {
             records.pop_front();
         }

@@ -23,6 +23,9 @@ bool tcp_engine::admit_out_of_order(connection& c, const net::ParsedTcpFrame& f,
     ++rx_ooo_segments_;
     // The receive path decides what needs NIC buffer: with markers or the alignment assumption,
     // whole FPDUs found in the segment are placed straight into host memory.
+    if ((f.tcp.flags & net::tcp_flags::urg) != 0) {
+        ooo_out->urgent_pointer(c.id(), delivered + static_cast<std::uint64_t>(ahead), f.tcp.urgent_pointer);
+    }
     const std::size_t placed =
         ooo_out->place_out_of_order(c.id(), delivered + static_cast<std::uint64_t>(ahead), payload, f.payload_len, delay);
     note_placed_out_of_order();

@@ -37,6 +37,11 @@ public:
     virtual std::uint16_t tcp_local_port(std::uint32_t conn) const = 0;
     // Send each FPDU in a segment of its own (MPA with markers).
     virtual void tcp_one_fpdu_per_segment(std::uint32_t conn, bool on) = 0;
+    // VI/TCP's Urgent Marker (seed 003 §3.7): from now on, the first byte of the first VI segment
+    // each TCP segment of `conn` carries is designated urgent (URG and the urgent pointer). Every
+    // append to the send stream after this call starts a VI segment. An engine without the
+    // Urgent Marker (test stubs) marks nothing, which the draft allows (§3.7 "MAY").
+    virtual void tcp_mark_urgent(std::uint32_t /*conn*/) {}
     // Payload bytes sent again since reset, over all connections (query_stats).
     virtual std::uint64_t tcp_retransmitted_bytes() const = 0;
 };

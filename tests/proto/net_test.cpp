@@ -159,6 +159,33 @@ TEST(TcpFrame, BuildThenParseSyn) {
     EXPECT_EQ(internet_checksum(frame.data() + 14, 20), 0);
 }
 
+// RFC 9293 §3.1: the urgent pointer is written at bytes 18-19 of the TCP header and read back; it
+// is sent as zero when URG is clear (the field is meaningful only with URG).
+TEST(TcpFrame, UrgentPointerTravelsWithUrgOnly) {
+    TcpHeader tcp;
+    tcp.src_port = 5201;
+    tcp.dst_port = 40000;
+    tcp.seq = 77;
+    tcp.flags = tcp_flags::ack | tcp_flags::urg;
+    tcp.urgent_pointer = 0x0102;
+    const auto payload = test::bytes("urgent byte first");
+    auto frame = build(tcp, payload);
+    EXPECT_EQ(frame[14 + 20 + 13], tcp_flags::ack | tcp_flags::urg);
+    EXPECT_EQ(frame[14 + 20 + 18], 0x01);
+    EXPECT_EQ(frame[14 + 20 + 19], 0x02);
+    auto p = parse_tcp_frame(frame.data(), frame.size(), nullptr);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->tcp.flags, tcp_flags::ack | tcp_flags::urg);
+    EXPECT_EQ(p->tcp.urgent_pointer, 0x0102);
+    tcp.flags = tcp_flags::ack;  // a stale pointer without URG is not sent
+    frame = build(tcp, payload);
+    EXPECT_EQ(frame[14 + 20 + 18], 0);
+    EXPECT_EQ(frame[14 + 20 + 19], 0);
+    p = parse_tcp_frame(frame.data(), frame.size(), nullptr);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->tcp.urgent_pointer, 0);
+}
+
 TEST(TcpFrame, PayloadAndSackBlocks) {
     TcpHeader tcp;
     tcp.src_port = 5201;

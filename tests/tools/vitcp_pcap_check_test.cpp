@@ -5,7 +5,9 @@
 // CRC, so only the message rules catch them); a ConnectAccept that raises the RDMA Read Window
 // above the ConnectRequest's (§3.3); a segment the capture loses (a hole never filled); a refused
 // connection (ConnectReject with its reason: not an error of the capture); and the wrong
-// --framing either way. Damaged captures are checked with --no-checksum (the damage breaks the TCP
+// --framing either way; the Urgent Marker (§3.7): a capture whose data segments carry URG on their
+// first byte is clean, a pointer one byte off and URG without the other end's option are errors.
+// Damaged captures are checked with --no-checksum (the damage breaks the TCP
 // checksum), and through the library (proto/stream_check_vitcp.h).
 #include <gtest/gtest.h>
 
@@ -190,6 +192,75 @@ TEST(ViTcpPcapCheck, ARefusedConnectionShowsItsReason) {
     EXPECT_NE(r.out.find("ConnectRequest -> ConnectReject (IS Error Code 2: reliability levels differ"),
               std::string::npos)
         << r.out;
+}
+
+// Copies `in` to `out` after `edit` changed the TCP header (flags byte, urgent pointer) of the
+// `nth` data frame after the CE exchange; returns the 1-based record changed.
+std::size_t edit_tcp(const std::string& in, const std::string& out, std::size_t nth,
+                     const std::function<void(std::uint8_t* tcp_header)>& edit) {
+    std::string error;
+    auto records = proto::read_pcap(in, &error);
+    EXPECT_TRUE(records) << error;
+    if (!records) return 0;
+    std::size_t data_frames = 0;
+    for (std::size_t i = 0; i < records->size(); ++i) {
+        std::vector<std::uint8_t>& f = (*records)[i].data;
+        const auto p = net::parse_tcp_frame(f.data(), f.size(), nullptr);
+        if (!p || p->payload_len == 0) continue;
+        const auto v = vt::parse(f.data() + p->payload_offset, p->payload_len, false, nullptr);
+        if (!v || vt::has_ce_header(v->header.type) || data_frames++ != nth) continue;
+        edit(f.data() + 14 + (f[14] & 0x0F) * 4u);  // Ethernet, then IPv4's IHL
+        write_capture_file(out, *records);
+        return i + 1;
+    }
+    ADD_FAILURE() << "fewer than " << nth + 1 << " data frames in " << in;
+    return 0;
+}
+
+TEST(ViTcpPcapCheck, UrgentMarksOnSegmentStartsAreClean) {
+    TempFile pcap("vitcp-urgent-clean.pcap");
+    ASSERT_NO_FATAL_FAILURE(simulate(pcap.path(), "--set rnic.vitcp.urgent_marker=true --set rnic.rx_path=urgent "
+                                                  "--set link.a_to_b.loss=0.01 --set link.b_to_a.loss=0.01"));
+    const CommandResult r = run_pcap_check("--framing vitcp " + pcap.path());
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("Urgent Marker offered"), std::string::npos) << r.out;
+    const check::ViTcpCaptureReport rep = check_lib(pcap.path(), true);
+    ASSERT_EQ(rep.connections.size(), 1u);
+    // 20 x 3 Read Requests one way; every response segment the other (each VI segment once).
+    EXPECT_EQ(rep.connections[0].dir[0].segments, 60u);
+    EXPECT_EQ(rep.connections[0].dir[0].urgent_marks, 60u);
+    EXPECT_EQ(rep.connections[0].dir[1].urgent_marks, rep.connections[0].dir[1].segments);
+}
+
+TEST(ViTcpPcapCheck, AnUrgentPointerOffByOneIsAnError) {
+    TempFile pcap("vitcp-urgent-src.pcap"), bad("vitcp-urgent-bad.pcap");
+    ASSERT_NO_FATAL_FAILURE(simulate(pcap.path(), "--set rnic.vitcp.urgent_marker=true --set rnic.rx_path=urgent"));
+    // RFC 9293 §3.1's reading (the byte after the urgent data) instead of the seed's (§3.7: the
+    // urgent byte itself): the pointer moves one past the segment's first byte.
+    const std::size_t frame = edit_tcp(pcap.path(), bad.path(), 3, [](std::uint8_t* tcp) {
+        EXPECT_NE(tcp[13] & 0x20, 0);
+        tcp[19] = static_cast<std::uint8_t>(tcp[19] + 1);
+    });
+    ASSERT_NE(frame, 0u);
+    const CommandResult r = run_pcap_check("--no-checksum --framing vitcp " + bad.path());
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.out.find("frame " + std::to_string(frame) + ": URG with the urgent pointer at stream byte "),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("which is not the first byte of a VI segment (§3.7)"), std::string::npos) << r.out;
+}
+
+TEST(ViTcpPcapCheck, UrgentDataWithoutTheOtherEndsOptionIsAnError) {
+    TempFile pcap("vitcp-urgent-none-src.pcap"), bad("vitcp-urgent-none-bad.pcap");
+    ASSERT_NO_FATAL_FAILURE(simulate(pcap.path(), "--set rnic.vitcp.crc=false"));
+    const std::size_t frame = edit_tcp(pcap.path(), bad.path(), 0, [](std::uint8_t* tcp) {
+        tcp[13] |= 0x20;  // URG, pointer 0: the first byte of the segment, but no option was received
+        tcp[18] = tcp[19] = 0;
+    });
+    ASSERT_NE(frame, 0u);
+    const CommandResult r = run_pcap_check("--no-checksum --framing vitcp " + bad.path());
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.out.find("did not carry the Urgent Marker option (§3.7)"), std::string::npos) << r.out;
 }
 
 TEST(ViTcpPcapCheck, WrongFramingEitherWayFails) {

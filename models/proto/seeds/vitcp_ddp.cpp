@@ -265,6 +265,64 @@ bool accept_in_order(session& s, const vt::SegmentView& seg, std::vector<std::ui
     return true;
 }
 
+const char* to_string(ooo_verdict v) {
+    switch (v) {
+        case ooo_verdict::place: return "place";
+        case ooo_verdict::wait: return "wait";
+        case ooo_verdict::implausible: return "implausible";
+    }
+    return "?";
+}
+
+ooo_verdict accept_out_of_order(const session& s, const vt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu,
+                                std::string* why) {
+    auto verdict = [why](ooo_verdict v, const std::string& what) {
+        if (why != nullptr) *why = what;
+        return v;
+    };
+    const vt::Header& h = seg.header;
+    ulpdu.clear();
+    // A message in error is the in-order path's to report (§3.2); it is never placed.
+    if (h.transmit_error) return verdict(ooo_verdict::wait, "Transmit Error bit");
+    ddp::Header d;
+    d.tagged = true;
+    d.last = h.eom;
+    if (h.type == vt::SegmentType::rdma_write) {
+        if (s.rx_started) {
+            // A message still to come (or the open one) within 2^16 messages: beyond that no
+            // message of this connection is in flight, so the bytes are not a segment start.
+            const std::uint32_t base = s.rx_open ? s.rx_open_number : s.rx_next_message;
+            if (static_cast<std::uint32_t>(h.message_number - base) >= 65536u) {
+                return verdict(ooo_verdict::implausible,
+                               "RdmaWrite message number " + std::to_string(h.message_number) + " far from " +
+                                   std::to_string(base));
+            }
+        }
+        // Immediate Data is a message on the Send queue (RFC 7306 via §3.2): in order only.
+        if (h.immediate_valid || seg.payload_len == 0) return verdict(ooo_verdict::wait, "RdmaWrite with Immediate Data");
+        d.opcode = ddp::Opcode::rdma_write;
+        d.stag = seg.rdma->memory_handle;
+        d.tagged_offset = seg.rdma->address + h.data_offset;
+    } else if (h.type == vt::SegmentType::read_response) {
+        const auto r = std::find_if(s.tx_read_requests.begin(), s.tx_read_requests.end(),
+                                    [&](const pending_read& p) { return p.number == h.message_number; });
+        if (r == s.tx_read_requests.end()) {
+            return verdict(ooo_verdict::implausible,
+                           "RdmaReadResponse " + std::to_string(h.message_number) + " answers no Read Request of ours");
+        }
+        if (seg.payload_len == 0) return verdict(ooo_verdict::wait, "empty RdmaReadResponse");
+        d.opcode = ddp::Opcode::read_response;
+        d.stag = r->sink_stag;
+        d.tagged_offset = r->sink_to + h.data_offset;
+    } else {
+        return verdict(ooo_verdict::wait, std::string(vt::to_string(h.type)) + " waits for the messages before it");
+    }
+    ulpdu.resize(d.size());
+    ddp::encode(d, ulpdu.data());
+    ulpdu.insert(ulpdu.end(), seg.payload, seg.payload + seg.payload_len);
+    return ooo_verdict::place;
+}
+
 std::vector<std::uint8_t> pad_for_retransmission(const std::uint8_t* segment, std::size_t len, bool crc) {
     std::string unused;
     const auto v = vt::parse(segment, len, crc, &unused);

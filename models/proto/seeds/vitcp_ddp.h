@@ -103,6 +103,23 @@ refusal to_segment(session& s, const std::uint8_t* ulpdu, std::size_t len, vt::S
 bool accept_in_order(session& s, const vt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, std::string* why,
                      std::vector<std::uint8_t>* immediate = nullptr);
 
+// Out of order (the Urgent Marker receive path, §3.7): what a checked segment found at a located
+// VI segment start lets the receiver do before the bytes ahead of it have arrived.
+enum class ooo_verdict : std::uint8_t {
+    place,        // an RdmaWrite or RdmaReadResponse: its DDP segment is in `ulpdu`, placeable now
+    wait,         // a good segment whose effect depends on the messages before it (Send, Read
+                  // Request, a Write carrying Immediate Data, NOP): left to the in-order path
+    implausible,  // a number that no message of this connection can have: not a segment start
+};
+// Rebuilds the tagged DDP segment of an RdmaWrite (STag = Memory Handle, TO = Address + Data
+// Offset) or an RdmaReadResponse (the sink of the Read Request with its number, TO = sink TO +
+// Data Offset), as accept_in_order would, without changing `s`. The extra checks on the candidate:
+// a Write's Message Number still to come within 2^16 messages of the next in-order one, a Read
+// Response's number one of our outstanding Read Requests, no Transmit Error bit (§3.2).
+ooo_verdict accept_out_of_order(const session& s, const vt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu,
+                                std::string* why);
+const char* to_string(ooo_verdict v);
+
 // §2.2.2.2.5: a segment whose original data cannot be sent again keeps its size and headers,
 // its payload is zeroed and the Transmit Error bit set (the trailer, when `crc`, recomputed).
 // Empty when `segment` is not a whole VI segment.
