@@ -38,6 +38,7 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
+    refetch_ext* refetch = find_ext<refetch_ext>(gp);
     conn_state& st = state(ext->conn);
     if (ext->kind == stream_kind::raw) {
         if (st.full) {
@@ -68,16 +69,19 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
-    ext->fpdu_pos = st.tx_stream_pos;
-    ext->fpdu_markers = st.settings.tx_markers;
-    ext->fpdu_crc = st.settings.crc;
+    if (refetch != nullptr) {
+        refetch->frame_pos = st.tx_stream_pos;
+        refetch->markers = st.settings.tx_markers;
+        refetch->crc = st.settings.crc;
+    }
     tx_crc_.reserve_lt(delay, datapath_time(cycles));
     tx_dp_beats_ += cycles.beats;
     tx_dp_latency_ += cycles.latency;
     st.tx_stream_pos += static_cast<std::uint32_t>(fpdu_scratch_.size());
     ++tx_fpdus_;
     tx_bytes_ += fpdu_scratch_.size();
-    gp.set_response_status(send_stream(fpdu_tx_out, *ext, fpdu_scratch_.data(), fpdu_scratch_.size(), delay));
+    gp.set_response_status(
+        send_stream(fpdu_tx_out, *ext, fpdu_scratch_.data(), fpdu_scratch_.size(), delay, nullptr, refetch));
 }
 
 void mpa_framer::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -129,18 +133,19 @@ void mpa_framer::deliver(conn_state& st, const std::uint8_t* ulpdu, std::size_t 
     ++rx_fpdus_;
     stream_ext ext;
     ext.conn = rx_conn_;
-    ext.fpdu_pos = pos;
-    ext.fpdu_markers = st.settings.rx_markers;
+    placement_ext where;
+    where.frame_pos = pos;
+    where.markers = st.settings.rx_markers;
     const auto placed = st.placed.find(pos);
     if (placed != st.placed.end()) {
         // Placed when it arrived out of order: delivery still happens here, in order (RFC 5041 §5).
-        ext.already_placed = true;
+        where.already_placed = true;
         st.placed_bytes -= placed->second;
         st.placed.erase(placed);
         ++in_order_already_placed_;
     }
     sc_core::sc_time d = rx_delay_;
-    send_stream(ulpdu_rx_out, ext, ulpdu, len, d);
+    send_stream(ulpdu_rx_out, ext, ulpdu, len, d, &where);
     rx_landed_ = std::max(rx_landed_, d);
 }
 
@@ -282,10 +287,11 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
         stream_ext ext;
         ext.conn = conn;
         ext.kind = stream_kind::out_of_order;
-        ext.fpdu_pos = found[i].first;
-        ext.fpdu_markers = options.markers;
+        placement_ext where;
+        where.frame_pos = found[i].first;
+        where.markers = options.markers;
         sc_core::sc_time d = delay;
-        if (send_stream(ulpdu_rx_out, ext, ulpdus[i].data(), ulpdus[i].size(), d) != tlm::TLM_OK_RESPONSE) {
+        if (send_stream(ulpdu_rx_out, ext, ulpdus[i].data(), ulpdus[i].size(), d, &where) != tlm::TLM_OK_RESPONSE) {
             ++ooo_refused_;
             continue;
         }

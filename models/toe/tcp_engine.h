@@ -117,6 +117,7 @@ public:
     bool tcp_listen(std::uint16_t port) override;
     void tcp_close(std::uint32_t conn) override;
     void tcp_release(std::uint32_t conn) override;
+    std::uint64_t tcp_send_stream_end(std::uint32_t conn) const override;
     std::size_t tcp_send_space(std::uint32_t conn) const override;
     std::uint16_t tcp_effective_mss(std::uint32_t conn) const override;
     std::uint16_t tcp_local_port(std::uint32_t conn) const override;

@@ -31,7 +31,7 @@ sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
 
 constexpr std::uint32_t kConn = 3;
 
-// The RDMA engine as the framer sees it: every ULPDU with the extension's flags.
+// The RDMA engine as the framer sees it: every ULPDU with its extensions' fields.
 struct ulpdu_sink : sc_core::sc_module {
     struct item {
         sc_core::sc_time at;
@@ -48,8 +48,10 @@ struct ulpdu_sink : sc_core::sc_module {
     }
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
         const stream_ext* ext = get_stream_ext(gp);
+        const placement_ext* where = find_ext<placement_ext>(gp);
+        ASSERT_NE(where, nullptr) << "a ULPDU to the RDMA engine carries where its frame sat";
         items.push_back({sc_core::sc_time_stamp() + delay, bytes(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length()),
-                         ext->kind, ext->already_placed, ext->fpdu_pos});
+                         ext->kind, where->already_placed, where->frame_pos});
         const bool refuse = refuse_out_of_order && ext->kind == stream_kind::out_of_order;
         gp.set_response_status(refuse ? tlm::TLM_GENERIC_ERROR_RESPONSE : tlm::TLM_OK_RESPONSE);
     }
@@ -173,7 +175,7 @@ TEST(MpaFramerTb, FpdusMatchTheCodecBitForBitForEveryMpaFraming) {
             }
             ASSERT_EQ(b.fpdus.items.size(), ulpdus.size());
             for (const auto& it : b.fpdus.items) {
-                EXPECT_EQ(it.address, kConn);
+                EXPECT_EQ(it.conn, kConn);
                 sent.insert(sent.end(), it.data.begin(), it.data.end());
             }
             EXPECT_EQ(sent, codec_stream(ulpdus, markers, crc));
