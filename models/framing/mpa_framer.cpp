@@ -17,6 +17,7 @@ mpa_framer::mpa_framer(const sc_core::sc_module_name& name, const mpa_framer_par
       ooo_in("ooo_in"),
       events_out("events_out"),
       llp_error_out("llp_error_out"),
+      reasm_out("reasm_out"),
       params_(params),
       framing_(framing) {
     ulpdu_tx_in.register_b_transport(this, &mpa_framer::tx_b_transport);
@@ -136,12 +137,9 @@ void mpa_framer::deliver(conn_state& st, const std::uint8_t* ulpdu, std::size_t 
     placement_ext where;
     where.frame_pos = pos;
     where.markers = st.settings.rx_markers;
-    const auto placed = st.placed.find(pos);
-    if (placed != st.placed.end()) {
+    if (reasm_out->take_placed(st.conn, st.placed_key(pos))) {
         // Placed when it arrived out of order: delivery still happens here, in order (RFC 5041 §5).
         where.already_placed = true;
-        st.placed_bytes -= placed->second;
-        st.placed.erase(placed);
         ++in_order_already_placed_;
     }
     sc_core::sc_time d = rx_delay_;
@@ -191,11 +189,6 @@ void mpa_framer::full_operation(std::uint32_t conn, const mpa_settings& settings
     } else {
         st.startup.clear();
     }
-}
-
-std::uint64_t mpa_framer::placed_pending(std::uint32_t conn) const {
-    const auto it = conns_.find(conn);
-    return it == conns_.end() ? 0 : it->second.placed_bytes;
 }
 
 std::size_t mpa_framer::place_out_of_order(std::uint32_t conn, std::uint64_t stream_offset, const std::uint8_t* data,
@@ -277,7 +270,7 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
     for (std::size_t i = 0; i < found.size(); ++i) {
         if (wanted && !wanted(found[i].first, found[i].second)) continue;
         ++ooo_fpdus_found_;
-        if (st.placed.count(found[i].first) != 0) {
+        if (reasm_out->is_placed(conn, st.placed_key(found[i].first))) {
             placed += found[i].second;  // a duplicate of one already placed
             continue;
         }
@@ -297,8 +290,7 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
         }
         ooo_landed_.bytes += found[i].second;
         ooo_landed_.landed = std::max(ooo_landed_.landed, d);
-        st.placed[found[i].first] = found[i].second;
-        st.placed_bytes += found[i].second;
+        reasm_out->note_placed(conn, st.placed_key(found[i].first), found[i].second);
         placed += found[i].second;
         ++ooo_fpdus_placed_;
         ooo_bytes_placed_ += ulpdus[i].size();

@@ -26,14 +26,17 @@ tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_par
       conn_events_out("conn_events_out"),
       tx_progress_out("tx_progress_out"),
       ooo_out("ooo_out"),
+      reasm_in("reasm_in"),
       params_(params),
       buffer_(buffer),
+      reassembly_(buffer),
       framing_(framing),
       placing_(params.rx_placement_backlog),
       rng_state_(params.seed * 0x9e3779b97f4a7c15ULL + 1) {
     stream_tx_in.register_b_transport(this, &tcp_engine::stream_tx_b_transport);
     eth_rx.register_b_transport(this, &tcp_engine::eth_rx_b_transport);
     ctl_in.bind(*this);
+    reasm_in.bind(reassembly_);
     SC_HAS_PROCESS(tcp_engine);
     SC_METHOD(timer_method);
     sensitive << timer_event_;
@@ -533,7 +536,7 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
         c->close_deferred = false;
         c->tcp().close(time_ns(sim_now() + c->ctx_delay));
     }
-    account_reassembly(*c, delay);
+    reassembly_.account(c->id(), c->tcp().out_of_order_bytes(), delay);
     reschedule_timer();
 }
 
@@ -590,7 +593,7 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["rx_wrong_mac"] = rx_wrong_mac_;
     out["rx_out_of_order_segments"] = rx_ooo_segments_;
     out["rx_drops_buffer_full"] = rx_drops_buffer_full_;
-    out["rx_bytes_buffered"] = rx_bytes_buffered_;
+    out["rx_bytes_buffered"] = reassembly_.bytes_buffered();
     out["tx_retransmitted_from_buffer_bytes"] = tx_retransmitted_from_buffer_;
     out["tx_refetched_from_host_bytes"] = tx_refetched_from_host_;
     out["tx_refetch_dma_reads"] = tx_refetch_dma_reads_;

@@ -33,32 +33,31 @@ constexpr std::uint32_t kPeerIss = 1000;
 
 // The control processor, the RDMA engine and the framer's out-of-order port, as the engine sees them.
 struct toe_stubs : sc_core::sc_module, toe_conn_events_if, toe_tx_progress_if, framer_ooo_if {
+    sc_core::sc_port<reassembly_if> reasm_out;  // as the framer: what it placed, recorded with the engine
     std::vector<std::pair<std::uint32_t, toe_event>> events;
     std::vector<std::uint64_t> acked;  // acknowledged send-stream offsets, as reported
     std::uint64_t offered = 0;         // out-of-order segments offered for placement
     std::vector<std::uint32_t> released;  // connections the engine freed (connection_released)
-    explicit toe_stubs(const sc_core::sc_module_name& n) : sc_module(n) {}
+    explicit toe_stubs(const sc_core::sc_module_name& n) : sc_module(n), reasm_out("reasm_out") {}
     void on_tcp_event(std::uint32_t conn, toe_event ev, std::uint16_t) override { events.emplace_back(conn, ev); }
     void on_tx_acked(std::uint32_t, std::uint64_t off, const sc_core::sc_time&) override { acked.push_back(off); }
     // When set, an offered segment is placed whole, landing in host memory this long after the offer.
     std::optional<sc_core::sc_time> place_landing;
     placement_landing last;
-    std::size_t place_out_of_order(std::uint32_t, std::uint64_t, const std::uint8_t*, std::size_t len,
+    std::size_t place_out_of_order(std::uint32_t conn, std::uint64_t offset, const std::uint8_t*, std::size_t len,
                                    sc_core::sc_time&) override {
         ++offered;
         last = {};
         if (!place_landing) return 0;  // nothing placed: the engine buffers the segment
         last = {len, *place_landing};
-        placed_pending_bytes += len;
+        reasm_out->note_placed(conn, offset, static_cast<std::uint32_t>(len));
         return len;
     }
-    std::uint64_t placed_pending_bytes = 0;
     std::size_t place_split_fpdus(std::uint32_t, std::uint64_t, const std::uint8_t*, std::size_t, std::uint64_t,
                                   std::size_t, sc_core::sc_time&) override {
         return 0;
     }
     std::size_t split_fpdu_reach(std::uint32_t) const override { return 0; }
-    std::uint64_t placed_pending(std::uint32_t) const override { return placed_pending_bytes; }
     placement_landing last_placement() const override { return last; }
     void connection_released(std::uint32_t conn) override { released.push_back(conn); }
 };
@@ -89,6 +88,7 @@ struct toe_bench : sc_core::sc_module {
         toe.conn_events_out.bind(stubs);
         toe.tx_progress_out.bind(stubs);
         toe.ooo_out.bind(stubs);
+        stubs.reasm_out.bind(toe.reasm_in);
     }
     // A segment from the peer; seq/ack as absolute sequence numbers.
     void peer_sends(std::uint8_t flags, std::uint32_t seq, std::uint32_t ack, const bytes& payload = {},
