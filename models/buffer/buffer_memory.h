@@ -15,6 +15,7 @@
 #include "core/zeroed_memory.h"
 #include "core/stats.h"
 #include "core/timed_resource.h"
+#include "buffer/reassembly_pool.h"
 
 namespace rnic {
 
@@ -40,7 +41,7 @@ struct buffer_memory_params {
     std::uint64_t send_address_space = 0;
 };
 
-class buffer_memory : public sc_core::sc_module, public stats_reporter {
+class buffer_memory : public sc_core::sc_module, public reassembly_pool_if, public stats_reporter {
 public:
     tlm_utils::simple_target_socket<buffer_memory> mem_in;
 
@@ -53,10 +54,11 @@ public:
     void hold(std::uint64_t bytes);
     void release(std::uint64_t bytes);
     std::uint64_t occupancy() const { return in_use_; }
-    // Out-of-order receive data (reassembly) lives in the space no region has claimed.
-    bool reserve_rx(std::uint64_t bytes);
-    void release_rx(std::uint64_t bytes);
-    std::uint64_t rx_free() const;
+    // Out-of-order receive data (reassembly) lives in the space no region has claimed; only the TCP
+    // engine's reassembly state uses it (reassembly_pool_if).
+    bool reserve_rx(std::uint64_t bytes) override;
+    void release_rx(std::uint64_t bytes) override;
+    std::uint64_t rx_free() const override;
     // Send-stream bytes held until acknowledged (the TCP engine's regions).
     void hold_send(std::uint64_t bytes);
     void release_send(std::uint64_t bytes);
@@ -65,7 +67,7 @@ public:
     std::uint64_t send_free() const;
     // Port time of moving `bytes` in or out without an address (the reassembly store's bookkeeping
     // is the TCP engine's; its bytes cross this memory's port all the same).
-    void charge(std::uint64_t bytes, sc_core::sc_time& delay);
+    void charge(std::uint64_t bytes, sc_core::sc_time& delay) override;
     // Zero-time read for model self-checks (what a debugger sees).
     bool peek(std::uint64_t addr, void* dst, std::size_t len) const;
     std::uint64_t capacity() const { return params_.capacity; }

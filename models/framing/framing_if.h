@@ -39,7 +39,9 @@ struct placement_landing {
     sc_core::sc_time landed = sc_core::SC_ZERO_TIME;
 };
 
-// The TCP engine offers out-of-order segments to the framing unit before buffering them.
+// The TCP engine offers out-of-order segments to the framing unit before buffering them. What the
+// framer places it records with the TCP engine, the one owner of out-of-order state
+// (toe/reassembly.h: reassembly_if), not here.
 class framer_ooo_if : public virtual sc_core::sc_interface {
 public:
     // `stream_offset` is the TCP stream offset (0 = first byte after the SYN) of data[0]. Returns
@@ -63,8 +65,6 @@ public:
     // frame that straddles the segment's edges; 0 when it can do nothing on `conn` (so the caller
     // need not gather the run). Bounds the caller's copy, whatever the length of the held run.
     virtual std::size_t split_fpdu_reach(std::uint32_t conn) const = 0;
-    // Bytes placed directly that TCP has not yet delivered in order (they need no NIC buffer).
-    virtual std::uint64_t placed_pending(std::uint32_t conn) const = 0;
     // What the last place_out_of_order or place_split_fpdus call placed: the frames' stream bytes,
     // and when their ULPDUs have landed in host memory, as a delay from the current time (the
     // in-order path returns the same through its transport delay). The TCP engine counts them in

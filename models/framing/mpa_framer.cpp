@@ -20,6 +20,7 @@ mpa_framer::mpa_framer(const sc_core::sc_module_name& name, const mpa_framer_par
       ooo_in("ooo_in"),
       events_out("events_out"),
       llp_error_out("llp_error_out"),
+      reasm_out("reasm_out"),
       params_(params),
       framing_(framing) {
     ulpdu_tx_in.register_b_transport(this, &mpa_framer::tx_b_transport);
@@ -41,6 +42,7 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
+    refetch_ext* refetch = find_ext<refetch_ext>(gp);
     conn_state& st = state(ext->conn);
     if (ext->kind == stream_kind::raw) {
         if (st.full) {
@@ -71,16 +73,19 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
-    ext->fpdu_pos = st.tx_stream_pos;
-    ext->fpdu_markers = st.settings.tx_markers;
-    ext->fpdu_crc = st.settings.crc;
+    if (refetch != nullptr) {
+        refetch->frame_pos = st.tx_stream_pos;
+        refetch->markers = st.settings.tx_markers;
+        refetch->crc = st.settings.crc;
+    }
     tx_crc_.reserve_lt(delay, datapath_time(cycles));
     tx_dp_beats_ += cycles.beats;
     tx_dp_latency_ += cycles.latency;
     st.tx_stream_pos += static_cast<std::uint32_t>(fpdu_scratch_.size());
     ++tx_fpdus_;
     tx_bytes_ += fpdu_scratch_.size();
-    gp.set_response_status(send_stream(fpdu_tx_out, *ext, fpdu_scratch_.data(), fpdu_scratch_.size(), delay));
+    gp.set_response_status(
+        send_stream(fpdu_tx_out, *ext, fpdu_scratch_.data(), fpdu_scratch_.size(), delay, nullptr, refetch));
 }
 
 void mpa_framer::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -132,18 +137,16 @@ void mpa_framer::deliver(conn_state& st, const std::uint8_t* ulpdu, std::size_t 
     ++rx_fpdus_;
     stream_ext ext;
     ext.conn = rx_conn_;
-    ext.fpdu_pos = pos;
-    ext.fpdu_markers = st.settings.rx_markers;
-    const auto placed = st.placed.find(pos);
-    if (placed != st.placed.end()) {
+    placement_ext where;
+    where.frame_pos = pos;
+    where.markers = st.settings.rx_markers;
+    if (reasm_out->take_placed(st.conn, st.placed_key(pos))) {
         // Placed when it arrived out of order: delivery still happens here, in order (RFC 5041 §5).
-        ext.already_placed = true;
-        st.placed_bytes -= placed->second;
-        st.placed.erase(placed);
+        where.already_placed = true;
         ++in_order_already_placed_;
     }
     sc_core::sc_time d = rx_delay_;
-    send_stream(ulpdu_rx_out, ext, ulpdu, len, d);
+    send_stream(ulpdu_rx_out, ext, ulpdu, len, d, &where);
     rx_landed_ = std::max(rx_landed_, d);
 }
 
@@ -189,11 +192,6 @@ void mpa_framer::full_operation(std::uint32_t conn, const mpa_settings& settings
     } else {
         st.startup.clear();
     }
-}
-
-std::uint64_t mpa_framer::placed_pending(std::uint32_t conn) const {
-    const auto it = conns_.find(conn);
-    return it == conns_.end() ? 0 : it->second.placed_bytes;
 }
 
 std::size_t mpa_framer::place_out_of_order(std::uint32_t conn, std::uint64_t stream_offset, const std::uint8_t* data,
@@ -289,7 +287,7 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
     for (std::size_t i = 0; i < found.size(); ++i) {
         if (wanted && !wanted(found[i].first, found[i].second)) continue;
         ++ooo_fpdus_found_;
-        if (st.placed.count(found[i].first) != 0) {
+        if (reasm_out->is_placed(conn, st.placed_key(found[i].first))) {
             placed += found[i].second;  // a duplicate of one already placed
             continue;
         }
@@ -299,17 +297,17 @@ std::size_t mpa_framer::place_fpdus(std::uint32_t conn, conn_state& st, std::uin
         stream_ext ext;
         ext.conn = conn;
         ext.kind = stream_kind::out_of_order;
-        ext.fpdu_pos = found[i].first;
-        ext.fpdu_markers = options.markers;
+        placement_ext where;
+        where.frame_pos = found[i].first;
+        where.markers = options.markers;
         sc_core::sc_time d = delay;
-        if (send_stream(ulpdu_rx_out, ext, ulpdus[i].data(), ulpdus[i].size(), d) != tlm::TLM_OK_RESPONSE) {
+        if (send_stream(ulpdu_rx_out, ext, ulpdus[i].data(), ulpdus[i].size(), d, &where) != tlm::TLM_OK_RESPONSE) {
             ++ooo_refused_;
             continue;
         }
         ooo_landed_.bytes += found[i].second;
         ooo_landed_.landed = std::max(ooo_landed_.landed, d);
-        st.placed[found[i].first] = found[i].second;
-        st.placed_bytes += found[i].second;
+        reasm_out->note_placed(conn, st.placed_key(found[i].first), found[i].second);
         placed += found[i].second;
         ++ooo_fpdus_placed_;
         ooo_bytes_placed_ += ulpdus[i].size();

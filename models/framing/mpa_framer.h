@@ -27,6 +27,7 @@
 #include "framing/framing.h"
 #include "framing/framing_if.h"
 #include "rdma/rdma_if.h"
+#include "toe/reassembly.h"
 
 namespace rnic {
 
@@ -49,6 +50,7 @@ public:
     sc_core::sc_export<framer_ooo_if> ooo_in;
     sc_core::sc_port<framer_events_if> events_out;
     sc_core::sc_port<rdma_llp_if> llp_error_out;  // a broken stream: the RDMAP layer sends the Terminate
+    sc_core::sc_port<reassembly_if> reasm_out;    // frames placed out of order, recorded with their owner
 
     // `framing` (the device's, make_framing) outlives the framer. With IFT the MPA Request/Reply
     // remains only the connection's switch into RDMA mode (the draft defines no start-up exchange).
@@ -68,7 +70,6 @@ public:
         urgent_ = urgent_hint{true, conn, stream_offset, pointer};
     }
     std::size_t split_fpdu_reach(std::uint32_t conn) const override;
-    std::uint64_t placed_pending(std::uint32_t conn) const override;
     placement_landing last_placement() const override { return ooo_landed_; }
     void connection_released(std::uint32_t conn) override { conns_.erase(conn); }
 
@@ -85,8 +86,9 @@ private:
         bool failed = false;
         std::uint64_t rx_fpdu_base = 0;   // TCP stream offset of the first FPDU byte received
         std::uint32_t rx_next_fpdu = 0;   // marker-space position of the next in-order FPDU
-        std::map<std::uint32_t, std::uint32_t> placed;  // FPDUs placed out of order: position -> wire length
-        std::uint64_t placed_bytes = 0;   // sum of their wire lengths
+        // The key of the frame at marker-space position `pos` in the TCP engine's record of frames
+        // placed out of order (reassembly_if): its stream offset as counted from full operation.
+        std::uint64_t placed_key(std::uint32_t pos) const { return rx_fpdu_base + pos; }
     };
     // Deframes exactly the FPDUs in [pos, pos+len) of an out-of-order segment and offers each ULPDU
     // to the RDMA engine; returns the wire bytes of those placed. With `wanted`, only the FPDUs it

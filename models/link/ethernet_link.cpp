@@ -85,9 +85,8 @@ void ethernet_link::deliver(direction& dir, tlm_utils::simple_initiator_socket<e
         in_flight f = std::move(dir.queue.front());
         dir.queue.pop_front();
         if (dir.pcap != nullptr) dir.pcap->write_at(to_ps(now), dir.pcap_source, f.frame.data(), f.frame.size());
-        stream_ext ext;
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        send_stream(out, ext, f.frame.data(), f.frame.size(), delay);
+        send_frame_bytes(out, f.frame.data(), f.frame.size(), delay);
         if (dir.spare.size() < kSpareFrames) dir.spare.push_back(std::move(f.frame));
     }
     if (!dir.queue.empty()) dir.arrival_event.notify(dir.queue.front().arrival - now);

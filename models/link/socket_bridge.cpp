@@ -266,9 +266,8 @@ void socket_bridge::parse_frames() {
         }
         ++frames_from_socket_;
         bytes_from_socket_ += len;
-        stream_ext ext;
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        send_stream(eth_tx, ext, frame, len, delay);
+        send_frame_bytes(eth_tx, frame, len, delay);
     }
     if (off > 0) {
         std::memmove(rx_buf_.data(), rx_buf_.data() + off, rx_used_ - off);

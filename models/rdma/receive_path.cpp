@@ -39,7 +39,9 @@ receive_path::receive_path(const engine_resources& res, completion_unit& complet
 void receive_path::receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     stream_ext* ext = get_stream_ext(gp);
-    rx_ext_ = ext;
+    const placement_ext* where = find_ext<placement_ext>(gp);
+    rx_placement_ = where;
+    const bool already_placed = where != nullptr && where->already_placed;
     const int qpn = ext != nullptr ? res_.contexts->qpn_of_connection(ext->conn) : -1;
     if (qpn < 0) {
         ++counters().rx_dropped;
@@ -94,7 +96,7 @@ void receive_path::receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
         return;
     }
     if (h->tagged && h->opcode == ddp::Opcode::rdma_write) {
-        if (ext->already_placed) {
+        if (already_placed) {
             // Its payload went to host memory when the segment arrived out of order; in order now,
             // only the (ordered) rest of the processing remains (RFC 5041 §5: placement may be out
             // of order, delivery is not).
@@ -113,7 +115,7 @@ void receive_path::receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
         return;
     }
     if (h->tagged && h->opcode == ddp::Opcode::read_response) {
-        place_read_response(n, qp, *h, ulpdu, len, ext->already_placed, delay);
+        place_read_response(n, qp, *h, ulpdu, len, already_placed, delay);
         return;
     }
     const bool is_send = h->opcode == ddp::Opcode::send || h->opcode == ddp::Opcode::send_se ||
@@ -212,8 +214,9 @@ tlm::tlm_response_status receive_path::place_payload(std::uint64_t host_addr, co
     // When the payload crossed the wire with framing bytes between its bytes (MPA Markers), the
     // framing says where, so that a marker-fragmenting DMA (seed 001 §6) pays one transfer per run.
     dma_ext ext;
-    if (rx_ext_ == nullptr ||
-        !res_.frames.placement_breaks({rx_ext_->fpdu_markers, rx_ext_->fpdu_crc}, rx_ext_->fpdu_pos, header_len, len,
+    // Only where the frame sat matters to the breaks, not whether it carried a CRC.
+    if (rx_placement_ == nullptr ||
+        !res_.frames.placement_breaks({rx_placement_->markers, false}, rx_placement_->frame_pos, header_len, len,
                                       &ext.marker_breaks)) {
         return mem_write(res_.dma_out, host_addr, payload, len, delay);
     }

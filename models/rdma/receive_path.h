@@ -66,7 +66,7 @@ private:
     completion_unit& completions_;
     qp_lifecycle& lifecycle_;
     responder& requests_;
-    const stream_ext* rx_ext_ = nullptr;  // the ULPDU being received (for place_payload)
+    const placement_ext* rx_placement_ = nullptr;  // the ULPDU being received (for place_payload)
 };
 
 }  // namespace rnic

@@ -196,7 +196,7 @@ void responder::send_read_response(std::uint32_t qpn, qp_context& qp, sc_core::s
         h.opcode = ddp::Opcode::read_response;
         h.stag = job.sink_stag;
         h.tagged_offset = job.sink_to + seg.offset;
-        switch (transmit_.emit(qp, h, nullptr, job.src_addr + seg.offset, seg.length, 0, issue, nullptr,
+        switch (transmit_.emit(qp, h, nullptr, job.src_addr + seg.offset, seg.length, issue, nullptr,
                                job.src_pages.get())) {
             case transmit_path::emit_status::sent: break;
             case transmit_path::emit_status::qp_failed: return;
@@ -227,7 +227,7 @@ void responder::send_atomic_response(std::uint32_t qpn, qp_context& qp, sc_core:
     h.opcode = ddp::Opcode::atomic_response;
     h.queue = ddp::kQueueAtomicResponse;  // RFC 7306 §5.2.2 rule 3
     h.msn = ++qp.atomic_resp_msn;
-    if (!transmit_.send_untagged(qp, h, body, sizeof body, 0, issue, nullptr)) return;
+    if (!transmit_.send_untagged(qp, h, body, sizeof body, issue, nullptr)) return;
     qp.responses.pop_front();
     ++counters().atomic_responses_sent;
     lifecycle_.maybe_finish_closing(qpn, qp);

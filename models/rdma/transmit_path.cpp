@@ -261,7 +261,7 @@ bool transmit_path::post_message(std::uint32_t qpn, qp_context& qp, const send_w
             h.mo = static_cast<std::uint32_t>(seg.offset);
         }
         const std::uint8_t* segment_inline = inline_data != nullptr ? inline_data + seg.offset : nullptr;
-        switch (emit(qp, h, segment_inline, source + seg.offset, seg.length, w.wr_id, issue, stream_end,
+        switch (emit(qp, h, segment_inline, source + seg.offset, seg.length, issue, stream_end,
                      pages.get())) {
             case emit_status::sent: break;
             case emit_status::qp_failed:
@@ -310,7 +310,7 @@ void transmit_path::send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
         h.opcode = ddp::Opcode::rdma_write;
         h.stag = kRtrStag;
         h.tagged_offset = 0;
-        const emit_status result = emit(qp, h, nullptr, 0, 0, 0, issue, nullptr);
+        const emit_status result = emit(qp, h, nullptr, 0, 0, issue, nullptr);
         if (result == emit_status::qp_failed) return;
         if (result != emit_status::sent) {
             lifecycle_.enter_error(qpn, qp, issue);
@@ -331,7 +331,7 @@ void transmit_path::send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
         p.sink_stag = kRtrStag;
         // Not held to ORD: it goes first, and RFC 6581 §9.1 has the responder offer an IRD of 1
         // for it even when the initiator's ORD is 0.
-        if (!send_untagged(qp, h, body, sizeof body, 0, issue, &p.stream_end)) {
+        if (!send_untagged(qp, h, body, sizeof body, issue, &p.stream_end)) {
             lifecycle_.enter_error(qpn, qp, issue);
             return;
         }
@@ -376,7 +376,7 @@ bool transmit_path::send_request(std::uint32_t qpn, qp_context& qp, const ddp::H
                                  pending_completion p) {
     // Reads and atomics: the next MSN of queue 1 is taken only once the request is on its way; it
     // then waits for its response (done = false) and counts against ORD.
-    if (!send_untagged(qp, h, body, body_len, w.wr_id, issue, &p.stream_end)) {
+    if (!send_untagged(qp, h, body, body_len, issue, &p.stream_end)) {
         complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
         ++counters().flushed;
         return false;
@@ -466,7 +466,6 @@ void transmit_path::post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send
     }
     stream_ext ext;
     ext.conn = qp.conn;
-    ext.tag = w.wr_id;
     if (send_stream(res_.ulpdu_tx_out, ext, tx_scratch_.data(), w.length, data) != tlm::TLM_OK_RESPONSE) {
         complete_with_error(qpn, qp, w, regmap::cqe_status::transport_error, issue);
         return;
@@ -475,7 +474,7 @@ void transmit_path::post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send
     qp.raw_sent = true;
     ++counters().tx_segments;
     RNIC_MLOG_D(info, rdma, issue, "QP " << qpn << ": raw ULPDU of " << w.length << " bytes sent (test mode)");
-    qp.pending.push_back({ext.stream_end, w.index, w.wr_id, w.length, w.opcode, w.signaled});
+    qp.pending.push_back({res_.toe->tcp_send_stream_end(qp.conn), w.index, w.wr_id, w.length, w.opcode, w.signaled});
 }
 
 void transmit_path::complete_with_error(std::uint32_t qpn, qp_context& qp, const send_wqe& w,
@@ -527,8 +526,7 @@ bool transmit_path::wait_for_space(qp_context& qp, std::size_t ulpdu_len, sc_cor
 }
 
 transmit_path::emit_status transmit_path::emit(qp_context& qp, const ddp::Header& h, const std::uint8_t* inline_data,
-                                               std::uint64_t host_addr, std::size_t len, std::uint64_t tag,
-                                               sc_core::sc_time& issue, std::uint64_t* stream_end,
+                                               std::uint64_t host_addr, std::size_t len, sc_core::sc_time& issue, std::uint64_t* stream_end,
                                                const mr_page_list* pages) {
     const std::size_t header_len = h.size();
     const std::size_t ulpdu_len = header_len + len;
@@ -541,7 +539,7 @@ transmit_path::emit_status transmit_path::emit(qp_context& qp, const ddp::Header
     sc_core::sc_time data = issue;
     stream_ext ext;
     ext.conn = qp.conn;
-    ext.tag = tag;
+    refetch_ext refetch;
     if (inline_data != nullptr) {
         std::memcpy(tx_scratch_.data() + header_len, inline_data, len);
     } else if (len > 0) {
@@ -556,23 +554,23 @@ transmit_path::emit_status transmit_path::emit(qp_context& qp, const ddp::Header
             return emit_status::payload_unreadable;
         }
         // A payload over several pages is not one host range: not refetchable (host_addr 0).
-        ext.host_addr = pages == nullptr ? host_addr : map.contiguous(host_addr, len) ? map.host_addr(host_addr) : 0;
-        ext.host_len = static_cast<std::uint32_t>(len);
-        ext.header_len = static_cast<std::uint32_t>(header_len);
-        std::memcpy(ext.header, tx_scratch_.data(), header_len);
+        refetch.host_addr = pages == nullptr ? host_addr : map.contiguous(host_addr, len) ? map.host_addr(host_addr) : 0;
+        refetch.host_len = static_cast<std::uint32_t>(len);
+        refetch.header_len = static_cast<std::uint32_t>(header_len);
+        std::memcpy(refetch.header, tx_scratch_.data(), header_len);
     }
-    if (send_stream(res_.ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, data) != tlm::TLM_OK_RESPONSE) {
+    if (send_stream(res_.ulpdu_tx_out, ext, tx_scratch_.data(), ulpdu_len, data, nullptr,
+                    refetch.host_addr != 0 ? &refetch : nullptr) != tlm::TLM_OK_RESPONSE) {
         return emit_status::refused;
     }
     ++counters().tx_segments;
-    if (stream_end != nullptr) *stream_end = ext.stream_end;
+    if (stream_end != nullptr) *stream_end = res_.toe->tcp_send_stream_end(qp.conn);
     return emit_status::sent;
 }
 
 bool transmit_path::send_untagged(qp_context& qp, const ddp::Header& h, const std::uint8_t* body,
-                                  std::size_t body_len, std::uint64_t tag, sc_core::sc_time& issue,
-                                  std::uint64_t* stream_end) {
-    const emit_status result = emit(qp, h, body, 0, body_len, tag, issue, stream_end);
+                                  std::size_t body_len, sc_core::sc_time& issue, std::uint64_t* stream_end) {
+    const emit_status result = emit(qp, h, body, 0, body_len, issue, stream_end);
     if (result == emit_status::refused) qp.state = qp_state::error;
     return result == emit_status::sent;
 }

@@ -49,15 +49,16 @@ public:
     };
     // Sends one ULPDU: the header `h`, then `len` payload bytes copied from `inline_data`, or
     // DMA-read from host memory at `host_addr` when `inline_data` is null (a retransmission may
-    // read them there again). Waits for TCP send space first. Sets *stream_end unless null.
+    // read them there again). Waits for TCP send space first. Sets *stream_end unless null: the
+    // send-stream offset after the ULPDU's frame, which the TCP engine reports (toe_ctl_if).
     // With `pages`, host_addr is the payload's offset in a page-list region: read page by page, and
     // refetchable only when it sits in one page (else the TCP engine resends its buffered copy).
     emit_status emit(qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* inline_data,
-                     std::uint64_t host_addr, std::size_t len, std::uint64_t tag, sc_core::sc_time& issue,
+                     std::uint64_t host_addr, std::size_t len, sc_core::sc_time& issue,
                      std::uint64_t* stream_end, const mr_page_list* pages = nullptr);
     // Sends one untagged ULPDU (header + body built by the caller); false when the QP failed.
     bool send_untagged(qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* body, std::size_t body_len,
-                       std::uint64_t tag, sc_core::sc_time& issue, std::uint64_t* stream_end);
+                       sc_core::sc_time& issue, std::uint64_t* stream_end);
 
 private:
     // Slots a WQE occupies after its first (masks, inline data), 0 if they are not all posted.

@@ -65,6 +65,7 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
     rdma_->ctx_out.bind(ctx_->ctx_in);
     toe_->tx_progress_out.bind(rdma_->tx_progress_in);
     toe_->ooo_out.bind(framer_->ooo_in);
+    framer_->reasm_out.bind(toe_->reasm_in);
     framer_->llp_error_out.bind(rdma_->llp_in);
     toe_->conn_events_out.bind(cp_->toe_events_in);
     framer_->events_out.bind(cp_->framer_events_in);

@@ -378,9 +378,8 @@ void ethernet_switch::start_pfc_frame(int port) {
     }
     RNIC_MLOG(debug, link, "port " << port << ": PFC " << (pause ? "pause" : "resume") << " sent (ingress holds "
                                    << buffer_.ingress_bytes(port) << " bytes)");
-    stream_ext ext;
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    send_stream(*port_out[port], ext, frame.data(), frame.size(), delay);
+    send_frame_bytes(*port_out[port], frame.data(), frame.size(), delay);
 }
 
 void ethernet_switch::start_data_frame(int port) {
@@ -395,9 +394,8 @@ void ethernet_switch::start_data_frame(int port) {
     leaving_ports_.insert(port);
     ++p.c.frames_out;
     p.c.bytes_out += len;
-    stream_ext ext;
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    send_stream(*port_out[port], ext, q.data.data(), len, delay);
+    send_frame_bytes(*port_out[port], q.data.data(), len, delay);
 }
 
 sc_core::sc_time ethernet_switch::time_paused(int port) const {

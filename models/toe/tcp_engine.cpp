@@ -26,14 +26,17 @@ tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_par
       conn_events_out("conn_events_out"),
       tx_progress_out("tx_progress_out"),
       ooo_out("ooo_out"),
+      reasm_in("reasm_in"),
       params_(params),
       buffer_(buffer),
+      reassembly_(buffer),
       framing_(framing),
       placing_(params.rx_placement_backlog),
       rng_state_(params.seed * 0x9e3779b97f4a7c15ULL + 1) {
     stream_tx_in.register_b_transport(this, &tcp_engine::stream_tx_b_transport);
     eth_rx.register_b_transport(this, &tcp_engine::eth_rx_b_transport);
     ctl_in.bind(*this);
+    reasm_in.bind(reassembly_);
     SC_HAS_PROCESS(tcp_engine);
     SC_METHOD(timer_method);
     sensitive << timer_event_;
@@ -58,6 +61,11 @@ std::uint64_t tcp_engine::next_iss() {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+std::uint64_t tcp_engine::tcp_send_stream_end(std::uint32_t conn) const {
+    const connection* c = find(conn);
+    return c != nullptr ? c->appended() : 0;
 }
 
 std::size_t tcp_engine::tcp_send_space(std::uint32_t conn) const {
@@ -108,20 +116,20 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
         connection::fpdu_record r;
         r.stream_off = c->appended();
         r.length = static_cast<std::uint32_t>(len);
-        if (ext->host_addr != 0 && ext->header_len <= sizeof r.header) {
-            r.host_addr = ext->host_addr;
-            r.payload_len = ext->host_len;
-            r.header_len = ext->header_len;
-            std::memcpy(r.header, ext->header, ext->header_len);
-            r.fpdu_pos = ext->fpdu_pos;
-            r.options = {ext->fpdu_markers, ext->fpdu_crc};
+        const refetch_ext* refetch = find_ext<refetch_ext>(gp);
+        if (refetch != nullptr && refetch->host_addr != 0 && refetch->header_len <= sizeof r.header) {
+            r.host_addr = refetch->host_addr;
+            r.payload_len = refetch->host_len;
+            r.header_len = refetch->header_len;
+            std::memcpy(r.header, refetch->header, refetch->header_len);
+            r.fpdu_pos = refetch->frame_pos;
+            r.options = {refetch->markers, refetch->crc};
         }
         c->records.push_back(r);
     }
     c->urgent.segment_start(c->appended());  // each append is one frame (VI/TCP: one VI segment)
     c->append(gp.get_data_ptr(), len, delay);
     if (params_.tx_ahead_frames > 0) c->appended_at.emplace_back(c->appended(), sim_now() + delay);
-    ext->stream_end = c->appended();
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     if (c->in_callback > 0) {
         // Appended from inside one of this connection's own callbacks (e.g. a Terminate sent while
@@ -259,8 +267,6 @@ void tcp_engine::tx_ready_method() {
 }
 
 void tcp_engine::send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay) {
-    stream_ext ext;
-    ext.conn = conn;
     if (params_.tx_ahead_frames > 0 && !params_.honour_pause) {
         const sc_core::sc_time ready = sim_now() + delay;
         const sc_core::sc_time start = wire_ends_.empty() ? ready : std::max(ready, wire_ends_.back());
@@ -272,7 +278,7 @@ void tcp_engine::send_frame(const std::uint8_t* frame, std::size_t len, std::uin
         mac_schedule();
         return;
     }
-    send_stream(eth_tx, ext, frame, len, delay);
+    send_frame_bytes(eth_tx, frame, len, delay);
 }
 
 void tcp_engine::mac_schedule() {
@@ -289,10 +295,8 @@ void tcp_engine::mac_tx_method() {
         held_frame f = std::move(mac_held_.front());
         mac_held_.pop_front();
         mac_wire_free_ = now + wire_time(f.bytes.size());
-        stream_ext ext;
-        ext.conn = f.conn;
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        send_stream(eth_tx, ext, f.bytes.data(), f.bytes.size(), delay);
+        send_frame_bytes(eth_tx, f.bytes.data(), f.bytes.size(), delay);
     }
     mac_schedule();
     if (!tx_waiting_.empty()) tx_ready_event_.notify(mac_wire_free_ > now ? mac_wire_free_ - now : sc_core::SC_ZERO_TIME);
@@ -545,7 +549,7 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
         c->close_deferred = false;
         c->tcp().close(time_ns(sim_now() + c->ctx_delay));
     }
-    account_reassembly(*c, delay);
+    reassembly_.account(c->id(), c->tcp().out_of_order_bytes(), delay);
     reschedule_timer();
 }
 
@@ -602,7 +606,7 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["rx_wrong_mac"] = rx_wrong_mac_;
     out["rx_out_of_order_segments"] = rx_ooo_segments_;
     out["rx_drops_buffer_full"] = rx_drops_buffer_full_;
-    out["rx_bytes_buffered"] = rx_bytes_buffered_;
+    out["rx_bytes_buffered"] = reassembly_.bytes_buffered();
     out["tx_retransmitted_from_buffer_bytes"] = tx_retransmitted_from_buffer_;
     out["tx_refetched_from_host_bytes"] = tx_refetched_from_host_;
     out["tx_refetch_dma_reads"] = tx_refetch_dma_reads_;

@@ -28,6 +28,7 @@
 #include "proto/net.h"
 #include "proto/tcp/connection.h"
 #include "toe/placement_backlog.h"
+#include "toe/reassembly.h"
 #include "toe/toe_if.h"
 
 namespace rnic {
@@ -101,6 +102,7 @@ public:
     sc_core::sc_port<toe_conn_events_if> conn_events_out;
     sc_core::sc_port<toe_tx_progress_if> tx_progress_out;
     sc_core::sc_port<framer_ooo_if> ooo_out;  // out-of-order segments offered for direct placement
+    sc_core::sc_export<reassembly_if> reasm_in;  // the framer records what it placed (reassembly_)
 
     // `framing` (the device's) re-frames retransmissions from host memory; it outlives the engine.
     tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_params& params, buffer_memory& buffer,
@@ -117,6 +119,7 @@ public:
     bool tcp_listen(std::uint16_t port) override;
     void tcp_close(std::uint32_t conn) override;
     void tcp_release(std::uint32_t conn) override;
+    std::uint64_t tcp_send_stream_end(std::uint32_t conn) const override;
     std::size_t tcp_send_space(std::uint32_t conn) const override;
     std::uint16_t tcp_effective_mss(std::uint32_t conn) const override;
     std::uint16_t tcp_local_port(std::uint32_t conn) const override;
@@ -152,7 +155,6 @@ private:
     // Returns false when the segment must be dropped (no NIC buffer for its out-of-order bytes).
     bool admit_out_of_order(connection& c, const proto::net::ParsedTcpFrame& f, const std::uint8_t* payload,
                             sc_core::sc_time& delay);
-    void account_reassembly(connection& c, sc_core::sc_time& delay);
     // Offers the framer the out-of-order run around an admitted segment, so that FPDUs split across
     // segments can be placed once their pieces are all held (markers, RFC 5044 Appendix A).
     void note_placed_out_of_order();
@@ -197,6 +199,7 @@ private:
 
     tcp_engine_params params_;
     buffer_memory& buffer_;
+    reassembly reassembly_;  // every connection's out-of-order state (docs/architecture.md)
     const framing& framing_;
     tcp_station station_;
     struct neighbour {
@@ -255,7 +258,7 @@ private:
     sc_core::sc_time paused_until_ = sc_core::SC_ZERO_TIME, pause_began_ = sc_core::SC_ZERO_TIME;
     sc_core::sc_time paused_total_ = sc_core::SC_ZERO_TIME;
     std::uint64_t pause_frames_ = 0, resume_frames_ = 0, mac_control_ignored_ = 0;
-    std::uint64_t rx_ooo_segments_ = 0, rx_drops_buffer_full_ = 0, rx_bytes_buffered_ = 0;
+    std::uint64_t rx_ooo_segments_ = 0, rx_drops_buffer_full_ = 0;
     std::uint64_t tx_retransmitted_from_buffer_ = 0, tx_refetched_from_host_ = 0, tx_refetch_dma_reads_ = 0;
     std::uint64_t tx_refetch_mismatches_ = 0;
     std::vector<std::uint8_t> refetch_ulpdu_, refetch_fpdu_, shadow_;

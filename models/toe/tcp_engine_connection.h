@@ -54,8 +54,6 @@ public:
     int in_callback = 0;
     std::size_t deferred = 0;
     bool close_deferred = false;
-    std::uint64_t rx_buffered = 0;  // out-of-order bytes held in NIC buffer memory
-    std::uint64_t rx_buffered_peak = 0;  // the most of them at once (the shared pool's peak is the buffer's)
     std::uint64_t sent_high = 0;    // send-stream offset below which every byte went out at least once
     bool tx_waiting = false;        // in the engine's queue of connections waiting for link room
     // Lifecycle (tcp_engine_connections.cpp): who holds the id and when it can be freed.

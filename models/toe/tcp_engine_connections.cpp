@@ -55,8 +55,9 @@ tcp_engine::connection* tcp_engine::create_connection(std::uint16_t local_port, 
         conns_.emplace_back();
     }
     if (params_.clamp_window_to_reassembly) {
-        cfg.receive_window_cap = [this, id] { return conns_[id]->rx_buffered + buffer_.rx_free(); };
+        cfg.receive_window_cap = [this, id] { return reassembly_.window_cap(id); };
     }
+    reassembly_.open(id);
     conns_[id] = std::make_unique<connection>(*this, id, cfg, *region, remote_ip);
     connection& c = *conns_[id];
     c.set_ports(local_port, remote_port);
@@ -135,10 +136,7 @@ void tcp_engine::free_connection(connection& c) {
     // What it still held goes back: send-stream bytes never acknowledged (a reset, an abort) and
     // out-of-order bytes a reset left in the reassembly store.
     c.release_until(c.appended());
-    if (c.rx_buffered > 0) {
-        buffer_.release_rx(c.rx_buffered);
-        c.rx_buffered = 0;
-    }
+    reassembly_.forget(id);
     buffer_.free_region(c.buffer_base());
     // Its entries in the engine's indexes, so that a new connection under the same id starts clean.
     if (c.indexed_deadline != std::numeric_limits<std::uint64_t>::max()) deadlines_.erase({c.indexed_deadline, id});
@@ -150,7 +148,7 @@ void tcp_engine::free_connection(connection& c) {
     }
     ooo_out->connection_released(id);
     conn_events_out->on_tcp_event(id, toe_event::released, c.local_port());
-    closed_peak_sum_ += c.rx_buffered_peak;
+    closed_peak_sum_ += reassembly_.peak(id);
     closed_tx_peak_sum_ += c.tx_held_peak;
     if (closed_reports_.size() < kListedClosedConnections) {
         closed_reports_.emplace(c.serial, connection_report(c));
@@ -181,7 +179,7 @@ boost::json::object tcp_engine::connection_report(const connection& c) const {
                           {"duplicate_segments", s.duplicate_segments},
                           {"acks_sent", s.acks_sent},
                           {"bad_segments", s.bad_segments},
-                          {"reassembly_peak_bytes", c.rx_buffered_peak},
+                          {"reassembly_peak_bytes", reassembly_.peak(c.id())},
                           {"send_held_peak_bytes", c.tx_held_peak}};
     if (params_.ecn) {
         o["ecn"] = {{"negotiated", c.tcp().ecn_active()},
@@ -225,7 +223,7 @@ void tcp_engine::report_connections(boost::json::object& out) const {
     for (const auto& c : conns_) {
         if (c == nullptr) continue;
         live.emplace_back(c->serial, c.get());
-        peak_sum += c->rx_buffered_peak;
+        peak_sum += reassembly_.peak(c->id());
         tx_peak_sum += c->tx_held_peak;
     }
     std::sort(live.begin(), live.end());

@@ -1,6 +1,6 @@
 // The TCP engine's out-of-order receive path: what an out-of-order segment may keep in NIC buffer
-// memory once the framer has placed what it could, FPDUs joined across segments (markers), and the
-// reassembly accounting against the shared pool.
+// memory once the framer has placed what it could, and FPDUs joined across segments (markers). The
+// state it leaves (placed frames, held bytes, the pool's accounting) is reassembly_'s (reassembly.h).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -30,7 +30,7 @@ bool tcp_engine::admit_out_of_order(connection& c, const net::ParsedTcpFrame& f,
         ooo_out->place_out_of_order(c.id(), delivered + static_cast<std::uint64_t>(ahead), payload, f.payload_len, delay);
     note_placed_out_of_order();
     const std::size_t need = placed >= f.payload_len ? 0 : f.payload_len - placed;
-    if (need > buffer_.rx_free()) {
+    if (!reassembly_.fits(need)) {
         // No room to hold it: drop it as if lost; the peer retransmits (TCP recovers).
         ++rx_drops_buffer_full_;
         RNIC_MLOG_D(debug, toe, delay, "connection " << c.id() << ": NIC buffer full, out-of-order segment dropped");
@@ -66,28 +66,6 @@ void tcp_engine::note_placed_out_of_order() {
     // stream: they hold the next segment back while the queue is full (placement_backlog).
     const placement_landing placed = ooo_out->last_placement();
     placing_.add(to_ps(sc_core::sc_time_stamp() + placed.landed), placed.bytes);
-}
-
-void tcp_engine::account_reassembly(connection& c, sc_core::sc_time& delay) {
-    const std::uint64_t ooo = c.tcp().out_of_order_bytes();
-    const std::uint64_t placed = ooo_out->placed_pending(c.id());
-    const std::uint64_t buffered = ooo > placed ? ooo - placed : 0;
-    if (buffered > c.rx_buffered) {
-        const std::uint64_t more = buffered - c.rx_buffered;
-        if (!buffer_.reserve_rx(more)) {
-            // Admission checked the space; a retransmission overlapping held data can still differ
-            // by a few bytes. Account what fits.
-            buffer_.reserve_rx(buffer_.rx_free());
-        }
-        rx_bytes_buffered_ += more;
-        buffer_.charge(more, delay);  // written into the reassembly store
-    } else if (buffered < c.rx_buffered) {
-        const std::uint64_t less = c.rx_buffered - buffered;
-        buffer_.release_rx(less);
-        buffer_.charge(less, delay);  // read back out when the hole was filled
-    }
-    c.rx_buffered = buffered;
-    c.rx_buffered_peak = std::max(c.rx_buffered_peak, buffered);
 }
 
 }  // namespace rnic

@@ -31,6 +31,9 @@ public:
     // table slot, its send region and its id are freed, and the id may name a later connection.
     // Closing does not release: a closed connection's id stays valid until its owner lets it go.
     virtual void tcp_release(std::uint32_t conn) = 0;
+    // The send-stream offset after the last byte stream_tx_in took on `conn` (0 for an unknown id):
+    // a ULPDU's frame just sent is acknowledged once on_tx_acked reaches this offset.
+    virtual std::uint64_t tcp_send_stream_end(std::uint32_t conn) const = 0;
     // Bytes that stream_tx_in will accept now on `conn`.
     virtual std::size_t tcp_send_space(std::uint32_t conn) const = 0;
     virtual std::uint16_t tcp_effective_mss(std::uint32_t conn) const = 0;

@@ -28,7 +28,6 @@ struct engine_stubs : sc_core::sc_module, toe_conn_events_if, toe_tx_progress_if
         return 0;
     }
     std::size_t split_fpdu_reach(std::uint32_t) const override { return 0; }
-    std::uint64_t placed_pending(std::uint32_t) const override { return 0; }
     placement_landing last_placement() const override { return {}; }
     void connection_released(std::uint32_t) override {}
 };

@@ -112,9 +112,8 @@ struct bridge_bench {
         bridge.eth_tx.bind(link_in.in);
     }
     void send(const bytes& f) {
-        stream_ext ext;
         sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-        send_stream(sim_side.out, ext, f.data(), f.size(), d);
+        send_frame_bytes(sim_side.out, f.data(), f.size(), d);
     }
     // Runs the simulation in 1 ms steps until `done` or `limit` of wall time.
     void run_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {

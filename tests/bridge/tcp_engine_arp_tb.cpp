@@ -58,9 +58,8 @@ struct arp_bench : sc_core::sc_module {
         ASSERT_GE(toe.tcp_connect(p), 0);
     }
     void inject(const bytes& frame) {
-        stream_ext ext;
         sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-        send_stream(wire.out, ext, frame.data(), frame.size(), d);
+        send_frame_bytes(wire.out, frame.data(), frame.size(), d);
     }
     std::uint64_t arp_stat(const char* key) {
         boost::json::object o;

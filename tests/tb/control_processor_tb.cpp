@@ -80,6 +80,7 @@ struct engine_stubs : sc_core::sc_module, rdma_ctl_if, toe_ctl_if, framer_ctl_if
     bool tcp_listen(std::uint16_t) override { return true; }
     void tcp_close(std::uint32_t) override {}
     void tcp_release(std::uint32_t conn) override { released.push_back(conn); }
+    std::uint64_t tcp_send_stream_end(std::uint32_t) const override { return 0; }
     std::size_t tcp_send_space(std::uint32_t) const override { return 1 << 20; }
     std::uint16_t tcp_effective_mss(std::uint32_t) const override { return 1460; }
     std::uint16_t tcp_local_port(std::uint32_t) const override { return 50000; }
@@ -319,7 +320,7 @@ TEST(ControlProcessorTb, ConnectOpensTcpAndTheEstablishedEventSendsTheMpaRequest
     b.cp.toe_events_in->on_tcp_event(9, toe_event::established, 50000);
     sc_core::sc_start(ns(10000));
     ASSERT_EQ(b.startup.items.size(), 1u);
-    EXPECT_EQ(b.startup.items[0].address, 9u);
+    EXPECT_EQ(b.startup.items[0].conn, 9);
     EXPECT_EQ(b.startup.items[0].at, ns(2000 + 400 + 2500));
     std::string error;
     const auto req = proto::mpa::decode(b.startup.items[0].data.data(), b.startup.items[0].data.size(), &error);

@@ -24,9 +24,8 @@ struct link_bench {
     }
     void send(tb_initiator& from, std::size_t len, std::uint8_t fill) {
         std::vector<std::uint8_t> f(len, fill);
-        stream_ext ext;
         sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-        send_stream(from.out, ext, f.data(), f.size(), d);
+        send_frame_bytes(from.out, f.data(), f.size(), d);
     }
 };
 

@@ -31,7 +31,7 @@ sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
 
 constexpr std::uint32_t kConn = 3;
 
-// The RDMA engine as the framer sees it: every ULPDU with the extension's flags.
+// The RDMA engine as the framer sees it: every ULPDU with its extensions' fields.
 struct ulpdu_sink : sc_core::sc_module {
     struct item {
         sc_core::sc_time at;
@@ -48,8 +48,10 @@ struct ulpdu_sink : sc_core::sc_module {
     }
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
         const stream_ext* ext = get_stream_ext(gp);
+        const placement_ext* where = find_ext<placement_ext>(gp);
+        ASSERT_NE(where, nullptr) << "a ULPDU to the RDMA engine carries where its frame sat";
         items.push_back({sc_core::sc_time_stamp() + delay, bytes(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length()),
-                         ext->kind, ext->already_placed, ext->fpdu_pos});
+                         ext->kind, where->already_placed, where->frame_pos});
         const bool refuse = refuse_out_of_order && ext->kind == stream_kind::out_of_order;
         gp.set_response_status(refuse ? tlm::TLM_GENERIC_ERROR_RESPONSE : tlm::TLM_OK_RESPONSE);
     }
@@ -71,15 +73,26 @@ struct event_stubs : sc_core::sc_module, framer_events_if, rdma_llp_if {
     void llp_error(std::uint32_t, std::uint8_t code, const sc_core::sc_time&) override { llp_codes.push_back(code); }
 };
 
+// Buffer memory's reassembly pool as the TCP engine's record sees it: nothing is held here (the
+// framer only records placed frames), so any size will do.
+struct no_pool : reassembly_pool_if {
+    bool reserve_rx(std::uint64_t) override { return true; }
+    void release_rx(std::uint64_t) override {}
+    std::uint64_t rx_free() const override { return 1 << 20; }
+    void charge(std::uint64_t, sc_core::sc_time&) override {}
+};
+
 struct framer_bench : sc_core::sc_module {
     std::unique_ptr<framing> frames;  // the device's framing (rnic_device makes it the same way)
+    no_pool pool;
+    reassembly placed;  // the TCP engine's out-of-order record, where the framer notes what it placed
     mpa_framer framer;
     tb_initiator rdma_tx, toe_rx;  // the RDMA engine's ULPDUs, the TCP engine's in-order stream
     tb_sink fpdus;                 // to the TCP engine's send stream
     ulpdu_sink ulpdus;             // to the RDMA engine
     event_stubs events;
     framer_bench(const sc_core::sc_module_name& n, const mpa_framer_params& p, const framing_params& f = {})
-        : sc_module(n), frames(make_framing(f)), framer("framer", p, *frames), rdma_tx("rdma_tx"), toe_rx("toe_rx"), fpdus("fpdus"), ulpdus("ulpdus"),
+        : sc_module(n), frames(make_framing(f)), placed(pool), framer("framer", p, *frames), rdma_tx("rdma_tx"), toe_rx("toe_rx"), fpdus("fpdus"), ulpdus("ulpdus"),
           events("events") {
         rdma_tx.out.bind(framer.ulpdu_tx_in);
         toe_rx.out.bind(framer.stream_rx_in);
@@ -87,6 +100,7 @@ struct framer_bench : sc_core::sc_module {
         framer.ulpdu_rx_out.bind(ulpdus.in);
         framer.events_out.bind(events);
         framer.llp_error_out.bind(events);
+        framer.reasm_out.bind(placed);
     }
     void full(bool markers, bool crc, std::size_t mulpdu = 1454) {
         mpa_settings s;
@@ -173,7 +187,7 @@ TEST(MpaFramerTb, FpdusMatchTheCodecBitForBitForEveryMpaFraming) {
             }
             ASSERT_EQ(b.fpdus.items.size(), ulpdus.size());
             for (const auto& it : b.fpdus.items) {
-                EXPECT_EQ(it.address, kConn);
+                EXPECT_EQ(it.conn, kConn);
                 sent.insert(sent.end(), it.data.begin(), it.data.end());
             }
             EXPECT_EQ(sent, codec_stream(ulpdus, markers, crc));
@@ -468,7 +482,7 @@ TEST(MpaFramerTb, MarkersLocateFpdusInAnOutOfOrderSegmentAndDeliveryStaysInOrder
     // They are the last ULPDUs of the stream, in order.
     EXPECT_EQ(b.ulpdus.items.back().data, ulpdus.back());
     EXPECT_EQ(b.stat("ooo_fpdus_placed"), n_placed);
-    EXPECT_EQ(b.framer.ooo_in->placed_pending(kConn), placed);
+    EXPECT_EQ(b.placed.placed_pending(kConn), placed);
     // In order, every ULPDU is delivered once more, those placed marked as such (RFC 5041 §5).
     b.receive(stream.data(), stream.size());
     ASSERT_EQ(b.ulpdus.items.size(), n_placed + ulpdus.size());
@@ -480,7 +494,7 @@ TEST(MpaFramerTb, MarkersLocateFpdusInAnOutOfOrderSegmentAndDeliveryStaysInOrder
         already += it.already_placed;
     }
     EXPECT_EQ(already, n_placed);
-    EXPECT_EQ(b.framer.ooo_in->placed_pending(kConn), 0u);
+    EXPECT_EQ(b.placed.placed_pending(kConn), 0u);
     EXPECT_EQ(b.stat("in_order_already_placed"), n_placed);
 }
 
@@ -498,7 +512,7 @@ TEST(MpaFramerTb, AlignedPathRejectsASegmentThatDoesNotStartWithAnFpdu) {
     b.ulpdus.refuse_out_of_order = true;
     EXPECT_EQ(b.framer.ooo_in->place_out_of_order(kConn, 0, stream.data(), stream.size(), d), 0u);
     EXPECT_EQ(b.stat("ooo_refused_by_rdma"), sample_ulpdus().size());
-    EXPECT_EQ(b.framer.ooo_in->placed_pending(kConn), 0u);
+    EXPECT_EQ(b.placed.placed_pending(kConn), 0u);
 }
 
 TEST(MpaFramerTb, OutOfOrderPlacementChargesTheReceiveDatapathNotTheTransmitOne) {

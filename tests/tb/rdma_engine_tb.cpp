@@ -69,6 +69,7 @@ struct toe_stub : sc_core::sc_module, toe_ctl_if {
     bool tcp_listen(std::uint16_t) override { return false; }
     void tcp_close(std::uint32_t conn) override { closed.push_back(conn); }
     void tcp_release(std::uint32_t conn) override { released.push_back(conn); }
+    std::uint64_t tcp_send_stream_end(std::uint32_t) const override { return 0; }
     std::size_t tcp_send_space(std::uint32_t) const override { return 1 << 20; }
     std::uint16_t tcp_effective_mss(std::uint32_t) const override { return 1460; }
     std::uint16_t tcp_local_port(std::uint32_t) const override { return 0; }
@@ -178,7 +179,7 @@ ddp::Terminate sent_terminate(const rdma_bench& b) {
     std::string error;
     const auto h = ddp::decode_header(u.data(), u.size(), &error);
     EXPECT_TRUE(h && !h->tagged && h->opcode == ddp::Opcode::terminate && h->queue == ddp::kQueueTerminate) << error;
-    EXPECT_EQ(b.tx_out.items.back().address, kConn);
+    EXPECT_EQ(b.tx_out.items.back().conn, kConn);
     const auto t = ddp::decode_terminate(u.data() + ddp::kUntaggedHeaderSize, u.size() - ddp::kUntaggedHeaderSize,
                                          &error);
     EXPECT_TRUE(t) << error;

@@ -99,7 +99,6 @@ struct frame_player : sc_core::sc_module {
         std::stable_sort(shots.begin(), shots.end(), [](const shot& a, const shot& b) { return a.at < b.at; });
         for (shot& s : shots) {
             if (s.at > sc_core::sc_time_stamp()) wait(s.at - sc_core::sc_time_stamp());
-            stream_ext ext;
             sc_time delay = sc_core::SC_ZERO_TIME;
             tlm::tlm_generic_payload gp;
             gp.set_command(s.command);
@@ -107,9 +106,7 @@ struct frame_player : sc_core::sc_module {
             gp.set_data_length(static_cast<unsigned>(s.frame.size()));
             gp.set_streaming_width(static_cast<unsigned>(s.frame.size()));
             gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-            gp.set_extension(&ext);
             (*out[s.port])->b_transport(gp, delay);
-            gp.clear_extension(&ext);
             if (s.status != nullptr) *s.status = gp.get_response_status();
         }
     }
@@ -234,9 +231,8 @@ TEST(SwitchTb, FramesCrossLinksWithoutDoubleCountedWireTime) {
 
     for (std::uint8_t tag : {1, 2}) {  // back to back at time 0
         std::vector<std::uint8_t> f = raw_frame(host_mac(1), host_mac(0), 1000, tag);
-        stream_ext ext;
         sc_time d = sc_core::SC_ZERO_TIME;
-        send_stream(host_a.out, ext, f.data(), f.size(), d);
+        send_frame_bytes(host_a.out, f.data(), f.size(), d);
     }
     sc_core::sc_start(us(10));
     // Link a: the first frame's last bit reaches the switch at 809.6 + 100 ns, the second one

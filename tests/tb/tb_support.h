@@ -9,6 +9,8 @@
 #include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
+#include "core/stream.h"
+
 namespace rnic::test {
 
 // An initiator that test code drives directly (b_transport outside any process is allowed for
@@ -24,6 +26,7 @@ struct tb_sink : sc_core::sc_module {
         sc_core::sc_time at;
         std::uint64_t address;
         std::vector<std::uint8_t> data;
+        std::int64_t conn;  // the stream_ext's connection id; -1 without one (frames, memory, MSI-X)
     };
     tlm_utils::simple_target_socket<tb_sink> in;
     std::vector<item> items;
@@ -31,8 +34,10 @@ struct tb_sink : sc_core::sc_module {
         in.register_b_transport(this, &tb_sink::b_transport);
     }
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+        const stream_ext* ext = get_stream_ext(gp);
         items.push_back({sc_core::sc_time_stamp() + delay, gp.get_address(),
-                         std::vector<std::uint8_t>(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length())});
+                         std::vector<std::uint8_t>(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length()),
+                         ext != nullptr ? static_cast<std::int64_t>(ext->conn) : -1});
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
     }
 };

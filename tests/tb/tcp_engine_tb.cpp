@@ -33,32 +33,31 @@ constexpr std::uint32_t kPeerIss = 1000;
 
 // The control processor, the RDMA engine and the framer's out-of-order port, as the engine sees them.
 struct toe_stubs : sc_core::sc_module, toe_conn_events_if, toe_tx_progress_if, framer_ooo_if {
+    sc_core::sc_port<reassembly_if> reasm_out;  // as the framer: what it placed, recorded with the engine
     std::vector<std::pair<std::uint32_t, toe_event>> events;
     std::vector<std::uint64_t> acked;  // acknowledged send-stream offsets, as reported
     std::uint64_t offered = 0;         // out-of-order segments offered for placement
     std::vector<std::uint32_t> released;  // connections the engine freed (connection_released)
-    explicit toe_stubs(const sc_core::sc_module_name& n) : sc_module(n) {}
+    explicit toe_stubs(const sc_core::sc_module_name& n) : sc_module(n), reasm_out("reasm_out") {}
     void on_tcp_event(std::uint32_t conn, toe_event ev, std::uint16_t) override { events.emplace_back(conn, ev); }
     void on_tx_acked(std::uint32_t, std::uint64_t off, const sc_core::sc_time&) override { acked.push_back(off); }
     // When set, an offered segment is placed whole, landing in host memory this long after the offer.
     std::optional<sc_core::sc_time> place_landing;
     placement_landing last;
-    std::size_t place_out_of_order(std::uint32_t, std::uint64_t, const std::uint8_t*, std::size_t len,
+    std::size_t place_out_of_order(std::uint32_t conn, std::uint64_t offset, const std::uint8_t*, std::size_t len,
                                    sc_core::sc_time&) override {
         ++offered;
         last = {};
         if (!place_landing) return 0;  // nothing placed: the engine buffers the segment
         last = {len, *place_landing};
-        placed_pending_bytes += len;
+        reasm_out->note_placed(conn, offset, static_cast<std::uint32_t>(len));
         return len;
     }
-    std::uint64_t placed_pending_bytes = 0;
     std::size_t place_split_fpdus(std::uint32_t, std::uint64_t, const std::uint8_t*, std::size_t, std::uint64_t,
                                   std::size_t, sc_core::sc_time&) override {
         return 0;
     }
     std::size_t split_fpdu_reach(std::uint32_t) const override { return 0; }
-    std::uint64_t placed_pending(std::uint32_t) const override { return placed_pending_bytes; }
     placement_landing last_placement() const override { return last; }
     void connection_released(std::uint32_t conn) override { released.push_back(conn); }
 };
@@ -89,6 +88,7 @@ struct toe_bench : sc_core::sc_module {
         toe.conn_events_out.bind(stubs);
         toe.tx_progress_out.bind(stubs);
         toe.ooo_out.bind(stubs);
+        stubs.reasm_out.bind(toe.reasm_in);
     }
     // A segment from the peer; seq/ack as absolute sequence numbers.
     void peer_sends(std::uint8_t flags, std::uint32_t seq, std::uint32_t ack, const bytes& payload = {},
@@ -107,9 +107,8 @@ struct toe_bench : sc_core::sc_module {
         if (syn_options) t.mss = 1460;
         bytes f;
         net::build_tcp_frame(ep, ip, t, payload.data(), payload.size(), f);
-        stream_ext ext;
         sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-        send_stream(wire.out, ext, f.data(), f.size(), d);
+        send_frame_bytes(wire.out, f.data(), f.size(), d);
     }
     net::ParsedTcpFrame frame(std::size_t i) const {
         std::string error;
@@ -237,7 +236,7 @@ TEST(TcpEngineTb, InOrderDataIsDeliveredAndAcknowledged) {
     b.peer_sends(net::tcp_flags::ack | net::tcp_flags::psh, kPeerIss + 1, b.nic_iss + 1, data);
     sc_core::sc_start(us(10));
     EXPECT_EQ(b.delivered(), data);
-    EXPECT_EQ(b.rx_out.items.at(0).address, b.conn);
+    EXPECT_EQ(b.rx_out.items.at(0).conn, b.conn);
     ASSERT_EQ(b.eth_out.items.size(), 2u);
     const auto ack = b.frame(1);
     EXPECT_EQ(ack.tcp.flags & net::tcp_flags::ack, net::tcp_flags::ack);
@@ -332,7 +331,7 @@ TEST(TcpEngineTb, StreamBytesGoOutAsASegmentAndTheAckIsReported) {
     ext.conn = b.conn;
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
     ASSERT_EQ(send_stream(b.framer.out, ext, fpdu.data(), fpdu.size(), d), tlm::TLM_OK_RESPONSE);
-    EXPECT_EQ(ext.stream_end, 200u);  // the send-stream offset after these bytes
+    EXPECT_EQ(b.toe.tcp_send_stream_end(b.conn), 200u);  // the send-stream offset after these bytes
     sc_core::sc_start(us(10));
     ASSERT_EQ(b.eth_out.items.size(), 2u);  // the SYN-ACK, then the data segment
     const auto seg = b.frame(1);
@@ -358,10 +357,12 @@ TEST(TcpEngineTb, RetransmitFromHostKeepsFramesWithoutAHostCopyUntilAcknowledged
     auto append = [&](const bytes& data, std::uint64_t host_addr) {
         stream_ext ext;
         ext.conn = b.conn;
-        ext.host_addr = host_addr;
-        ext.host_len = static_cast<std::uint32_t>(data.size());
+        refetch_ext refetch;  // the RDMA engine attaches it only to a ULPDU with a host copy
+        refetch.host_addr = host_addr;
+        refetch.host_len = static_cast<std::uint32_t>(data.size());
         sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-        ASSERT_EQ(send_stream(b.framer.out, ext, data.data(), data.size(), d), tlm::TLM_OK_RESPONSE);
+        ASSERT_EQ(send_stream(b.framer.out, ext, data.data(), data.size(), d, nullptr, host_addr != 0 ? &refetch : nullptr),
+                  tlm::TLM_OK_RESPONSE);
     };
     append(pattern(100, 1), 0x10000);  // refetchable: let go once sent
     append(pattern(200, 2), 0);        // no host copy: held
@@ -430,9 +431,8 @@ TEST(TcpEngineTb, CorruptChecksumIsDroppedAndCounted) {
     bytes f;
     net::build_tcp_frame(ep, ip, t, data.data(), data.size(), f);
     f.back() ^= 0xff;  // a payload byte: the TCP checksum no longer matches
-    stream_ext ext;
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-    send_stream(b.wire.out, ext, f.data(), f.size(), d);
+    send_frame_bytes(b.wire.out, f.data(), f.size(), d);
     sc_core::sc_start(us(10));
     EXPECT_TRUE(b.rx_out.items.empty());
     EXPECT_EQ(b.stat("rx_bad_frames"), 1u);
