@@ -123,7 +123,8 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
             r.header_len = refetch->header_len;
             std::memcpy(r.header, refetch->header, refetch->header_len);
             r.fpdu_pos = refetch->frame_pos;
-            r.options = {refetch->markers, refetch->crc};
+            // The framing's per-connection state (RDMA/TCP, VI/TCP) is keyed by the connection.
+            r.options = {refetch->markers, refetch->crc, ext->conn};
         }
         c->records.push_back(r);
     }
@@ -418,7 +419,25 @@ void tcp_engine::refetch(connection& c, std::uint64_t stream_offset, std::size_t
         }
         refetch_fpdu_.clear();
         framing_.reframe(refetch_ulpdu_.data(), refetch_ulpdu_.size(), r.options, r.fpdu_pos, refetch_fpdu_);
-        std::memcpy(dst, refetch_fpdu_.data() + (from - r.stream_off), n);
+        const auto at = static_cast<std::size_t>(from - r.stream_off);
+        if (refetch_fpdu_.size() < at + n) {
+            // The framing could not build this frame again (it keeps no state for the record, or does
+            // not re-frame from host memory): a model inconsistency, never the peer's doing. Send what
+            // the send ring still holds at these positions rather than read past the frame, and
+            // count it so that a run that needed it says so.
+            ++tx_refetch_failures_;
+            RNIC_MLOG_D(error, toe, delay, "connection " << c.id() << ": the framing re-framed " << refetch_fpdu_.size()
+                                                          << " of the " << r.length << " bytes at stream offset "
+                                                          << r.stream_off << "; retransmitting the staged bytes");
+            for (std::size_t done = 0; done < n;) {
+                const std::uint64_t pos = (from + done) % params_.send_buffer;
+                const std::size_t chunk = std::min<std::size_t>(n - done, params_.send_buffer - pos);
+                mem_read(buf_out, c.buffer_base() + pos, dst + done, chunk, delay);
+                done += chunk;
+            }
+            continue;
+        }
+        std::memcpy(dst, refetch_fpdu_.data() + at, n);
         tx_refetched_from_host_ += n;
         // Model self-check against the staging copy (zero time): a mismatch means the host changed
         // the buffer before the work request completed, which real hardware would send as is.
@@ -611,6 +630,7 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["tx_refetched_from_host_bytes"] = tx_refetched_from_host_;
     out["tx_refetch_dma_reads"] = tx_refetch_dma_reads_;
     out["tx_refetch_mismatches"] = tx_refetch_mismatches_;
+    if (tx_refetch_failures_ != 0) out["tx_refetch_failures"] = tx_refetch_failures_;  // new key, only when it happened
     // Only with link-paced generation, so that results without it keep their exact keys.
     if (params_.tx_ahead_frames > 0) out["tx_paced_waits"] = tx_paced_waits_;
     out["arp"] = {{"requests_sent", arp_requests_sent_},         {"replies_sent", arp_replies_sent_},

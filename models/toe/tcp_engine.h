@@ -125,6 +125,7 @@ public:
     std::uint16_t tcp_local_port(std::uint32_t conn) const override;
     void tcp_one_fpdu_per_segment(std::uint32_t conn, bool on) override;
     void tcp_mark_urgent(std::uint32_t conn) override;
+    std::uint64_t tx_refetch_failures() const { return tx_refetch_failures_; }
     std::uint64_t tcp_retransmitted_bytes() const override {
         return tx_retransmitted_from_buffer_ + tx_refetched_from_host_;
     }
@@ -261,6 +262,7 @@ private:
     std::uint64_t rx_ooo_segments_ = 0, rx_drops_buffer_full_ = 0;
     std::uint64_t tx_retransmitted_from_buffer_ = 0, tx_refetched_from_host_ = 0, tx_refetch_dma_reads_ = 0;
     std::uint64_t tx_refetch_mismatches_ = 0;
+    std::uint64_t tx_refetch_failures_ = 0;  // records the framing could not build again (refetch)
     std::vector<std::uint8_t> refetch_ulpdu_, refetch_fpdu_, shadow_;
     // Fills frame bytes [stream_offset, +len) of a retransmission from host memory; returns false
     // when the bytes must come from the buffer (not refetchable).

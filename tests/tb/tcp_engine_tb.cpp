@@ -73,8 +73,9 @@ struct toe_bench : sc_core::sc_module {
     std::uint32_t conn = 0;
     std::uint16_t peer_port = kPeerPort;  // the source port of peer_sends
 
-    explicit toe_bench(const sc_core::sc_module_name& n, tcp_engine_params p = tcp_engine_params{})
-        : sc_module(n), frames(make_framing(framing_params{})), buffer("buffer", buffer_memory_params{}),
+    explicit toe_bench(const sc_core::sc_module_name& n, tcp_engine_params p = tcp_engine_params{},
+                       framing_params fp = framing_params{})
+        : sc_module(n), frames(make_framing(fp)), buffer("buffer", buffer_memory_params{}),
           toe("toe", p, buffer, *frames), wire("wire"),
           framer("framer"), eth_out("eth_out"), rx_out("rx_out"), dma("dma"), stubs("stubs") {
         toe.set_station({kNicMac, kNicIp});
@@ -372,6 +373,33 @@ TEST(TcpEngineTb, RetransmitFromHostKeepsFramesWithoutAHostCopyUntilAcknowledged
     b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, b.nic_iss + 1 + 300);  // acknowledges it
     sc_core::sc_start(us(10));
     EXPECT_EQ(b.buffer.occupancy(), 0u);
+}
+
+TEST(TcpEngineTb, ARecordTheFramingCannotBuildAgainIsRetransmittedFromTheRingAndCounted) {
+    // Re-framing from host memory asks the framing to build the frame again; RDMA/TCP keeps the
+    // header it sent per connection and position, and has none for a frame it never built (here the
+    // bench appends straight to the engine). The engine must not read past the empty result: it
+    // sends the staged bytes and counts the failure (before the fix: a read past an empty vector).
+    tcp_engine_params p;
+    p.retransmit_from_host = true;
+    framing_params fp;
+    fp.kind = framing_kind::rdmatcp;
+    toe_bench b("b", p, fp);
+    b.handshake();
+    const bytes data = pattern(300, 7);
+    stream_ext ext;
+    ext.conn = b.conn;
+    refetch_ext refetch;
+    refetch.host_addr = 0x10000;
+    refetch.host_len = static_cast<std::uint32_t>(data.size());
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    ASSERT_EQ(send_stream(b.framer.out, ext, data.data(), data.size(), d, nullptr, &refetch), tlm::TLM_OK_RESPONSE);
+    sc_core::sc_start(us(10));
+    ASSERT_EQ(b.eth_out.items.size(), 2u);  // SYN-ACK and the data
+    sc_core::sc_start(us(2000));            // no ACK: the RTO fires and the frame is fetched again
+    ASSERT_GE(b.eth_out.items.size(), 3u);
+    EXPECT_GE(b.toe.tx_refetch_failures(), 1u);
+    EXPECT_EQ(b.payload(2), data);  // the ring still held it: the same bytes go out
 }
 
 TEST(TcpEngineTb, UnknownConnectionOnStreamTxIsRefused) {
