@@ -23,6 +23,10 @@ static unsigned int listen_poll_ms = 20;
 module_param(listen_poll_ms, uint, 0444);
 MODULE_PARM_DESC(listen_poll_ms, "While a listener exists, ask the firmware for waiting peers this often (ms)");
 
+static unsigned int qp_watch_ms = 100;
+module_param(qp_watch_ms, uint, 0444);
+MODULE_PARM_DESC(qp_watch_ms, "While a connection is up, ask the firmware this often whether the peer closed it (ms)");
+
 /* The peer record and up to the MPA limit of private data (RFC 5044 S7.1: 512 bytes). */
 #define PEER_BUF_BYTES (RNIC_PEER_RECORD_SIZE + 512)
 
@@ -38,6 +42,7 @@ struct rnic_ep {
 	struct iw_cm_id *cm_id;
 	struct rnic_ib_qp *qp;
 	struct work_struct connect_work, close_work;
+	struct delayed_work watch_work; /* while established: has the peer closed the stream? */
 	u32 ird, ord;
 	u32 peer_handle;    /* passive side: the firmware's handle of the waiting peer (next_peer) */
 	u16 port;           /* passive side: the listening port */
@@ -77,6 +82,37 @@ static int connect_status(int err, u32 status)
 	case RNIC_CMD_STATUS_MPA_NEGOTIATION_FAILED: return -ECONNRESET;
 	}
 	return -EINVAL;
+}
+
+/*
+ * A peer's close reaches the QP without a completion (a graceful close flushes nothing) and no
+ * interrupt reaches the guest, so while the connection is up its QP's state is asked for every
+ * qp_watch_ms, one short command at a time; once it leaves RTS the close is delivered.
+ */
+static void rnic_watch_work(struct work_struct *w)
+{
+	struct rnic_ep *ep = container_of(to_delayed_work(w), struct rnic_ep, watch_work);
+	struct rnic_ib_qp *qp = ep->qp;
+	unsigned long flags;
+	u32 word = 0, state;
+	bool closing;
+
+	spin_lock_irqsave(&qp->ep_lock, flags);
+	closing = ep->close_queued;
+	spin_unlock_irqrestore(&qp->ep_lock, flags);
+	if (closing || READ_ONCE(ep->rdev->stopping))
+		return;
+	if (!rnic_command(ep->rdev->d, RNIC_CMD_QUERY_QP, qp->qpn, 0, 0, 0, 0, 0, &word, NULL)) {
+		state = word & RNIC_QUERY_QP_STATE_MASK;
+		if (state != RNIC_QP_STATE_RTS) {
+			dev_info(&ep->rdev->d->pdev->dev, "iw_cm: QP %u left RTS without the consumer (firmware state "
+				 "%u): the peer closed the connection\n", qp->qpn, state);
+			/* Idle or closing: the peer's graceful close; terminate or error: abortive. */
+			rnic_ep_close(qp, state == RNIC_QP_STATE_IDLE || state == RNIC_QP_STATE_CLOSING);
+			return;
+		}
+	}
+	queue_delayed_work(system_wq, &ep->watch_work, msecs_to_jiffies(qp_watch_ms));
 }
 
 static void rnic_connect_work(struct work_struct *w)
@@ -119,6 +155,7 @@ static void rnic_connect_work(struct work_struct *w)
 	if (!err) {
 		qp->fw_connected = true;
 		ep->established = true;
+		queue_delayed_work(system_wq, &ep->watch_work, msecs_to_jiffies(qp_watch_ms));
 	}
 	dev_info(&d->pdev->dev, "iw_cm: QP %u connect %pI4:%u -> %pI4:%u: %s (%d), private data %u out, %u back\n",
 		 qp->qpn, &laddr->sin_addr, ntohs(laddr->sin_port), &raddr->sin_addr, ntohs(raddr->sin_port),
@@ -144,6 +181,7 @@ static void rnic_close_work(struct work_struct *w)
 	u32 word = 0, state = RNIC_QP_STATE_ERROR;
 	int i;
 
+	cancel_delayed_work_sync(&ep->watch_work); /* it only queues this work, never waits for it */
 	if (ep->established) {
 		if (ep->graceful) {
 			/* The stream closes once sent work is acknowledged: wait for idle (bounded), else abort. */
@@ -209,6 +247,7 @@ int rnic_iw_connect(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	ep->ord = param->ord;
 	INIT_WORK(&ep->connect_work, rnic_connect_work);
 	INIT_WORK(&ep->close_work, rnic_close_work);
+	INIT_DELAYED_WORK(&ep->watch_work, rnic_watch_work);
 	spin_lock_irqsave(&qp->ep_lock, flags);
 	if (qp->ep) {
 		spin_unlock_irqrestore(&qp->ep_lock, flags);
@@ -261,6 +300,7 @@ static void deliver_connect_request(struct rnic_ib_dev *rdev, u8 *rec)
 	ep->peer_handle = handle;
 	ep->port = port;
 	INIT_WORK(&ep->close_work, rnic_close_work);
+	INIT_DELAYED_WORK(&ep->watch_work, rnic_watch_work);
 	la->sin_family = AF_INET;
 	la->sin_addr.s_addr = local;
 	la->sin_port = htons(port);
@@ -441,6 +481,7 @@ int rnic_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param)
 	ev.ird = ep->ird;
 	ev.ord = ep->ord;
 	cm_id->event_handler(cm_id, &ev);
+	queue_delayed_work(system_wq, &ep->watch_work, msecs_to_jiffies(qp_watch_ms));
 	return 0;
 }
 

@@ -62,7 +62,8 @@ def main():
         workload = ["--set", "workload.type=rping", "--set", "workload.rping.role=server",
                     "--set", f"workload.rping.count={a.pings}", "--set", f"workload.rping.size={a.size}",
                     "--set", "workload.rping.timeout=120s", "--set", "workload.rping.connect_attempts=100",
-                    "--set", "workload.rping.retry_interval=1s", "--set", "rnic.mpa.timeout=5s"]
+                    "--set", "workload.rping.retry_interval=1s", "--set", "rnic.mpa.timeout=5s",
+                    "--set", "rnic.mpa.revision=2"]  # the RFC 6581 IRD/ORD word reaches the connect request
     else:
         workload = ["--set", "workload.type=rping", "--set", f"workload.rping.count={a.pings}",
                     "--set", f"workload.rping.size={a.size}", "--set", "workload.rping.timeout=120s"]
