@@ -19,7 +19,7 @@
 # tool checks its Reads and the FetchAdds' originals. Its buffer is an anonymous mmap registered by
 # pinning (RNIC_IOC_REG_USER_MR: 1 MiB + 4 KiB in four regions, 259 pages pinned, page lists).
 # With MODE "kping", the pings run from the kernel through the RDMA core: rnic.ko's iWARP ib_device,
-# rdma_cm and iw_cm, and the kernel consumer rnic_kping.ko (driver/linux/tools/rnic_kping.c); the
+# rdma_cm and iw_cm, and the kernel consumer rnic_kping.ko (driver/linux/tools/rnic_kping_main.c); the
 # test also checks the device as the RDMA core shows it (node type RNIC, port active, GID = MAC),
 # the firmware's connect and the graceful close as the driver logged them, and a second load of the
 # consumer against a port where nothing listens, whose connect must fail and be torn down.
