@@ -277,16 +277,7 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
                 complete(slot, cmd_status::bad_parameter, 0);
                 return;
             }
-            pc.private_data.resize(static_cast<std::size_t>(p[5]));
-            if (!pc.private_data.empty() && !hal_.dma_read(p[4], pc.private_data.data(), pc.private_data.size())) {
-                complete(slot, cmd_status::bad_parameter, 0);
-                return;
-            }
-            if (p[2] != 0) {
-                take_named_peer(static_cast<std::uint32_t>(p[2]), pc);
-                return;
-            }
-            wait_for_peer(pc);
+            answer_peer(pc, p);
             return;
         }
         case command::reject: {
@@ -300,17 +291,8 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             pc.cmd_slot = slot;
             pc.port = port;
             pc.reject = true;
-            pc.private_data.resize(static_cast<std::size_t>(p[5]));
             if (p[2] == 0) hal_.tcp_listen(port);  // before the DMA read, so a peer's SYN already finds the port open
-            if (!pc.private_data.empty() && !hal_.dma_read(p[4], pc.private_data.data(), pc.private_data.size())) {
-                complete(slot, cmd_status::bad_parameter, 0);
-                return;
-            }
-            if (p[2] != 0) {
-                take_named_peer(static_cast<std::uint32_t>(p[2]), pc);
-                return;
-            }
-            wait_for_peer(pc);
+            answer_peer(pc, p);
             return;
         }
         case command::listen: {
@@ -374,6 +356,19 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
     }
     FW_LOG(warn, "command " << slot << ": unknown opcode " << static_cast<int>(cmd[regmap::cmd_off::opcode]));
     complete(slot, cmd_status::bad_opcode, 0);
+}
+
+void firmware::answer_peer(pending_connection pc, const std::uint64_t* p) {
+    pc.private_data.resize(static_cast<std::size_t>(p[5]));
+    if (!pc.private_data.empty() && !hal_.dma_read(p[4], pc.private_data.data(), pc.private_data.size())) {
+        complete(pc.cmd_slot, cmd_status::bad_parameter, 0);
+        return;
+    }
+    if (p[2] != 0) {
+        take_named_peer(static_cast<std::uint32_t>(p[2]), pc);
+        return;
+    }
+    wait_for_peer(pc);
 }
 
 void firmware::wait_for_peer(pending_connection pc) {

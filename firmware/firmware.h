@@ -105,6 +105,9 @@ private:
                 std::optional<std::uint32_t> result = std::nullopt);
     // accept and reject: wait for (or take from the backlog) the next connection on pc.port.
     void wait_for_peer(pending_connection pc);
+    // accept and reject after their checks: the Reply's private data from p4/p5 (bad_parameter if
+    // unreadable), then the peer p2 names (take_named_peer) or the next one (wait_for_peer).
+    void answer_peer(pending_connection pc, const std::uint64_t* p);
     // accept and reject with a handle from next_peer (firmware_passive.cpp): the named backlog
     // peer, or bad_handle when it is no longer waiting.
     void take_named_peer(std::uint32_t handle, pending_connection pc);

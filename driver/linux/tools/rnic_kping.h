@@ -60,6 +60,10 @@ int kping_wait_step(struct kping *kp, enum kping_step want, const char *what);
 void kping_comp_handler(struct ib_cq *cq, void *ctx);
 int kping_next_wc(struct kping *kp, struct ib_wc *wc);
 int kping_post_recv(struct kping *kp, unsigned int slot);
+/* On kp->id: a PD (unsafe global rkey), a CQ with the completion handler, an RC QP (16 sends, RECVS
+ * receives, one SGE), kp->buf mapped and RECVS receives posted; undone by kping_teardown_qp. */
+int kping_setup_qp(struct kping *kp);
+void kping_teardown_qp(struct kping *kp);
 /* rping's server through rdma_cm's listen and accept (rnic_kping_server.c); takes kp. */
 int kping_serve(struct kping *kp, const struct kping_server_args *a);
 /* At module exit: the listener left open by keep_listening=1, if any. */

@@ -441,18 +441,68 @@ static int kping_perf(struct kping *kp, u64 *checked, u64 *bad)
 	return perf_request(kp, PERF_BYE, 0, 0, &r);
 }
 
-static int kping_run(void)
+int kping_setup_qp(struct kping *kp)
 {
 	struct ib_qp_init_attr qp_attr = { 0 };
-	struct rdma_conn_param conn = { 0 };
 	struct ib_cq_init_attr cq_attr = { .cqe = 16 };
+	unsigned int i;
+	int err;
+
+	kp->pd = ib_alloc_pd(kp->id->device, IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (IS_ERR(kp->pd))
+		return PTR_ERR(kp->pd);
+	kp->cq = ib_create_cq(kp->id->device, kping_comp_handler, NULL, kp, &cq_attr);
+	if (IS_ERR(kp->cq)) {
+		err = PTR_ERR(kp->cq);
+		goto dealloc_pd;
+	}
+	qp_attr.send_cq = kp->cq;
+	qp_attr.recv_cq = kp->cq;
+	qp_attr.qp_type = IB_QPT_RC;
+	qp_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qp_attr.cap.max_send_wr = 16;
+	qp_attr.cap.max_recv_wr = 4;
+	qp_attr.cap.max_send_sge = 1;
+	qp_attr.cap.max_recv_sge = 1;
+	err = rdma_create_qp(kp->id, kp->pd, &qp_attr);
+	if (err)
+		goto destroy_cq;
+	kp->dma = ib_dma_map_single(kp->id->device, kp->buf, kp->buf_len, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(kp->id->device, kp->dma)) {
+		err = -ENOMEM;
+		goto destroy_qp;
+	}
+	for (i = 0, err = 0; i < RECVS && !err; i++)
+		err = kping_post_recv(kp, i);
+	if (!err)
+		return 0;
+	ib_dma_unmap_single(kp->id->device, kp->dma, kp->buf_len, DMA_BIDIRECTIONAL);
+destroy_qp:
+	rdma_destroy_qp(kp->id);
+destroy_cq:
+	ib_destroy_cq(kp->cq);
+dealloc_pd:
+	ib_dealloc_pd(kp->pd);
+	return err;
+}
+
+void kping_teardown_qp(struct kping *kp)
+{
+	ib_dma_unmap_single(kp->id->device, kp->dma, kp->buf_len, DMA_BIDIRECTIONAL);
+	rdma_destroy_qp(kp->id);
+	ib_destroy_cq(kp->cq);
+	ib_dealloc_pd(kp->pd);
+}
+
+static int kping_run(void)
+{
+	struct rdma_conn_param conn = { 0 };
 	struct sockaddr_in dst = { .sin_family = AF_INET };
 	struct kping *kp;
 	u64 checked = 0, bad = 0, t0, t_connect;
 	int err;
 
 	bool perf = strcmp(mode, "perf") == 0;
-	unsigned int i;
 
 	if (strcmp(mode, "server") == 0) {
 		struct kping_server_args a = { count, size, server_port, reject, keep_listening };
@@ -499,36 +549,9 @@ static int kping_run(void)
 	pr_info("rnic_kping: %s resolved to device %s port %u (node type %s)\n", server_ip,
 		dev_name(&kp->id->device->dev), kp->id->port_num, rdma_node_get_transport(kp->id->device->node_type) ==
 		RDMA_TRANSPORT_IWARP ? "iWARP RNIC" : "not iWARP");
-	kp->pd = ib_alloc_pd(kp->id->device, IB_PD_UNSAFE_GLOBAL_RKEY);
-	if (IS_ERR(kp->pd)) {
-		err = PTR_ERR(kp->pd);
+	err = kping_setup_qp(kp);
+	if (err)
 		goto destroy_id;
-	}
-	kp->cq = ib_create_cq(kp->id->device, kping_comp_handler, NULL, kp, &cq_attr);
-	if (IS_ERR(kp->cq)) {
-		err = PTR_ERR(kp->cq);
-		goto dealloc_pd;
-	}
-	qp_attr.send_cq = kp->cq;
-	qp_attr.recv_cq = kp->cq;
-	qp_attr.qp_type = IB_QPT_RC;
-	qp_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qp_attr.cap.max_send_wr = 16;
-	qp_attr.cap.max_recv_wr = 4;
-	qp_attr.cap.max_send_sge = 1;
-	qp_attr.cap.max_recv_sge = 1;
-	err = rdma_create_qp(kp->id, kp->pd, &qp_attr);
-	if (err)
-		goto destroy_cq;
-	kp->dma = ib_dma_map_single(kp->id->device, kp->buf, kp->buf_len, DMA_BIDIRECTIONAL);
-	if (ib_dma_mapping_error(kp->id->device, kp->dma)) {
-		err = -ENOMEM;
-		goto destroy_qp;
-	}
-	for (i = 0; i < RECVS && !err; i++)
-		err = kping_post_recv(kp, i);
-	if (err)
-		goto unmap;
 	/* rping: the server RDMA Reads from us, one Read Request in flight (IRD 1), as rping asks.
 	 * perf: our Reads, up to depth in flight (ORD). */
 	conn.responder_resources = perf ? 0 : 1;
@@ -538,7 +561,7 @@ static int kping_run(void)
 	conn.private_data_len = strlen(private_data);
 	err = rdma_connect(kp->id, &conn) ?: kping_wait_step(kp, STEP_CONNECTED, "rdma_connect");
 	if (err)
-		goto unmap;
+		goto teardown;
 	t_connect = ktime_get_ns();
 	pr_info("rnic_kping: connected to %s:%u (QP %u) in %llu ms\n", server_ip, server_port, kp->id->qp->qp_num,
 		div_u64(t_connect - t0, 1000000));
@@ -553,14 +576,8 @@ static int kping_run(void)
 	rdma_disconnect(kp->id);
 	if (kping_wait_step(kp, STEP_DISCONNECTED, "rdma_disconnect") == 0)
 		pr_info("rnic_kping: disconnected\n");
-unmap:
-	ib_dma_unmap_single(kp->id->device, kp->dma, kp->buf_len, DMA_BIDIRECTIONAL);
-destroy_qp:
-	rdma_destroy_qp(kp->id);
-destroy_cq:
-	ib_destroy_cq(kp->cq);
-dealloc_pd:
-	ib_dealloc_pd(kp->pd);
+teardown:
+	kping_teardown_qp(kp);
 destroy_id:
 	rdma_destroy_id(kp->id);
 free_buf:

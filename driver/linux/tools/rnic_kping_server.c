@@ -146,41 +146,13 @@ static void serve_reject(struct kping *kp, struct rdma_cm_id *req)
 
 static int serve_connection(struct kping *kp, const struct kping_server_args *a)
 {
-	struct ib_qp_init_attr qp_attr = { 0 };
 	struct rdma_conn_param conn = { 0 };
-	struct ib_cq_init_attr cq_attr = { .cqe = 16 };
 	u64 checked = 0, bad = 0, t0 = ktime_get_ns();
-	unsigned int i;
 	int err;
 
-	kp->pd = ib_alloc_pd(kp->id->device, IB_PD_UNSAFE_GLOBAL_RKEY);
-	if (IS_ERR(kp->pd))
-		return PTR_ERR(kp->pd);
-	kp->cq = ib_create_cq(kp->id->device, kping_comp_handler, NULL, kp, &cq_attr);
-	if (IS_ERR(kp->cq)) {
-		err = PTR_ERR(kp->cq);
-		goto dealloc_pd;
-	}
-	qp_attr.send_cq = kp->cq;
-	qp_attr.recv_cq = kp->cq;
-	qp_attr.qp_type = IB_QPT_RC;
-	qp_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qp_attr.cap.max_send_wr = 16;
-	qp_attr.cap.max_recv_wr = 4;
-	qp_attr.cap.max_send_sge = 1;
-	qp_attr.cap.max_recv_sge = 1;
-	err = rdma_create_qp(kp->id, kp->pd, &qp_attr);
+	err = kping_setup_qp(kp);
 	if (err)
-		goto destroy_cq;
-	kp->dma = ib_dma_map_single(kp->id->device, kp->buf, kp->buf_len, DMA_BIDIRECTIONAL);
-	if (ib_dma_mapping_error(kp->id->device, kp->dma)) {
-		err = -ENOMEM;
-		goto destroy_qp;
-	}
-	for (i = 0, err = 0; i < RECVS && !err; i++)
-		err = kping_post_recv(kp, i);
-	if (err)
-		goto unmap;
+		return err;
 	/* rping: IRD = ORD = 1 (the client's Read Requests are none; ours one at a time). */
 	conn.responder_resources = 1;
 	conn.initiator_depth = 1;
@@ -188,7 +160,7 @@ static int serve_connection(struct kping *kp, const struct kping_server_args *a)
 	conn.private_data_len = sizeof(kAccepted) - 1;
 	err = rdma_accept(kp->id, &conn) ?: kping_wait_step(kp, STEP_CONNECTED, "rdma_accept");
 	if (err)
-		goto unmap;
+		goto teardown;
 	pr_info("rnic_kping: server: accepted (QP %u) with %zu bytes of private data in %llu ms\n", kp->id->qp->qp_num,
 		sizeof(kAccepted) - 1, div_u64(ktime_get_ns() - t0, 1000000));
 	t0 = ktime_get_ns();
@@ -200,14 +172,8 @@ static int serve_connection(struct kping *kp, const struct kping_server_args *a)
 	if (!err && kping_wait_step(kp, STEP_DISCONNECTED, "the client's disconnect") == 0)
 		pr_info("rnic_kping: server: the client disconnected\n");
 	rdma_disconnect(kp->id);
-unmap:
-	ib_dma_unmap_single(kp->id->device, kp->dma, kp->buf_len, DMA_BIDIRECTIONAL);
-destroy_qp:
-	rdma_destroy_qp(kp->id);
-destroy_cq:
-	ib_destroy_cq(kp->cq);
-dealloc_pd:
-	ib_dealloc_pd(kp->pd);
+teardown:
+	kping_teardown_qp(kp);
 	return err;
 }
 
