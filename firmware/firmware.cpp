@@ -22,6 +22,12 @@ std::string to_hex(std::uint64_t v) {
     o << std::hex << v;
     return o.str();
 }
+// MPA private data for a log line: printable ASCII as is, anything else as '.', at most 64 bytes.
+std::string printable(const std::vector<std::uint8_t>& bytes) {
+    std::string s;
+    for (std::size_t i = 0; i < bytes.size() && i < 64; ++i) s += bytes[i] >= 0x20 && bytes[i] < 0x7f ? static_cast<char>(bytes[i]) : '.';
+    return bytes.size() > 64 ? s + "..." : s;
+}
 }  // namespace
 
 firmware::firmware(hal& h, const costs& c) : hal_(h), costs_(c) {}
@@ -203,6 +209,23 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
                 complete(slot, cmd_status::bad_state, 0);
                 return;
             }
+            const bool with_private_data = (p[3] & regmap::kConnectPrivateData) != 0;
+            std::vector<std::uint8_t> request_private_data;
+            if (with_private_data) {
+                const auto n = static_cast<std::uint32_t>(p[5] >> 32 & 0xffff);
+                if (n > regmap::kMaxConnPrivateData || (n != 0 && p[4] == 0) || hal_.policy().vitcp) {
+                    FW_LOG(warn, "command " << slot << ": connect with " << n << " bytes of private data refused (at most "
+                                            << regmap::kMaxConnPrivateData << ", a buffer at p4, MPA framing)");
+                    complete(slot, cmd_status::bad_parameter, 0);
+                    return;
+                }
+                request_private_data.resize(n);
+                if (n != 0 && !hal_.dma_read(p[4], request_private_data.data(), n)) {
+                    FW_LOG(warn, "command " << slot << ": connect: private data at 0x" << to_hex(p[4]) << " not readable");
+                    complete(slot, cmd_status::bad_parameter, 0);
+                    return;
+                }
+            }
             if ((p[3] & regmap::kConnectPeerToPeer) != 0 && hal_.policy().revision < 2) {
                 // The RTR is negotiated in the RFC 6581 word, which revision 1 does not have.
                 FW_LOG(warn, "command " << slot << ": connect asks for peer-to-peer, which needs MPA revision 2 "
@@ -224,7 +247,10 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
             pc.peer_to_peer = (p[3] & regmap::kConnectPeerToPeer) != 0 || hal_.policy().peer_to_peer;
             pc.reject_buf = p[4];
-            pc.reject_buf_len = static_cast<std::uint32_t>(std::min<std::uint64_t>(p[5], mpa::kMaxPrivateData));
+            pc.reject_buf_len = static_cast<std::uint32_t>(
+                std::min<std::uint64_t>(with_private_data ? p[5] & 0xffffffff : p[5], mpa::kMaxPrivateData));
+            pc.private_data = std::move(request_private_data);
+            pc.reply_private_data_back = with_private_data;
             pc.remote_port = static_cast<std::uint16_t>(p[1] >> 32);
             pc.deadline_ps = hal_.now_ps() + hal_.policy().timeout_ps;
             by_conn_[static_cast<std::uint32_t>(conn)] = pc;
@@ -245,7 +271,13 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             pc.port = port;
             pc.ird = static_cast<std::uint16_t>(p[3] & 0x3fff);
             pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
-            wait_for_peer(pc);
+            if (p[5] > regmap::kMaxConnPrivateData || (p[5] != 0 && p[4] == 0)) {
+                FW_LOG(warn, "command " << slot << ": accept with " << p[5] << " bytes of private data refused (at most "
+                                        << regmap::kMaxConnPrivateData << ", from a buffer at p4)");
+                complete(slot, cmd_status::bad_parameter, 0);
+                return;
+            }
+            answer_peer(pc, p);
             return;
         }
         case command::reject: {
@@ -259,13 +291,8 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             pc.cmd_slot = slot;
             pc.port = port;
             pc.reject = true;
-            pc.private_data.resize(static_cast<std::size_t>(p[5]));
-            hal_.tcp_listen(port);  // before the DMA read, so a peer's SYN already finds the port open
-            if (!pc.private_data.empty() && !hal_.dma_read(p[4], pc.private_data.data(), pc.private_data.size())) {
-                complete(slot, cmd_status::bad_parameter, 0);
-                return;
-            }
-            wait_for_peer(pc);
+            if (p[2] == 0) hal_.tcp_listen(port);  // before the DMA read, so a peer's SYN already finds the port open
+            answer_peer(pc, p);
             return;
         }
         case command::listen: {
@@ -319,6 +346,7 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
                      static_cast<std::uint32_t>(n));
             return;
         }
+        case command::next_peer: next_peer(slot, p); return;
         case command::query_qp: {
             const std::int64_t word = hal_.qp_query(static_cast<std::uint32_t>(p[0]));
             complete(slot, word < 0 ? cmd_status::bad_handle : cmd_status::ok,
@@ -328,6 +356,19 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
     }
     FW_LOG(warn, "command " << slot << ": unknown opcode " << static_cast<int>(cmd[regmap::cmd_off::opcode]));
     complete(slot, cmd_status::bad_opcode, 0);
+}
+
+void firmware::answer_peer(pending_connection pc, const std::uint64_t* p) {
+    pc.private_data.resize(static_cast<std::size_t>(p[5]));
+    if (!pc.private_data.empty() && !hal_.dma_read(p[4], pc.private_data.data(), pc.private_data.size())) {
+        complete(pc.cmd_slot, cmd_status::bad_parameter, 0);
+        return;
+    }
+    if (p[2] != 0) {
+        take_named_peer(static_cast<std::uint32_t>(p[2]), pc);
+        return;
+    }
+    wait_for_peer(pc);
 }
 
 void firmware::wait_for_peer(pending_connection pc) {
@@ -351,7 +392,8 @@ void firmware::on_established(std::uint32_t conn, std::uint16_t port) {
     }
     if (it != by_conn_.end() && it->second.r == role::initiator) {
         // RFC 5044 §7.1.2: the initiator sends the MPA Request first.
-        const mpa::RequestReply req = make_request(policy_for(it->second));
+        mpa::RequestReply req = make_request(policy_for(it->second));
+        req.private_data = it->second.private_data;  // RFC 6581 §9.1: after the IRD/ORD word
         hal_.consume_cycles(costs_.mpa_frame);
         hal_.send_startup(conn, mpa::encode(req));
         it->second.request_sent = true;
@@ -365,7 +407,8 @@ void firmware::on_established(std::uint32_t conn, std::uint16_t port) {
         // Nobody has asked for it yet: hold it until an accept on this port does (the peer's MPA
         // Request waits in the startup bytes; the peer's own negotiation timeout still runs).
         FW_LOG(info, "connection " << conn << " on port " << port << " waits for an accept");
-        backlog_.emplace(port, backlog_entry{conn, hal_.now_ps() + hal_.policy().timeout_ps});
+        backlog_.emplace(port, backlog_entry{conn, hal_.now_ps() + hal_.policy().timeout_ps, next_handle_++, false});
+        if (next_handle_ == 0) next_handle_ = 1;  // 0 means "no handle" in accept and reject
         arm_next_timer();
         return;
     }
@@ -420,16 +463,19 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
         if (pol.want_markers && !rep->marker) why = "; it refuses the markers we asked for (M = 1 sent, M = 0 back)";
         if (rep->revision < pol.revision) why += "; it answered MPA revision " + std::to_string(rep->revision);
         // RFC 6581 §5: the ULP's private data follows the IRD/ORD word; the driver gets it.
-        const std::uint32_t n =
-            static_cast<std::uint32_t>(std::min<std::size_t>(rep->private_data.size(), pc.reject_buf_len));
-        if (n > 0 && !hal_.dma_write(pc.reject_buf, rep->private_data.data(), n)) {
-            FW_LOG(error, "connection " << conn << ": cannot write the Reject's private data to the host");
-        }
+        const std::uint32_t n = reply_private_data_to_host(conn, pc, *rep);
         FW_LOG(warn, "connection " << conn << ": the peer rejected the connection (MPA Reply with R = 1" << why
-                                   << ", " << rep->private_data.size() << " bytes of private data); closing the TCP connection");
+                                   << ", " << rep->private_data.size() << " bytes of private data"
+                                   << (rep->private_data.empty() ? "" : " \"" + printable(rep->private_data) + "\"")
+                                   << "); closing the TCP connection");
         abandon(conn);
         finish(conn, pc, cmd_status::connection_refused, n);
         return;
+    }
+    if (pc.reply_private_data_back) reply_private_data_to_host(conn, pc, *rep);
+    if (!rep->private_data.empty()) {
+        FW_LOG(info, "connection " << conn << ": MPA Reply accepts with " << rep->private_data.size()
+                                   << " bytes of private data \"" << printable(rep->private_data) << "\"");
     }
     mpa_mode mode;
     mode.tx_markers = rep->marker;     // the responder's M: it wants markers in what it receives
@@ -481,8 +527,13 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
         return;
     }
     const mpa_policy& pol = hal_.policy();
+    if (!req->private_data.empty()) {
+        FW_LOG(info, "connection " << conn << ": MPA Request with " << req->private_data.size()
+                                   << " bytes of private data \"" << printable(req->private_data) << "\"");
+    }
     const responder_outcome out = answer_request(*req, policy_for(pc));
     mpa::RequestReply rep = out.reply;
+    rep.private_data = pc.private_data;  // the accept's (RFC 5044 §7.1.4), or the reject's below
     hal_.consume_cycles(costs_.mpa_frame);
     if (pc.reject) {
         // RFC 5044 §7.1.5: R = 1 refuses the connection; the private data says why (RFC 6581 §5:

@@ -61,7 +61,12 @@ private:
         std::uint32_t reject_buf_len = 0;
         // Responder: refuse the Request (reject command) with this private data.
         bool reject = false;
+        // The private data this side sends: the responder's Reply (reject, or accept with p4/p5),
+        // the initiator's Request (connect with kConnectPrivateData).
         std::vector<std::uint8_t> private_data;
+        // Initiator, connect with kConnectPrivateData: the Reply's private data goes to reject_buf
+        // whether it accepts or rejects, and its length into the command's p5.
+        bool reply_private_data_back = false;
         // VI/TCP (firmware_vitcp.cpp): the active side's CE state machine (§4.2), kept from the
         // ConnectRequest to the answer; the ports the discriminators are made of.
         std::shared_ptr<proto::vitcp_ce::active> vi_active;
@@ -100,6 +105,18 @@ private:
                 std::optional<std::uint32_t> result = std::nullopt);
     // accept and reject: wait for (or take from the backlog) the next connection on pc.port.
     void wait_for_peer(pending_connection pc);
+    // accept and reject after their checks: the Reply's private data from p4/p5 (bad_parameter if
+    // unreadable), then the peer p2 names (take_named_peer) or the next one (wait_for_peer).
+    void answer_peer(pending_connection pc, const std::uint64_t* p);
+    // accept and reject with a handle from next_peer (firmware_passive.cpp): the named backlog
+    // peer, or bad_handle when it is no longer waiting.
+    void take_named_peer(std::uint32_t handle, pending_connection pc);
+    // next_peer: the oldest waiting peer not reported before whose MPA Request is in.
+    void next_peer(std::uint32_t slot, const std::uint64_t* p);
+    // The private data of an MPA Reply back to a connect (its reject buffer, and with
+    // kConnectPrivateData its length into the command's p5). Returns the bytes written.
+    std::uint32_t reply_private_data_to_host(std::uint32_t conn, const pending_connection& pc,
+                                             const proto::mpa::RequestReply& reply);
     void arm_next_timer();
     std::uint64_t ring_addr(std::uint32_t slot) const;
 
@@ -117,7 +134,10 @@ private:
     struct backlog_entry {
         std::uint32_t conn = 0;
         std::uint64_t deadline_ps = 0;
+        std::uint32_t handle = 0;   // what next_peer reports and accept/reject p2 names (never 0)
+        bool reported = false;      // next_peer has told the driver about it
     };
+    std::uint32_t next_handle_ = 1;
     std::multimap<std::uint16_t, backlog_entry> backlog_;
     bool request_arrived(std::uint32_t conn) const;
     std::uint64_t commands_ = 0, established_ = 0, failed_ = 0, rejected_ = 0;

@@ -262,7 +262,9 @@ probe_config build_probe_config(const config::Scenario& s) {
 
 rping_config build_rping_config(const config::Scenario& s) {
     rping_config c;
-    c.server_role = s.get_string("workload.rping.role") == "server";
+    // With a real peer, the role is host a's program's. With a QEMU guest it is the guest's, and host
+    // b runs the other side from its slot (simulation.cpp): its program never switches role.
+    c.server_role = s.get_string("workload.rping.role") == "server" && s.get_string("host_bus.transport") != "qemu";
     // A real machine at the far end (behind the socket bridge) or a QEMU guest as host a: either way
     // only host b's side is this program, and no out-of-band hand-shake.
     c.real_peer = s.get_string("peer.kind") == "socket" || s.get_string("host_bus.transport") == "qemu";

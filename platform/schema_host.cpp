@@ -187,10 +187,11 @@ std::string check_qemu(const config::Scenario& s) {
                                    "host a's bus must be \"pcie\"";
     }
     const std::string type = s.get_string("workload.type");
-    if (type != "perf_server" && (type != "rping" || s.get_string("workload.rping.role") != "client")) {
-        // Host a's program is the guest's: host b must run a server a guest can talk to over the wire.
-        return "workload.type: with host_bus.transport \"qemu\" the guest is the client of host b's server: use "
-               "workload.type \"rping\" (with workload.rping.role \"client\") or \"perf_server\"";
+    if (type != "perf_server" && type != "rping") {
+        // Host a's program is the guest's: host b must run a peer a guest can talk to over the wire.
+        return "workload.type: with host_bus.transport \"qemu\" host b runs the guest's peer: use workload.type "
+               "\"rping\" (workload.rping.role is the guest's: \"client\" against host b's server, \"server\" for host "
+               "b's client) or \"perf_server\"";
     }
     return "";
 }

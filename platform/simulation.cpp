@@ -152,8 +152,12 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
         workload_ = std::make_unique<traffic_matrix>(build_traffic_matrix_config(scenario), names, oob_, host_peek_fn,
                                                      on_done);
     } else {
-        const auto client = static_cast<std::size_t>(scenario.get_int("workload.client"));
-        const auto server = static_cast<std::size_t>(scenario.get_int("workload.server"));
+        auto client = static_cast<std::size_t>(scenario.get_int("workload.client"));
+        auto server = static_cast<std::size_t>(scenario.get_int("workload.server"));
+        if (qemu_guest && type == "rping" && scenario.get_string("workload.rping.role") == "server") {
+            // The guest (host a) is the rping server: host b's program is the client, against host a.
+            std::swap(client, server);
+        }
         host_memory& src_mem = hosts_[client]->mem;
         host_memory& dst_mem = hosts_[server]->mem;
         auto check = [&src_mem, &dst_mem](bool from_client, std::uint64_t src, std::uint64_t dst, std::uint64_t len) {

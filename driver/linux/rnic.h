@@ -56,6 +56,8 @@ void rnic_free(struct rnic_dev *d, struct rnic_coherent *c);
 /* A firmware command, waited for by polling; 0, -EIO (*status says why), -ETIMEDOUT or -ENODEV. */
 int rnic_command(struct rnic_dev *d, u8 op, u64 p0, u64 p1, u64 p2, u64 p3, u64 p4, u64 p5, u32 *result,
 		 u32 *status);
+/* The same, and the command's p5 as the device left it (connect with RNIC_CONNECT_PRIVATE_DATA). */
+int rnic_command_p5(struct rnic_dev *d, u8 op, const u64 p[6], u32 *result, u32 *status, u64 *p5_out);
 int rnic_cdev_register(struct rnic_dev *d);
 void rnic_cdev_unregister(struct rnic_dev *d);
 /* The ib_device of an iWARP RNIC with the kernel RDMA core (rnic_ib.c); no-ops without CONFIG_INFINIBAND. */

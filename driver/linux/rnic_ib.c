@@ -556,10 +556,13 @@ int rnic_ib_register(struct rnic_dev *d)
 		err = -ENOMEM;
 		goto free_dev;
 	}
+	err = rnic_iwcm_init(rdev);
+	if (err)
+		goto free_wq;
 	rdev->ndev = rnic_netdev_create(d);
 	if (IS_ERR(rdev->ndev)) {
 		err = PTR_ERR(rdev->ndev);
-		goto free_wq;
+		goto stop_iwcm;
 	}
 	ibdev = &rdev->ibdev;
 	ibdev->node_type = RDMA_NODE_RNIC;
@@ -583,6 +586,8 @@ int rnic_ib_register(struct rnic_dev *d)
 	return 0;
 free_ndev:
 	rnic_netdev_destroy(rdev->ndev);
+stop_iwcm:
+	rnic_iwcm_stop(rdev);
 free_wq:
 	destroy_workqueue(rdev->cm_wq);
 free_dev:
@@ -600,6 +605,7 @@ void rnic_ib_unregister(struct rnic_dev *d)
 	/* Consumers (rdma_cm's clients) are told to let go and have destroyed their objects on return. */
 	ib_unregister_device(&rdev->ibdev);
 	WRITE_ONCE(rdev->stopping, true);
+	rnic_iwcm_stop(rdev); /* every listener was destroyed above; the poller may still be queued */
 	hrtimer_cancel(&rdev->poll_timer);
 	destroy_workqueue(rdev->cm_wq);
 	rnic_netdev_destroy(rdev->ndev);

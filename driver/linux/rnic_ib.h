@@ -32,6 +32,11 @@ struct rnic_ib_dev {
 	struct hrtimer poll_timer;   /* the completion poller, running while a CQ is armed */
 	struct workqueue_struct *cm_wq; /* ordered: connect and close of every endpoint, one at a time */
 	bool stopping;
+	/* The passive side (rnic_iwcm.c): listeners, and the poller of the firmware's next_peer. */
+	struct mutex listen_lock;    /* the list, and delivering a connect request to a listener */
+	struct list_head listeners;
+	struct delayed_work listen_work;
+	struct rnic_coherent peer_buf; /* next_peer's record and private data */
 };
 
 struct rnic_ib_pd {
@@ -97,6 +102,9 @@ int rnic_iw_accept(struct iw_cm_id *cm_id, struct iw_cm_conn_param *param);
 int rnic_iw_reject(struct iw_cm_id *cm_id, const void *pdata, u8 pdata_len);
 int rnic_iw_create_listen(struct iw_cm_id *cm_id, int backlog);
 int rnic_iw_destroy_listen(struct iw_cm_id *cm_id);
+/* The passive side's state at registration; its poller stopped and buffer freed at unregistration. */
+int rnic_iwcm_init(struct rnic_ib_dev *rdev);
+void rnic_iwcm_stop(struct rnic_ib_dev *rdev);
 /* The QP's connection is closing (graceful: the firmware is in closing) or closed: deliver the close. */
 void rnic_ep_close(struct rnic_ib_qp *qp, bool graceful);
 

@@ -150,7 +150,7 @@ static const char *rnic_cmd_status(u32 s)
  * One firmware command, waited for by polling its status word in the coherent ring (no interrupt
  * reaches the guest). Returns 0 and the result, -EIO with the device's status logged, or -ETIMEDOUT.
  */
-static int rnic_cmd_locked(struct rnic_dev *d, u8 op, const u64 p[6], u32 *result, u32 *status_out)
+static int rnic_cmd_locked(struct rnic_dev *d, u8 op, const u64 p[6], u32 *result, u32 *status_out, u64 *p5_out)
 {
 	u8 *slot = (u8 *)d->cmdq.cpu + (d->cmd_prod % RNIC_CMDQ_ENTRIES) * RNIC_COMMAND_SIZE;
 	unsigned long deadline = jiffies + msecs_to_jiffies(cmd_timeout_ms);
@@ -184,6 +184,8 @@ static int rnic_cmd_locked(struct rnic_dev *d, u8 op, const u64 p[6], u32 *resul
 		*result = (u32)get_le(slot, RNIC_COMMAND_RESULT, 4);
 	if (status_out)
 		*status_out = status;
+	if (p5_out) /* connect with RNIC_CONNECT_PRIVATE_DATA: the device wrote the Reply's length here */
+		*p5_out = get_le(slot, RNIC_COMMAND_PARAM + 8 * 5, 8);
 	if (status != RNIC_CMD_STATUS_OK) {
 		dev_err(&d->pdev->dev, "firmware command %u failed: %s (status %u)\n", op, rnic_cmd_status(status),
 			status);
@@ -199,7 +201,17 @@ int rnic_command(struct rnic_dev *d, u8 op, u64 p0, u64 p1, u64 p2, u64 p3, u64 
 	int err;
 
 	mutex_lock(&d->cmd_lock);
-	err = rnic_cmd_locked(d, op, p, result, status);
+	err = rnic_cmd_locked(d, op, p, result, status, NULL);
+	mutex_unlock(&d->cmd_lock);
+	return err;
+}
+
+int rnic_command_p5(struct rnic_dev *d, u8 op, const u64 p[6], u32 *result, u32 *status, u64 *p5_out)
+{
+	int err;
+
+	mutex_lock(&d->cmd_lock);
+	err = rnic_cmd_locked(d, op, p, result, status, p5_out);
 	mutex_unlock(&d->cmd_lock);
 	return err;
 }

@@ -195,6 +195,28 @@
 #define RNIC_MSIX_ENTRY_DATA_LEN                 4u
 #define RNIC_MSIX_ENTRY_CONTROL                  0x0cu /* Vector Control: bit 0 Mask (set at reset) */
 #define RNIC_MSIX_ENTRY_CONTROL_LEN              4u
+/* A waiting peer, as next_peer reports it */
+#define RNIC_PEER_RECORD_SIZE                    32u
+#define RNIC_PEER_RECORD_HANDLE                  0x00u /* u32 names the peer for accept or reject p2 (never 0) */
+#define RNIC_PEER_RECORD_HANDLE_LEN              4u
+#define RNIC_PEER_RECORD_LOCAL_IP                0x04u /* u32 this device's IPv4 address */
+#define RNIC_PEER_RECORD_LOCAL_IP_LEN            4u
+#define RNIC_PEER_RECORD_REMOTE_IP               0x08u /* u32 the peer's IPv4 address */
+#define RNIC_PEER_RECORD_REMOTE_IP_LEN           4u
+#define RNIC_PEER_RECORD_LOCAL_PORT              0x0cu /* u16 the listening port */
+#define RNIC_PEER_RECORD_LOCAL_PORT_LEN          2u
+#define RNIC_PEER_RECORD_REMOTE_PORT             0x0eu /* u16 the peer's port */
+#define RNIC_PEER_RECORD_REMOTE_PORT_LEN         2u
+#define RNIC_PEER_RECORD_REVISION                0x10u /* u8 the MPA Request's revision */
+#define RNIC_PEER_RECORD_REVISION_LEN            1u
+#define RNIC_PEER_RECORD_FLAGS                   0x11u /* u8 peer_flags of the Request */
+#define RNIC_PEER_RECORD_FLAGS_LEN               1u
+#define RNIC_PEER_RECORD_PD_LENGTH               0x12u /* u16 length of the Request's private data (without the RFC 6581 word) */
+#define RNIC_PEER_RECORD_PD_LENGTH_LEN           2u
+#define RNIC_PEER_RECORD_IRD                     0x14u /* u16 the Request's IRD (revision 2 with the enhanced flag; 0x3fff: no limit) */
+#define RNIC_PEER_RECORD_IRD_LEN                 2u
+#define RNIC_PEER_RECORD_ORD                     0x16u /* u16 the Request's ORD */
+#define RNIC_PEER_RECORD_ORD_LEN                 2u
 #define RNIC_COMMAND_PARAMS                      6u /* u64 parameters p0..p5 at RNIC_COMMAND_PARAM + 8 * i */
 
 /* Firmware commands (RNIC_COMMAND_OPCODE) */
@@ -203,16 +225,17 @@
 #define RNIC_CMD_CREATE_QP                       2u /* Creates a queue pair in state idle; entries are powers of 2. Parameters: p0 SQ address; p1 SQ entries; p2 RQ address; p3 RQ entries; p4 send cqn | recv cqn << 32; p5 protection domain. Result: qpn */
 #define RNIC_CMD_REG_MR                          3u /* Registers a memory region. Parameters: p0 host address; p1 length; p2 access flags | pd << 32; p3 tagged offset of the first byte (VA-based: = p0; zero-based: 0). Result: STag */
 #define RNIC_CMD_DEREG_MR                        4u /* Invalidates and frees a memory region. Parameters: p0 STag */
-#define RNIC_CMD_CONNECT                         5u /* Active open: TCP connection and MPA Request; completes when MPA negotiation ends (RTS) or fails. Parameters: p0 qpn; p1 remote IPv4 | remote port << 32; p2 local port; p3 IRD | ORD << 16 wanted (0: the firmware's policy) | 1 << 30 peer-to-peer (kConnectPeerToPeer: an explicit RTR, RFC 6581 S9.2, needs MPA revision 2); p4 host address and p5 length of a buffer for the private data of a rejecting MPA Reply (0: none). Result: connection (ok); private-data bytes written at p4 (connection_refused after an MPA Reply with R = 1) */
-#define RNIC_CMD_ACCEPT                          6u /* Passive open: waits for a peer's connection on the port, answers its MPA Request; the QP sends nothing before the peer's first FPDU (its RTR in the peer-to-peer model, RFC 5044 S7.1.2 rule 4). Parameters: p0 qpn; p1 local port; p3 IRD | ORD << 16 as for connect */
+#define RNIC_CMD_CONNECT                         5u /* Active open: TCP connection and MPA Request; completes when MPA negotiation ends (RTS) or fails. Parameters: p0 qpn; p1 remote IPv4 | remote port << 32; p2 local port; p3 IRD | ORD << 16 wanted (0: the firmware's policy) | 1 << 30 peer-to-peer (kConnectPeerToPeer: an explicit RTR, RFC 6581 S9.2, needs MPA revision 2) | 1 << 31 private data (kConnectPrivateData, below); p4 host address and p5 length of a buffer for the private data of a rejecting MPA Reply (0: none). Result: connection (ok); private-data bytes written at p4 (connection_refused after an MPA Reply with R = 1) */
+#define RNIC_CMD_ACCEPT                          6u /* Passive open: waits for a peer's connection on the port (or takes the peer p2 names: bad_handle if it is no longer waiting), answers its MPA Request; the QP sends nothing before the peer's first FPDU (its RTR in the peer-to-peer model, RFC 5044 S7.1.2 rule 4). Parameters: p0 qpn; p1 local port; p2 peer handle from next_peer (0: the oldest waiting peer, or the next); p3 IRD | ORD << 16 as for connect; p4 host address and p5 length (at most kMaxConnPrivateData) of the private data of the MPA Reply */
 #define RNIC_CMD_DESTROY_QP                      7u /* The QP must be idle or in Error (its connection closed first). Parameters: p0 qpn */
 #define RNIC_CMD_DESTROY_CQ                      8u /* No live QP may still use the CQ. Parameters: p0 cqn */
 #define RNIC_CMD_MODIFY_QP                       9u /* error (abortive: flush, close the stream) or closing (graceful: the stream closes once sent work is acknowledged). Parameters: p0 qpn; p1 target qp_state */
 #define RNIC_CMD_QUERY_QP                        10u /* qp_state | terminate (layer<<28 | etype<<24 | code<<16) of the last Terminate sent or received (0 if none) | terminate_received << 15. Parameters: p0 qpn. Result: query_qp result word */
-#define RNIC_CMD_REJECT                          11u /* Passive refusal: waits for the next peer on the port (as accept does, listen backlog first), answers its MPA Request with an MPA Reply with R = 1 carrying the private data (RFC 5044 S7.1.5, RFC 6581), then closes the TCP connection; completes once the Reply is sent. Parameters: p1 local port; p4 host address and p5 length (at most kMaxRejectPrivateData) of the private data. Result: connection */
+#define RNIC_CMD_REJECT                          11u /* Passive refusal: waits for the next peer on the port (as accept does, listen backlog first; or takes the peer p2 names: bad_handle if it is no longer waiting), answers its MPA Request with an MPA Reply with R = 1 carrying the private data (RFC 5044 S7.1.5, RFC 6581), then closes the TCP connection; completes once the Reply is sent. Parameters: p1 local port; p2 peer handle from next_peer (0: the next peer, as accept); p4 host address and p5 length (at most kMaxRejectPrivateData) of the private data. Result: connection */
 #define RNIC_CMD_QUERY_STATS                     12u /* Writes the device counters as u64 little-endian, in this order: wqes, cqes, terminates_sent, terminates_received, placed_bytes, tcp_retransmitted_bytes, commands, connections_established, connections_failed, connections_rejected (kDeviceCounters). Parameters: p0 host address (8-byte aligned); p1 buffer bytes (at least 8 x the counters). Result: number of counters written */
 #define RNIC_CMD_LISTEN                          13u /* Opens the port: peers' connections are taken (TCP handshake, MPA Request held) into a backlog that the next accept or reject on the port serves, oldest first. Parameters: p1 local port */
 #define RNIC_CMD_REG_MR_PAGES                    14u /* Registers a memory region over pages that need not be contiguous in host memory (pinned user pages). The firmware reads the page list once, into the device's page-list memory (kPageListPoolEntries = 65536 entries shared by all regions); the list may be freed when the command completes. The region's bytes must lie within the listed pages; with remote_atomic, the first byte's offset must equal the tagged offset of the first byte modulo 8, so that an 8-byte-aligned atomic target never crosses a page. A bad count, page size, offset, list address or unaligned page is bad_parameter; a full page-list memory is no_resources. Parameters: p0 address of the first byte as local work requests name it (the region's virtual address); p1 length; p2 access flags | pd << 32; p3 tagged offset of the first byte (as for reg_mr); p4 host address of the page list (8-byte aligned): u64 little-endian host addresses of the pages, in order, each aligned to the page size; p5 page count (1..kMaxPageListEntries = 4096, bits 0-23) | log2 page size (kMinPageShift..kMaxPageShift = 12..21: 4 KiB to 2 MiB, bits 24-31) | offset of the first byte in the first page << 32. Result: STag */
+#define RNIC_CMD_NEXT_PEER                       15u /* Reports the oldest listen-backlog peer whose MPA Request has arrived and that was not reported before: its handle (for accept or reject p2), addresses and the Request (revision, flags, IRD/ORD of RFC 6581, private data). The peer keeps waiting until an accept or reject names it or it leaves. A buffer that is too small or not writable is bad_parameter. Parameters: p1 local port (0: any); p4 host address and p5 length (at least kPeerRecordSize) of a buffer: the peer_record, then the MPA Request's private data (cut to the buffer; pd_length is the whole). Result: 1: a peer was written; 0: none waits */
 #define RNIC_CMD_STATUS_PENDING                  0xffffffffu /* written by the driver before the doorbell */
 #define RNIC_CMD_STATUS_OK                       0u /* Done; result holds the command's result */
 #define RNIC_CMD_STATUS_BAD_OPCODE               1u /* Unknown command opcode */
@@ -225,6 +248,12 @@
 #define RNIC_CMD_STATUS_MPA_NEGOTIATION_FAILED   8u /* The MPA Request/Reply exchange was rejected */
 #define RNIC_CONNECT_PEER_TO_PEER                (1ull << 30) /* connect p3: the peer-to-peer model (RFC 6581) */
 #define RNIC_MAX_REJECT_PRIVATE_DATA             256u
+#define RNIC_CONNECT_PRIVATE_DATA                (1ull << 31) /* connect p3: the Request carries p5[47:32] bytes from p4; the Reply's private data comes back there */
+#define RNIC_MAX_CONN_PRIVATE_DATA               508u /* private data of an MPA Request or accepting Reply */
+#define RNIC_PEER_FLAG_MARKER                    0x1u /* M: the peer wants markers (RFC 5044 S7.1.1) */
+#define RNIC_PEER_FLAG_CRC                       0x2u /* C: the peer wants CRCs */
+#define RNIC_PEER_FLAG_ENHANCED                  0x4u /* revision 2 with the IRD/ORD word (RFC 6581 S9.1); ird and ord are valid */
+#define RNIC_PEER_FLAG_PEER_TO_PEER              0x8u /* A: the peer asks for the peer-to-peer model (RFC 6581 S9.2) */
 #define RNIC_MAX_PAGE_LIST_ENTRIES               4096u /* reg_mr_pages: pages per region at most */
 #define RNIC_PAGE_LIST_POOL_ENTRIES              65536u /* reg_mr_pages: the device's page-list memory, shared by all regions */
 #define RNIC_MIN_PAGE_SHIFT                      12u /* reg_mr_pages: smallest page 4 KiB */

@@ -97,6 +97,10 @@ public:
     void tcp_close(std::uint32_t conn) override { toe_out->tcp_close(conn); }
     void tcp_release(std::uint32_t conn) override { toe_out->tcp_release(conn); }
     std::uint16_t tcp_effective_mss(std::uint32_t conn) const override { return toe_out->tcp_effective_mss(conn); }
+    fw::connection_addresses tcp_addresses(std::uint32_t conn) const override {
+        const rnic::tcp_addresses a = toe_out->tcp_addresses_of(conn);
+        return {a.local_ip, a.remote_ip, a.local_port, a.remote_port};
+    }
     bool send_startup(std::uint32_t conn, const std::vector<std::uint8_t>& bytes) override;
     const std::vector<std::uint8_t>& startup_bytes(std::uint32_t conn) const override {
         return framer_out->startup_bytes(conn);

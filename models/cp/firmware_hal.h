@@ -45,6 +45,12 @@ struct event {
     std::uint16_t port = 0;
 };
 
+// Both ends of a TCP connection (IPv4 addresses as numbers); all zero for an id that names nothing.
+struct connection_addresses {
+    std::uint32_t local_ip = 0, remote_ip = 0;
+    std::uint16_t local_port = 0, remote_port = 0;
+};
+
 struct cq_params { std::uint64_t ring; std::uint32_t entries; std::uint32_t vector; };
 struct qp_params {
     std::uint64_t sq_ring; std::uint32_t sq_entries; std::uint64_t rq_ring; std::uint32_t rq_entries;
@@ -146,6 +152,7 @@ public:
     // The firmware is done with a connection no QP took (toe_ctl_if::tcp_release): freed once closed.
     virtual void tcp_release(std::uint32_t conn) = 0;
     virtual std::uint16_t tcp_effective_mss(std::uint32_t conn) const = 0;
+    virtual connection_addresses tcp_addresses(std::uint32_t conn) const = 0;
 
     // Framing unit: start-up byte exchange and the switch to full operation.
     virtual bool send_startup(std::uint32_t conn, const std::vector<std::uint8_t>& bytes) = 0;

@@ -218,13 +218,18 @@ constexpr field_desc kCommandFields[] = {RNIC_COMMAND_FIELDS(RNIC_FIELD_DESC)};
     X(connect, 5,                                                                                          \
       "p0 qpn; p1 remote IPv4 | remote port << 32; p2 local port; p3 IRD | ORD << 16 wanted (0: the "      \
       "firmware's policy) | 1 << 30 peer-to-peer (kConnectPeerToPeer: an explicit RTR, RFC 6581 §9.2, "    \
-      "needs MPA revision 2); p4 host address and p5 length of a buffer for the private data of a rejecting " \
-      "MPA Reply (0: none)",                                                                               \
+      "needs MPA revision 2) | 1 << 31 private data (kConnectPrivateData, below); p4 host address and p5 "  \
+      "length of a buffer for the private data of a rejecting MPA Reply (0: none)",                          \
       "connection (ok); private-data bytes written at p4 (connection_refused after an MPA Reply with R = 1)", \
       "Active open: TCP connection and MPA Request; completes when MPA negotiation ends (RTS) or fails")   \
-    X(accept, 6, "p0 qpn; p1 local port; p3 IRD | ORD << 16 as for connect", "",                           \
-      "Passive open: waits for a peer's connection on the port, answers its MPA Request; the QP sends "    \
-      "nothing before the peer's first FPDU (its RTR in the peer-to-peer model, RFC 5044 §7.1.2 rule 4)")                  \
+    X(accept, 6,                                                                                           \
+      "p0 qpn; p1 local port; p2 peer handle from next_peer (0: the oldest waiting peer, or the next); "    \
+      "p3 IRD | ORD << 16 as for connect; p4 host address and p5 length (at most kMaxConnPrivateData) of "  \
+      "the private data of the MPA Reply",                                                                 \
+      "",                                                                                                  \
+      "Passive open: waits for a peer's connection on the port (or takes the peer p2 names: bad_handle "   \
+      "if it is no longer waiting), answers its MPA Request; the QP sends nothing before the peer's first " \
+      "FPDU (its RTR in the peer-to-peer model, RFC 5044 §7.1.2 rule 4)")                                   \
     X(destroy_qp, 7, "p0 qpn", "", "The QP must be idle or in Error (its connection closed first)")        \
     X(destroy_cq, 8, "p0 cqn", "", "No live QP may still use the CQ")                                      \
     X(modify_qp, 9, "p0 qpn; p1 target qp_state", "",                                                      \
@@ -233,10 +238,11 @@ constexpr field_desc kCommandFields[] = {RNIC_COMMAND_FIELDS(RNIC_FIELD_DESC)};
     X(query_qp, 10, "p0 qpn", "query_qp result word",                                                      \
       "qp_state | terminate (layer<<28 | etype<<24 | code<<16) of the last Terminate sent or received "    \
       "(0 if none) | terminate_received << 15")                                                           \
-    X(reject, 11, "p1 local port; p4 host address and p5 length (at most kMaxRejectPrivateData) of the "    \
-      "private data",                                                                                      \
+    X(reject, 11, "p1 local port; p2 peer handle from next_peer (0: the next peer, as accept); p4 host "    \
+      "address and p5 length (at most kMaxRejectPrivateData) of the private data",                         \
       "connection",                                                                                        \
-      "Passive refusal: waits for the next peer on the port (as accept does, listen backlog first), "      \
+      "Passive refusal: waits for the next peer on the port (as accept does, listen backlog first; or takes " \
+      "the peer p2 names: bad_handle if it is no longer waiting), "                                         \
       "answers its MPA Request with an MPA Reply with R = 1 carrying the private data (RFC 5044 §7.1.5, "  \
       "RFC 6581), then closes the TCP connection; completes once the Reply is sent")                      \
     X(query_stats, 12, "p0 host address (8-byte aligned); p1 buffer bytes (at least 8 x the counters)",    \
@@ -260,7 +266,15 @@ constexpr field_desc kCommandFields[] = {RNIC_COMMAND_FIELDS(RNIC_FIELD_DESC)};
       "completes. The region's bytes must lie within the listed pages; with remote_atomic, the first "     \
       "byte's offset must equal the tagged offset of the first byte modulo 8, so that an 8-byte-aligned "  \
       "atomic target never crosses a page. A bad count, page size, offset, list address or unaligned page " \
-      "is bad_parameter; a full page-list memory is no_resources")
+      "is bad_parameter; a full page-list memory is no_resources")                                    \
+    X(next_peer, 15,                                                                                       \
+      "p1 local port (0: any); p4 host address and p5 length (at least kPeerRecordSize) of a buffer: the "   \
+      "peer_record, then the MPA Request's private data (cut to the buffer; pd_length is the whole)",       \
+      "1: a peer was written; 0: none waits",                                                              \
+      "Reports the oldest listen-backlog peer whose MPA Request has arrived and that was not reported "     \
+      "before: its handle (for accept or reject p2), addresses and the Request (revision, flags, IRD/ORD "  \
+      "of RFC 6581, private data). The peer keeps waiting until an accept or reject names it or it leaves. " \
+      "A buffer that is too small or not writable is bad_parameter")
 // Device counters, in the order query_stats writes them (u64 little-endian each), since reset.
 // X(name, index, description)
 #define RNIC_DEVICE_COUNTERS(X)                                                                            \
@@ -301,6 +315,52 @@ constexpr std::uint32_t kMaxRejectPrivateData = 256;
 // §9.2; needs MPA revision 2, else bad_parameter). IRD and ORD are 14 bits each (bits 0-13 and
 // 16-29), so no valid ORD reaches this bit; the driver refuses larger values.
 constexpr std::uint64_t kConnectPeerToPeer = std::uint64_t{1} << 30;
+
+// ---- The passive side for connection managers (next_peer, accept/reject by handle, private data) ----
+// connect p3 bit 31: the MPA Request carries private data (RFC 5044 §7.1, after the RFC 6581 IRD/ORD
+// word in revision 2): p5 bits 32-47 give its length (at most kMaxConnPrivateData), read from p4
+// before the Request is sent. With the bit set, the Reply's private data (accepting or rejecting) is
+// written at p4 (at most p5 bits 0-31) and the device replaces the command's p5 with the Reply's
+// private-data length before it writes the status. Without it connect behaves as before.
+constexpr std::uint64_t kConnectPrivateData = std::uint64_t{1} << 31;
+// Private data of an MPA Request or accepting Reply: 512 bytes (RFC 5044 §7.1, PD_Length) less the
+// 4-byte IRD/ORD word of revision 2 (RFC 6581 §9.1).
+constexpr std::uint32_t kMaxConnPrivateData = 508;
+// next_peer's record of a waiting peer (addresses as connect p1 takes them: IPv4 as a number).
+constexpr std::size_t kPeerRecordSize = 32;
+// X(name, offset, size, overlays, description)
+#define RNIC_PEER_RECORD_FIELDS(X)                                                                         \
+    X(handle, 0x00, 4, "", "u32 names the peer for accept or reject p2 (never 0)")                         \
+    X(local_ip, 0x04, 4, "", "u32 this device's IPv4 address")                                             \
+    X(remote_ip, 0x08, 4, "", "u32 the peer's IPv4 address")                                               \
+    X(local_port, 0x0c, 2, "", "u16 the listening port")                                                   \
+    X(remote_port, 0x0e, 2, "", "u16 the peer's port")                                                     \
+    X(revision, 0x10, 1, "", "u8 the MPA Request's revision")                                              \
+    X(flags, 0x11, 1, "", "u8 peer_flags of the Request")                                                  \
+    X(pd_length, 0x12, 2, "", "u16 length of the Request's private data (without the RFC 6581 word)")      \
+    X(ird, 0x14, 2, "", "u16 the Request's IRD (revision 2 with the enhanced flag; 0x3fff: no limit)")     \
+    X(ord, 0x16, 2, "", "u16 the Request's ORD")
+namespace peer_off {
+RNIC_PEER_RECORD_FIELDS(RNIC_FIELD_CONST)
+}  // namespace peer_off
+constexpr field_desc kPeerRecordFields[] = {RNIC_PEER_RECORD_FIELDS(RNIC_FIELD_DESC)};
+// X(name, mask, description)
+#define RNIC_PEER_FLAGS(X)                                                                                 \
+    X(marker, 0x1, "M: the peer wants markers (RFC 5044 §7.1.1)")                                          \
+    X(crc, 0x2, "C: the peer wants CRCs")                                                                  \
+    X(enhanced, 0x4, "revision 2 with the IRD/ORD word (RFC 6581 §9.1); ird and ord are valid")            \
+    X(peer_to_peer, 0x8, "A: the peer asks for the peer-to-peer model (RFC 6581 §9.2)")
+namespace peer_flags {
+#define RNIC_PEER_FLAG_CONST(n, v, d) constexpr std::uint8_t n = v;
+RNIC_PEER_FLAGS(RNIC_PEER_FLAG_CONST)
+#undef RNIC_PEER_FLAG_CONST
+}  // namespace peer_flags
+constexpr value_desc kPeerFlags[] = {
+#define RNIC_PEER_FLAG_DESC(n, v, d) {#n, v, d},
+    RNIC_PEER_FLAGS(RNIC_PEER_FLAG_DESC)
+#undef RNIC_PEER_FLAG_DESC
+};
+// ---- end of the passive side's declarations ----
 
 struct command_desc {
     const char* name;
@@ -589,6 +649,7 @@ constexpr layout_desc kLayouts[] = {
     layout("sge", kSgeSize, kSgeFields, "DMA scatter/gather element"),
     layout("cqe", kCqeSize, kCqeFields, "Completion queue entry"),
     layout("msix_entry", kMsixEntrySize, kMsixEntryFields, "MSI-X table entry"),
+    layout("peer_record", kPeerRecordSize, kPeerRecordFields, "A waiting peer, as next_peer reports it"),
 };
 
 #undef RNIC_BIT_CONST

@@ -89,6 +89,17 @@ std::uint16_t tcp_engine::tcp_effective_mss(std::uint32_t conn) const {
     return c == nullptr ? 0 : static_cast<std::uint16_t>(c->tcp().effective_mss());
 }
 
+tcp_addresses tcp_engine::tcp_addresses_of(std::uint32_t conn) const {
+    tcp_addresses a;
+    if (const connection* c = find(conn)) {
+        a.local_ip = station_.ip;
+        a.remote_ip = c->remote_ip();
+        a.local_port = c->local_port();
+        a.remote_port = c->remote_port();
+    }
+    return a;
+}
+
 std::uint16_t tcp_engine::tcp_local_port(std::uint32_t conn) const {
     const connection* c = find(conn);
     return c == nullptr ? 0 : c->local_port();

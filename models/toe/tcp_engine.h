@@ -122,6 +122,7 @@ public:
     std::uint64_t tcp_send_stream_end(std::uint32_t conn) const override;
     std::size_t tcp_send_space(std::uint32_t conn) const override;
     std::uint16_t tcp_effective_mss(std::uint32_t conn) const override;
+    tcp_addresses tcp_addresses_of(std::uint32_t conn) const override;
     std::uint16_t tcp_local_port(std::uint32_t conn) const override;
     void tcp_one_fpdu_per_segment(std::uint32_t conn, bool on) override;
     void tcp_mark_urgent(std::uint32_t conn) override;

@@ -15,6 +15,12 @@ struct tcp_open_params {
     std::uint16_t local_port = 0;
 };
 
+// A connection's addresses; all zero for an id that names nothing.
+struct tcp_addresses {
+    std::uint32_t local_ip = 0, remote_ip = 0;
+    std::uint16_t local_port = 0, remote_port = 0;
+};
+
 // released: the connection was freed (closed and released by its owner); its id may name the next
 // connection, so whatever still waits to be told about the old one must be dropped.
 enum class toe_event : std::uint8_t { established, closed, reset, failed, released };
@@ -38,6 +44,8 @@ public:
     virtual std::size_t tcp_send_space(std::uint32_t conn) const = 0;
     virtual std::uint16_t tcp_effective_mss(std::uint32_t conn) const = 0;
     virtual std::uint16_t tcp_local_port(std::uint32_t conn) const = 0;
+    // Both ends' IPv4 address and port (the firmware reports a waiting peer's, next_peer).
+    virtual tcp_addresses tcp_addresses_of(std::uint32_t conn) const = 0;
     // Send each FPDU in a segment of its own (MPA with markers).
     virtual void tcp_one_fpdu_per_segment(std::uint32_t conn, bool on) = 0;
     // VI/TCP's Urgent Marker (seed 003 §3.7): from now on, the first byte of the first VI segment

@@ -3,6 +3,7 @@
 // opens TCP but never sends its MPA Request.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <iterator>
@@ -48,6 +49,19 @@ public:
         return static_cast<regmap::cmd_status>(
             proto::get_le32(host_.data() + ring + slot * regmap::kCommandSize + regmap::cmd_off::status));
     }
+    std::uint32_t result_of(std::uint32_t slot, std::uint32_t ring = kRing) const {
+        return proto::get_le32(host_.data() + ring + slot * regmap::kCommandSize + regmap::cmd_off::result);
+    }
+    std::uint64_t param_of(std::uint32_t slot, int i, std::uint32_t ring = kRing) const {
+        return proto::get_le64(host_.data() + ring + slot * regmap::kCommandSize + regmap::cmd_off::param + 8 * i);
+    }
+    std::vector<std::uint8_t> peek_bytes(std::uint64_t addr, std::size_t n) const {
+        return {host_.begin() + static_cast<std::ptrdiff_t>(addr), host_.begin() + static_cast<std::ptrdiff_t>(addr + n)};
+    }
+    void poke_bytes(std::uint64_t addr, const std::vector<std::uint8_t>& bytes) {
+        std::copy(bytes.begin(), bytes.end(), host_.begin() + static_cast<std::ptrdiff_t>(addr));
+    }
+    void set_addresses(std::uint32_t conn, connection_addresses a) { addresses_[conn] = a; }
     void set_startup(std::uint32_t conn, std::vector<std::uint8_t> bytes) { startup_[conn] = std::move(bytes); }
     mpa_policy& policy_to_set() { return pol_; }
 
@@ -136,6 +150,10 @@ public:
     void tcp_close(std::uint32_t conn) override { closed.push_back(conn); }
     void tcp_release(std::uint32_t conn) override { released.push_back(conn); }
     std::uint16_t tcp_effective_mss(std::uint32_t) const override { return 1460; }
+    connection_addresses tcp_addresses(std::uint32_t conn) const override {
+        auto it = addresses_.find(conn);
+        return it == addresses_.end() ? connection_addresses{} : it->second;
+    }
     bool send_startup(std::uint32_t conn, const std::vector<std::uint8_t>& bytes) override {
         sent_startup[conn] = bytes;
         return true;
@@ -159,6 +177,7 @@ private:
     std::size_t delivered_ = 0;
     std::uint32_t producer_ = 0, producer_seen_ = 0;
     std::map<std::uint32_t, std::vector<std::uint8_t>> startup_;
+    std::map<std::uint32_t, connection_addresses> addresses_;
     std::uint64_t now_ = 0, timer_ps_ = kNever;
 };
 
@@ -248,6 +267,209 @@ TEST(FirmwareBacklog, ListenOnPortZeroIsABadParameter) {
     h.command(0, regmap::command::listen, {0, 0});
     run(h);
     EXPECT_EQ(h.status_of(0), regmap::cmd_status::bad_parameter);
+}
+
+
+// ---- next_peer: the passive side for connection managers, and private data -------------------
+
+constexpr std::uint64_t kPeerBuf = 0x4000;  // next_peer's record + private data
+constexpr std::uint64_t kPdBuf = 0x6000;    // private data the driver sends or gets back
+constexpr std::uint32_t kPeerIp = 0x0a000002, kOwnIp = 0x0a000001;
+constexpr std::uint16_t kPeerPort = 40001;
+
+std::vector<std::uint8_t> text(const char* s) { return {s, s + std::strlen(s)}; }
+
+// A revision 2 Request with the RFC 6581 word (IRD 4, ORD 2) and private data.
+std::vector<std::uint8_t> request_with_private_data(const std::vector<std::uint8_t>& pd) {
+    mpa::RequestReply req;
+    req.request = true;
+    req.crc = true;
+    req.revision = 2;
+    req.enhanced = true;
+    req.ird = 4;
+    req.ord = 2;
+    req.private_data = pd;
+    return mpa::encode(req);
+}
+
+// A listening port with one peer (connection 3) whose Request is in, reported by next_peer at 2 ms.
+scripted_hal& with_reported_peer(scripted_hal& h, const std::vector<std::uint8_t>& pd) {
+    h.command(0, regmap::command::listen, {0, kPort});
+    h.set_startup(3, request_with_private_data(pd));
+    h.set_addresses(3, {kOwnIp, kPeerIp, kPort, kPeerPort});
+    h.at(1 * kMs, {event_kind::tcp_established, 3, kPort});
+    h.at(1 * kMs, {event_kind::startup_bytes, 3, 0});
+    h.command(2 * kMs, regmap::command::next_peer, {0, 0, 0, 0, kPeerBuf, 256});
+    return h;
+}
+
+std::uint32_t reported_handle(const scripted_hal& h) {
+    return proto::get_le32(h.peek_bytes(kPeerBuf + regmap::peer_off::handle, 4).data());
+}
+
+TEST(FirmwarePassive, NextPeerReportsAWaitingPeerOnceWithItsAddressesAndRequest) {
+    scripted_hal h;
+    with_reported_peer(h, text("hello, passive side"));
+    h.command(3 * kMs, regmap::command::next_peer, {0, kPort, 0, 0, kPeerBuf + 0x800, 256});  // nothing new
+    run(h);
+    EXPECT_EQ(h.status_of(1), regmap::cmd_status::ok);
+    EXPECT_EQ(h.result_of(1), 1u);
+    namespace off = regmap::peer_off;
+    const auto rec = h.peek_bytes(kPeerBuf, regmap::kPeerRecordSize + 19);
+    EXPECT_NE(proto::get_le32(rec.data() + off::handle), 0u);
+    EXPECT_EQ(proto::get_le32(rec.data() + off::local_ip), kOwnIp);
+    EXPECT_EQ(proto::get_le32(rec.data() + off::remote_ip), kPeerIp);
+    EXPECT_EQ(proto::get_le16(rec.data() + off::local_port), kPort);
+    EXPECT_EQ(proto::get_le16(rec.data() + off::remote_port), kPeerPort);
+    EXPECT_EQ(rec[off::revision], 2u);
+    EXPECT_EQ(rec[off::flags], regmap::peer_flags::crc | regmap::peer_flags::enhanced);
+    EXPECT_EQ(proto::get_le16(rec.data() + off::pd_length), 19u);
+    EXPECT_EQ(proto::get_le16(rec.data() + off::ird), 4u);
+    EXPECT_EQ(proto::get_le16(rec.data() + off::ord), 2u);
+    EXPECT_EQ(std::vector<std::uint8_t>(rec.begin() + regmap::kPeerRecordSize, rec.end()), text("hello, passive side"));
+    EXPECT_EQ(h.status_of(2), regmap::cmd_status::ok);
+    EXPECT_EQ(h.result_of(2), 0u);          // reported once only
+    EXPECT_TRUE(h.sent_startup.empty());    // nothing answered yet
+    EXPECT_TRUE(h.closed.empty());
+}
+
+TEST(FirmwarePassive, NextPeerWithNobodyWaitingOrARequestNotYetInReportsNothing) {
+    scripted_hal h;
+    h.command(0, regmap::command::listen, {0, kPort});
+    h.at(1 * kMs, {event_kind::tcp_established, 3, kPort});  // handshake done, Request not yet in
+    h.command(2 * kMs, regmap::command::next_peer, {0, 0, 0, 0, kPeerBuf, 256});
+    h.command(2 * kMs, regmap::command::next_peer, {0, 0, 0, 0, kPeerBuf, regmap::kPeerRecordSize - 1});
+    run(h);
+    EXPECT_EQ(h.status_of(1), regmap::cmd_status::ok);
+    EXPECT_EQ(h.result_of(1), 0u);
+    EXPECT_EQ(h.status_of(2), regmap::cmd_status::bad_parameter);  // buffer smaller than a record
+}
+
+TEST(FirmwarePassive, AcceptNamingTheReportedPeerAnswersItWithTheAcceptsPrivateData) {
+    scripted_hal h2;
+    h2.policy_to_set().revision = 2;
+    with_reported_peer(h2, text("req"));
+    h2.poke_bytes(kPdBuf, text("welcome"));
+    h2.command(3 * kMs, regmap::command::accept, {5, kPort, 1, 0, kPdBuf, 7});  // handles start at 1
+    run(h2);
+    EXPECT_EQ(reported_handle(h2), 1u);
+    EXPECT_EQ(h2.status_of(2), regmap::cmd_status::ok);
+    ASSERT_EQ(h2.sent_startup.count(3), 1u);
+    const auto rep = mpa::decode(h2.sent_startup[3].data(), h2.sent_startup[3].size(), nullptr);
+    ASSERT_TRUE(rep);
+    EXPECT_FALSE(rep->request);
+    EXPECT_FALSE(rep->reject);
+    EXPECT_TRUE(rep->enhanced);
+    EXPECT_EQ(rep->private_data, text("welcome"));
+    EXPECT_EQ(h2.connected_qps, std::vector<std::uint32_t>{5});
+    EXPECT_TRUE(h2.closed.empty());
+}
+
+TEST(FirmwarePassive, RejectNamingTheReportedPeerSendsAReplyWithTheRejectedBit) {
+    // RFC 5044 §7.1.5: R = 1, with the reject's private data; TCP closes and nothing reaches a QP.
+    scripted_hal h;
+    with_reported_peer(h, text("req"));
+    h.poke_bytes(kPdBuf, text("go away"));
+    h.command(3 * kMs, regmap::command::reject, {0, kPort, 1, 0, kPdBuf, 7});  // handles start at 1
+    run(h);
+    EXPECT_EQ(reported_handle(h), 1u);
+    EXPECT_EQ(h.status_of(2), regmap::cmd_status::ok);
+    ASSERT_EQ(h.sent_startup.count(3), 1u);
+    const auto rep = mpa::decode(h.sent_startup[3].data(), h.sent_startup[3].size(), nullptr);
+    ASSERT_TRUE(rep);
+    EXPECT_TRUE(rep->reject);
+    EXPECT_EQ(rep->private_data, text("go away"));
+    EXPECT_EQ(h.closed, std::vector<std::uint32_t>{3});
+    EXPECT_EQ(h.released, std::vector<std::uint32_t>{3});
+    EXPECT_TRUE(h.connected_qps.empty());
+}
+
+TEST(FirmwarePassive, APeerThatLeavesBeforeItIsTakenIsClosedAndItsHandleRefused) {
+    scripted_hal h;
+    with_reported_peer(h, {});
+    h.at(3 * kMs, {event_kind::tcp_closed, 3, 0});                       // the peer gives up
+    h.command(4 * kMs, regmap::command::accept, {5, kPort, 1, 0, 0, 0});  // too late
+    h.command(4 * kMs, regmap::command::next_peer, {0, 0, 0, 0, kPeerBuf + 0x800, 256});
+    run(h);
+    EXPECT_EQ(h.result_of(1), 1u);
+    EXPECT_EQ(h.closed, std::vector<std::uint32_t>{3});
+    EXPECT_EQ(h.released, std::vector<std::uint32_t>{3});
+    EXPECT_EQ(h.status_of(2), regmap::cmd_status::bad_handle);
+    EXPECT_EQ(h.result_of(3), 0u);
+    EXPECT_TRUE(h.sent_startup.empty());
+    EXPECT_TRUE(h.connected_qps.empty());
+}
+
+TEST(FirmwarePassive, AnUnknownHandleOrAnotherPortsPeerIsRefusedWithBadHandle) {
+    scripted_hal h;
+    with_reported_peer(h, {});
+    h.command(3 * kMs, regmap::command::accept, {5, kPort, 77, 0, 0, 0});
+    h.command(3 * kMs, regmap::command::reject, {0, kPort, 77, 0, 0, 0});
+    h.command(3 * kMs, regmap::command::accept, {5, kPort + 1, 1, 0, 0, 0});
+    run(h);
+    EXPECT_EQ(h.status_of(2), regmap::cmd_status::bad_handle);
+    EXPECT_EQ(h.status_of(3), regmap::cmd_status::bad_handle);
+    EXPECT_EQ(h.status_of(4), regmap::cmd_status::bad_handle);
+    EXPECT_TRUE(h.sent_startup.empty());  // the peer still waits, unanswered
+    EXPECT_TRUE(h.closed.empty());
+}
+
+TEST(FirmwarePassive, ConnectCarriesPrivateDataInTheRequestAndGetsTheRepliesBack) {
+    scripted_hal h;
+    h.policy_to_set().revision = 2;
+    h.poke_bytes(kPdBuf, text("from the initiator"));
+    h.command(0, regmap::command::connect,
+              {5, kPeerIp | std::uint64_t{kPort} << 32, 0, regmap::kConnectPrivateData, kPdBuf,
+               std::uint64_t{18} << 32 | 64});
+    h.at(1 * kMs, {event_kind::tcp_established, 7, 50000});
+    mpa::RequestReply rep;
+    rep.request = false;
+    rep.crc = true;
+    rep.revision = 2;
+    rep.enhanced = true;
+    rep.ird = 1;
+    rep.ord = 1;
+    rep.private_data = text("from the responder!");
+    h.set_startup(7, mpa::encode(rep));
+    h.at(2 * kMs, {event_kind::startup_bytes, 7, 0});
+    run(h);
+    ASSERT_EQ(h.sent_startup.count(7), 1u);
+    const auto req = mpa::decode(h.sent_startup[7].data(), h.sent_startup[7].size(), nullptr);
+    ASSERT_TRUE(req);
+    EXPECT_TRUE(req->request);
+    EXPECT_TRUE(req->enhanced);  // RFC 6581 §9.1: the IRD/ORD word first, then the private data
+    EXPECT_EQ(req->private_data, text("from the initiator"));
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::ok);
+    EXPECT_EQ(h.param_of(0, 5), 19u);  // the Reply's private-data length
+    EXPECT_EQ(h.peek_bytes(kPdBuf, 19), text("from the responder!"));
+}
+
+TEST(FirmwarePassive, ConnectRefusedByAReplyWithPrivateDataReportsItsLength) {
+    scripted_hal h;
+    h.command(0, regmap::command::connect,
+              {5, kPeerIp | std::uint64_t{kPort} << 32, 0, regmap::kConnectPrivateData, kPdBuf, 4});
+    h.at(1 * kMs, {event_kind::tcp_established, 7, 50000});
+    mpa::RequestReply rep;
+    rep.request = false;
+    rep.reject = true;
+    rep.private_data = text("not today");
+    h.set_startup(7, mpa::encode(rep));
+    h.at(2 * kMs, {event_kind::startup_bytes, 7, 0});
+    run(h);
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::connection_refused);
+    EXPECT_EQ(h.result_of(0), 4u);     // bytes written: cut to the buffer
+    EXPECT_EQ(h.param_of(0, 5), 9u);   // the whole length
+    EXPECT_EQ(h.peek_bytes(kPdBuf, 4), text("not "));
+}
+
+TEST(FirmwarePassive, ConnectWithTooMuchPrivateDataIsABadParameter) {
+    scripted_hal h;
+    h.command(0, regmap::command::connect,
+              {5, kPeerIp | std::uint64_t{kPort} << 32, 0, regmap::kConnectPrivateData, kPdBuf,
+               std::uint64_t{regmap::kMaxConnPrivateData + 1} << 32});
+    run(h);
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::bad_parameter);
+    EXPECT_TRUE(h.sent_startup.empty());
 }
 
 

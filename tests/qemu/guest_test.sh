@@ -19,14 +19,20 @@
 # tool checks its Reads and the FetchAdds' originals. Its buffer is an anonymous mmap registered by
 # pinning (RNIC_IOC_REG_USER_MR: 1 MiB + 4 KiB in four regions, 259 pages pinned, page lists).
 # With MODE "kping", the pings run from the kernel through the RDMA core: rnic.ko's iWARP ib_device,
-# rdma_cm and iw_cm, and the kernel consumer rnic_kping.ko (driver/linux/tools/rnic_kping.c); the
+# rdma_cm and iw_cm, and the kernel consumer rnic_kping.ko (driver/linux/tools/rnic_kping_main.c); the
 # test also checks the device as the RDMA core shows it (node type RNIC, port active, GID = MAC),
 # the firmware's connect and the graceful close as the driver logged them, and a second load of the
 # consumer against a port where nothing listens, whose connect must fail and be torn down.
 # With MODE "kperf", rnic_kping.ko runs perf_server's client through the RDMA core instead: PINGS RDMA
 # Writes, RDMA Reads and Sends of SIZE bytes posted through ib_post_send (8 in flight); host b checks
 # the Writes and Sends, the module its Reads.
-#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf|kping|kperf]
+# With MODE "kserve" the guest is the passive side: rnic_kping.ko mode=server listens through rdma_cm
+# (iw_cm's create_listen, the driver polling the firmware's next_peer), rejects host b's first
+# connect with MPA private data (host b's connect fails with connection refused and the private data
+# arrives at its firmware), accepts the next with private data, and serves rping's server protocol
+# to host b's rping client (PINGS pings of SIZE bytes), checking each start buffer it reads; host b
+# checks each echo. rnic.ko is then removed with the consumer's listener still open.
+#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf|kping|kperf|kserve]
 set -uo pipefail
 SIM=$1 PINGS=${2:-20} SIZE=${3:-3000} MODE=${4:-plain}
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -41,6 +47,7 @@ EXTRA=(--param bar_bench=200)
 [ "$MODE" = tool ] && EXTRA+=(--tool rping)
 [ "$MODE" = kping ] && EXTRA+=(--tool kping)
 [ "$MODE" = kperf ] && EXTRA+=(--tool kperf)
+[ "$MODE" = kserve ] && EXTRA+=(--tool kserve)
 [ "$MODE" = perf ] && EXTRA+=(--tool perf "--perf-args=-t,all,-s,$SIZE,-n,$PINGS,-q,16")
 "$REPO/driver/linux/guest/run-guest.py" --sim "$SIM" --pings "$PINGS" --size "$SIZE" --timeout 180 --log-dir "$LOG" \
     "${EXTRA[@]}"
@@ -96,9 +103,15 @@ if mode == "misuse":
     want("inject bad_order: destroy_cq 0 under QP 0 -> -5, bad state" in guest, "destroy_cq under a QP: bad_state")
     want("inject bad_wqe: opcode 0x55 -> a completion status 8 (bad opcode)" in guest, "the malformed WQE's completion")
     want(r["log"]["errors"] >= 2, "errors counted in the results")
+elif mode == "kserve":
+    # Host b's connect attempts before the guest listens time out, and the rejected one is refused:
+    # its driver logs each as an error; nothing else may be one.
+    tries = sum(1 for l in sim.splitlines() if " error " in l and "b.verbs: connect: connection " in l)
+    want(r["log"]["errors"] == tries and tries >= 1, f"{r['log']['errors']} error lines in rnic-sim's log, "
+                                                     f"{tries} of them host b's failed connect attempts")
 else:
     want(r["log"]["errors"] == 0, f"{r['log']['errors']} error lines in rnic-sim's log")
-if mode not in ("perf", "kping", "kperf"):
+if mode not in ("perf", "kping", "kperf", "kserve"):
     want(f"{pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest, "the guest's own check line")
 if mode == "perf":
     for op, check in [("write", "server: "), ("read", "client: "), ("send", "server: "), ("fetchadd", "client: originals")]:
@@ -134,6 +147,40 @@ elif mode == "kping":
     want("-> 10.0.0.2:7175: failed (-110)" in guest and "rnic_kping: rdma_cm event unreachable, status -110" in guest
          and "rnic_kping result=-110 against port 7175" in guest, "the failed connect to port 7175")
     want("RDMA core: device unregistered" in guest and ": removed" in guest, "teardown lines")
+    # MPA private data of the connect, as host b's firmware received it in the Request.
+    want('MPA Request with 16 bytes of private data "rnic_kping_hello"' in sim, "the connect's private data at host b")
+    want("private data 16 out, 0 back" in guest, "the driver sent the connect's private data")
+elif mode == "kserve":
+    import re
+    want("rnic_kping: server: listening on port 7174" in guest and "iw_cm: listening on 0.0.0.0:7174" in guest,
+         "the listener (rdma_listen, iw_cm create_listen)")
+    want(len(re.findall(r"iw_cm: connect request 10\.0\.0\.2:\d+ -> 10\.0\.0\.1:7174 \(peer \d+, MPA rev 2, IRD 1 ORD 1",
+                        guest)) == 2, "two connect requests from host b delivered by the next_peer poller")
+    want(re.search(r"iw_cm: reject of peer \d+ on port 7174 with 19 bytes of private data: sent", guest) is not None and
+         "rnic_kping: server: rejected the connect request with 19 bytes of private data (0)" in guest,
+         "the guest's reject of the first request")
+    want('the peer rejected the connection (MPA Reply with R = 1, 19 bytes of private data "rnic_kping: not now")'
+         in sim, "host b's firmware got the Rejected bit and the reject's private data")
+    want(re.search(r"rping: connect attempt \d+ failed \(connection refused\)", sim) is not None,
+         "host b's connect refused by the reject (then tried again)")
+    want(re.search(r"iw_cm: QP 0 accept of peer \d+ on port 7174: established \(status 0\), 19 bytes of private data",
+                   guest) is not None and "rnic_kping: server: accepted (QP 0) with 19 bytes of private data" in guest,
+         "the guest's accept")
+    want('MPA Reply accepts with 19 bytes of private data "rnic_kping: welcome"' in sim,
+         "host b's firmware got the accept's private data")
+    want(f"rnic_kping: server: {pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest,
+         "the guest's check of every start buffer it read")
+    # Host b closes gracefully; the model moves the guest's RTS QP to Error when the peer's FIN arrives
+    # ("QP 0 to Error: TCP connection closed"), so the driver's watch delivers an abortive close.
+    want("iw_cm: QP 0 left RTS without the consumer (firmware state 4)" in guest and
+         "iw_cm: QP 0 closed (abortive, firmware state 4)" in guest and
+         "rnic_kping: server: the client disconnected" in guest and "b.rnic.rdma: QP 0: graceful close done" in sim,
+         "host b's disconnect seen by the guest (its QP watch)")
+    want("rnic_kping: PASS (server" in guest and "RNIC-GUEST: PASS (rnic_kping)" in guest, "the consumer's verdict")
+    want("rnic_kping stays loaded, its listener open" in guest and
+         "iw_cm: listener on port 7174 destroyed; no listener left, next_peer polling stopped" in guest and
+         "RDMA core: device unregistered" in guest and "rnic_kping removed after rnic" in guest and
+         "rnic_kping: server: listener closed at module exit" in guest, "rnic.ko removed under an open listener")
 elif mode == "tool":
     want(f"rnic_rping: PASS {pings} pings" in guest and "RNIC-GUEST: PASS (rnic_rping)" in guest, "the tool's verdict")
     want(" #bytes     #iterations" in guest, "the tool's perftest-style table")

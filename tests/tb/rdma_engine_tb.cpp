@@ -73,6 +73,7 @@ struct toe_stub : sc_core::sc_module, toe_ctl_if {
     std::size_t tcp_send_space(std::uint32_t) const override { return 1 << 20; }
     std::uint16_t tcp_effective_mss(std::uint32_t) const override { return 1460; }
     std::uint16_t tcp_local_port(std::uint32_t) const override { return 0; }
+    tcp_addresses tcp_addresses_of(std::uint32_t) const override { return {}; }
     void tcp_one_fpdu_per_segment(std::uint32_t, bool) override {}
     std::uint64_t tcp_retransmitted_bytes() const override { return 0; }
 };

@@ -172,6 +172,11 @@ std::string render_c_header() {
     values(o, "RNIC_CMD_STATUS_", rm::kCmdStatuses, count(rm::kCmdStatuses), false);
     define(o, "RNIC_CONNECT_PEER_TO_PEER", "(1ull << 30)", "connect p3: the peer-to-peer model (RFC 6581)");
     define(o, "RNIC_MAX_REJECT_PRIVATE_DATA", std::to_string(rm::kMaxRejectPrivateData) + "u");
+    define(o, "RNIC_CONNECT_PRIVATE_DATA", "(1ull << 31)",
+           "connect p3: the Request carries p5[47:32] bytes from p4; the Reply's private data comes back there");
+    define(o, "RNIC_MAX_CONN_PRIVATE_DATA", std::to_string(rm::kMaxConnPrivateData) + "u",
+           "private data of an MPA Request or accepting Reply");
+    values(o, "RNIC_PEER_FLAG_", rm::kPeerFlags, count(rm::kPeerFlags), true);
     define(o, "RNIC_MAX_PAGE_LIST_ENTRIES", std::to_string(rm::kMaxPageListEntries) + "u",
            "reg_mr_pages: pages per region at most");
     define(o, "RNIC_PAGE_LIST_POOL_ENTRIES", std::to_string(rm::kPageListPoolEntries) + "u",

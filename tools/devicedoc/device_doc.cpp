@@ -220,6 +220,16 @@ std::string render() {
         o << "| " << int(c.opcode) << " | `" << c.name << "` | " << cell(*c.params ? c.params : "none") << " | "
           << cell(*c.result ? c.result : "0") << " | " << cell(c.description) << " |\n";
     }
+    o << "\n### A waiting peer (`next_peer`, " << rm::kPeerRecordSize << " bytes, then the private data)\n\n"
+      << "A connection manager that must see a peer before it has a QP for it (the Linux RDMA core's "
+      << "`IW_CM_EVENT_CONNECT_REQUEST`) polls `next_peer`; each peer whose MPA Request has arrived is reported "
+      << "once, and `accept` or `reject` with its handle in p2 answers it. Without a handle they serve the oldest "
+      << "waiting peer, as before. `connect` with `kConnectPrivateData` (p3 bit 31) sends p5[47:32] bytes of "
+      << "private data (at most " << rm::kMaxConnPrivateData << ") from p4 in its Request and gets the Reply's "
+      << "private data back at p4, its length in p5.\n\n";
+    fields_table(o, layout_named("peer_record"));
+    o << "Peer flags:\n\n";
+    values_table(o, rm::kPeerFlags, count(rm::kPeerFlags), true, 2);
     o << "\n### Command status codes\n\n";
     values_table(o, rm::kCmdStatuses, count(rm::kCmdStatuses), false);
 
@@ -496,6 +506,7 @@ std::vector<std::string> check_device() {
     add(p, check_values("work-request opcode", rm::kWrOpcodes, count(rm::kWrOpcodes), false));
     add(p, check_values("work-request flag", rm::kWrFlags, count(rm::kWrFlags), true));
     add(p, check_values("MR access flag", rm::kMrAccessFlags, count(rm::kMrAccessFlags), true));
+    add(p, check_values("peer flag", rm::kPeerFlags, count(rm::kPeerFlags), true));
     add(p, check_values("CQE flag", rm::kCqeFlags, count(rm::kCqeFlags), true));
     add(p, check_values("CQE status", rm::kCqeStatuses, count(rm::kCqeStatuses), false));
     add(p, check_values("SGE flag", rm::kSgeFlags, count(rm::kSgeFlags), true));

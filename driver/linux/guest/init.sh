@@ -13,6 +13,8 @@
 #                   connect must fail and everything be torn down. The platform's TCP drops a SYN to a
 #                   closed port unanswered (models/toe/tcp_engine.cpp says why), so the firmware's
 #                   connect times out: rdma_cm reports the peer unreachable, result -110 (ETIMEDOUT)
+#   rnic_kping_keep=1  leave rnic_kping.ko loaded (mode=server keep_listening=1: its listener open)
+#                   while rnic.ko is removed, and remove it afterwards
 #   rnic_shell=1    drop to a shell instead of powering off (by hand: run-guest.py --shell)
 # rnic.ko needs the kernel's RDMA core: the modules in /etc/rnic-guest/modules.order load first.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -75,7 +77,11 @@ if [ -n "$KPING" ]; then
     t1=$(cut -d' ' -f1 /proc/uptime)
     kping=$(cat /sys/module/rnic_kping/parameters/result)
     echo "RNIC-GUEST: rnic_kping result=$kping after $t0..$t1 s of uptime"
-    rmmod rnic_kping || finish "FAIL rmmod rnic_kping failed"
+    if grep -q 'rnic_kping_keep=1' /proc/cmdline; then
+        echo "RNIC-GUEST: rnic_kping stays loaded, its listener open, while rnic is removed"
+    else
+        rmmod rnic_kping || finish "FAIL rmmod rnic_kping failed"
+    fi
     [ "$kping" = 0 ] || finish "FAIL rnic_kping result $kping"
     REFUSED=$(sed -n -e 's/.*[[:space:]]rnic_kping_refused=\([0-9]*\).*/\1/p' /proc/cmdline)
     if [ -n "$REFUSED" ]; then
@@ -89,6 +95,10 @@ if [ -n "$KPING" ]; then
 fi
 rmmod rnic || finish "FAIL rmmod rnic failed"
 dmesg | grep -q 'rnic .*: removed' || finish "FAIL no 'removed' line from the driver"
+if [ -d /sys/module/rnic_kping ]; then
+    rmmod rnic_kping || finish "FAIL rmmod rnic_kping after rnic failed"
+    echo "RNIC-GUEST: rnic_kping removed after rnic"
+fi
 # Once more without a self-test: remove must leave the device ready for the next probe.
 insmod /rnic.ko || finish "FAIL the second insmod failed"
 [ -c /dev/rnic0 ] || finish "FAIL no /dev/rnic0 after the second probe"

@@ -28,12 +28,14 @@ def main():
     ap.add_argument("--size", type=int, default=3000)
     ap.add_argument("--timeout", type=float, default=240.0, help="wall seconds for the whole run")
     ap.add_argument("--log-dir", default=None, help="where guest.log, sim.log and results.json go")
-    ap.add_argument("--tool", choices=["rping", "perf", "kping", "kperf"], default=None,
+    ap.add_argument("--tool", choices=["rping", "perf", "kping", "kperf", "kserve"], default=None,
                     help="run from user space over /dev/rnic0 instead of the module's self-test: rping (rnic_rping "
                          "against host b's rping server), perf (rnic_perf against host b's perf_server) or kping (the kernel "
                          "consumer rnic_kping.ko through rdma_cm and the RDMA core against host b's rping server) or kperf "
                          "(rnic_kping.ko mode=perf: RDMA Writes, RDMA Reads and Sends through the RDMA core against "
-                         "host b's perf_server; --pings operations of --size bytes each)")
+                         "host b's perf_server; --pings operations of --size bytes each) or kserve (rnic_kping.ko "
+                         "mode=server: the guest listens through rdma_cm, rejects host b's first connect and serves "
+                         "the next; host b runs rping's client against it, retrying until the guest listens)")
     ap.add_argument("--perf-args", default="-t,all,-s,4096,-n,1000,-q,16",
                     help="rnic_perf's arguments, ',' between words (default %(default)s)")
     ap.add_argument("--shell", action="store_true", help="the guest drops to a shell at the end")
@@ -53,6 +55,15 @@ def main():
     results = os.path.join(log_dir, "results.json")
     if a.tool in ("perf", "kperf"):
         workload = ["--set", "workload.type=perf_server"]
+    elif a.tool == "kserve":
+        # The guest is the server: host b's client connects until the guest listens (a SYN to a closed
+        # port goes unanswered, so each early attempt times out), and the MPA timeout covers the guest's
+        # way from the connect request through rdma_cm to its accept (wall time under TCG).
+        workload = ["--set", "workload.type=rping", "--set", "workload.rping.role=server",
+                    "--set", f"workload.rping.count={a.pings}", "--set", f"workload.rping.size={a.size}",
+                    "--set", "workload.rping.timeout=120s", "--set", "workload.rping.connect_attempts=100",
+                    "--set", "workload.rping.retry_interval=1s", "--set", "rnic.mpa.timeout=5s",
+                    "--set", "rnic.mpa.revision=2"]  # the RFC 6581 IRD/ORD word reaches the connect request
     else:
         workload = ["--set", "workload.type=rping", "--set", f"workload.rping.count={a.pings}",
                     "--set", f"workload.rping.size={a.size}", "--set", "workload.rping.timeout=120s"]
@@ -66,10 +77,13 @@ def main():
         append += f" rnic_tool=rnic_rping,-a,10.0.0.2,-p,7174,-C,{a.pings},-S,{a.size}"
     elif a.tool == "kping":
         append += (f" rnic_ifaddr=10.0.0.1/24 rnic_kping=server_ip=10.0.0.2,server_port=7174,count={a.pings},"
-                   f"size={a.size} rnic_kping_refused=7175")
+                   f"size={a.size},private_data=rnic_kping_hello rnic_kping_refused=7175")
     elif a.tool == "kperf":
         append += (f" rnic_ifaddr=10.0.0.1/24 rnic_kping=mode=perf,server_ip=10.0.0.2,server_port=18515,"
                    f"count={a.pings},size={a.size},depth=8")
+    elif a.tool == "kserve":
+        append += (f" rnic_ifaddr=10.0.0.1/24 rnic_kping=mode=server,server_port=7174,count={a.pings},"
+                   f"size={a.size},reject=1,keep_listening=1 rnic_kping_keep=1")
     elif a.tool == "perf":
         append += f" rnic_tool=rnic_perf,-a,10.0.0.2,-p,18515,{a.perf_args}"
     qemu_cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "256M", "-smp", "1",

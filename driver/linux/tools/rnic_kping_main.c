@@ -18,6 +18,8 @@
  * access and, since the server must reach the buffers, the PD's unsafe global rkey
  * (IB_PD_UNSAFE_GLOBAL_RKEY) as the advertised rkey, with bus addresses as tagged offsets.
  *
+ * mode=server (rnic_kping_server.c) is rping's server instead: listen, accept, serve the client's pings.
+ *
  * The verdict: "rnic_kping: PASS ..." or "rnic_kping: FAIL ..." on the kernel log, and the read-only
  * parameter result (0 pass, negative errno, 1 not run).
  */
@@ -31,6 +33,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "../rnic_rping_pattern.h"
+#include "rnic_kping.h"
 
 static char *server_ip = "10.0.0.2";
 module_param(server_ip, charp, 0444);
@@ -46,7 +49,17 @@ module_param(size, uint, 0444);
 MODULE_PARM_DESC(size, "Ping size in bytes (26..65536)");
 static char *mode = "rping";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "rping (librdmacm rping's client) or perf (perf_server's client: RDMA Write, RDMA Read, Send)");
+MODULE_PARM_DESC(mode, "rping (librdmacm rping's client), perf (perf_server's client: RDMA Write, RDMA Read, Send) "
+		 "or server (rping's server: listen on server_port, accept, serve count pings)");
+static char *private_data = "";
+module_param(private_data, charp, 0444);
+MODULE_PARM_DESC(private_data, "mode=rping: MPA private data of the connect (at most 64 bytes)");
+static unsigned int reject;
+module_param(reject, uint, 0444);
+MODULE_PARM_DESC(reject, "mode=server: reject this many connect requests first (private data \"rnic_kping: not now\")");
+static unsigned int keep_listening;
+module_param(keep_listening, uint, 0444);
+MODULE_PARM_DESC(keep_listening, "mode=server: 1 keeps the listener open until the module is removed");
 static unsigned int depth = 8;
 module_param(depth, uint, 0444);
 MODULE_PARM_DESC(depth, "mode=perf: operations in flight (1..8)");
@@ -57,39 +70,7 @@ static int result = 1;
 module_param(result, int, 0444);
 MODULE_PARM_DESC(result, "Outcome: 0 pass, negative errno on failure, 1 not run");
 
-#define INFO_BYTES 16 /* struct rping_rdma_info: u64 buf, u32 rkey, u32 size, big-endian */
-/* The buffer: the message to send at 0, RECVS receive slots of RECV_BYTES from 64, data from DATA. */
-#define RECVS 4
-#define RECV_BYTES 64
-#define DATA 512
-/* perf_server's control messages (platform/workloads/perf_server.h) */
-#define PERF_MAGIC 0x46524e52u
-#define PERF_MSG 32
-#define PERF_DATA_OFFSET 64
-#define PERF_MAX_AREA (256u << 10) /* count * size at most: no wrap-around on either side */
-enum { PERF_HELLO = 1, PERF_CHECK_WRITE = 2, PERF_FILL_READ = 3, PERF_EXPECT_SENDS = 4, PERF_BYE = 6 };
-
-enum kping_step { STEP_IDLE, STEP_ADDR, STEP_ROUTE, STEP_CONNECTED, STEP_DISCONNECTED, STEP_ERROR };
-
-struct kping {
-	struct rdma_cm_id *id;
-	struct ib_pd *pd;
-	struct ib_cq *cq;
-	wait_queue_head_t wait;
-	enum kping_step step;
-	int cm_error;
-	bool cq_event;
-	unsigned int cq_events;
-	u8 *buf;
-	dma_addr_t dma;
-	size_t buf_len;
-	u32 slot;
-	unsigned int in_flight; /* mode=perf: signaled work requests not yet completed */
-	struct ib_wc early;     /* mode=perf: a reply that came before the last Send's own completion */
-	bool have_early;
-};
-
-static int kping_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+int kping_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct kping *kp = id->context;
 
@@ -98,6 +79,27 @@ static int kping_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ROUTE_RESOLVED: kp->step = STEP_ROUTE; break;
 	case RDMA_CM_EVENT_ESTABLISHED: kp->step = STEP_CONNECTED; break;
 	case RDMA_CM_EVENT_DISCONNECTED: kp->step = STEP_DISCONNECTED; break;
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		/* mode=server: a new cm_id; one request is answered at a time, a second is refused meanwhile. */
+		if (kp->request)
+			return -EBUSY; /* rdma_cm rejects and destroys it */
+		kp->request = id;
+		kp->request_pd_len = min_t(u8, ev->param.conn.private_data_len, sizeof(kp->request_pd));
+		memcpy(kp->request_pd, ev->param.conn.private_data, kp->request_pd_len);
+		/* rdma_cm's names are the answering side's: the peer's IRD becomes our initiator depth. */
+		kp->request_ird = ev->param.conn.initiator_depth;
+		kp->request_ord = ev->param.conn.responder_resources;
+		kp->step = STEP_REQUEST;
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		kp->reject_status = ev->status;
+		kp->reject_pd_len = min_t(u8, ev->param.conn.private_data_len, sizeof(kp->reject_pd));
+		memcpy(kp->reject_pd, ev->param.conn.private_data, kp->reject_pd_len);
+		pr_err("rnic_kping: rdma_cm event %s, status %d, %u bytes of private data\n", rdma_event_msg(ev->event),
+		       ev->status, ev->param.conn.private_data_len);
+		kp->cm_error = -ECONNREFUSED;
+		kp->step = STEP_ERROR;
+		break;
 	default:
 		pr_err("rnic_kping: rdma_cm event %s, status %d\n", rdma_event_msg(ev->event), ev->status);
 		kp->cm_error = ev->status ? ev->status : -ECONNABORTED;
@@ -108,7 +110,7 @@ static int kping_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return 0; /* the id is destroyed by kping_run, never here */
 }
 
-static int kping_wait_step(struct kping *kp, enum kping_step want, const char *what)
+int kping_wait_step(struct kping *kp, enum kping_step want, const char *what)
 {
 	long left = wait_event_interruptible_timeout(kp->wait, kp->step == want || kp->step == STEP_ERROR,
 						     msecs_to_jiffies(timeout_ms));
@@ -119,7 +121,7 @@ static int kping_wait_step(struct kping *kp, enum kping_step want, const char *w
 	return kp->step == STEP_ERROR ? kp->cm_error : left < 0 ? (int)left : -ETIMEDOUT;
 }
 
-static void kping_comp_handler(struct ib_cq *cq, void *ctx)
+void kping_comp_handler(struct ib_cq *cq, void *ctx)
 {
 	struct kping *kp = ctx;
 
@@ -129,7 +131,7 @@ static void kping_comp_handler(struct ib_cq *cq, void *ctx)
 }
 
 /* The next completion: polled, then waited for through the CQ's completion handler. */
-static int kping_next_wc(struct kping *kp, struct ib_wc *wc)
+int kping_next_wc(struct kping *kp, struct ib_wc *wc)
 {
 	for (;;) {
 		int n = ib_poll_cq(kp->cq, 1, wc);
@@ -154,7 +156,7 @@ static int kping_next_wc(struct kping *kp, struct ib_wc *wc)
 	return 0;
 }
 
-static int kping_post_recv(struct kping *kp, unsigned int slot)
+int kping_post_recv(struct kping *kp, unsigned int slot)
 {
 	struct ib_sge sge = { .addr = kp->dma + 64 + slot * RECV_BYTES, .length = RECV_BYTES,
 			      .lkey = kp->pd->local_dma_lkey };
@@ -439,19 +441,82 @@ static int kping_perf(struct kping *kp, u64 *checked, u64 *bad)
 	return perf_request(kp, PERF_BYE, 0, 0, &r);
 }
 
-static int kping_run(void)
+int kping_setup_qp(struct kping *kp)
 {
 	struct ib_qp_init_attr qp_attr = { 0 };
-	struct rdma_conn_param conn = { 0 };
 	struct ib_cq_init_attr cq_attr = { .cqe = 16 };
+	unsigned int i;
+	int err;
+
+	kp->pd = ib_alloc_pd(kp->id->device, IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (IS_ERR(kp->pd))
+		return PTR_ERR(kp->pd);
+	kp->cq = ib_create_cq(kp->id->device, kping_comp_handler, NULL, kp, &cq_attr);
+	if (IS_ERR(kp->cq)) {
+		err = PTR_ERR(kp->cq);
+		goto dealloc_pd;
+	}
+	qp_attr.send_cq = kp->cq;
+	qp_attr.recv_cq = kp->cq;
+	qp_attr.qp_type = IB_QPT_RC;
+	qp_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qp_attr.cap.max_send_wr = 16;
+	qp_attr.cap.max_recv_wr = 4;
+	qp_attr.cap.max_send_sge = 1;
+	qp_attr.cap.max_recv_sge = 1;
+	err = rdma_create_qp(kp->id, kp->pd, &qp_attr);
+	if (err)
+		goto destroy_cq;
+	kp->dma = ib_dma_map_single(kp->id->device, kp->buf, kp->buf_len, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(kp->id->device, kp->dma)) {
+		err = -ENOMEM;
+		goto destroy_qp;
+	}
+	for (i = 0, err = 0; i < RECVS && !err; i++)
+		err = kping_post_recv(kp, i);
+	if (!err)
+		return 0;
+	ib_dma_unmap_single(kp->id->device, kp->dma, kp->buf_len, DMA_BIDIRECTIONAL);
+destroy_qp:
+	rdma_destroy_qp(kp->id);
+destroy_cq:
+	ib_destroy_cq(kp->cq);
+dealloc_pd:
+	ib_dealloc_pd(kp->pd);
+	return err;
+}
+
+void kping_teardown_qp(struct kping *kp)
+{
+	ib_dma_unmap_single(kp->id->device, kp->dma, kp->buf_len, DMA_BIDIRECTIONAL);
+	rdma_destroy_qp(kp->id);
+	ib_destroy_cq(kp->cq);
+	ib_dealloc_pd(kp->pd);
+}
+
+static int kping_run(void)
+{
+	struct rdma_conn_param conn = { 0 };
 	struct sockaddr_in dst = { .sin_family = AF_INET };
 	struct kping *kp;
 	u64 checked = 0, bad = 0, t0, t_connect;
 	int err;
 
 	bool perf = strcmp(mode, "perf") == 0;
-	unsigned int i;
 
+	if (strcmp(mode, "server") == 0) {
+		struct kping_server_args a = { count, size, server_port, reject, keep_listening };
+
+		if (size < 26 || size > 65536 || count < 1 || count > 100000 || !server_port || server_port > 65535)
+			return -EINVAL;
+		kp = kzalloc(sizeof(*kp), GFP_KERNEL);
+		if (!kp)
+			return -ENOMEM;
+		init_waitqueue_head(&kp->wait);
+		return kping_serve(kp, &a); /* it frees kp, or keeps it with the listener */
+	}
+	if (strlen(private_data) > 64)
+		return -EINVAL;
 	if (size < 26 || size > 65536 || count < 1 || count > 100000 ||
 	    !in4_pton(server_ip, -1, (u8 *)&dst.sin_addr.s_addr, -1, NULL) || (!perf && strcmp(mode, "rping") != 0) ||
 	    (perf && ((u64)count * size > PERF_MAX_AREA || depth < 1 || depth > 8)))
@@ -484,44 +549,19 @@ static int kping_run(void)
 	pr_info("rnic_kping: %s resolved to device %s port %u (node type %s)\n", server_ip,
 		dev_name(&kp->id->device->dev), kp->id->port_num, rdma_node_get_transport(kp->id->device->node_type) ==
 		RDMA_TRANSPORT_IWARP ? "iWARP RNIC" : "not iWARP");
-	kp->pd = ib_alloc_pd(kp->id->device, IB_PD_UNSAFE_GLOBAL_RKEY);
-	if (IS_ERR(kp->pd)) {
-		err = PTR_ERR(kp->pd);
+	err = kping_setup_qp(kp);
+	if (err)
 		goto destroy_id;
-	}
-	kp->cq = ib_create_cq(kp->id->device, kping_comp_handler, NULL, kp, &cq_attr);
-	if (IS_ERR(kp->cq)) {
-		err = PTR_ERR(kp->cq);
-		goto dealloc_pd;
-	}
-	qp_attr.send_cq = kp->cq;
-	qp_attr.recv_cq = kp->cq;
-	qp_attr.qp_type = IB_QPT_RC;
-	qp_attr.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qp_attr.cap.max_send_wr = 16;
-	qp_attr.cap.max_recv_wr = 4;
-	qp_attr.cap.max_send_sge = 1;
-	qp_attr.cap.max_recv_sge = 1;
-	err = rdma_create_qp(kp->id, kp->pd, &qp_attr);
-	if (err)
-		goto destroy_cq;
-	kp->dma = ib_dma_map_single(kp->id->device, kp->buf, kp->buf_len, DMA_BIDIRECTIONAL);
-	if (ib_dma_mapping_error(kp->id->device, kp->dma)) {
-		err = -ENOMEM;
-		goto destroy_qp;
-	}
-	for (i = 0; i < RECVS && !err; i++)
-		err = kping_post_recv(kp, i);
-	if (err)
-		goto unmap;
 	/* rping: the server RDMA Reads from us, one Read Request in flight (IRD 1), as rping asks.
 	 * perf: our Reads, up to depth in flight (ORD). */
 	conn.responder_resources = perf ? 0 : 1;
 	conn.initiator_depth = perf ? depth : 1;
 	conn.retry_count = 7;
+	conn.private_data = private_data;
+	conn.private_data_len = strlen(private_data);
 	err = rdma_connect(kp->id, &conn) ?: kping_wait_step(kp, STEP_CONNECTED, "rdma_connect");
 	if (err)
-		goto unmap;
+		goto teardown;
 	t_connect = ktime_get_ns();
 	pr_info("rnic_kping: connected to %s:%u (QP %u) in %llu ms\n", server_ip, server_port, kp->id->qp->qp_num,
 		div_u64(t_connect - t0, 1000000));
@@ -536,14 +576,8 @@ static int kping_run(void)
 	rdma_disconnect(kp->id);
 	if (kping_wait_step(kp, STEP_DISCONNECTED, "rdma_disconnect") == 0)
 		pr_info("rnic_kping: disconnected\n");
-unmap:
-	ib_dma_unmap_single(kp->id->device, kp->dma, kp->buf_len, DMA_BIDIRECTIONAL);
-destroy_qp:
-	rdma_destroy_qp(kp->id);
-destroy_cq:
-	ib_destroy_cq(kp->cq);
-dealloc_pd:
-	ib_dealloc_pd(kp->pd);
+teardown:
+	kping_teardown_qp(kp);
 destroy_id:
 	rdma_destroy_id(kp->id);
 free_buf:
@@ -565,6 +599,7 @@ static int __init kping_init(void)
 
 static void __exit kping_exit(void)
 {
+	kping_server_exit();
 }
 
 module_init(kping_init);
