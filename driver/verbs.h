@@ -22,7 +22,8 @@ enum class status {
     out_of_bounds,
     ring_full,
     bad_opcode,
-    no_memory,
+    no_memory,      // host memory for a ring or buffer (the driver's DMA pool) is exhausted
+    no_resources,   // a device table is full: no free QP, CQ, STag or connection (regmap cmd_status)
     device_error,
     timeout,
     connection_refused,
