@@ -76,6 +76,19 @@ status context::alloc_buffer(std::size_t len, std::uint64_t* addr) {
     if (len == 0 || addr == nullptr) return fail(status::invalid_argument, "alloc_buffer: zero length or null output");
     *addr = bus_.dma_alloc(len, 4096);
     if (*addr == 0) return fail(status::no_memory, "alloc_buffer of " + std::to_string(len) + " bytes");
+    buffers_.emplace_back(*addr, len);
+    return status::ok;
+}
+
+status context::free_buffer(std::uint64_t addr) {
+    const auto it = std::find_if(buffers_.begin(), buffers_.end(), [&](const auto& b) { return b.first == addr; });
+    if (it == buffers_.end()) return fail(status::bad_handle, "free_buffer: no buffer at " + std::to_string(addr));
+    const std::uint64_t end = addr + it->second;
+    if (std::any_of(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.addr < end && addr < m.addr + m.length; })) {
+        return fail(status::bad_state, "free_buffer: a memory region is registered over it");
+    }
+    bus_.dma_free(addr);
+    buffers_.erase(it);
     return status::ok;
 }
 
