@@ -28,6 +28,7 @@ bool device::init(const station_config& cfg) {
         return false;
     }
     write(regmap::CTRL, regmap::ctrl::reset);
+    producer_ = fetched_ = 0;  // the reset sets CMDQ_CONS to 0
     ring_ = bus_.dma_alloc(static_cast<std::size_t>(n) * regmap::kCommandSize, 4096);
     if (ring_ == 0) {
         DRV_LOG(error, "no host memory for the command ring");
@@ -83,7 +84,25 @@ command_result device::execute(regmap::command op, const std::array<std::uint64_
         res.status = regmap::cmd_status::bad_state;
         return res;
     }
-    // One command at a time from this driver: the ring never holds more than one outstanding entry.
+    // One command at a time from this driver, but a command that timed out stays in the ring until
+    // the firmware fetches it. Before writing a slot the driver makes sure the firmware has fetched
+    // the command a ring ago (CMDQ_CONS), waiting up to the command timeout: it never overwrites
+    // an unfetched command (the firmware would count a ring overrun). CMDQ_CONS is read only when
+    // commands are outstanding, so a driver whose commands are all answered pays nothing for it.
+    const std::uint32_t entries = cfg_.command_ring_entries;
+    if (producer_ - fetched_ >= entries) {
+        const std::uint64_t wait_deadline = bus_.now_ps() + cfg_.command_timeout_ps;
+        while ((fetched_ = read(regmap::CMDQ_CONS)), producer_ - fetched_ >= entries) {
+            if (bus_.now_ps() >= wait_deadline) {
+                DRV_LOG(error, "command ring full: the firmware has fetched none of the last "
+                                   << entries << " commands (consumer " << fetched_ << ", producer " << producer_
+                                   << "); command " << static_cast<int>(op) << " not issued");
+                res.ring_full = true;
+                return res;
+            }
+            bus_.spend(kReadyPollPs);
+        }
+    }
     const std::uint32_t slot = producer_;
     const std::uint64_t addr = ring_ + static_cast<std::uint64_t>(slot % cfg_.command_ring_entries) * regmap::kCommandSize;
     std::uint8_t cmd[regmap::kCommandSize] = {};
@@ -100,6 +119,7 @@ command_result device::execute(regmap::command op, const std::array<std::uint64_
         bus_.mem_read(addr + regmap::cmd_off::status, tail, sizeof tail);
         const std::uint32_t st = proto::get_le32(tail);
         if (st != regmap::kStatusPending) {
+            fetched_ = slot + 1;  // answered, so fetched, and so was every command before it
             res.status = static_cast<regmap::cmd_status>(st);
             res.result = proto::get_le32(tail + 4);
             return res;

@@ -22,6 +22,10 @@ struct command_result {
     regmap::cmd_status status = regmap::cmd_status::ok;
     std::uint32_t result = 0;
     bool timed_out = false;
+    // Not issued: the ring still held a whole ring of commands the firmware had not fetched after
+    // the command timeout (commands that timed out before; a firmware that stopped).
+    bool ring_full = false;
+    bool answered() const { return !timed_out && !ring_full; }
 };
 
 class device {
@@ -51,6 +55,7 @@ private:
     station_config cfg_;
     std::uint64_t ring_ = 0;
     std::uint32_t producer_ = 0;
+    std::uint32_t fetched_ = 0;  // commands the firmware is known to have fetched (CMDQ_CONS)
     bool ready_ = false;
 };
 

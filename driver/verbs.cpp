@@ -17,7 +17,7 @@ status from_cmd(regmap::cmd_status s) {
         case regmap::cmd_status::ok: return status::ok;
         case regmap::cmd_status::bad_opcode: return status::bad_opcode;
         case regmap::cmd_status::bad_parameter: return status::invalid_argument;
-        case regmap::cmd_status::no_resources: return status::no_memory;
+        case regmap::cmd_status::no_resources: return status::no_resources;
         case regmap::cmd_status::bad_handle: return status::bad_handle;
         case regmap::cmd_status::bad_state: return status::bad_state;
         case regmap::cmd_status::connection_refused:
@@ -26,6 +26,10 @@ status from_cmd(regmap::cmd_status s) {
     }
     return status::device_error;
 }
+
+// A command without an answer: not issued because the firmware left the ring full (ring_full), or
+// issued and not answered within the command timeout.
+status unanswered(const command_result& r) { return r.ring_full ? status::ring_full : status::timeout; }
 }  // namespace
 
 const char* to_string(status s) {
@@ -38,6 +42,7 @@ const char* to_string(status s) {
         case status::ring_full: return "ring full";
         case status::bad_opcode: return "bad opcode";
         case status::no_memory: return "no memory";
+        case status::no_resources: return "no device resources";
         case status::device_error: return "device error";
         case status::timeout: return "timeout";
         case status::connection_refused: return "connection refused";
@@ -71,6 +76,19 @@ status context::alloc_buffer(std::size_t len, std::uint64_t* addr) {
     if (len == 0 || addr == nullptr) return fail(status::invalid_argument, "alloc_buffer: zero length or null output");
     *addr = bus_.dma_alloc(len, 4096);
     if (*addr == 0) return fail(status::no_memory, "alloc_buffer of " + std::to_string(len) + " bytes");
+    buffers_.emplace_back(*addr, len);
+    return status::ok;
+}
+
+status context::free_buffer(std::uint64_t addr) {
+    const auto it = std::find_if(buffers_.begin(), buffers_.end(), [&](const auto& b) { return b.first == addr; });
+    if (it == buffers_.end()) return fail(status::bad_handle, "free_buffer: no buffer at " + std::to_string(addr));
+    const std::uint64_t end = addr + it->second;
+    if (std::any_of(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.addr < end && addr < m.addr + m.length; })) {
+        return fail(status::bad_state, "free_buffer: a memory region is registered over it");
+    }
+    bus_.dma_free(addr);
+    buffers_.erase(it);
     return status::ok;
 }
 
@@ -86,7 +104,7 @@ status context::reg_mr(std::uint32_t pd, std::uint64_t addr, std::uint64_t lengt
     const std::uint64_t to_base = zero_based ? 0 : addr;
     const command_result r = dev_.execute(regmap::command::reg_mr,
                                           {addr, length, access | static_cast<std::uint64_t>(pd) << 32, to_base, 0, 0});
-    if (r.timed_out) return fail(status::timeout, "reg_mr");
+    if (!r.answered()) return fail(unanswered(r), "reg_mr");
     if (r.status != regmap::cmd_status::ok) {
         return fail(from_cmd(r.status), std::string("reg_mr: firmware said ") + regmap::to_string(r.status));
     }
@@ -135,7 +153,7 @@ status context::reg_mr_pages(std::uint32_t pd, std::uint64_t va, std::uint64_t l
     const command_result r = dev_.execute(regmap::command::reg_mr_pages,
                                           {va, length, access | static_cast<std::uint64_t>(pd) << 32, to_base, pbl, p5});
     // After a timeout the firmware may still read the list: it stays allocated.
-    if (r.timed_out) return fail(status::timeout, "reg_mr_pages");
+    if (!r.answered()) return fail(unanswered(r), "reg_mr_pages");
     bus_.dma_free(pbl);
     if (r.status != regmap::cmd_status::ok) {
         return fail(from_cmd(r.status), std::string("reg_mr_pages: firmware said ") + regmap::to_string(r.status));
@@ -149,6 +167,8 @@ status context::dereg_mr(const memory_region& mr) {
     auto it = std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == mr.stag; });
     if (it == mrs_.end()) return fail(status::bad_handle, "dereg_mr: unknown STag " + std::to_string(mr.stag));
     const command_result r = dev_.execute(regmap::command::dereg_mr, {mr.stag, 0, 0, 0, 0, 0});
+    // Unanswered, the device may still hold the region: the driver keeps it, so it can try again.
+    if (!r.answered()) return fail(unanswered(r), "dereg_mr");
     if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "dereg_mr");
     mrs_.erase(it);
     return status::ok;
@@ -167,7 +187,7 @@ status context::create_cq(std::uint32_t entries, completion_queue** out) {
     cq->vector = 1 + static_cast<std::uint32_t>(cqs_.size()) % (regmap::kMsixVectors - 1);
     const command_result r = dev_.execute(regmap::command::create_cq, {cq->ring, entries, cq->vector, 0, 0, 0});
     // After a timeout the device may still take the command: the ring stays allocated.
-    if (r.timed_out) return fail(status::timeout, "create_cq");
+    if (!r.answered()) return fail(unanswered(r), "create_cq");
     if (r.status != regmap::cmd_status::ok) {
         bus_.dma_free(cq->ring);
         return fail(from_cmd(r.status), "create_cq");
@@ -212,7 +232,7 @@ status context::create_qp(std::uint32_t pd, completion_queue* send_cq, completio
     const command_result r = dev_.execute(
         regmap::command::create_qp, {qp->sq_ring, sq_depth, qp->rq_ring, rq_depth,
                                      send_cq->cqn | static_cast<std::uint64_t>(recv_cq->cqn) << 32, pd});
-    if (r.timed_out) return fail(status::timeout, "create_qp");  // the device may still take the rings
+    if (!r.answered()) return fail(unanswered(r), "create_qp");  // the device may still take the rings
     if (r.status != regmap::cmd_status::ok) {
         free_rings();
         return fail(from_cmd(r.status), "create_qp");
@@ -241,15 +261,15 @@ status context::connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t r
                                        (limits.peer_to_peer ? regmap::kConnectPeerToPeer : 0),
                                    reject_private_data != nullptr ? scratch_ : 0,
                                    reject_private_data != nullptr ? kScratchBytes : 0});
-    if (!r.timed_out && r.status == regmap::cmd_status::connection_refused && reject_private_data != nullptr &&
+    if (r.answered() && r.status == regmap::cmd_status::connection_refused && reject_private_data != nullptr &&
         r.result > 0) {
         reject_private_data->resize(std::min<std::size_t>(r.result, kScratchBytes));
         bus_.mem_read(scratch_, reject_private_data->data(), reject_private_data->size());
     }
-    if (r.timed_out || r.status != regmap::cmd_status::ok) {
+    if (!r.answered() || r.status != regmap::cmd_status::ok) {
         qp->state = qp_state::error;
-        return fail(r.timed_out ? status::timeout : from_cmd(r.status),
-                    std::string("connect: ") + (r.timed_out ? "no answer" : regmap::to_string(r.status)));
+        return fail(!r.answered() ? unanswered(r) : from_cmd(r.status),
+                    std::string("connect: ") + (!r.answered() ? "no answer" : regmap::to_string(r.status)));
     }
     qp->state = qp_state::rts;
     VERBS_LOG(info, "QP " << qp->qpn << " connected (connection " << r.result << ")");
@@ -263,9 +283,9 @@ status context::accept(queue_pair* qp, std::uint16_t port, const read_limits& li
     qp->state = qp_state::connecting;
     const command_result r = dev_.execute(regmap::command::accept,
                                           {qp->qpn, port, 0, limits.ird | static_cast<std::uint64_t>(limits.ord) << 16, 0, 0});
-    if (r.timed_out || r.status != regmap::cmd_status::ok) {
+    if (!r.answered() || r.status != regmap::cmd_status::ok) {
         qp->state = qp_state::error;
-        return fail(r.timed_out ? status::timeout : from_cmd(r.status), "accept");
+        return fail(!r.answered() ? unanswered(r) : from_cmd(r.status), "accept");
     }
     qp->state = qp_state::rts;
     VERBS_LOG(info, "QP " << qp->qpn << " accepted a connection (" << r.result << ")");
@@ -276,7 +296,7 @@ status context::listen(std::uint16_t port) {
     if (!opened_) return fail(status::bad_state, "listen before open");
     if (port == 0) return fail(status::invalid_argument, "listen: port 0");
     const command_result r = dev_.execute(regmap::command::listen, {0, port, 0, 0, 0, 0});
-    if (r.timed_out) return fail(status::timeout, "listen");
+    if (!r.answered()) return fail(unanswered(r), "listen");
     if (r.status != regmap::cmd_status::ok) {
         return fail(from_cmd(r.status), std::string("listen: firmware said ") + regmap::to_string(r.status));
     }
@@ -297,7 +317,7 @@ status context::reject(std::uint16_t port, const std::vector<std::uint8_t>& priv
     if (!private_data.empty()) bus_.mem_write(scratch_, private_data.data(), private_data.size());
     const command_result r =
         dev_.execute(regmap::command::reject, {0, port, 0, 0, scratch_, private_data.size()});
-    if (r.timed_out) return fail(status::timeout, "reject");
+    if (!r.answered()) return fail(unanswered(r), "reject");
     if (r.status != regmap::cmd_status::ok) {
         return fail(from_cmd(r.status), std::string("reject: firmware said ") + regmap::to_string(r.status));
     }
@@ -309,7 +329,7 @@ status context::modify_qp_to_error(queue_pair* qp) {
     if (!owns(qp)) return fail(status::bad_handle, "modify_qp: QP handle");
     const command_result r = dev_.execute(regmap::command::modify_qp,
                                           {qp->qpn, static_cast<std::uint64_t>(regmap::qp_state::error), 0, 0, 0, 0});
-    if (r.timed_out) return fail(status::timeout, "modify_qp");
+    if (!r.answered()) return fail(unanswered(r), "modify_qp");
     if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "modify_qp to error");
     qp->state = qp_state::error;
     return status::ok;
@@ -320,7 +340,7 @@ status context::disconnect(queue_pair* qp) {
     if (qp->state != qp_state::rts) return fail(status::bad_state, "disconnect: QP " + std::to_string(qp->qpn) + " not in RTS");
     const command_result r = dev_.execute(regmap::command::modify_qp,
                                           {qp->qpn, static_cast<std::uint64_t>(regmap::qp_state::closing), 0, 0, 0, 0});
-    if (r.timed_out) return fail(status::timeout, "disconnect");
+    if (!r.answered()) return fail(unanswered(r), "disconnect");
     if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "disconnect");
     qp->state = qp_state::closing;
     return status::ok;
@@ -330,7 +350,7 @@ status context::query_qp(queue_pair* qp, regmap::qp_state* state, terminate_info
     if (!owns(qp)) return fail(status::bad_handle, "query_qp: QP handle");
     if (state == nullptr) return fail(status::invalid_argument, "query_qp: null output");
     const command_result r = dev_.execute(regmap::command::query_qp, {qp->qpn, 0, 0, 0, 0, 0});
-    if (r.timed_out) return fail(status::timeout, "query_qp");
+    if (!r.answered()) return fail(unanswered(r), "query_qp");
     if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "query_qp");
     namespace q = regmap::query_qp_result;
     *state = static_cast<regmap::qp_state>(r.result & q::state_mask);
@@ -354,7 +374,7 @@ status context::query_stats(device_stats* out) {
     if (scratch_ == 0) return fail(status::no_memory, "query_stats: buffer");
     static_assert(sizeof(device_stats) <= kScratchBytes, "the counters fit the scratch buffer");
     const command_result r = dev_.execute(regmap::command::query_stats, {scratch_, kScratchBytes, 0, 0, 0, 0});
-    if (r.timed_out) return fail(status::timeout, "query_stats");
+    if (!r.answered()) return fail(unanswered(r), "query_stats");
     if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "query_stats");
     std::uint8_t bytes[8 * regmap::kDeviceCounterCount];
     bus_.mem_read(scratch_, bytes, sizeof bytes);
@@ -365,7 +385,7 @@ status context::query_stats(device_stats* out) {
 status context::destroy_qp(queue_pair* qp) {
     if (!owns(qp)) return fail(status::bad_handle, "destroy_qp: QP handle");
     const command_result r = dev_.execute(regmap::command::destroy_qp, {qp->qpn, 0, 0, 0, 0, 0});
-    if (r.timed_out) return fail(status::timeout, "destroy_qp");
+    if (!r.answered()) return fail(unanswered(r), "destroy_qp");
     if (r.status != regmap::cmd_status::ok) {
         return fail(from_cmd(r.status), "destroy_qp " + std::to_string(qp->qpn) + ": " + regmap::to_string(r.status));
     }
@@ -379,7 +399,7 @@ status context::destroy_qp(queue_pair* qp) {
 status context::destroy_cq(completion_queue* cq) {
     if (!owns(cq)) return fail(status::bad_handle, "destroy_cq: CQ handle");
     const command_result r = dev_.execute(regmap::command::destroy_cq, {cq->cqn, 0, 0, 0, 0, 0});
-    if (r.timed_out) return fail(status::timeout, "destroy_cq");
+    if (!r.answered()) return fail(unanswered(r), "destroy_cq");
     if (r.status != regmap::cmd_status::ok) {
         return fail(from_cmd(r.status), "destroy_cq " + std::to_string(cq->cqn) + ": " + regmap::to_string(r.status));
     }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "driver/device.h"
@@ -22,7 +23,8 @@ enum class status {
     out_of_bounds,
     ring_full,
     bad_opcode,
-    no_memory,
+    no_memory,      // host memory for a ring or buffer (the driver's DMA pool) is exhausted
+    no_resources,   // a device table is full: no free QP, CQ, STag or connection (regmap cmd_status)
     device_error,
     timeout,
     connection_refused,
@@ -155,6 +157,8 @@ public:
     status alloc_pd(std::uint32_t* pd);
     // Allocates pinned host memory for buffers the application registers.
     status alloc_buffer(std::size_t len, std::uint64_t* addr);
+    // Returns a buffer alloc_buffer gave (unmapped from the device); regions over it must be gone.
+    status free_buffer(std::uint64_t addr);
     // `zero_based`: the region's tagged offsets start at 0 instead of at its host address.
     status reg_mr(std::uint32_t pd, std::uint64_t addr, std::uint64_t length, std::uint32_t access,
                   memory_region* out, bool zero_based = false);
@@ -230,6 +234,7 @@ private:
     std::vector<std::unique_ptr<completion_queue>> cqs_;
     std::vector<std::unique_ptr<queue_pair>> qps_;
     std::vector<memory_region> mrs_;
+    std::vector<std::pair<std::uint64_t, std::size_t>> buffers_;  // alloc_buffer's (address, length), not yet freed
     std::uint64_t scratch_ = 0;  // host buffer for private data exchanged with the firmware (lazily)
     static constexpr std::size_t kScratchBytes = 512;
 };

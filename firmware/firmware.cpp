@@ -33,10 +33,16 @@ std::string printable(const std::vector<std::uint8_t>& bytes) {
 firmware::firmware(hal& h, const costs& c) : hal_(h), costs_(c) {}
 
 std::vector<std::pair<const char*, std::uint64_t>> firmware::counters() const {
-    return {{"commands_executed", commands_},
-            {"connections_established", established_},
-            {"connections_failed", failed_},
-            {"connections_rejected", rejected_}};
+    std::vector<std::pair<const char*, std::uint64_t>> out = {{"commands_executed", commands_},
+                                                              {"connections_established", established_},
+                                                              {"connections_failed", failed_},
+                                                              {"connections_rejected", rejected_}};
+    // Only when a host flooded the ring, so results of well-behaved drivers keep their keys.
+    if (ring_overruns_ != 0) {
+        out.emplace_back("command_ring_overruns", ring_overruns_);
+        out.emplace_back("commands_overwritten", commands_overwritten_);
+    }
+    return out;
 }
 
 void firmware::run() {
@@ -71,6 +77,21 @@ void firmware::on_command_doorbell() {
         FW_LOG(error, "command ring misconfigured (base 0x" << std::hex << ring_base_ << std::dec << ", "
                                                               << ring_entries_ << " entries): doorbell ignored");
         return;
+    }
+    // A producer more than a ring ahead of the consumer means the host wrote over commands the
+    // firmware had not fetched yet: their slots now hold later commands, so they are gone. The
+    // firmware cannot answer what it never saw; it answers every command still in the ring (the
+    // last ring_entries_ ones, in order), counts the overwritten ones and logs the overrun, rather
+    // than executing a slot twice or wrapping its consumer index past the producer.
+    const std::uint32_t ahead = producer - consumer_;  // free-running indices, mod 2^32
+    if (ahead > ring_entries_) {
+        const std::uint32_t lost = ahead - ring_entries_;
+        ++ring_overruns_;
+        commands_overwritten_ += lost;
+        FW_LOG(error, "command ring overrun: producer " << producer << " is " << ahead << " commands ahead of consumer "
+                                                       << consumer_ << " in a ring of " << ring_entries_ << "; "
+                                                       << lost << " commands were overwritten before they were fetched");
+        consumer_ = producer - ring_entries_;
     }
     while (consumer_ != producer) {
         const std::uint32_t slot = consumer_++;

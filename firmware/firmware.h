@@ -36,6 +36,8 @@ public:
     std::uint64_t connections_established() const { return established_; }
     std::uint64_t connections_failed() const { return failed_; }
     std::uint64_t connections_rejected() const { return rejected_; }  // MPA Requests this side refused
+    std::uint64_t command_ring_overruns() const { return ring_overruns_; }
+    std::uint64_t commands_overwritten() const { return commands_overwritten_; }
     // Whether a CTRL.RESET has anything of the firmware's to reset (a device fresh from power-on
     // has not: its reset changes nothing, and takes no time).
     bool has_state() const override {
@@ -141,6 +143,7 @@ private:
     std::multimap<std::uint16_t, backlog_entry> backlog_;
     bool request_arrived(std::uint32_t conn) const;
     std::uint64_t commands_ = 0, established_ = 0, failed_ = 0, rejected_ = 0;
+    std::uint64_t ring_overruns_ = 0, commands_overwritten_ = 0;  // doorbells a whole ring or more ahead
 };
 
 }  // namespace rnic::fw

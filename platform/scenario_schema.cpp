@@ -327,7 +327,8 @@ void declare_workload(config::Node& root) {
                     "msn_out_of_range", "message_too_long", "too_many_reads", "invalidate_bad_stag",
                     "local_invalidate", "send_invalidate", "write_imm", "zero_based", "masked_atomics",
                     "qp_states", "response_order", "abort", "reject", "verbs_misuse", "peer_to_peer", "responder_waits",
-                    "listen_backlog", "mpa_timeout", "held_close", "page_list", "device_reset"});
+                    "listen_backlog", "mpa_timeout", "held_close", "page_list", "device_reset",
+                    "resource_limits"});
     wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1,
                  16_MiB, 1, 64);
     wl.boolean("all_sizes", false,

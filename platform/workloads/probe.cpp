@@ -47,6 +47,8 @@ const std::vector<probe_expectation>& probe_catalogue() {
         {"abort", false, 0, 0, 0, "RFC 5040 §6.2: abortive close by the driver (modify to Error)"},
         {"reject", false, 0, 0, 0, "RFC 5044 §7.1.5, RFC 6581: MPA Reply with R = 1 and private data refuses"},
         {"verbs_misuse", false, 0, 0, 0, "Driver misuse: every bad call returns an error and logs it"},
+        {"resource_limits", false, 0, 0, 0,
+         "Send queue, STag/QP/CQ tables and host DMA memory filled: refused by name, then recovered"},
         {"peer_to_peer", false, 0, 0, 0,
          "RFC 6581 §9.2: the initiator's RTR lets the responder send first (needs rnic.mpa.revision = 2)"},
         {"listen_backlog", false, 0, 0, 0,
@@ -194,7 +196,9 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     if (p == "write_imm") server_write_imm(s);
     else if (p == "masked_atomics") server_masked_atomics(s);
     else if (p == "qp_states") server_qp_states(s);
-    else if (p == "response_order" || p == "verbs_misuse" || p == "listen_backlog") oob_.wait_for("client-done");
+    else if (p == "response_order" || p == "verbs_misuse" || p == "resource_limits" ||
+             p == "listen_backlog")
+        oob_.wait_for("client-done");
     else if (p == "abort") server_qp_states(s);
     else if (p == "peer_to_peer" || p == "responder_waits" || p == "held_close") server_sends_first(s);
     else if (p == "zero_based") {
@@ -303,6 +307,7 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
         else if (p == "response_order") client_response_order(s, a);
         else if (p == "abort") client_abort(s, a);
         else if (p == "verbs_misuse") client_verbs_misuse(s, a);
+        else if (p == "resource_limits") client_resource_limits(s, a);
         else if (p == "listen_backlog") {}  // the connection and the first Write were the probe
         else client_error_probe(s, a);
     }

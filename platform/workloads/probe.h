@@ -72,6 +72,8 @@ private:
     void server_reject(side& s);
     void client_reject(side& s, std::uint32_t server_ip, const remote_buffer& a);
     void client_verbs_misuse(side& s, const remote_buffer& a);
+    // resource_limits (probe_resources.cpp): every table and ring filled, refused by name, recovered.
+    void client_resource_limits(side& s, const remote_buffer& a);
     // The client's first, good RDMA Write of kBaseline pattern bytes to A + 0 (wr_id 1).
     drv::send_wr baseline_write(side& s, const remote_buffer& a);
     // peer_to_peer and responder_waits: the server has the first message to send.

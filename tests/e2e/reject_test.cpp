@@ -131,5 +131,49 @@ TEST(VerbsMisuse, EveryMisuseReturnsItsErrorAndLogsItWithTheSimulatedTime) {
     }
 }
 
+// Issue 19 item 3: every table and ring filled until the next request is refused with its named
+// status (the probe checks each), then one entry freed and the request granted; the connection
+// the probe runs on completes a Write after all of it.
+TEST(ResourceLimits, EveryTableAndRingIsRefusedByNameThenRecovers) {
+    const std::string pcap = temp_path("limits.pcap");
+    const std::string results = temp_path("limits.json");
+    const sim_run r = run_probe("resource_limits", pcap, results, "error");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
+    std::vector<std::string> checked;
+    for (const auto& row : v.at("workload").at("rows").as_array()) {
+        EXPECT_TRUE(row.at("integrity_ok").as_bool()) << boost::json::serialize(row);
+        checked.emplace_back(row.at("op").as_string().c_str());
+    }
+    for (const char* want : {"send queue: the next post is refused with ring_full",
+                             "send queue: a post succeeds once the completion retired the ring",
+                             "STag table: registrations are refused with no_resources when it is full",
+                             "STag table: a registration succeeds after one deregistration",
+                             "QP table: creates are refused with no_resources when it is full",
+                             "QP table: a create succeeds after one destroy",
+                             "CQ table: creates are refused with no_resources when it is full",
+                             "CQ table: a create succeeds after one destroy",
+                             "host memory: alloc_buffer is refused with no_memory when the pool is exhausted",
+                             "host memory: create_qp is refused with no_memory (its rings)",
+                             "host memory: create_cq succeeds once buffers are freed",
+                             "the first connection still works: an RDMA Write completes"}) {
+        EXPECT_NE(std::find(checked.begin(), checked.end(), want), checked.end()) << want;
+    }
+    // Each refusal is logged by name with the simulated time.
+    for (const char* want : {"reg_mr: firmware said no resources: no device resources", "create_qp: no device resources",
+                             "create_cq: no device resources", "post_send: send queue of QP", "alloc_buffer of",
+                             "create_qp rings: no memory"}) {
+        EXPECT_NE(r.output.find(want), std::string::npos) << "no error line with '" << want << "'";
+    }
+    // The tables are full only for the probe's own requests: no Terminate, no refused DMA.
+    for (const char* host : {"a.rnic", "b.rnic"}) {
+        EXPECT_EQ(v.at("modules").at(host).at("rdma").at("terminates_sent").to_number<std::uint64_t>(), 0u) << host;
+    }
+    for (const char* mem : {"a.mem", "b.mem"}) {
+        EXPECT_EQ(v.at("modules").at(mem).at("dma_refused").to_number<std::uint64_t>(), 0u) << mem;
+    }
+}
+
 }  // namespace
 }  // namespace rnic::test

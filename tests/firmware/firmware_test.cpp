@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <deque>
 #include <iterator>
@@ -34,20 +35,39 @@ public:
     void at(std::uint64_t t_ps, event ev) { script_.push_back({t_ps, ev}); }
     // Posts one firmware command into the ring (slot n) and rings the doorbell at t_ps.
     void command(std::uint64_t t_ps, regmap::command op, std::initializer_list<std::uint64_t> params) {
+        write_command(op, params);
+        doorbell(t_ps);
+    }
+    // Writes one command into the next slot without ringing (a host that ignores CMDQ_CONS may
+    // write a whole ring or more before its doorbell).
+    void write_command(regmap::command op, std::initializer_list<std::uint64_t> params) {
         const std::uint32_t slot = producer_++;
-        std::uint8_t* c = host_.data() + ring_ + slot * regmap::kCommandSize;
+        encode_command(host_.data() + ring_ + (slot % kEntries) * regmap::kCommandSize, op, params);
+    }
+    // A command the host writes only when its doorbell is delivered (at t_ps), into a slot that an
+    // earlier command still occupies while the script is being written.
+    void command_written_at_doorbell(std::uint64_t t_ps, regmap::command op, std::initializer_list<std::uint64_t> params) {
+        const std::uint32_t slot = producer_++;
+        std::array<std::uint8_t, regmap::kCommandSize> bytes{};
+        encode_command(bytes.data(), op, params);
+        doorbell(t_ps);
+        deferred_[script_.size() - 1].push_back({ring_ + (slot % kEntries) * regmap::kCommandSize, bytes});
+    }
+    static void encode_command(std::uint8_t* c, regmap::command op, std::initializer_list<std::uint64_t> params) {
         std::memset(c, 0, regmap::kCommandSize);
         c[regmap::cmd_off::opcode] = static_cast<std::uint8_t>(op);
         int i = 0;
         for (std::uint64_t p : params) proto::put_le64(c + regmap::cmd_off::param + 8 * i++, p);
         proto::put_le32(c + regmap::cmd_off::status, regmap::kStatusPending);
+    }
+    void doorbell(std::uint64_t t_ps) {
         at(t_ps, {event_kind::command_doorbell, 0, 0});
         doorbell_producers_[script_.size() - 1] = producer_;
         doorbell_rings_[script_.size() - 1] = ring_;
     }
     regmap::cmd_status status_of(std::uint32_t slot, std::uint32_t ring = kRing) const {
-        return static_cast<regmap::cmd_status>(
-            proto::get_le32(host_.data() + ring + slot * regmap::kCommandSize + regmap::cmd_off::status));
+        return static_cast<regmap::cmd_status>(proto::get_le32(host_.data() + ring + (slot % kEntries) * regmap::kCommandSize +
+                                                               regmap::cmd_off::status));
     }
     std::uint32_t result_of(std::uint32_t slot, std::uint32_t ring = kRing) const {
         return proto::get_le32(host_.data() + ring + slot * regmap::kCommandSize + regmap::cmd_off::result);
@@ -96,6 +116,7 @@ public:
             producer_seen_ = it->second;
             ring_seen_ = doorbell_rings_.at(it->first);
         }
+        for (const auto& [addr, bytes] : deferred_[delivered_]) std::memcpy(host_.data() + addr, bytes.data(), bytes.size());
         ++delivered_;
         return ev;
     }
@@ -108,7 +129,7 @@ public:
         switch (offset) {
             case regmap::CMDQ_BASE_LO: return ring_seen_;
             case regmap::CMDQ_BASE_HI: return 0;
-            case regmap::CMDQ_ENTRIES: return 16;
+            case regmap::CMDQ_ENTRIES: return kEntries;
             case regmap::CMDQ_PROD: return producer_seen_;
             default: return 0;
         }
@@ -166,6 +187,7 @@ public:
     void full_operation(std::uint32_t, const mpa_mode&, std::size_t) override {}
 
     static constexpr std::uint32_t kRing = 0x1000;
+    static constexpr std::uint32_t kEntries = 16;
 
 private:
     static constexpr std::uint64_t kNever = ~std::uint64_t{0};
@@ -173,6 +195,7 @@ private:
     std::vector<std::uint8_t> host_;
     std::deque<std::pair<std::uint64_t, event>> script_;
     std::map<std::size_t, std::uint32_t> doorbell_producers_, doorbell_rings_;
+    std::map<std::size_t, std::vector<std::pair<std::uint64_t, std::array<std::uint8_t, regmap::kCommandSize>>>> deferred_;
     std::uint32_t ring_ = kRing, ring_seen_ = kRing;
     std::size_t delivered_ = 0;
     std::uint32_t producer_ = 0, producer_seen_ = 0;
@@ -552,6 +575,32 @@ TEST(FirmwareReset, StartsTheRingAgainAtZeroClosesWhatItHeldAndRemovesTheObjects
     EXPECT_EQ(h.released, std::vector<std::uint32_t>{3});
     ASSERT_EQ(h.mrs.size(), 1u);  // the command at slot 0 of the new ring was executed
     EXPECT_EQ(h.status_of(0, kNewRing), regmap::cmd_status::ok);
+}
+
+// A host that writes more commands than the ring holds before one doorbell (20 into 16 slots) has
+// overwritten the first 4 before the firmware saw them. The firmware answers the 16 still in the
+// ring, each once and in order (not slots 0-3 twice, as a consumer that wrapped did), counts the
+// overrun, and answers the next command normally.
+TEST(FirmwareCommandRing, AFloodBeyondTheRingIsCountedAndEveryCommandStillThereIsAnsweredOnce) {
+    scripted_hal h;
+    for (std::uint64_t i = 0; i < 20; ++i) {
+        h.write_command(regmap::command::reg_mr, {0x1000 + 64 * i, 64, regmap::mr_access::local_write | 1ULL << 32, 0});
+    }
+    h.doorbell(0);
+    h.command_written_at_doorbell(1 * kMs, regmap::command::reg_mr,
+                                  {0x9000, 64, regmap::mr_access::local_write | 1ULL << 32, 0});
+    firmware fw(h, costs{});
+    try {
+        fw.run();
+    } catch (const script_done&) {
+    }
+    ASSERT_EQ(h.mrs.size(), 17u);
+    for (std::uint64_t i = 0; i < 16; ++i) EXPECT_EQ(h.mrs[i].addr, 0x1000 + 64 * (i + 4)) << "registration " << i;
+    EXPECT_EQ(h.mrs[16].addr, 0x9000u);
+    for (std::uint32_t slot = 4; slot <= 20; ++slot) EXPECT_EQ(h.status_of(slot), regmap::cmd_status::ok) << slot;
+    EXPECT_EQ(fw.command_ring_overruns(), 1u);
+    EXPECT_EQ(fw.commands_overwritten(), 4u);
+    EXPECT_EQ(fw.commands_executed(), 17u);
 }
 
 // ---- VI/TCP connection establishment (seed 003 §4, firmware_vitcp.cpp) ---------------------------

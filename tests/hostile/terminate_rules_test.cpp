@@ -39,7 +39,7 @@ const probe_case kProbes[] = {
     {"peer_to_peer", -1, 0, 0}, {"responder_waits", -1, 0, 0}, {"listen_backlog", -1, 0, 0},
     {"mpa_timeout", -1, 0, 0}, {"held_close", -1, 0, 0},
     // page_list ends with a Write past the region's end: DDP, tagged buffer, base or bounds.
-    {"page_list", 1, 1, 0x01}, {"device_reset", -1, 0, 0},
+    {"page_list", 1, 1, 0x01}, {"device_reset", -1, 0, 0}, {"resource_limits", -1, 0, 0},
 };
 
 class EveryProbe : public ::testing::TestWithParam<probe_case> {};
@@ -126,7 +126,7 @@ TEST(EveryProbeList, MatchesTheSchema) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::size_t at = r.output.find("workload.probe");
     ASSERT_NE(at, std::string::npos);
-    const std::string line = r.output.substr(at, r.output.find('\n', r.output.find("device_reset", at)) - at);
+    const std::string line = r.output.substr(at, r.output.find('\n', r.output.find("resource_limits", at)) - at);
     std::size_t listed = 0;
     for (const probe_case& p : kProbes) {
         EXPECT_NE(line.find(p.name), std::string::npos) << p.name;
