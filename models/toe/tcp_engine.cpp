@@ -177,13 +177,7 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
     if (retransmission && params_.retransmit_from_host) {
         refetch(c, stream_offset, len, frame_scratch_.data() + hdr, delay);
     } else {
-        std::size_t done = 0;
-        while (done < len) {
-            const std::uint64_t pos = (stream_offset + done) % params_.send_buffer;
-            const std::size_t chunk = std::min<std::size_t>(len - done, params_.send_buffer - pos);
-            mem_read(buf_out, c.buffer_base() + pos, frame_scratch_.data() + hdr + done, chunk, delay);
-            done += chunk;
-        }
+        read_send_ring(c, stream_offset, frame_scratch_.data() + hdr, len, delay);
         if (retransmission) tx_retransmitted_from_buffer_ += len;
     }
     if (stream_offset + len > c.sent_high) {
@@ -398,6 +392,17 @@ void tcp_engine::handle_arp(const std::uint8_t* frame, std::size_t len, sc_core:
     }
 }
 
+void tcp_engine::read_send_ring(connection& c, std::uint64_t stream_offset, std::uint8_t* out, std::size_t len,
+                                sc_core::sc_time& delay) {
+    // The send stream lives in a ring of send_buffer bytes in NIC buffer memory: a read wraps.
+    for (std::size_t done = 0; done < len;) {
+        const std::uint64_t pos = (stream_offset + done) % params_.send_buffer;
+        const std::size_t chunk = std::min<std::size_t>(len - done, params_.send_buffer - pos);
+        mem_read(buf_out, c.buffer_base() + pos, out + done, chunk, delay);
+        done += chunk;
+    }
+}
+
 void tcp_engine::refetch(connection& c, std::uint64_t stream_offset, std::size_t len, std::uint8_t* out,
                          sc_core::sc_time& delay) {
     const std::uint64_t end = stream_offset + len;
@@ -411,12 +416,7 @@ void tcp_engine::refetch(connection& c, std::uint64_t stream_offset, std::size_t
         const std::size_t n = static_cast<std::size_t>(to - from);
         if (r.host_addr == 0) {
             // Control FPDUs (Terminate, ...) have no copy in host memory: read the staged bytes.
-            for (std::size_t done = 0; done < n;) {
-                const std::uint64_t pos = (from + done) % params_.send_buffer;
-                const std::size_t chunk = std::min<std::size_t>(n - done, params_.send_buffer - pos);
-                mem_read(buf_out, c.buffer_base() + pos, dst + done, chunk, delay);
-                done += chunk;
-            }
+            read_send_ring(c, from, dst, n, delay);
             tx_retransmitted_from_buffer_ += n;
             continue;
         }
@@ -440,12 +440,7 @@ void tcp_engine::refetch(connection& c, std::uint64_t stream_offset, std::size_t
             RNIC_MLOG_D(error, toe, delay, "connection " << c.id() << ": the framing re-framed " << refetch_fpdu_.size()
                                                           << " of the " << r.length << " bytes at stream offset "
                                                           << r.stream_off << "; retransmitting the staged bytes");
-            for (std::size_t done = 0; done < n;) {
-                const std::uint64_t pos = (from + done) % params_.send_buffer;
-                const std::size_t chunk = std::min<std::size_t>(n - done, params_.send_buffer - pos);
-                mem_read(buf_out, c.buffer_base() + pos, dst + done, chunk, delay);
-                done += chunk;
-            }
+            read_send_ring(c, from, dst, n, delay);
             continue;
         }
         std::memcpy(dst, refetch_fpdu_.data() + at, n);

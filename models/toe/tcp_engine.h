@@ -267,6 +267,9 @@ private:
     std::vector<std::uint8_t> refetch_ulpdu_, refetch_fpdu_, shadow_;
     // Fills frame bytes [stream_offset, +len) of a retransmission from host memory; returns false
     // when the bytes must come from the buffer (not refetchable).
+    // Reads len bytes of the send stream from stream_offset out of its ring in buffer memory.
+    void read_send_ring(connection& c, std::uint64_t stream_offset, std::uint8_t* out, std::size_t len,
+                        sc_core::sc_time& delay);
     void refetch(connection& c, std::uint64_t stream_offset, std::size_t len, std::uint8_t* out,
                  sc_core::sc_time& delay);
 };
