@@ -15,6 +15,7 @@
 #include <net/addrconf.h>
 
 #include "rnic_ib.h"
+#include "rnic_ib_abi.h"
 #include "rnic_regs.h"
 
 #define RNIC_IB_MAX_WR 4096u  /* ring entries at most (the firmware's limit for rings) */
@@ -34,27 +35,13 @@ static void put_le64(u8 *p, unsigned int off, u64 v)
 	*(__le64 *)(p + off) = cpu_to_le64(v);
 }
 
-static u32 access_to_device(int access)
-{
-	u32 a = 0;
-
-	if (access & IB_ACCESS_LOCAL_WRITE)
-		a |= RNIC_MR_LOCAL_WRITE;
-	if (access & IB_ACCESS_REMOTE_WRITE)
-		a |= RNIC_MR_REMOTE_WRITE | RNIC_MR_LOCAL_WRITE;
-	if (access & IB_ACCESS_REMOTE_READ)
-		a |= RNIC_MR_REMOTE_READ;
-	return a;
-}
-
 /* ---- device, port ---- */
 
 static int rnic_ib_query_device(struct ib_device *ibdev, struct ib_device_attr *attr, struct ib_udata *udata)
 {
 	struct rnic_dev *d = to_rdev(ibdev)->d;
 
-	if (udata && (udata->inlen || udata->outlen))
-		return -EINVAL;
+	/* No driver-private input or output: whatever udata a provider passes is left alone. */
 	memset(attr, 0, sizeof(*attr));
 	attr->fw_ver = d->version;
 	attr->sys_image_guid = ibdev->node_guid;
@@ -136,8 +123,7 @@ static int rnic_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct rnic_ib_pd *pd = container_of(ibpd, struct rnic_ib_pd, ibpd);
 	int id;
 
-	if (udata)
-		return -EOPNOTSUPP;
+	/* A user PD (ib_uverbs) is the same firmware PD number; it has no driver-private data. */
 	/* PD 1 is what the self-test and /dev/rnic0 use; the core's PDs start at 2 so none is shared. */
 	id = ida_alloc_range(&to_rdev(ibpd->device)->pd_ida, 2, RNIC_IB_MAX_PD, GFP_KERNEL);
 	if (id < 0)
@@ -179,16 +165,6 @@ static struct ib_mr *rnic_ib_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
-static struct ib_mr *rnic_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64 virt, int access,
-					 struct ib_udata *udata)
-{
-	/*
-	 * Only a user context can ask for this, and rnic.ko offers none: no user-space verbs provider
-	 * can be built against Debian's libibverbs (docs/architecture.md). /dev/rnic0 pins user pages.
-	 */
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
 static int rnic_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct rnic_ib_mr *mr = container_of(ibmr, struct rnic_ib_mr, ibmr);
@@ -197,6 +173,8 @@ static int rnic_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	err = rnic_command(to_rdev(ibmr->device)->d, RNIC_CMD_DEREG_MR, mr->stag, 0, 0, 0, 0, 0, NULL, NULL);
 	if (err)
 		return err;
+	if (mr->umem)
+		ib_umem_release(mr->umem); /* after the device forgot the region: no DMA to the pages now */
 	kfree(mr);
 	return 0;
 }
@@ -236,6 +214,26 @@ static u32 ring_entries(u32 wanted)
 	return max_t(u32, 2, roundup_pow_of_two(wanted + 1));
 }
 
+/* The rings and, for a user QP, its mmap offsets (a mapping the process keeps holds its pages). */
+static void rnic_ib_qp_free_rings(struct rnic_ib_dev *rdev, struct rnic_ib_qp *qp)
+{
+	struct rdma_user_mmap_entry **e[] = { &qp->sq_entry, &qp->rq_entry, &qp->db_entry };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(e); i++) {
+		if (!IS_ERR_OR_NULL(*e[i]))
+			rdma_user_mmap_entry_remove(*e[i]);
+		*e[i] = NULL;
+	}
+	if (qp->user) {
+		rnic_ib_uring_free(rdev, &qp->sq);
+		rnic_ib_uring_free(rdev, &qp->rq);
+	} else {
+		rnic_free(rdev->d, &qp->sq);
+		rnic_free(rdev->d, &qp->rq);
+	}
+}
+
 static int rnic_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, struct ib_udata *udata)
 {
 	struct rnic_ib_qp *qp = to_rqp(ibqp);
@@ -244,10 +242,9 @@ static int rnic_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, s
 	struct rnic_ib_cq *scq = container_of(init->send_cq, struct rnic_ib_cq, ibcq);
 	struct rnic_ib_cq *rcq = container_of(init->recv_cq, struct rnic_ib_cq, ibcq);
 	struct rnic_dev *d = rdev->d;
+	struct rnic_ib_create_qp_resp resp = {};
 	int err;
 
-	if (udata)
-		return -EOPNOTSUPP;
 	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags || init->cap.max_inline_data ||
 	    init->cap.max_send_sge > 1 || init->cap.max_recv_sge > 1 || init->cap.max_send_wr >= RNIC_IB_MAX_WR ||
 	    init->cap.max_recv_wr >= RNIC_IB_MAX_WR)
@@ -262,8 +259,15 @@ static int rnic_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, s
 	spin_lock_init(&qp->ep_lock);
 	refcount_set(&qp->refs, 1);
 	init_completion(&qp->unreferenced);
-	err = rnic_alloc(d, &qp->sq, PAGE_ALIGN(qp->sq_entries * RNIC_SEND_WQE_SIZE)) ?:
-	      rnic_alloc(d, &qp->rq, PAGE_ALIGN(qp->rq_entries * RNIC_RECV_WQE_SIZE));
+	qp->user = udata != NULL;
+	if (qp->user) {
+		/* Rings the provider maps (rnic_ib_user.c); the process writes the WQEs. */
+		err = rnic_ib_uring_alloc(rdev, &qp->sq, qp->sq_entries * RNIC_SEND_WQE_SIZE) ?:
+		      rnic_ib_uring_alloc(rdev, &qp->rq, qp->rq_entries * RNIC_RECV_WQE_SIZE);
+	} else {
+		err = rnic_alloc(d, &qp->sq, PAGE_ALIGN(qp->sq_entries * RNIC_SEND_WQE_SIZE)) ?:
+		      rnic_alloc(d, &qp->rq, PAGE_ALIGN(qp->rq_entries * RNIC_RECV_WQE_SIZE));
+	}
 	if (err)
 		goto fail;
 	memset(qp->sq.cpu, 0, qp->sq.size);
@@ -272,6 +276,32 @@ static int rnic_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, s
 			   scq->cqn | (u64)rcq->cqn << 32, qp->pdn, &qp->qpn, NULL);
 	if (err)
 		goto fail;
+	if (qp->user) {
+		struct ib_ucontext *uctx = &rdma_udata_to_drv_context(udata, struct rnic_ib_ucontext, ibuc)->ibuc;
+		u32 db = RNIC_QP_DOORBELL(qp->qpn);
+
+		qp->sq_entry = rnic_ib_umap_insert(uctx, qp->sq.cpu, 0, qp->sq.size, &resp.sq_mmap);
+		qp->rq_entry = IS_ERR(qp->sq_entry) ? NULL :
+			       rnic_ib_umap_insert(uctx, qp->rq.cpu, 0, qp->rq.size, &resp.rq_mmap);
+		qp->db_entry = IS_ERR_OR_NULL(qp->rq_entry) ? NULL :
+			       rnic_ib_umap_insert(uctx, NULL, db, PAGE_SIZE, &resp.db_mmap);
+		resp.sq_size = qp->sq.size;
+		resp.rq_size = qp->rq.size;
+		resp.sq_entries = qp->sq_entries;
+		resp.rq_entries = qp->rq_entries;
+		resp.qpn = qp->qpn;
+		resp.db_offset = db & ~PAGE_MASK;
+		err = IS_ERR(qp->sq_entry) ? PTR_ERR(qp->sq_entry) : !qp->rq_entry ? -ENOMEM :
+		      IS_ERR(qp->rq_entry) ? PTR_ERR(qp->rq_entry) : !qp->db_entry ? -ENOMEM :
+		      IS_ERR(qp->db_entry) ? PTR_ERR(qp->db_entry) :
+		      ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+		if (!err && udata->outlen < sizeof(resp))
+			err = -EINVAL; /* a provider of another ABI: it could not find its rings */
+		if (err) {
+			rnic_command(d, RNIC_CMD_DESTROY_QP, qp->qpn, 0, 0, 0, 0, 0, NULL, NULL);
+			goto fail;
+		}
+	}
 	err = xa_insert(&rdev->qps, qp->qpn, qp, GFP_KERNEL);
 	if (err) {
 		rnic_command(d, RNIC_CMD_DESTROY_QP, qp->qpn, 0, 0, 0, 0, 0, NULL, NULL);
@@ -284,8 +314,7 @@ static int rnic_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init, s
 	init->cap.max_recv_sge = 1;
 	return 0;
 fail:
-	rnic_free(d, &qp->sq);
-	rnic_free(d, &qp->rq);
+	rnic_ib_qp_free_rings(rdev, qp);
 	return err;
 }
 
@@ -295,8 +324,7 @@ static int rnic_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int ma
 	struct rnic_dev *d = to_rdev(ibqp->device)->d;
 	int err = 0;
 
-	if (udata && (udata->inlen || udata->outlen))
-		return -EINVAL;
+	/* ibv_modify_qp passes no driver-private data; any udata is ignored. */
 	if (!(mask & IB_QP_STATE))
 		return 0; /* access flags, IRD/ORD: the firmware's connect and the regions decide them */
 	switch (attr->qp_state) {
@@ -377,8 +405,7 @@ static int rnic_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		return 0;
 	}
 	xa_erase(&rdev->qps, qp->qpn);
-	rnic_free(d, &qp->sq);
-	rnic_free(d, &qp->rq);
+	rnic_ib_qp_free_rings(rdev, qp);
 	return 0;
 }
 
@@ -497,8 +524,14 @@ static int rnic_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr, co
 
 static const struct ib_device_ops rnic_ib_ops = {
 	.owner = THIS_MODULE,
+	/* No driver id of the kernel's list fits an out-of-tree device: libibverbs then matches the
+	 * provider by the PCI id in the device's modalias, and by this ABI version (rnic_ib_abi.h). */
 	.driver_id = RDMA_DRIVER_UNKNOWN,
-	.uverbs_abi_ver = 0,
+	.uverbs_abi_ver = RNIC_IB_UVERBS_ABI_VERSION,
+	.alloc_ucontext = rnic_ib_alloc_ucontext,
+	.dealloc_ucontext = rnic_ib_dealloc_ucontext,
+	.mmap = rnic_ib_mmap,
+	.mmap_free = rnic_ib_mmap_free,
 
 	.query_device = rnic_ib_query_device,
 	.query_port = rnic_ib_query_port,
@@ -531,6 +564,7 @@ static const struct ib_device_ops rnic_ib_ops = {
 	.iw_create_listen = rnic_iw_create_listen,
 	.iw_destroy_listen = rnic_iw_destroy_listen,
 
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, rnic_ib_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_pd, rnic_ib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_cq, rnic_ib_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, rnic_ib_qp, ibqp),

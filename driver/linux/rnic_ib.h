@@ -18,8 +18,11 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iw_cm.h>
+#include <rdma/ib_umem.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "rnic.h"
+#include "rnic_regs.h"
 
 struct rnic_ib_dev {
 	struct ib_device ibdev;
@@ -39,6 +42,11 @@ struct rnic_ib_dev {
 	struct rnic_coherent peer_buf; /* next_peer's record and private data */
 };
 
+/* A process's user context (ib_uverbs); it owns nothing beyond the core's object. */
+struct rnic_ib_ucontext {
+	struct ib_ucontext ibuc;
+};
+
 struct rnic_ib_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
@@ -51,6 +59,11 @@ struct rnic_ib_cq {
 	spinlock_t lock;             /* the consumer index and the armed flag */
 	bool armed;
 	struct list_head node;
+	/* A user CQ (rnic_ib_user.c): its ring is pages the process maps, and the consumer index is the
+	 * provider's, kept in the ring mapping at *user_consumer for the completion poller. */
+	bool user;
+	u32 *user_consumer;
+	struct rdma_user_mmap_entry *ring_entry, *db_entry;
 };
 
 struct rnic_ep;
@@ -68,12 +81,29 @@ struct rnic_ib_qp {
 	struct completion unreferenced;
 	spinlock_t ep_lock;
 	struct rnic_ep *ep;          /* the connection iw_cm manages on this QP, if any */
+	/* A user QP (rnic_ib_user.c): the process writes its WQEs and rings its doorbells. */
+	bool user;
+	struct rdma_user_mmap_entry *sq_entry, *rq_entry, *db_entry;
 };
 
 struct rnic_ib_mr {
 	struct ib_mr ibmr;
 	u32 stag;
+	struct ib_umem *umem;        /* the pinned user pages of reg_user_mr, else NULL */
 };
+
+static inline u32 access_to_device(int access)
+{
+	u32 a = 0;
+
+	if (access & IB_ACCESS_LOCAL_WRITE)
+		a |= RNIC_MR_LOCAL_WRITE;
+	if (access & IB_ACCESS_REMOTE_WRITE)
+		a |= RNIC_MR_REMOTE_WRITE | RNIC_MR_LOCAL_WRITE;
+	if (access & IB_ACCESS_REMOTE_READ)
+		a |= RNIC_MR_REMOTE_READ;
+	return a;
+}
 
 static inline struct rnic_ib_dev *to_rdev(struct ib_device *ibdev)
 {
@@ -107,6 +137,18 @@ int rnic_iwcm_init(struct rnic_ib_dev *rdev);
 void rnic_iwcm_stop(struct rnic_ib_dev *rdev);
 /* The QP's connection is closing (graceful: the firmware is in closing) or closed: deliver the close. */
 void rnic_ep_close(struct rnic_ib_qp *qp, bool graceful);
+
+/* rnic_ib_user.c: user contexts, their mmaps, user rings and user memory regions */
+int rnic_ib_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);
+void rnic_ib_dealloc_ucontext(struct ib_ucontext *uctx);
+int rnic_ib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void rnic_ib_mmap_free(struct rdma_user_mmap_entry *e);
+int rnic_ib_uring_alloc(struct rnic_ib_dev *rdev, struct rnic_coherent *c, size_t size);
+void rnic_ib_uring_free(struct rnic_ib_dev *rdev, struct rnic_coherent *c);
+struct rdma_user_mmap_entry *rnic_ib_umap_insert(struct ib_ucontext *uctx, void *cpu, u64 bar_off, size_t size,
+						 u64 *offset);
+struct ib_mr *rnic_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length, u64 virt, int access,
+				  struct ib_udata *udata);
 
 /* rnic_netdev.c */
 struct net_device *rnic_netdev_create(struct rnic_dev *d);

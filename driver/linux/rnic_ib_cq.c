@@ -11,6 +11,7 @@
 #include <linux/module.h>
 
 #include "rnic_ib.h"
+#include "rnic_ib_abi.h"
 #include "rnic_regs.h"
 
 #define RNIC_IB_MAX_CQE 4095u /* ring entries at most 4096 (the firmware's limit for rings) */
@@ -28,32 +29,73 @@ static ktime_t poll_interval(void)
 
 static bool cqe_ready(struct rnic_ib_cq *cq)
 {
-	const u8 *e = (const u8 *)cq->ring.cpu + (cq->consumer & (cq->entries - 1)) * RNIC_CQE_SIZE;
-	u32 want = (cq->consumer / cq->entries) % 2 == 0 ? 1 : 0;
+	/* A user CQ's consumer index is the provider's, published in its ring mapping (rnic_ib_abi.h). */
+	u32 consumer = cq->user ? READ_ONCE(*cq->user_consumer) : cq->consumer;
+	const u8 *e = (const u8 *)cq->ring.cpu + (consumer & (cq->entries - 1)) * RNIC_CQE_SIZE;
+	u32 want = (consumer / cq->entries) % 2 == 0 ? 1 : 0;
 
 	return (le32_to_cpu(READ_ONCE(*(const __le32 *)(e + RNIC_CQE_OWNER))) >> 31) == want;
+}
+
+static void free_ring(struct rnic_ib_dev *rdev, struct rnic_ib_cq *cq)
+{
+	if (!IS_ERR_OR_NULL(cq->ring_entry))
+		rdma_user_mmap_entry_remove(cq->ring_entry);
+	if (!IS_ERR_OR_NULL(cq->db_entry))
+		rdma_user_mmap_entry_remove(cq->db_entry);
+	cq->ring_entry = cq->db_entry = NULL;
+	if (cq->user)
+		rnic_ib_uring_free(rdev, &cq->ring);
+	else
+		rnic_free(rdev->d, &cq->ring);
 }
 
 int rnic_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr, struct ib_udata *udata)
 {
 	struct rnic_ib_cq *cq = container_of(ibcq, struct rnic_ib_cq, ibcq);
 	struct rnic_ib_dev *rdev = to_rdev(ibcq->device);
+	struct rnic_ib_create_cq_resp resp = {};
 	int err;
 
-	if (udata)
-		return -EOPNOTSUPP;
 	if (attr->flags || attr->cqe < 1 || attr->cqe > (int)RNIC_IB_MAX_CQE)
 		return -EINVAL;
 	cq->entries = max_t(u32, 2, roundup_pow_of_two(attr->cqe + 1));
 	spin_lock_init(&cq->lock);
-	err = rnic_alloc(rdev->d, &cq->ring, PAGE_ALIGN(cq->entries * RNIC_CQE_SIZE));
+	cq->user = udata != NULL;
+	if (cq->user)
+		/* The ring, then the provider's consumer index (rnic_ib_abi.h), in pages it maps. */
+		err = rnic_ib_uring_alloc(rdev, &cq->ring, cq->entries * RNIC_CQE_SIZE + sizeof(u32));
+	else
+		err = rnic_alloc(rdev->d, &cq->ring, PAGE_ALIGN(cq->entries * RNIC_CQE_SIZE));
 	if (err)
 		return err;
 	memset(cq->ring.cpu, 0, cq->ring.size); /* phase 0 everywhere: nothing yet */
+	cq->user_consumer = (u32 *)((u8 *)cq->ring.cpu + cq->entries * RNIC_CQE_SIZE);
 	err = rnic_command(rdev->d, RNIC_CMD_CREATE_CQ, cq->ring.dma, cq->entries, 1, 0, 0, 0, &cq->cqn, NULL);
 	if (err) {
-		rnic_free(rdev->d, &cq->ring);
+		free_ring(rdev, cq);
 		return err;
+	}
+	if (cq->user) {
+		struct ib_ucontext *uctx = &rdma_udata_to_drv_context(udata, struct rnic_ib_ucontext, ibuc)->ibuc;
+		u32 db = RNIC_CQ_DOORBELL(cq->cqn);
+
+		cq->ring_entry = rnic_ib_umap_insert(uctx, cq->ring.cpu, 0, cq->ring.size, &resp.ring_mmap);
+		cq->db_entry = IS_ERR(cq->ring_entry) ? NULL :
+			       rnic_ib_umap_insert(uctx, NULL, db, PAGE_SIZE, &resp.db_mmap);
+		resp.ring_size = cq->ring.size;
+		resp.entries = cq->entries;
+		resp.cqn = cq->cqn;
+		resp.db_offset = db & ~PAGE_MASK;
+		resp.consumer_offset = cq->entries * RNIC_CQE_SIZE;
+		err = IS_ERR(cq->ring_entry) ? PTR_ERR(cq->ring_entry) : !cq->db_entry ? -ENOMEM :
+		      IS_ERR(cq->db_entry) ? PTR_ERR(cq->db_entry) :
+		      udata->outlen < sizeof(resp) ? -EINVAL : ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err) {
+			rnic_command(rdev->d, RNIC_CMD_DESTROY_CQ, cq->cqn, 0, 0, 0, 0, 0, NULL, NULL);
+			free_ring(rdev, cq);
+			return err;
+		}
 	}
 	ibcq->cqe = cq->entries - 1;
 	spin_lock_bh(&rdev->cq_list_lock);
@@ -76,7 +118,7 @@ int rnic_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	spin_lock_bh(&rdev->cq_list_lock);
 	list_del(&cq->node);
 	spin_unlock_bh(&rdev->cq_list_lock);
-	rnic_free(rdev->d, &cq->ring);
+	free_ring(rdev, cq);
 	return 0;
 }
 
@@ -119,6 +161,8 @@ int rnic_ib_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	u32 start;
 	int n = 0;
 
+	if (cq->user)
+		return -EOPNOTSUPP; /* the provider polls its ring itself; two consumers would race */
 	spin_lock_irqsave(&cq->lock, flags);
 	start = cq->consumer;
 	while (n < num && cqe_ready(cq)) {
