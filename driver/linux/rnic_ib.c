@@ -599,6 +599,9 @@ int rnic_ib_register(struct rnic_dev *d)
 		goto stop_iwcm;
 	}
 	ibdev = &rdev->ibdev;
+	/* The PCI function as the device's parent: sysfs then has device/modalias, by which libibverbs
+	 * matches the user-space provider (driver/linux/provider) to this device. */
+	ibdev->dev.parent = &d->pdev->dev;
 	ibdev->node_type = RDMA_NODE_RNIC;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;

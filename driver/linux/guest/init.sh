@@ -15,6 +15,13 @@
 #                   connect times out: rdma_cm reports the peer unreachable, result -110 (ETIMEDOUT)
 #   rnic_kping_keep=1  leave rnic_kping.ko loaded (mode=server keep_listening=1: its listener open)
 #                   while rnic.ko is removed, and remove it afterwards
+#   rnic_rdmacore=ARG,ARG...  after loading the module, give rnic0 the address of rnic_ifaddr, load
+#                   ib_uverbs and rdma_ucm (/etc/rnic-guest/modules.uverbs), show the device as
+#                   libibverbs sees it (ibv_devinfo, through the provider librnic-rdmav34.so) and run
+#                   Debian's rping with these arguments (',' for spaces); its exit status decides
+#                   PASS/FAIL, and its output is printed between RPING-OUT lines
+#   rnic_rdmacore_refused=PORT  then run rping's client once more against PORT, where nothing
+#                   listens: it must fail (non-zero exit) within 150 s and leave no process behind
 #   rnic_shell=1    drop to a shell instead of powering off (by hand: run-guest.py --shell)
 # rnic.ko needs the kernel's RDMA core: the modules in /etc/rnic-guest/modules.order load first.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -58,6 +65,49 @@ if [ -n "$TOOL" ]; then
     echo "RNIC-GUEST: $TOOL"
     # shellcheck disable=SC2086
     $TOOL || finish "FAIL ${TOOL%% *} exited with status $?"
+fi
+RCORE=$(sed -n -e 's/.*[[:space:]]rnic_rdmacore=\([^[:space:]]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
+rcore=1
+if [ -n "$RCORE" ]; then
+    [ -e /etc/rnic-guest/no-rdma-core ] && finish "FAIL the image has no rdma-core: $(cat /etc/rnic-guest/no-rdma-core)"
+    while read -r mod; do
+        [ -n "$mod" ] || continue
+        insmod "/lib/modules/$mod" || finish "FAIL insmod $mod"
+    done < /etc/rnic-guest/modules.uverbs
+    echo "RNIC-GUEST: user verbs loaded:$(tr '\n' ' ' < /etc/rnic-guest/modules.uverbs | sed 's|[^ ]*/||g; s|\.ko||g; s|^| |')"
+    IFADDR=$(sed -n -e 's/.*[[:space:]]rnic_ifaddr=\([^[:space:]]*\).*/\1/p' /proc/cmdline)
+    ip link set rnic0 up || finish "FAIL ip link set rnic0 up"
+    ip addr add "$IFADDR" dev rnic0 || finish "FAIL ip addr add $IFADDR dev rnic0"
+    echo "RNIC-GUEST: rnic0 $IFADDR up; $(ls /dev/infiniband | tr '\n' ' ')"
+    # IBV_SHOW_WARNINGS: libibverbs says why a device found no provider (or the provider did not load).
+    IBV_SHOW_WARNINGS=1 ibv_devinfo -v > /tmp/devinfo.out 2>&1
+    echo "RNIC-GUEST: ibv_devinfo exit status $?"
+    sed 's/^/DEVINFO: /' /tmp/devinfo.out
+    echo "RNIC-GUEST: rping $RCORE"
+    t0=$(cut -d' ' -f1 /proc/uptime)
+    # shellcheck disable=SC2086
+    timeout 300 rping $RCORE > /tmp/rping.out 2>&1
+    rcore=$?
+    t1=$(cut -d' ' -f1 /proc/uptime)
+    echo "RNIC-GUEST: RPING-OUT begin"
+    cat /tmp/rping.out
+    echo "RNIC-GUEST: RPING-OUT end"
+    echo "RNIC-GUEST: rping exit status $rcore after $t0..$t1 s of uptime"
+    [ "$rcore" = 0 ] || finish "FAIL rping exit status $rcore"
+    REFUSED=$(sed -n -e 's/.*[[:space:]]rnic_rdmacore_refused=\([0-9]*\).*/\1/p' /proc/cmdline)
+    if [ -n "$REFUSED" ]; then
+        PEER=$(echo "$RCORE" | sed -n 's/.*-a \([^ ]*\).*/\1/p')
+        echo "RNIC-GUEST: rping -c -a $PEER -p $REFUSED -C 1 (nothing listens there)"
+        t0=$(cut -d' ' -f1 /proc/uptime)
+        timeout 150 rping -c -a "$PEER" -p "$REFUSED" -C 1 -S 100 > /tmp/refused.out 2>&1
+        refused=$?
+        t1=$(cut -d' ' -f1 /proc/uptime)
+        sed 's/^/REFUSED-OUT: /' /tmp/refused.out
+        echo "RNIC-GUEST: rping against port $REFUSED exit status $refused after $t0..$t1 s of uptime"
+        # 124/143: timeout had to stop it (a hang); 0: it connected where nothing listens.
+        case "$refused" in 0|124|143) finish "FAIL rping against port $REFUSED: exit status $refused" ;; esac
+        pidof rping > /dev/null && finish "FAIL an rping process is left"
+    fi
 fi
 KPING=$(sed -n -e 's/.*[[:space:]]rnic_kping=\([^[:space:]]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
 kping=1
@@ -107,7 +157,7 @@ rmmod rnic || finish "FAIL the second rmmod failed"
 echo "RNIC-GUEST: probed, removed, probed and removed again"
 case "$result" in
     0) finish "PASS" ;;
-    1) if [ -n "$TOOL" ]; then finish "PASS (${TOOL%% *})"; elif [ "$kping" = 0 ]; then finish "PASS (rnic_kping)"
+    1) if [ -n "$TOOL" ]; then finish "PASS (${TOOL%% *})"; elif [ "$rcore" = 0 ]; then finish "PASS (rping)"; elif [ "$kping" = 0 ]; then finish "PASS (rnic_kping)"
        else finish "PASS (no self-test asked for)"; fi ;;
     *) finish "FAIL selftest_result $result" ;;
 esac

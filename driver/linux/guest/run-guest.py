@@ -28,14 +28,17 @@ def main():
     ap.add_argument("--size", type=int, default=3000)
     ap.add_argument("--timeout", type=float, default=240.0, help="wall seconds for the whole run")
     ap.add_argument("--log-dir", default=None, help="where guest.log, sim.log and results.json go")
-    ap.add_argument("--tool", choices=["rping", "perf", "kping", "kperf", "kserve"], default=None,
+    ap.add_argument("--tool", choices=["rping", "perf", "kping", "kperf", "kserve", "rdmacore"], default=None,
                     help="run from user space over /dev/rnic0 instead of the module's self-test: rping (rnic_rping "
                          "against host b's rping server), perf (rnic_perf against host b's perf_server) or kping (the kernel "
                          "consumer rnic_kping.ko through rdma_cm and the RDMA core against host b's rping server) or kperf "
                          "(rnic_kping.ko mode=perf: RDMA Writes, RDMA Reads and Sends through the RDMA core against "
                          "host b's perf_server; --pings operations of --size bytes each) or kserve (rnic_kping.ko "
                          "mode=server: the guest listens through rdma_cm, rejects host b's first connect and serves "
-                         "the next; host b runs rping's client against it, retrying until the guest listens)")
+                         "the next; host b runs rping's client against it, retrying until the guest listens) or rdmacore "
+                         "(Debian's rping, unmodified, through librdmacm, libibverbs and rnic.ko's provider "
+                         "librnic-rdmav34.so, against host b's rping server; then once against port 7175, where "
+                         "nothing listens, which must fail)")
     ap.add_argument("--perf-args", default="-t,all,-s,4096,-n,1000,-q,16",
                     help="rnic_perf's arguments, ',' between words (default %(default)s)")
     ap.add_argument("--shell", action="store_true", help="the guest drops to a shell at the end")
@@ -84,6 +87,10 @@ def main():
     elif a.tool == "kserve":
         append += (f" rnic_ifaddr=10.0.0.1/24 rnic_kping=mode=server,server_port=7174,count={a.pings},"
                    f"size={a.size},reject=1,keep_listening=1 rnic_kping_keep=1")
+    elif a.tool == "rdmacore":
+        # rping's -v prints each ping's echo, -V compares it with what was sent (librdmacm/examples/rping.c).
+        append += (f" rnic_ifaddr=10.0.0.1/24 rnic_rdmacore=-c,-a,10.0.0.2,-p,7174,-C,{a.pings},-S,{a.size},-v,-V"
+                   " rnic_rdmacore_refused=7175")
     elif a.tool == "perf":
         append += f" rnic_tool=rnic_perf,-a,10.0.0.2,-p,18515,{a.perf_args}"
     qemu_cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "256M", "-smp", "1",
