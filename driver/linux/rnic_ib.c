@@ -603,6 +603,9 @@ int rnic_ib_register(struct rnic_dev *d)
 	 * matches the user-space provider (driver/linux/provider) to this device. */
 	ibdev->dev.parent = &d->pdev->dev;
 	ibdev->node_type = RDMA_NODE_RNIC;
+	/* The provider arms its CQs through the kernel (the poller raises the completion channel's
+	 * event, no interrupt reaching the guest); ib_uverbs offers this command only when asked to. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, d->mac);

@@ -196,6 +196,14 @@ static void rnic_close_work(struct work_struct *w)
 			if (state != RNIC_QP_STATE_IDLE && state != RNIC_QP_STATE_ERROR)
 				rnic_command(d, RNIC_CMD_MODIFY_QP, qp->qpn, RNIC_QP_STATE_ERROR, 0, 0, 0, 0, NULL, NULL);
 		}
+		/*
+		 * A user QP's posted receives flush once its connection is closed, as siw's and cxgb4's do:
+		 * rdma-core's rping waits for that flushed completion before it tears down (its CQ thread
+		 * ends on IBV_WC_WR_FLUSH_ERR). The device keeps receives in Idle after a graceful close, and
+		 * flushes them on the move from Idle to Error. Kernel QPs are left as they were.
+		 */
+		if (qp->user && state == RNIC_QP_STATE_IDLE)
+			rnic_command(d, RNIC_CMD_MODIFY_QP, qp->qpn, RNIC_QP_STATE_ERROR, 0, 0, 0, 0, NULL, NULL);
 		qp->fw_connected = false;
 		ev.status = ep->graceful && state == RNIC_QP_STATE_IDLE ? 0 : -ECONNRESET;
 		ev.local_addr = ep->cm_id->m_local_addr;

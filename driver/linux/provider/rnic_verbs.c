@@ -195,6 +195,7 @@ static struct ibv_mr *rnic_reg_mr(struct ibv_pd *pd, void *addr, size_t length, 
 	/* The kernel pins the pages (ib_umem) and gives the device their list (reg_mr_pages). */
 	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd, sizeof(cmd), &resp, sizeof(resp));
 	if (err) {
+		fprintf(stderr, "librnic: reg_mr of %zu bytes at %p: the kernel refused: %s\n", length, addr, strerror(err));
 		free(vmr);
 		errno = err;
 		return NULL;
@@ -235,6 +236,7 @@ static struct ibv_cq *rnic_create_cq(struct ibv_context *ctx, int cqe, struct ib
 	err = ibv_cmd_create_cq(ctx, cqe, channel, comp_vector, &cq->ibcq, &cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));
 	if (err) {
+		fprintf(stderr, "librnic: create_cq of %d entries: the kernel refused: %s\n", cqe, strerror(err));
 		free(cq);
 		errno = err;
 		return NULL;
@@ -253,6 +255,8 @@ static struct ibv_cq *rnic_create_cq(struct ibv_context *ctx, int cqe, struct ib
 	cq->db_page = map(ctx, resp.drv.db_mmap, (size_t)sysconf(_SC_PAGESIZE));
 	if (!cq->ring || !cq->db_page) {
 		err = errno;
+		fprintf(stderr, "librnic: create_cq: mmap of the %s failed: %s\n", cq->ring ? "doorbell page" : "ring",
+			strerror(err));
 		goto destroy;
 	}
 	cq->consumer_pub = (volatile uint32_t *)(cq->ring + resp.drv.consumer_offset);
@@ -409,6 +413,7 @@ static struct ibv_qp *rnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr 
 	/* What the device offers (rnic.ko checks the same): RC, one SGE, no SRQ, no inline data. */
 	if (attr->qp_type != IBV_QPT_RC || attr->srq || attr->cap.max_send_sge > 1 || attr->cap.max_recv_sge > 1 ||
 	    attr->cap.max_inline_data) {
+		fprintf(stderr, "librnic: create_qp: only RC QPs with one SGE, no SRQ and no inline data\n");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -418,6 +423,7 @@ static struct ibv_qp *rnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr 
 	memset(&resp, 0, sizeof(resp));
 	err = ibv_cmd_create_qp(pd, &qp->ibqp, attr, &cmd, sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (err) {
+		fprintf(stderr, "librnic: create_qp: the kernel refused: %s\n", strerror(err));
 		free(qp);
 		errno = err;
 		return NULL;
@@ -440,6 +446,7 @@ static struct ibv_qp *rnic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr 
 	qp->db_page = map(pd->context, resp.drv.db_mmap, (size_t)sysconf(_SC_PAGESIZE));
 	if (!qp->sq || !qp->rq || !qp->db_page) {
 		err = errno;
+		fprintf(stderr, "librnic: create_qp: mmap of its rings or doorbell page failed: %s\n", strerror(err));
 		goto destroy;
 	}
 	qp->db = (volatile uint32_t *)((uint8_t *)qp->db_page + resp.drv.db_offset);
