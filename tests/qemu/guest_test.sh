@@ -32,7 +32,14 @@
 # arrives at its firmware), accepts the next with private data, and serves rping's server protocol
 # to host b's rping client (PINGS pings of SIZE bytes), checking each start buffer it reads; host b
 # checks each echo. rnic.ko is then removed with the consumer's listener still open.
-#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf|kping|kperf|kserve]
+# With MODE "rdmacore", Debian's own rping (rdmacm-utils), unmodified, runs in the guest through
+# librdmacm, libibverbs and rnic.ko's provider librnic-rdmav34.so (driver/linux/provider) against host
+# b's rping server: rping -c -a 10.0.0.2 -C PINGS -S SIZE -v -V must exit 0 after printing PINGS
+# echoes it compared with what it sent (-V), host b must have checked PINGS * SIZE bytes with none
+# wrong, and a second rping against port 7175, where nothing listens, must fail (RDMA_CM_EVENT_
+# UNREACHABLE) without a hang. Skipped (77) where rdma-core 44's source cannot be had for the
+# provider's build (driver/linux/provider/build.sh exit 3).
+#   tests/qemu/guest_test.sh RNIC_SIM PINGS SIZE [plain|misuse|tool|perf|kping|kperf|kserve|rdmacore]
 set -uo pipefail
 SIM=$1 PINGS=${2:-20} SIZE=${3:-3000} MODE=${4:-plain}
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -42,12 +49,24 @@ if ! "$REPO/tools/siw-peer/install-deps.sh" > /dev/null 2>&1 || ! command -v qem
     exit 77
 fi
 LOG="${RNIC_GUEST_DIR:-$REPO/build/rnic-guest}/ctest-$$"
+if [ "$MODE" = rdmacore ]; then
+    "$REPO/driver/linux/provider/build.sh" "${RNIC_GUEST_DIR:-$REPO/build/rnic-guest}/provider" > /tmp/rnic-provider-$$.log 2>&1
+    st=$?
+    if [ $st -eq 3 ]; then
+        echo "SKIPPED: the libibverbs provider cannot be built here: $(tail -n1 /tmp/rnic-provider-$$.log)"
+        rm -f /tmp/rnic-provider-$$.log
+        exit 77
+    fi
+    [ $st -eq 0 ] || { cat /tmp/rnic-provider-$$.log; rm -f /tmp/rnic-provider-$$.log; echo "FAIL: the provider's build"; exit 1; }
+    rm -f /tmp/rnic-provider-$$.log
+fi
 EXTRA=(--param bar_bench=200)
 [ "$MODE" = misuse ] && EXTRA+=(--param inject=bad_dma+bad_doorbell+bad_command+bad_order+bad_wqe)
 [ "$MODE" = tool ] && EXTRA+=(--tool rping)
 [ "$MODE" = kping ] && EXTRA+=(--tool kping)
 [ "$MODE" = kperf ] && EXTRA+=(--tool kperf)
 [ "$MODE" = kserve ] && EXTRA+=(--tool kserve)
+[ "$MODE" = rdmacore ] && EXTRA+=(--tool rdmacore)
 [ "$MODE" = perf ] && EXTRA+=(--tool perf "--perf-args=-t,all,-s,$SIZE,-n,$PINGS,-q,16")
 "$REPO/driver/linux/guest/run-guest.py" --sim "$SIM" --pings "$PINGS" --size "$SIZE" --timeout 180 --log-dir "$LOG" \
     "${EXTRA[@]}"
@@ -111,7 +130,7 @@ elif mode == "kserve":
                                                      f"{tries} of them host b's failed connect attempts")
 else:
     want(r["log"]["errors"] == 0, f"{r['log']['errors']} error lines in rnic-sim's log")
-if mode not in ("perf", "kping", "kperf", "kserve"):
+if mode not in ("perf", "kping", "kperf", "kserve", "rdmacore"):
     want(f"{pings} pings of {size} bytes, {pings * size} bytes checked, 0 bad" in guest, "the guest's own check line")
 if mode == "perf":
     for op, check in [("write", "server: "), ("read", "client: "), ("send", "server: "), ("fetchadd", "client: originals")]:
@@ -181,6 +200,21 @@ elif mode == "kserve":
          "iw_cm: listener on port 7174 destroyed; no listener left, next_peer polling stopped" in guest and
          "RDMA core: device unregistered" in guest and "rnic_kping removed after rnic" in guest and
          "rnic_kping: server: listener closed at module exit" in guest, "rnic.ko removed under an open listener")
+elif mode == "rdmacore":
+    import re
+    want("DEVINFO: hca_id:\trnic0" in guest and "DEVINFO: \ttransport:\t\t\tiWARP (1)" in guest and
+         "DEVINFO: \tvendor_id:\t\t\t0x1a4e" in guest and "PORT_ACTIVE (4)" in guest,
+         "ibv_devinfo shows rnic0 (iWARP, vendor 0x1a4e, port active) through the provider")
+    out = guest.split("RNIC-GUEST: RPING-OUT begin", 1)[-1].split("RNIC-GUEST: RPING-OUT end", 1)[0]
+    echoes = re.findall(r"^ping data: rdma-ping-(\d+): ", out, re.M)
+    want(echoes == [str(i) for i in range(pings)], f"rping printed echoes {echoes}, not 0..{pings - 1}")
+    want("data mismatch" not in out and "failed" not in out and "error" not in out, f"rping's complaints: {out!r}")
+    want(re.search(r"RNIC-GUEST: rping exit status 0 after", guest) is not None, "rping's exit status 0")
+    want("REFUSED-OUT: cma event RDMA_CM_EVENT_UNREACHABLE, error -110" in guest and
+         re.search(r"RNIC-GUEST: rping against port 7175 exit status [1-9]\d* after", guest) is not None and
+         "-> 10.0.0.2:7175: failed (-110)" in guest, "rping against port 7175 failed cleanly (unreachable)")
+    want("RNIC-GUEST: PASS (rping)" in guest, "the guest's verdict")
+    want("RDMA core: device unregistered" in guest and ": removed" in guest, "teardown lines")
 elif mode == "tool":
     want(f"rnic_rping: PASS {pings} pings" in guest and "RNIC-GUEST: PASS (rnic_rping)" in guest, "the tool's verdict")
     want(" #bytes     #iterations" in guest, "the tool's perftest-style table")
