@@ -244,23 +244,33 @@ status context::create_qp(std::uint32_t pd, completion_queue* send_cq, completio
 }
 
 status context::connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port,
-                        const read_limits& limits, std::vector<std::uint8_t>* reject_private_data) {
+                        const read_limits& limits, std::vector<std::uint8_t>* reject_private_data,
+                        const std::vector<std::uint8_t>* request_private_data) {
     if (!owns(qp)) return fail(status::bad_handle, "connect: QP handle");
     if (qp->state != qp_state::created) return fail(status::bad_state, "connect: QP is not fresh");
     if (remote_port == 0) return fail(status::invalid_argument, "connect: remote port 0");
     if (limits.ird > 0x3fff || limits.ord > 0x3fff) return fail(status::invalid_argument, "connect: IRD/ORD above 16383");
-    if (reject_private_data != nullptr) {
-        reject_private_data->clear();
+    const std::size_t pd_len = request_private_data != nullptr ? request_private_data->size() : 0;
+    if (pd_len > regmap::kMaxConnPrivateData)
+        return fail(status::invalid_argument, "connect: more than " + std::to_string(regmap::kMaxConnPrivateData) +
+                                                  " bytes of private data");
+    if (reject_private_data != nullptr) reject_private_data->clear();
+    if (reject_private_data != nullptr || pd_len > 0) {
         if (scratch_ == 0) scratch_ = bus_.dma_alloc(kScratchBytes, 64);
         if (scratch_ == 0) return fail(status::no_memory, "connect: private-data buffer");
     }
+    // The Request's private data is read from the buffer the Reply's (or the reject's) comes back in
+    // (regmap.h, kConnectPrivateData).
+    if (pd_len > 0) bus_.mem_write(scratch_, request_private_data->data(), pd_len);
+    const bool buffer = reject_private_data != nullptr || pd_len > 0;
     qp->state = qp_state::connecting;
     const command_result r = dev_.execute(
         regmap::command::connect, {qp->qpn, remote_ip | static_cast<std::uint64_t>(remote_port) << 32, local_port,
                                    limits.ird | static_cast<std::uint64_t>(limits.ord) << 16 |
-                                       (limits.peer_to_peer ? regmap::kConnectPeerToPeer : 0),
-                                   reject_private_data != nullptr ? scratch_ : 0,
-                                   reject_private_data != nullptr ? kScratchBytes : 0});
+                                       (limits.peer_to_peer ? regmap::kConnectPeerToPeer : 0) |
+                                       (pd_len > 0 ? regmap::kConnectPrivateData : 0),
+                                   buffer ? scratch_ : 0,
+                                   (buffer ? kScratchBytes : 0) | static_cast<std::uint64_t>(pd_len) << 32});
     if (r.answered() && r.status == regmap::cmd_status::connection_refused && reject_private_data != nullptr &&
         r.result > 0) {
         reject_private_data->resize(std::min<std::size_t>(r.result, kScratchBytes));

@@ -179,9 +179,12 @@ public:
     // initiator_depth); negotiated with MPA revision 2, used as they are with revision 1.
     // A peer that refuses (MPA Reply with R = 1, RFC 5044 §7.1.5) makes it return connection_refused;
     // `reject_private_data`, when given, then holds the private data of that Reply (the peer's
-    // reason, up to mpa's 512 bytes), and is emptied otherwise.
+    // reason, up to mpa's 512 bytes), and is emptied otherwise. `request_private_data`, when given
+    // and not empty, goes in the MPA Request (RFC 5044 §7.1, after the RFC 6581 IRD/ORD word in
+    // revision 2; at most regmap::kMaxConnPrivateData bytes), as rdma_connect's private data does.
     status connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port,
-                   const read_limits& limits = {}, std::vector<std::uint8_t>* reject_private_data = nullptr);
+                   const read_limits& limits = {}, std::vector<std::uint8_t>* reject_private_data = nullptr,
+                   const std::vector<std::uint8_t>* request_private_data = nullptr);
     // Passive side: opens `port` so that peers may connect before the accept that serves them (they
     // wait in the device's backlog, their MPA Request unanswered). accept and reject open the port
     // themselves; listen is for taking connections early, like rdma_listen.

@@ -275,6 +275,7 @@ rping_config build_rping_config(const config::Scenario& s) {
     c.timeout_ps = s.get_time_ps("workload.rping.timeout");
     c.start_delay_ps = s.get_time_ps("workload.rping.start_delay");
     c.connect_attempts = u32(s, "workload.rping.connect_attempts");
+    c.private_data = s.get_string("workload.rping.private_data");
     c.retry_interval_ps = s.get_time_ps("workload.rping.retry_interval");
     return c;
 }

@@ -412,6 +412,9 @@ void declare_workload(config::Node& root) {
                   "a fresh QP (a real peer that is still booting); rping itself tries once",
                   1, 1000);
     rping.time("retry_interval", "1s", "Client: wait between two connect attempts", 1_ms, 60_s);
+    rping.string("private_data", "",
+                 "Client: private data of its MPA Request (rdma_connect's), at most 508 bytes; real rping sends none "
+                 "(empty)");
     rping.time("timeout", "30s", "Longest wait of one step (accept, connect, a completion) in simulated time", 1_ms,
                3600_s);
     auto& perf = wl.object("perf_server", "workload.type = perf_server: host b's server for the QEMU guest's rnic_perf "

@@ -242,8 +242,10 @@ void rping::client(drv::host_bus& bus, const drv::station_config& station, std::
     }
     if (!cfg_.real_peer) oob_.wait_for("rping-server");
     std::uint64_t t0 = bus.now_ps();
-    // rping_init_conn_param: responder_resources = initiator_depth = 1, no private data.
-    drv::status st = s.ctx.connect(s.qp, server_ip, cfg_.port, 40000, drv::read_limits{1, 1});
+    // rping_init_conn_param: responder_resources = initiator_depth = 1, no private data (unless
+    // workload.rping.private_data asks for some, for a passive side that checks it).
+    const std::vector<std::uint8_t> pdata(cfg_.private_data.begin(), cfg_.private_data.end());
+    drv::status st = s.ctx.connect(s.qp, server_ip, cfg_.port, 40000, drv::read_limits{1, 1}, nullptr, &pdata);
     for (std::uint32_t attempt = 2; attempt <= cfg_.connect_attempts &&
                                     (st == drv::status::connection_refused || st == drv::status::timeout);
          ++attempt) {
@@ -260,7 +262,7 @@ void rping::client(drv::host_bus& bus, const drv::station_config& station, std::
         }
         t0 = bus.now_ps();
         st = s.ctx.connect(s.qp, server_ip, cfg_.port, static_cast<std::uint16_t>(40000 + attempt - 1),
-                           drv::read_limits{1, 1});
+                           drv::read_limits{1, 1}, nullptr, &pdata);
     }
     if (st != drv::status::ok) {
         char ip[16];

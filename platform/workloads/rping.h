@@ -48,6 +48,8 @@ struct rping_config {
     // retry_interval, on a fresh QP) — for a peer that is still booting; rping itself tries once.
     std::uint32_t connect_attempts = 1;
     std::uint64_t retry_interval_ps = 1'000'000'000'000ULL;
+    // Client: private data of its MPA Request (rdma_connect's; real rping sends none).
+    std::string private_data;
 };
 
 // The 16-byte advertisement, as rping lays it out (big-endian).
