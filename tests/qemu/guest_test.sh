@@ -31,7 +31,8 @@
 # connect with MPA private data (host b's connect fails with connection refused and the private data
 # arrives at its firmware), accepts the next with private data, and serves rping's server protocol
 # to host b's rping client (PINGS pings of SIZE bytes), checking each start buffer it reads; host b
-# checks each echo. rnic.ko is then removed with the consumer's listener still open.
+# checks each echo. Host b's connects carry MPA Request private data ("rping-client-request",
+# workload.rping.private_data), which the guest's consumer checks byte for byte in each request. rnic.ko is then removed with the consumer's listener still open.
 # With MODE "rdmacore", Debian's own rping (rdmacm-utils), unmodified, runs in the guest through
 # librdmacm, libibverbs and rnic.ko's provider librnic-rdmav34.so (driver/linux/provider) against host
 # b's rping server: rping -c -a 10.0.0.2 -C PINGS -S SIZE -v -V must exit 0 after printing PINGS
@@ -175,6 +176,11 @@ elif mode == "kserve":
          "the listener (rdma_listen, iw_cm create_listen)")
     want(len(re.findall(r"iw_cm: connect request 10\.0\.0\.2:\d+ -> 10\.0\.0\.1:7174 \(peer \d+, MPA rev 2, IRD 1 ORD 1",
                         guest)) == 2, "two connect requests from host b delivered by the next_peer poller")
+    # The active side's MPA Request private data, checked byte for byte by the guest in each request.
+    want(len(re.findall(r"rnic_kping: server: connect request from 10\.0\.0\.2:\d+ on device rnic0: IRD 1 ORD 1, "
+                        r"20 bytes of private data", guest)) == 2 and
+         guest.count('rnic_kping: server: the request\'s private data is the expected 20 bytes '
+                     '"rping-client-request", byte for byte') == 2, "host b's Request private data, checked by the guest")
     want(re.search(r"iw_cm: reject of peer \d+ on port 7174 with 19 bytes of private data: sent", guest) is not None and
          "rnic_kping: server: rejected the connect request with 19 bytes of private data (0)" in guest,
          "the guest's reject of the first request")

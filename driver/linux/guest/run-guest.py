@@ -19,6 +19,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+# --tool kserve: what host b's rping client sends in its MPA Requests and the guest's server expects.
+KSERVE_REQUEST_PD = "rping-client-request"
 
 
 def main():
@@ -66,6 +68,8 @@ def main():
                     "--set", f"workload.rping.count={a.pings}", "--set", f"workload.rping.size={a.size}",
                     "--set", "workload.rping.timeout=120s", "--set", "workload.rping.connect_attempts=100",
                     "--set", "workload.rping.retry_interval=1s", "--set", "rnic.mpa.timeout=5s",
+                    # MPA Request private data the guest checks byte for byte (rnic_kping private_data=)
+                    "--set", f"workload.rping.private_data={KSERVE_REQUEST_PD}",
                     "--set", "rnic.mpa.revision=2"]  # the RFC 6581 IRD/ORD word reaches the connect request
     else:
         workload = ["--set", "workload.type=rping", "--set", f"workload.rping.count={a.pings}",
@@ -86,7 +90,7 @@ def main():
                    f"count={a.pings},size={a.size},depth=8")
     elif a.tool == "kserve":
         append += (f" rnic_ifaddr=10.0.0.1/24 rnic_kping=mode=server,server_port=7174,count={a.pings},"
-                   f"size={a.size},reject=1,keep_listening=1 rnic_kping_keep=1")
+                   f"size={a.size},reject=1,keep_listening=1,private_data={KSERVE_REQUEST_PD} rnic_kping_keep=1")
     elif a.tool == "rdmacore":
         # rping's -v prints each ping's echo, -V compares it with what was sent (librdmacm/examples/rping.c).
         append += (f" rnic_ifaddr=10.0.0.1/24 rnic_rdmacore=-c,-a,10.0.0.2,-p,7174,-C,{a.pings},-S,{a.size},-v,-V"

@@ -53,6 +53,7 @@ struct kping {
 /* mode=server's parameters (rnic_kping_main.c). */
 struct kping_server_args {
 	unsigned int count, size, port, reject, keep_listening;
+	const char *expect_pd;  /* each request's MPA private data must be this, byte for byte ("": any) */
 };
 
 int kping_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);

@@ -53,7 +53,8 @@ MODULE_PARM_DESC(mode, "rping (librdmacm rping's client), perf (perf_server's cl
 		 "or server (rping's server: listen on server_port, accept, serve count pings)");
 static char *private_data = "";
 module_param(private_data, charp, 0444);
-MODULE_PARM_DESC(private_data, "mode=rping: MPA private data of the connect (at most 64 bytes)");
+MODULE_PARM_DESC(private_data, "mode=rping: MPA private data of the connect (at most 64 bytes); mode=server: the "
+		 "private data every connect request must carry, byte for byte (empty: not checked)");
 static unsigned int reject;
 module_param(reject, uint, 0444);
 MODULE_PARM_DESC(reject, "mode=server: reject this many connect requests first (private data \"rnic_kping: not now\")");
@@ -505,9 +506,10 @@ static int kping_run(void)
 	bool perf = strcmp(mode, "perf") == 0;
 
 	if (strcmp(mode, "server") == 0) {
-		struct kping_server_args a = { count, size, server_port, reject, keep_listening };
+		struct kping_server_args a = { count, size, server_port, reject, keep_listening, private_data };
 
-		if (size < 26 || size > 65536 || count < 1 || count > 100000 || !server_port || server_port > 65535)
+		if (size < 26 || size > 65536 || count < 1 || count > 100000 || !server_port || server_port > 65535 ||
+		    strlen(private_data) > sizeof(((struct kping *)NULL)->request_pd))
 			return -EINVAL;
 		kp = kzalloc(sizeof(*kp), GFP_KERNEL);
 		if (!kp)

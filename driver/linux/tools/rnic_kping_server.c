@@ -212,6 +212,23 @@ int kping_serve(struct kping *kp, const struct kping_server_args *a)
 			"private data\n", &((struct sockaddr_in *)&kp->id->route.addr.dst_addr)->sin_addr,
 			ntohs(((struct sockaddr_in *)&kp->id->route.addr.dst_addr)->sin_port), dev_name(&kp->id->device->dev),
 			kp->request_ird, kp->request_ord, kp->request_pd_len);
+		if (a->expect_pd[0]) {
+			/* The active side's MPA Request private data (RFC 5044 S7.1, after the RFC 6581 IRD/ORD
+			 * word, which the firmware decodes apart), as next_peer and iw_cm delivered it. */
+			size_t n = strlen(a->expect_pd);
+
+			if (kp->request_pd_len != n || memcmp(kp->request_pd, a->expect_pd, n)) {
+				pr_err("rnic_kping: server: the connect request carried %u bytes of private data \"%*pE\", "
+				       "not the %zu bytes \"%s\" expected\n", kp->request_pd_len, kp->request_pd_len,
+				       kp->request_pd, n, a->expect_pd);
+				serve_reject(kp, kp->id);
+				kp->id = NULL;
+				err = -EBADMSG;
+				goto destroy_listener;
+			}
+			pr_info("rnic_kping: server: the request's private data is the expected %zu bytes \"%s\", byte "
+				"for byte\n", n, a->expect_pd);
+		}
 		if (rejected < a->reject) {
 			rejected++;
 			serve_reject(kp, kp->id);
