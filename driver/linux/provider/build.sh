@@ -15,7 +15,7 @@ REPO="$(cd "$HERE/../../.." && pwd)"
 OUT="${1:-$REPO/build/rnic-guest/provider}"
 PABI=34
 mkdir -p "$OUT"
-die() { echo "provider/build.sh: $*" >&2; exit "${2:-1}"; }
+die() { echo "provider/build.sh: $1" >&2; exit "${2:-1}"; }
 
 # The installed libibverbs must be the one whose private ABI the headers describe.
 LIBIBVERBS="$(ldconfig -p | awk '/libibverbs\.so\.1 .*x86-64/ { print $NF; exit }')"
@@ -40,7 +40,7 @@ if [ -z "$SRC" ]; then
         (apt-get "${opts[@]}" update > "$OUT/apt.log" 2>&1 &&
          cd "$OUT" && apt-get "${opts[@]}" --only-source source rdma-core=44.0-2 >> "$OUT/apt.log" 2>&1) ||
             die "apt-get source rdma-core=44.0-2 failed (log $OUT/apt.log); set RDMA_CORE_SRC to an rdma-core v44.0 tree" 3
-        [ -f "$SRC/libibverbs/driver.h" ] || die "apt-get source gave no $SRC/libibverbs/driver.h" 3
+        [ -f "$SRC/libibverbs/driver.h" ] || die "apt-get source gave no $SRC/libibverbs/driver.h (dpkg-dev unpacks the source)" 3
     fi
 fi
 grep -q 'IBVERBS_PABI_VERSION "'$PABI'"' "$SRC/CMakeLists.txt" ||
