@@ -5,8 +5,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # Host side: kernel source and build tooling for the out-of-tree siw.ko, QEMU, and the guest's
 # user space (copied from the host's files into the initramfs).
+# ibverbs-utils: ibv_devinfo for the RNIC guest's rdma-core test (driver/linux/guest/mkinitramfs.sh).
 PKGS="linux-source-6.1 linux-headers-amd64 linux-kbuild-6.1 linux-compiler-gcc-12-x86 gcc-12 make
-      qemu-system-x86 busybox-static rdmacm-utils ibverbs-providers libibverbs1 librdmacm1
+      qemu-system-x86 busybox-static rdmacm-utils ibverbs-providers ibverbs-utils libibverbs1 librdmacm1
       libnl-3-200 libnl-route-3-200 iproute2 cpio kmod xz-utils gzip"
 
 missing=""
