@@ -263,3 +263,40 @@ TEST(RdmaTcpFraming, SettingsItCannotRunWithAreRefusedAtStart) {
 
 }  // namespace
 }  // namespace rnic::test
+
+namespace rnic::test {
+namespace {
+
+// The errors seed 000 names a receiver's checks for (§3.4: an RDMA_Write or RDMA_Read_Request
+// naming a buffer it may not use, a Send with no or too small a buffer, Read Requests beyond the
+// responder's limit), provoked by the protocol probes over RDMA/TCP: the peer's reaction is the
+// RDMAP Terminate (carried as a Send, docs/framings.md) with the code the probe expects, both QPs in
+// Error with error completions naming it, the target's memory unchanged (the probe checks those).
+class RdmaTcpErrorProbe : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RdmaTcpErrorProbe, PeerTerminatesAndBothQpsFail) {
+    const std::string probe = GetParam();
+    const std::string results = temp_path("rdmatcp-probe-" + probe + ".json");
+    const sim_run r = run_sim({"--set", "rnic.framing=rdmatcp", "--set", "workload.type=probe", "--set",
+                               "workload.probe=" + probe, "--results", results, "--log", "off"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
+    const auto& a = v.at("modules").at("a.rnic");
+    const auto& b = v.at("modules").at("b.rnic");
+    EXPECT_EQ(b.at("rdma").at("terminates_sent").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(a.at("rdma").at("terminates_received").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(b.at("rdma").at("qps").as_array().at(0).at("state").as_string(), "error");
+    EXPECT_EQ(a.at("rdma").at("qps").as_array().at(0).at("state").as_string(), "error");
+    // Not a framing error: every segment passed the seed's checks, the RDMAP layer refused it.
+    EXPECT_EQ(b.at("framer").at("crc_errors").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(b.at("framer").at("framing_errors").to_number<std::uint64_t>(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Errors, RdmaTcpErrorProbe,
+                         ::testing::Values("invalid_stag", "out_of_bounds", "pd_mismatch", "access_rights",
+                                           "read_invalid_stag", "too_many_reads", "no_receive_buffer",
+                                           "message_too_long"));
+
+}  // namespace
+}  // namespace rnic::test
