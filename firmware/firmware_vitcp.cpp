@@ -127,7 +127,8 @@ void firmware::vitcp_start_stream(std::uint32_t conn, pending_connection& pc, co
     const std::size_t added = proto::vitcp_map::kMaxAdded - (agreed.crc ? 0 : proto::vitcp::kTrailerSize);
     mode.max_ulpdu = emss > added ? emss - added : 0;
     mode.read_window = agreed.rdma_read_window;
-    mode.urgent_marks = agreed.may_mark_urgent;  // §3.7: only once the peer's option was received
+    mode.urgent_marks = agreed.may_mark_urgent;
+    mode.unreliable = agreed.level == ce::reliability::unreliable;  // §3.7: only once the peer's option was received
     hal_.full_operation(conn, mode, consumed);
     // §2.2.2.2.6: the window is the per-VI limit of outstanding RDMA Reads, both ways.
     stream_start st;

@@ -257,6 +257,8 @@ probe_config build_probe_config(const config::Scenario& s) {
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
     c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
     c.mpa_timeout_ps = s.get_time_ps("rnic.mpa.timeout");
+    c.framing = s.get_string("rnic.framing");
+    c.vi_level = s.get_string("rnic.vitcp.reliability");
     return c;
 }
 

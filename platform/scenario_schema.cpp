@@ -328,7 +328,7 @@ void declare_workload(config::Node& root) {
                     "local_invalidate", "send_invalidate", "write_imm", "zero_based", "masked_atomics",
                     "qp_states", "response_order", "abort", "reject", "verbs_misuse", "peer_to_peer", "responder_waits",
                     "listen_backlog", "mpa_timeout", "held_close", "page_list", "device_reset",
-                    "resource_limits"});
+                    "resource_limits", "vi_errors", "vi_descriptor", "vi_crc"});
     wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1,
                  16_MiB, 1, 64);
     wl.boolean("all_sizes", false,
@@ -647,18 +647,11 @@ std::string check_framing(const config::Scenario& s) {
     const std::string name = framing == "ift" ? "IFT" : framing == "rdmatcp" ? "RDMA/TCP" : "VI/TCP";
     if (s.get_bool("rnic.mpa.markers")) return "rnic.framing: " + name + " has no markers (set rnic.mpa.markers to false)";
     if (s.get_string("rnic.mpa.model") != "tlm") return "rnic.framing: the RTL datapath builds MPA FPDUs only";
-    if (framing == "rdmatcp" && s.get_string("rnic.tcp.retransmit_from") == "host") {
-        // RDMA/TCP's segment headers carry per-connection state (message numbers, seed 000 §3.4)
-        // that a re-framing from host memory would have to recall for every frame in flight.
-        return "rnic.framing: RDMA/TCP is not re-framed from host memory yet (set rnic.tcp.retransmit_from to "
-               "\"buffer\")";
-    }
+    // rnic.tcp.retransmit_from = host works for every framing: RDMA/TCP and VI/TCP re-frame a
+    // retransmission with the segment headers they recorded for its stream position (message
+    // numbers and Connection ID, seed 000 §3.4, seed 003 §3.2, §2.2.2.2.5: "the same data ...
+    // including all VI layer headers and trailers"), the payload fetched again from host memory.
     if (framing == "vitcp") {
-        if (s.get_string("rnic.tcp.retransmit_from") == "host") {
-            // As RDMA/TCP: the VI headers carry per-connection state (message numbers, seed 003 §3.2).
-            return "rnic.framing: VI/TCP is not re-framed from host memory yet (set rnic.tcp.retransmit_from to "
-                   "\"buffer\")";
-        }
         const std::string path = s.get_string("rnic.rx_path");
         if (path != "buffering" && path != "urgent") {
             return "rnic.rx_path: VI/TCP has no " + path + " receive path (markers and aligned belong to MPA and "

@@ -44,6 +44,10 @@ struct placement_ext : tlm::tlm_extension<placement_ext> {
     std::uint32_t frame_pos = 0;  // marker-space position of the frame's first byte
     bool markers = false;         // the frame carries Markers (receive side's setting)
     bool already_placed = false;
+    // The message this ULPDU belongs to is in error but its connection goes on (VI/TCP at
+    // Unreliable Delivery, seed 003 §3.6 option 2, proto/seeds/vitcp_errors.h): a Send is placed
+    // and its receive completes with a transport error, a tagged Write is dropped.
+    bool in_error = false;
 
     tlm::tlm_extension_base* clone() const override { return new placement_ext(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {

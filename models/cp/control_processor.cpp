@@ -164,6 +164,7 @@ void control_processor::full_operation(std::uint32_t conn, const fw::mpa_mode& m
     s.crc = mode.crc;
     s.max_ulpdu = mode.max_ulpdu;
     s.read_window = mode.read_window;
+    s.unreliable = mode.unreliable;
     // RFC 5044 Appendix A: a segment with markers carries one FPDU unless packing is allowed.
     toe_out->tcp_one_fpdu_per_segment(conn, mode.tx_markers && !mode.pack_fpdus);
     if (mode.urgent_marks) toe_out->tcp_mark_urgent(conn);

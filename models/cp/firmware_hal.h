@@ -70,7 +70,8 @@ struct mpa_mode {
     std::size_t max_ulpdu;
     bool pack_fpdus = false;  // mpa_policy::pack_marker_fpdus: several whole FPDUs per segment with markers
     std::uint16_t read_window = 0xFFFF;  // VI/TCP: the agreed RDMA Read Window (seed 003 §2.2.2.2.6)
-    bool urgent_marks = false;  // VI/TCP: the peer sent the Urgent Marker option, we mark (seed 003 §3.7)
+    bool urgent_marks = false;
+    bool unreliable = false;  // VI/TCP: Unreliable Delivery agreed (seed 003 §3.3, vitcp_errors.h)  // VI/TCP: the peer sent the Urgent Marker option, we mark (seed 003 §3.7)
 };
 
 // The MPA policy the NIC was built with (scenario rnic.mpa.*).

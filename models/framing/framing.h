@@ -40,6 +40,9 @@ struct mpa_settings {
     std::size_t max_ulpdu = 1454;
     // VI/TCP: the RDMA Read Window agreed in the CE exchange (seed 003 §2.2.2.2.6); others ignore it.
     std::uint16_t read_window = 0xFFFF;
+    // VI/TCP: Unreliable Delivery was agreed (seed 003 §3.3): some message errors leave the
+    // connection up (proto/seeds/vitcp_errors.h); others ignore it.
+    bool unreliable = false;
 };
 
 // The options one direction of a connection frames with (RFC 5044 §7.1: the M and C flags).
@@ -51,6 +54,16 @@ struct frame_options {
     std::uint32_t conn = 0;
     // VI/TCP: the negotiated RDMA Read Window the receive side holds the peer to (mpa_settings).
     std::uint16_t read_window = 0xFFFF;
+    // VI/TCP: Unreliable Delivery (mpa_settings).
+    bool unreliable = false;
+};
+
+// Errors the RDMA engine finds in a received message that the framing's protocol may let its
+// connection survive (VI/TCP at Unreliable Delivery, proto/seeds/vitcp_errors.h). Over every
+// other framing none does: the receiver Terminates and closes (RFC 5040 §6.2).
+enum class rx_message_error : std::uint8_t {
+    protection,  // a tagged Write's STag, rights or bounds
+    descriptor,  // a Send with no receive posted, or too long for it
 };
 
 // Why an in-order stream stopped deframing: the two LLP errors of RFC 5044 §8 (code 2, a CRC
@@ -69,6 +82,9 @@ public:
     // After an error: its name (for the log) and what and where (for the log and the firmware).
     virtual std::string error_name() const = 0;
     virtual const std::string& error_detail() const = 0;
+    // During a sink call: the frame being delivered belongs to a message in error that the
+    // connection survives (placement_ext::in_error).
+    virtual bool delivering_in_error() const { return false; }
 };
 
 class framing {
@@ -132,6 +148,10 @@ public:
     // Whether the frames can carry RFC 7306 atomic operations; the RDMA engine refuses atomic work
     // requests (bad opcode) when not (RDMA/TCP: none of seed 000's four message types is one).
     virtual bool carries_atomics() const { return true; }
+
+    // Whether `conn` survives error `e` in a received message of the given kind (tagged: an RDMA
+    // Write, else a Send); false unless the framing's protocol says so.
+    virtual bool connection_survives(std::uint32_t /*conn*/, rx_message_error /*e*/) const { return false; }
 };
 
 }  // namespace rnic

@@ -140,6 +140,7 @@ void mpa_framer::deliver(conn_state& st, const std::uint8_t* ulpdu, std::size_t 
     placement_ext where;
     where.frame_pos = pos;
     where.markers = st.settings.rx_markers;
+    where.in_error = st.deframer->delivering_in_error();
     if (reasm_out->take_placed(st.conn, st.placed_key(pos))) {
         // Placed when it arrived out of order: delivery still happens here, in order (RFC 5041 §5).
         where.already_placed = true;

@@ -102,10 +102,10 @@ private:
     }
     // What each direction of a connection frames with.
     static frame_options tx_options(const conn_state& st) {
-        return {st.settings.tx_markers, st.settings.crc, st.conn, st.settings.read_window};
+        return {st.settings.tx_markers, st.settings.crc, st.conn, st.settings.read_window, st.settings.unreliable};
     }
     static frame_options rx_options(const conn_state& st) {
-        return {st.settings.rx_markers, st.settings.crc, st.conn, st.settings.read_window};
+        return {st.settings.rx_markers, st.settings.crc, st.conn, st.settings.read_window, st.settings.unreliable};
     }
 
     void tx_b_transport(int initiator, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);

@@ -16,12 +16,13 @@ class vitcp_deframer final : public frame_deframer {
 public:
     vitcp_deframer(const vitcp_framing& owner, map::session& session, bool crc, frame_sink sink)
         : owner_(owner), session_(session), sink_(std::move(sink)),
-          deframer_(vt::Deframer::Config{crc, {}}, [this](const vt::SegmentView& seg) { on_segment(seg); }) {}
+          deframer_(vt::Deframer::Config{crc, {}, session.level == proto::vitcp_ce::reliability::unreliable},
+                    [this](const vt::SegmentView& seg) { on_segment(seg); }) {}
 
     deframe_status feed(const std::uint8_t* data, std::size_t len) override {
-        if (failed_) return deframe_status::framing_error;
+        if (failed_) return failed_crc_ ? deframe_status::crc_error : deframe_status::framing_error;
         const vt::Error e = deframer_.feed(data, len);
-        if (failed_) return deframe_status::framing_error;
+        if (failed_) return failed_crc_ ? deframe_status::crc_error : deframe_status::framing_error;
         if (e == vt::Error::none) return deframe_status::ok;
         error_name_ = std::string("VI/TCP ") + vt::to_string(e);
         error_detail_ = deframer_.error_detail();
@@ -30,10 +31,25 @@ public:
     }
     std::string error_name() const override { return error_name_; }
     const std::string& error_detail() const override { return error_detail_; }
+    bool delivering_in_error() const override { return in_error_; }
 
 private:
     void on_segment(const vt::SegmentView& seg) {
         if (failed_) return;
+        // A segment the codec passed only because the connection may survive a CRC error (the
+        // Deframer's continue_after_crc_error, Unreliable Delivery): whether this message's type
+        // survives it is vitcp_errors.h's (§3.6 option 2).
+        if (!seg.crc_ok &&
+            !map::connection_survives(session_.level, map::message_error::crc, seg.header.type)) {
+            failed_ = true;
+            failed_crc_ = true;
+            error_name_ = "VI/TCP crc_mismatch";
+            error_detail_ = std::string("trailer CRC of ") + vt::to_string(seg.header.type) + " message " +
+                            std::to_string(seg.header.message_number) + " does not match, at stream byte " +
+                            std::to_string(deframer_.bytes_consumed()) + " (§3.6: " +
+                            proto::vitcp_ce::to_string(session_.level) + " closes the connection)";
+            return;
+        }
         std::string why;
         if (!map::accept_in_order(session_, seg, ulpdu_, &why, &immediate_)) {
             failed_ = true;
@@ -42,8 +58,12 @@ private:
             return;
         }
         const std::uint64_t b = owner_.beats(seg.wire_length);
+        // §3.2 Transmit Error, §3.6 option 2: the message is in error, the connection goes on; the
+        // RDMA engine completes its receive in error (placement_ext::in_error).
+        in_error_ = !seg.crc_ok || seg.header.transmit_error;
         if (!ulpdu_.empty()) sink_(ulpdu_.data(), ulpdu_.size(), {b, b});  // empty: a NOP
         if (!immediate_.empty()) sink_(immediate_.data(), immediate_.size(), {0, 0});
+        in_error_ = false;
     }
 
     const vitcp_framing& owner_;
@@ -53,6 +73,8 @@ private:
     std::vector<std::uint8_t> ulpdu_;
     std::vector<std::uint8_t> immediate_;  // RFC 7306 Immediate Data an RdmaWrite carried (§3.2 IdV)
     bool failed_ = false;
+    bool failed_crc_ = false;
+    bool in_error_ = false;  // during sink_: the segment's message is in error (Unreliable Delivery)
     std::string error_name_;
     std::string error_detail_;
 };
@@ -117,6 +139,16 @@ void vitcp_framing::reframe(const std::uint8_t* ulpdu, std::size_t len, const fr
     vt::encode(seg, out);
 }
 
+bool vitcp_framing::connection_survives(std::uint32_t conn, rx_message_error e) const {
+    const auto it = conns_.find(conn);
+    if (it == conns_.end()) return false;
+    return e == rx_message_error::protection
+               ? map::connection_survives(it->second.session.level, map::message_error::protection,
+                                          vt::SegmentType::rdma_write)
+               : map::connection_survives(it->second.session.level, map::message_error::descriptor,
+                                          vt::SegmentType::send);
+}
+
 const map::session* vitcp_framing::session_of(std::uint32_t conn) const {
     const auto it = conns_.find(conn);
     return it == conns_.end() ? nullptr : &it->second.session;
@@ -127,6 +159,10 @@ std::unique_ptr<frame_deframer> vitcp_framing::make_deframer(const frame_options
     c = conn_state{};  // a new connection on this id: nothing of the last one's carries over
     c.session.crc = options.crc;
     c.session.read_window = options.read_window;
+    // frame_options says only whether the level is Unreliable Delivery; the two reliable levels
+    // react to errors alike (vitcp_errors.h).
+    c.session.level =
+        options.unreliable ? proto::vitcp_ce::reliability::unreliable : proto::vitcp_ce::reliability::reliable_delivery;
     return std::make_unique<vitcp_deframer>(*this, c.session, options.crc, std::move(sink));
 }
 

@@ -67,6 +67,9 @@ public:
     }
     std::size_t split_frame_reach(const frame_options&) const override { return 0; }
     bool carries_atomics() const override { return false; }  // §3.2 Type: no atomic type
+    // By the connection's reliability level (proto/seeds/vitcp_errors.h): only at Unreliable
+    // Delivery, and only for an RdmaWrite's protection error or a Send's descriptor error.
+    bool connection_survives(std::uint32_t conn, rx_message_error e) const override;
 
     proto::vitcp_map::refusal last_refusal() const { return last_refusal_; }
     const proto::vitcp_map::session* session_of(std::uint32_t conn) const;

@@ -90,6 +90,10 @@ struct qp_context {
     std::deque<read_response_job> responses;  // Read Requests accepted, responses not yet sent
     std::uint32_t recv_msn = 0;       // MSN of the message being (or last) received on queue 0
     bool recv_active = false;         // a multi-segment Send is being placed
+    // VI/TCP Unreliable Delivery (vitcp_errors.h): the Send being placed is in error (its receive
+    // completes with a transport error); the rest of message recv_msn is dropped.
+    bool recv_in_error = false;
+    bool recv_discarding = false;
     std::uint64_t recv_wr_id = 0, recv_addr = 0, recv_bytes = 0;
     std::uint32_t recv_len = 0, recv_stag = 0, recv_index = 0;
     proto::ddp::Opcode recv_opcode = proto::ddp::Opcode::send;  // of the message being received

@@ -40,7 +40,10 @@ struct rdma_counters {
     std::uint64_t atomic_ops_issued = 0, atomic_cas_retries = 0;
     std::uint64_t rtrs_sent = 0, tx_held = 0, negotiation_terminates = 0;
     std::uint64_t placed_out_of_order_bytes = 0, rx_already_placed = 0, flushed = 0, llp_errors = 0;
-    std::uint64_t cq_overrun_qp_errors = 0;  // QPs moved to Error because a full CQ lost their completion
+    std::uint64_t cq_overrun_qp_errors = 0;
+    // Messages in error whose connection went on (VI/TCP Unreliable Delivery, vitcp_errors.h):
+    // placed into a receive completed in error, or dropped.
+    std::uint64_t messages_in_error = 0, messages_in_error_dropped = 0;  // QPs moved to Error because a full CQ lost their completion
 };
 
 // The hardware of the engine module that its parts drive. All of it belongs to rdma_engine; the

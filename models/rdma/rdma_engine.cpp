@@ -343,6 +343,11 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["rx_already_placed"] = counters_.rx_already_placed;
     out["flushed"] = counters_.flushed;
     out["llp_errors"] = counters_.llp_errors;
+    // New keys, only when non-zero (VI/TCP at Unreliable Delivery): existing results stay the same.
+    if (counters_.messages_in_error != 0) out["messages_in_error"] = counters_.messages_in_error;
+    if (counters_.messages_in_error_dropped != 0) {
+        out["messages_in_error_dropped"] = counters_.messages_in_error_dropped;
+    }
     out["rtrs_sent"] = counters_.rtrs_sent;
     out["negotiation_terminates"] = counters_.negotiation_terminates;
     out["streams_held_for_first_fpdu"] = counters_.tx_held;

@@ -95,6 +95,16 @@ void receive_path::receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
         terminate_received(n, qp, ulpdu, len, delay);
         return;
     }
+    const bool in_error = where != nullptr && where->in_error;
+    if (in_error && h->tagged && h->opcode == ddp::Opcode::rdma_write) {
+        // A Write in a message in error that the connection survives (VI/TCP Unreliable Delivery,
+        // seed 003 §3.6 option 2): no descriptor could tell the consumer its data is bad, so none
+        // of it is placed (vitcp_errors.h).
+        ++counters().messages_in_error;
+        ++counters().messages_in_error_dropped;
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": RDMA Write segment of a message in error dropped");
+        return;
+    }
     if (h->tagged && h->opcode == ddp::Opcode::rdma_write) {
         if (already_placed) {
             // Its payload went to host memory when the segment arrived out of order; in order now,
@@ -122,7 +132,7 @@ void receive_path::receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
                          h->opcode == ddp::Opcode::send_invalidate || h->opcode == ddp::Opcode::send_se_invalidate ||
                          h->opcode == ddp::Opcode::immediate || h->opcode == ddp::Opcode::immediate_se;
     if (!h->tagged && is_send) {
-        place_send(n, qp, *h, ulpdu, len, delay);
+        place_send(n, qp, *h, ulpdu, len, in_error, delay);
         return;
     }
     // A reserved opcode, or a known one in the wrong buffer model (RFC 5040 §7.2 "Unexpected OpCode").
@@ -164,6 +174,12 @@ void receive_path::place_tagged(std::uint32_t qpn, qp_context& qp, const ddp::He
         RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": RDMA Write to STag 0x" << std::hex << h.stag << " TO 0x"
                                              << h.tagged_offset << std::dec << " length " << payload << ": "
                                              << chk.what);
+        if (res_.frames.connection_survives(qp.conn, rx_message_error::protection)) {
+            // VI/TCP Unreliable Delivery: the Write is dropped, the connection goes on (vitcp_errors.h).
+            ++counters().messages_in_error;
+            ++counters().messages_in_error_dropped;
+            return;
+        }
         send_terminate(qpn, qp, chk.layer, chk.etype, chk.code, ulpdu, len, delay);
         lifecycle_.enter_error(qpn, qp, delay);
         return;
@@ -237,7 +253,7 @@ tlm::tlm_response_status receive_path::place_in_region(const region_map& map, st
 }
 
 void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
-                              std::size_t len, sc_core::sc_time& delay) {
+                              std::size_t len, bool in_error, sc_core::sc_time& delay) {
     // RFC 5041 §5.3 / §7.1 untagged checks, in the order of the error codes.
     auto untagged_error = [&](std::uint8_t code, const char* what) {
         ++counters().protection_errors;
@@ -257,6 +273,36 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
         untagged_error(ddp::term::kDdpUntaggedInvalidQn, "invalid queue number");
         return;
     }
+    // A descriptor error the connection survives (VI/TCP Unreliable Delivery, vitcp_errors.h):
+    // the message is dropped; `wqe` true when it had taken a receive, which completes in error.
+    const bool survives_descriptor = res_.frames.connection_survives(qp.conn, rx_message_error::descriptor);
+    auto drop_message = [&](const char* what, bool wqe) {
+        ++counters().messages_in_error;
+        ++counters().messages_in_error_dropped;
+        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send MSN " << h.msn << ": " << what
+                                             << "; the message is dropped, the connection goes on");
+        if (wqe) {
+            cqe_fields f;
+            f.wr_id = qp.recv_wr_id;
+            f.byte_len = static_cast<std::uint32_t>(qp.recv_bytes);
+            f.opcode = static_cast<std::uint8_t>(regmap::wr_opcode::send);
+            f.status = regmap::cqe_status::local_length_error;
+            f.qpn = qpn;
+            f.wqe_index = qp.recv_index;
+            f.receive = true;
+            completions_.post_cqe(qp.cfg.recv_cq, f, delay);
+            ++counters().recv_completions;
+        }
+        qp.recv_msn = h.msn;
+        qp.recv_active = false;
+        qp.recv_discarding = !h.last;
+    };
+    if (qp.recv_discarding && h.msn == qp.recv_msn) {
+        ++counters().messages_in_error_dropped;  // a later segment of a message already dropped
+        qp.recv_discarding = !h.last;
+        return;
+    }
+    qp.recv_discarding = false;
     // Messages arrive in order, so the MSN must be the next one, or the current one (later segment).
     const bool continuing = qp.recv_active && h.msn == qp.recv_msn;
     if (!continuing && h.msn != qp.recv_msn + 1) {
@@ -285,6 +331,10 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
     if (!continuing) {
         // A new message consumes the next posted receive WQE (RFC 5040 §5.1: in posting order).
         if (qp.rq_consumer == qp.rq_producer) {
+            if (survives_descriptor) {
+                drop_message("no receive descriptor posted", false);
+                return;
+            }
             untagged_error(ddp::term::kDdpUntaggedNoBuffer, "no receive buffer posted");
             return;
         }
@@ -304,6 +354,13 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
         qp.recv_opcode = h.opcode;
         qp.recv_active = true;
         qp.recv_bytes = 0;
+        qp.recv_in_error = false;
+    }
+    if (in_error && !qp.recv_in_error) {
+        // §3.6 option 2: "Deliver the data to the application with status indicating transport
+        // error" (VI/TCP Unreliable Delivery; seed 003 §3.2 Transmit Error likewise).
+        qp.recv_in_error = true;
+        ++counters().messages_in_error;
     }
     cqe_fields f;
     if (immediate) {
@@ -313,6 +370,10 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
         ++counters().immediates_received;
     } else {
         if (static_cast<std::uint64_t>(h.mo) + payload > qp.recv_len) {
+            if (survives_descriptor) {
+                drop_message("message too long for the posted receive descriptor", true);
+                return;
+            }
             untagged_error(ddp::term::kDdpUntaggedMessageTooLong, "message too long for the posted buffer");
             return;
         }
@@ -362,9 +423,11 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
     f.qpn = qpn;
     f.wqe_index = qp.recv_index;
     f.receive = true;
+    if (qp.recv_in_error) f.status = regmap::cqe_status::transport_error;
     completions_.post_cqe(qp.cfg.recv_cq, f, delay);
     ++counters().recv_completions;
     qp.recv_active = false;
+    qp.recv_in_error = false;
 }
 
 // ---- responses to our Reads and atomics ------------------------------------------------------

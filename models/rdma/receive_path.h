@@ -41,7 +41,7 @@ private:
                       std::size_t len, sc_core::sc_time& delay);
     bool place_out_of_order(const qp_context& qp, const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay);
     void place_send(std::uint32_t qpn, qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
-                    std::size_t len, sc_core::sc_time& delay);
+                    std::size_t len, bool in_error, sc_core::sc_time& delay);
     void place_read_response(std::uint32_t qpn, qp_context& qp, const proto::ddp::Header& h,
                              const std::uint8_t* ulpdu, std::size_t len, bool already_placed, sc_core::sc_time& delay);
     void complete_atomic(std::uint32_t qpn, qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,

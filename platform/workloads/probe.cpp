@@ -63,6 +63,11 @@ const std::vector<probe_expectation>& probe_catalogue() {
          "reg_mr_pages: regions over non-contiguous pages, every access split at page boundaries"},
         {"device_reset", false, 0, 0, 0,
          "CTRL.RESET with objects open: all gone, new ones numbered from 0, commands from ring slot 0"},
+        {"vi_errors", false, 0, 0, 0,
+         "VI/TCP (seed 003 §3.3): a bad Memory Handle and a too long Send, per reliability level"},
+        {"vi_descriptor", false, 0, 0, 0, "VI/TCP (seed 003 §3.3): a too long Send alone, per reliability level"},
+        {"vi_crc", false, 0, 0, 0,
+         "VI/TCP (seed 003 §3.6 option 2): CRC errors per reliability level (with link corruption)"},
     };
     return all;
 }
@@ -157,6 +162,9 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
         p == "send_invalidate") {
         receives = 1;
     }
+    for (std::uint32_t i = 0; i < vi_receives(); ++i) {
+        if (s.ctx.post_recv(s.qp, vi_receive(s, i)) != drv::status::ok) fail("server post_recv failed");
+    }
     for (std::uint32_t i = 0; i < receives; ++i) {
         drv::recv_wr r;
         r.wr_id = 1000 + i;
@@ -194,6 +202,7 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
         return;
     }
     if (p == "write_imm") server_write_imm(s);
+    else if (p == "vi_errors" || p == "vi_descriptor" || p == "vi_crc") server_vi(s, before);
     else if (p == "masked_atomics") server_masked_atomics(s);
     else if (p == "qp_states") server_qp_states(s);
     else if (p == "response_order" || p == "verbs_misuse" || p == "resource_limits" ||
@@ -227,6 +236,11 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     side s(bus);
     if (expect_ == nullptr) {
         fail("unknown probe '" + cfg_.probe + "'");
+        on_done_();
+        return;
+    }
+    if (cfg_.probe.rfind("vi_", 0) == 0 && cfg_.framing != "vitcp") {
+        fail("probe '" + cfg_.probe + "' needs rnic.framing = vitcp (it is '" + cfg_.framing + "')");
         on_done_();
         return;
     }
@@ -301,6 +315,7 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     if (ok) {
         const std::string& p = cfg_.probe;
         if (p == "write_imm") client_write_imm(s, a);
+        else if (p == "vi_errors" || p == "vi_descriptor" || p == "vi_crc") client_vi(s, a);
         else if (p == "zero_based") client_zero_based(s);
         else if (p == "masked_atomics") client_masked_atomics(s, a);
         else if (p == "qp_states") client_qp_states(s, a);

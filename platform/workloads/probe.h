@@ -26,6 +26,8 @@ struct probe_config {
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t seed = 1;
     std::uint64_t mpa_timeout_ps = 10'000'000'000ULL;  // rnic.mpa.timeout (mpa_timeout checks it)
+    std::string framing = "mpa";                         // rnic.framing (the vi_* probes need vitcp)
+    std::string vi_level = "reliable_delivery";          // rnic.vitcp.reliability (what vi_* expect)
 };
 
 // The Terminate an error probe must provoke (RFC 5040 §4.8 Figure 9, RFC 5041 §7.2, RFC 7306 §8).
@@ -85,6 +87,12 @@ private:
     // device_reset (probe_reset.cpp): CTRL.RESET with objects open, then new objects from 0.
     void server_device_reset(drv::host_bus& bus, const drv::station_config& station);
     void client_device_reset(drv::host_bus& bus, const drv::station_config& station, std::uint32_t server_ip);
+    // vi_errors, vi_crc (probe_vitcp.cpp): VI/TCP reliability levels against error classes.
+    std::uint32_t vi_receives() const;
+    drv::recv_wr vi_receive(side& s, std::uint32_t i) const;
+    void client_vi(side& s, const remote_buffer& a);
+    void server_vi(side& s, const std::vector<std::uint8_t>& before);
+    void bus_spend_and_check_state(side& s, regmap::qp_state want, const std::string& what);
     // reg_mr_pages commands the device must refuse (a page list of the client's, in `arena`).
     void device_refusals(drv::context& ctx, std::uint32_t pd, std::uint64_t arena);
 

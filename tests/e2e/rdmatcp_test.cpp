@@ -254,12 +254,87 @@ TEST(RdmaTcpFraming, AtomicsAreRefusedAtPostWithBadOpcode) {
 }
 
 TEST(RdmaTcpFraming, SettingsItCannotRunWithAreRefusedAtStart) {
-    for (const char* kv : {"rnic.mpa.markers=true", "rnic.tcp.retransmit_from=host", "rnic.mpa.model=rtl"}) {
+    for (const char* kv : {"rnic.mpa.markers=true", "rnic.mpa.model=rtl"}) {
         const sim_run r = run_sim({"--set", "rnic.framing=rdmatcp", "--set", kv});
         EXPECT_EQ(r.exit_code, 2) << kv;
         EXPECT_NE(r.output.find("rnic.framing"), std::string::npos) << kv << ": " << r.output;
     }
 }
+
+}  // namespace
+}  // namespace rnic::test
+
+namespace rnic::test {
+namespace {
+
+// The errors seed 000 names a receiver's checks for (§3.4: an RDMA_Write or RDMA_Read_Request
+// naming a buffer it may not use, a Send with no or too small a buffer, Read Requests beyond the
+// responder's limit), provoked by the protocol probes over RDMA/TCP: the peer's reaction is the
+// RDMAP Terminate (carried as a Send, docs/framings.md) with the code the probe expects, both QPs in
+// Error with error completions naming it, the target's memory unchanged (the probe checks those).
+class RdmaTcpErrorProbe : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RdmaTcpErrorProbe, PeerTerminatesAndBothQpsFail) {
+    const std::string probe = GetParam();
+    const std::string results = temp_path("rdmatcp-probe-" + probe + ".json");
+    const sim_run r = run_sim({"--set", "rnic.framing=rdmatcp", "--set", "workload.type=probe", "--set",
+                               "workload.probe=" + probe, "--results", results, "--log", "off"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
+    const auto& a = v.at("modules").at("a.rnic");
+    const auto& b = v.at("modules").at("b.rnic");
+    EXPECT_EQ(b.at("rdma").at("terminates_sent").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(a.at("rdma").at("terminates_received").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(b.at("rdma").at("qps").as_array().at(0).at("state").as_string(), "error");
+    EXPECT_EQ(a.at("rdma").at("qps").as_array().at(0).at("state").as_string(), "error");
+    // Not a framing error: every segment passed the seed's checks, the RDMAP layer refused it.
+    EXPECT_EQ(b.at("framer").at("crc_errors").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(b.at("framer").at("framing_errors").to_number<std::uint64_t>(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Errors, RdmaTcpErrorProbe,
+                         ::testing::Values("invalid_stag", "out_of_bounds", "pd_mismatch", "access_rights",
+                                           "read_invalid_stag", "too_many_reads", "no_receive_buffer",
+                                           "message_too_long"));
+
+}  // namespace
+}  // namespace rnic::test
+
+namespace rnic::test {
+namespace {
+
+// rnic.tcp.retransmit_from = host: a retransmission fetches the payload again from host memory and
+// the framing re-frames it with the segment headers it recorded for that stream position (Connection ID and message number, seed 000 §3.4),
+// so the bytes equal the first transmission (the TCP engine's zero-time self-check counts any
+// difference) and every byte arrives, under loss both ways, for Writes, Reads and Sends.
+class RdmaTcpRetransmitFromHost : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RdmaTcpRetransmitFromHost, ReframedRetransmissionsAreTheSameBytesAndEveryByteArrives) {
+    const std::string type = GetParam();
+    const std::string results = temp_path("rdmatcp-rtx-host-" + type + ".json");
+    const sim_run r = run_sim({"--set", "rnic.framing=rdmatcp", "--set", "rnic.tcp.retransmit_from=host", "--set",
+                               "workload.type=" + type, "--set", "workload.sizes=[4096,65536]", "--set",
+                               "workload.iterations=150", "--set", "link.a_to_b.loss=0.01", "--set",
+                               "link.b_to_a.loss=0.01", "--results", results, "--log", "error"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok");
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    EXPECT_GT(v.at("integrity").at("bytes_checked").to_number<std::uint64_t>(), 0u);
+    // The bulk data's sender: the server for Reads.
+    const char* sender = type == "read_bw" ? "b.rnic" : "a.rnic";
+    const auto& toe = v.at("modules").at(sender).at("toe").as_object();
+    EXPECT_GT(toe.at("tx_refetched_from_host_bytes").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(toe.at("tx_refetch_mismatches").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(toe.if_contains("tx_refetch_failures"), nullptr) << "a frame the framing could not re-frame";
+    for (const char* host : {"a.rnic", "b.rnic"}) {
+        EXPECT_EQ(v.at("modules").at(host).at("framer").at("crc_errors").to_number<std::uint64_t>(), 0u) << host;
+        EXPECT_EQ(v.at("modules").at(host).at("framer").at("framing_errors").to_number<std::uint64_t>(), 0u) << host;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, RdmaTcpRetransmitFromHost, ::testing::Values("write_bw", "read_bw", "send_bw"));
 
 }  // namespace
 }  // namespace rnic::test

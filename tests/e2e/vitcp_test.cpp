@@ -273,8 +273,66 @@ TEST(ViTcp, AtomicsAreRefusedAtPostWithBadOpcode) {
     EXPECT_EQ(u64(v.at("modules").at("b.rnic").at("framer").at("framing_errors")), 0u);
 }
 
+// Each reliability level against each error class (seed 003 §3.3, §3.6 option 2; docs/framings.md
+// "Reliability levels and errors"): the probes check every descriptor's completion status on both
+// ends; here the level's effect on the connection and the counters.
+class ViTcpReliability : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(ViTcpReliability, EachLevelReactsToEachErrorClassAsItRequires) {
+    const std::string probe = std::get<0>(GetParam());
+    const std::string level = std::get<1>(GetParam());
+    const std::string results = temp_path("vitcp-rel-" + probe + "-" + level + ".json");
+    std::vector<std::string> args = {"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set",
+                                     "rnic.vitcp.reliability=" + level, "--set", "workload.type=probe", "--set",
+                                     "workload.probe=" + probe, "--results", results, "--log", "off"};
+    if (probe == "vi_crc") {
+        for (const char* kv : {"link.a_to_b.corrupt=0.05", "link.a_to_b.corrupt_fixes_checksum=true"}) {
+            args.insert(args.end(), {"--set", kv});
+        }
+    }
+    const sim_run r = run_sim(args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
+    const auto& b = v.at("modules").at("b.rnic");
+    const auto& rdma = b.at("rdma").as_object();
+    const std::string state = std::string(rdma.at("qps").as_array().at(0).at("state").as_string());
+    if (level == "unreliable") {
+        EXPECT_EQ(state, "rts");
+        ASSERT_NE(rdma.if_contains("messages_in_error"), nullptr);
+        EXPECT_EQ(u64(rdma.at("messages_in_error")), probe == "vi_errors" ? 2u : probe == "vi_descriptor" ? 1u
+                  : u64(v.at("modules").at("link").at("a_to_b").at("faults").at("corrupted")));
+        EXPECT_EQ(u64(b.at("framer").at("crc_errors")), 0u);  // none ended the stream
+        EXPECT_EQ(u64(rdma.at("llp_errors")), 0u);
+    } else {
+        EXPECT_EQ(state, "error");
+        EXPECT_EQ(rdma.if_contains("messages_in_error"), nullptr);
+        if (probe == "vi_crc") {
+            EXPECT_EQ(u64(b.at("framer").at("crc_errors")), 1u);
+            EXPECT_EQ(u64(rdma.at("llp_errors")), 1u);
+        } else {
+            EXPECT_EQ(u64(rdma.at("protection_errors")), 1u);
+        }
+        EXPECT_GT(u64(rdma.at("flushed")), 0u);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(LevelsAndErrors, ViTcpReliability,
+                         ::testing::Combine(::testing::Values("vi_errors", "vi_descriptor", "vi_crc"),
+                                            ::testing::Values("unreliable", "reliable_delivery", "reliable_reception")),
+                         [](const ::testing::TestParamInfo<std::tuple<const char*, const char*>>& p) {
+                             return std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param);
+                         });
+
+// The probes need VI/TCP and say so instead of running something else.
+TEST(ViTcp, ViProbesRefuseAnotherFraming) {
+    const sim_run r = run_sim({"--set", "workload.type=probe", "--set", "workload.probe=vi_errors", "--log", "warn"});
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("needs rnic.framing = vitcp"), std::string::npos) << r.output;
+}
+
 TEST(ViTcp, SettingsItCannotRunWithAreRefusedAtStart) {
-    for (const char* kv : {"rnic.mpa.markers=true", "rnic.tcp.retransmit_from=host", "rnic.mpa.model=rtl",
+    for (const char* kv : {"rnic.mpa.markers=true", "rnic.mpa.model=rtl",
                            "rnic.rx_path=aligned", "rnic.vitcp.reliability=best_effort"}) {
         const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", kv});
         EXPECT_EQ(r.exit_code, 2) << kv;
@@ -284,6 +342,44 @@ TEST(ViTcp, SettingsItCannotRunWithAreRefusedAtStart) {
             << kv << ": " << r.output;
     }
 }
+
+}  // namespace
+}  // namespace rnic::test
+
+namespace rnic::test {
+namespace {
+
+// rnic.tcp.retransmit_from = host: a retransmission fetches the payload again from host memory and
+// the framing re-frames it with the segment headers it recorded for that stream position (§2.2.2.2.5: "the same data as the original ... including all VI layer headers and trailers"),
+// so the bytes equal the first transmission (the TCP engine's zero-time self-check counts any
+// difference) and every byte arrives, under loss both ways, for Writes, Reads and Sends.
+class ViTcpRetransmitFromHost : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ViTcpRetransmitFromHost, ReframedRetransmissionsAreTheSameBytesAndEveryByteArrives) {
+    const std::string type = GetParam();
+    const std::string results = temp_path("vitcp-rtx-host-" + type + ".json");
+    const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.tcp.retransmit_from=host", "--set",
+                               "workload.type=" + type, "--set", "workload.sizes=[4096,65536]", "--set",
+                               "workload.iterations=150", "--set", "link.a_to_b.loss=0.01", "--set",
+                               "link.b_to_a.loss=0.01", "--results", results, "--log", "error"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok");
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    EXPECT_GT(v.at("integrity").at("bytes_checked").to_number<std::uint64_t>(), 0u);
+    // The bulk data's sender: the server for Reads.
+    const char* sender = type == "read_bw" ? "b.rnic" : "a.rnic";
+    const auto& toe = v.at("modules").at(sender).at("toe").as_object();
+    EXPECT_GT(toe.at("tx_refetched_from_host_bytes").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(toe.at("tx_refetch_mismatches").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(toe.if_contains("tx_refetch_failures"), nullptr) << "a frame the framing could not re-frame";
+    for (const char* host : {"a.rnic", "b.rnic"}) {
+        EXPECT_EQ(v.at("modules").at(host).at("framer").at("crc_errors").to_number<std::uint64_t>(), 0u) << host;
+        EXPECT_EQ(v.at("modules").at(host).at("framer").at("framing_errors").to_number<std::uint64_t>(), 0u) << host;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, ViTcpRetransmitFromHost, ::testing::Values("write_bw", "read_bw", "send_bw"));
 
 }  // namespace
 }  // namespace rnic::test

@@ -42,6 +42,10 @@ const probe_case kProbes[] = {
     {"page_list", 1, 1, 0x01}, {"device_reset", -1, 0, 0}, {"resource_limits", -1, 0, 0},
 };
 
+// The VI/TCP probes (rnic.framing = vitcp, no Terminate exists there): tests/e2e/vitcp_test.cpp
+// (ViTcpReliability) runs each at every reliability level.
+const char* const kViProbes[] = {"vi_errors", "vi_descriptor", "vi_crc"};
+
 class EveryProbe : public ::testing::TestWithParam<probe_case> {};
 
 TEST_P(EveryProbe, TerminatesCarryTheHeadersRfc5040Requires) {
@@ -130,6 +134,10 @@ TEST(EveryProbeList, MatchesTheSchema) {
     std::size_t listed = 0;
     for (const probe_case& p : kProbes) {
         EXPECT_NE(line.find(p.name), std::string::npos) << p.name;
+        ++listed;
+    }
+    for (const char* name : kViProbes) {
+        EXPECT_NE(line.find(name), std::string::npos) << name;
         ++listed;
     }
     std::size_t commas = 0;

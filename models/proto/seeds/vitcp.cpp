@@ -495,7 +495,13 @@ bool Deframer::precheck(const std::uint8_t* first4) {
 void Deframer::deliver(const std::uint8_t* data, std::size_t len) {
     std::string message;
     Error code = Error::none;
-    const auto v = parse(data, len, cfg_.crc_negotiated, &message, &code, cfg_.decode);
+    auto v = parse(data, len, cfg_.crc_negotiated, &message, &code, cfg_.decode);
+    if (!v && code == Error::crc_mismatch && cfg_.continue_after_crc_error) {
+        DecodeOptions unchecked = cfg_.decode;
+        unchecked.check_crc = false;
+        v = parse(data, len, cfg_.crc_negotiated, &message, &code, unchecked);
+        if (v) v->crc_ok = false;
+    }
     if (!v) {
         fail(code, message);
         return;

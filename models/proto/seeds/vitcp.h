@@ -233,6 +233,9 @@ struct SegmentView {
     bool crc_present = false;
     std::uint32_t crc = 0;          // as received, when present
     std::size_t wire_length = 0;    // == Segment Length
+    // False only from a Deframer told to go on past CRC errors (Config::continue_after_crc_error):
+    // every other check passed, the trailer did not match.
+    bool crc_ok = true;
 };
 
 // Decodes and checks the segment at the start of `data` (bytes after it are not looked at).
@@ -282,6 +285,11 @@ public:
     struct Config {
         bool crc_negotiated = false;
         DecodeOptions decode;
+        // §3.6 option 2 at Unreliable Delivery ("The connection may continue"): a segment whose
+        // only fault is its CRC is delivered with crc_ok false instead of stopping the Deframer.
+        // Segment Length is then trusted; if it was the corrupted field, the next segment's
+        // checks fail and deframing stops there.
+        bool continue_after_crc_error = false;
     };
     using Sink = std::function<void(const SegmentView& segment)>;  // pointers valid during the call
 

@@ -146,7 +146,7 @@ bool accept_in_order(session& s, const vt::SegmentView& seg, std::vector<std::ui
     };
     const vt::Header& h = seg.header;
     const std::string name = std::string(vt::to_string(h.type)) + " message " + std::to_string(h.message_number);
-    if (h.transmit_error) {
+    if (h.transmit_error && !connection_survives(s.level, message_error::transmit_error, h.type)) {
         return fail(name + " has the Transmit Error bit: the whole message is in error (§3.2, §2.2.2.2.5)");
     }
     ulpdu.clear();

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "proto/seeds/vitcp.h"
+#include "proto/seeds/vitcp_errors.h"
 
 namespace rnic::proto::vitcp_map {
 
@@ -69,6 +70,9 @@ struct pending_read {
 struct session {
     bool crc = false;                   // negotiated in the CE exchange (§3.5)
     std::uint16_t read_window = 0xFFFF;  // negotiated RDMA Read Window (§2.2.2.2.6)
+    // negotiated in the CE exchange (§3.3); decides which errors the connection survives
+    // (vitcp_errors.h)
+    vitcp_ce::reliability level = vitcp_ce::reliability::reliable_delivery;
 
     // transmit
     std::uint32_t tx_next_message = 0;
@@ -97,7 +101,8 @@ refusal to_segment(session& s, const std::uint8_t* ulpdu, std::size_t len, vt::S
 // In-order receive of a checked segment: the message rules above (next number, Data Offset
 // continuity, one message at a time but for Read Responses, Read Responses answering our oldest
 // Read Request, at most read_window Read Requests outstanding, the Transmit Error bit) and the
-// DDP/RDMAP segment it carries. NOP carries nothing: true with `ulpdu` empty. An RdmaWrite with
+// DDP/RDMAP segment it carries. A Transmit Error bit the connection survives (Unreliable
+// Delivery, vitcp_errors.h) is accepted: the caller reports the message in error. NOP carries nothing: true with `ulpdu` empty. An RdmaWrite with
 // Immediate Data Valid on its last segment also carries an RFC 7306 Immediate Data message, put in
 // `immediate` (empty otherwise; a caller that passes nullptr gets only the Write). False with `why`.
 bool accept_in_order(session& s, const vt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, std::string* why,
