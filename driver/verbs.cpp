@@ -416,7 +416,7 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
     switch (wr.opcode) {
         case op::rdma_write: case op::send: case op::rdma_read: case op::atomic_fetch_add:
         case op::atomic_compare_swap: case op::immediate_data: case op::rdma_write_with_imm:
-        case op::local_invalidate: case op::raw_ulpdu: break;
+        case op::local_invalidate: case op::raw_ulpdu: case op::raw_stream: break;
         default: return fail(status::bad_opcode, "post_send: opcode " + std::to_string(static_cast<int>(wr.opcode)));
     }
     if (wr.masked && !atomic) return fail(status::invalid_argument, "post_send: masks on a non-atomic work request");

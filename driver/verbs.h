@@ -52,6 +52,7 @@ enum class wc_opcode : std::uint8_t {
     immediate_data = 5,
     rdma_write_with_imm = 6,
     local_invalidate = 7,
+    raw_stream = 0x7d,
     raw_ulpdu = 0x7f,
     recv = 128,          // a Send arrived
     recv_imm = 129,      // Immediate Data arrived (alone or after an RDMA Write): see imm_data

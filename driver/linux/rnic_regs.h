@@ -305,6 +305,7 @@
 #define RNIC_WR_LOCAL_INVALIDATE                 7u /* Invalidates local STag imm_or_inv in send-queue order (RFC 5040 S2.2) */
 #define RNIC_WR_RAW_ULPDU                        127u /* Test mode only (rnic.rdma.raw_ulpdu_wqes): sends the ULPDU held at local_addr/length verbatim, for driver bring-up and for tests that need a peer to misbehave on the wire */
 #define RNIC_WR_ATOMIC_MASKS                     126u /* Second slot of a masked atomic (not a work request of its own) */
+#define RNIC_WR_RAW_STREAM                       125u /* Test mode only (rnic.rdma.raw_ulpdu_wqes): puts the bytes at local_addr/length verbatim into the connection's TCP stream, unframed, as one TCP segment (the peer's own FPDUs, cut anywhere) */
 #define RNIC_WR_FLAG_SIGNALED                    0x1u /* Write a completion for this work request */
 #define RNIC_WR_FLAG_SOLICITED                   0x2u /* Ask the peer for a Solicited Event (Send, Immediate Data) */
 #define RNIC_WR_FLAG_MASKED                      0x4u /* Masked atomic (RFC 7306 S5.1): the WQE takes two slots; the second (opcode atomic_masks) holds the masks. Without the flag FetchAdd has add mask 0 (a plain 64-bit add) and CmpSwap all-ones masks */

@@ -492,7 +492,10 @@ constexpr field_desc kSendWqeFields[] = {RNIC_SQE_FIELDS(RNIC_FIELD_DESC)};
     X(raw_ulpdu, 0x7f,                                                                                     \
       "Test mode only (rnic.rdma.raw_ulpdu_wqes): sends the ULPDU held at local_addr/length verbatim, "     \
       "for driver bring-up and for tests that need a peer to misbehave on the wire")                       \
-    X(atomic_masks, 0x7e, "Second slot of a masked atomic (not a work request of its own)")
+    X(atomic_masks, 0x7e, "Second slot of a masked atomic (not a work request of its own)")              \
+    X(raw_stream, 0x7d,                                                                                    \
+      "Test mode only (rnic.rdma.raw_ulpdu_wqes): puts the bytes at local_addr/length verbatim into the "  \
+      "connection's TCP stream, unframed, as one TCP segment (the peer's own FPDUs, cut anywhere)")
 enum class wr_opcode : std::uint8_t {
 #define RNIC_WR_OPCODE_ENUM(n, v, d) n = v,
     RNIC_WR_OPCODES(RNIC_WR_OPCODE_ENUM)

@@ -22,7 +22,9 @@ constexpr std::uint32_t kReceives = 8, kRecvLen = 256, kRecvStride = 512;
 constexpr std::uint64_t kLenRecv = kReceives * kRecvStride;
 constexpr std::uint32_t kIrd = 4;
 // Host b: staging slots for raw ULPDUs, and the well-behaved QP's write source and read sink.
-constexpr std::uint64_t kSlot = 8192, kSlots = 64, kGoodSrc = kSlot * kSlots, kGoodSink = kGoodSrc + kLenOpd;
+// Peer framing stages the whole stream of an episode from the first slot on (up to 56 good Writes
+// of up to 16 KiB and more): slots of 20 KiB.
+constexpr std::uint64_t kSlot = 20480, kSlots = 64, kGoodSrc = kSlot * kSlots, kGoodSink = kGoodSrc + kLenOpd;
 constexpr std::uint64_t kPeerBuffer = kGoodSink + kLenOpd;
 
 std::vector<std::uint8_t> pattern(std::uint64_t seed, std::uint64_t tag, std::size_t len) {
@@ -115,6 +117,10 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
     target_.max_payload = cfg_.max_payload;
     target_.send_buffer = cfg_.target_send_buffer;
     target_.max_fpdus = kSlots;
+    target_.peer_frames = cfg_.mode == "grammar" && cfg_.stream == "peer";
+    target_.crc = cfg_.crc;
+    target_.mulpdu = cfg_.mulpdu;
+    target_.max_segments = kSlots;
     target_ip_ = station.ipv4;
     good_region_ = arena_ + off_opd;
     good_len_ = kLenOpd;
@@ -205,6 +211,9 @@ void hostile::judge(std::uint64_t index, const drv::work_completion* err) {
             break;
         case kind::peer_terminate: ep.as_required = err != nullptr && err->terminate.valid && err->terminate.received; break;
         case kind::unknown: ep.as_required = err != nullptr; break;  // mutate: any answer, as long as one comes
+        case kind::closed:  // the stream closed under it: no Terminate of host a's owed (RFC 5044 §8 code 1)
+            ep.as_required = err != nullptr && !(err->terminate.valid && !err->terminate.received);
+            break;
         case kind::none: ep.as_required = true; break;
     }
     if (err == nullptr) ++unanswered_;
@@ -337,9 +346,39 @@ void hostile::server(drv::host_bus& bus, const drv::station_config& station) {
         gr.opcode = regmap::wr_opcode::rdma_read;
         gr.local_addr = buf + kGoodSink + off;
         const bool good_posted = ctx.post_send(good, gw) == drv::status::ok && ctx.post_send(good, gr) == drv::status::ok;
-        // The hostile ULPDUs, verbatim (test mode): the NIC frames them and adds the CRC.
         std::size_t posted = 0;
-        for (std::size_t i = 0; i < batch.size() && i < kSlots; ++i) {
+        bool close_after = false;
+        if (target_.peer_frames) {
+            // The peer's own FPDUs, cut into TCP segments where the plan says (raw_stream work
+            // requests, one segment each).
+            const attack::stream_plan plan = gen.frame_stream(batch);
+            close_after = plan.close_after;
+            ++cuts_[plan.cut];
+            fpdus_split_ += plan.fpdus_split;
+            segments_coalesced_ += plan.segments_coalesced;
+            bus.mem_write(buf, plan.bytes.data(), plan.bytes.size());
+            std::size_t from = 0;
+            for (std::size_t i = 0; i < plan.ends.size(); ++i) {
+                drv::send_wr r;
+                r.wr_id = 1000 + i;
+                r.opcode = regmap::wr_opcode::raw_stream;
+                r.local_addr = buf + from;
+                r.length = static_cast<std::uint32_t>(plan.ends[i] - from);
+                r.local_stag = mr.stag;
+                r.signaled = i + 1 == plan.ends.size();
+                if (ctx.post_send(qp, r) != drv::status::ok) break;
+                ++posted;
+                from = plan.ends[i];
+            }
+            segments_ += posted;
+            for (const attack::fpdu& f : batch) {
+                if (f.expect.what == attack::expectation::kind::none) ++good_fpdus_;
+                if (f.cls == "good_write_over_mulpdu") ++over_mulpdu_;
+            }
+            fpdus_sent_ += posted == plan.ends.size() ? batch.size() : 0;
+        }
+        // The hostile ULPDUs, verbatim (test mode): the NIC frames them and adds the CRC.
+        for (std::size_t i = 0; !target_.peer_frames && i < batch.size() && i < kSlots; ++i) {
             const attack::fpdu& f = batch[i];
             bus.mem_write(buf + i * kSlot, f.ulpdu.data(), f.ulpdu.size());
             drv::send_wr r;
@@ -353,7 +392,7 @@ void hostile::server(drv::host_bus& bus, const drv::station_config& station) {
             ++posted;
             if (f.expect.what == attack::expectation::kind::none) ++good_fpdus_;
         }
-        fpdus_sent_ += posted;
+        if (!target_.peer_frames) fpdus_sent_ += posted;
         ++violations_;
         // The answer: the target's Terminate (or, for a mutation it accepted, the end of the batch;
         // then the peer closes the stream itself).
@@ -361,10 +400,15 @@ void hostile::server(drv::host_bus& bus, const drv::station_config& station) {
         bool ended = poll_until(ctx, bus, cq,
                                 [&](const drv::work_completion& c) {
                                     return c.opcode == drv::wc_opcode::qp_error ||
-                                           (cfg_.mode == "mutate" && c.wr_id == 1000 + posted - 1);
+                                           ((cfg_.mode == "mutate" || close_after) && c.wr_id == 1000 + posted - 1);
                                 },
                                 cfg_.answer_timeout_ps, &err);
-        if (ended && err.opcode != drv::wc_opcode::qp_error) {
+        if (ended && err.opcode != drv::wc_opcode::qp_error && close_after) {
+            // The target still waits for the rest of the FPDU: the peer closes the stream.
+            ctx.disconnect(qp);
+            poll_until(ctx, bus, cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
+                       20'000'000, &err);
+        } else if (ended && err.opcode != drv::wc_opcode::qp_error) {
             ended = poll_until(ctx, bus, cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
                                20'000'000, &err);
             if (!ended) ctx.disconnect(qp);
@@ -424,6 +468,17 @@ boost::json::object hostile::report() const {
     boost::json::array f;
     for (const std::string& s : findings_) f.push_back(boost::json::value(s));
     o["findings"] = std::move(f);
+    if (target_.peer_frames) {
+        // How the peer framed and cut its streams (workload.hostile.stream = peer).
+        boost::json::object cuts;
+        for (const auto& [name, n] : cuts_) cuts[name] = n;
+        o["stream"] = {{"framed_by", "peer"},
+                       {"segments", segments_},
+                       {"fpdus_split", fpdus_split_},
+                       {"segments_coalesced", segments_coalesced_},
+                       {"ulpdus_over_mulpdu", over_mulpdu_},
+                       {"cuts", std::move(cuts)}};
+    }
     o["good_qp"] = {{"operations", good_ops_}, {"errors", good_errors_}, {"bytes_checked", good_bytes_checked_},
                     {"ok", good_errors_ == 0 && good_ops_ > 0}};
     return o;

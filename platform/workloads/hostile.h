@@ -40,6 +40,11 @@ struct hostile_config {
     std::uint16_t port = 18515;
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t target_send_buffer = 256 * 1024;  // rnic.tcp.send_buffer: Read Responses it absorbs
+    // grammar mode: the peer frames its own FPDUs and cuts the TCP stream (peer), or has its NIC
+    // frame each ULPDU into a segment of its own (nic). Peer framing needs MPA without markers.
+    std::string stream = "peer";
+    bool crc = true;              // rnic.mpa.crc
+    std::uint32_t mulpdu = 1454;  // the MULPDU the link's MTU gives (RFC 5044 §4.5)
 };
 
 class hostile : public host_workload {
@@ -95,6 +100,9 @@ private:
     std::uint64_t fpdus_sent_ = 0, good_fpdus_ = 0, violations_ = 0, unanswered_ = 0, wrong_ = 0;
     std::uint64_t bytes_outside_grants_ = 0, shadow_bytes_ = 0;
     std::uint64_t good_ops_ = 0, good_bytes_checked_ = 0, good_errors_ = 0;
+    // Peer framing: how the streams were cut (stream_plan), and ULPDUs over the MULPDU sent.
+    std::map<std::string, std::uint64_t> cuts_;
+    std::uint64_t segments_ = 0, fpdus_split_ = 0, segments_coalesced_ = 0, over_mulpdu_ = 0;
     bool checked_ = false;
 };
 

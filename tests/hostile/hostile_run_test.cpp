@@ -38,9 +38,65 @@ TEST(HostilePeer, GrammarRunKeepsEveryInvariant) {
     EXPECT_EQ(u64(h.at("good_qp"), "operations"), 24u);
     // Host a's RNIC sent a Terminate for every violation but the peer's own Terminates.
     const auto& classes = h.at("classes").as_object();
-    const std::uint64_t peer_terms = classes.contains("peer_terminate") ? u64(classes.at("peer_terminate"), "sent") : 0;
+    std::uint64_t peer_terms = 0;  // and streams the peer closed under an unfinished FPDU: no Terminate owed
+    for (const char* c : {"peer_terminate", "mpa_length_beyond_stream"})
+        if (classes.contains(c)) peer_terms += u64(classes.at(c), "sent");
     EXPECT_EQ(v.at("modules").at("a.rnic").at("rdma").at("terminates_sent").to_number<std::uint64_t>(),
               12u - peer_terms);
+}
+
+TEST(HostilePeer, PeerFramedStreamsKeepEveryInvariant) {
+    // The peer frames its own FPDUs and cuts its streams (workload.hostile.stream = peer, the
+    // default): wrong CRCs, ULPDU_Length short, long and beyond the stream, runts, ULPDUs over the
+    // MULPDU, FPDUs split across segments and coalesced. Each damaged FPDU draws RFC 5044 §8's
+    // answer; nothing lands outside the grants; the well-behaved QP loses nothing.
+    sim_run r;
+    const boost::json::value v = hostile_run("peer", {"--set", "workload.hostile.episodes=150", "--seed", "4"}, &r);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
+    const boost::json::value& h = v.at("hostile");
+    EXPECT_EQ(u64(h, "answered_as_required"), 150u) << boost::json::serialize(h.at("findings"));
+    EXPECT_EQ(u64(h, "bytes_outside_grants"), 0u);
+    EXPECT_TRUE(h.at("good_qp").at("ok").as_bool());
+    const auto& classes = h.at("classes").as_object();
+    for (const char* c : {"mpa_bad_crc", "mpa_length_short", "mpa_length_overrun", "mpa_length_beyond_stream",
+                          "mpa_ulpdu_runt"}) {
+        ASSERT_TRUE(classes.contains(c)) << c << " not drawn in 150 episodes";
+        EXPECT_GT(u64(classes.at(c), "sent"), 0u) << c;
+        EXPECT_EQ(u64(classes.at(c), "as_required"), u64(classes.at(c), "sent")) << c;
+    }
+    const boost::json::value& st = h.at("stream");
+    EXPECT_EQ(st.at("framed_by").as_string(), "peer");
+    EXPECT_GT(u64(st, "fpdus_split"), 50u);
+    EXPECT_GT(u64(st, "segments_coalesced"), 10u);
+    EXPECT_GT(u64(st, "ulpdus_over_mulpdu"), 5u);
+    for (const char* cut : {"aligned", "split", "coalesced", "random"}) EXPECT_GT(u64(st.at("cuts"), cut), 0u) << cut;
+    // Host a's MPA receiver saw the CRC errors (one a bad-CRC, short or overrun episode) and
+    // reported each with an LLP Terminate of code 2.
+    const std::uint64_t crc_classes = u64(classes.at("mpa_bad_crc"), "sent") + u64(classes.at("mpa_length_short"), "sent") +
+                                      u64(classes.at("mpa_length_overrun"), "sent");
+    EXPECT_EQ(u64(v.at("modules").at("a.rnic").at("framer"), "crc_errors"), crc_classes);
+    EXPECT_EQ(u64(h.at("outcomes"), "Terminate sent llp/0/0x02"), crc_classes);
+    // Each segment the peer cut is one work request of its own on host b's NIC (those still queued
+    // when host a's Terminate arrived are flushed, not sent).
+    const std::uint64_t writes = u64(v.at("modules").at("b.rnic").at("rdma"), "raw_stream_writes");
+    EXPECT_LE(writes, u64(st, "segments"));
+    EXPECT_GT(writes * 10, u64(st, "segments") * 9);
+}
+
+TEST(HostilePeer, PeerFramingNeedsMpaWithoutMarkers) {
+    for (const std::string bad : {"rnic.mpa.markers=true", "rnic.framing=ift"}) {
+        const sim_run r = run_sim({"--set", "workload.type=hostile", "--set", bad});
+        EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.output;
+        EXPECT_NE(r.output.find("workload.hostile.stream"), std::string::npos) << r.output;
+    }
+    sim_run r;
+    const boost::json::value v = hostile_run(
+        "nic-markers", {"--set", "rnic.mpa.markers=true", "--set", "workload.hostile.stream=nic", "--set",
+                        "workload.hostile.episodes=10", "--seed", "2"},
+        &r);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_FALSE(v.at("hostile").as_object().contains("stream"));
 }
 
 TEST(HostilePeer, MutateRunKeepsEveryInvariant) {
@@ -113,7 +169,7 @@ TEST(HostilePeer, BadScenarioValuesAreRefusedByName) {
 TEST(HostilePeer, HelpScenarioListsTheKeys) {
     const sim_run r = run_sim({"--help-scenario"});
     for (const char* key : {"workload.hostile.mode", "workload.hostile.episodes", "workload.hostile.max_good",
-                            "workload.hostile.max_payload", "workload.hostile.answer_timeout"})
+                            "workload.hostile.max_payload", "workload.hostile.answer_timeout", "workload.hostile.stream"})
         EXPECT_NE(r.output.find(key), std::string::npos) << key;
 }
 
