@@ -182,7 +182,7 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
             wl = std::make_unique<hostile>(
                 build_hostile_config(scenario), oob_,
                 [&src_mem](std::uint64_t addr, void* dst, std::size_t len) { return src_mem.peek(addr, dst, len); },
-                on_done);
+                [&src_mem](host_memory::write_observer f) { src_mem.observe_device_writes(std::move(f)); }, on_done);
         } else if (type == "probe") {
             wl = std::make_unique<probe>(build_probe_config(scenario), oob_, on_done);
         } else if (is_latency_type(type)) {

@@ -41,8 +41,9 @@ std::uint64_t layout(std::uint64_t& at, std::uint64_t len) {
 
 }  // namespace
 
-hostile::hostile(const hostile_config& cfg, oob_channel& oob, peek_fn target_peek, std::function<void()> on_done)
-    : cfg_(cfg), oob_(oob), peek_(std::move(target_peek)), on_done_(std::move(on_done)) {}
+hostile::hostile(const hostile_config& cfg, oob_channel& oob, peek_fn target_peek, observe_fn target_observe,
+                 std::function<void()> on_done)
+    : cfg_(cfg), oob_(oob), peek_(std::move(target_peek)), observe_(std::move(target_observe)), on_done_(std::move(on_done)) {}
 
 bool hostile::poll_until(drv::context& ctx, drv::host_bus& bus, drv::completion_queue* cq,
                          const std::function<bool(const drv::work_completion&)>& pred, std::uint64_t budget_ps,
@@ -79,8 +80,25 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
     drv::memory_region w, atm, ro, nr, opd, stale, inv, rcv;
     drv::completion_queue *cq = nullptr, *cq_good = nullptr;
     drv::queue_pair* good = nullptr;
+    using rk = ring_guard::ring_kind;
+    if (ctx.open(station) != drv::status::ok) {
+        record_failure(result_, "target set-up failed (see the log)");
+        on_done_();
+        return;
+    }
+    // From here on every DMA write of host a's device is checked against the driver's rings.
+    rings_.add(ctx.dev().command_ring(), std::uint64_t{ctx.dev().command_ring_entries()} * regmap::kCommandSize,
+               rk::command);
+    if (observe_) observe_([this](std::uint64_t addr, std::uint64_t len) { rings_.on_device_write(addr, len); });
+    auto watch_cq = [this](const drv::completion_queue* c) {
+        rings_.add(c->ring, std::uint64_t{c->entries} * regmap::kCqeSize, rk::cq);
+    };
+    auto watch_qp = [this](const drv::queue_pair* q) {
+        rings_.add(q->sq_ring, std::uint64_t{q->sq_entries} * regmap::kSendWqeSize, rk::sq);
+        rings_.add(q->rq_ring, std::uint64_t{q->rq_entries} * regmap::kRecvWqeSize, rk::rq);
+    };
     const bool ok =
-        ctx.open(station) == drv::status::ok && ctx.alloc_pd(&pd) == drv::status::ok &&
+        ctx.alloc_pd(&pd) == drv::status::ok &&
         ctx.alloc_pd(&pd2) == drv::status::ok && ctx.alloc_buffer(arena_len_, &arena_) == drv::status::ok &&
         ctx.reg_mr(pd, arena_ + off_w, kLenW, acc::remote_write | acc::remote_read | acc::local_write, &w) ==
             drv::status::ok &&
@@ -101,6 +119,10 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
         on_done_();
         return;
     }
+    watch_cq(cq);
+    watch_cq(cq_good);
+    watch_qp(good);
+    rings_.exclude(arena_, arena_len_);  // the arena has its own shadow
     // Known contents everywhere, so that any stray byte shows.
     const std::vector<std::uint8_t> fill = pattern(cfg_.seed, 0x4057, arena_len_);
     bus.mem_write(arena_, fill.data(), fill.size());
@@ -160,6 +182,8 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
             record_failure(result_, "target: create_qp failed in episode " + std::to_string(e));
             break;
         }
+        watch_qp(qp);
+        const std::uint64_t sq_ring = qp->sq_ring, rq_ring = qp->rq_ring;
         for (std::uint32_t i = 0; i < kReceives; ++i) {
             drv::recv_wr r;
             r.wr_id = 100 + i;
@@ -179,7 +203,13 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
         judge(e, seen ? &err : nullptr);
         if (!seen) ctx.modify_qp_to_error(qp);
         poll_until(ctx, bus, cq, [](const drv::work_completion&) { return false; }, 0, nullptr);  // drain
-        if (ctx.destroy_qp(qp) != drv::status::ok) findings_.push_back("episode " + std::to_string(e) + ": destroy_qp refused");
+        if (ctx.destroy_qp(qp) != drv::status::ok) {
+            findings_.push_back("episode " + std::to_string(e) + ": destroy_qp refused");
+        } else {
+            // Freed: a later write there (a late completion of the destroyed QP) counts as elsewhere.
+            rings_.remove(sq_ring);
+            rings_.remove(rq_ring);
+        }
         oob_.publish("judged-" + std::to_string(e), {});
     }
     oob_.wait_for("peer-done");
@@ -257,6 +287,12 @@ void hostile::check_memory() {
     }
     good_bytes_checked_ += good_len_;
     checked_ = true;
+    for (const std::string& f : rings_.findings())
+        if (findings_.size() < 24) findings_.push_back(f);
+    record_check(result_, "hostile: the device wrote nothing into the driver's rings but CQEs and command answers",
+                 rings_.bytes_outside_grants() == 0 && rings_.allowed_bytes() > 0,
+                 std::to_string(rings_.bytes_outside_grants()) + " bytes outside, " +
+                     std::to_string(rings_.allowed_bytes()) + " allowed bytes written");
     record_check(result_, "hostile: no byte outside the grants changed", bytes_outside_grants_ == 0,
                  std::to_string(bytes_outside_grants_) + " bytes");
     record_check(result_, "hostile: every violation answered as required", wrong_ == 0 && unanswered_ == 0,
@@ -451,6 +487,11 @@ boost::json::object hostile::report() const {
     o["violations_sent"] = violations_;
     o["bytes_outside_grants"] = bytes_outside_grants_;
     o["shadow_bytes"] = shadow_bytes_;
+    // The driver's rings (ring_guard): device writes outside CQE slots and command answers (must be
+    // 0), the allowed ones seen, and device writes outside the arena and every ring.
+    o["ring_bytes_outside_grants"] = rings_.bytes_outside_grants();
+    o["ring_bytes_written"] = rings_.allowed_bytes();
+    o["device_bytes_elsewhere"] = rings_.bytes_elsewhere();
     o["memory_checked"] = checked_;
     std::uint64_t as_required = 0;
     boost::json::object classes;

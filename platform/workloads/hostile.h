@@ -26,6 +26,7 @@
 
 #include "oob.h"
 #include "workloads/hostile_gen.h"
+#include "workloads/ring_guard.h"
 #include "workloads/workload.h"
 
 namespace rnic::platform {
@@ -50,7 +51,10 @@ struct hostile_config {
 class hostile : public host_workload {
 public:
     using peek_fn = std::function<bool(std::uint64_t addr, void* dst, std::size_t len)>;
-    hostile(const hostile_config& cfg, oob_channel& oob, peek_fn target_peek, std::function<void()> on_done);
+    // Installs an observer of every DMA write host a's device makes into host a's memory.
+    using observe_fn = std::function<void(std::function<void(std::uint64_t addr, std::uint64_t len)>)>;
+    hostile(const hostile_config& cfg, oob_channel& oob, peek_fn target_peek, observe_fn target_observe,
+            std::function<void()> on_done);
 
     // Host a (the client slot): the target, a plain server with canaries.
     void client(drv::host_bus& bus, const drv::station_config& station, std::uint32_t peer_ip) override;
@@ -79,6 +83,8 @@ private:
     hostile_config cfg_;
     oob_channel& oob_;
     peek_fn peek_;
+    observe_fn observe_;
+    ring_guard rings_;  // host a's driver rings: what its device writes there
     std::function<void()> on_done_;
     workload_result result_;
 

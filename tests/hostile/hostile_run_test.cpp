@@ -30,6 +30,10 @@ TEST(HostilePeer, GrammarRunKeepsEveryInvariant) {
     EXPECT_GT(u64(h, "fpdus_sent"), 12u);
     EXPECT_EQ(u64(h, "bytes_outside_grants"), 0u) << boost::json::serialize(h);
     EXPECT_EQ(u64(h, "shadow_bytes"), 94208u);  // every byte of the arena: 8 regions, receives, guards
+    // The driver's rings: the device wrote CQEs and command answers there, nothing else.
+    EXPECT_EQ(u64(h, "ring_bytes_outside_grants"), 0u) << boost::json::serialize(h.at("findings"));
+    EXPECT_GE(u64(h, "ring_bytes_written"), 12u * 32u);  // at least a CQE an episode
+    EXPECT_EQ(u64(h, "device_bytes_elsewhere"), 0u);  // nor anywhere outside the arena and the rings
     EXPECT_EQ(u64(h, "answered_as_required"), 12u) << boost::json::serialize(h.at("findings"));
     EXPECT_EQ(u64(h, "answered_wrongly"), 0u);
     EXPECT_EQ(u64(h, "unanswered"), 0u);
@@ -57,6 +61,7 @@ TEST(HostilePeer, PeerFramedStreamsKeepEveryInvariant) {
     const boost::json::value& h = v.at("hostile");
     EXPECT_EQ(u64(h, "answered_as_required"), 150u) << boost::json::serialize(h.at("findings"));
     EXPECT_EQ(u64(h, "bytes_outside_grants"), 0u);
+    EXPECT_EQ(u64(h, "ring_bytes_outside_grants"), 0u);
     EXPECT_TRUE(h.at("good_qp").at("ok").as_bool());
     const auto& classes = h.at("classes").as_object();
     for (const char* c : {"mpa_bad_crc", "mpa_length_short", "mpa_length_overrun", "mpa_length_beyond_stream",
