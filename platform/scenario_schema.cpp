@@ -29,6 +29,9 @@ void declare_simulation(config::Node& root) {
              "status 'stuck' (exit 1) and a diagnostic dump (results key watchdog); 0 turns it off. Off with a "
              "real peer or a QEMU guest",
              0_ns, 3600_s);
+    sim.boolean("live_objects", false,
+                "Add the results section live_objects: per RNIC at the end of the run, the QPs, CQs, valid STags, "
+                "buffer-memory regions and TCP connections (and those in TIME-WAIT) still alive, for leak checks");
 }
 
 void declare_link(config::Node& root) {

@@ -242,6 +242,20 @@ void rnic_device::report_diagnostics(boost::json::object& out) const {
     out["firmware_commands_executed"] = cp_->commands_executed();
 }
 
+void rnic_device::report_live_objects(boost::json::object& out) const {
+    std::uint64_t qps = 0, cqs = 0;
+    for (std::uint32_t i = 0; i < ctx_->qp_slots(); ++i) qps += ctx_->qp(i) != nullptr;
+    for (std::uint32_t i = 0; i < ctx_->cq_slots(); ++i) cqs += ctx_->cq_slot(i).valid;
+    std::uint32_t conns = 0, time_wait = 0;
+    toe_->count_live(&conns, &time_wait);
+    out["qps"] = qps;
+    out["cqs"] = cqs;
+    out["stags"] = ctx_->stags_in_use();
+    out["buffer_regions"] = buffer_->region_count();
+    out["tcp_connections"] = conns;
+    out["tcp_connections_time_wait"] = time_wait;
+}
+
 void rnic_device::report_stats(boost::json::object& out) const {
     auto add = [&out](const char* key, const stats_reporter& r) {
         boost::json::object o;

@@ -162,6 +162,41 @@ TEST(HostilePeer, LongRunReusesConnectionsAndDriverMemory) {
     for (const char* mem : {"a.mem", "b.mem"}) EXPECT_EQ(u64(v.at("modules").at(mem), "dma_refused"), 0u) << mem;
 }
 
+TEST(HostilePeer, ThousandsOfConnectDisconnectCyclesLeaveNothingBehind) {
+    // Issue 19 point 3: every hostile episode is a connect/disconnect cycle (a QP created,
+    // connected, failed or closed, destroyed). After 2,000 of them each RNIC holds what it held
+    // after one: the same QPs, CQs and STags, one TCP connection and one buffer region for the
+    // well-behaved QP, plus only the connections still in TIME-WAIT (RFC 793's 2MSL, each keeping
+    // its send region until then).
+    const std::vector<std::string> common = {"--set", "simulation.live_objects=true", "--seed", "5"};
+    auto run = [&](const char* tag, const char* episodes) {
+        std::vector<std::string> a = common;
+        a.insert(a.end(), {"--set", std::string("workload.hostile.episodes=") + episodes});
+        sim_run r;
+        boost::json::value v = hostile_run(tag, a, &r);
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        return v;
+    };
+    const boost::json::value one = run("live-1", "1"), many = run("live-2000", "2000");
+    EXPECT_EQ(u64(many.at("modules").at("a.rnic").at("toe"), "connections_opened"), 2001u);
+    for (const char* nic : {"a.rnic", "b.rnic"}) {
+        const boost::json::value& base = one.at("live_objects").at(nic);
+        const boost::json::value& end = many.at("live_objects").at(nic);
+        for (const char* k : {"qps", "cqs", "stags"}) EXPECT_EQ(u64(end, k), u64(base, k)) << nic << " " << k;
+        EXPECT_EQ(u64(end, "qps"), 1u) << nic;  // the well-behaved QP
+        const std::uint64_t tw = u64(end, "tcp_connections_time_wait");
+        EXPECT_EQ(u64(end, "tcp_connections") - tw, u64(base, "tcp_connections") - u64(base, "tcp_connections_time_wait"))
+            << nic;
+        EXPECT_EQ(u64(end, "tcp_connections") - tw, 1u) << nic;
+        EXPECT_EQ(u64(end, "buffer_regions"), u64(end, "tcp_connections")) << nic;  // one send region each
+        EXPECT_LE(tw, 16u) << nic << ": only the last 2MSL's connections may wait";
+    }
+    // Without the key the results carry no such section (results files stay as they were).
+    sim_run r;
+    const boost::json::value plain = hostile_run("live-off", {"--set", "workload.hostile.episodes=1"}, &r);
+    EXPECT_FALSE(plain.as_object().contains("live_objects"));
+}
+
 TEST(HostilePeer, BadScenarioValuesAreRefusedByName) {
     for (const std::string bad : {"workload.hostile.mode=fuzz", "workload.hostile.episodes=0",
                                    "workload.hostile.max_payload=4KiB", "workload.hostile.answer_timeout=0ns"}) {
