@@ -367,6 +367,15 @@ status context::query_qp(queue_pair* qp, regmap::qp_state* state, terminate_info
     return status::ok;
 }
 
+bool context::get_async_event(async_event_info* out) {
+    const std::uint32_t v = dev_.read(regmap::ASYNC_EVENT);
+    if (v == 0) return false;
+    out->type = static_cast<regmap::async_event>(v >> regmap::kAsyncEventTypeShift);
+    out->resource = v & regmap::kAsyncEventResourceMask;
+    dev_.write(regmap::ASYNC_EVENT_ACK, 1);
+    return true;
+}
+
 status context::query_stats(device_stats* out) {
     if (!opened_) return fail(status::bad_state, "query_stats before open");
     if (out == nullptr) return fail(status::invalid_argument, "query_stats: null output");

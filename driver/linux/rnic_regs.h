@@ -56,6 +56,10 @@
 #define RNIC_REG_CTX_BASE_LO_RESET               0x00000000u
 #define RNIC_REG_CTX_BASE_HI                     0x0064u /* rw: Context tables' host address, high 32 bits; writing it hands the address to the device */
 #define RNIC_REG_CTX_BASE_HI_RESET               0x00000000u
+#define RNIC_REG_ASYNC_EVENT                     0x0068u /* ro: Oldest asynchronous event not yet acknowledged: bits 31:24 its type (1 cq_error: a CQ overran and lost a completion, as verbs IBV_EVENT_CQ_ERR; the QPs whose completions it lost are in Error), bits 23:0 the resource it names (the CQ number); 0: none. Events wait in order, one per CQ (its first overrun); CTRL.RESET clears them */
+#define RNIC_REG_ASYNC_EVENT_RESET               0x00000000u
+#define RNIC_REG_ASYNC_EVENT_ACK                 0x006cu /* wo: Write any value: the oldest asynchronous event is removed and ASYNC_EVENT shows the next */
+#define RNIC_REG_ASYNC_EVENT_ACK_RESET           0x00000000u
 
 /* CTRL bits */
 #define RNIC_CTRL_ENABLE                         (1u << 0) /* ENABLE: start the firmware; STATUS.READY follows once it runs */
