@@ -49,6 +49,9 @@ public:
 
     host_bus& bus() { return bus_; }
     const std::string& name() const { return bus_.host_name(); }
+    // The firmware command ring: host address and entries (0 before init).
+    std::uint64_t command_ring() const { return ring_; }
+    std::uint32_t command_ring_entries() const { return cfg_.command_ring_entries; }
 
 private:
     host_bus& bus_;

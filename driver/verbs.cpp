@@ -377,6 +377,15 @@ status context::query_qp(queue_pair* qp, regmap::qp_state* state, terminate_info
     return status::ok;
 }
 
+bool context::get_async_event(async_event_info* out) {
+    const std::uint32_t v = dev_.read(regmap::ASYNC_EVENT);
+    if (v == 0) return false;
+    out->type = static_cast<regmap::async_event>(v >> regmap::kAsyncEventTypeShift);
+    out->resource = v & regmap::kAsyncEventResourceMask;
+    dev_.write(regmap::ASYNC_EVENT_ACK, 1);
+    return true;
+}
+
 status context::query_stats(device_stats* out) {
     if (!opened_) return fail(status::bad_state, "query_stats before open");
     if (out == nullptr) return fail(status::invalid_argument, "query_stats: null output");
@@ -426,7 +435,7 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
     switch (wr.opcode) {
         case op::rdma_write: case op::send: case op::rdma_read: case op::atomic_fetch_add:
         case op::atomic_compare_swap: case op::immediate_data: case op::rdma_write_with_imm:
-        case op::local_invalidate: case op::raw_ulpdu: break;
+        case op::local_invalidate: case op::raw_ulpdu: case op::raw_stream: break;
         default: return fail(status::bad_opcode, "post_send: opcode " + std::to_string(static_cast<int>(wr.opcode)));
     }
     if (wr.masked && !atomic) return fail(status::invalid_argument, "post_send: masks on a non-atomic work request");

@@ -52,10 +52,18 @@ enum class wc_opcode : std::uint8_t {
     immediate_data = 5,
     rdma_write_with_imm = 6,
     local_invalidate = 7,
+    raw_stream = 0x7d,
     raw_ulpdu = 0x7f,
     recv = 128,          // a Send arrived
     recv_imm = 129,      // Immediate Data arrived (alone or after an RDMA Write): see imm_data
     qp_error = 0xfe,     // the QP left RTS: status says the class, terminate the Terminate (if any)
+};
+
+// An asynchronous event of the device (like ibv_async_event): regmap::async_event and the resource
+// it names (cq_error: the CQ number).
+struct async_event_info {
+    regmap::async_event type = regmap::async_event::none;
+    std::uint32_t resource = 0;
 };
 
 // What query_qp and a qp_error completion report about the Terminate that ended the stream.
@@ -221,6 +229,10 @@ public:
     status idle_cq(completion_queue* cq, std::uint64_t pass_ps);
     // Arms the CQ for one interrupt (like ibv_req_notify_cq) and waits for it or the timeout.
     status wait_cq(completion_queue* cq, std::uint64_t timeout_ps);
+
+    // Takes the oldest asynchronous event (ibv_get_async_event + ibv_ack_async_event): false when
+    // none waits. A CQ overrun shows here as cq_error, once per CQ.
+    bool get_async_event(async_event_info* out);
 
     device& dev() { return dev_; }
     host_bus& bus() { return bus_; }

@@ -1,4 +1,6 @@
 #include "build_params.h"
+
+#include "proto/mpa.h"
 #include "host_identity.h"
 
 #include <cstdio>
@@ -294,6 +296,15 @@ hostile_config build_hostile_config(const config::Scenario& s) {
     c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
     c.target_send_buffer = s.get_size("rnic.tcp.send_buffer");
+    c.stream = s.get_string("workload.hostile.stream");
+    c.crc = s.get_bool("rnic.mpa.crc");
+    // EMSS without options (IPv4 and TCP headers, 40 bytes); timestamps only make the real MULPDU smaller.
+    c.mulpdu = static_cast<std::uint32_t>(proto::mpa::max_ulpdu(u32(s, "link.mtu") - 40, false));
+    if (c.mode == "grammar" && c.stream == "peer" &&
+        (s.get_string("rnic.framing") != "mpa" || s.get_bool("rnic.mpa.markers"))) {
+        throw config::ScenarioError(s.origin() + ": workload.hostile.stream: peer framing needs rnic.framing = mpa "
+                                    "without markers (set workload.hostile.stream to nic)");
+    }
     return c;
 }
 

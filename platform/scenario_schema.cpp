@@ -29,6 +29,9 @@ void declare_simulation(config::Node& root) {
              "status 'stuck' (exit 1) and a diagnostic dump (results key watchdog); 0 turns it off. Off with a "
              "real peer or a QEMU guest",
              0_ns, 3600_s);
+    sim.boolean("live_objects", false,
+                "Add the results section live_objects: per RNIC at the end of the run, the QPs, CQs, valid STags, "
+                "buffer-memory regions and TCP connections (and those in TIME-WAIT) still alive, for leak checks");
 }
 
 void declare_link(config::Node& root) {
@@ -378,6 +381,12 @@ void declare_workload(config::Node& root) {
                     "values, each violation with the Terminate it must draw; mutate: a recorded good conversation "
                     "with one byte damaged per episode (any answer, no byte outside the grants)",
                     {"grammar", "mutate"});
+    hos.enumeration("stream", "peer",
+                    "grammar mode: peer: the peer frames its own FPDUs (MPA without markers), damages the framing "
+                    "too (wrong CRC, ULPDU_Length short, long or beyond the stream, ULPDUs shorter than a DDP header "
+                    "or longer than the MULPDU) and cuts the TCP stream anywhere (inside FPDUs, several in one "
+                    "segment, 1-byte segments); nic: its NIC frames each ULPDU into a segment of its own",
+                    {"peer", "nic"});
     hos.integer("episodes", 200, "Connections the peer opens, one violation (or mutation) each", 1, 100000000);
     hos.integer("max_good", 6, "Good ULPDUs before each violation: a uniform count in 0..max_good", 0, 56);
     hos.size("max_payload", "1KiB", "Largest payload of a generated ULPDU (it must fit the peer's MULPDU)", 8,

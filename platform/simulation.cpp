@@ -182,7 +182,7 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
             wl = std::make_unique<hostile>(
                 build_hostile_config(scenario), oob_,
                 [&src_mem](std::uint64_t addr, void* dst, std::size_t len) { return src_mem.peek(addr, dst, len); },
-                on_done);
+                [&src_mem](host_memory::write_observer f) { src_mem.observe_device_writes(std::move(f)); }, on_done);
         } else if (type == "probe") {
             wl = std::make_unique<probe>(build_probe_config(scenario), oob_, on_done);
         } else if (is_latency_type(type)) {
@@ -381,6 +381,16 @@ boost::json::object simulation::results() const {
             {"error", qemu_error_}};
     }
     out["modules"] = std::move(modules);
+    if (scenario_.get_bool("simulation.live_objects")) {
+        // Only when asked: a new section, so that results without the key stay as they were.
+        boost::json::object live;
+        for (const auto& h : hosts_) {
+            boost::json::object o;
+            h->nic.report_live_objects(o);
+            live[std::string(h->name()) + ".rnic"] = std::move(o);
+        }
+        out["live_objects"] = std::move(live);
+    }
     if (boost::json::object f = workload_->fabric_results(); !f.empty()) out["fabric_workload"] = std::move(f);
     if (fabric_) out["topology"] = fabric_->describe();
     out["log"] = {{"errors", log::errors_logged()}, {"warnings", log::warnings_logged()}};

@@ -56,6 +56,10 @@
 #define RNIC_REG_CTX_BASE_LO_RESET               0x00000000u
 #define RNIC_REG_CTX_BASE_HI                     0x0064u /* rw: Context tables' host address, high 32 bits; writing it hands the address to the device */
 #define RNIC_REG_CTX_BASE_HI_RESET               0x00000000u
+#define RNIC_REG_ASYNC_EVENT                     0x0068u /* ro: Oldest asynchronous event not yet acknowledged: bits 31:24 its type (1 cq_error: a CQ overran and lost a completion, as verbs IBV_EVENT_CQ_ERR; the QPs whose completions it lost are in Error), bits 23:0 the resource it names (the CQ number); 0: none. Events wait in order, one per CQ (its first overrun); CTRL.RESET clears them */
+#define RNIC_REG_ASYNC_EVENT_RESET               0x00000000u
+#define RNIC_REG_ASYNC_EVENT_ACK                 0x006cu /* wo: Write any value: the oldest asynchronous event is removed and ASYNC_EVENT shows the next */
+#define RNIC_REG_ASYNC_EVENT_ACK_RESET           0x00000000u
 
 /* CTRL bits */
 #define RNIC_CTRL_ENABLE                         (1u << 0) /* ENABLE: start the firmware; STATUS.READY follows once it runs */
@@ -305,6 +309,7 @@
 #define RNIC_WR_LOCAL_INVALIDATE                 7u /* Invalidates local STag imm_or_inv in send-queue order (RFC 5040 S2.2) */
 #define RNIC_WR_RAW_ULPDU                        127u /* Test mode only (rnic.rdma.raw_ulpdu_wqes): sends the ULPDU held at local_addr/length verbatim, for driver bring-up and for tests that need a peer to misbehave on the wire */
 #define RNIC_WR_ATOMIC_MASKS                     126u /* Second slot of a masked atomic (not a work request of its own) */
+#define RNIC_WR_RAW_STREAM                       125u /* Test mode only (rnic.rdma.raw_ulpdu_wqes): puts the bytes at local_addr/length verbatim into the connection's TCP stream, unframed, as one TCP segment (the peer's own FPDUs, cut anywhere) */
 #define RNIC_WR_FLAG_SIGNALED                    0x1u /* Write a completion for this work request */
 #define RNIC_WR_FLAG_SOLICITED                   0x2u /* Ask the peer for a Solicited Event (Send, Immediate Data) */
 #define RNIC_WR_FLAG_MASKED                      0x4u /* Masked atomic (RFC 7306 S5.1): the WQE takes two slots; the second (opcode atomic_masks) holds the masks. Without the flag FetchAdd has add mask 0 (a plain 64-bit add) and CmpSwap all-ones masks */

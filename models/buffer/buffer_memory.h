@@ -50,6 +50,7 @@ public:
     // Region management (done by the owning engine at connection set-up, not per packet).
     std::optional<std::uint64_t> allocate_region(std::uint64_t bytes);
     void free_region(std::uint64_t base);
+    std::size_t region_count() const { return regions_.size(); }
     // Occupancy bookkeeping by the users of the regions.
     void hold(std::uint64_t bytes);
     void release(std::uint64_t bytes);

@@ -15,6 +15,7 @@ enum class stream_kind : std::uint8_t {
     data,  // ULPDU / FPDU / in-order stream bytes
     raw,   // bytes sent before MPA full operation (MPA Request/Reply), passed through unframed
     out_of_order,  // a ULPDU found in an out-of-order segment: place it now if it is safe, or refuse
+    verbatim,      // test mode (raw_stream work requests): stream bytes in full operation, passed through unframed
 };
 
 // Each data path between NIC blocks carries the extensions its receiver needs and no more

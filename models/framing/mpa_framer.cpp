@@ -54,6 +54,18 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
         gp.set_response_status(send_stream(fpdu_tx_out, *ext, gp.get_data_ptr(), gp.get_data_length(), delay));
         return;
     }
+    if (ext->kind == stream_kind::verbatim) {
+        // Test mode (raw_stream work requests): the host's own FPDUs, passed on unframed. They do not
+        // move tx_stream_pos: a connection that carries them carries nothing framed here after them.
+        if (!st.full) {
+            gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+            return;
+        }
+        tx_verbatim_bytes_ += gp.get_data_length();
+        ext->kind = stream_kind::data;
+        gp.set_response_status(send_stream(fpdu_tx_out, *ext, gp.get_data_ptr(), gp.get_data_length(), delay));
+        return;
+    }
     if (!st.full || gp.get_data_length() > st.settings.max_ulpdu) {
         RNIC_MLOG_D(error, mpa, delay, "connection " << ext->conn << ": ULPDU of " << gp.get_data_length()
                                                      << " bytes refused ("
@@ -326,6 +338,7 @@ void mpa_framer::report_stats(boost::json::object& out) const {
     out["framing_errors"] = framing_errors_;
     out["rx_bytes_dropped_after_error"] = rx_dropped_after_error_;
     if (tx_refused_ != 0) out["tx_ulpdus_refused_by_framing"] = tx_refused_;  // new key, only when non-zero
+    if (tx_verbatim_bytes_ != 0) out["tx_verbatim_bytes"] = tx_verbatim_bytes_;  // new key, test mode only
     out["ooo_segments_offered"] = ooo_segments_;
     out["ooo_fpdus_found"] = ooo_fpdus_found_;
     out["ooo_fpdus_placed"] = ooo_fpdus_placed_;

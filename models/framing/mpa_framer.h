@@ -144,6 +144,7 @@ private:
     std::uint64_t tx_fpdus_ = 0, tx_bytes_ = 0, tx_raw_bytes_ = 0, rx_fpdus_ = 0, rx_bytes_ = 0;
     std::uint64_t crc_errors_ = 0, framing_errors_ = 0, rx_dropped_after_error_ = 0;
     std::uint64_t tx_refused_ = 0;  // ULPDUs the framing cannot carry (RDMA/TCP: atomics)
+    std::uint64_t tx_verbatim_bytes_ = 0;  // test mode: stream bytes passed through unframed (raw_stream)
     std::uint64_t ooo_segments_ = 0, ooo_fpdus_found_ = 0, ooo_fpdus_placed_ = 0, ooo_bytes_placed_ = 0;
     std::uint64_t ooo_bad_candidates_ = 0, ooo_refused_ = 0, in_order_already_placed_ = 0;
     std::uint64_t ooo_split_fpdus_placed_ = 0;  // FPDUs joined across out-of-order segments (markers)

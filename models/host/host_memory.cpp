@@ -123,6 +123,7 @@ void host_memory::dma_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
         return;
     }
     copy(gp);
+    if (device_writes_ && gp.is_write()) device_writes_(addr, len);
     charge_dma(gp, delay);
 }
 

@@ -12,6 +12,7 @@
 // at debug level (category host). The own store is then unused.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <systemc>
 #include <tlm>
@@ -58,6 +59,9 @@ public:
         watch_begin_ = addr, watch_end_ = addr + len, watch_event_ = event;
     }
     void stop_watching() { watch_event_ = nullptr; }
+    // Every DMA write the device makes from now on, as it lands (a checker's view; no timing).
+    using write_observer = std::function<void(std::uint64_t addr, std::uint64_t len)>;
+    void observe_device_writes(write_observer f) { device_writes_ = std::move(f); }
 
     void report_stats(boost::json::object& out) const override;
 
@@ -82,6 +86,7 @@ private:
     const qemu::guest_ram* guest_ = nullptr;
     std::uint64_t watch_begin_ = 0, watch_end_ = 0;
     sc_core::sc_event* watch_event_ = nullptr;
+    write_observer device_writes_;
 };
 
 }  // namespace rnic

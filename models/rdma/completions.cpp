@@ -38,8 +38,13 @@ void completion_unit::retire(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
 void completion_unit::post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::sc_time& delay) {
     cq_context& cq = res_.contexts->cq_slot(cqn);
     if (cq.producer - cq.consumer >= cq.cfg.entries) {
-        // The driver has not freed room: a CQ overrun (an asynchronous error in verbs terms).
-        ++cq.overruns;
+        // The driver has not freed room: a CQ overrun (an asynchronous error in verbs terms: the
+        // driver is told by an IBV_EVENT_CQ_ERR-like event, once per CQ).
+        if (cq.overruns++ == 0) {
+            async_events_.push_back(static_cast<std::uint32_t>(regmap::async_event::cq_error)
+                                        << regmap::kAsyncEventTypeShift |
+                                    (cqn & regmap::kAsyncEventResourceMask));
+        }
         RNIC_MLOG_D(error, rdma, delay, "CQ " << cqn << " overrun: completion of wr_id " << f.wr_id << " lost");
         if (std::find(overrun_qps_.begin(), overrun_qps_.end(), f.qpn) == overrun_qps_.end()) {
             overrun_qps_.push_back(f.qpn);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <systemc>
 #include <utility>
+#include <deque>
 #include <vector>
 
 #include "rdma/context_if.h"
@@ -46,9 +47,16 @@ public:
     // Error from its transmit thread, never from inside the call that found the ring full.
     std::vector<std::uint32_t> take_overrun_qps() { return std::exchange(overrun_qps_, {}); }
     bool has_overrun_qps() const { return !overrun_qps_.empty(); }
+    // Asynchronous events for the driver (regmap ASYNC_EVENT): type << 24 | CQ number, oldest first.
+    std::uint32_t async_event() const { return async_events_.empty() ? 0 : async_events_.front(); }
+    void ack_async_event() {
+        if (!async_events_.empty()) async_events_.pop_front();
+    }
+    void clear_async_events() { async_events_.clear(); }
 
 private:
     std::vector<std::uint32_t> overrun_qps_;
+    std::deque<std::uint32_t> async_events_;  // at most one per CQ (its first overrun)
     void raise_msix(std::uint32_t vector, sc_core::sc_time& delay);
 
     qp_lifecycle& lifecycle_;

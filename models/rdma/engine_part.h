@@ -36,7 +36,7 @@ struct rdma_counters {
     std::uint64_t rx_segments = 0, placed_bytes = 0, cqes = 0, interrupts = 0;
     std::uint64_t terminates_sent = 0, terminates_received = 0, protection_errors = 0;
     std::uint64_t bad_wqes = 0, rx_dropped = 0, immediates = 0, immediates_received = 0;
-    std::uint64_t local_invalidates = 0, remote_invalidates = 0, raw_ulpdus = 0;
+    std::uint64_t local_invalidates = 0, remote_invalidates = 0, raw_ulpdus = 0, raw_stream_writes = 0;
     std::uint64_t atomic_ops_issued = 0, atomic_cas_retries = 0;
     std::uint64_t rtrs_sent = 0, tx_held = 0, negotiation_terminates = 0;
     std::uint64_t placed_out_of_order_bytes = 0, rx_already_placed = 0, flushed = 0, llp_errors = 0;

@@ -363,6 +363,7 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["local_invalidates"] = counters_.local_invalidates;
     out["remote_invalidates"] = counters_.remote_invalidates;
     out["raw_ulpdus"] = counters_.raw_ulpdus;
+    if (counters_.raw_stream_writes != 0) out["raw_stream_writes"] = counters_.raw_stream_writes;  // new key, test mode only
     out["atomic_ops_issued"] = counters_.atomic_ops_issued;
     out["atomic_cas_retries"] = counters_.atomic_cas_retries;
     boost::json::array states;

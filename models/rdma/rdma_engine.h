@@ -88,6 +88,10 @@ public:
     void report_diagnostics(boost::json::object& out) const override;
     // What the context module's per-operation statistics divide by (rnic_device::report_stats).
     std::uint64_t work_requests() const { return counters_.wqes; }
+    // The asynchronous event queue behind regmap ASYNC_EVENT / ASYNC_EVENT_ACK.
+    std::uint32_t async_event() const { return completions_.async_event(); }
+    void ack_async_event() { completions_.ack_async_event(); }
+    void clear_async_events() { completions_.clear_async_events(); }
     std::uint64_t rx_ulpdus() const { return counters_.rx_segments; }
 
 private:

@@ -177,6 +177,13 @@ void transmit_path::process_wqe(std::uint32_t qpn, qp_context& qp, const send_wq
             }
             post_raw_ulpdu(qpn, qp, w, issue);
             return;
+        case op::raw_stream:
+            if (!params().raw_ulpdu_wqes) {
+                reject(regmap::cqe_status::bad_opcode, "raw stream bytes are a test mode, off on this device");
+                return;
+            }
+            post_raw_stream(qpn, qp, w, issue);
+            return;
         case op::rdma_write:
         case op::send:
         case op::immediate_data:
@@ -474,6 +481,43 @@ void transmit_path::post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send
     qp.raw_sent = true;
     ++counters().tx_segments;
     RNIC_MLOG_D(info, rdma, issue, "QP " << qpn << ": raw ULPDU of " << w.length << " bytes sent (test mode)");
+    qp.pending.push_back({res_.toe->tcp_send_stream_end(qp.conn), w.index, w.wr_id, w.length, w.opcode, w.signaled});
+}
+
+void transmit_path::post_raw_stream(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue) {
+    // The bytes go into the TCP stream as they are: the workload frames its own FPDUs (a wrong CRC,
+    // a ULPDU_Length that does not match what follows) and cuts the stream where it likes. Each
+    // work request is one TCP segment (a boundary per segment), so the cuts reach the wire.
+    if (!check_local(qp, w.local_stag, w.local_addr, w.length) || w.length < 1) {
+        ++counters().bad_wqes;
+        complete_with_error(qpn, qp, w, regmap::cqe_status::local_length_error, issue);
+        return;
+    }
+    const mr_context* mr = res_.contexts->lookup_stag(w.local_stag);
+    const std::shared_ptr<const mr_page_list> pages = mr->cfg.pages;  // held across the wait
+    const region_map map{mr->cfg.addr, pages.get()};
+    const std::uint64_t off = local_offset(*mr, w.local_addr);
+    if (!wait_for_space(qp, w.length, issue)) {
+        complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
+        return;
+    }
+    tx_scratch_.resize(w.length);
+    sc_core::sc_time data = issue;
+    if (region_read(res_.dma_out, map, off, tx_scratch_.data(), w.length, data) != tlm::TLM_OK_RESPONSE) {
+        complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
+        return;
+    }
+    res_.toe->tcp_one_fpdu_per_segment(qp.conn, true);
+    stream_ext ext;
+    ext.conn = qp.conn;
+    ext.kind = stream_kind::verbatim;
+    if (send_stream(res_.ulpdu_tx_out, ext, tx_scratch_.data(), w.length, data) != tlm::TLM_OK_RESPONSE) {
+        complete_with_error(qpn, qp, w, regmap::cqe_status::transport_error, issue);
+        return;
+    }
+    ++counters().raw_stream_writes;
+    qp.raw_sent = true;
+    RNIC_MLOG_D(info, rdma, issue, "QP " << qpn << ": " << w.length << " raw stream bytes sent (test mode)");
     qp.pending.push_back({res_.toe->tcp_send_stream_end(qp.conn), w.index, w.wr_id, w.length, w.opcode, w.signaled});
 }
 

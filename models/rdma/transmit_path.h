@@ -82,6 +82,8 @@ private:
                       std::size_t body_len, const send_wqe& w, sc_core::sc_time& issue, pending_completion p);
     void post_local_invalidate(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue);
     void post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue);
+    // Test mode: stream bytes verbatim (the peer's own FPDUs), one TCP segment per work request.
+    void post_raw_stream(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue);
     void complete_with_error(std::uint32_t qpn, qp_context& qp, const send_wqe& w, regmap::cqe_status status,
                              sc_core::sc_time& delay);
     // The local buffer of a work request, in a region of the QP's protection domain.

@@ -68,7 +68,9 @@ struct value_desc {
     X(CAP_MAX_MR, 0x0058, 0x00000400, ro, "Number of memory regions supported (the configured count)")      \
     X(CAP_CTX_BYTES, 0x005c, 0x00000000, ro, "Bytes of host memory the device needs for its QP and STag context tables (0: it keeps them on chip)") \
     X(CTX_BASE_LO, 0x0060, 0x00000000, rw, "Context tables' host address, low 32 bits (4 KiB aligned)")      \
-    X(CTX_BASE_HI, 0x0064, 0x00000000, rw, "Context tables' host address, high 32 bits; writing it hands the address to the device")
+    X(CTX_BASE_HI, 0x0064, 0x00000000, rw, "Context tables' host address, high 32 bits; writing it hands the address to the device") \
+    X(ASYNC_EVENT, 0x0068, 0x00000000, ro, "Oldest asynchronous event not yet acknowledged: bits 31:24 its type (1 cq_error: a CQ overran and lost a completion, as verbs IBV_EVENT_CQ_ERR; the QPs whose completions it lost are in Error), bits 23:0 the resource it names (the CQ number); 0: none. Events wait in order, one per CQ (its first overrun); CTRL.RESET clears them") \
+    X(ASYNC_EVENT_ACK, 0x006c, 0x00000000, wo, "Write any value: the oldest asynchronous event is removed and ASYNC_EVENT shows the next")
 
 enum reg : std::uint32_t {
 #define RNIC_REG_ENUM(n, o, r, a, d) n = o,
@@ -479,6 +481,16 @@ RNIC_SQE_FIELDS(RNIC_FIELD_CONST)
 }  // namespace sqe_off
 constexpr field_desc kSendWqeFields[] = {RNIC_SQE_FIELDS(RNIC_FIELD_DESC)};
 
+// Asynchronous event types in ASYNC_EVENT bits 31:24 (the verbs' affiliated asynchronous events).
+constexpr std::uint32_t kAsyncEventTypeShift = 24;
+constexpr std::uint32_t kAsyncEventResourceMask = 0x00ffffff;
+enum class async_event : std::uint8_t {
+    none = 0,
+    // A CQ overran: a completion was lost (verbs IBV_EVENT_CQ_ERR); the QPs whose completions it lost
+    // went to Error. Raised once per CQ, at its first lost completion.
+    cq_error = 1,
+};
+
 // X(name, value, description)
 #define RNIC_WR_OPCODES(X)                                                                                 \
     X(rdma_write, 0, "RDMA Write of local_addr/length to remote_stag/remote_to")                           \
@@ -492,7 +504,10 @@ constexpr field_desc kSendWqeFields[] = {RNIC_SQE_FIELDS(RNIC_FIELD_DESC)};
     X(raw_ulpdu, 0x7f,                                                                                     \
       "Test mode only (rnic.rdma.raw_ulpdu_wqes): sends the ULPDU held at local_addr/length verbatim, "     \
       "for driver bring-up and for tests that need a peer to misbehave on the wire")                       \
-    X(atomic_masks, 0x7e, "Second slot of a masked atomic (not a work request of its own)")
+    X(atomic_masks, 0x7e, "Second slot of a masked atomic (not a work request of its own)")              \
+    X(raw_stream, 0x7d,                                                                                    \
+      "Test mode only (rnic.rdma.raw_ulpdu_wqes): puts the bytes at local_addr/length verbatim into the "  \
+      "connection's TCP stream, unframed, as one TCP segment (the peer's own FPDUs, cut anywhere)")
 enum class wr_opcode : std::uint8_t {
 #define RNIC_WR_OPCODE_ENUM(n, v, d) n = v,
     RNIC_WR_OPCODES(RNIC_WR_OPCODE_ENUM)

@@ -138,6 +138,7 @@ std::uint32_t rnic_device::host_read(std::uint32_t offset) const {
     if (regmap::kRegisters[i].acc == regmap::access::wo) return 0;
     // CTX_AREA: with the context cache, the tables live in host memory the driver must provide.
     if (offset == regmap::STATUS && ctx_->area_bytes() != 0) return regs_[i] | regmap::status::ctx_area;
+    if (offset == regmap::ASYNC_EVENT) return rdma_->async_event();
     return regs_[i];
 }
 
@@ -177,6 +178,7 @@ void rnic_device::host_write(std::uint32_t offset, std::uint32_t value, const sc
         ++doorbells_;
         cp_doorbell_out->command_doorbell(delay);
     }
+    if (offset == ASYNC_EVENT_ACK) rdma_->ack_async_event();
     if (offset == MAC_LO || offset == MAC_HI || offset == IPV4_ADDR) update_station();
     if (offset == CTX_BASE_HI) {
         ctx_->set_area(static_cast<std::uint64_t>(value) << 32 | fw_read(CTX_BASE_LO));
@@ -194,6 +196,7 @@ void rnic_device::reset_registers() {
     }
     if (station_set) update_station();
     if (area_set) ctx_->set_area(0);
+    rdma_->clear_async_events();  // the CQs they named are gone
 }
 
 void rnic_device::mmio_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -240,6 +243,20 @@ void rnic_device::report_diagnostics(boost::json::object& out) const {
     out["tcp_connections"] = std::move(toe["connections"]);
     out["buffer_occupancy_bytes"] = buffer_->occupancy();
     out["firmware_commands_executed"] = cp_->commands_executed();
+}
+
+void rnic_device::report_live_objects(boost::json::object& out) const {
+    std::uint64_t qps = 0, cqs = 0;
+    for (std::uint32_t i = 0; i < ctx_->qp_slots(); ++i) qps += ctx_->qp(i) != nullptr;
+    for (std::uint32_t i = 0; i < ctx_->cq_slots(); ++i) cqs += ctx_->cq_slot(i).valid;
+    std::uint32_t conns = 0, time_wait = 0;
+    toe_->count_live(&conns, &time_wait);
+    out["qps"] = qps;
+    out["cqs"] = cqs;
+    out["stags"] = ctx_->stags_in_use();
+    out["buffer_regions"] = buffer_->region_count();
+    out["tcp_connections"] = conns;
+    out["tcp_connections_time_wait"] = time_wait;
 }
 
 void rnic_device::report_stats(boost::json::object& out) const {

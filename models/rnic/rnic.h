@@ -66,6 +66,10 @@ public:
     void report_stats(boost::json::object& out) const override;
     // What is outstanding in the blocks (the stuck-run watchdog's dump).
     void report_diagnostics(boost::json::object& out) const override;
+    // What is alive on the device now (results key live_objects, simulation.live_objects): QPs, CQs,
+    // valid STags, buffer-memory regions, TCP connections (and those of them in TIME-WAIT, which
+    // keep their region until 2MSL has passed, RFC 793).
+    void report_live_objects(boost::json::object& out) const;
     // Grows with every work request taken, completion written, frame sent or received and firmware
     // command executed: unchanged over an interval means the NIC made no progress in it.
     std::uint64_t progress() const;

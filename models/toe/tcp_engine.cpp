@@ -84,6 +84,16 @@ std::size_t tcp_engine::tcp_send_space(std::uint32_t conn) const {
     return queued >= limit ? 0 : static_cast<std::size_t>(std::min<std::uint64_t>(space, limit - queued));
 }
 
+void tcp_engine::count_live(std::uint32_t* live, std::uint32_t* time_wait) const {
+    *live = 0;
+    *time_wait = 0;
+    for (const auto& c : conns_) {
+        if (!c) continue;
+        ++*live;
+        *time_wait += c->tcp().state() == tcp::State::time_wait;
+    }
+}
+
 std::uint16_t tcp_engine::tcp_effective_mss(std::uint32_t conn) const {
     const connection* c = find(conn);
     return c == nullptr ? 0 : static_cast<std::uint16_t>(c->tcp().effective_mss());

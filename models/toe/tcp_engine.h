@@ -133,6 +133,8 @@ public:
 
     void report_stats(boost::json::object& out) const override;
     void report_diagnostics(boost::json::object& out) const override;
+    // Connections not yet freed, and how many of them wait out TIME-WAIT.
+    void count_live(std::uint32_t* live, std::uint32_t* time_wait) const;
     std::uint64_t frames() const { return tx_frames_ + rx_frames_; }  // progress, for the watchdog
 
 private:

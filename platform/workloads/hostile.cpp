@@ -22,7 +22,9 @@ constexpr std::uint32_t kReceives = 8, kRecvLen = 256, kRecvStride = 512;
 constexpr std::uint64_t kLenRecv = kReceives * kRecvStride;
 constexpr std::uint32_t kIrd = 4;
 // Host b: staging slots for raw ULPDUs, and the well-behaved QP's write source and read sink.
-constexpr std::uint64_t kSlot = 8192, kSlots = 64, kGoodSrc = kSlot * kSlots, kGoodSink = kGoodSrc + kLenOpd;
+// Peer framing stages the whole stream of an episode from the first slot on (up to 56 good Writes
+// of up to 16 KiB and more): slots of 20 KiB.
+constexpr std::uint64_t kSlot = 20480, kSlots = 64, kGoodSrc = kSlot * kSlots, kGoodSink = kGoodSrc + kLenOpd;
 constexpr std::uint64_t kPeerBuffer = kGoodSink + kLenOpd;
 
 std::vector<std::uint8_t> pattern(std::uint64_t seed, std::uint64_t tag, std::size_t len) {
@@ -39,8 +41,9 @@ std::uint64_t layout(std::uint64_t& at, std::uint64_t len) {
 
 }  // namespace
 
-hostile::hostile(const hostile_config& cfg, oob_channel& oob, peek_fn target_peek, std::function<void()> on_done)
-    : cfg_(cfg), oob_(oob), peek_(std::move(target_peek)), on_done_(std::move(on_done)) {}
+hostile::hostile(const hostile_config& cfg, oob_channel& oob, peek_fn target_peek, observe_fn target_observe,
+                 std::function<void()> on_done)
+    : cfg_(cfg), oob_(oob), peek_(std::move(target_peek)), observe_(std::move(target_observe)), on_done_(std::move(on_done)) {}
 
 bool hostile::poll_until(drv::context& ctx, drv::host_bus& bus, drv::completion_queue* cq,
                          const std::function<bool(const drv::work_completion&)>& pred, std::uint64_t budget_ps,
@@ -77,8 +80,25 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
     drv::memory_region w, atm, ro, nr, opd, stale, inv, rcv;
     drv::completion_queue *cq = nullptr, *cq_good = nullptr;
     drv::queue_pair* good = nullptr;
+    using rk = ring_guard::ring_kind;
+    if (ctx.open(station) != drv::status::ok) {
+        record_failure(result_, "target set-up failed (see the log)");
+        on_done_();
+        return;
+    }
+    // From here on every DMA write of host a's device is checked against the driver's rings.
+    rings_.add(ctx.dev().command_ring(), std::uint64_t{ctx.dev().command_ring_entries()} * regmap::kCommandSize,
+               rk::command);
+    if (observe_) observe_([this](std::uint64_t addr, std::uint64_t len) { rings_.on_device_write(addr, len); });
+    auto watch_cq = [this](const drv::completion_queue* c) {
+        rings_.add(c->ring, std::uint64_t{c->entries} * regmap::kCqeSize, rk::cq);
+    };
+    auto watch_qp = [this](const drv::queue_pair* q) {
+        rings_.add(q->sq_ring, std::uint64_t{q->sq_entries} * regmap::kSendWqeSize, rk::sq);
+        rings_.add(q->rq_ring, std::uint64_t{q->rq_entries} * regmap::kRecvWqeSize, rk::rq);
+    };
     const bool ok =
-        ctx.open(station) == drv::status::ok && ctx.alloc_pd(&pd) == drv::status::ok &&
+        ctx.alloc_pd(&pd) == drv::status::ok &&
         ctx.alloc_pd(&pd2) == drv::status::ok && ctx.alloc_buffer(arena_len_, &arena_) == drv::status::ok &&
         ctx.reg_mr(pd, arena_ + off_w, kLenW, acc::remote_write | acc::remote_read | acc::local_write, &w) ==
             drv::status::ok &&
@@ -99,6 +119,10 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
         on_done_();
         return;
     }
+    watch_cq(cq);
+    watch_cq(cq_good);
+    watch_qp(good);
+    rings_.exclude(arena_, arena_len_);  // the arena has its own shadow
     // Known contents everywhere, so that any stray byte shows.
     const std::vector<std::uint8_t> fill = pattern(cfg_.seed, 0x4057, arena_len_);
     bus.mem_write(arena_, fill.data(), fill.size());
@@ -115,6 +139,10 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
     target_.max_payload = cfg_.max_payload;
     target_.send_buffer = cfg_.target_send_buffer;
     target_.max_fpdus = kSlots;
+    target_.peer_frames = cfg_.mode == "grammar" && cfg_.stream == "peer";
+    target_.crc = cfg_.crc;
+    target_.mulpdu = cfg_.mulpdu;
+    target_.max_segments = kSlots;
     target_ip_ = station.ipv4;
     good_region_ = arena_ + off_opd;
     good_len_ = kLenOpd;
@@ -154,6 +182,8 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
             record_failure(result_, "target: create_qp failed in episode " + std::to_string(e));
             break;
         }
+        watch_qp(qp);
+        const std::uint64_t sq_ring = qp->sq_ring, rq_ring = qp->rq_ring;
         for (std::uint32_t i = 0; i < kReceives; ++i) {
             drv::recv_wr r;
             r.wr_id = 100 + i;
@@ -173,7 +203,13 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
         judge(e, seen ? &err : nullptr);
         if (!seen) ctx.modify_qp_to_error(qp);
         poll_until(ctx, bus, cq, [](const drv::work_completion&) { return false; }, 0, nullptr);  // drain
-        if (ctx.destroy_qp(qp) != drv::status::ok) findings_.push_back("episode " + std::to_string(e) + ": destroy_qp refused");
+        if (ctx.destroy_qp(qp) != drv::status::ok) {
+            findings_.push_back("episode " + std::to_string(e) + ": destroy_qp refused");
+        } else {
+            // Freed: a later write there (a late completion of the destroyed QP) counts as elsewhere.
+            rings_.remove(sq_ring);
+            rings_.remove(rq_ring);
+        }
         oob_.publish("judged-" + std::to_string(e), {});
     }
     oob_.wait_for("peer-done");
@@ -205,6 +241,9 @@ void hostile::judge(std::uint64_t index, const drv::work_completion* err) {
             break;
         case kind::peer_terminate: ep.as_required = err != nullptr && err->terminate.valid && err->terminate.received; break;
         case kind::unknown: ep.as_required = err != nullptr; break;  // mutate: any answer, as long as one comes
+        case kind::closed:  // the stream closed under it: no Terminate of host a's owed (RFC 5044 §8 code 1)
+            ep.as_required = err != nullptr && !(err->terminate.valid && !err->terminate.received);
+            break;
         case kind::none: ep.as_required = true; break;
     }
     if (err == nullptr) ++unanswered_;
@@ -248,6 +287,12 @@ void hostile::check_memory() {
     }
     good_bytes_checked_ += good_len_;
     checked_ = true;
+    for (const std::string& f : rings_.findings())
+        if (findings_.size() < 24) findings_.push_back(f);
+    record_check(result_, "hostile: the device wrote nothing into the driver's rings but CQEs and command answers",
+                 rings_.bytes_outside_grants() == 0 && rings_.allowed_bytes() > 0,
+                 std::to_string(rings_.bytes_outside_grants()) + " bytes outside, " +
+                     std::to_string(rings_.allowed_bytes()) + " allowed bytes written");
     record_check(result_, "hostile: no byte outside the grants changed", bytes_outside_grants_ == 0,
                  std::to_string(bytes_outside_grants_) + " bytes");
     record_check(result_, "hostile: every violation answered as required", wrong_ == 0 && unanswered_ == 0,
@@ -337,9 +382,39 @@ void hostile::server(drv::host_bus& bus, const drv::station_config& station) {
         gr.opcode = regmap::wr_opcode::rdma_read;
         gr.local_addr = buf + kGoodSink + off;
         const bool good_posted = ctx.post_send(good, gw) == drv::status::ok && ctx.post_send(good, gr) == drv::status::ok;
-        // The hostile ULPDUs, verbatim (test mode): the NIC frames them and adds the CRC.
         std::size_t posted = 0;
-        for (std::size_t i = 0; i < batch.size() && i < kSlots; ++i) {
+        bool close_after = false;
+        if (target_.peer_frames) {
+            // The peer's own FPDUs, cut into TCP segments where the plan says (raw_stream work
+            // requests, one segment each).
+            const attack::stream_plan plan = gen.frame_stream(batch);
+            close_after = plan.close_after;
+            ++cuts_[plan.cut];
+            fpdus_split_ += plan.fpdus_split;
+            segments_coalesced_ += plan.segments_coalesced;
+            bus.mem_write(buf, plan.bytes.data(), plan.bytes.size());
+            std::size_t from = 0;
+            for (std::size_t i = 0; i < plan.ends.size(); ++i) {
+                drv::send_wr r;
+                r.wr_id = 1000 + i;
+                r.opcode = regmap::wr_opcode::raw_stream;
+                r.local_addr = buf + from;
+                r.length = static_cast<std::uint32_t>(plan.ends[i] - from);
+                r.local_stag = mr.stag;
+                r.signaled = i + 1 == plan.ends.size();
+                if (ctx.post_send(qp, r) != drv::status::ok) break;
+                ++posted;
+                from = plan.ends[i];
+            }
+            segments_ += posted;
+            for (const attack::fpdu& f : batch) {
+                if (f.expect.what == attack::expectation::kind::none) ++good_fpdus_;
+                if (f.cls == "good_write_over_mulpdu") ++over_mulpdu_;
+            }
+            fpdus_sent_ += posted == plan.ends.size() ? batch.size() : 0;
+        }
+        // The hostile ULPDUs, verbatim (test mode): the NIC frames them and adds the CRC.
+        for (std::size_t i = 0; !target_.peer_frames && i < batch.size() && i < kSlots; ++i) {
             const attack::fpdu& f = batch[i];
             bus.mem_write(buf + i * kSlot, f.ulpdu.data(), f.ulpdu.size());
             drv::send_wr r;
@@ -353,7 +428,7 @@ void hostile::server(drv::host_bus& bus, const drv::station_config& station) {
             ++posted;
             if (f.expect.what == attack::expectation::kind::none) ++good_fpdus_;
         }
-        fpdus_sent_ += posted;
+        if (!target_.peer_frames) fpdus_sent_ += posted;
         ++violations_;
         // The answer: the target's Terminate (or, for a mutation it accepted, the end of the batch;
         // then the peer closes the stream itself).
@@ -361,10 +436,15 @@ void hostile::server(drv::host_bus& bus, const drv::station_config& station) {
         bool ended = poll_until(ctx, bus, cq,
                                 [&](const drv::work_completion& c) {
                                     return c.opcode == drv::wc_opcode::qp_error ||
-                                           (cfg_.mode == "mutate" && c.wr_id == 1000 + posted - 1);
+                                           ((cfg_.mode == "mutate" || close_after) && c.wr_id == 1000 + posted - 1);
                                 },
                                 cfg_.answer_timeout_ps, &err);
-        if (ended && err.opcode != drv::wc_opcode::qp_error) {
+        if (ended && err.opcode != drv::wc_opcode::qp_error && close_after) {
+            // The target still waits for the rest of the FPDU: the peer closes the stream.
+            ctx.disconnect(qp);
+            poll_until(ctx, bus, cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
+                       20'000'000, &err);
+        } else if (ended && err.opcode != drv::wc_opcode::qp_error) {
             ended = poll_until(ctx, bus, cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
                                20'000'000, &err);
             if (!ended) ctx.disconnect(qp);
@@ -407,6 +487,11 @@ boost::json::object hostile::report() const {
     o["violations_sent"] = violations_;
     o["bytes_outside_grants"] = bytes_outside_grants_;
     o["shadow_bytes"] = shadow_bytes_;
+    // The driver's rings (ring_guard): device writes outside CQE slots and command answers (must be
+    // 0), the allowed ones seen, and device writes outside the arena and every ring.
+    o["ring_bytes_outside_grants"] = rings_.bytes_outside_grants();
+    o["ring_bytes_written"] = rings_.allowed_bytes();
+    o["device_bytes_elsewhere"] = rings_.bytes_elsewhere();
     o["memory_checked"] = checked_;
     std::uint64_t as_required = 0;
     boost::json::object classes;
@@ -424,6 +509,17 @@ boost::json::object hostile::report() const {
     boost::json::array f;
     for (const std::string& s : findings_) f.push_back(boost::json::value(s));
     o["findings"] = std::move(f);
+    if (target_.peer_frames) {
+        // How the peer framed and cut its streams (workload.hostile.stream = peer).
+        boost::json::object cuts;
+        for (const auto& [name, n] : cuts_) cuts[name] = n;
+        o["stream"] = {{"framed_by", "peer"},
+                       {"segments", segments_},
+                       {"fpdus_split", fpdus_split_},
+                       {"segments_coalesced", segments_coalesced_},
+                       {"ulpdus_over_mulpdu", over_mulpdu_},
+                       {"cuts", std::move(cuts)}};
+    }
     o["good_qp"] = {{"operations", good_ops_}, {"errors", good_errors_}, {"bytes_checked", good_bytes_checked_},
                     {"ok", good_errors_ == 0 && good_ops_ > 0}};
     return o;

@@ -26,6 +26,7 @@
 
 #include "oob.h"
 #include "workloads/hostile_gen.h"
+#include "workloads/ring_guard.h"
 #include "workloads/workload.h"
 
 namespace rnic::platform {
@@ -40,12 +41,20 @@ struct hostile_config {
     std::uint16_t port = 18515;
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t target_send_buffer = 256 * 1024;  // rnic.tcp.send_buffer: Read Responses it absorbs
+    // grammar mode: the peer frames its own FPDUs and cuts the TCP stream (peer), or has its NIC
+    // frame each ULPDU into a segment of its own (nic). Peer framing needs MPA without markers.
+    std::string stream = "peer";
+    bool crc = true;              // rnic.mpa.crc
+    std::uint32_t mulpdu = 1454;  // the MULPDU the link's MTU gives (RFC 5044 §4.5)
 };
 
 class hostile : public host_workload {
 public:
     using peek_fn = std::function<bool(std::uint64_t addr, void* dst, std::size_t len)>;
-    hostile(const hostile_config& cfg, oob_channel& oob, peek_fn target_peek, std::function<void()> on_done);
+    // Installs an observer of every DMA write host a's device makes into host a's memory.
+    using observe_fn = std::function<void(std::function<void(std::uint64_t addr, std::uint64_t len)>)>;
+    hostile(const hostile_config& cfg, oob_channel& oob, peek_fn target_peek, observe_fn target_observe,
+            std::function<void()> on_done);
 
     // Host a (the client slot): the target, a plain server with canaries.
     void client(drv::host_bus& bus, const drv::station_config& station, std::uint32_t peer_ip) override;
@@ -74,6 +83,8 @@ private:
     hostile_config cfg_;
     oob_channel& oob_;
     peek_fn peek_;
+    observe_fn observe_;
+    ring_guard rings_;  // host a's driver rings: what its device writes there
     std::function<void()> on_done_;
     workload_result result_;
 
@@ -95,6 +106,9 @@ private:
     std::uint64_t fpdus_sent_ = 0, good_fpdus_ = 0, violations_ = 0, unanswered_ = 0, wrong_ = 0;
     std::uint64_t bytes_outside_grants_ = 0, shadow_bytes_ = 0;
     std::uint64_t good_ops_ = 0, good_bytes_checked_ = 0, good_errors_ = 0;
+    // Peer framing: how the streams were cut (stream_plan), and ULPDUs over the MULPDU sent.
+    std::map<std::string, std::uint64_t> cuts_;
+    std::uint64_t segments_ = 0, fpdus_split_ = 0, segments_coalesced_ = 0, over_mulpdu_ = 0;
     bool checked_ = false;
 };
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "proto/ddp_rdmap.h"
+#include "proto/mpa.h"
 
 namespace rnic::platform::attack {
 
@@ -30,6 +31,9 @@ expectation ddp_tagged(std::uint8_t code) { return terminate(kDdp, term::kDdpTag
 expectation ddp_untagged(std::uint8_t code) { return terminate(kDdp, term::kDdpUntaggedBuffer, code); }
 expectation rdma_protection(std::uint8_t code) { return terminate(kRdma, term::kRdmaRemoteProtection, code); }
 expectation rdma_operation(std::uint8_t code) { return terminate(kRdma, term::kRdmaRemoteOperation, code); }
+// RFC 5044 §8 codes in a Terminate of layer LLP, error type MPA (RFC 5040 §4.8).
+constexpr std::uint8_t kLlp = 2;
+expectation llp_mpa(std::uint8_t code) { return terminate(kLlp, term::kLlpMpa, code); }
 
 }  // namespace
 
@@ -50,7 +54,9 @@ const std::vector<std::string>& generator::classes() {
         "read_stale_stag", "read_other_pd", "read_no_rights", "read_beyond_bounds", "read_to_wrap",
         "read_wrong_queue", "read_msn_range", "read_beyond_ird", "read_truncated", "atomic_misaligned",
         "atomic_read_only", "atomic_invalid_stag", "atomic_beyond_bounds", "atomic_other_pd", "atomic_bad_opcode",
-        "peer_terminate"};
+        "peer_terminate",
+        // Framing damage (the peer frames its own FPDUs, workload.hostile.stream = peer).
+        "mpa_bad_crc", "mpa_length_short", "mpa_length_overrun", "mpa_length_beyond_stream", "mpa_ulpdu_runt"};
     return all;
 }
 
@@ -154,6 +160,14 @@ fpdu generator::good() {
     for (;;) {
         const std::uint64_t k = pick(0, 9);
         if (k <= 4) {  // RDMA Write into the writable or the atomic region, boundaries included
+            if (t_.peer_frames && t_.mulpdu + 1 < ddp::kTaggedHeaderSize + t_.writable.length && pick(0, 4) == 0) {
+                // A ULPDU longer than the MULPDU (RFC 5044 §4.5: DDP SHOULD not, MPA need not
+                // support it): valid otherwise, so it must be placed like any other.
+                const region& r = t_.writable;
+                const std::size_t len = pick(t_.mulpdu + 1 - ddp::kTaggedHeaderSize, r.length);
+                const std::uint64_t off = pick(0, r.length - len);
+                return tagged("good_write_over_mulpdu", r.stag, r.to + off, len);
+            }
             const region& r = pick(0, 3) == 0 ? t_.atomic : t_.writable;
             const std::size_t len = std::max<std::size_t>(kMinTagged, std::min<std::size_t>(payload_len(), r.length));
             std::uint64_t off = pick(0, r.length - len);
@@ -340,7 +354,119 @@ fpdu generator::violation(const std::string& c) {
         f.expect.what = expectation::kind::peer_terminate;
         return f;
     }
+    if (c.rfind("mpa_", 0) == 0 && t_.peer_frames) {
+        if (c == "mpa_ulpdu_runt") {
+            // A well-framed FPDU (right length, right CRC) whose ULPDU is shorter than any DDP header:
+            // the model reports the stream as no longer delineable (RFC 5044 §8 code 3).
+            fpdu f;
+            f.cls = c;
+            f.ulpdu = bytes(pick(0, ddp::kTaggedHeaderSize - 1));
+            return with(f, llp_mpa(term::kMpaMarkerLengthMismatch));
+        }
+        if (!t_.crc) return fpdu{};  // without the CRC a damaged length is not detectable (RFC 5044 §6)
+        // An FPDU that would be good but for its framing: RFC 5044 §6 says the receiver verifies the
+        // CRC before passing the ULPDU on; §8 code 2 follows for each of these.
+        fpdu f = good();
+        f.cls = c;
+        if (c == "mpa_bad_crc") f.damage = damage::bad_crc;
+        if (c == "mpa_length_short") f.damage = damage::length_short;
+        if (c == "mpa_length_overrun") f.damage = damage::length_overrun;
+        if (c == "mpa_length_beyond_stream") {
+            // The receiver waits for bytes that never come; the peer closes: a closed stream is the
+            // answer (RFC 5044 §8 code 1), and nothing of the FPDU is delivered.
+            f.damage = damage::length_beyond;
+            f.expect.what = expectation::kind::closed;
+            return f;
+        }
+        return with(f, llp_mpa(term::kMpaCrcError));
+    }
     return fpdu{};  // a class whose precondition does not hold now (the caller draws again)
+}
+
+stream_plan generator::frame_stream(const std::vector<fpdu>& episode) {
+    namespace mpa = proto::mpa;
+    stream_plan p;
+    std::vector<std::size_t> starts;
+    for (const fpdu& f : episode) {
+        const std::size_t at = p.bytes.size();
+        starts.push_back(at);
+        mpa::build_fpdu(f.ulpdu.data(), f.ulpdu.size(), t_.crc, false, 0, p.bytes);
+        const std::size_t n = f.ulpdu.size();
+        auto set_length = [&](std::size_t v) {
+            p.bytes[at] = static_cast<std::uint8_t>(v >> 8);
+            p.bytes[at + 1] = static_cast<std::uint8_t>(v);
+        };
+        switch (f.damage) {
+            case damage::none: break;
+            case damage::bad_crc: {
+                std::uint8_t* crc = &p.bytes[p.bytes.size() - mpa::kCrcSize];
+                if (pick(0, 1) == 0) {
+                    crc[pick(0, 3)] ^= static_cast<std::uint8_t>(1u << pick(0, 7));  // one bit
+                } else {
+                    crc[0] = static_cast<std::uint8_t>(crc[0] + pick(1, 255));       // any other value
+                    for (std::size_t i = 1; i < mpa::kCrcSize; ++i) crc[i] = static_cast<std::uint8_t>(rng_());
+                }
+                break;
+            }
+            case damage::length_short: set_length(pick(0, n - 1)); break;
+            case damage::length_overrun: {
+                // The receiver reads the declared ULPDU, PAD and CRC from what follows: send enough.
+                const std::size_t declared = std::min<std::size_t>(mpa::kMaxUlpduLength, n + pick(1, 2048));
+                set_length(declared);
+                const std::vector<std::uint8_t> tail = bytes(declared - n + mpa::kCrcSize + 3);
+                p.bytes.insert(p.bytes.end(), tail.begin(), tail.end());
+                break;
+            }
+            case damage::length_beyond: {
+                set_length(pick(n + 1, mpa::kMaxUlpduLength));
+                p.close_after = true;
+                break;
+            }
+        }
+    }
+    const std::size_t total = p.bytes.size();
+    starts.push_back(total);
+    std::vector<std::size_t> cuts;  // segment ends, any order
+    static const char* const kinds[] = {"aligned", "split", "coalesced", "random"};
+    p.cut = kinds[pick(0, 3)];
+    if (p.cut == "aligned") {
+        cuts.assign(starts.begin() + 1, starts.end());
+    } else if (p.cut == "split") {
+        // Every FPDU cut at 1-3 bytes inside it (inside the length field, a header, the CRC).
+        for (std::size_t i = 0; i + 1 < starts.size(); ++i) {
+            cuts.push_back(starts[i + 1]);
+            if (starts[i + 1] - starts[i] < 2) continue;
+            for (std::uint64_t k = pick(1, 3); k > 0; --k) cuts.push_back(pick(starts[i] + 1, starts[i + 1] - 1));
+        }
+    } else if (p.cut == "coalesced") {
+        // Several whole FPDUs in one segment: keep about one FPDU end in three.
+        for (std::size_t i = 1; i < starts.size(); ++i)
+            if (i + 1 == starts.size() || pick(0, 2) == 0) cuts.push_back(starts[i]);
+    } else {
+        // Anywhere: 1-byte segments, cuts inside and between FPDUs, long runs.
+        const std::uint64_t n = pick(1, 2 * starts.size());
+        for (std::uint64_t k = 0; k < n && total > 1; ++k) cuts.push_back(pick(1, total - 1));
+        cuts.push_back(total);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    while (cuts.size() > t_.max_segments) cuts.erase(cuts.begin() + static_cast<std::ptrdiff_t>(pick(0, cuts.size() - 2)));
+    p.ends = cuts;
+    // What the cuts did to the FPDUs.
+    std::size_t seg = 0, seg_start = 0;
+    std::uint64_t starts_in_seg = 0;
+    for (std::size_t i = 0; i + 1 < starts.size(); ++i) {
+        while (p.ends[seg] <= starts[i]) {
+            if (starts_in_seg > 1) ++p.segments_coalesced;
+            seg_start = p.ends[seg++];
+            starts_in_seg = 0;
+        }
+        ++starts_in_seg;
+        if (p.ends[seg] < starts[i + 1]) ++p.fpdus_split;
+    }
+    if (starts_in_seg > 1) ++p.segments_coalesced;
+    (void)seg_start;
+    return p;
 }
 
 std::vector<fpdu> generator::episode(std::size_t max_good) {

@@ -37,19 +37,46 @@ struct target {
     std::size_t max_payload = 1024;  // payload bytes per ULPDU the peer's NIC can frame
     std::uint64_t send_buffer = 256 * 1024;  // the target's TCP send stream: Read Responses it absorbs
     std::size_t max_fpdus = 64;              // ULPDUs the peer can post in one episode
+    // The peer frames its FPDUs itself (workload.hostile.stream = peer, MPA without markers): then
+    // the grammar also damages the framing (CRC, ULPDU_Length) and cuts the TCP stream anywhere.
+    bool peer_frames = false;
+    bool crc = true;               // the CRC was negotiated (else the CRC field is zero)
+    std::size_t mulpdu = 1024;     // the peer's MULPDU (RFC 5044 §4.5): good Writes go beyond it too
+    std::size_t max_segments = 64;  // TCP segments (work requests) the peer can post in one episode
 };
 
 // The answer a ULPDU is owed.
 struct expectation {
-    enum class kind { none, terminate, peer_terminate, unknown };
+    enum class kind { none, terminate, peer_terminate, unknown, closed };
     kind what = kind::none;
     std::uint8_t layer = 0, etype = 0, code = 0;  // RFC 5040 §4.8 Terminate control
+};
+
+// What the peer does to an FPDU's framing (peer framing only; RFC 5044 §4.1, §8).
+enum class damage : std::uint8_t {
+    none,
+    bad_crc,          // the CRC field does not match the FPDU
+    length_short,     // ULPDU_Length smaller than the ULPDU sent
+    length_overrun,   // ULPDU_Length larger than the ULPDU; more bytes follow (the receiver reads into them)
+    length_beyond,    // ULPDU_Length larger than everything the peer sends; then the peer closes
 };
 
 struct fpdu {
     std::vector<std::uint8_t> ulpdu;
     std::string cls;  // "good_write", "write_invalid_stag", ... (classes())
     expectation expect;
+    enum damage damage = damage::none;
+};
+
+// An episode's TCP stream as a peer that frames its own FPDUs sends it: the bytes, and where each
+// TCP segment ends (each a work request of its own: one segment on the wire, MSS permitting).
+struct stream_plan {
+    std::vector<std::uint8_t> bytes;
+    std::vector<std::size_t> ends;  // ascending, the last is bytes.size()
+    std::string cut;                // aligned | split | coalesced | random
+    std::uint64_t fpdus_split = 0;        // FPDUs that span two segments or more
+    std::uint64_t segments_coalesced = 0;  // segments that carry the starts of two FPDUs or more
+    bool close_after = false;       // the peer closes the connection once the bytes are sent
 };
 
 // "layer/etype/code" as results and logs show it, e.g. "ddp/1/0x00".
@@ -65,6 +92,10 @@ public:
     std::vector<fpdu> good_conversation(std::size_t n);
     // Damages one byte of one ULPDU of `conv` (a copy): a new value, a bit flip or a boundary value.
     std::vector<fpdu> mutate(const std::vector<fpdu>& conv);
+    // Frames `episode` as the peer (MPA without markers, RFC 5044 §4), applies each FPDU's damage
+    // and cuts the stream into TCP segments in one of the ways TCP allows (drawn): at every FPDU
+    // end, inside FPDUs, several FPDUs in one segment, or at random bytes.
+    stream_plan frame_stream(const std::vector<fpdu>& episode);
 
     // Every violation class the generator draws from.
     static const std::vector<std::string>& classes();

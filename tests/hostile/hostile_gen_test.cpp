@@ -6,6 +6,7 @@
 #include <set>
 
 #include "proto/ddp_rdmap.h"
+#include "proto/mpa.h"
 #include "workloads/hostile_gen.h"
 
 namespace rnic::platform::attack {
@@ -63,7 +64,90 @@ TEST(HostileGenerator, EveryClassIsDrawnAndEndsTheEpisode) {
         }
         EXPECT_LE(sends, t.receives);
     }
+    // Framing damage needs the peer to frame its own FPDUs: never drawn when its NIC frames them.
+    for (const std::string& c : generator::classes()) {
+        if (c.rfind("mpa_", 0) == 0) {
+            EXPECT_FALSE(seen.count(c)) << c << " drawn without peer framing";
+        } else {
+            EXPECT_TRUE(seen.count(c)) << c << " never drawn";
+        }
+    }
+}
+
+TEST(HostileGenerator, PeerFramingDamagesTheFramingAndCutsTheStreamEveryWay) {
+    // The peer frames its own FPDUs (MPA, CRC, no markers): a receiver's deframer (the project's
+    // codec, RFC 5044 §6) must see the damage each class claims, the good FPDUs before it intact,
+    // and the cuts must split FPDUs and coalesce them.
+    namespace mpa = proto::mpa;
+    target t = sample_target();
+    t.peer_frames = true;
+    t.mulpdu = 1454;
+    generator g(t, 21);
+    std::set<std::string> seen, cuts;
+    std::uint64_t split = 0, coalesced = 0, over_mulpdu = 0, one_byte_segments = 0;
+    for (int e = 0; e < 4000; ++e) {
+        const std::vector<fpdu> ep = g.episode(6);
+        const stream_plan p = g.frame_stream(ep);
+        seen.insert(ep.back().cls);
+        cuts.insert(p.cut);
+        split += p.fpdus_split;
+        coalesced += p.segments_coalesced;
+        ASSERT_FALSE(p.ends.empty());
+        EXPECT_EQ(p.ends.back(), p.bytes.size());
+        EXPECT_LE(p.ends.size(), t.max_segments);
+        for (std::size_t i = 0; i < p.ends.size(); ++i) {
+            const std::size_t from = i == 0 ? 0 : p.ends[i - 1];
+            ASSERT_LT(from, p.ends[i]) << "segment ends must ascend";
+            one_byte_segments += p.ends[i] - from == 1;
+        }
+        for (const fpdu& f : ep) {
+            if (f.cls != "good_write_over_mulpdu") continue;
+            ++over_mulpdu;
+            EXPECT_GT(f.ulpdu.size(), t.mulpdu);
+            const auto h = ddp::decode_header(f.ulpdu.data(), f.ulpdu.size(), nullptr);
+            ASSERT_TRUE(h);
+            EXPECT_EQ(h->stag, t.writable.stag);
+            EXPECT_TRUE(inside(t.writable, h->tagged_offset, f.ulpdu.size() - h->size()));
+        }
+        // Feed the stream segment by segment, as the target's TCP delivers it.
+        std::vector<std::vector<std::uint8_t>> got;
+        mpa::Deframer d({}, [&](const std::uint8_t* u, std::size_t n) { got.emplace_back(u, u + n); });
+        std::size_t from = 0;
+        mpa::DeframeError err = mpa::DeframeError::none;
+        for (const std::size_t end : p.ends) {
+            err = d.feed(p.bytes.data() + from, end - from);
+            from = end;
+        }
+        const std::string& c = ep.back().cls;
+        ASSERT_GE(got.size(), ep.size() - 1) << c;
+        for (std::size_t i = 0; i + 1 < ep.size(); ++i) EXPECT_EQ(got[i], ep[i].ulpdu) << c << " FPDU " << i;
+        if (c == "mpa_bad_crc" || c == "mpa_length_short" || c == "mpa_length_overrun") {
+            EXPECT_EQ(err, mpa::DeframeError::crc_mismatch) << c;
+            EXPECT_EQ(got.size(), ep.size() - 1) << c;
+            EXPECT_EQ(ep.back().expect.layer, 2);  // RFC 5044 §8 code 2 in an LLP Terminate
+            EXPECT_EQ(ep.back().expect.code, 2);
+        } else if (c == "mpa_length_beyond_stream") {
+            EXPECT_EQ(err, mpa::DeframeError::none);
+            EXPECT_FALSE(d.at_fpdu_boundary()) << "the receiver still waits for the rest";
+            EXPECT_EQ(got.size(), ep.size() - 1);
+            EXPECT_TRUE(p.close_after);
+            EXPECT_EQ(ep.back().expect.what, expectation::kind::closed);
+        } else {
+            EXPECT_EQ(err, mpa::DeframeError::none) << c;
+            ASSERT_EQ(got.size(), ep.size()) << c;
+            EXPECT_EQ(got.back(), ep.back().ulpdu) << c;
+            EXPECT_TRUE(d.at_fpdu_boundary()) << c;
+            if (c == "mpa_ulpdu_runt") {
+                EXPECT_LT(got.back().size(), ddp::kTaggedHeaderSize);
+            }
+        }
+    }
     for (const std::string& c : generator::classes()) EXPECT_TRUE(seen.count(c)) << c << " never drawn";
+    EXPECT_EQ(cuts, (std::set<std::string>{"aligned", "split", "coalesced", "random"}));
+    EXPECT_GT(split, 1000u);
+    EXPECT_GT(coalesced, 500u);
+    EXPECT_GT(over_mulpdu, 100u);
+    EXPECT_GT(one_byte_segments, 10u);
 }
 
 TEST(HostileGenerator, ExpectationsFollowTheRfcTables) {

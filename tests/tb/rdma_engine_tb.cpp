@@ -438,6 +438,12 @@ TEST(RdmaEngineTb, CqOverrunSendsTheQpWhoseCompletionWasLostToErrorAndOthersCarr
     EXPECT_GE(b.stat("cq_overruns"), 1u);
     EXPECT_EQ(b.stat("cq_overrun_qp_errors"), 1u);
     EXPECT_EQ(b.qp_state(), static_cast<std::uint8_t>(regmap::qp_state::error));
+    // The driver is told asynchronously (verbs IBV_EVENT_CQ_ERR): one event naming the CQ, however
+    // many completions it lost; acknowledged, it is gone.
+    EXPECT_EQ(b.rdma.async_event(),
+              static_cast<std::uint32_t>(regmap::async_event::cq_error) << regmap::kAsyncEventTypeShift | b.cqn);
+    b.rdma.ack_async_event();
+    EXPECT_EQ(b.rdma.async_event(), 0u);
     const ddp::Terminate t = sent_terminate(b);
     EXPECT_EQ(t.layer, ddp::TermLayer::rdma);
     EXPECT_EQ(t.etype, ddp::term::kRdmaLocalCatastrophic);
