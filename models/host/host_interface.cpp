@@ -95,7 +95,7 @@ void host_interface::msix_b_transport(int, tlm::tlm_generic_payload& gp, sc_core
 }
 
 void host_interface::report_stats(boost::json::object& out) const {
-    out["kind"] = kind();
+    out["kind"] = bus_kind();
     report_bus_stats(out);
     const msix_table::counters& c = msix_.stats();
     out["msix"] = {{"raised", c.raised},

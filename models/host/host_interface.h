@@ -35,8 +35,8 @@ public:
     tlm_utils::multi_passthrough_target_socket<host_interface> msix_in;  // RDMA engine and control processor
     tlm_utils::simple_initiator_socket<host_interface> irq_out;
 
-    // "pcie" or "pcix".
-    virtual const char* kind() const = 0;
+    // "pcie" or "pcix". Not sc_object::kind(), which names the SystemC class ("sc_module").
+    virtual const char* bus_kind() const = 0;
     const msix_table& msix() const { return msix_; }
     std::uint64_t dma_errors() const { return dma_errors_; }
 

@@ -78,7 +78,7 @@ class pcie_endpoint : public host_interface {
 public:
     pcie_endpoint(const sc_core::sc_module_name& name, const pcie_params& params);
 
-    const char* kind() const override { return "pcie"; }
+    const char* bus_kind() const override { return "pcie"; }
     const pcie_params& params() const { return params_; }
 
     struct tlp_counts {

@@ -53,7 +53,7 @@ class pcix_bridge : public host_interface {
 public:
     pcix_bridge(const sc_core::sc_module_name& name, const pcix_params& params);
 
-    const char* kind() const override { return "pcix"; }
+    const char* bus_kind() const override { return "pcix"; }
     const pcix_params& params() const { return params_; }
 
     struct txn_counts {

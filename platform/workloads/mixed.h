@@ -149,7 +149,7 @@ private:
     std::vector<std::vector<in_flight>> flights_;        // per QP, posted and not yet completed
     std::vector<std::deque<sent_message>> sends_;        // per QP: Sends posted, not yet received
     std::vector<std::uint8_t> server_image_;             // what the server's buffer must hold
-    std::uint64_t server_addr_ = 0, server_stag_ = 0, client_addr_ = 0;
+    std::uint64_t server_addr_ = 0, client_addr_ = 0;
     std::vector<fetch_add_record> fetch_adds_;
     std::vector<std::uint64_t> words_;                   // per QP: its atomic words as the shadow sees them
     row_stats rows_[kMixedOpKinds];

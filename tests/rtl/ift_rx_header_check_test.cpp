@@ -14,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "Vift_rx_header_check_w16.h"
@@ -99,7 +100,9 @@ public:
     void cycle(bool valid, const std::uint8_t* b, std::size_t n, bool sof) override {
         m_->in_valid = valid;
         T::put(m_->in_data, b, n);
-        m_->in_be = n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
+        // One enable bit per byte lane: the port is 8, 16 or 32 bits wide with W.
+        const std::uint32_t enables = n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
+        m_->in_be = static_cast<std::remove_reference_t<decltype(m_->in_be)>>(enables);
         m_->in_sof = sof;
         m_->clk = 0;
         m_->eval();

@@ -16,8 +16,8 @@ namespace {
 constexpr std::uint8_t kTaggedBit = 0x80;
 constexpr std::uint8_t kLastBit = 0x40;
 constexpr std::uint8_t op(ddp::Opcode o) { return static_cast<std::uint8_t>(o); }
-// Untagged header fields (RFC 5041 §4.4): RsvdULP at 2, QN at 6, MSN at 10, MO at 14.
-constexpr std::size_t kRsvdUlpAt = 2, kQnAt = 6, kMsnAt = 10, kMoAt = 14;
+// Untagged header fields (RFC 5041 §4.4): RsvdULP at 2, QN at 6, MSN at 10 (not read here), MO at 14.
+constexpr std::size_t kRsvdUlpAt = 2, kQnAt = 6, kMoAt = 14;
 constexpr std::uint8_t kTransmitErrorBit = 0x20;  // §3.2 Type/Flags bit 5
 
 std::size_t segment_bytes(vt::SegmentType t, std::size_t payload, bool crc) { return vt::overhead(t, crc) + payload; }
