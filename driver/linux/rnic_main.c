@@ -142,6 +142,7 @@ static const char *rnic_cmd_status(u32 s)
 	case RNIC_CMD_STATUS_CONNECTION_REFUSED: return "connection refused";
 	case RNIC_CMD_STATUS_CONNECTION_TIMEOUT: return "connection timeout";
 	case RNIC_CMD_STATUS_MPA_NEGOTIATION_FAILED: return "MPA negotiation failed";
+	case RNIC_CMD_STATUS_NOT_LISTENING: return "not listening";
 	}
 	return "unknown status";
 }

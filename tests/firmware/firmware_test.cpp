@@ -554,6 +554,22 @@ TEST(FirmwarePassive, ConnectWithTooMuchPrivateDataIsABadParameter) {
 }
 
 
+TEST(FirmwarePassive, AcceptWithMoreThan508BytesOfPrivateDataIsABadParameter) {
+    // RFC 5044 §7.1 PD_Length <= 512, less the RFC 6581 word: the accepting Reply's data is capped
+    // like the Request's, and the peer waiting on the port is left for another accept.
+    scripted_hal h;
+    h.command(0, regmap::command::listen, {0, kPort});
+    h.set_startup(3, request_bytes());
+    h.at(1 * kMs, {event_kind::tcp_established, 3, kPort});
+    h.at(1 * kMs, {event_kind::startup_bytes, 3, 0});
+    h.command(2 * kMs, regmap::command::accept, {5, kPort, 0, 0, kPdBuf, regmap::kMaxConnPrivateData + 1});
+    run(h);
+    EXPECT_EQ(h.status_of(1), regmap::cmd_status::bad_parameter);
+    EXPECT_TRUE(h.sent_startup.empty());
+    EXPECT_TRUE(h.connected_qps.empty());
+}
+
+
 // ---- reg_mr_pages -----------------------------------------------------------------------------
 
 constexpr std::uint64_t kPbl = 0x8000;
