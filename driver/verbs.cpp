@@ -23,6 +23,7 @@ status from_cmd(regmap::cmd_status s) {
         case regmap::cmd_status::connection_refused:
         case regmap::cmd_status::mpa_negotiation_failed: return status::connection_refused;
         case regmap::cmd_status::connection_timeout: return status::timeout;
+        case regmap::cmd_status::not_listening: return status::not_listening;
     }
     return status::device_error;
 }
@@ -46,6 +47,7 @@ const char* to_string(status s) {
         case status::device_error: return "device error";
         case status::timeout: return "timeout";
         case status::connection_refused: return "connection refused";
+        case status::not_listening: return "not listening";
     }
     return "unknown";
 }
@@ -311,6 +313,20 @@ status context::listen(std::uint16_t port) {
         return fail(from_cmd(r.status), std::string("listen: firmware said ") + regmap::to_string(r.status));
     }
     VERBS_LOG(info, "listening on port " << port);
+    return status::ok;
+}
+
+status context::unlisten(std::uint16_t port, std::uint32_t* reset_peers) {
+    if (!opened_) return fail(status::bad_state, "unlisten before open");
+    if (port == 0) return fail(status::invalid_argument, "unlisten: port 0");
+    const command_result r = dev_.execute(regmap::command::unlisten, {0, port, 0, 0, 0, 0});
+    if (!r.answered()) return fail(unanswered(r), "unlisten");
+    if (r.status != regmap::cmd_status::ok) {
+        return fail(from_cmd(r.status), "unlisten of port " + std::to_string(port) + ": firmware said " +
+                                            regmap::to_string(r.status));
+    }
+    if (reset_peers != nullptr) *reset_peers = r.result;
+    VERBS_LOG(info, "no longer listening on port " << port << " (" << r.result << " backlog peers reset)");
     return status::ok;
 }
 

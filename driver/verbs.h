@@ -28,6 +28,7 @@ enum class status {
     device_error,
     timeout,
     connection_refused,
+    not_listening,  // unlisten of a port that does not listen (regmap cmd_status::not_listening)
 };
 const char* to_string(status s);
 
@@ -197,6 +198,11 @@ public:
     // wait in the device's backlog, their MPA Request unanswered). accept and reject open the port
     // themselves; listen is for taking connections early, like rdma_listen.
     status listen(std::uint16_t port);
+    // Closes `port` again (the unlisten command, as rdma_destroy_id of a listener): a peer's SYN to
+    // it is refused with a reset, backlog peers no accept took are reset, accepts still waiting on
+    // it fail with not_listening; connections already accepted stay. `reset_peers`, when given, gets
+    // the number of backlog peers reset. not_listening when the port does not listen.
+    status unlisten(std::uint16_t port, std::uint32_t* reset_peers = nullptr);
     // Passive side: waits for a peer on `port` (the oldest in the backlog first) and answers its MPA Request.
     status accept(queue_pair* qp, std::uint16_t port, const read_limits& limits = {});
     // Passive refusal: waits for the next peer on `port` (a connection already in the listen backlog

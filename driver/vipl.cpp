@@ -22,7 +22,8 @@ vip_return provider::from(status s) {
         case status::invalid_argument:
         case status::bad_handle:
         case status::out_of_bounds: return vip_return::invalid_parameter;
-        case status::bad_state: return vip_return::invalid_state;
+        case status::bad_state:
+        case status::not_listening: return vip_return::invalid_state;
         case status::ring_full:
         case status::no_memory:
         case status::no_resources: return vip_return::error_resource;

@@ -368,6 +368,7 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             return;
         }
         case command::next_peer: next_peer(slot, p); return;
+        case command::unlisten: unlisten(slot, p); return;
         case command::query_qp: {
             const std::int64_t word = hal_.qp_query(static_cast<std::uint32_t>(p[0]));
             complete(slot, word < 0 ? cmd_status::bad_handle : cmd_status::ok,

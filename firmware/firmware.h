@@ -113,6 +113,8 @@ private:
     // accept and reject with a handle from next_peer (firmware_passive.cpp): the named backlog
     // peer, or bad_handle when it is no longer waiting.
     void take_named_peer(std::uint32_t handle, pending_connection pc);
+    // unlisten (firmware_passive.cpp): closes the port, resets its backlog peers, ends its waiting accepts.
+    void unlisten(std::uint32_t slot, const std::uint64_t* p);
     // next_peer: the oldest waiting peer not reported before whose MPA Request is in.
     void next_peer(std::uint32_t slot, const std::uint64_t* p);
     // The private data of an MPA Reply back to a connect (its reject buffer, and with

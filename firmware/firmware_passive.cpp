@@ -109,6 +109,38 @@ void firmware::next_peer(std::uint32_t slot, const std::uint64_t* p) {
     }
 }
 
+void firmware::unlisten(std::uint32_t slot, const std::uint64_t* p) {
+    const auto port = static_cast<std::uint16_t>(p[1]);
+    if (port == 0 || p[1] > 0xffff) {
+        complete(slot, cmd_status::bad_parameter, 0);
+        return;
+    }
+    if (!hal_.tcp_unlisten(port)) {
+        FW_LOG(warn, "command " << slot << ": unlisten of port " << port << ", which is not listening");
+        complete(slot, cmd_status::not_listening, 0);
+        return;
+    }
+    // The backlog's peers were the listener's: nobody can take them any more, so each is reset (a
+    // reset, not a FIN: the peer must not take the connection for one that may still be accepted).
+    // Released first, so that the TCP engine frees it without reporting its close back here.
+    std::uint32_t reset = 0;
+    for (auto [b, end] = backlog_.equal_range(port); b != end;) {
+        const std::uint32_t conn = b->second.conn;
+        b = backlog_.erase(b);
+        hal_.tcp_release(conn);
+        hal_.tcp_abort(conn);
+        ++reset;
+    }
+    // Accepts and rejects still waiting for a peer on the port would wait for ever.
+    for (auto [a, end] = accepts_.equal_range(port); a != end;) {
+        FW_LOG(info, "command " << a->second.cmd_slot << ": port " << port << " stopped listening");
+        complete(a->second.cmd_slot, cmd_status::not_listening, 0);
+        a = accepts_.erase(a);
+    }
+    FW_LOG(info, "port " << port << ": no longer listening; " << reset << " backlog peers reset");
+    complete(slot, cmd_status::ok, reset);
+}
+
 std::uint32_t firmware::reply_private_data_to_host(std::uint32_t conn, const pending_connection& pc,
                                                    const mpa::RequestReply& reply) {
     const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(reply.private_data.size(), pc.reject_buf_len));

@@ -331,7 +331,7 @@ void declare_workload(config::Node& root) {
                     "local_invalidate", "send_invalidate", "write_imm", "zero_based", "masked_atomics",
                     "qp_states", "response_order", "abort", "reject", "verbs_misuse", "peer_to_peer", "responder_waits",
                     "listen_backlog", "mpa_timeout", "held_close", "page_list", "device_reset",
-                    "resource_limits", "vi_errors", "vi_descriptor", "vi_crc"});
+                    "resource_limits", "vi_errors", "vi_descriptor", "vi_crc", "unlisten"});
     wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1,
                  16_MiB, 1, 64);
     wl.boolean("all_sizes", false,

@@ -17,6 +17,7 @@
 #include "rnic_ib.h"
 #include "rnic_ib_abi.h"
 #include "rnic_regs.h"
+#include "rnic_wqe.h"
 
 #define RNIC_IB_MAX_WR 4096u  /* ring entries at most (the firmware's limit for rings) */
 #define RNIC_IB_MAX_PD 0xffffu
@@ -24,16 +25,6 @@
 #define RNIC_IB_MAX_RD_ATOM 16
 /* A firmware region over the whole DMA address space for get_dma_mr: 2^52 bytes, beyond any bus address. */
 #define RNIC_IB_DMA_MR_LENGTH (1ull << 52)
-
-static void put_le32(u8 *p, unsigned int off, u32 v)
-{
-	*(__le32 *)(p + off) = cpu_to_le32(v);
-}
-
-static void put_le64(u8 *p, unsigned int off, u64 v)
-{
-	*(__le64 *)(p + off) = cpu_to_le64(v);
-}
 
 /* ---- device, port ---- */
 
@@ -457,18 +448,11 @@ static int rnic_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr, co
 		if (wr->send_flags & IB_SEND_SOLICITED)
 			wflags |= RNIC_WR_FLAG_SOLICITED;
 		w = (u8 *)qp->sq.cpu + (qp->sq_prod & (qp->sq_entries - 1)) * RNIC_SEND_WQE_SIZE;
-		memset(w, 0, RNIC_SEND_WQE_SIZE);
-		w[RNIC_SEND_WQE_OPCODE] = opcode;
-		w[RNIC_SEND_WQE_FLAGS] = wflags;
-		put_le64(w, RNIC_SEND_WQE_WR_ID, wr->wr_id);
-		if (wr->num_sge == 1) {
-			put_le64(w, RNIC_SEND_WQE_LOCAL_ADDR, wr->sg_list[0].addr);
-			put_le32(w, RNIC_SEND_WQE_LENGTH, wr->sg_list[0].length);
-			put_le32(w, RNIC_SEND_WQE_LOCAL_STAG, wr->sg_list[0].lkey);
-		}
-		put_le64(w, RNIC_SEND_WQE_REMOTE_TO, remote_to);
-		put_le32(w, RNIC_SEND_WQE_REMOTE_STAG, rstag);
-		put_le32(w, RNIC_SEND_WQE_IMM_OR_INV, inv);
+		if (wr->num_sge == 1)
+			rnic_write_send_wqe(w, opcode, wflags, wr->wr_id, wr->sg_list[0].addr, wr->sg_list[0].length,
+					    wr->sg_list[0].lkey, remote_to, rstag, inv);
+		else
+			rnic_write_send_wqe(w, opcode, wflags, wr->wr_id, 0, 0, 0, remote_to, rstag, inv);
 		qp->sq_prod++;
 	}
 	if (qp->sq_prod != start) {
@@ -503,13 +487,10 @@ static int rnic_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr, co
 			break;
 		}
 		w = (u8 *)qp->rq.cpu + (qp->rq_prod & (qp->rq_entries - 1)) * RNIC_RECV_WQE_SIZE;
-		memset(w, 0, RNIC_RECV_WQE_SIZE);
-		put_le64(w, RNIC_RECV_WQE_WR_ID, wr->wr_id);
-		if (wr->num_sge == 1) {
-			put_le64(w, RNIC_RECV_WQE_ADDR, wr->sg_list[0].addr);
-			put_le32(w, RNIC_RECV_WQE_LENGTH, wr->sg_list[0].length);
-			put_le32(w, RNIC_RECV_WQE_STAG, wr->sg_list[0].lkey);
-		}
+		if (wr->num_sge == 1)
+			rnic_write_recv_wqe(w, wr->wr_id, wr->sg_list[0].addr, wr->sg_list[0].length, wr->sg_list[0].lkey);
+		else
+			rnic_write_recv_wqe(w, wr->wr_id, 0, 0, 0);
 		qp->rq_prod++;
 	}
 	if (qp->rq_prod != start) {

@@ -197,12 +197,13 @@ static void rnic_close_work(struct work_struct *w)
 				rnic_command(d, RNIC_CMD_MODIFY_QP, qp->qpn, RNIC_QP_STATE_ERROR, 0, 0, 0, 0, NULL, NULL);
 		}
 		/*
-		 * A user QP's posted receives flush once its connection is closed, as siw's and cxgb4's do:
-		 * rdma-core's rping waits for that flushed completion before it tears down (its CQ thread
-		 * ends on IBV_WC_WR_FLUSH_ERR). The device keeps receives in Idle after a graceful close, and
-		 * flushes them on the move from Idle to Error. Kernel QPs are left as they were.
+		 * A QP's posted receives flush once its connection is closed, as siw's and cxgb4's do, for
+		 * user and kernel QPs alike: rdma-core's rping waits for that flushed completion before it
+		 * tears down (its CQ thread ends on IBV_WC_WR_FLUSH_ERR), and a kernel consumer draining its
+		 * QP (ib_drain_rq's model) needs every receive back. The device keeps receives in Idle
+		 * after a graceful close, and flushes them on the move from Idle to Error.
 		 */
-		if (qp->user && state == RNIC_QP_STATE_IDLE)
+		if (state == RNIC_QP_STATE_IDLE)
 			rnic_command(d, RNIC_CMD_MODIFY_QP, qp->qpn, RNIC_QP_STATE_ERROR, 0, 0, 0, 0, NULL, NULL);
 		qp->fw_connected = false;
 		ev.status = ep->graceful && state == RNIC_QP_STATE_IDLE ? 0 : -ECONNRESET;
@@ -405,24 +406,38 @@ int rnic_iw_create_listen(struct iw_cm_id *cm_id, int backlog)
 int rnic_iw_destroy_listen(struct iw_cm_id *cm_id)
 {
 	struct rnic_ib_dev *rdev = to_rdev(cm_id->device);
-	struct rnic_listener *l = cm_id->provider_data;
-	bool last;
+	struct rnic_listener *l = cm_id->provider_data, *o;
+	bool last, port_shared = false;
+	u32 reset = 0;
+	int err = 0;
 
 	if (!l)
 		return 0;
 	mutex_lock(&rdev->listen_lock);
 	list_del(&l->node);
 	last = list_empty(&rdev->listeners);
+	list_for_each_entry(o, &rdev->listeners, node)
+		port_shared |= o->port == l->port;
 	mutex_unlock(&rdev->listen_lock);
 	/* The poller delivers under listen_lock: once unlinked, it cannot reach this cm_id any more. */
 	if (last)
 		cancel_delayed_work_sync(&rdev->listen_work);
 	/*
-	 * The firmware keeps the port open (it has no command to close one); peers that come later wait
-	 * in its backlog until a listener on the port takes them, or time out on their side.
+	 * The device closes the port unless another listener (another address) still uses it: a SYN
+	 * to it is refused with a reset from now on, and backlog peers no accept or reject took are
+	 * reset (docs/device.md, unlisten); connections already accepted are not touched.
 	 */
-	dev_info(&rdev->d->pdev->dev, "iw_cm: listener on port %u destroyed%s\n", l->port,
+	if (!port_shared)
+		err = rnic_command(rdev->d, RNIC_CMD_UNLISTEN, 0, l->port, 0, 0, 0, 0, &reset, NULL);
+	if (err)
+		dev_warn(&rdev->d->pdev->dev, "iw_cm: unlisten of port %u failed (%d); the device may still take peers\n",
+			 l->port, err);
+	dev_info(&rdev->d->pdev->dev, "iw_cm: listener on port %u destroyed; %s%s\n", l->port,
+		 port_shared ? "another listener keeps the port open" : err ? "port state unknown" : "port closed",
 		 last ? "; no listener left, next_peer polling stopped" : "");
+	if (!port_shared && !err)
+		dev_info(&rdev->d->pdev->dev, "iw_cm: port %u no longer listening, %u backlog peers reset\n",
+			 l->port, reset);
 	cm_id->provider_data = NULL;
 	cm_id->rem_ref(cm_id);
 	kfree(l);

@@ -33,6 +33,7 @@
 #include "rnic.h"
 #include "rnic_rping_pattern.h"
 #include "rnic_regs.h"
+#include "rnic_wqe.h"
 
 #define DRV_NAME "rnic"
 
@@ -142,6 +143,7 @@ static const char *rnic_cmd_status(u32 s)
 	case RNIC_CMD_STATUS_CONNECTION_REFUSED: return "connection refused";
 	case RNIC_CMD_STATUS_CONNECTION_TIMEOUT: return "connection timeout";
 	case RNIC_CMD_STATUS_MPA_NEGOTIATION_FAILED: return "MPA negotiation failed";
+	case RNIC_CMD_STATUS_NOT_LISTENING: return "not listening";
 	}
 	return "unknown status";
 }
@@ -322,15 +324,7 @@ static int rnic_post_send(struct rnic_dev *d, struct rnic_qp *qp, u8 opcode, u64
 	if (qp->sq_prod - qp->sq_done >= RNIC_SQ_ENTRIES)
 		return -ENOSPC;
 	w = (u8 *)qp->sq.cpu + (qp->sq_prod % RNIC_SQ_ENTRIES) * RNIC_SEND_WQE_SIZE;
-	memset(w, 0, RNIC_SEND_WQE_SIZE);
-	w[RNIC_SEND_WQE_OPCODE] = opcode;
-	w[RNIC_SEND_WQE_FLAGS] = RNIC_WR_FLAG_SIGNALED;
-	put_le(w, RNIC_SEND_WQE_WR_ID, wr_id, 8);
-	put_le(w, RNIC_SEND_WQE_LOCAL_ADDR, local, 8);
-	put_le(w, RNIC_SEND_WQE_LENGTH, len, 4);
-	put_le(w, RNIC_SEND_WQE_LOCAL_STAG, lstag, 4);
-	put_le(w, RNIC_SEND_WQE_REMOTE_TO, remote_to, 8);
-	put_le(w, RNIC_SEND_WQE_REMOTE_STAG, rstag, 4);
+	rnic_write_send_wqe(w, opcode, RNIC_WR_FLAG_SIGNALED, wr_id, local, len, lstag, remote_to, rstag, 0);
 	qp->sq_prod++;
 	dma_wmb();
 	rnic_write(d, RNIC_QP_DOORBELL(qp->qpn) + RNIC_SQ_DOORBELL, qp->sq_prod);
@@ -341,11 +335,7 @@ static int rnic_post_recv(struct rnic_dev *d, struct rnic_qp *qp, u64 wr_id, dma
 {
 	u8 *w = (u8 *)qp->rq.cpu + (qp->rq_prod % RNIC_RQ_ENTRIES) * RNIC_RECV_WQE_SIZE;
 
-	memset(w, 0, RNIC_RECV_WQE_SIZE);
-	put_le(w, RNIC_RECV_WQE_WR_ID, wr_id, 8);
-	put_le(w, RNIC_RECV_WQE_ADDR, addr, 8);
-	put_le(w, RNIC_RECV_WQE_LENGTH, len, 4);
-	put_le(w, RNIC_RECV_WQE_STAG, stag, 4);
+	rnic_write_recv_wqe(w, wr_id, addr, len, stag);
 	qp->rq_prod++;
 	dma_wmb();
 	rnic_write(d, RNIC_QP_DOORBELL(qp->qpn) + RNIC_RQ_DOORBELL, qp->rq_prod);

@@ -94,6 +94,8 @@ public:
     void read_counters(std::uint64_t* out) const override;
     int tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) override;
     bool tcp_listen(std::uint16_t port) override { return toe_out->tcp_listen(port); }
+    bool tcp_unlisten(std::uint16_t port) override { return toe_out->tcp_unlisten(port); }
+    void tcp_abort(std::uint32_t conn) override { toe_out->tcp_abort(conn); }
     void tcp_close(std::uint32_t conn) override { toe_out->tcp_close(conn); }
     void tcp_release(std::uint32_t conn) override { toe_out->tcp_release(conn); }
     std::uint16_t tcp_effective_mss(std::uint32_t conn) const override { return toe_out->tcp_effective_mss(conn); }

@@ -148,6 +148,10 @@ public:
     // TCP engine.
     virtual int tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) = 0;
     virtual bool tcp_listen(std::uint16_t port) = 0;
+    // Stops listening on `port` (toe_ctl_if::tcp_unlisten); false when it was not listening.
+    virtual bool tcp_unlisten(std::uint16_t port) = 0;
+    // Resets (RST) a connection nobody will take: a listen-backlog peer of a port that stopped listening.
+    virtual void tcp_abort(std::uint32_t conn) = 0;
     // Closes (FIN) a connection whose negotiation failed or was rejected, so nothing stays half-open.
     virtual void tcp_close(std::uint32_t conn) = 0;
     // The firmware is done with a connection no QP took (toe_ctl_if::tcp_release): freed once closed.

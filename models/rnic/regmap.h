@@ -276,7 +276,14 @@ constexpr field_desc kCommandFields[] = {RNIC_COMMAND_FIELDS(RNIC_FIELD_DESC)};
       "Reports the oldest listen-backlog peer whose MPA Request has arrived and that was not reported "     \
       "before: its handle (for accept or reject p2), addresses and the Request (revision, flags, IRD/ORD "  \
       "of RFC 6581, private data). The peer keeps waiting until an accept or reject names it or it leaves. " \
-      "A buffer that is too small or not writable is bad_parameter")
+      "A buffer that is too small or not writable is bad_parameter")                                      \
+    X(unlisten, 16, "p1 local port", "peers reset",                                                        \
+      "Closes the port (listen, or an accept or reject that waited on it, opened it): from now on a "       \
+      "peer's SYN to it is answered with a reset (RFC 9293 §3.10.7.1), half-open handshakes on it are "     \
+      "reset, so is every listen-backlog peer no accept or reject took (its MPA Request arrived or not; "  \
+      "the result counts them), and accepts or rejects still waiting for a peer on the port complete "     \
+      "with not_listening. Connections an accept or reject already took, and QPs' connections, are not "   \
+      "touched. A port that is not listening is not_listening; port 0 is bad_parameter")
 // Device counters, in the order query_stats writes them (u64 little-endian each), since reset.
 // X(name, index, description)
 #define RNIC_DEVICE_COUNTERS(X)                                                                            \
@@ -432,7 +439,8 @@ constexpr std::uint32_t kStatusPending = 0xffffffffu;
     X(bad_state, 5, "bad state", "The object is in a state that does not allow the command")              \
     X(connection_refused, 6, "connection refused", "The peer refused the TCP connection (RST)")            \
     X(connection_timeout, 7, "connection timeout", "No TCP connection or MPA answer in time")              \
-    X(mpa_negotiation_failed, 8, "MPA negotiation failed", "The MPA Request/Reply exchange was rejected")
+    X(mpa_negotiation_failed, 8, "MPA negotiation failed", "The MPA Request/Reply exchange was rejected") \
+    X(not_listening, 9, "not listening", "unlisten, or an accept or reject waiting on the port: the port does not listen")
 enum class cmd_status : std::uint32_t {
 #define RNIC_CMD_STATUS_ENUM(n, v, t, d) n = v,
     RNIC_CMD_STATUSES(RNIC_CMD_STATUS_ENUM)

@@ -562,8 +562,11 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
         // Anything but a SYN for no connection is answered with a reset (RFC 9293 §3.10.7.1). A SYN is
         // dropped, unanswered, which departs from the RFC (a SYN to a closed port draws a reset): the
         // platform's hosts start together, so a client may connect before its server listens, and
-        // its SYN retransmission finds the port open; with a full table the peer retries too.
-        if (!syn_only) send_reset_for(*frame, delay);
+        // its SYN retransmission finds the port open; with a full table the peer retries too. A port
+        // the driver closed (unlisten) is past start-up: its SYN is refused as the RFC says.
+        const bool unlistened = std::find(unlistened_ports_.begin(), unlistened_ports_.end(), frame->tcp.dst_port) !=
+                                unlistened_ports_.end();
+        if (!syn_only || unlistened) send_reset_for(*frame, delay);
         return;
     }
     if (!admit_out_of_order(*c, *frame, gp.get_data_ptr() + frame->payload_offset, delay)) return;

@@ -117,7 +117,9 @@ public:
     // toe_ctl_if
     int tcp_connect(const tcp_open_params& p) override;
     bool tcp_listen(std::uint16_t port) override;
+    bool tcp_unlisten(std::uint16_t port) override;
     void tcp_close(std::uint32_t conn) override;
+    void tcp_abort(std::uint32_t conn) override;
     void tcp_release(std::uint32_t conn) override;
     std::uint64_t tcp_send_stream_end(std::uint32_t conn) const override;
     std::size_t tcp_send_space(std::uint32_t conn) const override;
@@ -222,6 +224,9 @@ private:
                   rx_bad_arp_ = 0;
     std::vector<std::unique_ptr<connection>> conns_;
     std::vector<std::uint16_t> listen_ports_;
+    // Ports that listened and were closed with tcp_unlisten: a SYN to one draws a reset, unlike a
+    // SYN to a port that never listened (dropped, see eth_rx_b_transport).
+    std::vector<std::uint16_t> unlistened_ports_;
     timed_resource tx_pipe_, rx_pipe_;
     // Frames admitted but not yet started by the receive pipeline, oldest first.
     struct ingress_entry {

@@ -87,7 +87,39 @@ bool tcp_engine::tcp_listen(std::uint16_t port) {
     if (std::find(listen_ports_.begin(), listen_ports_.end(), port) == listen_ports_.end()) {
         listen_ports_.push_back(port);
     }
+    unlistened_ports_.erase(std::remove(unlistened_ports_.begin(), unlistened_ports_.end(), port),
+                            unlistened_ports_.end());
     return true;
+}
+
+bool tcp_engine::tcp_unlisten(std::uint16_t port) {
+    const auto it = std::find(listen_ports_.begin(), listen_ports_.end(), port);
+    if (it == listen_ports_.end()) return false;
+    listen_ports_.erase(it);
+    if (std::find(unlistened_ports_.begin(), unlistened_ports_.end(), port) == unlistened_ports_.end()) {
+        unlistened_ports_.push_back(port);
+    }
+    // Handshakes the port took but nobody owns yet (SYN-RECEIVED) belonged to the listener: reset
+    // them, as a listener's close does to its half-open connections, so their peers learn at once.
+    std::size_t reset = 0;
+    for (const auto& c : conns_) {
+        if (c == nullptr || c->owned || c->local_port() != port) continue;
+        if (c->tcp().state() != tcp::State::syn_received) continue;
+        c->ctx_delay = sc_core::SC_ZERO_TIME;
+        c->tcp().abort(time_ns(sim_now()));
+        ++reset;
+    }
+    RNIC_MLOG(debug, toe, "port " << port << ": no longer listening; " << reset << " half-open connections reset");
+    reschedule_timer();
+    return true;
+}
+
+void tcp_engine::tcp_abort(std::uint32_t conn) {
+    if (connection* c = find(conn)) {
+        c->ctx_delay = sc_core::SC_ZERO_TIME;
+        c->tcp().abort(time_ns(sim_now()));
+        reschedule_timer();
+    }
 }
 
 void tcp_engine::tcp_close(std::uint32_t conn) {

@@ -31,7 +31,14 @@ public:
     virtual int tcp_connect(const tcp_open_params& p) = 0;
     // Passive open on a port; connections that arrive are reported as established with their id.
     virtual bool tcp_listen(std::uint16_t port) = 0;
+    // Stops the passive open on `port` (the unlisten command); false when the port was not
+    // listening. Handshakes still half-open on the port are reset, and from now on a SYN to it is
+    // answered with a reset (RFC 9293 §3.10.7.1) until it listens again. Connections already
+    // established on it (the firmware's or a QP's) are not touched.
+    virtual bool tcp_unlisten(std::uint16_t port) = 0;
     virtual void tcp_close(std::uint32_t conn) = 0;
+    // Abortive close: a reset to the peer and CLOSED at once (RFC 9293 §3.10.4, ABORT call).
+    virtual void tcp_abort(std::uint32_t conn) = 0;
     // The caller owned `conn` (the firmware until a QP takes it, then the QP) and is done with it:
     // once the connection is closed (at once, or after its FIN exchange, TIME-WAIT or a reset) its
     // table slot, its send region and its id are freed, and the id may name a later connection.

@@ -68,6 +68,8 @@ const std::vector<probe_expectation>& probe_catalogue() {
         {"vi_descriptor", false, 0, 0, 0, "VI/TCP (seed 003 §3.3): a too long Send alone, per reliability level"},
         {"vi_crc", false, 0, 0, 0,
          "VI/TCP (seed 003 §3.6 option 2): CRC errors per reliability level (with link corruption)"},
+        {"unlisten", false, 0, 0, 0,
+         "unlisten: the accepted connection stays, a backlog peer is reset, a later SYN is refused (RST)"},
     };
     return all;
 }
@@ -173,7 +175,9 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
         r.stag = s.a.stag;
         if (s.ctx.post_recv(s.qp, r) != drv::status::ok) fail("server post_recv failed");
     }
-    if (p == "listen_backlog" || p == "mpa_timeout") check("server: listen", s.ctx.listen(cfg_.port) == drv::status::ok);
+    if (p == "listen_backlog" || p == "mpa_timeout" || p == "unlisten") {
+        check("server: listen", s.ctx.listen(cfg_.port) == drv::status::ok);
+    }
     if (p == "mpa_timeout") {
         // Listening, never accepting: the client's MPA Request is never answered.
         oob_.publish("server", {station.ipv4, cfg_.port, s.a.stag, s.a.to_base, s.a.length});
@@ -185,6 +189,11 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     oob_.publish("server-b", {station.ipv4, cfg_.port, s.b.stag, s.b.to_base, s.b.length});
     oob_.publish("server-c", {station.ipv4, cfg_.port, s.c.stag, s.c.to_base, s.c.length});
     oob_.publish("server-z", {station.ipv4, cfg_.port, s.z.stag, s.z.to_base, s.z.length});
+    if (p == "unlisten") {
+        server_unlisten(s);
+        oob_.publish("server-done", {});
+        return;
+    }
     if (p == "reject") {
         server_reject(s);
         oob_.publish("server-done", {});
@@ -269,6 +278,14 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
               std::to_string(took / 1'000'000) + " us, timeout " + std::to_string(cfg_.mpa_timeout_ps / 1'000'000) + " us");
         result_.setup_ok = true;
         bus.spend(100'000'000);  // 100 us: the connection's close goes out and is answered
+        oob_.publish("client-done", {});
+        oob_.wait_for("server-done");
+        result_.finished = result_.error.empty();
+        on_done_();
+        return;
+    }
+    if (cfg_.probe == "unlisten") {
+        client_unlisten(s, server_ip, a);
         oob_.publish("client-done", {});
         oob_.wait_for("server-done");
         result_.finished = result_.error.empty();

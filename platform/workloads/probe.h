@@ -73,6 +73,9 @@ private:
     std::vector<std::uint8_t> reject_reason() const;
     void server_reject(side& s);
     void client_reject(side& s, std::uint32_t server_ip, const remote_buffer& a);
+    // unlisten: accept one peer, close the port with a second in the backlog, refuse a third.
+    void server_unlisten(side& s);
+    void client_unlisten(side& s, std::uint32_t server_ip, const remote_buffer& a);
     void client_verbs_misuse(side& s, const remote_buffer& a);
     // resource_limits (probe_resources.cpp): every table and ring filled, refused by name, recovered.
     void client_resource_limits(side& s, const remote_buffer& a);

@@ -1,6 +1,6 @@
 // The connection-setup probes (workload.type = probe): peer_to_peer and responder_waits (the
-// server has the first message: RFC 6581 §9.2, RFC 5044 §7.1.2 rule 4) and reject (RFC 5044
-// §7.1.5); the catalogue and the dispatch are in probe.cpp.
+// server has the first message: RFC 6581 §9.2, RFC 5044 §7.1.2 rule 4), reject (RFC 5044
+// §7.1.5) and unlisten (a listener closed); the catalogue and the dispatch are in probe.cpp.
 #include <cstring>
 #include <deque>
 #include <sstream>
@@ -182,6 +182,63 @@ void probe::client_reject(side& s, std::uint32_t server_ip, const remote_buffer&
     check("client: the refused QP can be destroyed", s.ctx.destroy_qp(s.qp) == drv::status::ok);
     // A second attempt is answered the same way by nobody: no reject is waiting any more, so the
     // connection waits in the server's backlog until the negotiation times out (not run here).
+}
+
+// ---- unlisten: a listener closed with connections in every stage ------------------------------
+
+void probe::server_unlisten(side& s) {
+    // The first peer is accepted; the second waits in the backlog, its MPA Request unanswered, when
+    // the port closes: it is reset. The accepted connection carries on.
+    check("server: the first peer accepted", s.ctx.accept(s.qp, cfg_.port) == drv::status::ok);
+    oob_.wait_for("client-second-connecting");
+    s.bus.spend(kBacklogWaitPs);
+    std::uint32_t reset = 0;
+    const drv::status st = s.ctx.unlisten(cfg_.port, &reset);
+    check("server: unlisten resets the one backlog peer", st == drv::status::ok && reset == 1,
+          std::string(drv::to_string(st)) + ", " + std::to_string(reset) + " peers reset");
+    oob_.publish("server-unlistened", {});
+    oob_.wait_for("client-done");
+    check("server: unlisten of a port that no longer listens is not_listening",
+          s.ctx.unlisten(cfg_.port) == drv::status::not_listening);
+    const std::vector<std::uint8_t> want = pattern(cfg_.seed, 0xba5e, kBaseline);
+    std::vector<std::uint8_t> got(want.size());
+    s.bus.mem_read(s.buf, got.data(), got.size());
+    check("server: the accepted connection's Write after the unlisten landed", got == want);
+}
+
+void probe::client_unlisten(side& s, std::uint32_t server_ip, const remote_buffer& a) {
+    if (s.ctx.connect(s.qp, server_ip, a.port, 40000) != drv::status::ok) {
+        fail("client connect failed");
+        return;
+    }
+    result_.setup_ok = true;
+    drv::queue_pair *waiting = nullptr, *late = nullptr;
+    if (s.ctx.create_qp(s.pd, s.cq, s.cq, 4, 4, &waiting) != drv::status::ok ||
+        s.ctx.create_qp(s.pd, s.cq, s.cq, 4, 4, &late) != drv::status::ok) {
+        fail("client: two more QPs could not be created");
+        return;
+    }
+    oob_.publish("client-second-connecting", {});
+    std::uint64_t t0 = s.bus.now_ps();
+    drv::status st = s.ctx.connect(waiting, server_ip, a.port, 40001);
+    check("client: a backlog peer is refused when the server stops listening",
+          st == drv::status::connection_refused && s.bus.now_ps() - t0 >= kBacklogWaitPs,
+          std::string(drv::to_string(st)) + " after " + std::to_string((s.bus.now_ps() - t0) / 1'000'000) + " us");
+    oob_.wait_for("server-unlistened");
+    // A SYN to the closed port draws a reset: refused at once, not after SYN retransmissions
+    // (rnic.tcp.rto_initial, 1 ms) or the MPA timeout.
+    t0 = s.bus.now_ps();
+    st = s.ctx.connect(late, server_ip, a.port, 40002);
+    const std::uint64_t took = s.bus.now_ps() - t0;
+    check("client: a connect after the unlisten is refused by a reset", st == drv::status::connection_refused &&
+                                                                            took < 500'000'000,
+          std::string(drv::to_string(st)) + " after " + std::to_string(took / 1'000'000) + " us");
+    const drv::send_wr w = baseline_write(s, a);
+    drv::work_completion wc;
+    const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
+                    poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
+                    wc.status == regmap::cqe_status::success;
+    check("client: the accepted connection still carries an RDMA Write", ok);
 }
 
 }  // namespace rnic::platform

@@ -185,6 +185,19 @@ TEST_P(FeatureProbe, PassesItsChecksWithoutATerminate) {
         EXPECT_NEAR(fin_at - std::stod(req[0]), 10e-3, 0.1e-3) << fins[0];
         EXPECT_TRUE(lines(tshark(pcap, "tcp.flags.reset == 1", "-e ip.src")).empty());
     }
+    if (probe == "unlisten") {
+        // Host b (10.0.0.2) resets twice: the backlog peer (its MPA Request never answered) when the
+        // port closes, and the SYN that came after (RFC 9293 §3.10.7.1: <SEQ=0><ACK=SEG.SEQ+1><RST,ACK>).
+        const auto resets = lines(tshark(pcap, "tcp.flags.reset == 1", "-e ip.src -e tcp.srcport -e tcp.dstport -e tcp.flags.ack"));
+        ASSERT_EQ(resets.size(), 2u) << tshark(pcap, "tcp", "-e frame.number -e ip.src -e tcp.flags.str");
+        EXPECT_EQ(resets[0].substr(0, resets[0].find('\t')), "10.0.0.2");
+        EXPECT_NE(resets[0].find("\t40001\t"), std::string::npos) << resets[0];
+        EXPECT_EQ(resets[1].substr(0, resets[1].find('\t')), "10.0.0.2");
+        EXPECT_NE(resets[1].find("\t40002\t"), std::string::npos) << resets[1];
+        // One MPA Reply only: the accepted peer's; the backlog peer's Request was never answered.
+        EXPECT_EQ(lines(tshark(pcap, "iwarp_mpa.key.req", "-e frame.number")).size(), 2u);
+        EXPECT_EQ(lines(tshark(pcap, "iwarp_mpa.key.rep", "-e frame.number")).size(), 1u);
+    }
     if (probe == "qp_states" || probe == "abort") {
         EXPECT_EQ(lines(tshark(pcap, "tcp.flags.fin == 1", "-e ip.src")).size(), 2u);
         EXPECT_TRUE(lines(tshark(pcap, "iwarp_rdma.opcode == 7", "-e ip.src")).empty());
@@ -193,7 +206,7 @@ TEST_P(FeatureProbe, PassesItsChecksWithoutATerminate) {
 
 INSTANTIATE_TEST_SUITE_P(Rfc, FeatureProbe,
                          ::testing::Values("write_imm", "zero_based", "masked_atomics", "response_order", "qp_states",
-                                           "abort", "listen_backlog", "mpa_timeout"));
+                                           "abort", "listen_backlog", "mpa_timeout", "unlisten"));
 
 // Without the test mode a raw ULPDU is refused by the device, not sent: the probe cannot provoke the
 // Terminate and says so.

@@ -9,6 +9,7 @@
 #include <deque>
 #include <iterator>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "firmware/firmware.h"
@@ -86,7 +87,8 @@ public:
     mpa_policy& policy_to_set() { return pol_; }
 
     // ---- what the firmware did ----
-    std::vector<std::uint32_t> closed, released;
+    std::vector<std::uint32_t> closed, released, aborted;
+    std::set<std::uint16_t> listening;  // tcp_listen minus tcp_unlisten
     std::map<std::uint32_t, std::vector<std::uint8_t>> sent_startup;
     std::vector<std::uint32_t> connected_qps;
     std::vector<mr_params> mrs;
@@ -167,8 +169,13 @@ public:
     void stream_failed(std::uint32_t, const char*) override {}
     void read_counters(std::uint64_t*) const override {}
     int tcp_connect(std::uint32_t, std::uint16_t, std::uint16_t) override { return 7; }
-    bool tcp_listen(std::uint16_t) override { return true; }
+    bool tcp_listen(std::uint16_t port) override {
+        listening.insert(port);
+        return true;
+    }
+    bool tcp_unlisten(std::uint16_t port) override { return listening.erase(port) != 0; }
     void tcp_close(std::uint32_t conn) override { closed.push_back(conn); }
+    void tcp_abort(std::uint32_t conn) override { aborted.push_back(conn); }
     void tcp_release(std::uint32_t conn) override { released.push_back(conn); }
     std::uint16_t tcp_effective_mss(std::uint32_t) const override { return 1460; }
     connection_addresses tcp_addresses(std::uint32_t conn) const override {
@@ -292,6 +299,57 @@ TEST(FirmwareBacklog, ListenOnPortZeroIsABadParameter) {
     EXPECT_EQ(h.status_of(0), regmap::cmd_status::bad_parameter);
 }
 
+
+TEST(FirmwareUnlisten, ResetsUnacceptedBacklogPeersAndLeavesTheAcceptedOne) {
+    scripted_hal h;
+    h.command(0, regmap::command::listen, {0, kPort});
+    h.set_startup(3, request_bytes());
+    h.at(1 * kMs, {event_kind::tcp_established, 3, kPort});
+    h.at(1 * kMs, {event_kind::startup_bytes, 3, 0});
+    h.command(2 * kMs, regmap::command::accept, {5, kPort, 0, 0, 0, 0});  // takes peer 3
+    h.set_startup(4, request_bytes());
+    h.at(3 * kMs, {event_kind::tcp_established, 4, kPort});  // Request in, never accepted
+    h.at(3 * kMs, {event_kind::startup_bytes, 4, 0});
+    h.at(3 * kMs, {event_kind::tcp_established, 6, kPort});  // no Request yet
+    h.command(4 * kMs, regmap::command::unlisten, {0, kPort});
+    run(h);
+    EXPECT_EQ(h.status_of(1), regmap::cmd_status::ok);  // the accept
+    EXPECT_EQ(h.connected_qps, std::vector<std::uint32_t>{5});
+    EXPECT_EQ(h.status_of(2), regmap::cmd_status::ok);  // the unlisten
+    EXPECT_EQ(h.result_of(2), 2u);                      // two backlog peers reset
+    EXPECT_EQ(h.aborted, (std::vector<std::uint32_t>{4, 6}));
+    EXPECT_EQ(h.released, (std::vector<std::uint32_t>{4, 6}));
+    EXPECT_TRUE(h.closed.empty());  // reset, not closed with a FIN; peer 3 untouched
+    EXPECT_EQ(h.sent_startup.count(4), 0u);  // no Reply for the reset peer
+    EXPECT_EQ(h.listening.count(kPort), 0u);
+}
+
+TEST(FirmwareUnlisten, APortNotListeningIsNamedAndPortZeroIsABadParameter) {
+    scripted_hal h;
+    h.command(0, regmap::command::unlisten, {0, kPort});  // never listened
+    h.command(1 * kMs, regmap::command::listen, {0, kPort});
+    h.command(2 * kMs, regmap::command::unlisten, {0, kPort});
+    h.command(3 * kMs, regmap::command::unlisten, {0, kPort});  // already closed
+    h.command(4 * kMs, regmap::command::unlisten, {0, 0});
+    run(h);
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::not_listening);
+    EXPECT_EQ(h.status_of(1), regmap::cmd_status::ok);
+    EXPECT_EQ(h.status_of(2), regmap::cmd_status::ok);
+    EXPECT_EQ(h.result_of(2), 0u);
+    EXPECT_EQ(h.status_of(3), regmap::cmd_status::not_listening);
+    EXPECT_EQ(h.status_of(4), regmap::cmd_status::bad_parameter);
+    EXPECT_TRUE(h.aborted.empty());
+}
+
+TEST(FirmwareUnlisten, AnAcceptWaitingOnThePortCompletesWithNotListening) {
+    scripted_hal h;
+    h.command(0, regmap::command::accept, {5, kPort, 0, 0, 0, 0});  // opens the port, waits
+    h.command(1 * kMs, regmap::command::unlisten, {0, kPort});
+    run(h);
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::not_listening);
+    EXPECT_EQ(h.status_of(1), regmap::cmd_status::ok);
+    EXPECT_TRUE(h.connected_qps.empty());
+}
 
 // ---- next_peer: the passive side for connection managers, and private data -------------------
 
@@ -493,6 +551,22 @@ TEST(FirmwarePassive, ConnectWithTooMuchPrivateDataIsABadParameter) {
     run(h);
     EXPECT_EQ(h.status_of(0), regmap::cmd_status::bad_parameter);
     EXPECT_TRUE(h.sent_startup.empty());
+}
+
+
+TEST(FirmwarePassive, AcceptWithMoreThan508BytesOfPrivateDataIsABadParameter) {
+    // RFC 5044 §7.1 PD_Length <= 512, less the RFC 6581 word: the accepting Reply's data is capped
+    // like the Request's, and the peer waiting on the port is left for another accept.
+    scripted_hal h;
+    h.command(0, regmap::command::listen, {0, kPort});
+    h.set_startup(3, request_bytes());
+    h.at(1 * kMs, {event_kind::tcp_established, 3, kPort});
+    h.at(1 * kMs, {event_kind::startup_bytes, 3, 0});
+    h.command(2 * kMs, regmap::command::accept, {5, kPort, 0, 0, kPdBuf, regmap::kMaxConnPrivateData + 1});
+    run(h);
+    EXPECT_EQ(h.status_of(1), regmap::cmd_status::bad_parameter);
+    EXPECT_TRUE(h.sent_startup.empty());
+    EXPECT_TRUE(h.connected_qps.empty());
 }
 
 

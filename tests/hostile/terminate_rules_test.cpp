@@ -40,6 +40,7 @@ const probe_case kProbes[] = {
     {"mpa_timeout", -1, 0, 0}, {"held_close", -1, 0, 0},
     // page_list ends with a Write past the region's end: DDP, tagged buffer, base or bounds.
     {"page_list", 1, 1, 0x01}, {"device_reset", -1, 0, 0}, {"resource_limits", -1, 0, 0},
+    {"unlisten", -1, 0, 0},
 };
 
 // The VI/TCP probes (rnic.framing = vitcp, no Terminate exists there): tests/e2e/vitcp_test.cpp

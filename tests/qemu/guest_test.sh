@@ -149,6 +149,9 @@ elif mode == "kperf":
                  if f"rnic_kping: {op} " in l), f"rnic_kping's {op.strip()} row")
     want(f"rnic_kping: perf: {3 * pings * size} bytes checked, 0 bad" in guest, "rnic_kping's total")
     want("iw_cm: QP 0 closed (graceful, firmware state 0)" in guest, "the graceful close")
+    import re
+    want(re.search(r"rnic_kping: after the graceful close ([1-4]) of \1 posted receives completed with "
+                   r"IB_WC_WR_FLUSH_ERR", guest) is not None, "the kernel QP's posted receives flushed after the close")
     want("rnic_kping: PASS (perf" in guest and "RNIC-GUEST: PASS (rnic_kping)" in guest, "the consumer's verdict")
 elif mode == "kping":
     want("node_type 4: RNIC, port 1 1: DOWN" in guest or "node_type 4: RNIC, port 1 2: INIT" in guest,
@@ -162,6 +165,10 @@ elif mode == "kping":
          "rnic_kping's own check line")
     want("iw_cm: QP 0 closed (graceful, firmware state 0)" in guest and "rnic_kping: disconnected" in guest,
          "the graceful close (rdma_disconnect, firmware closing, idle)")
+    # After the graceful close rnic.ko moves the Idle QP to Error: the 4 receives still posted complete
+    # IB_WC_WR_FLUSH_ERR, each once (the consumer checks each wr_id), as a user QP's do.
+    want("rnic_kping: after the graceful close 4 of 4 posted receives completed with IB_WC_WR_FLUSH_ERR" in guest,
+         "the kernel QP's posted receives flushed after the graceful close")
     want("rnic_kping: PASS" in guest and "RNIC-GUEST: PASS (rnic_kping)" in guest, "the consumer's verdict")
     # A connect to a port where nothing listens fails cleanly (the model drops the SYN: a timeout).
     want("-> 10.0.0.2:7175: failed (-110)" in guest and "rnic_kping: rdma_cm event unreachable, status -110" in guest
@@ -203,9 +210,14 @@ elif mode == "kserve":
          "host b's disconnect seen by the guest (its QP watch)")
     want("rnic_kping: PASS (server" in guest and "RNIC-GUEST: PASS (rnic_kping)" in guest, "the consumer's verdict")
     want("rnic_kping stays loaded, its listener open" in guest and
-         "iw_cm: listener on port 7174 destroyed; no listener left, next_peer polling stopped" in guest and
+         "iw_cm: listener on port 7174 destroyed; port closed; no listener left, next_peer polling stopped" in guest and
          "RDMA core: device unregistered" in guest and "rnic_kping removed after rnic" in guest and
          "rnic_kping: server: listener closed at module exit" in guest, "rnic.ko removed under an open listener")
+    # destroy_listen closed the port in the device (unlisten): the guest's driver and the model's
+    # firmware both say so, and no backlog peer was left to reset.
+    want("iw_cm: port 7174 no longer listening, 0 backlog peers reset" in guest and
+         "a.rnic.cp: port 7174: no longer listening; 0 backlog peers reset" in sim,
+         "destroy_listen's unlisten of port 7174 (guest and model)")
 elif mode == "rdmacore":
     import re
     want("DEVINFO: hca_id:\trnic0" in guest and "DEVINFO: \ttransport:\t\t\tiWARP (1)" in guest and

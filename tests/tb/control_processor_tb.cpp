@@ -41,6 +41,7 @@ struct engine_stubs : sc_core::sc_module, rdma_ctl_if, toe_ctl_if, framer_ctl_if
     std::vector<cq_config> cqs;
     std::vector<std::uint32_t> failed_streams;
     std::vector<std::uint32_t> released;
+    std::vector<std::uint16_t> unlistened;  // tcp_unlisten's ports, in order
     std::vector<tcp_open_params> connects;
     std::vector<std::uint8_t> empty;
     explicit engine_stubs(const sc_core::sc_module_name& n) : sc_module(n) {}
@@ -78,7 +79,12 @@ struct engine_stubs : sc_core::sc_module, rdma_ctl_if, toe_ctl_if, framer_ctl_if
         return 9;
     }
     bool tcp_listen(std::uint16_t) override { return true; }
+    bool tcp_unlisten(std::uint16_t port) override {
+        unlistened.push_back(port);
+        return true;
+    }
     void tcp_close(std::uint32_t) override {}
+    void tcp_abort(std::uint32_t) override {}
     void tcp_release(std::uint32_t conn) override { released.push_back(conn); }
     std::uint64_t tcp_send_stream_end(std::uint32_t) const override { return 0; }
     std::size_t tcp_send_space(std::uint32_t) const override { return 1 << 20; }
@@ -271,6 +277,15 @@ TEST(ControlProcessorTb, UnknownOpcodeIsRefused) {
     b.ring();
     sc_core::sc_start(ns(10000));
     EXPECT_EQ(b.status(slot), static_cast<std::uint32_t>(cmd_status::bad_opcode));
+}
+
+TEST(ControlProcessorTb, UnlistenReachesTheTcpEngine) {
+    cp_bench b("b");
+    const std::uint32_t slot = b.put(command::unlisten, {0, 18515});
+    b.ring();
+    sc_core::sc_start(ns(10000));
+    EXPECT_EQ(b.status(slot), static_cast<std::uint32_t>(cmd_status::ok));
+    EXPECT_EQ(b.stubs.unlistened, std::vector<std::uint16_t>{18515});
 }
 
 TEST(ControlProcessorTb, QueryStatsWritesTheEnginesCountersToHostMemory) {

@@ -67,7 +67,9 @@ struct toe_stub : sc_core::sc_module, toe_ctl_if {
     explicit toe_stub(const sc_core::sc_module_name& n) : sc_module(n) {}
     int tcp_connect(const tcp_open_params&) override { return -1; }
     bool tcp_listen(std::uint16_t) override { return false; }
+    bool tcp_unlisten(std::uint16_t) override { return false; }
     void tcp_close(std::uint32_t conn) override { closed.push_back(conn); }
+    void tcp_abort(std::uint32_t conn) override { closed.push_back(conn); }
     void tcp_release(std::uint32_t conn) override { released.push_back(conn); }
     std::uint64_t tcp_send_stream_end(std::uint32_t) const override { return 0; }
     std::size_t tcp_send_space(std::uint32_t) const override { return 1 << 20; }

@@ -230,6 +230,63 @@ TEST(TcpEngineTb, SegmentsToNoConnectionAreAnsweredWithAResetButASynIsDropped) {
     EXPECT_TRUE(b.stubs.events.empty());
 }
 
+TEST(TcpEngineTb, UnlistenRefusesTheNextSynWithAResetAndKeepsTheEstablishedConnection) {
+    toe_bench b("b");
+    b.handshake();  // one connection established on kNicPort
+    EXPECT_TRUE(b.toe.tcp_unlisten(kNicPort));
+    EXPECT_FALSE(b.toe.tcp_unlisten(kNicPort));  // no longer listening
+    EXPECT_FALSE(b.toe.tcp_unlisten(kNicPort + 1));  // never listened
+    // A new peer's SYN to the closed port: <SEQ=0><ACK=SEG.SEQ+1><RST,ACK> (RFC 9293 §3.10.7.1).
+    b.peer_port = kPeerPort + 1;
+    const std::size_t before = b.eth_out.items.size();
+    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    sc_core::sc_start(us(10));
+    ASSERT_EQ(b.eth_out.items.size(), before + 1);
+    const auto rst = b.frame(before);
+    EXPECT_EQ(rst.tcp.flags, net::tcp_flags::rst | net::tcp_flags::ack);
+    EXPECT_EQ(rst.tcp.seq, 0u);
+    EXPECT_EQ(rst.tcp.ack, kPeerIss + 1);
+    EXPECT_EQ(rst.tcp.dst_port, kPeerPort + 1);
+    EXPECT_EQ(b.connections().size(), 1u);  // the SYN made no connection
+    // The connection taken before the unlisten still carries data.
+    b.peer_port = kPeerPort;
+    const bytes data = pattern(100, 9);
+    b.peer_sends(net::tcp_flags::ack | net::tcp_flags::psh, kPeerIss + 1, b.nic_iss + 1, data);
+    sc_core::sc_start(us(10));
+    EXPECT_EQ(b.delivered(), data);
+    // Listening again: the next SYN is answered with a SYN-ACK.
+    b.toe.tcp_listen(kNicPort);
+    b.peer_port = kPeerPort + 2;
+    const std::size_t again = b.eth_out.items.size();
+    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    sc_core::sc_start(us(10));
+    ASSERT_EQ(b.eth_out.items.size(), again + 1);
+    EXPECT_EQ(b.frame(again).tcp.flags & (net::tcp_flags::syn | net::tcp_flags::ack),
+              net::tcp_flags::syn | net::tcp_flags::ack);
+}
+
+TEST(TcpEngineTb, UnlistenResetsAHalfOpenHandshakeOnThePort) {
+    toe_bench b("b");
+    b.toe.tcp_listen(kNicPort);
+    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    sc_core::sc_start(us(1));
+    ASSERT_EQ(b.eth_out.items.size(), 1u);  // SYN-ACK: SYN-RECEIVED
+    const std::uint32_t iss = b.frame(0).tcp.seq;
+    EXPECT_TRUE(b.toe.tcp_unlisten(kNicPort));
+    sc_core::sc_start(us(10));
+    ASSERT_EQ(b.eth_out.items.size(), 2u);
+    const auto rst = b.frame(1);
+    EXPECT_EQ(rst.tcp.flags & net::tcp_flags::rst, net::tcp_flags::rst);
+    EXPECT_EQ(rst.tcp.seq, iss + 1);  // SND.NXT after our SYN (RFC 9293 §3.10.5)
+    EXPECT_EQ(b.stat("connections_freed"), 1u);
+    // The peer's ACK of the SYN-ACK now finds no connection: a reset, nothing established.
+    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, iss + 1);
+    sc_core::sc_start(us(10));
+    ASSERT_EQ(b.eth_out.items.size(), 3u);
+    EXPECT_EQ(b.frame(2).tcp.flags, net::tcp_flags::rst);
+    for (const auto& e : b.stubs.events) EXPECT_NE(e.second, toe_event::established);
+}
+
 TEST(TcpEngineTb, InOrderDataIsDeliveredAndAcknowledged) {
     toe_bench b("b");
     b.handshake();

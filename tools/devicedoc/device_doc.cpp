@@ -226,7 +226,15 @@ std::string render() {
       << "once, and `accept` or `reject` with its handle in p2 answers it. Without a handle they serve the oldest "
       << "waiting peer, as before. `connect` with `kConnectPrivateData` (p3 bit 31) sends p5[47:32] bytes of "
       << "private data (at most " << rm::kMaxConnPrivateData << ") from p4 in its Request and gets the Reply's "
-      << "private data back at p4, its length in p5.\n\n";
+      << "private data back at p4, its length in p5.\n\n"
+      << "`unlisten` closes a port again (the connection manager's `destroy_listen`). Afterwards the port is as "
+      << "one that never listened, except that a peer's SYN draws a reset at once (RFC 9293 §3.10.7.1) where a "
+      << "SYN to a port that never listened is dropped (the platform's start-up tolerance, README). Connections "
+      << "an `accept` or `reject` already took, and QPs in RTS, are not touched; half-open handshakes and "
+      << "backlog peers no `accept` or `reject` took (their MPA Request arrived, reported by `next_peer` or not, "
+      << "or not yet) are reset, so their peers' `connect` fails at once instead of waiting for an MPA Reply. "
+      << "`accept` and `reject` open their port again. Unlistening a port that does not listen completes with "
+      << "`not_listening`.\n\n";
     fields_table(o, layout_named("peer_record"));
     o << "Peer flags:\n\n";
     values_table(o, rm::kPeerFlags, count(rm::kPeerFlags), true, 2);

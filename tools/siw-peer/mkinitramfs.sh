@@ -3,6 +3,7 @@
 # provider, the kernel modules (in load order) and siw.ko of the chosen variant; /init is init.sh.
 #   tools/siw-peer/mkinitramfs.sh [default|crc|rev1]      (prints the path of the .cpio.gz)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/guest_libs.sh"
 VARIANT="${1:-default}"
 siw_check_variant "$VARIANT"
 KVER="$(siw_kernel_version)"
@@ -10,7 +11,7 @@ KDIR="$("$SIW_PEER_SRC/install-deps.sh")"
 SIW_KO="$("$SIW_PEER_SRC/build-siw.sh" "$VARIANT")"
 OUT="$SIW_PEER_DIR/initramfs-$KVER-$VARIANT.cpio.gz"
 if [ -f "$OUT" ] && [ "$OUT" -nt "$SIW_KO" ] && [ "$OUT" -nt "$SIW_PEER_SRC/init.sh" ] &&
-   [ "$OUT" -nt "${BASH_SOURCE[0]}" ]; then
+   [ "$OUT" -nt "${BASH_SOURCE[0]}" ] && [ "$OUT" -nt "$SIW_PEER_SRC/guest_libs.sh" ]; then
     echo "$OUT"
     exit 0
 fi
@@ -49,26 +50,15 @@ done
 rm -f "$STAGE/bin/ip"  # busybox ip is enough, but keep one: iproute2's ip is not copied
 ln -s busybox "$STAGE/bin/ip"
 
-# Dynamic binaries and every library they (and the dlopen'ed siw provider) need, at the same paths.
-copy_with_libs() {
-    local f lib
-    for f in "$@"; do
-        mkdir -p "$STAGE$(dirname "$f")"
-        cp -L "$f" "$STAGE$f"
-        for lib in $(ldd "$f" | awk '/=>/ { print $3 } /^\t\/lib/ { print $1 }'); do
-            [ -e "$STAGE$lib" ] && continue
-            mkdir -p "$STAGE$(dirname "$lib")"
-            cp -L "$lib" "$STAGE$lib"
-        done
-    done
-}
+# Dynamic binaries and every library they (and the dlopen'ed siw provider) need, at the same paths
+# (guest_copy_with_libs, guest_libs.sh).
 PROVIDER="$(dpkg -L ibverbs-providers | grep '/libsiw-rdmav[0-9]*\.so$' | head -n1)"
 [ -n "$PROVIDER" ] || siw_die "the siw provider of ibverbs-providers is not installed"
-copy_with_libs /usr/bin/rping /usr/bin/rdma "$PROVIDER"
+guest_copy_with_libs "$STAGE" /usr/bin/rping /usr/bin/rdma "$PROVIDER"
 # glibc dlopens libgcc_s for pthread_exit/pthread_cancel (rping's threads): not in any ldd output.
 LIBGCC="$(ldconfig -p | awk '/libgcc_s\.so\.1 .*x86-64/ { print $NF; exit }')"
 [ -n "$LIBGCC" ] || siw_die "libgcc_s.so.1 not found"
-copy_with_libs "$LIBGCC"
+guest_copy_with_libs "$STAGE" "$LIBGCC"
 mkdir -p "$STAGE/etc/libibverbs.d"
 cp /etc/libibverbs.d/siw.driver "$STAGE/etc/libibverbs.d/"
 

@@ -17,6 +17,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
 source "$REPO/tools/siw-peer/common.sh"
+source "$REPO/tools/siw-peer/guest_libs.sh"
 OUTDIR="${RNIC_GUEST_DIR:-$REPO/build/rnic-guest}"
 mkdir -p "$OUTDIR"
 KVER="$(siw_kernel_version)"
@@ -86,18 +87,9 @@ done
 cp "$KO" "$STAGE/rnic.ko"
 cp "$(dirname "$KO")/kping/rnic_kping.ko" "$STAGE/rnic_kping.ko"
 cp "$OUTDIR/tools/rnic_rping" "$OUTDIR/tools/rnic_perf" "$STAGE/bin/"
-# rdma-core's user space at the host's paths, with the libraries each needs (and glibc's dlopened
-# libgcc_s for rping's threads, which no ldd output names).
-copy_libs_of() {
-    local f lib
-    for f in "$@"; do
-        for lib in $(ldd "$f" | awk '/=>/ { print $3 } /^\t\/lib/ { print $1 }'); do
-            [ -e "$STAGE$lib" ] && continue
-            mkdir -p "$STAGE$(dirname "$lib")"
-            cp -L "$lib" "$STAGE$lib"
-        done
-    done
-}
+# rdma-core's user space at the host's paths, with the libraries each needs (guest_copy_libs,
+# tools/siw-peer/guest_libs.sh; and glibc's dlopened libgcc_s for rping's threads, which no ldd
+# output names).
 if [ -n "$PROVIDER" ]; then
     PDIR="$(dirname "$(dpkg -L ibverbs-providers | grep '/libsiw-rdmav[0-9]*\.so$' | head -n1)")"
     [ -d "$PDIR" ] || siw_die "libibverbs' provider directory not found (ibverbs-providers)"
@@ -109,7 +101,7 @@ if [ -n "$PROVIDER" ]; then
         mkdir -p "$STAGE$(dirname "$f")"
         cp -L "$f" "$STAGE$f"
     done
-    copy_libs_of /usr/bin/rping /usr/bin/ibv_devinfo "$PROVIDER" $LIBGCC
+    guest_copy_libs "$STAGE" /usr/bin/rping /usr/bin/ibv_devinfo "$PROVIDER" $LIBGCC
 else
     echo "$PROVIDER_WHY" > "$STAGE/etc/rnic-guest/no-rdma-core"
 fi

@@ -27,6 +27,7 @@
 
 #include "rnic_ib_abi.h"
 #include "rnic_regs.h"
+#include "rnic_wqe.h"
 
 #define RNIC_MAX_QPN 65536 /* the CQE's queue-pair field is 16 bits */
 
@@ -89,18 +90,6 @@ static struct rnic_cq *to_rcq(struct ibv_cq *c)
 static struct rnic_qp *to_rqp(struct ibv_qp *q)
 {
 	return container_of(q, struct rnic_qp, ibqp);
-}
-
-static void put_le32(uint8_t *p, unsigned int off, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p + off, &v, 4);
-}
-
-static void put_le64(uint8_t *p, unsigned int off, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p + off, &v, 8);
 }
 
 static uint32_t get_le32(const uint8_t *p, unsigned int off)
@@ -547,18 +536,11 @@ static int rnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ib
 		if (wr->send_flags & IBV_SEND_SOLICITED)
 			flags |= RNIC_WR_FLAG_SOLICITED;
 		w = qp->sq + (qp->sq_prod & (qp->sq_entries - 1)) * RNIC_SEND_WQE_SIZE;
-		memset(w, 0, RNIC_SEND_WQE_SIZE);
-		w[RNIC_SEND_WQE_OPCODE] = opcode;
-		w[RNIC_SEND_WQE_FLAGS] = flags;
-		put_le64(w, RNIC_SEND_WQE_WR_ID, wr->wr_id);
-		if (wr->num_sge == 1) {
-			put_le64(w, RNIC_SEND_WQE_LOCAL_ADDR, wr->sg_list[0].addr);
-			put_le32(w, RNIC_SEND_WQE_LENGTH, wr->sg_list[0].length);
-			put_le32(w, RNIC_SEND_WQE_LOCAL_STAG, wr->sg_list[0].lkey);
-		}
-		put_le64(w, RNIC_SEND_WQE_REMOTE_TO, remote_to);
-		put_le32(w, RNIC_SEND_WQE_REMOTE_STAG, rstag);
-		put_le32(w, RNIC_SEND_WQE_IMM_OR_INV, inv);
+		if (wr->num_sge == 1)
+			rnic_write_send_wqe(w, opcode, flags, wr->wr_id, wr->sg_list[0].addr, wr->sg_list[0].length,
+					    wr->sg_list[0].lkey, remote_to, rstag, inv);
+		else
+			rnic_write_send_wqe(w, opcode, flags, wr->wr_id, 0, 0, 0, remote_to, rstag, inv);
 		qp->sq_prod++;
 	}
 	if (qp->sq_prod != start) {
@@ -591,13 +573,10 @@ static int rnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ib
 			break;
 		}
 		w = qp->rq + (qp->rq_prod & (qp->rq_entries - 1)) * RNIC_RECV_WQE_SIZE;
-		memset(w, 0, RNIC_RECV_WQE_SIZE);
-		put_le64(w, RNIC_RECV_WQE_WR_ID, wr->wr_id);
-		if (wr->num_sge == 1) {
-			put_le64(w, RNIC_RECV_WQE_ADDR, wr->sg_list[0].addr);
-			put_le32(w, RNIC_RECV_WQE_LENGTH, wr->sg_list[0].length);
-			put_le32(w, RNIC_RECV_WQE_STAG, wr->sg_list[0].lkey);
-		}
+		if (wr->num_sge == 1)
+			rnic_write_recv_wqe(w, wr->wr_id, wr->sg_list[0].addr, wr->sg_list[0].length, wr->sg_list[0].lkey);
+		else
+			rnic_write_recv_wqe(w, wr->wr_id, 0, 0, 0);
 		qp->rq_prod++;
 	}
 	if (qp->rq_prod != start) {

@@ -40,6 +40,7 @@ struct kping {
 	unsigned int in_flight; /* mode=perf: signaled work requests not yet completed */
 	struct ib_wc early;     /* mode=perf: a reply that came before the last Send's own completion */
 	bool have_early;
+	unsigned long recv_posted; /* bit i: receive slot i is posted and has not completed */
 	/* mode=server: the connect request not yet answered (a new cm_id), and what it carried */
 	struct rdma_cm_id *request;
 	u8 request_pd[64];
@@ -61,6 +62,9 @@ int kping_wait_step(struct kping *kp, enum kping_step want, const char *what);
 void kping_comp_handler(struct ib_cq *cq, void *ctx);
 int kping_next_wc(struct kping *kp, struct ib_wc *wc);
 int kping_post_recv(struct kping *kp, unsigned int slot);
+/* After a graceful close: every receive still posted must complete flushed (IB_WC_WR_FLUSH_ERR), each
+ * once; the completions of signaled Sends still due may come among them. 0, or -EPROTO / -ETIMEDOUT. */
+int kping_expect_flushed_receives(struct kping *kp);
 /* On kp->id: a PD (unsafe global rkey), a CQ with the completion handler, an RC QP (16 sends, RECVS
  * receives, one SGE), kp->buf mapped and RECVS receives posted; undone by kping_teardown_qp. */
 int kping_setup_qp(struct kping *kp);

@@ -131,8 +131,8 @@ void kping_comp_handler(struct ib_cq *cq, void *ctx)
 	wake_up(&kp->wait);
 }
 
-/* The next completion: polled, then waited for through the CQ's completion handler. */
-int kping_next_wc(struct kping *kp, struct ib_wc *wc)
+/* The next completion, whatever its status: polled, then waited for through the CQ's completion handler. */
+static int kping_wait_wc(struct kping *kp, struct ib_wc *wc)
 {
 	for (;;) {
 		int n = ib_poll_cq(kp->cq, 1, wc);
@@ -149,6 +149,19 @@ int kping_next_wc(struct kping *kp, struct ib_wc *wc)
 			return -ETIMEDOUT;
 		}
 	}
+	/* A successful completion's opcode is valid; a receive's slot is free again. */
+	if (wc->status == IB_WC_SUCCESS && (wc->opcode & IB_WC_RECV) && wc->wr_id < RECVS)
+		kp->recv_posted &= ~BIT(wc->wr_id);
+	return 0;
+}
+
+/* The next completion, which must be a success. */
+int kping_next_wc(struct kping *kp, struct ib_wc *wc)
+{
+	int err = kping_wait_wc(kp, wc);
+
+	if (err)
+		return err;
 	if (wc->status != IB_WC_SUCCESS) {
 		pr_err("rnic_kping: completion of wr_id %llu: %s (vendor %u)\n", wc->wr_id, ib_wc_status_msg(wc->status),
 		       wc->vendor_err);
@@ -162,8 +175,38 @@ int kping_post_recv(struct kping *kp, unsigned int slot)
 	struct ib_sge sge = { .addr = kp->dma + 64 + slot * RECV_BYTES, .length = RECV_BYTES,
 			      .lkey = kp->pd->local_dma_lkey };
 	struct ib_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 };
+	int err = ib_post_recv(kp->id->qp, &wr, NULL);
 
-	return ib_post_recv(kp->id->qp, &wr, NULL);
+	if (!err)
+		kp->recv_posted |= BIT(slot);
+	return err;
+}
+
+int kping_expect_flushed_receives(struct kping *kp)
+{
+	unsigned int want = hweight_long(kp->recv_posted), flushed = 0;
+	struct ib_wc wc;
+	int err;
+
+	while (kp->recv_posted) {
+		err = kping_wait_wc(kp, &wc);
+		if (err)
+			return err;
+		if (wc.status == IB_WC_SUCCESS && !(wc.opcode & IB_WC_RECV) && kp->in_flight) {
+			kp->in_flight--; /* a Send acknowledged before the close, its completion late */
+			continue;
+		}
+		if (wc.status != IB_WC_WR_FLUSH_ERR || wc.wr_id >= RECVS || !(kp->recv_posted & BIT(wc.wr_id))) {
+			pr_err("rnic_kping: after the graceful close: a completion of wr_id %llu: %s, not the flush of a "
+			       "posted receive\n", wc.wr_id, ib_wc_status_msg(wc.status));
+			return -EPROTO;
+		}
+		kp->recv_posted &= ~BIT(wc.wr_id);
+		flushed++;
+	}
+	pr_info("rnic_kping: after the graceful close %u of %u posted receives completed with IB_WC_WR_FLUSH_ERR\n",
+		flushed, want);
+	return 0;
 }
 
 /* Sends the first len bytes of the buffer and waits for the next receive (wc: its completion). */
@@ -576,8 +619,12 @@ static int kping_run(void)
 			"completion events\n", count, size, checked, bad, div_u64(ktime_get_ns() - t_connect, 1000 * count),
 			kp->cq_events);
 	rdma_disconnect(kp->id);
-	if (kping_wait_step(kp, STEP_DISCONNECTED, "rdma_disconnect") == 0)
+	if (kping_wait_step(kp, STEP_DISCONNECTED, "rdma_disconnect") == 0) {
 		pr_info("rnic_kping: disconnected\n");
+		/* The device flushes the receives still posted once the close is done (rnic.ko's close work). */
+		if (!err)
+			err = kping_expect_flushed_receives(kp);
+	}
 teardown:
 	kping_teardown_qp(kp);
 destroy_id:
