@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds librnic-rdmav34.so, the libibverbs provider of the modelled RNIC (rnic_verbs.c), against
-# rdma-core 44's own source headers: Debian's libibverbs-dev ships no provider interface
+# rdma-core's own source headers: Debian's libibverbs-dev ships no provider interface
 # (infiniband/driver.h, kern-abi.h), and the provider ABI is private (symbol version
-# IBVERBS_PRIVATE_34 of Debian bookworm's libibverbs1 44.0), so the headers must be those of the
-# very release installed. They come from `apt-get source rdma-core` (deb-src of the host's own Debian
-# sources, enabled for this call only, in a private apt state under OUT), or from RDMA_CORE_SRC (a
-# tree of rdma-core v44.0) where apt cannot fetch the source (this machine's mirror has no orig
-# tarball: 404). The generated headers rdma-core's CMake would make are made here: kernel-abi/
-# (buildlib/make_abi_structs.py) and a config.h with the values the provider headers read.
+# IBVERBS_PRIVATE_34 of Debian bookworm's libibverbs1 44.0), so the headers must describe that very
+# ABI. They come from `apt-get source rdma-core` (deb-src of the host's own Debian sources, enabled
+# for this call only, in a private apt state under OUT); where the mirror has no orig tarball for
+# 44.0 (this machine's: 404), from the next Debian release's rdma-core if its provider ABI is still
+# the same (checked); or from RDMA_CORE_SRC (a tree with that ABI). The generated headers
+# rdma-core's CMake would make are made here: kernel-abi/ (buildlib/make_abi_structs.py) and a
+# config.h with the values the provider headers read.
 #   driver/linux/provider/build.sh [OUT]      prints the path of the .so; exit 3 when no source
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,8 +26,9 @@ objdump -T "$LIBIBVERBS" | grep -c "IBVERBS_PRIVATE_$PABI" > /dev/null ||
 
 SRC="${RDMA_CORE_SRC:-}"
 if [ -z "$SRC" ]; then
-    SRC="$OUT/rdma-core-44.0"
-    if [ ! -f "$SRC/libibverbs/driver.h" ]; then
+    SRC="$(ls -d "$OUT"/rdma-core-*/ 2> /dev/null | head -n 1 || true)"
+    SRC="${SRC%/}"
+    if [ -z "$SRC" ] || [ ! -f "$SRC/libibverbs/driver.h" ]; then
         APT="$OUT/apt"
         mkdir -p "$APT/parts" "$APT/lists/partial"
         for f in /etc/apt/sources.list.d/*.sources; do
@@ -37,10 +39,37 @@ if [ -z "$SRC" ]; then
         done
         opts=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$APT/parts"
               -o "Dir::State::Lists=$APT/lists" -o APT::Sandbox::User=root -q)
-        (apt-get "${opts[@]}" update > "$OUT/apt.log" 2>&1 &&
-         cd "$OUT" && apt-get "${opts[@]}" --only-source source rdma-core=44.0-2 >> "$OUT/apt.log" 2>&1) ||
-            die "apt-get source rdma-core=44.0-2 failed (log $OUT/apt.log); set RDMA_CORE_SRC to an rdma-core v44.0 tree" 3
-        [ -f "$SRC/libibverbs/driver.h" ] || die "apt-get source gave no $SRC/libibverbs/driver.h (dpkg-dev unpacks the source)" 3
+        fetched=no
+        if (apt-get "${opts[@]}" update > "$OUT/apt.log" 2>&1 &&
+            cd "$OUT" && apt-get "${opts[@]}" --only-source source rdma-core=44.0-2 >> "$OUT/apt.log" 2>&1); then
+            fetched=yes
+        else
+            # Some mirrors keep bookworm's .dsc but not its orig tarball. The provider ABI is what must
+            # match, not the release: a later Debian rdma-core whose IBVERBS_PABI_VERSION is still
+            # $PABI (checked below) declares the same private interface. Its source comes from the
+            # next Debian release's deb-src, added to this private apt state only.
+            uri="$(sed -n 's/^URIs: \(http[^ ]*\/debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2> /dev/null | head -n 1)"
+            [ -n "$uri" ] || uri="$(sed -n 's/^deb \[*[^]]*\]* *\(http[^ ]*\/debian\) .*/\1/p' /etc/apt/sources.list 2> /dev/null | head -n 1)"
+            [ -n "$uri" ] || uri="http://deb.debian.org/debian"
+            printf 'Types: deb-src\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+                "$uri" > "$APT/parts/rnic-provider-trixie.sources"
+            if (apt-get "${opts[@]}" update >> "$OUT/apt.log" 2>&1 &&
+                cd "$OUT" && apt-get "${opts[@]}" --only-source source rdma-core/trixie >> "$OUT/apt.log" 2>&1); then
+                fetched=yes
+            fi
+        fi
+        # apt checks every file it fetches against the signed Sources index; when the mirror lacks
+        # the .dsc alone, the verified orig tarball it did fetch holds all the headers needed.
+        if [ "$fetched" = no ]; then
+            orig="$(ls "$OUT"/rdma-core_*.orig.tar.gz 2> /dev/null | sort -V | tail -n 1 || true)"
+            [ -n "$orig" ] && tar -xzf "$orig" -C "$OUT" && fetched=yes
+        fi
+        [ "$fetched" = yes ] ||
+            die "apt-get source rdma-core failed (log $OUT/apt.log); set RDMA_CORE_SRC to an rdma-core tree with provider ABI $PABI" 3
+        SRC="$(ls -d "$OUT"/rdma-core-*/ 2> /dev/null | head -n 1 || true)"
+        SRC="${SRC%/}"
+        [ -n "$SRC" ] && [ -f "$SRC/libibverbs/driver.h" ] ||
+            die "apt-get source gave no rdma-core-*/libibverbs/driver.h under $OUT (dpkg-dev unpacks the source)" 3
     fi
 fi
 grep -q 'IBVERBS_PABI_VERSION "'$PABI'"' "$SRC/CMakeLists.txt" ||
