@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The code dialect (docs/architecture.md, "Code dialect"): .clang-format for layout, the naming rule
+# and a few bug checks of .clang-tidy. C++ only: the Linux kernel module and its tools
+# (driver/linux/, kernel style) and the RTL (rtl/) are not C++ and keep their own styles.
+#
+#   tools/dialect.sh check [BUILD_DIR]   fail (exit 1) on any file clang-format would change or any
+#                                        clang-tidy finding; what make test runs (Dialect.Check)
+#   tools/dialect.sh apply [BUILD_DIR]   rename what breaks the naming rule (clang-tidy's fixes,
+#                                        every use in every translation unit) and reformat
+#                                        every file: how the tree was brought to the dialect
+#   -j N                                 clang-tidy processes (default 2)
+#
+# BUILD_DIR (default build) must hold a configured and built tree: clang-tidy reads its
+# compile_commands.json and needs the generated headers (Verilator's) the sources include. The
+# fuzz targets are a separate project (fuzz/CMakeLists.txt) outside that database: their compile
+# commands are made in a scratch directory with clang++ and merged in.
+# GoogleTest fixtures keep CamelCase, since their names are the tests' names: every first argument
+# of TEST_F, TEST_P, TYPED_TEST, TYPED_TEST_P and TYPED_TEST_SUITE in tests/ is added to the ignore
+# lists for classes and structs. gtest's PrintTo hook is exempt by name in .clang-tidy.
+# Exits 2 when clang-tidy-14, run-clang-tidy-14, clang-apply-replacements-14, clang-format-14 or
+# python3 are missing (tools/install-deps.sh installs them).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mode="${1:-}"
+[ "$mode" = check ] || [ "$mode" = apply ] || { echo "usage: tools/dialect.sh check|apply [BUILD_DIR] [-j N]" >&2; exit 2; }
+shift
+build="$root/build"
+jobs=2
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -j) shift; jobs="$1" ;;
+    *) build="$(cd "$1" && pwd)" ;;
+  esac
+  shift
+done
+
+for tool in clang-tidy-14 run-clang-tidy-14 clang-apply-replacements-14 clang-format-14 python3; do
+  if ! command -v "$tool" > /dev/null 2>&1; then
+    echo "dialect.sh: $tool is not installed (tools/install-deps.sh installs it)" >&2
+    exit 2
+  fi
+done
+if [ ! -f "$build/compile_commands.json" ]; then
+  echo "dialect.sh: $build/compile_commands.json missing: configure and build first (make build)" >&2
+  exit 2
+fi
+
+cd "$root"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+
+# The C++ files of the dialect: tracked sources and headers outside the kernel module and the RTL.
+git ls-files -- models platform driver firmware tools bench fuzz tests |
+  grep -E '\.(cpp|h|hpp)$' | grep -v -E '^driver/linux/' > "$scratch/files"
+
+# Compile commands: the main build's, plus the fuzz project's (configured only, not built).
+mkdir -p "$scratch/cc"
+if CXX=clang++ cmake -S fuzz -B "$scratch/fuzz" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$scratch/fuzz.log" 2>&1; then
+  fuzz_cc="$scratch/fuzz/compile_commands.json"
+else
+  echo "dialect.sh: configuring fuzz/ failed (see below); its sources are left out" >&2
+  tail -n 20 "$scratch/fuzz.log" >&2
+  fuzz_cc=""
+fi
+python3 - "$build/compile_commands.json" "$fuzz_cc" "$root" > "$scratch/cc/compile_commands.json" <<'PY'
+import json, os, sys
+main, fuzz, root = sys.argv[1], sys.argv[2], sys.argv[3]
+entries = [e for e in json.load(open(main))]
+if fuzz:
+    entries += json.load(open(fuzz))
+# One entry per project source (a fuzz target's library sources are also in the main build).
+seen, out = set(), []
+for e in entries:
+    f = os.path.normpath(os.path.join(e["directory"], e["file"]))
+    if not f.startswith(root + "/") or f in seen:
+        continue
+    seen.add(f)
+    out.append(e)
+json.dump(out, sys.stdout, indent=1)
+PY
+
+# The configuration: .clang-tidy with the fixtures added to the ignore lists.
+fixtures="$(git grep -h -o -E '\b(TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P|TYPED_TEST_SUITE)\([[:space:]]*[A-Za-z_][A-Za-z0-9_]*' -- tests fuzz |
+            sed -E 's/.*\([[:space:]]*//' | sort -u | paste -sd'|' -)"
+config="$(python3 - "$root/.clang-tidy" "$fixtures" "$mode" <<'PY'
+import json, sys, yaml
+cfg = yaml.safe_load(open(sys.argv[1]))
+fixtures, mode = sys.argv[2], sys.argv[3]
+opts = cfg.get("CheckOptions", [])
+if fixtures:
+    for kind in ("Class", "Struct"):
+        opts.append({"key": f"readability-identifier-naming.{kind}IgnoredRegexp", "value": f"^({fixtures})$"})
+cfg["CheckOptions"] = opts
+if mode == "apply":
+    # Only the renames; findings of the other checks are for people to fix.
+    cfg["Checks"] = "-*,readability-identifier-naming"
+    cfg["WarningsAsErrors"] = ""
+print(json.dumps(cfg))
+PY
+)"
+
+files_regex="^$root/($(cut -d/ -f1 "$scratch/files" | sort -u | paste -sd'|' -))/"
+status=0
+if [ "$mode" = apply ]; then
+  echo "dialect.sh: renaming with clang-tidy ($(wc -l < "$scratch/files") files, -j $jobs)" >&2
+  run-clang-tidy-14 -p "$scratch/cc" -config="$config" -j "$jobs" -quiet \
+    -clang-tidy-binary "$(command -v clang-tidy-14)" \
+    -clang-apply-replacements-binary "$(command -v clang-apply-replacements-14)" \
+    -fix "$files_regex" > "$scratch/tidy.log" 2>&1 || true
+  grep -E 'Applying fixes|Error' "$scratch/tidy.log" | sort | uniq -c >&2 || true
+  echo "dialect.sh: formatting with clang-format" >&2
+  xargs -a "$scratch/files" clang-format-14 -i --style=file
+  echo "dialect.sh: done; $(git diff --shortstat)" >&2
+else
+  bad_format=0
+  while read -r f; do
+    if ! clang-format-14 --style=file --dry-run --Werror "$f" > /dev/null 2>&1; then
+      echo "dialect.sh: $f is not formatted (clang-format-14 -i --style=file $f)"
+      bad_format=$((bad_format + 1))
+    fi
+  done < "$scratch/files"
+  run-clang-tidy-14 -p "$scratch/cc" -config="$config" -j "$jobs" -quiet \
+    -clang-tidy-binary "$(command -v clang-tidy-14)" "$files_regex" > "$scratch/tidy.log" 2>&1 || true
+  findings="$(sed 's/\x1b\[[0-9;]*m//g' "$scratch/tidy.log" | grep -E '^[^ ]+:[0-9]+:[0-9]+: (error|warning):' | sort -u || true)"
+  n_findings=0
+  [ -n "$findings" ] && n_findings="$(printf '%s\n' "$findings" | wc -l)"
+  [ -n "$findings" ] && printf '%s\n' "$findings"
+  tus="$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$scratch/cc/compile_commands.json")"
+  echo "dialect.sh: $(wc -l < "$scratch/files") files, $bad_format not formatted; clang-tidy over $tus translation units, $n_findings findings"
+  [ "$bad_format" -eq 0 ] && [ "$n_findings" -eq 0 ] || status=1
+fi
+exit $status
