@@ -70,12 +70,19 @@ entries = [e for e in json.load(open(main))]
 if fuzz:
     entries += json.load(open(fuzz))
 # One entry per project source (a fuzz target's library sources are also in the main build).
+# Paths written as "fuzz/../models/..." (fuzz/CMakeLists.txt's RNIC_ROOT) name the same headers as
+# "models/...": normalised, so that clang-apply-replacements sees one file, not two that conflict.
 seen, out = set(), []
 for e in entries:
     f = os.path.normpath(os.path.join(e["directory"], e["file"]))
     if not f.startswith(root + "/") or f in seen:
         continue
     seen.add(f)
+    e = dict(e, file=f)
+    for key in ("command", "arguments"):
+        if key in e:
+            e[key] = (e[key].replace(root + "/fuzz/../", root + "/") if key == "command"
+                      else [a.replace(root + "/fuzz/../", root + "/") for a in e[key]])
     out.append(e)
 json.dump(out, sys.stdout, indent=1)
 PY
@@ -108,7 +115,7 @@ if [ "$mode" = apply ]; then
     -clang-tidy-binary "$(command -v clang-tidy-14)" \
     -clang-apply-replacements-binary "$(command -v clang-apply-replacements-14)" \
     -fix "$files_regex" > "$scratch/tidy.log" 2>&1 || true
-  grep -E 'Applying fixes|Error' "$scratch/tidy.log" | sort | uniq -c >&2 || true
+  grep -E '^(Applying fixes|Error while processing)' "$scratch/tidy.log" | sort | uniq -c >&2 || true
   echo "dialect.sh: formatting with clang-format" >&2
   xargs -a "$scratch/files" clang-format-14 -i --style=file
   echo "dialect.sh: done; $(git diff --shortstat)" >&2
