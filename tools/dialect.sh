@@ -110,12 +110,22 @@ PY
 files_regex="^$root/($(cut -d/ -f1 "$scratch/files" | sort -u | paste -sd'|' -))/"
 status=0
 if [ "$mode" = apply ]; then
+  # One fixes file per translation unit, then one clang-apply-replacements over all of them: it
+  # merges the identical edits many units make to a shared header, and refuses (and says where)
+  # when two edits conflict, in which case nothing is renamed.
   echo "dialect.sh: renaming with clang-tidy ($(wc -l < "$scratch/files") files, -j $jobs)" >&2
-  run-clang-tidy-14 -p "$scratch/cc" -config="$config" -j "$jobs" -quiet \
-    -clang-tidy-binary "$(command -v clang-tidy-14)" \
-    -clang-apply-replacements-binary "$(command -v clang-apply-replacements-14)" \
-    -fix "$files_regex" > "$scratch/tidy.log" 2>&1 || true
-  grep -E '^(Applying fixes|Error while processing)' "$scratch/tidy.log" | sort | uniq -c >&2 || true
+  fixes="$scratch/fixes"
+  mkdir -p "$fixes"
+  python3 -c 'import json,sys; [print(e["file"]) for e in json.load(open(sys.argv[1]))]' \
+    "$scratch/cc/compile_commands.json" | grep -E "$files_regex" | nl -nln | tr -s ' \t' ' ' |
+    xargs -P "$jobs" -L 1 sh -c 'clang-tidy-14 -p "$0" -config="$1" -quiet -export-fixes="$2/$3.yaml" "$4" > "$2/$3.log" 2>&1 || true' \
+      "$scratch/cc" "$config" "$fixes"
+  if ! clang-apply-replacements-14 "$fixes" > "$scratch/apply.log" 2>&1; then
+    cat "$scratch/apply.log" >&2
+    echo "dialect.sh: clang-apply-replacements failed: nothing renamed" >&2
+    exit 1
+  fi
+  [ -s "$scratch/apply.log" ] && head -n 40 "$scratch/apply.log" >&2
   echo "dialect.sh: formatting with clang-format" >&2
   xargs -a "$scratch/files" clang-format-14 -i --style=file
   echo "dialect.sh: done; $(git diff --shortstat)" >&2
