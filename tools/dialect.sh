@@ -120,12 +120,110 @@ if [ "$mode" = apply ]; then
     "$scratch/cc/compile_commands.json" | grep -E "$files_regex" | nl -nln | tr -s ' \t' ' ' |
     xargs -P "$jobs" -L 1 sh -c 'clang-tidy-14 -p "$0" -config="$1" -quiet -export-fixes="$2/$3.yaml" "$4" > "$2/$3.log" 2>&1 || true' \
       "$scratch/cc" "$config" "$fixes"
+  # clang-tidy 14 places some renames at the wrong offset: at the start of the declaration
+  # ("static", "const") instead of the type's name in it, or at the name of the struct that
+  # declares a member of that type. Such an edit would overwrite the wrong word, and
+  # clang-apply-replacements refuses the whole set when it meets it beside the right one. An edit
+  # whose replaced text is not the same identifier as its new name (up to case, underscores and a
+  # constant's k) is moved to the nearest occurrence of that identifier within the statement, or
+  # dropped when there is none. The renames are written to $scratch/renames for the second pass.
+  python3 - "$fixes" "$root" "$scratch/renames" <<'PY' >&2
+import glob, os, re, sys, yaml
+fixes, root, renames_out = sys.argv[1], sys.argv[2], sys.argv[3]
+ident = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+def norm(name):
+    return name.replace("_", "").lower()
+def same_identifier(old, new):
+    o, n = norm(old), norm(new)
+    return o == n or n == "k" + o
+texts, moved, dropped, renames = {}, [], [], {}
+for path in sorted(glob.glob(os.path.join(fixes, "*.yaml"))):
+    doc = yaml.safe_load(open(path)) or {}
+    changed = False
+    for diag in doc.get("Diagnostics") or []:
+        msg = diag.get("DiagnosticMessage") or {}
+        kept = []
+        for r in msg.get("Replacements") or []:
+            f, new = r["FilePath"], r["ReplacementText"]
+            if f not in texts:
+                texts[f] = open(f, "rb").read() if os.path.isfile(f) else b""
+            text = texts[f]
+            old = text[r["Offset"]:r["Offset"] + r["Length"]].decode("utf-8", "replace")
+            if not same_identifier(old, new):
+                changed = True
+                lo, hi = max(0, r["Offset"] - 200), min(len(text), r["Offset"] + 200)
+                best = None
+                for m in ident.finditer(text, lo, hi):
+                    word = m.group().decode()
+                    if word != new and same_identifier(word, new):
+                        if best is None or abs(m.start() - r["Offset"]) < abs(best.start() - r["Offset"]):
+                            best = m
+                where = f"{os.path.relpath(f, root)}:{r['Offset']}: '{old}' -> '{new}'"
+                if best is None:
+                    dropped.append(where)
+                    continue
+                moved.append(f"{where} moved to {best.start()}")
+                r = dict(r, Offset=best.start(), Length=best.end() - best.start())
+                old = best.group().decode()
+            kept.append(r)
+            if old != new:
+                renames[old] = new
+        msg["Replacements"] = kept
+    if changed:
+        with open(path, "w") as out:
+            yaml.safe_dump(doc, out, sort_keys=False)
+print(f"dialect.sh: {len(set(moved))} misplaced renames moved to their identifier, {len(set(dropped))} dropped")
+for d in sorted(set(dropped)):
+    print(f"dialect.sh: dropped a misplaced rename: {d}")
+with open(renames_out, "w") as out:
+    for old, new in sorted(renames.items()):
+        out.write(f"{old} {new}\n")
+PY
   if ! clang-apply-replacements-14 "$fixes" > "$scratch/apply.log" 2>&1; then
     cat "$scratch/apply.log" >&2
     echo "dialect.sh: clang-apply-replacements failed: nothing renamed" >&2
     exit 1
   fi
   [ -s "$scratch/apply.log" ] && head -n 40 "$scratch/apply.log" >&2
+  # Second pass: clang-tidy 14 leaves some references unrenamed (a class template named in a
+  # template-id, SlicingTables<P>, is one). Every identifier it renamed whose old spelling has a
+  # capital (types, constants, enumerators; never a lower-case member, whose old spelling is an
+  # ordinary word) is renamed where it remains in code, outside comments and string literals.
+  python3 - "$scratch/renames" "$scratch/files" <<'PY' >&2
+import re, sys
+renames = {}
+for line in open(sys.argv[1]):
+    old, new = line.split()
+    if len(old) >= 3 and re.search(r"[A-Z]", old):
+        renames[old] = new
+files = [l.strip() for l in open(sys.argv[2]) if l.strip()]
+# Code, and the spans it must not touch: comments, string and character literals, raw strings.
+skip = re.compile(r'//[^\n]*|/\*.*?\*/|R"([^(\s]*)\(.*?\)\1"|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+ident = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+total = 0
+for f in files:
+    text = open(f, encoding="utf-8").read()
+    out, pos, n = [], 0, 0
+    def code(chunk):
+        global n
+        def sub(m):
+            global n
+            w = m.group()
+            if w in renames:
+                n += 1
+                return renames[w]
+            return w
+        return ident.sub(sub, chunk)
+    for m in skip.finditer(text):
+        out.append(code(text[pos:m.start()]))
+        out.append(m.group())
+        pos = m.end()
+    out.append(code(text[pos:]))
+    if n:
+        open(f, "w", encoding="utf-8").write("".join(out))
+        total += n
+print(f"dialect.sh: second pass renamed {total} references clang-tidy left")
+PY
   echo "dialect.sh: formatting with clang-format" >&2
   xargs -a "$scratch/files" clang-format-14 -i --style=file
   echo "dialect.sh: done; $(git diff --shortstat)" >&2
