@@ -197,8 +197,9 @@ for line in open(sys.argv[1]):
     if len(old) >= 3 and re.search(r"[A-Z]", old):
         renames[old] = new
 files = [l.strip() for l in open(sys.argv[2]) if l.strip()]
-# Code, and the spans it must not touch: comments, string and character literals, raw strings.
-skip = re.compile(r'//[^\n]*|/\*.*?\*/|R"([^(\s]*)\(.*?\)\1"|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+# Code, and the spans it must not touch: comments, string and character literals, raw strings,
+# and a GoogleTest macro's suite and test names (TEST(Crc32c, Residue) names a test, not the type).
+skip = re.compile(r'\b(?:TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P|TYPED_TEST_SUITE|TYPED_TEST_SUITE_P|INSTANTIATE_TEST_SUITE_P|INSTANTIATE_TYPED_TEST_SUITE_P|REGISTER_TYPED_TEST_SUITE_P)\s*\(\s*\w+\s*(?:,\s*\w+)?|//[^\n]*|/\*.*?\*/|R"([^(\s]*)\(.*?\)\1"|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 ident = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 total = 0
 for f in files:
