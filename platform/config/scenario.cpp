@@ -107,7 +107,7 @@ std::string index_range_text(const std::string& array_path, std::size_t size) {
 void fill(const Node& node, const json::value* in, const std::string& path, const Context& ctx, json::value& run,
           json::value& canonical) {
   switch (node.kind()) {
-    case Kind::kObject: {
+    case Kind::object: {
       if (in != nullptr && !in->is_object()) {
         fail(ctx, path, "expected " + node.expectation() + ", got " + brief_json(*in));
       }
@@ -131,9 +131,9 @@ void fill(const Node& node, const json::value* in, const std::string& path, cons
       canonical = std::move(canon_obj);
       return;
     }
-    case Kind::kArray:
-    case Kind::kSizeList: {
-      const bool size_list = node.kind() == Kind::kSizeList;
+    case Kind::array:
+    case Kind::size_list: {
+      const bool size_list = node.kind() == Kind::size_list;
       if (in == nullptr) {
         if (size_list || !node.default_value().is_null()) {
           Context def_ctx{ctx.origin, true};
@@ -182,8 +182,8 @@ void fill(const Node& node, const json::value* in, const std::string& path, cons
 }
 
 bool string_like(Kind kind) {
-  return kind == Kind::kString || kind == Kind::kEnumeration || kind == Kind::kTime || kind == Kind::kRate ||
-         kind == Kind::kFrequency;
+  return kind == Kind::string || kind == Kind::enumeration || kind == Kind::time || kind == Kind::rate ||
+         kind == Kind::frequency;
 }
 
 void apply_override(const Node& root, json::value& run_root, json::value& canon_root, const std::string& text) {
@@ -206,13 +206,13 @@ void apply_override(const Node& root, json::value& run_root, json::value& canon_
   std::string path;
   for (const std::string& part : parts) {
     const std::string next = join_path(path, part);
-    if (node->kind() == Kind::kObject) {
+    if (node->kind() == Kind::object) {
       const Node* child = node->field(part);
       if (child == nullptr) fail(ctx, next, unknown_key_message(*node, path, part));
       node = child;
       run = &run->as_object().at(part);
       canon = &canon->as_object().at(part);
-    } else if (node->kind() == Kind::kArray || node->kind() == Kind::kSizeList) {
+    } else if (node->kind() == Kind::array || node->kind() == Kind::size_list) {
       const std::size_t size = run->as_array().size();
       const std::optional<std::size_t> index = parse_index(part);
       if (!index) fail(ctx, next, "expected an array index: " + index_range_text(path, size));
@@ -298,7 +298,7 @@ Scenario Scenario::build(const Schema& schema, const json::value& file_value, co
   }
   fill(*s.root_, &file_value, "", ctx, s.run_, s.canonical_);
   for (const std::string& o : overrides) apply_override(*s.root_, s.run_, s.canonical_, o);
-  for (const Check& check : schema.checks()) {
+  for (const CheckFn& check : schema.checks()) {
     const std::string err = check(s);
     if (!err.empty()) throw ScenarioError(origin + (overrides.empty() ? "" : " (after --set overrides)") + ": " + err);
   }
@@ -316,11 +316,11 @@ Scenario::Found Scenario::lookup(const std::string& path, const char* caller) co
   std::string walked;
   for (const std::string& part : split_path(path)) {
     const std::string next = join_path(walked, part);
-    if (f.node->kind() == Kind::kObject) {
+    if (f.node->kind() == Kind::object) {
       const Node* child = f.node->field(part);
       if (child == nullptr) throw bad("unknown key " + next);
       f = Found{child, &f.run->get_object().at(part), &f.canonical->get_object().at(part)};
-    } else if (f.node->kind() == Kind::kArray || f.node->kind() == Kind::kSizeList) {
+    } else if (f.node->kind() == Kind::array || f.node->kind() == Kind::size_list) {
       const std::optional<std::size_t> index = parse_index(part);
       const std::size_t size = f.run->get_array().size();
       if (!index || *index >= size) throw bad("no element " + next + ": " + index_range_text(walked, size));
@@ -345,46 +345,46 @@ Scenario::Found Scenario::lookup_leaf(const std::string& path, const char* calle
 }
 
 bool Scenario::get_bool(const std::string& path) const {
-  return lookup_leaf(path, "get_bool", Kind::kBoolean, Kind::kBoolean).canonical->get_bool();
+  return lookup_leaf(path, "get_bool", Kind::boolean, Kind::boolean).canonical->get_bool();
 }
 
 std::int64_t Scenario::get_int(const std::string& path) const {
-  return lookup_leaf(path, "get_int", Kind::kInteger, Kind::kInteger).canonical->get_int64();
+  return lookup_leaf(path, "get_int", Kind::integer, Kind::integer).canonical->get_int64();
 }
 
 double Scenario::get_number(const std::string& path) const {
-  return lookup_leaf(path, "get_number", Kind::kNumber, Kind::kInteger).canonical->to_number<double>();
+  return lookup_leaf(path, "get_number", Kind::number, Kind::integer).canonical->to_number<double>();
 }
 
 std::string Scenario::get_string(const std::string& path) const {
-  return std::string(lookup_leaf(path, "get_string", Kind::kString, Kind::kEnumeration).canonical->get_string());
+  return std::string(lookup_leaf(path, "get_string", Kind::string, Kind::enumeration).canonical->get_string());
 }
 
 std::uint64_t Scenario::get_time_ps(const std::string& path) const {
-  return lookup_leaf(path, "get_time_ps", Kind::kTime, Kind::kTime).canonical->get_uint64();
+  return lookup_leaf(path, "get_time_ps", Kind::time, Kind::time).canonical->get_uint64();
 }
 
 double Scenario::get_rate_bps(const std::string& path) const {
-  return lookup_leaf(path, "get_rate_bps", Kind::kRate, Kind::kRate).canonical->get_double();
+  return lookup_leaf(path, "get_rate_bps", Kind::rate, Kind::rate).canonical->get_double();
 }
 
 std::uint64_t Scenario::get_size(const std::string& path) const {
-  return lookup_leaf(path, "get_size", Kind::kSize, Kind::kSize).canonical->get_uint64();
+  return lookup_leaf(path, "get_size", Kind::size, Kind::size).canonical->get_uint64();
 }
 
 double Scenario::get_frequency_hz(const std::string& path) const {
-  return lookup_leaf(path, "get_frequency_hz", Kind::kFrequency, Kind::kFrequency).canonical->get_double();
+  return lookup_leaf(path, "get_frequency_hz", Kind::frequency, Kind::frequency).canonical->get_double();
 }
 
 std::vector<std::uint64_t> Scenario::get_size_list(const std::string& path) const {
-  const Found f = lookup_leaf(path, "get_size_list", Kind::kSizeList, Kind::kSizeList);
+  const Found f = lookup_leaf(path, "get_size_list", Kind::size_list, Kind::size_list);
   std::vector<std::uint64_t> out;
   for (const json::value& v : f.canonical->get_array()) out.push_back(v.get_uint64());
   return out;
 }
 
 std::size_t Scenario::array_size(const std::string& path) const {
-  return lookup_leaf(path, "array_size", Kind::kArray, Kind::kSizeList).run->get_array().size();
+  return lookup_leaf(path, "array_size", Kind::array, Kind::size_list).run->get_array().size();
 }
 
 bool Scenario::has(const std::string& path) const {

@@ -48,18 +48,18 @@ namespace rnic::config {
 class Scenario;
 
 enum class Kind {
-  kObject,
-  kArray,
-  kBoolean,
-  kInteger,
-  kNumber,
-  kString,
-  kEnumeration,
-  kTime,
-  kRate,
-  kSize,
-  kFrequency,
-  kSizeList,
+  object,
+  array,
+  boolean,
+  integer,
+  number,
+  string,
+  enumeration,
+  time,
+  rate,
+  size,
+  frequency,
+  size_list,
 };
 
 // "object", "array", "boolean", "integer", "number", "string", "enumeration", "time", "rate", "size", "frequency",
@@ -76,7 +76,7 @@ class Node {
 
   struct Field {
     std::string name;
-    std::unique_ptr<Node> node;
+    std::unique_ptr<config::Node> node;
   };
 
   Node(Kind kind, std::string path, std::string description);
@@ -127,8 +127,8 @@ class Node {
   Node& defaults(boost::json::array elements);
 
   // ---- Introspection (used by Scenario and describe()). ----
-  Kind kind() const { return kind_; }
-  bool is_leaf() const { return kind_ != Kind::kObject && kind_ != Kind::kArray && kind_ != Kind::kSizeList; }
+  config::Kind kind() const { return kind_; }
+  bool is_leaf() const { return kind_ != Kind::object && kind_ != Kind::array && kind_ != Kind::size_list; }
   // Dotted path with "<i>" for array elements, e.g. "hosts.<i>.pcie.lanes"; "" for the root.
   const std::string& path() const { return path_; }
   const std::string& description() const { return description_; }
@@ -181,7 +181,7 @@ class Node {
 
 // A cross-field rule, run after defaults and overrides are applied. Returns "" if satisfied, otherwise a message
 // starting with the offending dotted key, e.g. "hosts.1.name: must differ from hosts.0.name (both \"a\")".
-using Check = std::function<std::string(const Scenario&)>;
+using CheckFn = std::function<std::string(const Scenario&)>;
 
 class Schema {
  public:
@@ -191,8 +191,8 @@ class Schema {
   const Node& root() const { return *root_; }
   std::shared_ptr<const Node> shared_root() const { return root_; }
 
-  void add_check(Check check) { checks_.push_back(std::move(check)); }
-  const std::vector<Check>& checks() const { return checks_; }
+  void add_check(CheckFn check) { checks_.push_back(std::move(check)); }
+  const std::vector<CheckFn>& checks() const { return checks_; }
 
   // Verifies that the defaults alone form a valid scenario (array defaults, checks) and that every inheriting leaf
   // names a leaf it may inherit; throws std::logic_error if not.
@@ -207,7 +207,7 @@ class Schema {
 
  private:
   std::shared_ptr<Node> root_;
-  std::vector<Check> checks_;
+  std::vector<CheckFn> checks_;
 };
 
 }  // namespace rnic::config

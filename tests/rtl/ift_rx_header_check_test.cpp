@@ -198,9 +198,9 @@ expected codec_header(const std::uint8_t* p) {
 }
 
 // The codec's streaming receiver on the same bytes: did it accept the header?
-ift::Error codec_deframer(const std::uint8_t* p, std::size_t len, bool* header_seen) {
+ift::ErrorCode codec_deframer(const std::uint8_t* p, std::size_t len, bool* header_seen) {
     ift::Deframer::Config cfg;
-    ift::Deframer::Handlers h;
+    ift::Deframer::HandlerSet h;
     *header_seen = false;
     h.header = [&](const std::uint8_t*, std::size_t, std::size_t) { *header_seen = true; };
     ift::Deframer d(cfg, h);
@@ -288,7 +288,7 @@ TEST_P(IftHeaderCheck, SingleBitFlipsFailLikeTheCodec) {
             bad[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
             const expected e = codec_header(bad.data());
             bool header_seen = false;
-            const ift::Error codec = codec_deframer(bad.data(), bad.size(), &header_seen);
+            const ift::ErrorCode codec = codec_deframer(bad.data(), bad.size(), &header_seen);
             const bool in_header = bit / 8 < ift::kPrefixSize + hs + ift::kCrcSize;
             const verdict v = check_frame(d(), bad.data(), bad.size(), full());
             ASSERT_EQ(v.dones, 1) << "header_size " << hs << " bit " << bit;
@@ -299,13 +299,13 @@ TEST_P(IftHeaderCheck, SingleBitFlipsFailLikeTheCodec) {
             if (in_header) {
                 ASSERT_TRUE(v.bad) << "header_size " << hs << " bit " << bit;
                 ASSERT_FALSE(v.good);
-                ASSERT_EQ(codec, ift::Error::header_crc_mismatch) << "bit " << bit;
+                ASSERT_EQ(codec, ift::ErrorCode::header_crc_mismatch) << "bit " << bit;
                 ASSERT_FALSE(header_seen);
             } else {
                 ASSERT_TRUE(v.good) << "header_size " << hs << " bit " << bit;
                 ASSERT_FALSE(v.bad);
                 ASSERT_TRUE(header_seen);
-                ASSERT_EQ(codec, ift::Error::payload_crc_mismatch) << "bit " << bit;
+                ASSERT_EQ(codec, ift::ErrorCode::payload_crc_mismatch) << "bit " << bit;
             }
         }
     }
@@ -356,10 +356,10 @@ TEST_P(IftHeaderCheck, StreamDelineatedByFrameLen) {
         sizes.emplace_back(hs, ps);
     }
     std::vector<std::pair<std::size_t, std::size_t>> codec_sizes;
-    ift::Deframer::Handlers h;
+    ift::Deframer::HandlerSet h;
     h.header = [&](const std::uint8_t*, std::size_t hs, std::size_t ps) { codec_sizes.emplace_back(hs, ps); };
     ift::Deframer ref(ift::Deframer::Config{}, h);
-    ASSERT_EQ(ref.feed(stream.data(), stream.size()), ift::Error::none);
+    ASSERT_EQ(ref.feed(stream.data(), stream.size()), ift::ErrorCode::none);
     ASSERT_EQ(codec_sizes, sizes);
 
     std::vector<std::pair<std::size_t, std::size_t>> rtl_sizes;
