@@ -113,7 +113,7 @@ void check_parse(const std::uint8_t* s, std::size_t len, const rt::DecodeOptions
     FUZZ_CHECK(seg && seg->control.size() == v->control_len && seg->payload.size() == v->payload_len);
 }
 
-void check_recovery(const rt::Recovery::Config& cfg, const std::uint8_t* s, std::size_t len,
+void check_recovery(const rt::Recovery::Settings& cfg, const std::uint8_t* s, std::size_t len,
                     std::optional<std::uint32_t> stream_offset) {
     rt::Recovery r(cfg);
     const auto a = r.assess(s, len, stream_offset);
@@ -148,7 +148,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     options.ignore_reserved_bits = (flags & 1) != 0;
     options.check_crc = (flags & 2) == 0;
     if (flags & 4) options.connection_id = in.u64();
-    rt::Recovery::Config rcfg;
+    rt::Recovery::Settings rcfg;
     rcfg.connection_id = options.connection_id.value_or(0);
     rcfg.ignore_reserved_bits = options.ignore_reserved_bits;
     rcfg.check_crc = options.check_crc;
@@ -221,7 +221,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     SplitMix chunks_b(seed ^ 0x5A5A5A5Au);
     const Run good = deframe(rt::Deframer::Config{}, wire.data(), wire.size(), &chunks_b);
     FUZZ_CHECK(good.error == rt::ErrorCode::none && good.segments == sent);
-    rt::Recovery::Config aligned;
+    rt::Recovery::Settings aligned;
     aligned.connection_id = conn;
     rt::Recovery r(aligned);
     const auto a = r.assess(wire.data(), wire.size(), 0);

@@ -152,7 +152,7 @@ bool rdmatcp_framing::deframe_whole(const frame_options& options, std::uint32_t 
     const auto conn = conns_.find(options.conn);
     if (conn == conns_.end() || !conn->second.session.connection_id) return false;  // nothing to check against
     const map::session& s = conn->second.session;
-    rt::Recovery::Config cfg;
+    rt::Recovery::Settings cfg;
     cfg.connection_id = *s.connection_id;
     cfg.accept_partial = false;  // whole segments only; a partial tail stays for the in-order path
     const rt::Recovery recovery(cfg);

@@ -164,7 +164,7 @@ struct Options {
 // Feed frames in capture order, then call finish() once.
 class StreamChecker {
 public:
-    explicit StreamChecker(const Options& options = Options{});
+    explicit StreamChecker(const check::Options& options = check::Options{});
     ~StreamChecker();
     StreamChecker(const StreamChecker&) = delete;
     StreamChecker& operator=(const StreamChecker&) = delete;

@@ -99,9 +99,9 @@ class Scenario {
   };
   // Throws std::logic_error naming `caller` on unknown paths.
   Found lookup(const std::string& path, const char* caller) const;
-  Found lookup_leaf(const std::string& path, const char* caller, Kind kind, config::Kind alt) const;
+  Found lookup_leaf(const std::string& path, const char* caller, config::Kind kind, config::Kind alt) const;
 
-  std::shared_ptr<const Node> root_;
+  std::shared_ptr<const config::Node> root_;
   boost::json::value run_;        // user notation
   boost::json::value canonical_;  // same shape; leaves canonical (uint64 ps/bytes, double bps/Hz, ...)
   std::string origin_;

@@ -64,7 +64,7 @@ enum class Kind {
 
 // "object", "array", "boolean", "integer", "number", "string", "enumeration", "time", "rate", "size", "frequency",
 // "size list".
-const char* kind_name(Kind kind);
+const char* kind_name(config::Kind kind);
 
 class Node {
  public:
@@ -74,12 +74,12 @@ class Node {
   static constexpr double kInf = std::numeric_limits<double>::infinity();
   static constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
 
-  struct Field {
+  struct NamedChild {
     std::string name;
     std::unique_ptr<config::Node> node;
   };
 
-  Node(Kind kind, std::string path, std::string description);
+  Node(config::Kind kind, std::string path, std::string description);
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   ~Node();
@@ -128,11 +128,11 @@ class Node {
 
   // ---- Introspection (used by Scenario and describe()). ----
   config::Kind kind() const { return kind_; }
-  bool is_leaf() const { return kind_ != Kind::object && kind_ != Kind::array && kind_ != Kind::size_list; }
+  bool is_leaf() const { return kind_ != config::Kind::object && kind_ != config::Kind::array && kind_ != config::Kind::size_list; }
   // Dotted path with "<i>" for array elements, e.g. "hosts.<i>.pcie.lanes"; "" for the root.
   const std::string& path() const { return path_; }
   const std::string& description() const { return description_; }
-  const std::vector<Field>& fields() const { return fields_; }
+  const std::vector<NamedChild>& fields() const { return fields_; }
   const Node* field(const std::string& name) const;
   const Node& element() const;  // arrays and size lists (a size leaf)
   std::size_t min_length() const { return min_length_; }
@@ -155,15 +155,15 @@ class Node {
 
  private:
   Node& add(const std::string& name, std::unique_ptr<Node> child);
-  std::unique_ptr<Node> make_child(Kind kind, const std::string& name, const std::string& description) const;
-  void require(Kind kind, const char* what) const;
+  std::unique_ptr<Node> make_child(config::Kind kind, const std::string& name, const std::string& description) const;
+  void require(config::Kind kind, const char* what) const;
   void check_own_default();
   std::string own_expectation() const;  // expectation() without what null means for an inheriting leaf
 
-  Kind kind_;
+  config::Kind kind_;
   std::string path_;
   std::string description_;
-  std::vector<Field> fields_;
+  std::vector<NamedChild> fields_;
   std::unique_ptr<Node> element_;
   std::size_t min_length_ = 0;
   std::size_t max_length_ = kUnbounded;

@@ -68,8 +68,8 @@ std::vector<Packet> aligned_packets(std::mt19937_64& rng, std::size_t count, std
     return packets;
 }
 
-Recovery::Config base_config() {
-    Recovery::Config c;
+Recovery::Settings base_config() {
+    Recovery::Settings c;
     c.connection_id = kConn;
     return c;
 }
@@ -78,7 +78,7 @@ TEST(RdmaTcpRecovery, AlignedTcpSegmentsAfterALossAreAccepted) {
     std::mt19937_64 rng(50);
     Stream st;
     const auto packets = aligned_packets(rng, 40, 1460, st, 1000);
-    Recovery::Config cfg = base_config();
+    Recovery::Settings cfg = base_config();
     cfg.check_message_number = true;
     cfg.next_message_number = 1003;  // packet 3 was lost: message 1003 is the oldest incomplete one
     cfg.message_window = 64;
@@ -173,7 +173,7 @@ MiddleboxResult run_middlebox(std::uint64_t seed, Recovery::Strategy strategy, b
         const Bytes seg = make_segment(t, msg, seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 1400)));
         append(st, seg, msg++);
     }
-    Recovery::Config cfg = base_config();
+    Recovery::Settings cfg = base_config();
     cfg.strategy = strategy;
     Recovery r(cfg);
     MiddleboxResult res;
@@ -259,7 +259,7 @@ TEST(RdmaTcpRecovery, EmbeddedSegmentIsAFalseMatchUnlessTheMessageNumberGivesItA
     EXPECT_EQ(false_matches, 1u);
     EXPECT_NE(a.candidates[1].reason, Reason::accepted);  // the outer CRC: 4 bytes, no header fits
 
-    Recovery::Config cfg = base_config();
+    Recovery::Settings cfg = base_config();
     cfg.check_message_number = true;
     cfg.next_message_number = 40;
     cfg.message_window = 16;

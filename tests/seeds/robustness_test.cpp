@@ -108,7 +108,7 @@ TEST(SeedsRobustness, ParsersNeverReadPastTheEndAndAlwaysNameTheError) {
                 EXPECT_LE(s->payload.size(), n);
             }
         }
-        rdmatcp::Recovery::Config rc;
+        rdmatcp::Recovery::Settings rc;
         rc.strategy = rdmatcp::Recovery::Strategy::scan_words;
         rc.check_crc = iter % 2 == 0;
         rdmatcp::Recovery r(rc);

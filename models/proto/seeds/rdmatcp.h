@@ -233,7 +233,7 @@ private:
 class Recovery {
 public:
     enum class Strategy : std::uint8_t { assume_aligned, scan_words };
-    struct Config {
+    struct Settings {
         std::uint64_t connection_id = 0;
         bool ignore_reserved_bits = false;
         bool check_crc = true;
@@ -292,13 +292,13 @@ public:
         bool partial_tail = false;          // the last accepted segment continues after the bytes
     };
 
-    struct Stats {
+    struct Counters {
         std::uint64_t assessed = 0, aligned = 0, resynchronized = 0, buffered = 0;
         std::uint64_t candidates = 0;
         std::uint64_t by_reason[kReasonCount] = {};
     };
 
-    explicit Recovery(const Config& cfg) : cfg_(cfg) {}
+    explicit Recovery(const Settings& cfg) : cfg_(cfg) {}
 
     // `data`/`len`: the payload of one TCP segment. `stream_offset`: its first byte's offset from
     // the first byte of the stream (TCP sequence number minus ISN minus 1), mod 2^32, if known.
@@ -308,13 +308,13 @@ public:
     Candidate examine(const std::uint8_t* data, std::size_t len, std::size_t offset,
                       std::optional<std::uint32_t> stream_offset = std::nullopt) const;
 
-    Recovery::Config& config() { return cfg_; }
-    const Recovery::Config& config() const { return cfg_; }
-    const Recovery::Stats& stats() const { return stats_; }
+    Recovery::Settings& config() { return cfg_; }
+    const Recovery::Settings& config() const { return cfg_; }
+    const Recovery::Counters& stats() const { return stats_; }
 
 private:
-    Recovery::Config cfg_;
-    Recovery::Stats stats_;
+    Recovery::Settings cfg_;
+    Recovery::Counters stats_;
 };
 
 }  // namespace rnic::proto::rdmatcp
