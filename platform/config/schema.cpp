@@ -467,8 +467,8 @@ const Node* object_leaf(const Node& root, const std::string& path) {
   return n != nullptr && n->is_leaf() && n->path() == path ? n : nullptr;
 }
 
-void verify_inheritance(const Node& root, const Node& node) {
-  for (const Node::NamedChild& f : node.fields()) {
+void verify_inheritance(const Node& root, const Node& object) {
+  for (const Node::NamedChild& f : object.fields()) {
     const Node& n = *f.node;
     if (n.kind() == config::Kind::object) verify_inheritance(root, n);
     if (n.kind() == config::Kind::array) verify_inheritance(root, n.element());
@@ -498,8 +498,8 @@ struct Row {
   std::string key, kind, default_text, constraint, description;
 };
 
-void collect(const Node& node, std::vector<Row>& rows) {
-  for (const Node::NamedChild& f : node.fields()) {
+void collect(const Node& object, std::vector<Row>& rows) {
+  for (const Node::NamedChild& f : object.fields()) {
     const Node& n = *f.node;
     Row r{n.path(), kind_name(n.kind()), "", n.constraint(), n.description()};
     if (!n.inherited_from().empty()) {

@@ -19,7 +19,7 @@ using seeds_test::Bytes;
 using seeds_test::hex;
 using seeds_test::to_hex;
 
-Bytes frame(const Bytes& header, const Bytes& payload) { return encode(Frame{header, payload}); }
+Bytes make_frame(const Bytes& header, const Bytes& payload) { return encode(Frame{header, payload}); }
 
 // §3.1 second figure: an unaligned frame. A 14-byte DDP header (a tagged DDP header's size)
 // puts the Header CRC at offset 18 and a 7-byte payload puts the Payload CRC at offset 29:
@@ -28,7 +28,7 @@ Bytes frame(const Bytes& header, const Bytes& payload) { return encode(Frame{hea
 TEST(Ift, ByteExactUnalignedFrame) {
     Bytes header;
     for (int i = 0; i < 14; ++i) header.push_back(static_cast<std::uint8_t>(0x80 + i));
-    const Bytes wire = frame(header, seeds_test::text("IFT!abc"));
+    const Bytes wire = make_frame(header, seeds_test::text("IFT!abc"));
     EXPECT_EQ(to_hex(wire), to_hex(hex("000e 0007"                              // header_size 14, payload_size 7
                                        "80818283 84858687 88898a8b 8c8d"        // DDP header
                                        "1663d48b"                               // Header CRC (over bytes 0..17)
@@ -41,7 +41,7 @@ TEST(Ift, ByteExactUnalignedFrame) {
 }
 
 TEST(Ift, EmptyPayloadStillHasPayloadCrc) {
-    const Bytes wire = frame(hex("112233"), {});
+    const Bytes wire = make_frame(hex("112233"), {});
     EXPECT_EQ(to_hex(wire), to_hex(hex("0003 0000 112233 ea271c21 00000000")));
     std::string err;
     const auto f = decode(wire.data(), wire.size(), &err);
@@ -51,7 +51,7 @@ TEST(Ift, EmptyPayloadStillHasPayloadCrc) {
 }
 
 TEST(Ift, SizeFieldsAreBigEndian) {
-    const Bytes wire = frame(Bytes(0x0102, 0xAA), Bytes(0x0304, 0xBB));
+    const Bytes wire = make_frame(Bytes(0x0102, 0xAA), Bytes(0x0304, 0xBB));
     EXPECT_EQ(wire[0], 0x01);
     EXPECT_EQ(wire[1], 0x02);
     EXPECT_EQ(wire[2], 0x03);
@@ -68,7 +68,7 @@ TEST(Ift, RoundTripsRandomFramesIncludingExtremes) {
     for (const auto& [h, p] : sizes) {
         const Bytes header = seeds_test::random_bytes(rng, h);
         const Bytes payload = seeds_test::random_bytes(rng, p);
-        Bytes wire = frame(header, payload);
+        Bytes wire = make_frame(header, payload);
         ASSERT_EQ(wire.size(), frame_length(h, p));
         wire.push_back(0x5A);  // bytes after the frame are not looked at
         std::string err;
@@ -103,7 +103,7 @@ ErrorCode decode_error(const Bytes& wire, const DecodeOptions& options = {}) {
 TEST(Ift, CrcCoverageBitByBit) {
     const Bytes header = hex("0102030405060708090a0b0c0d0e");
     const Bytes payload = seeds_test::text("payload bytes!");
-    const Bytes wire = frame(header, payload);
+    const Bytes wire = make_frame(header, payload);
     const std::size_t header_crc = 4 + header.size();
     const std::size_t payload_start = header_crc + 4;
     for (std::size_t bit = 0; bit < wire.size() * 8; ++bit) {
@@ -121,7 +121,7 @@ TEST(Ift, CrcCoverageBitByBit) {
 }
 
 TEST(Ift, EveryDecodeError) {
-    const Bytes wire = frame(hex("aabbccdd"), hex("0102030405"));
+    const Bytes wire = make_frame(hex("aabbccdd"), hex("0102030405"));
     // truncated: at every length short of the frame
     for (std::size_t n = 0; n < wire.size(); ++n) {
         const Bytes cut(wire.begin(), wire.begin() + static_cast<std::ptrdiff_t>(n));
