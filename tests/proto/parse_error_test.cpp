@@ -385,10 +385,10 @@ protected:
         paths_.push_back(p);
         return p;
     }
-    std::string write(const std::string& name, const Bytes& bytes) {
+    std::string write(const std::string& name, const Bytes& content) {
         const std::string p = path(name);
         std::ofstream f(p, std::ios::binary);
-        f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        f.write(reinterpret_cast<const char*>(content.data()), static_cast<std::streamsize>(content.size()));
         return p;
     }
     static Bytes header(std::uint32_t magic = kPcapMagicNanoseconds) {

@@ -26,11 +26,11 @@ constexpr std::uint64_t kConn = 0x5EC0DE5EED000001ull;
 
 struct Packet {
     std::uint32_t stream_offset;
-    Bytes bytes;
+    seeds_test::Bytes bytes;
 };
 
 struct Stream {
-    Bytes bytes;
+    seeds_test::Bytes bytes;
     std::set<std::size_t> starts;  // true segment starts (stream offsets)
     std::vector<std::uint32_t> message_numbers;
 };
