@@ -37,7 +37,7 @@ struct Delivered {
 
 struct Run {
     std::vector<Delivered> frames;
-    ift::Error error = ift::Error::none;
+    ift::ErrorCode error = ift::ErrorCode::none;
     std::string detail;
     std::uint64_t consumed = 0;
 };
@@ -48,7 +48,7 @@ Run deframe(const ift::Deframer::Config& cfg, const std::uint8_t* s, std::size_t
     bool in_frame = false;
     Bytes header, pieces;
     std::size_t payload_size = 0;
-    ift::Deframer::Handlers h;
+    ift::Deframer::HandlerSet h;
     h.header = [&](const std::uint8_t* hdr, std::size_t hdr_size, std::size_t psize) {
         FUZZ_CHECK(!in_frame);
         FUZZ_CHECK(hdr_size <= cfg.limits.max_header_size && hdr_size >= cfg.limits.min_header_size);
@@ -76,32 +76,32 @@ Run deframe(const ift::Deframer::Config& cfg, const std::uint8_t* s, std::size_t
     std::size_t at = 0;
     while (at < len) {
         const std::size_t n = rng != nullptr ? std::min(rnic::fuzz::next_chunk(*rng), len - at) : len - at;
-        const ift::Error was = d.error();
+        const ift::ErrorCode was = d.error();
         const std::uint64_t before = d.bytes_consumed();
-        const ift::Error e = d.feed(s + at, n);
+        const ift::ErrorCode e = d.feed(s + at, n);
         FUZZ_CHECK(e == d.error() && d.bytes_consumed() - before <= n);
-        if (was != ift::Error::none) FUZZ_CHECK(e == was && d.bytes_consumed() == before);
-        if (e == ift::Error::none) FUZZ_CHECK(d.bytes_consumed() - before == n);
+        if (was != ift::ErrorCode::none) FUZZ_CHECK(e == was && d.bytes_consumed() == before);
+        if (e == ift::ErrorCode::none) FUZZ_CHECK(d.bytes_consumed() - before == n);
         at += n;
     }
     run.error = d.error();
     run.detail = d.error_detail();
     run.consumed = d.bytes_consumed();
     FUZZ_CHECK(d.frames() == run.frames.size());
-    FUZZ_CHECK((run.error == ift::Error::none) == run.detail.empty());
-    if (run.error == ift::Error::none) FUZZ_CHECK(run.consumed == len && (!d.at_frame_boundary() || !in_frame));
+    FUZZ_CHECK((run.error == ift::ErrorCode::none) == run.detail.empty());
+    if (run.error == ift::ErrorCode::none) FUZZ_CHECK(run.consumed == len && (!d.at_frame_boundary() || !in_frame));
     return run;
 }
 
 void check_parse(const std::uint8_t* s, std::size_t len, const ift::DecodeOptions& limits) {
     std::string error;
-    ift::Error code = ift::Error::none;
+    ift::ErrorCode code = ift::ErrorCode::none;
     const auto v = ift::parse(s, len, &error, &code, limits);
     if (!v) {
-        FUZZ_CHECK(code != ift::Error::none && !error.empty());
+        FUZZ_CHECK(code != ift::ErrorCode::none && !error.empty());
         return;
     }
-    FUZZ_CHECK(code == ift::Error::none);
+    FUZZ_CHECK(code == ift::ErrorCode::none);
     FUZZ_CHECK(v->wire_length == ift::frame_length_at(s, len) && v->wire_length <= len);
     FUZZ_CHECK(v->wire_length == ift::frame_length(v->header_size, v->payload_size));
     FUZZ_CHECK(v->header == s + ift::kPrefixSize);
@@ -154,6 +154,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     SplitMix chunks_b(seed ^ 0x5A5A5A5Au);
     const Run good = deframe(good_cfg, wire.data(), wire.size(), &chunks_b);
-    FUZZ_CHECK(good.error == ift::Error::none && good.frames == sent && good.consumed == wire.size());
+    FUZZ_CHECK(good.error == ift::ErrorCode::none && good.frames == sent && good.consumed == wire.size());
     return 0;
 }

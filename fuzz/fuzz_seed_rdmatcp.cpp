@@ -46,7 +46,7 @@ Bytes flatten(const rt::SegmentView& v) {
 
 struct Run {
     std::vector<Bytes> segments;
-    rt::Error error = rt::Error::none;
+    rt::ErrorCode error = rt::ErrorCode::none;
     std::string detail;
     std::uint64_t consumed = 0;
 };
@@ -62,20 +62,20 @@ Run deframe(const rt::Deframer::Config& cfg, const std::uint8_t* s, std::size_t 
     std::size_t at = 0;
     while (at < len) {
         const std::size_t n = rng != nullptr ? std::min(rnic::fuzz::next_chunk(*rng), len - at) : len - at;
-        const rt::Error was = d.error();
+        const rt::ErrorCode was = d.error();
         const std::uint64_t before = d.bytes_consumed();
-        const rt::Error e = d.feed(s + at, n);
+        const rt::ErrorCode e = d.feed(s + at, n);
         FUZZ_CHECK(e == d.error() && d.bytes_consumed() - before <= n);
-        if (was != rt::Error::none) FUZZ_CHECK(e == was && d.bytes_consumed() == before);
-        if (e == rt::Error::none) FUZZ_CHECK(d.bytes_consumed() - before == n);
+        if (was != rt::ErrorCode::none) FUZZ_CHECK(e == was && d.bytes_consumed() == before);
+        if (e == rt::ErrorCode::none) FUZZ_CHECK(d.bytes_consumed() - before == n);
         at += n;
     }
     run.error = d.error();
     run.detail = d.error_detail();
     run.consumed = d.bytes_consumed();
     FUZZ_CHECK(d.segments() == run.segments.size());
-    FUZZ_CHECK((run.error == rt::Error::none) == run.detail.empty());
-    if (run.error == rt::Error::none) FUZZ_CHECK(run.consumed == len);
+    FUZZ_CHECK((run.error == rt::ErrorCode::none) == run.detail.empty());
+    if (run.error == rt::ErrorCode::none) FUZZ_CHECK(run.consumed == len);
     // A learned (or configured) Connection ID is that of every delivered segment.
     if (!run.segments.empty()) FUZZ_CHECK(d.connection_id().has_value());
     return run;
@@ -83,22 +83,22 @@ Run deframe(const rt::Deframer::Config& cfg, const std::uint8_t* s, std::size_t 
 
 void check_parse(const std::uint8_t* s, std::size_t len, const rt::DecodeOptions& options) {
     std::string error;
-    rt::Error code = rt::Error::none;
+    rt::ErrorCode code = rt::ErrorCode::none;
     const auto h = rt::decode_header(s, len, &error, &code);
     if (h) {
         Bytes b(h->size());
         rt::encode_header(*h, b.data());
         FUZZ_CHECK(std::memcmp(b.data(), s, b.size()) == 0);
     } else {
-        FUZZ_CHECK(code == rt::Error::truncated);
+        FUZZ_CHECK(code == rt::ErrorCode::truncated);
     }
     const auto v = rt::parse(s, len, &error, &code, options);
     if (!v) {
-        FUZZ_CHECK(code != rt::Error::none && !error.empty());
+        FUZZ_CHECK(code != rt::ErrorCode::none && !error.empty());
         return;
     }
-    FUZZ_CHECK(h && code == rt::Error::none);
-    FUZZ_CHECK(rt::check_header(v->header, options, nullptr) == rt::Error::none);
+    FUZZ_CHECK(h && code == rt::ErrorCode::none);
+    FUZZ_CHECK(rt::check_header(v->header, options, nullptr) == rt::ErrorCode::none);
     FUZZ_CHECK(v->wire_length == rt::wire_length(v->header.segment_length) && v->wire_length <= len);
     FUZZ_CHECK(v->control == s + v->header.size() && v->payload == v->control + v->control_len);
     FUZZ_CHECK(v->header.size() + v->control_len + v->payload_len == v->header.segment_length);
@@ -113,7 +113,7 @@ void check_parse(const std::uint8_t* s, std::size_t len, const rt::DecodeOptions
     FUZZ_CHECK(seg && seg->control.size() == v->control_len && seg->payload.size() == v->payload_len);
 }
 
-void check_recovery(const rt::Recovery::Config& cfg, const std::uint8_t* s, std::size_t len,
+void check_recovery(const rt::Recovery::Settings& cfg, const std::uint8_t* s, std::size_t len,
                     std::optional<std::uint32_t> stream_offset) {
     rt::Recovery r(cfg);
     const auto a = r.assess(s, len, stream_offset);
@@ -148,7 +148,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     options.ignore_reserved_bits = (flags & 1) != 0;
     options.check_crc = (flags & 2) == 0;
     if (flags & 4) options.connection_id = in.u64();
-    rt::Recovery::Config rcfg;
+    rt::Recovery::Settings rcfg;
     rcfg.connection_id = options.connection_id.value_or(0);
     rcfg.ignore_reserved_bits = options.ignore_reserved_bits;
     rcfg.check_crc = options.check_crc;
@@ -176,7 +176,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Run whole = deframe(dcfg, s, len, nullptr);
     const Run pieces = deframe(dcfg, s, len, &chunks);
     FUZZ_CHECK(whole.segments == pieces.segments && whole.error == pieces.error && whole.detail == pieces.detail);
-    if (whole.error == rt::Error::none) FUZZ_CHECK(whole.consumed == pieces.consumed);
+    if (whole.error == rt::ErrorCode::none) FUZZ_CHECK(whole.consumed == pieces.consumed);
     check_recovery(rcfg, s, len, stream_offset);
 
     // Well-formed segments with fields taken from S.
@@ -220,8 +220,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     SplitMix chunks_b(seed ^ 0x5A5A5A5Au);
     const Run good = deframe(rt::Deframer::Config{}, wire.data(), wire.size(), &chunks_b);
-    FUZZ_CHECK(good.error == rt::Error::none && good.segments == sent);
-    rt::Recovery::Config aligned;
+    FUZZ_CHECK(good.error == rt::ErrorCode::none && good.segments == sent);
+    rt::Recovery::Settings aligned;
     aligned.connection_id = conn;
     rt::Recovery r(aligned);
     const auto a = r.assess(wire.data(), wire.size(), 0);

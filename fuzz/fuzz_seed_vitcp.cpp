@@ -56,7 +56,7 @@ bool same(const vi::Segment& a, const vi::Segment& b) {
 // A delivered segment as bytes: its whole wire image (Segment Length bytes).
 struct Run {
     std::vector<Bytes> segments;
-    vi::Error error = vi::Error::none;
+    vi::ErrorCode error = vi::ErrorCode::none;
     std::string detail;
     std::uint64_t consumed = 0;
 };
@@ -74,20 +74,20 @@ Run deframe(const vi::Deframer::Config& cfg, const std::uint8_t* s, std::size_t 
     std::size_t at = 0;
     while (at < len) {
         const std::size_t n = rng != nullptr ? std::min(rnic::fuzz::next_chunk(*rng), len - at) : len - at;
-        const vi::Error was = d.error();
+        const vi::ErrorCode was = d.error();
         const std::uint64_t before = d.bytes_consumed();
-        const vi::Error e = d.feed(s + at, n);
+        const vi::ErrorCode e = d.feed(s + at, n);
         FUZZ_CHECK(e == d.error() && d.bytes_consumed() - before <= n);
-        if (was != vi::Error::none) FUZZ_CHECK(e == was && d.bytes_consumed() == before);
-        if (e == vi::Error::none) FUZZ_CHECK(d.bytes_consumed() - before == n);
+        if (was != vi::ErrorCode::none) FUZZ_CHECK(e == was && d.bytes_consumed() == before);
+        if (e == vi::ErrorCode::none) FUZZ_CHECK(d.bytes_consumed() - before == n);
         at += n;
     }
     run.error = d.error();
     run.detail = d.error_detail();
     run.consumed = d.bytes_consumed();
     FUZZ_CHECK(d.segments() == run.segments.size());
-    FUZZ_CHECK((run.error == vi::Error::none) == run.detail.empty());
-    if (run.error == vi::Error::none) FUZZ_CHECK(run.consumed == len);
+    FUZZ_CHECK((run.error == vi::ErrorCode::none) == run.detail.empty());
+    if (run.error == vi::ErrorCode::none) FUZZ_CHECK(run.consumed == len);
     return run;
 }
 
@@ -131,13 +131,13 @@ void check_parse(const std::uint8_t* s, std::size_t len, bool crc_negotiated, co
         vi::encode_header(*h, b.data());
         FUZZ_CHECK(std::memcmp(b.data(), s, b.size()) == 0);
     }
-    vi::Error code = vi::Error::none;
+    vi::ErrorCode code = vi::ErrorCode::none;
     const auto v = vi::parse(s, len, crc_negotiated, &error, &code, options);
     if (!v) {
-        FUZZ_CHECK(code != vi::Error::none && !error.empty());
+        FUZZ_CHECK(code != vi::ErrorCode::none && !error.empty());
         return;
     }
-    FUZZ_CHECK(code == vi::Error::none);
+    FUZZ_CHECK(code == vi::ErrorCode::none);
     FUZZ_CHECK(v->wire_length == v->header.segment_length && v->wire_length <= len);
     FUZZ_CHECK(v->payload >= s + vi::kSegmentHeaderSize &&
                v->payload + v->payload_len + (v->crc_present ? vi::kTrailerSize : 0) == s + v->wire_length);
@@ -184,7 +184,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Run whole = deframe(cfg, s, len, nullptr);
     const Run pieces = deframe(cfg, s, len, &chunks);
     FUZZ_CHECK(whole.segments == pieces.segments && whole.error == pieces.error && whole.detail == pieces.detail);
-    if (whole.error == vi::Error::none) FUZZ_CHECK(whole.consumed == pieces.consumed);
+    if (whole.error == vi::ErrorCode::none) FUZZ_CHECK(whole.consumed == pieces.consumed);
 
     // Well-formed segments with fields and payloads taken from S.
     SplitMix cuts(~std::uint64_t{seed});
@@ -247,6 +247,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     SplitMix chunks_b(seed ^ 0x5A5A5A5Au);
     const Run good = deframe(good_cfg, wire.data(), wire.size(), &chunks_b);
-    FUZZ_CHECK(good.error == vi::Error::none && good.segments == sent && good.consumed == wire.size());
+    FUZZ_CHECK(good.error == vi::ErrorCode::none && good.segments == sent && good.consumed == wire.size());
     return 0;
 }

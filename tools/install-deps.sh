@@ -2,7 +2,8 @@
 # Installs the Debian packages the build and the tests need, only when one is missing.
 set -euo pipefail
 packages=(cmake make g++ pkg-config libsystemc-dev libboost1.81-dev libboost-json1.81-dev
-          libgtest-dev libgmock-dev tshark clang libclang-rt-14-dev llvm gnuplot-nox parallel verilator)
+          libgtest-dev libgmock-dev tshark clang libclang-rt-14-dev llvm gnuplot-nox parallel verilator
+          clang-tidy-14 clang-format-14 clang-tools-14 python3-yaml)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

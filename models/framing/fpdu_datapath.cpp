@@ -92,7 +92,7 @@ std::unique_ptr<fpdu_datapath> make_tlm_datapath(std::uint32_t bytes_per_cycle) 
     return std::make_unique<tlm_datapath>(bytes_per_cycle);
 }
 
-datapath_deframer::datapath_deframer(fpdu_datapath& datapath, const mpa::Deframer::Config& cfg, Sink sink)
+datapath_deframer::datapath_deframer(fpdu_datapath& datapath, const mpa::Deframer::Config& cfg, SinkFn sink)
     : dp_(datapath), cfg_(cfg), sink_(std::move(sink)), pos_(cfg.stream_pos) {}
 
 mpa::DeframeError datapath_deframer::feed(const std::uint8_t* data, std::size_t len) {

@@ -71,8 +71,8 @@ std::unique_ptr<fpdu_datapath> make_tlm_datapath(std::uint32_t bytes_per_cycle);
 // after the first error), so the MPA framing can use either.
 class datapath_deframer {
 public:
-    using Sink = std::function<void(const std::uint8_t* ulpdu, std::size_t len, const datapath_cycles& cycles)>;
-    datapath_deframer(fpdu_datapath& datapath, const proto::mpa::Deframer::Config& cfg, Sink sink);
+    using SinkFn = std::function<void(const std::uint8_t* ulpdu, std::size_t len, const datapath_cycles& cycles)>;
+    datapath_deframer(fpdu_datapath& datapath, const proto::mpa::Deframer::Config& cfg, SinkFn sink);
 
     proto::mpa::DeframeError feed(const std::uint8_t* data, std::size_t len);
     proto::mpa::DeframeError error() const { return error_; }
@@ -82,7 +82,7 @@ public:
 private:
     fpdu_datapath& dp_;
     proto::mpa::Deframer::Config cfg_;
-    Sink sink_;
+    SinkFn sink_;
     std::vector<std::uint8_t> pending_;  // stream bytes from the start of the next FPDU on
     std::uint32_t pos_;                  // marker-space position of pending_[0]
     std::uint64_t consumed_ = 0;         // stream bytes before pending_[0]

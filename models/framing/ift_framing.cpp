@@ -31,9 +31,9 @@ class ift_deframer final : public frame_deframer {
 public:
     ift_deframer(std::uint32_t width, frame_sink sink) : deframer_(config(), handlers(width, std::move(sink))) {}
     deframe_status feed(const std::uint8_t* data, std::size_t len) override {
-        const ift::Error e = deframer_.feed(data, len);
-        if (e == ift::Error::none) return deframe_status::ok;
-        const bool crc = e == ift::Error::header_crc_mismatch || e == ift::Error::payload_crc_mismatch;
+        const ift::ErrorCode e = deframer_.feed(data, len);
+        if (e == ift::ErrorCode::none) return deframe_status::ok;
+        const bool crc = e == ift::ErrorCode::header_crc_mismatch || e == ift::ErrorCode::payload_crc_mismatch;
         return crc ? deframe_status::crc_error : deframe_status::framing_error;
     }
     std::string error_name() const override { return std::string("IFT ") + ift::to_string(deframer_.error()); }
@@ -46,8 +46,8 @@ private:
         cfg.limits.max_payload_size = ift::kMaxPayloadSize;
         return cfg;
     }
-    static ift::Deframer::Handlers handlers(std::uint32_t width, frame_sink sink) {
-        ift::Deframer::Handlers h;
+    static ift::Deframer::HandlerSet handlers(std::uint32_t width, frame_sink sink) {
+        ift::Deframer::HandlerSet h;
         h.frame = [width, sink = std::move(sink)](const ift::FrameView& f, bool) {
             std::vector<std::uint8_t> ulpdu(f.header, f.header + f.header_size);
             ulpdu.insert(ulpdu.end(), f.payload, f.payload + f.payload_size);

@@ -31,7 +31,7 @@ deframe_status status_of(mpa::DeframeError e) {
 // The TLM datapath: the codec's Deframer checks the FPDUs as the bytes arrive; the datapath's cost
 // follows from each FPDU's wire length (one bus word per cycle, as the RTL measures it). The
 // codec's sink for FPDUs from position `pos` on, charging each and passing it to `sink`.
-mpa::Deframer::Sink charged(const frame_options& options, std::uint32_t pos, std::uint32_t width, frame_sink sink) {
+mpa::Deframer::SinkFn charged(const frame_options& options, std::uint32_t pos, std::uint32_t width, frame_sink sink) {
     return [markers = options.markers, next = pos, width, sink = std::move(sink)](const std::uint8_t* ulpdu,
                                                                                   std::size_t len) mutable {
         const std::size_t wire = mpa::fpdu_wire_length(len, markers, next);

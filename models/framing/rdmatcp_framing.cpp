@@ -22,13 +22,13 @@ public:
 
     deframe_status feed(const std::uint8_t* data, std::size_t len) override {
         if (failed_) return deframe_status::framing_error;
-        const rt::Error e = deframer_.feed(data, len);
+        const rt::ErrorCode e = deframer_.feed(data, len);
         if (failed_) return deframe_status::framing_error;
-        if (e == rt::Error::none) return deframe_status::ok;
+        if (e == rt::ErrorCode::none) return deframe_status::ok;
         error_name_ = std::string("RDMA/TCP ") + rt::to_string(e);
         error_detail_ = deframer_.error_detail();
         failed_ = true;
-        return e == rt::Error::crc_mismatch ? deframe_status::crc_error : deframe_status::framing_error;
+        return e == rt::ErrorCode::crc_mismatch ? deframe_status::crc_error : deframe_status::framing_error;
     }
     std::string error_name() const override { return error_name_; }
     const std::string& error_detail() const override { return error_detail_; }
@@ -152,7 +152,7 @@ bool rdmatcp_framing::deframe_whole(const frame_options& options, std::uint32_t 
     const auto conn = conns_.find(options.conn);
     if (conn == conns_.end() || !conn->second.session.connection_id) return false;  // nothing to check against
     const map::session& s = conn->second.session;
-    rt::Recovery::Config cfg;
+    rt::Recovery::Settings cfg;
     cfg.connection_id = *s.connection_id;
     cfg.accept_partial = false;  // whole segments only; a partial tail stays for the in-order path
     const rt::Recovery recovery(cfg);

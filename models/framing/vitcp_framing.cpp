@@ -21,13 +21,13 @@ public:
 
     deframe_status feed(const std::uint8_t* data, std::size_t len) override {
         if (failed_) return failed_crc_ ? deframe_status::crc_error : deframe_status::framing_error;
-        const vt::Error e = deframer_.feed(data, len);
+        const vt::ErrorCode e = deframer_.feed(data, len);
         if (failed_) return failed_crc_ ? deframe_status::crc_error : deframe_status::framing_error;
-        if (e == vt::Error::none) return deframe_status::ok;
+        if (e == vt::ErrorCode::none) return deframe_status::ok;
         error_name_ = std::string("VI/TCP ") + vt::to_string(e);
         error_detail_ = deframer_.error_detail();
         failed_ = true;
-        return e == vt::Error::crc_mismatch ? deframe_status::crc_error : deframe_status::framing_error;
+        return e == vt::ErrorCode::crc_mismatch ? deframe_status::crc_error : deframe_status::framing_error;
     }
     std::string error_name() const override { return error_name_; }
     const std::string& error_detail() const override { return error_detail_; }
@@ -175,12 +175,12 @@ bool vitcp_framing::deframe_whole(const frame_options& options, std::uint32_t, c
     std::size_t at = 0;
     while (at < len) {
         std::string why;
-        vt::Error code = vt::Error::none;
+        vt::ErrorCode code = vt::ErrorCode::none;
         const auto seg = vt::parse(data + at, len - at, s.crc, &why, &code);
         if (!seg) {
             // A segment cut by the TCP segment's end (re-segmented on the way) stays for the in-order
             // path; anything else at a located start is no segment.
-            if (code == vt::Error::truncated) break;
+            if (code == vt::ErrorCode::truncated) break;
             return false;
         }
         const map::ooo_verdict v = map::accept_out_of_order(s, *seg, ulpdu, &why);

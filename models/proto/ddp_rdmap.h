@@ -47,7 +47,7 @@ struct Header {
     bool tagged = false;
     bool last = true;
     std::uint8_t ddp_version = 1, rdmap_version = 1;
-    Opcode opcode = Opcode::send;
+    ddp::Opcode opcode = ddp::Opcode::send;
     std::uint32_t invalidate_stag = 0;  // untagged: the 32-bit field after the RDMAP control byte (RsvdULP / Invalidate STag)
     std::uint32_t stag = 0;             // tagged
     std::uint64_t tagged_offset = 0;    // tagged

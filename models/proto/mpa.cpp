@@ -204,7 +204,7 @@ const char* to_string(DeframeError e) {
 // ---------------------------------------------------------------------------------------------
 // Deframer
 
-Deframer::Deframer(const Config& cfg, Sink sink) : cfg_(cfg), sink_(std::move(sink)), pos_(cfg.stream_pos) {}
+Deframer::Deframer(const Config& cfg, SinkFn sink) : cfg_(cfg), sink_(std::move(sink)), pos_(cfg.stream_pos) {}
 
 // A Marker starts at every multiple of 512. Like build_fpdu(), a stream that starts 1-3 bytes
 // past a boundary (which MPA never produces) is taken to start with FPDU bytes.

@@ -77,9 +77,9 @@ public:
         std::size_t max_ulpdu = 65535;   // larger ULPDU_Length values are an error
     };
     // Called once per good FPDU; the pointer is valid only during the call.
-    using Sink = std::function<void(const std::uint8_t* ulpdu, std::size_t len)>;
+    using SinkFn = std::function<void(const std::uint8_t* ulpdu, std::size_t len)>;
 
-    Deframer(const Config& cfg, Sink sink);
+    Deframer(const Config& cfg, SinkFn sink);
 
     // Consumes all of `data` unless an error occurs. Returns DeframeError::none or the first
     // error (also on every later call); error_detail() then says what and at which stream byte.
@@ -109,7 +109,7 @@ private:
     void advance(std::size_t n);
 
     Config cfg_;
-    Sink sink_;
+    SinkFn sink_;
     Field field_ = Field::length;
     std::size_t got_ = 0;             // bytes of the current field received so far
     std::size_t ulpdu_len_ = 0;       // of the FPDU in progress

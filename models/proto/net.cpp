@@ -201,7 +201,7 @@ bool parse_options(const std::uint8_t* o, std::size_t len, std::size_t base, Tcp
     return true;
 }
 
-bool parse_error(std::string* error, ParseError* code, ParseError kind, std::string text) {
+bool fail_parse(std::string* error, ParseError* code, ParseError kind, std::string text) {
     set_code(code, kind);
     if (error != nullptr) *error = std::move(text);
     return false;
@@ -212,20 +212,20 @@ bool parse_ipv4_header(const std::uint8_t* frame, std::size_t len, ParsedTcpFram
     const std::size_t at = kEthernetHeaderSize;
     const std::uint8_t* ip = frame + at;
     if (len < at + kIpv4HeaderSize)
-        return parse_error(error, code, ParseError::short_input, format("frame of %zu bytes too short for an IPv4 header at offset %zu", len, at));
+        return fail_parse(error, code, ParseError::short_input, format("frame of %zu bytes too short for an IPv4 header at offset %zu", len, at));
     if ((ip[0] >> 4) != 4)
-        return parse_error(error, code, ParseError::bad_version, format("IPv4 version field at offset %zu is %u, not 4", at,
+        return fail_parse(error, code, ParseError::bad_version, format("IPv4 version field at offset %zu is %u, not 4", at,
                                          static_cast<unsigned>(ip[0] >> 4)));
     ihl = static_cast<std::size_t>(ip[0] & 0x0F) * 4;
     if (ihl < kIpv4HeaderSize || at + ihl > len)
-        return parse_error(error, code, ihl < kIpv4HeaderSize ? ParseError::bad_length : ParseError::short_input,
+        return fail_parse(error, code, ihl < kIpv4HeaderSize ? ParseError::bad_length : ParseError::short_input,
                            format("IPv4 IHL at offset %zu gives a %zu-byte header (frame has %zu bytes)", at, ihl,
                                   len));
     const std::uint16_t sum = internet_checksum(ip, ihl);
     if (sum != 0) {
         const std::uint16_t field = get_be16(ip + 10);
         const std::uint16_t expected = checksum_without(static_cast<std::uint16_t>(~sum), field);
-        return parse_error(error, code, ParseError::bad_checksum, format("IPv4 header checksum at offset %zu is 0x%04x, expected 0x%04x", at + 10,
+        return fail_parse(error, code, ParseError::bad_checksum, format("IPv4 header checksum at offset %zu is 0x%04x, expected 0x%04x", at + 10,
                                          static_cast<unsigned>(field), static_cast<unsigned>(expected)));
     }
     f.ip.dscp_ecn = ip[1];
@@ -238,14 +238,14 @@ bool parse_ipv4_header(const std::uint8_t* frame, std::size_t len, ParsedTcpFram
     f.ip.src = get_be32(ip + 12);
     f.ip.dst = get_be32(ip + 16);
     if (f.ip.total_length < ihl || at + f.ip.total_length > len)
-        return parse_error(error, code,
+        return fail_parse(error, code,
                            f.ip.total_length < ihl ? ParseError::inconsistent : ParseError::short_input, format("IPv4 total length %u at offset %zu does not fit the %zu-byte frame",
                                          static_cast<unsigned>(f.ip.total_length), at + 2, len));
     if ((frag & (kIpFlagMoreFragments | kIpFragmentOffsetMask)) != 0)
-        return parse_error(error, code, ParseError::unsupported, format("IPv4 fragment (flags/offset 0x%04x at offset %zu) is not supported",
+        return fail_parse(error, code, ParseError::unsupported, format("IPv4 fragment (flags/offset 0x%04x at offset %zu) is not supported",
                                          static_cast<unsigned>(frag), at + 6));
     if (f.ip.protocol != kIpProtocolTcp)
-        return parse_error(error, code, ParseError::unsupported, format("IPv4 protocol %u at offset %zu is not TCP",
+        return fail_parse(error, code, ParseError::unsupported, format("IPv4 protocol %u at offset %zu is not TCP",
                                          static_cast<unsigned>(f.ip.protocol), at + 9));
     return true;
 }
@@ -256,11 +256,11 @@ bool parse_tcp_header(const std::uint8_t* frame, std::size_t ihl, ParsedTcpFrame
     const std::uint8_t* tcp = frame + at;
     const std::size_t tcp_len = f.ip.total_length - ihl;
     if (tcp_len < kTcpBaseHeaderSize)
-        return parse_error(error, code, ParseError::bad_length, format("TCP segment at offset %zu is %zu bytes, shorter than a TCP header", at,
+        return fail_parse(error, code, ParseError::bad_length, format("TCP segment at offset %zu is %zu bytes, shorter than a TCP header", at,
                                          tcp_len));
     const std::size_t data_offset = static_cast<std::size_t>(tcp[12] >> 4) * 4;
     if (data_offset < kTcpBaseHeaderSize || data_offset > tcp_len)
-        return parse_error(error, code,
+        return fail_parse(error, code,
                            data_offset < kTcpBaseHeaderSize ? ParseError::bad_length : ParseError::inconsistent,
                            format("TCP data offset at offset %zu gives %zu bytes (segment has %zu)", at + 12,
                                          data_offset, tcp_len));
@@ -270,7 +270,7 @@ bool parse_tcp_header(const std::uint8_t* frame, std::size_t ihl, ParsedTcpFrame
     if (sum != 0xFFFFu) {
         const std::uint16_t field = get_be16(tcp + 16);
         const std::uint16_t expected = checksum_without(sum, field);
-        return parse_error(error, code, ParseError::bad_checksum, format("TCP checksum at offset %zu is 0x%04x, expected 0x%04x", at + 16,
+        return fail_parse(error, code, ParseError::bad_checksum, format("TCP checksum at offset %zu is 0x%04x, expected 0x%04x", at + 16,
                                          static_cast<unsigned>(field), static_cast<unsigned>(expected)));
     }
     f.tcp.src_port = get_be16(tcp);
@@ -421,7 +421,7 @@ void finish_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader
 std::optional<ParsedTcpFrame> parse_tcp_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
                                               ParseError* code) {
     if (len < kEthernetHeaderSize) {
-        parse_error(error, code, ParseError::short_input,
+        fail_parse(error, code, ParseError::short_input,
                     format("frame of %zu bytes too short for an Ethernet header", len));
         return std::nullopt;
     }
@@ -430,7 +430,7 @@ std::optional<ParsedTcpFrame> parse_tcp_frame(const std::uint8_t* frame, std::si
     std::memcpy(f.eth.src.data(), frame + 6, 6);
     f.eth.ethertype = get_be16(frame + 12);
     if (f.eth.ethertype != kEtherTypeIpv4) {
-        parse_error(error, code, ParseError::unsupported, format("EtherType 0x%04x at offset 12 is not IPv4", static_cast<unsigned>(f.eth.ethertype)));
+        fail_parse(error, code, ParseError::unsupported, format("EtherType 0x%04x at offset 12 is not IPv4", static_cast<unsigned>(f.eth.ethertype)));
         return std::nullopt;
     }
     std::size_t ihl = 0;

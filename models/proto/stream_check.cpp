@@ -113,7 +113,7 @@ void StreamChecker::Impl::conn_issue(Conn& c, Severity sev, Category cat, std::s
     store(c.rep.issues, sev, cat, frame, std::move(text));
 }
 
-void StreamChecker::Impl::dir_issue(Dir& d, Severity sev, Category cat, std::string text, std::uint64_t frame) {
+void StreamChecker::Impl::dir_issue(DirState& d, Severity sev, Category cat, std::string text, std::uint64_t frame) {
     if (sev == Severity::error) {
         switch (cat) {
             case Category::crc: ++d.rep.bad_crcs; break;
@@ -130,7 +130,7 @@ void StreamChecker::Impl::dir_issue(Dir& d, Severity sev, Category cat, std::str
     store(d.rep.issues, sev, cat, frame, std::move(text));
 }
 
-std::string StreamChecker::Impl::dir_name(const Dir& d) const {
+std::string StreamChecker::Impl::dir_name(const DirState& d) const {
     const Conn& c = *d.conn;
     return endpoint(c.ip[d.index], c.port[d.index]) + " -> " + endpoint(c.ip[1 - d.index], c.port[1 - d.index]);
 }
@@ -213,12 +213,12 @@ int StreamChecker::Impl::direction_of(const Conn& c, const net::ParsedTcpFrame& 
 }
 
 bool StreamChecker::Impl::has_traffic(const Conn& c) const {
-    for (const Dir& d : c.dir)
+    for (const DirState& d : c.dir)
         if (d.rep.segments != 0 || d.fin || d.rep.rst) return true;
     return false;
 }
 
-StreamChecker::Impl::Conn& StreamChecker::Impl::new_connection(const net::ParsedTcpFrame& p, const Key& key) {
+StreamChecker::Impl::Conn& StreamChecker::Impl::new_connection(const net::ParsedTcpFrame& p, const ConnKey& key) {
     auto c = std::make_unique<Conn>();
     c->ip[0] = p.ip.src;
     c->port[0] = p.tcp.src_port;
@@ -226,7 +226,7 @@ StreamChecker::Impl::Conn& StreamChecker::Impl::new_connection(const net::Parsed
     c->port[1] = p.tcp.dst_port;
     c->rep.first_frame = frame_no;
     c->rep.first_time_ns = time_ns;
-    for (Dir& d : c->dir) d.rep.framing = opt.framing;
+    for (DirState& d : c->dir) d.rep.framing = opt.framing;
     Conn& ref = *c;
     conns.push_back(std::move(c));
     by_key[key] = &ref;
@@ -234,14 +234,14 @@ StreamChecker::Impl::Conn& StreamChecker::Impl::new_connection(const net::Parsed
 }
 
 StreamChecker::Impl::Conn& StreamChecker::Impl::connection_for(const net::ParsedTcpFrame& p) {
-    const Key key = make_key(p.ip.src, p.tcp.src_port, p.ip.dst, p.tcp.dst_port);
+    const ConnKey key = make_key(p.ip.src, p.tcp.src_port, p.ip.dst, p.tcp.dst_port);
     auto it = by_key.find(key);
     if (it == by_key.end()) return new_connection(p, key);
     Conn& c = *it->second;
     // A new SYN (not a retransmitted one) on a used 4-tuple starts a new connection.
     const bool syn_only = (p.tcp.flags & net::tcp_flags::syn) != 0 && (p.tcp.flags & net::tcp_flags::ack) == 0;
     if (syn_only) {
-        const Dir& d = c.dir[direction_of(c, p)];
+        const DirState& d = c.dir[direction_of(c, p)];
         const bool same_syn = d.syn && d.isn == p.tcp.seq;  // a retransmitted SYN
         if (!same_syn && (d.syn || has_traffic(c))) return new_connection(p, key);
     }
@@ -253,7 +253,7 @@ void StreamChecker::Impl::touch(Conn& c) {
     c.rep.last_time_ns = time_ns;
 }
 
-std::int64_t StreamChecker::Impl::rel_of(const Dir& d, std::uint32_t seq) {
+std::int64_t StreamChecker::Impl::rel_of(const DirState& d, std::uint32_t seq) {
     const std::uint32_t next = d.base + static_cast<std::uint32_t>(d.delivered);
     return static_cast<std::int64_t>(d.delivered) + static_cast<std::int32_t>(seq - next);
 }
@@ -262,8 +262,8 @@ void StreamChecker::Impl::process(const net::ParsedTcpFrame& p, const std::uint8
     Conn& c = connection_for(p);
     touch(c);
     const int di = direction_of(c, p);
-    Dir& d = c.dir[di];
-    Dir& peer = c.dir[1 - di];
+    DirState& d = c.dir[di];
+    DirState& peer = c.dir[1 - di];
     const std::uint8_t flags = p.tcp.flags;
     const bool syn = (flags & net::tcp_flags::syn) != 0;
     const bool ack = (flags & net::tcp_flags::ack) != 0;
@@ -306,7 +306,7 @@ void StreamChecker::Impl::process(const net::ParsedTcpFrame& p, const std::uint8
     }
 }
 
-void StreamChecker::Impl::segment(Dir& d, std::uint32_t seq, const std::uint8_t* data, std::size_t len) {
+void StreamChecker::Impl::segment(DirState& d, std::uint32_t seq, const std::uint8_t* data, std::size_t len) {
     if (!d.base_known) {
         d.base = seq;
         d.base_known = true;
@@ -355,7 +355,7 @@ void StreamChecker::Impl::segment(Dir& d, std::uint32_t seq, const std::uint8_t*
     }
 }
 
-void StreamChecker::Impl::deliver(Dir& d, const std::uint8_t* data, std::size_t len) {
+void StreamChecker::Impl::deliver(DirState& d, const std::uint8_t* data, std::size_t len) {
     d.delivered += len;
     d.rep.stream_bytes += len;
     switch (d.phase) {
@@ -369,7 +369,7 @@ void StreamChecker::Impl::deliver(Dir& d, const std::uint8_t* data, std::size_t 
     }
 }
 
-void StreamChecker::Impl::stop(Dir& d, bool by_error) {
+void StreamChecker::Impl::stop(DirState& d, bool by_error) {
     d.phase = Phase::stopped;
     d.stopped_by_error = by_error;
     d.rep.unchecked_bytes += d.pre.size();
@@ -377,7 +377,7 @@ void StreamChecker::Impl::stop(Dir& d, bool by_error) {
     d.pre.shrink_to_fit();
 }
 
-void StreamChecker::Impl::finish_direction(Conn& c, Dir& d) {
+void StreamChecker::Impl::finish_direction(Conn& c, DirState& d) {
     // Holes: between delivered data and buffered data, and up to what FIN/ACK prove was sent.
     std::uint64_t pos = d.delivered;
     bool gap = false;
@@ -457,15 +457,15 @@ void StreamChecker::Impl::finish_direction(Conn& c, Dir& d) {
 }
 
 void StreamChecker::Impl::finish_connection(Conn& c) {
-    for (Dir& d : c.dir) finish_direction(c, d);
+    for (DirState& d : c.dir) finish_direction(c, d);
     const bool payload = c.dir[0].rep.stream_bytes + c.dir[1].rep.stream_bytes + c.dir[0].pending.size() +
                              c.dir[1].pending.size() !=
                          0;
     if (!payload) {
         conn_issue(c, Severity::warning, Category::negotiation, "no TCP payload in either direction", 0);
     } else if (!c.rep.negotiated && !c.rep.rejected) {
-        for (const Dir& d : c.dir) {
-            const Dir& other = c.dir[1 - d.index];
+        for (const DirState& d : c.dir) {
+            const DirState& other = c.dir[1 - d.index];
             if (d.phase == Phase::waiting_peer && other.phase == Phase::handshake && other.pre.empty())
                 conn_issue(c, Severity::error, Category::negotiation,
                            format("%s sent an MPA %s but no %s came back", dir_name(d).c_str(),

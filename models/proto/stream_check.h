@@ -62,8 +62,8 @@ const char* to_string(Category);
 enum class Framing { mpa, ift, rdmatcp };
 
 struct Issue {
-    Severity severity = Severity::error;
-    Category category = Category::header;
+    check::Severity severity = Severity::error;
+    check::Category category = Category::header;
     std::uint64_t frame = 0;  // 1-based frame number in capture order; 0 = found at the end of the capture
     std::string text;
 };
@@ -93,7 +93,7 @@ struct DirectionReport {
     bool syn = false, fin = false, rst = false;
     // MPA (or IFT)
     bool full_operation = false;              // reached FPDU framing
-    Framing framing = Framing::mpa;           // of the frames after the Request/Reply
+    check::Framing framing = Framing::mpa;           // of the frames after the Request/Reply
     bool markers = false;
     std::uint64_t fpdus = 0;                  // FPDUs (IFT frames) with good CRCs
     std::uint64_t fpdu_bytes = 0;             // their wire bytes (length field, ULPDU, PAD, CRC, Markers)
@@ -157,14 +157,14 @@ struct Options {
     bool strict_reserved_bits = true;
     bool keep_fpdu_log = false;
     // Framing after the MPA Request/Reply (rnic.framing of the platform; rnic-pcap-check --framing).
-    Framing framing = Framing::mpa;
+    check::Framing framing = Framing::mpa;
     std::size_t max_issues = 50;  // issues stored per direction / connection / capture
 };
 
 // Feed frames in capture order, then call finish() once.
 class StreamChecker {
 public:
-    explicit StreamChecker(const Options& options = Options{});
+    explicit StreamChecker(const check::Options& options = check::Options{});
     ~StreamChecker();
     StreamChecker(const StreamChecker&) = delete;
     StreamChecker& operator=(const StreamChecker&) = delete;

@@ -83,7 +83,7 @@ std::string describe_terminate(const ddp::Terminate& t) {
 
 }  // namespace
 
-void StreamChecker::Impl::check_ulpdu(Dir& d, const std::uint8_t* p, std::size_t len, FpduInfo& info) {
+void StreamChecker::Impl::check_ulpdu(DirState& d, const std::uint8_t* p, std::size_t len, FpduInfo& info) {
     const std::string where = format("frame %llu, %s at stream byte %llu", static_cast<ull>(frame_no),
                                      frame_word(d), static_cast<ull>(d.fpdu_start));
     auto header_error = [&](const std::string& text) {
@@ -199,7 +199,7 @@ void StreamChecker::Impl::check_ulpdu(Dir& d, const std::uint8_t* p, std::size_t
     track_message(d, *h, payload_len, header_error);
 }
 
-void StreamChecker::Impl::rtr_check(Dir& d, const ddp::Header* h, std::size_t payload_len, const std::string& where,
+void StreamChecker::Impl::rtr_check(DirState& d, const ddp::Header* h, std::size_t payload_len, const std::string& where,
                const std::uint8_t* payload) {
     d.expect_rtr = false;
     const mpa::RequestReply& rep = *d.conn->rep.reply;

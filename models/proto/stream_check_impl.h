@@ -42,17 +42,17 @@ struct Queue {
     std::map<std::uint32_t, Message> open;
 };
 
-struct Key {
+struct ConnKey {
     std::uint32_t ip_lo, ip_hi;
     std::uint16_t port_lo, port_hi;
-    bool operator<(const Key& o) const {
+    bool operator<(const ConnKey& o) const {
         return std::tie(ip_lo, port_lo, ip_hi, port_hi) < std::tie(o.ip_lo, o.port_lo, o.ip_hi, o.port_hi);
     }
 };
 
-inline Key make_key(std::uint32_t a_ip, std::uint16_t a_port, std::uint32_t b_ip, std::uint16_t b_port) {
-    if (std::tie(a_ip, a_port) <= std::tie(b_ip, b_port)) return Key{a_ip, b_ip, a_port, b_port};
-    return Key{b_ip, a_ip, b_port, a_port};
+inline ConnKey make_key(std::uint32_t a_ip, std::uint16_t a_port, std::uint32_t b_ip, std::uint16_t b_port) {
+    if (std::tie(a_ip, a_port) <= std::tie(b_ip, b_port)) return ConnKey{a_ip, b_ip, a_port, b_port};
+    return ConnKey{b_ip, a_ip, b_port, a_port};
 }
 
 }  // namespace internal
@@ -60,14 +60,14 @@ inline Key make_key(std::uint32_t a_ip, std::uint16_t a_port, std::uint32_t b_ip
 struct StreamChecker::Impl {
     using Message = internal::Message;
     using Queue = internal::Queue;
-    using Key = internal::Key;
+    using ConnKey = internal::ConnKey;
     static constexpr std::size_t kFirstBytes = internal::kFirstBytes;
 
     struct Conn;
 
     enum class Phase { handshake, waiting_peer, full, stopped };
 
-    struct Dir {
+    struct DirState {
         Conn* conn = nullptr;
         int index = 0;  // 0: sent by endpoint 0 of the connection
         // TCP reassembly. Offsets are relative to `base` (the first stream byte), 64-bit.
@@ -82,7 +82,7 @@ struct StreamChecker::Impl {
         bool ack_known = false;
         std::uint64_t acked = 0;  // highest offset the peer acknowledged
         // MPA
-        Phase phase = Phase::handshake;
+        Impl::Phase phase = Phase::handshake;
         std::vector<std::uint8_t> pre;  // bytes before Full Operation
         std::optional<mpa::RequestReply> frame;
         bool stopped_by_error = false;
@@ -102,7 +102,7 @@ struct StreamChecker::Impl {
     struct Conn {
         std::uint32_t ip[2] = {0, 0};
         std::uint16_t port[2] = {0, 0};
-        Dir dir[2];
+        DirState dir[2];
         int syn_sender = -1;  // direction that sent a SYN without ACK
         int initiator = -1;   // direction that sent the MPA Request
         ConnectionReport rep;
@@ -118,7 +118,7 @@ struct StreamChecker::Impl {
     Options opt;
     CaptureReport report;
     std::vector<std::unique_ptr<Conn>> conns;
-    std::map<Key, Conn*> by_key;
+    std::map<ConnKey, Conn*> by_key;
     std::uint64_t frame_no = 0;
     std::uint64_t time_ns = 0;
     bool finished = false;
@@ -132,8 +132,8 @@ struct StreamChecker::Impl {
     void capture_issue(Severity sev, std::string text);
     // Connection-level issue (negotiation, reject or a warning).
     void conn_issue(Conn& c, Severity sev, Category cat, std::string text, std::uint64_t frame);
-    void dir_issue(Dir& d, Severity sev, Category cat, std::string text, std::uint64_t frame);
-    std::string dir_name(const Dir& d) const;
+    void dir_issue(DirState& d, Severity sev, Category cat, std::string text, std::uint64_t frame);
+    std::string dir_name(const DirState& d) const;
 
     // ---- frames
 
@@ -144,64 +144,64 @@ struct StreamChecker::Impl {
     int direction_of(const Conn& c, const net::ParsedTcpFrame& p) const;
     // Payload, FIN or RST seen: a new SYN on the same 4-tuple then starts a new connection.
     bool has_traffic(const Conn& c) const;
-    Conn& new_connection(const net::ParsedTcpFrame& p, const Key& key);
+    Conn& new_connection(const net::ParsedTcpFrame& p, const ConnKey& key);
     Conn& connection_for(const net::ParsedTcpFrame& p);
     void touch(Conn& c);
     // Offset of `seq` relative to the stream start, unwrapped around the delivery point.
-    static std::int64_t rel_of(const Dir& d, std::uint32_t seq);
+    static std::int64_t rel_of(const DirState& d, std::uint32_t seq);
     void process(const net::ParsedTcpFrame& p, const std::uint8_t* frame);
-    void segment(Dir& d, std::uint32_t seq, const std::uint8_t* data, std::size_t len);
-    void deliver(Dir& d, const std::uint8_t* data, std::size_t len);
-    void stop(Dir& d, bool by_error);
+    void segment(DirState& d, std::uint32_t seq, const std::uint8_t* data, std::size_t len);
+    void deliver(DirState& d, const std::uint8_t* data, std::size_t len);
+    void stop(DirState& d, bool by_error);
 
     // ---- MPA Request / Reply (stream_check_mpa.cpp, as the FPDUs)
 
-    void parse_request_reply(Dir& d);
+    void parse_request_reply(DirState& d);
     void negotiate(Conn& c);
-    void start_full_operation(Dir& d, bool markers);
+    void start_full_operation(DirState& d, bool markers);
 
     // ---- FPDUs
 
-    std::uint64_t bytes_consumed(const Dir& d) const;
+    std::uint64_t bytes_consumed(const DirState& d) const;
     // What the frames of a direction are called in the issues.
-    static const char* frame_word(const Dir& d);
-    void feed(Dir& d, const std::uint8_t* data, std::size_t len);
+    static const char* frame_word(const DirState& d);
+    void feed(DirState& d, const std::uint8_t* data, std::size_t len);
     // The first bytes of the FPDU / IFT frame that starts at fpdu_start, for the end-of-stream report.
-    static void collect_head(Dir& d, const std::uint8_t* data, std::uint64_t chunk_start, std::uint64_t chunk_end);
-    void feed_ift(Dir& d, const std::uint8_t* data, std::size_t len, std::uint64_t chunk_start);
-    void feed_rdmatcp(Dir& d, const std::uint8_t* data, std::size_t len, std::uint64_t chunk_start);
+    static void collect_head(DirState& d, const std::uint8_t* data, std::uint64_t chunk_start, std::uint64_t chunk_end);
+    void feed_ift(DirState& d, const std::uint8_t* data, std::size_t len, std::uint64_t chunk_start);
+    void feed_rdmatcp(DirState& d, const std::uint8_t* data, std::size_t len, std::uint64_t chunk_start);
     // One RDMA/TCP segment with a good CRC, the connection's Connection ID and its place in the
     // message sequence; its ULPDU gets the DDP/RDMAP checks.
-    void on_rdmatcp_segment(Dir& d, const RdmaTcpStreams::Segment& seg);
+    void on_rdmatcp_segment(DirState& d, const RdmaTcpStreams::Segment& seg);
     // One IFT frame; its Header CRC is good (ift::Deframer stops at a bad one).
-    void on_ift_frame(Dir& d, const ift::FrameView& f, bool payload_ok);
+    void on_ift_frame(DirState& d, const ift::FrameView& f, bool payload_ok);
     // ULPDU_Length of the FPDU at fpdu_start, when enough of it was seen.
-    std::optional<std::size_t> pending_ulpdu_length(const Dir& d) const;
-    void on_ulpdu(Dir& d, const std::uint8_t* ulpdu, std::size_t len);
+    std::optional<std::size_t> pending_ulpdu_length(const DirState& d) const;
+    void on_ulpdu(DirState& d, const std::uint8_t* ulpdu, std::size_t len);
 
     // ---- DDP / RDMAP (stream_check_ddp.cpp)
 
-    void check_ulpdu(Dir& d, const std::uint8_t* p, std::size_t len, FpduInfo& info);
+    void check_ulpdu(DirState& d, const std::uint8_t* p, std::size_t len, FpduInfo& info);
     // RFC 5041 §4.3/§5.2: per queue, MSNs start at 1 and grow by one per message; the segments
     // of a message share its MSN, the one with L = 1 carries the highest MO, and together they
     // cover the message without holes.
     template <typename ErrorFn>
-    void track_message(Dir& d, const ddp::Header& h, std::size_t payload_len, ErrorFn& header_error);
+    void track_message(DirState& d, const ddp::Header& h, std::size_t payload_len, ErrorFn& header_error);
     // RFC 6581 §9.2/§9.3: in peer-to-peer mode the initiator's first FPDU is one of the RTR
     // indications the Reply offers (zero-length Send, Write or Read), or a Terminate.
-    void rtr_check(Dir& d, const ddp::Header* h, std::size_t payload_len, const std::string& where,
+    void rtr_check(DirState& d, const ddp::Header* h, std::size_t payload_len, const std::string& where,
                    const std::uint8_t* payload = nullptr);
 
     // ---- end of capture
 
-    void finish_direction(Conn& c, Dir& d);
+    void finish_direction(Conn& c, DirState& d);
     void finish_connection(Conn& c);
     const CaptureReport& finish();
 };
 
 // A template: the MPA layer (IFT frames) and the DDP layer both instantiate it.
 template <typename ErrorFn>
-void StreamChecker::Impl::track_message(Dir& d, const ddp::Header& h, std::size_t payload_len, ErrorFn& header_error) {
+void StreamChecker::Impl::track_message(DirState& d, const ddp::Header& h, std::size_t payload_len, ErrorFn& header_error) {
     Queue& q = d.queues[h.queue];
     auto it = q.open.find(h.msn);
     if (it == q.open.end()) {

@@ -56,7 +56,7 @@ std::string ift_detail(const std::string& detail) {
 
 }  // namespace
 
-void StreamChecker::Impl::parse_request_reply(Dir& d) {
+void StreamChecker::Impl::parse_request_reply(DirState& d) {
     Conn& c = *d.conn;
     if (d.pre.size() < kKeySize) return;
     const bool is_request = std::memcmp(d.pre.data(), kRequestKey, kKeySize) == 0;
@@ -114,8 +114,8 @@ void StreamChecker::Impl::negotiate(Conn& c) {
         stop(c.dir[1], true);
         return;
     }
-    Dir& to_resp = r0 ? c.dir[0] : c.dir[1];
-    Dir& to_init = r0 ? c.dir[1] : c.dir[0];
+    DirState& to_resp = r0 ? c.dir[0] : c.dir[1];
+    DirState& to_init = r0 ? c.dir[1] : c.dir[0];
     c.initiator = to_resp.index;
     const mpa::RequestReply& req = *to_resp.frame;
     const mpa::RequestReply& rep = *to_init.frame;
@@ -176,10 +176,10 @@ void StreamChecker::Impl::negotiate(Conn& c) {
     start_full_operation(to_init, req.marker);
 }
 
-void StreamChecker::Impl::start_full_operation(Dir& d, bool markers) {
+void StreamChecker::Impl::start_full_operation(DirState& d, bool markers) {
     d.phase = Phase::full;
     d.rep.full_operation = true;
-    Dir* dp = &d;
+    DirState* dp = &d;
     if (opt.framing == Framing::rdmatcp) {
         Conn& c = *d.conn;
         if (!c.rdmatcp) {
@@ -193,7 +193,7 @@ void StreamChecker::Impl::start_full_operation(Dir& d, bool markers) {
         cfg.limits.min_header_size = ddp::kTaggedHeaderSize;
         cfg.limits.max_header_size = ddp::kUntaggedHeaderSize;
         cfg.stop_on_payload_crc_error = false;  // the framing survives a Payload CRC error (§5)
-        ift::Deframer::Handlers h;
+        ift::Deframer::HandlerSet h;
         h.frame = [this, dp](const ift::FrameView& f, bool payload_ok) { on_ift_frame(*dp, f, payload_ok); };
         d.ift_deframer = std::make_unique<ift::Deframer>(cfg, std::move(h));
     } else {
@@ -211,16 +211,16 @@ void StreamChecker::Impl::start_full_operation(Dir& d, bool markers) {
     if (!early.empty()) feed(d, early.data(), early.size());
 }
 
-std::uint64_t StreamChecker::Impl::bytes_consumed(const Dir& d) const {
+std::uint64_t StreamChecker::Impl::bytes_consumed(const DirState& d) const {
     if (d.rdmatcp) return d.conn->rdmatcp->bytes_consumed(d.index);
     return d.ift_deframer ? d.ift_deframer->bytes_consumed() : d.deframer->bytes_consumed();
 }
 
-const char* StreamChecker::Impl::frame_word(const Dir& d) {
+const char* StreamChecker::Impl::frame_word(const DirState& d) {
     return d.rdmatcp ? "RDMA/TCP segment" : d.ift_deframer ? "IFT frame" : "FPDU";
 }
 
-void StreamChecker::Impl::feed(Dir& d, const std::uint8_t* data, std::size_t len) {
+void StreamChecker::Impl::feed(DirState& d, const std::uint8_t* data, std::size_t len) {
     const std::uint64_t chunk_start = bytes_consumed(d);
     const std::uint64_t chunk_end = chunk_start + len;
     for (std::uint64_t i = d.first_len; i < kFirstBytes && i < chunk_end; ++i)
@@ -247,21 +247,21 @@ void StreamChecker::Impl::feed(Dir& d, const std::uint8_t* data, std::size_t len
     d.rep.unchecked_bytes += len - used;
 }
 
-void StreamChecker::Impl::collect_head(Dir& d, const std::uint8_t* data, std::uint64_t chunk_start,
+void StreamChecker::Impl::collect_head(DirState& d, const std::uint8_t* data, std::uint64_t chunk_start,
                                        std::uint64_t chunk_end) {
     for (std::uint64_t i = d.fpdu_start + d.head_len; d.head_len < sizeof d.head && i < chunk_end; ++i)
         if (i >= chunk_start) d.head[d.head_len++] = data[i - chunk_start];
 }
 
-void StreamChecker::Impl::feed_ift(Dir& d, const std::uint8_t* data, std::size_t len, std::uint64_t chunk_start) {
-    const ift::Error err = d.ift_deframer->feed(data, len);
+void StreamChecker::Impl::feed_ift(DirState& d, const std::uint8_t* data, std::size_t len, std::uint64_t chunk_start) {
+    const ift::ErrorCode err = d.ift_deframer->feed(data, len);
     collect_head(d, data, chunk_start, chunk_start + len);
-    if (err == ift::Error::none) return;
+    if (err == ift::ErrorCode::none) return;
     const std::uint64_t used = d.ift_deframer->bytes_consumed() - chunk_start;
     const std::string detail = ift_detail(d.ift_deframer->error_detail());
     std::string text;
     Category cat = Category::framing;
-    if (err == ift::Error::header_crc_mismatch) {
+    if (err == ift::ErrorCode::header_crc_mismatch) {
         cat = Category::crc;
         text = format("frame %llu, %s: bad IFT Header CRC in the frame at stream byte %llu (%s); the framing is "
                       "lost, the direction is not checked further",
@@ -278,7 +278,7 @@ void StreamChecker::Impl::feed_ift(Dir& d, const std::uint8_t* data, std::size_t
     d.rep.unchecked_bytes += len - used;
 }
 
-void StreamChecker::Impl::feed_rdmatcp(Dir& d, const std::uint8_t* data, std::size_t len, std::uint64_t chunk_start) {
+void StreamChecker::Impl::feed_rdmatcp(DirState& d, const std::uint8_t* data, std::size_t len, std::uint64_t chunk_start) {
     const auto failure = d.conn->rdmatcp->feed(d.index, data, len);
     if (!failure) return;
     const std::uint64_t used = d.conn->rdmatcp->bytes_consumed(d.index) - chunk_start;
@@ -292,7 +292,7 @@ void StreamChecker::Impl::feed_rdmatcp(Dir& d, const std::uint8_t* data, std::si
     d.rep.unchecked_bytes += len > used ? len - used : 0;
 }
 
-void StreamChecker::Impl::on_rdmatcp_segment(Dir& d, const RdmaTcpStreams::Segment& seg) {
+void StreamChecker::Impl::on_rdmatcp_segment(DirState& d, const RdmaTcpStreams::Segment& seg) {
     d.fpdu_start = seg.stream_offset;
     FpduInfo info;
     info.frame = frame_no;
@@ -308,7 +308,7 @@ void StreamChecker::Impl::on_rdmatcp_segment(Dir& d, const RdmaTcpStreams::Segme
     d.head_len = 0;
 }
 
-void StreamChecker::Impl::on_ift_frame(Dir& d, const ift::FrameView& f, bool payload_ok) {
+void StreamChecker::Impl::on_ift_frame(DirState& d, const ift::FrameView& f, bool payload_ok) {
     const std::uint64_t end = d.fpdu_start + f.wire_length;
     ulpdu_buf.assign(f.header, f.header + f.header_size);
     ulpdu_buf.insert(ulpdu_buf.end(), f.payload, f.payload + f.payload_size);
@@ -350,13 +350,13 @@ void StreamChecker::Impl::on_ift_frame(Dir& d, const ift::FrameView& f, bool pay
     d.head_len = 0;
 }
 
-std::optional<std::size_t> StreamChecker::Impl::pending_ulpdu_length(const Dir& d) const {
+std::optional<std::size_t> StreamChecker::Impl::pending_ulpdu_length(const DirState& d) const {
     const std::size_t skip = d.rep.markers && d.fpdu_start % mpa::kMarkerInterval == 0 ? mpa::kMarkerSize : 0;
     if (d.head_len < skip + 2) return std::nullopt;
     return get_be16(d.head + skip);
 }
 
-void StreamChecker::Impl::on_ulpdu(Dir& d, const std::uint8_t* ulpdu, std::size_t len) {
+void StreamChecker::Impl::on_ulpdu(DirState& d, const std::uint8_t* ulpdu, std::size_t len) {
     const std::uint64_t end = d.deframer->bytes_consumed();
     FpduInfo info;
     info.frame = frame_no;

@@ -4,7 +4,7 @@
 
 namespace rnic::proto::check {
 
-RdmaTcpStreams::RdmaTcpStreams(Sink sink) : sink_(std::move(sink)) {
+RdmaTcpStreams::RdmaTcpStreams(SinkFn sink) : sink_(std::move(sink)) {
     for (int d = 0; d < 2; ++d) {
         // The Connection ID is checked here, across both directions (§3.4), not per direction.
         dirs_[d].deframer = std::make_unique<rdmatcp::Deframer>(
@@ -13,18 +13,18 @@ RdmaTcpStreams::RdmaTcpStreams(Sink sink) : sink_(std::move(sink)) {
 }
 
 std::optional<RdmaTcpStreams::Failure> RdmaTcpStreams::feed(int dir, const std::uint8_t* data, std::size_t len) {
-    Dir& d = dirs_[dir];
+    DirState& d = dirs_[dir];
     if (d.failure) return d.failure;
-    const rdmatcp::Error e = d.deframer->feed(data, len);
-    if (!d.failure && e != rdmatcp::Error::none) {
-        d.failure = Failure{e == rdmatcp::Error::crc_mismatch,
+    const rdmatcp::ErrorCode e = d.deframer->feed(data, len);
+    if (!d.failure && e != rdmatcp::ErrorCode::none) {
+        d.failure = Failure{e == rdmatcp::ErrorCode::crc_mismatch,
                             std::string("RDMA/TCP ") + rdmatcp::to_string(e) + ": " + d.deframer->error_detail()};
     }
     return d.failure;
 }
 
 void RdmaTcpStreams::on_segment(int dir, const rdmatcp::SegmentView& seg) {
-    Dir& d = dirs_[dir];
+    DirState& d = dirs_[dir];
     if (d.failure) return;
     const std::uint64_t at = d.next_offset;
     d.next_offset += seg.wire_length;

@@ -34,9 +34,9 @@ public:
         bool crc = false;
         std::string text;
     };
-    using Sink = std::function<void(int dir, const Segment&)>;
+    using SinkFn = std::function<void(int dir, const Segment&)>;
 
-    explicit RdmaTcpStreams(Sink sink);
+    explicit RdmaTcpStreams(SinkFn sink);
     // Bytes of direction `dir` (0 or 1) in stream order; the first failure stops the direction.
     std::optional<Failure> feed(int dir, const std::uint8_t* data, std::size_t len);
     std::uint64_t bytes_consumed(int dir) const { return dirs_[dir].deframer->bytes_consumed(); }
@@ -44,16 +44,16 @@ public:
     const std::optional<std::uint64_t>& connection_id() const { return connection_id_; }
 
 private:
-    struct Dir {
+    struct DirState {
         std::unique_ptr<rdmatcp::Deframer> deframer;
         rdmatcp_map::session receiver;  // the state of the side receiving this direction
         std::uint64_t next_offset = 0;
-        std::optional<Failure> failure;
+        std::optional<RdmaTcpStreams::Failure> failure;
     };
     void on_segment(int dir, const rdmatcp::SegmentView& seg);
 
-    Sink sink_;
-    std::array<Dir, 2> dirs_;
+    SinkFn sink_;
+    std::array<DirState, 2> dirs_;
     std::optional<std::uint64_t> connection_id_;
     std::vector<std::uint8_t> ulpdu_;
 };

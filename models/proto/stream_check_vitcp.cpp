@@ -66,7 +66,7 @@ void ViTcpStreams::error(int dir, const std::string& text, bool crc) {
 }
 
 void ViTcpStreams::feed(int dir, const std::uint8_t* data, std::size_t len) {
-    Dir& d = dirs_[dir];
+    DirState& d = dirs_[dir];
     rep_.dir[dir].bytes += len;
     if (d.failed || ce_failed_) {
         rep_.dir[dir].unchecked_bytes += len;
@@ -82,8 +82,8 @@ void ViTcpStreams::feed(int dir, const std::uint8_t* data, std::size_t len) {
 
 void ViTcpStreams::try_ce() {
     // §4.1: the ConnectRequest of the side that opened TCP comes first; the answer follows it.
-    Dir& a = dirs_[0];
-    Dir& p = dirs_[1];
+    DirState& a = dirs_[0];
+    DirState& p = dirs_[1];
     if (!request_) {
         if (!p.pending.empty() && a.pending.empty()) {
             ce_failed_ = true;
@@ -187,7 +187,7 @@ void ViTcpStreams::start_data() {
 }
 
 void ViTcpStreams::data(int dir, const std::uint8_t* p, std::size_t len) {
-    Dir& d = dirs_[dir];
+    DirState& d = dirs_[dir];
     if (d.failed) {
         rep_.dir[dir].unchecked_bytes += len;
         return;
@@ -198,11 +198,11 @@ void ViTcpStreams::data(int dir, const std::uint8_t* p, std::size_t len) {
         return;
     }
     const std::uint64_t before = d.deframer->bytes_consumed();
-    const vt::Error e = d.deframer->feed(p, len);
-    if (e != vt::Error::none && !d.failed) {
+    const vt::ErrorCode e = d.deframer->feed(p, len);
+    if (e != vt::ErrorCode::none && !d.failed) {
         error(dir, "VI segment at stream byte " + std::to_string(d.offset) + " (after the CE segment): " +
                        vt::to_string(e) + ": " + d.deframer->error_detail(),
-              e == vt::Error::crc_mismatch);
+              e == vt::ErrorCode::crc_mismatch);
     }
     if (d.failed) {
         const std::uint64_t used = d.deframer->bytes_consumed() - before;
@@ -211,7 +211,7 @@ void ViTcpStreams::data(int dir, const std::uint8_t* p, std::size_t len) {
 }
 
 void ViTcpStreams::on_segment(int dir, const vt::SegmentView& seg) {
-    Dir& d = dirs_[dir];
+    DirState& d = dirs_[dir];
     if (d.failed) return;
     const std::uint64_t at = d.offset;
     d.offset += seg.wire_length;
@@ -222,7 +222,7 @@ void ViTcpStreams::on_segment(int dir, const vt::SegmentView& seg) {
         error(dir, "VI segment at stream byte " + std::to_string(at) + " (after the CE segment): " + why);
         return;
     }
-    Dir& other = dirs_[1 - dir];
+    DirState& other = dirs_[1 - dir];
     if (seg.header.type == vt::SegmentType::read_request) {
         // The other direction carries its response, with this number (§3.2).
         other.receiver.tx_read_requests.push_back({seg.header.message_number, 0, 0});
@@ -242,7 +242,7 @@ void ViTcpStreams::urgent(int dir, std::uint64_t stream_offset, std::uint64_t fr
 }
 
 void ViTcpStreams::check_urgent(int dir) {
-    Dir& d = dirs_[dir];
+    DirState& d = dirs_[dir];
     const std::uint64_t checked_end = d.base + d.offset;  // segments up to here passed every check
     std::set<std::uint64_t> reported;
     for (const auto& [at, frame] : d.urgent) {
@@ -281,7 +281,7 @@ void ViTcpStreams::finish() {
         return;
     }
     for (int d = 0; d < 2; ++d) {
-        const Dir& x = dirs_[d];
+        const DirState& x = dirs_[d];
         if (x.failed || !x.deframer || x.deframer->at_segment_boundary()) continue;
         error(d, "the capture ends inside the VI segment at stream byte " + std::to_string(x.offset) +
                      " (after the CE segment)");

@@ -69,7 +69,7 @@ public:
     void finish();
 
 private:
-    struct Dir {
+    struct DirState {
         std::vector<std::uint8_t> pending;  // bytes before the CE exchange is decided
         bool ce_done = false;
         std::unique_ptr<vitcp::Deframer> deframer;
@@ -89,7 +89,7 @@ private:
     void error(int dir, const std::string& text, bool crc = false);
 
     ViTcpConnectionReport& rep_;
-    std::array<Dir, 2> dirs_;
+    std::array<DirState, 2> dirs_;
     std::optional<vitcp::CeHeader> request_;
     std::size_t request_len_ = 0;
     bool refused_ = false;

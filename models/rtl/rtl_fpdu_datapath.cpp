@@ -81,14 +81,14 @@ std::size_t lanes(std::uint32_t be) { return static_cast<std::size_t>(__builtin_
 
 template <int W>
 class rtl_datapath final : public rtl_fpdu_datapath {
-    using T = widths<W>;
+    using types = widths<W>;
 
 public:
     explicit rtl_datapath(const rtl_datapath_options& opt)
         : trace_on_(enable_trace(opt)),
-          crc_(std::make_unique<typename T::crc_t>((opt.name + "_crc32c").c_str())),
-          tx_(std::make_unique<typename T::tx_t>((opt.name + "_tx").c_str())),
-          rx_(std::make_unique<typename T::rx_t>((opt.name + "_rx").c_str())),
+          crc_(std::make_unique<typename types::crc_t>((opt.name + "_crc32c").c_str())),
+          tx_(std::make_unique<typename types::tx_t>((opt.name + "_tx").c_str())),
+          rx_(std::make_unique<typename types::rx_t>((opt.name + "_rx").c_str())),
           vcd_path_(opt.vcd_path),
           half_period_ps_(static_cast<std::uint64_t>(0.5e12 / opt.clock_hz)) {
         reset();
@@ -131,14 +131,14 @@ public:
             bool last = false;
             if (m.out_valid) {
                 const std::size_t n = lanes(m.out_be);
-                T::get(m.out_data, word, n);
+                types::get(m.out_data, word, n);
                 out.insert(out.end(), word, word + n);
                 ++c.beats;
                 last = m.out_last;
             }
             if (next < body_.size() && m.in_ready) {
                 const std::size_t n = std::min<std::size_t>(W, body_.size() - next);
-                T::put(m.in_data, body_.data() + next, n);
+                types::put(m.in_data, body_.data() + next, n);
                 m.in_be = low_lanes(n);
                 m.in_sof = next == 0;
                 m.in_eof = next + n == body_.size();
@@ -180,14 +180,14 @@ public:
             // Registered outputs of this cycle; the packer lets them go at the edge below.
             if (m.out_valid) {
                 const std::size_t n = lanes(m.out_be);
-                T::get(m.out_data, word, n);
+                types::get(m.out_data, word, n);
                 body_.insert(body_.end(), word, word + n);
                 last = last || m.out_last;
             }
             done = done || m.done;
             if (next < wire_len) {
                 const std::size_t n = std::min<std::size_t>(W, wire_len - next);
-                T::put(m.in_data, wire + next, n);
+                types::put(m.in_data, wire + next, n);
                 m.in_be = low_lanes(n);
                 m.in_sof = next == 0;
                 m.in_len = static_cast<std::uint32_t>(wire_len);
@@ -247,7 +247,7 @@ public:
         for (std::size_t i = 0; i < nwords; ++i) {
             m.in_valid = 1;
             m.in_sop = i == 0;
-            T::put(m.in_data, data + i * W, W);
+            types::put(m.in_data, data + i * W, W);
             m.in_be = be[i];
             tick(m);
         }
@@ -336,9 +336,9 @@ private:
     }
 
     const bool trace_on_;
-    std::unique_ptr<typename T::crc_t> crc_;
-    std::unique_ptr<typename T::tx_t> tx_;
-    std::unique_ptr<typename T::rx_t> rx_;
+    std::unique_ptr<typename types::crc_t> crc_;
+    std::unique_ptr<typename types::tx_t> tx_;
+    std::unique_ptr<typename types::rx_t> rx_;
 
     std::vector<std::uint8_t> body_;
     std::uint64_t cycles_ = 0;

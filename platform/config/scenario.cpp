@@ -29,7 +29,7 @@ struct Context {
   throw ScenarioError(text);
 }
 
-std::string a_kind(Kind kind) {
+std::string a_kind(config::Kind kind) {
   const std::string name = kind_name(kind);
   return (std::string("aeiou").find(name[0]) != std::string::npos ? "an " : "a ") + name;
 }
@@ -50,11 +50,11 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
-std::string unknown_key_message(const Node& object, const std::string& object_path, const std::string& key) {
+std::string unknown_key_message(const config::Node& object, const std::string& object_path, const std::string& key) {
   std::string keys;
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, key.size() / 3) + 1;
-  for (const Node::Field& f : object.fields()) {
+  for (const Node::NamedChild& f : object.fields()) {
     keys += (keys.empty() ? "" : ", ") + f.name;
     const std::size_t d = edit_distance(key, f.name);
     if (d < best_distance) {
@@ -104,10 +104,10 @@ std::string index_range_text(const std::string& array_path, std::size_t size) {
 
 // Validates `in` (nullptr = key absent) against `node`, producing the as-run value (user notation, defaults filled)
 // and the canonical value.
-void fill(const Node& node, const json::value* in, const std::string& path, const Context& ctx, json::value& run,
+void fill(const config::Node& node, const json::value* in, const std::string& path, const Context& ctx, json::value& run,
           json::value& canonical) {
   switch (node.kind()) {
-    case Kind::kObject: {
+    case config::Kind::object: {
       if (in != nullptr && !in->is_object()) {
         fail(ctx, path, "expected " + node.expectation() + ", got " + brief_json(*in));
       }
@@ -119,7 +119,7 @@ void fill(const Node& node, const json::value* in, const std::string& path, cons
       }
       json::object run_obj;
       json::object canon_obj;
-      for (const Node::Field& f : node.fields()) {
+      for (const Node::NamedChild& f : node.fields()) {
         const json::value* sub = in != nullptr ? in->get_object().if_contains(f.name) : nullptr;
         json::value r;
         json::value c;
@@ -131,9 +131,9 @@ void fill(const Node& node, const json::value* in, const std::string& path, cons
       canonical = std::move(canon_obj);
       return;
     }
-    case Kind::kArray:
-    case Kind::kSizeList: {
-      const bool size_list = node.kind() == Kind::kSizeList;
+    case config::Kind::array:
+    case config::Kind::size_list: {
+      const bool size_list = node.kind() == config::Kind::size_list;
       if (in == nullptr) {
         if (size_list || !node.default_value().is_null()) {
           Context def_ctx{ctx.origin, true};
@@ -181,12 +181,12 @@ void fill(const Node& node, const json::value* in, const std::string& path, cons
   }
 }
 
-bool string_like(Kind kind) {
-  return kind == Kind::kString || kind == Kind::kEnumeration || kind == Kind::kTime || kind == Kind::kRate ||
-         kind == Kind::kFrequency;
+bool string_like(config::Kind kind) {
+  return kind == config::Kind::string || kind == config::Kind::enumeration || kind == config::Kind::time || kind == config::Kind::rate ||
+         kind == config::Kind::frequency;
 }
 
-void apply_override(const Node& root, json::value& run_root, json::value& canon_root, const std::string& text) {
+void apply_override(const config::Node& root, json::value& run_root, json::value& canon_root, const std::string& text) {
   const Context ctx{"--set " + text, false};
   const std::size_t eq = text.find('=');
   if (eq == std::string::npos) {
@@ -200,19 +200,19 @@ void apply_override(const Node& root, json::value& run_root, json::value& canon_
     if (p.empty()) throw ScenarioError(ctx.origin + ": malformed override: empty component in key \"" + key + "\"");
   }
 
-  const Node* node = &root;
+  const config::Node* node = &root;
   json::value* run = &run_root;
   json::value* canon = &canon_root;
   std::string path;
   for (const std::string& part : parts) {
     const std::string next = join_path(path, part);
-    if (node->kind() == Kind::kObject) {
-      const Node* child = node->field(part);
+    if (node->kind() == config::Kind::object) {
+      const config::Node* child = node->field(part);
       if (child == nullptr) fail(ctx, next, unknown_key_message(*node, path, part));
       node = child;
       run = &run->as_object().at(part);
       canon = &canon->as_object().at(part);
-    } else if (node->kind() == Kind::kArray || node->kind() == Kind::kSizeList) {
+    } else if (node->kind() == config::Kind::array || node->kind() == config::Kind::size_list) {
       const std::size_t size = run->as_array().size();
       const std::optional<std::size_t> index = parse_index(part);
       if (!index) fail(ctx, next, "expected an array index: " + index_range_text(path, size));
@@ -298,7 +298,7 @@ Scenario Scenario::build(const Schema& schema, const json::value& file_value, co
   }
   fill(*s.root_, &file_value, "", ctx, s.run_, s.canonical_);
   for (const std::string& o : overrides) apply_override(*s.root_, s.run_, s.canonical_, o);
-  for (const Check& check : schema.checks()) {
+  for (const CheckFn& check : schema.checks()) {
     const std::string err = check(s);
     if (!err.empty()) throw ScenarioError(origin + (overrides.empty() ? "" : " (after --set overrides)") + ": " + err);
   }
@@ -316,11 +316,11 @@ Scenario::Found Scenario::lookup(const std::string& path, const char* caller) co
   std::string walked;
   for (const std::string& part : split_path(path)) {
     const std::string next = join_path(walked, part);
-    if (f.node->kind() == Kind::kObject) {
-      const Node* child = f.node->field(part);
+    if (f.node->kind() == config::Kind::object) {
+      const config::Node* child = f.node->field(part);
       if (child == nullptr) throw bad("unknown key " + next);
       f = Found{child, &f.run->get_object().at(part), &f.canonical->get_object().at(part)};
-    } else if (f.node->kind() == Kind::kArray || f.node->kind() == Kind::kSizeList) {
+    } else if (f.node->kind() == config::Kind::array || f.node->kind() == config::Kind::size_list) {
       const std::optional<std::size_t> index = parse_index(part);
       const std::size_t size = f.run->get_array().size();
       if (!index || *index >= size) throw bad("no element " + next + ": " + index_range_text(walked, size));
@@ -333,7 +333,7 @@ Scenario::Found Scenario::lookup(const std::string& path, const char* caller) co
   return f;
 }
 
-Scenario::Found Scenario::lookup_leaf(const std::string& path, const char* caller, Kind kind, Kind alt) const {
+Scenario::Found Scenario::lookup_leaf(const std::string& path, const char* caller, config::Kind kind, config::Kind alt) const {
   Found f = lookup(path, caller);
   // Unset: read the key it inherits (Schema::verify made sure that one does not inherit in turn).
   if (f.canonical->is_null() && !f.node->inherited_from().empty()) f = lookup(f.node->inherited_from(), caller);
@@ -345,46 +345,46 @@ Scenario::Found Scenario::lookup_leaf(const std::string& path, const char* calle
 }
 
 bool Scenario::get_bool(const std::string& path) const {
-  return lookup_leaf(path, "get_bool", Kind::kBoolean, Kind::kBoolean).canonical->get_bool();
+  return lookup_leaf(path, "get_bool", config::Kind::boolean, config::Kind::boolean).canonical->get_bool();
 }
 
 std::int64_t Scenario::get_int(const std::string& path) const {
-  return lookup_leaf(path, "get_int", Kind::kInteger, Kind::kInteger).canonical->get_int64();
+  return lookup_leaf(path, "get_int", config::Kind::integer, config::Kind::integer).canonical->get_int64();
 }
 
 double Scenario::get_number(const std::string& path) const {
-  return lookup_leaf(path, "get_number", Kind::kNumber, Kind::kInteger).canonical->to_number<double>();
+  return lookup_leaf(path, "get_number", config::Kind::number, config::Kind::integer).canonical->to_number<double>();
 }
 
 std::string Scenario::get_string(const std::string& path) const {
-  return std::string(lookup_leaf(path, "get_string", Kind::kString, Kind::kEnumeration).canonical->get_string());
+  return std::string(lookup_leaf(path, "get_string", config::Kind::string, config::Kind::enumeration).canonical->get_string());
 }
 
 std::uint64_t Scenario::get_time_ps(const std::string& path) const {
-  return lookup_leaf(path, "get_time_ps", Kind::kTime, Kind::kTime).canonical->get_uint64();
+  return lookup_leaf(path, "get_time_ps", config::Kind::time, config::Kind::time).canonical->get_uint64();
 }
 
 double Scenario::get_rate_bps(const std::string& path) const {
-  return lookup_leaf(path, "get_rate_bps", Kind::kRate, Kind::kRate).canonical->get_double();
+  return lookup_leaf(path, "get_rate_bps", config::Kind::rate, config::Kind::rate).canonical->get_double();
 }
 
 std::uint64_t Scenario::get_size(const std::string& path) const {
-  return lookup_leaf(path, "get_size", Kind::kSize, Kind::kSize).canonical->get_uint64();
+  return lookup_leaf(path, "get_size", config::Kind::size, config::Kind::size).canonical->get_uint64();
 }
 
 double Scenario::get_frequency_hz(const std::string& path) const {
-  return lookup_leaf(path, "get_frequency_hz", Kind::kFrequency, Kind::kFrequency).canonical->get_double();
+  return lookup_leaf(path, "get_frequency_hz", config::Kind::frequency, config::Kind::frequency).canonical->get_double();
 }
 
 std::vector<std::uint64_t> Scenario::get_size_list(const std::string& path) const {
-  const Found f = lookup_leaf(path, "get_size_list", Kind::kSizeList, Kind::kSizeList);
+  const Found f = lookup_leaf(path, "get_size_list", config::Kind::size_list, config::Kind::size_list);
   std::vector<std::uint64_t> out;
   for (const json::value& v : f.canonical->get_array()) out.push_back(v.get_uint64());
   return out;
 }
 
 std::size_t Scenario::array_size(const std::string& path) const {
-  return lookup_leaf(path, "array_size", Kind::kArray, Kind::kSizeList).run->get_array().size();
+  return lookup_leaf(path, "array_size", config::Kind::array, config::Kind::size_list).run->get_array().size();
 }
 
 bool Scenario::has(const std::string& path) const {

@@ -93,15 +93,15 @@ class Scenario {
   static Scenario build(const Schema& schema, const boost::json::value& file_value, const std::string& origin,
                         const std::vector<std::string>& overrides);
   struct Found {
-    const Node* node;
+    const config::Node* node;
     const boost::json::value* run;
     const boost::json::value* canonical;
   };
   // Throws std::logic_error naming `caller` on unknown paths.
   Found lookup(const std::string& path, const char* caller) const;
-  Found lookup_leaf(const std::string& path, const char* caller, Kind kind, Kind alt) const;
+  Found lookup_leaf(const std::string& path, const char* caller, config::Kind kind, config::Kind alt) const;
 
-  std::shared_ptr<const Node> root_;
+  std::shared_ptr<const config::Node> root_;
   boost::json::value run_;        // user notation
   boost::json::value canonical_;  // same shape; leaves canonical (uint64 ps/bytes, double bps/Hz, ...)
   std::string origin_;

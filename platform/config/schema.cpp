@@ -14,20 +14,20 @@
 namespace rnic::config {
 namespace json = boost::json;
 
-const char* kind_name(Kind kind) {
+const char* kind_name(config::Kind kind) {
   switch (kind) {
-    case Kind::kObject: return "object";
-    case Kind::kArray: return "array";
-    case Kind::kBoolean: return "boolean";
-    case Kind::kInteger: return "integer";
-    case Kind::kNumber: return "number";
-    case Kind::kString: return "string";
-    case Kind::kEnumeration: return "enumeration";
-    case Kind::kTime: return "time";
-    case Kind::kRate: return "rate";
-    case Kind::kSize: return "size";
-    case Kind::kFrequency: return "frequency";
-    case Kind::kSizeList: return "size list";
+    case config::Kind::object: return "object";
+    case config::Kind::array: return "array";
+    case config::Kind::boolean: return "boolean";
+    case config::Kind::integer: return "integer";
+    case config::Kind::number: return "number";
+    case config::Kind::string: return "string";
+    case config::Kind::enumeration: return "enumeration";
+    case config::Kind::time: return "time";
+    case config::Kind::rate: return "rate";
+    case config::Kind::size: return "size";
+    case config::Kind::frequency: return "frequency";
+    case config::Kind::size_list: return "size list";
   }
   return "?";
 }
@@ -76,20 +76,20 @@ std::string length_text(std::size_t lo, std::size_t hi) {
 
 }  // namespace
 
-Node::Node(Kind kind, std::string path, std::string description)
+Node::Node(config::Kind kind, std::string path, std::string description)
     : kind_(kind), path_(std::move(path)), description_(std::move(description)) {}
 
 Node::~Node() = default;
 
-void Node::require(Kind kind, const char* what) const {
+void Node::require(config::Kind kind, const char* what) const {
   if (kind_ != kind) {
     throw std::logic_error("schema: " + (path_.empty() ? std::string("(root)") : path_) + ": " + what +
                            " needs a node of kind " + kind_name(kind) + ", not " + kind_name(kind_));
   }
 }
 
-std::unique_ptr<Node> Node::make_child(Kind kind, const std::string& name, const std::string& description) const {
-  require(Kind::kObject, "declaring a field");
+std::unique_ptr<Node> Node::make_child(config::Kind kind, const std::string& name, const std::string& description) const {
+  require(config::Kind::object, "declaring a field");
   return std::make_unique<Node>(kind, path_.empty() ? name : path_ + "." + name, description);
 }
 
@@ -99,7 +99,7 @@ Node& Node::add(const std::string& name, std::unique_ptr<Node> child) {
                            "\" (must be non-empty, not all digits, without '.', '=' or blanks)");
   }
   if (field(name) != nullptr) throw std::logic_error("schema: " + child->path_ + ": declared twice");
-  fields_.push_back(Field{name, std::move(child)});
+  fields_.push_back(NamedChild{name, std::move(child)});
   Node& n = *fields_.back().node;
   n.check_own_default();
   return n;
@@ -109,7 +109,7 @@ void Node::check_own_default() {
   auto fail = [this](const std::string& why) {
     throw std::logic_error("schema: " + path_ + ": invalid default: " + why);
   };
-  if (kind_ == Kind::kSizeList) {
+  if (kind_ == config::Kind::size_list) {
     if (min_length_ > max_length_) fail("min_length > max_length");
     const json::array& a = default_.as_array();
     if (a.size() < min_length_ || a.size() > max_length_) fail("expected " + length_text(min_length_, max_length_));
@@ -117,7 +117,7 @@ void Node::check_own_default() {
       std::string err = element_->check_leaf(e, nullptr);
       if (!err.empty()) fail(err);
     }
-  } else if (kind_ == Kind::kArray) {
+  } else if (kind_ == config::Kind::array) {
     if (min_length_ > max_length_) fail("min_length > max_length");
   } else if (is_leaf()) {
     std::string err = check_leaf(default_, nullptr);
@@ -126,34 +126,34 @@ void Node::check_own_default() {
 }
 
 const Node* Node::field(const std::string& name) const {
-  for (const Field& f : fields_) {
+  for (const NamedChild& f : fields_) {
     if (f.name == name) return f.node.get();
   }
   return nullptr;
 }
 
 Node& Node::object(const std::string& name, const std::string& description) {
-  return add(name, make_child(Kind::kObject, name, description));
+  return add(name, make_child(config::Kind::object, name, description));
 }
 
 Node& Node::array(const std::string& name, const std::string& description, std::size_t min_length,
                   std::size_t max_length) {
-  auto n = make_child(Kind::kArray, name, description);
+  auto n = make_child(config::Kind::array, name, description);
   n->min_length_ = min_length;
   n->max_length_ = max_length;
-  n->element_ = std::make_unique<Node>(Kind::kObject, n->path_ + ".<i>", "An element of " + n->path_);
+  n->element_ = std::make_unique<Node>(config::Kind::object, n->path_ + ".<i>", "An element of " + n->path_);
   return add(name, std::move(n));
 }
 
 Node& Node::boolean(const std::string& name, bool default_value, const std::string& description) {
-  auto n = make_child(Kind::kBoolean, name, description);
+  auto n = make_child(config::Kind::boolean, name, description);
   n->default_ = default_value;
   return add(name, std::move(n));
 }
 
 Node& Node::integer(const std::string& name, std::int64_t default_value, const std::string& description,
                     std::int64_t min, std::int64_t max) {
-  auto n = make_child(Kind::kInteger, name, description);
+  auto n = make_child(config::Kind::integer, name, description);
   if (min > max) throw std::logic_error("schema: " + n->path_ + ": min > max");
   n->default_ = default_value;
   n->int_min_ = min;
@@ -163,7 +163,7 @@ Node& Node::integer(const std::string& name, std::int64_t default_value, const s
 
 Node& Node::number(const std::string& name, double default_value, const std::string& description, double min,
                    double max) {
-  auto n = make_child(Kind::kNumber, name, description);
+  auto n = make_child(config::Kind::number, name, description);
   if (!(min <= max)) throw std::logic_error("schema: " + n->path_ + ": min > max");
   n->default_ = default_value;
   n->real_min_ = min;
@@ -172,14 +172,14 @@ Node& Node::number(const std::string& name, double default_value, const std::str
 }
 
 Node& Node::string(const std::string& name, const std::string& default_value, const std::string& description) {
-  auto n = make_child(Kind::kString, name, description);
+  auto n = make_child(config::Kind::string, name, description);
   n->default_ = json::string(default_value);
   return add(name, std::move(n));
 }
 
 Node& Node::enumeration(const std::string& name, const std::string& default_value, const std::string& description,
                         std::vector<std::string> allowed) {
-  auto n = make_child(Kind::kEnumeration, name, description);
+  auto n = make_child(config::Kind::enumeration, name, description);
   if (allowed.empty()) throw std::logic_error("schema: " + n->path_ + ": enumeration without allowed values");
   n->default_ = json::string(default_value);
   n->choices_ = std::move(allowed);
@@ -188,7 +188,7 @@ Node& Node::enumeration(const std::string& name, const std::string& default_valu
 
 Node& Node::time(const std::string& name, const std::string& default_value, const std::string& description,
                  std::uint64_t min_ps, std::uint64_t max_ps) {
-  auto n = make_child(Kind::kTime, name, description);
+  auto n = make_child(config::Kind::time, name, description);
   if (min_ps > max_ps) throw std::logic_error("schema: " + n->path_ + ": min > max");
   n->default_ = json::string(default_value);
   n->u_min_ = min_ps;
@@ -198,7 +198,7 @@ Node& Node::time(const std::string& name, const std::string& default_value, cons
 
 Node& Node::rate(const std::string& name, const std::string& default_value, const std::string& description,
                  double min_bps, double max_bps) {
-  auto n = make_child(Kind::kRate, name, description);
+  auto n = make_child(config::Kind::rate, name, description);
   if (!(min_bps <= max_bps)) throw std::logic_error("schema: " + n->path_ + ": min > max");
   n->default_ = json::string(default_value);
   n->real_min_ = min_bps;
@@ -208,7 +208,7 @@ Node& Node::rate(const std::string& name, const std::string& default_value, cons
 
 Node& Node::size(const std::string& name, const std::string& default_value, const std::string& description,
                  std::uint64_t min_bytes, std::uint64_t max_bytes) {
-  auto n = make_child(Kind::kSize, name, description);
+  auto n = make_child(config::Kind::size, name, description);
   if (min_bytes > max_bytes) throw std::logic_error("schema: " + n->path_ + ": min > max");
   n->default_ = json::string(default_value);
   n->u_min_ = min_bytes;
@@ -218,7 +218,7 @@ Node& Node::size(const std::string& name, const std::string& default_value, cons
 
 Node& Node::frequency(const std::string& name, const std::string& default_value, const std::string& description,
                       double min_hz, double max_hz) {
-  auto n = make_child(Kind::kFrequency, name, description);
+  auto n = make_child(config::Kind::frequency, name, description);
   if (!(min_hz <= max_hz)) throw std::logic_error("schema: " + n->path_ + ": min > max");
   n->default_ = json::string(default_value);
   n->real_min_ = min_hz;
@@ -229,12 +229,12 @@ Node& Node::frequency(const std::string& name, const std::string& default_value,
 Node& Node::size_list(const std::string& name, json::array default_value, const std::string& description,
                       std::uint64_t min_bytes, std::uint64_t max_bytes, std::size_t min_length,
                       std::size_t max_length) {
-  auto n = make_child(Kind::kSizeList, name, description);
+  auto n = make_child(config::Kind::size_list, name, description);
   if (min_bytes > max_bytes) throw std::logic_error("schema: " + n->path_ + ": min > max");
   n->default_ = std::move(default_value);
   n->min_length_ = min_length;
   n->max_length_ = max_length;
-  n->element_ = std::make_unique<Node>(Kind::kSize, n->path_ + ".<i>", "An element of " + n->path_);
+  n->element_ = std::make_unique<Node>(config::Kind::size, n->path_ + ".<i>", "An element of " + n->path_);
   n->element_->u_min_ = min_bytes;
   n->element_->u_max_ = max_bytes;
   n->element_->default_ = json::string("0B");
@@ -242,7 +242,7 @@ Node& Node::size_list(const std::string& name, json::array default_value, const 
 }
 
 Node& Node::allowed(std::vector<std::int64_t> values) {
-  require(Kind::kInteger, "allowed()");
+  require(config::Kind::integer, "allowed()");
   if (values.empty()) throw std::logic_error("schema: " + path_ + ": allowed() with no values");
   allowed_ints_ = std::move(values);
   check_own_default();
@@ -258,10 +258,10 @@ Node& Node::inherits(const std::string& path) {
 }
 
 Node& Node::inherit_leaves_from(const std::string& object_path) {
-  require(Kind::kObject, "inherit_leaves_from()");
-  for (const Field& f : fields_) {
+  require(config::Kind::object, "inherit_leaves_from()");
+  for (const NamedChild& f : fields_) {
     const std::string from = object_path + "." + f.name;
-    if (f.node->kind() == Kind::kObject) {
+    if (f.node->kind() == config::Kind::object) {
       f.node->inherit_leaves_from(from);
     } else {
       f.node->inherits(from);  // an array or size list below is refused there: only leaves inherit
@@ -271,17 +271,17 @@ Node& Node::inherit_leaves_from(const std::string& object_path) {
 }
 
 Node& Node::element() {
-  if (kind_ != Kind::kArray) require(Kind::kArray, "element()");
+  if (kind_ != config::Kind::array) require(config::Kind::array, "element()");
   return *element_;
 }
 
 const Node& Node::element() const {
-  if (kind_ != Kind::kArray && kind_ != Kind::kSizeList) require(Kind::kArray, "element()");
+  if (kind_ != config::Kind::array && kind_ != config::Kind::size_list) require(config::Kind::array, "element()");
   return *element_;
 }
 
 Node& Node::defaults(json::array elements) {
-  require(Kind::kArray, "defaults()");
+  require(config::Kind::array, "defaults()");
   if (elements.size() < min_length_ || elements.size() > max_length_) {
     throw std::logic_error("schema: " + path_ + ": invalid default: expected " +
                            length_text(min_length_, max_length_) + ", got " + std::to_string(elements.size()));
@@ -292,26 +292,26 @@ Node& Node::defaults(json::array elements) {
 
 std::string Node::constraint() const {
   switch (kind_) {
-    case Kind::kInteger:
+    case config::Kind::integer:
       if (!allowed_ints_.empty()) return "one of " + join_ints(allowed_ints_);
       return range_text(std::to_string(int_min_), std::to_string(int_max_), int_min_ != kIntMin, int_max_ != kIntMax);
-    case Kind::kNumber:
+    case config::Kind::number:
       return range_text(format_double(real_min_), format_double(real_max_), std::isfinite(real_min_),
                         std::isfinite(real_max_));
-    case Kind::kEnumeration:
+    case config::Kind::enumeration:
       return "one of " + join_quoted(choices_);
-    case Kind::kTime:
+    case config::Kind::time:
       return range_text(format_time_ps(u_min_), format_time_ps(u_max_), u_min_ != 0, u_max_ != kU64Max);
-    case Kind::kSize:
+    case config::Kind::size:
       return range_text(format_size(u_min_), format_size(u_max_), u_min_ != 0, u_max_ != kU64Max);
-    case Kind::kRate:
+    case config::Kind::rate:
       return range_text(format_rate(real_min_), format_rate(real_max_), real_min_ > 0, std::isfinite(real_max_));
-    case Kind::kFrequency:
+    case config::Kind::frequency:
       return range_text(format_frequency(real_min_), format_frequency(real_max_), real_min_ > 0,
                         std::isfinite(real_max_));
-    case Kind::kArray:
+    case config::Kind::array:
       return length_text(min_length_, max_length_);
-    case Kind::kSizeList: {
+    case config::Kind::size_list: {
       std::string each = element_->constraint();
       return length_text(min_length_, max_length_) + (each.empty() ? "" : ", each " + each);
     }
@@ -327,33 +327,33 @@ std::string Node::expectation() const {
 
 std::string Node::own_expectation() const {
   switch (kind_) {
-    case Kind::kObject: {
+    case config::Kind::object: {
       std::string keys;
-      for (const Field& f : fields_) keys += (keys.empty() ? "" : ", ") + f.name;
+      for (const NamedChild& f : fields_) keys += (keys.empty() ? "" : ", ") + f.name;
       return "an object" + (keys.empty() ? std::string() : " (keys: " + keys + ")");
     }
-    case Kind::kArray:
+    case config::Kind::array:
       return "an array of " + length_text(min_length_, max_length_);
-    case Kind::kSizeList:
+    case config::Kind::size_list:
       return "a list of sizes such as [64, \"4KiB\"] with " + length_text(min_length_, max_length_);
-    case Kind::kBoolean:
+    case config::Kind::boolean:
       return "a boolean (true or false)";
-    case Kind::kInteger:
+    case config::Kind::integer:
       if (!allowed_ints_.empty()) return "one of " + join_ints(allowed_ints_);
       return with_range("an integer", constraint());
-    case Kind::kNumber:
+    case config::Kind::number:
       return with_range("a number", constraint());
-    case Kind::kString:
+    case config::Kind::string:
       return "a string";
-    case Kind::kEnumeration:
+    case config::Kind::enumeration:
       return constraint();
-    case Kind::kTime:
+    case config::Kind::time:
       return with_range(time_expectation(), constraint());
-    case Kind::kRate:
+    case config::Kind::rate:
       return with_range(rate_expectation(), constraint());
-    case Kind::kSize:
+    case config::Kind::size:
       return with_range(size_expectation(), constraint());
-    case Kind::kFrequency:
+    case config::Kind::frequency:
       return with_range(frequency_expectation(), constraint());
   }
   return "?";
@@ -370,10 +370,10 @@ std::string Node::check_leaf(const json::value& v, json::value* canonical) const
   };
   if (v.is_null() && !inherits_.empty()) return store(nullptr);  // unset: the getters read inherits_
   switch (kind_) {
-    case Kind::kBoolean:
+    case config::Kind::boolean:
       if (!v.is_bool()) return type_error(expectation());
       return store(v.get_bool());
-    case Kind::kInteger: {
+    case config::Kind::integer: {
       std::int64_t i = 0;
       if (v.is_int64()) {
         i = v.get_int64();
@@ -390,16 +390,16 @@ std::string Node::check_leaf(const json::value& v, json::value* canonical) const
       if (i < int_min_ || i > int_max_) return out_of_range("an integer");
       return store(i);
     }
-    case Kind::kNumber: {
+    case config::Kind::number: {
       if (!v.is_number()) return type_error(expectation());
       const double d = v.to_number<double>();
       if (d < real_min_ || d > real_max_) return out_of_range("a number");
       return store(d);
     }
-    case Kind::kString:
+    case config::Kind::string:
       if (!v.is_string()) return type_error(expectation());
       return store(v.get_string());
-    case Kind::kEnumeration: {
+    case config::Kind::enumeration: {
       if (!v.is_string()) return type_error(expectation());
       const std::string s(v.get_string());
       if (std::find(choices_.begin(), choices_.end(), s) == choices_.end()) {
@@ -407,7 +407,7 @@ std::string Node::check_leaf(const json::value& v, json::value* canonical) const
       }
       return store(v.get_string());
     }
-    case Kind::kTime: {
+    case config::Kind::time: {
       if (!v.is_string()) return type_error(time_expectation());
       std::string err;
       auto ps = parse_time_ps(std::string_view(v.get_string().data(), v.get_string().size()), &err);
@@ -415,7 +415,7 @@ std::string Node::check_leaf(const json::value& v, json::value* canonical) const
       if (*ps < u_min_ || *ps > u_max_) return out_of_range("a time");
       return store(*ps);
     }
-    case Kind::kSize: {
+    case config::Kind::size: {
       std::optional<std::uint64_t> bytes;
       if (v.is_uint64()) {
         bytes = v.get_uint64();
@@ -432,9 +432,9 @@ std::string Node::check_leaf(const json::value& v, json::value* canonical) const
       if (*bytes < u_min_ || *bytes > u_max_) return out_of_range("a size");
       return store(*bytes);
     }
-    case Kind::kRate:
-    case Kind::kFrequency: {
-      const bool is_rate = kind_ == Kind::kRate;
+    case config::Kind::rate:
+    case config::Kind::frequency: {
+      const bool is_rate = kind_ == config::Kind::rate;
       if (!v.is_string()) return type_error(is_rate ? rate_expectation() : frequency_expectation());
       std::string err;
       const std::string_view text(v.get_string().data(), v.get_string().size());
@@ -450,7 +450,7 @@ std::string Node::check_leaf(const json::value& v, json::value* canonical) const
 
 // ---------------------------------------------------------------------------------------------------------------
 
-Schema::Schema() : root_(std::make_shared<Node>(Kind::kObject, "", "A scenario")) {}
+Schema::Schema() : root_(std::make_shared<Node>(config::Kind::object, "", "A scenario")) {}
 
 namespace {
 
@@ -458,7 +458,7 @@ namespace {
 const Node* object_leaf(const Node& root, const std::string& path) {
   const Node* n = &root;
   std::size_t start = 0;
-  while (n != nullptr && n->kind() == Kind::kObject) {
+  while (n != nullptr && n->kind() == config::Kind::object) {
     const std::size_t dot = path.find('.', start);
     n = n->field(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
     if (dot == std::string::npos) break;
@@ -467,11 +467,11 @@ const Node* object_leaf(const Node& root, const std::string& path) {
   return n != nullptr && n->is_leaf() && n->path() == path ? n : nullptr;
 }
 
-void verify_inheritance(const Node& root, const Node& node) {
-  for (const Node::Field& f : node.fields()) {
+void verify_inheritance(const Node& root, const Node& object) {
+  for (const Node::NamedChild& f : object.fields()) {
     const Node& n = *f.node;
-    if (n.kind() == Kind::kObject) verify_inheritance(root, n);
-    if (n.kind() == Kind::kArray) verify_inheritance(root, n.element());
+    if (n.kind() == config::Kind::object) verify_inheritance(root, n);
+    if (n.kind() == config::Kind::array) verify_inheritance(root, n.element());
     if (n.inherited_from().empty()) continue;
     const Node* from = object_leaf(root, n.inherited_from());
     if (from == nullptr || from->kind() != n.kind() || !from->inherited_from().empty()) {
@@ -498,20 +498,20 @@ struct Row {
   std::string key, kind, default_text, constraint, description;
 };
 
-void collect(const Node& node, std::vector<Row>& rows) {
-  for (const Node::Field& f : node.fields()) {
+void collect(const Node& object, std::vector<Row>& rows) {
+  for (const Node::NamedChild& f : object.fields()) {
     const Node& n = *f.node;
     Row r{n.path(), kind_name(n.kind()), "", n.constraint(), n.description()};
     if (!n.inherited_from().empty()) {
       r.default_text = "as " + n.inherited_from();
-    } else if (n.is_leaf() || n.kind() == Kind::kSizeList) {
+    } else if (n.is_leaf() || n.kind() == config::Kind::size_list) {
       r.default_text = to_compact_json(n.default_value());
-    } else if (n.kind() == Kind::kArray && !n.default_value().is_null()) {
+    } else if (n.kind() == config::Kind::array && !n.default_value().is_null()) {
       r.default_text = to_compact_json(n.default_value());
     }
     rows.push_back(std::move(r));
-    if (n.kind() == Kind::kObject) collect(n, rows);
-    if (n.kind() == Kind::kArray) collect(n.element(), rows);
+    if (n.kind() == config::Kind::object) collect(n, rows);
+    if (n.kind() == config::Kind::array) collect(n.element(), rows);
   }
 }
 
@@ -556,7 +556,7 @@ std::string Schema::describe_markdown() const {
   std::vector<Row> rows;
   collect(*root_, rows);
   std::ostringstream out;
-  out << "| Key | Kind | Default | Allowed | Description |\n";
+  out << "| Key | config::Kind | Default | Allowed | Description |\n";
   out << "|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     out << "| `" << r.key << "` | " << r.kind << " | "

@@ -48,23 +48,23 @@ namespace rnic::config {
 class Scenario;
 
 enum class Kind {
-  kObject,
-  kArray,
-  kBoolean,
-  kInteger,
-  kNumber,
-  kString,
-  kEnumeration,
-  kTime,
-  kRate,
-  kSize,
-  kFrequency,
-  kSizeList,
+  object,
+  array,
+  boolean,
+  integer,
+  number,
+  string,
+  enumeration,
+  time,
+  rate,
+  size,
+  frequency,
+  size_list,
 };
 
 // "object", "array", "boolean", "integer", "number", "string", "enumeration", "time", "rate", "size", "frequency",
 // "size list".
-const char* kind_name(Kind kind);
+const char* kind_name(config::Kind kind);
 
 class Node {
  public:
@@ -74,12 +74,12 @@ class Node {
   static constexpr double kInf = std::numeric_limits<double>::infinity();
   static constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
 
-  struct Field {
+  struct NamedChild {
     std::string name;
-    std::unique_ptr<Node> node;
+    std::unique_ptr<config::Node> node;
   };
 
-  Node(Kind kind, std::string path, std::string description);
+  Node(config::Kind kind, std::string path, std::string description);
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   ~Node();
@@ -127,12 +127,12 @@ class Node {
   Node& defaults(boost::json::array elements);
 
   // ---- Introspection (used by Scenario and describe()). ----
-  Kind kind() const { return kind_; }
-  bool is_leaf() const { return kind_ != Kind::kObject && kind_ != Kind::kArray && kind_ != Kind::kSizeList; }
+  config::Kind kind() const { return kind_; }
+  bool is_leaf() const { return kind_ != config::Kind::object && kind_ != config::Kind::array && kind_ != config::Kind::size_list; }
   // Dotted path with "<i>" for array elements, e.g. "hosts.<i>.pcie.lanes"; "" for the root.
   const std::string& path() const { return path_; }
   const std::string& description() const { return description_; }
-  const std::vector<Field>& fields() const { return fields_; }
+  const std::vector<NamedChild>& fields() const { return fields_; }
   const Node* field(const std::string& name) const;
   const Node& element() const;  // arrays and size lists (a size leaf)
   std::size_t min_length() const { return min_length_; }
@@ -155,15 +155,15 @@ class Node {
 
  private:
   Node& add(const std::string& name, std::unique_ptr<Node> child);
-  std::unique_ptr<Node> make_child(Kind kind, const std::string& name, const std::string& description) const;
-  void require(Kind kind, const char* what) const;
+  std::unique_ptr<Node> make_child(config::Kind kind, const std::string& name, const std::string& description) const;
+  void require(config::Kind kind, const char* what) const;
   void check_own_default();
   std::string own_expectation() const;  // expectation() without what null means for an inheriting leaf
 
-  Kind kind_;
+  config::Kind kind_;
   std::string path_;
   std::string description_;
-  std::vector<Field> fields_;
+  std::vector<NamedChild> fields_;
   std::unique_ptr<Node> element_;
   std::size_t min_length_ = 0;
   std::size_t max_length_ = kUnbounded;
@@ -181,7 +181,7 @@ class Node {
 
 // A cross-field rule, run after defaults and overrides are applied. Returns "" if satisfied, otherwise a message
 // starting with the offending dotted key, e.g. "hosts.1.name: must differ from hosts.0.name (both \"a\")".
-using Check = std::function<std::string(const Scenario&)>;
+using CheckFn = std::function<std::string(const Scenario&)>;
 
 class Schema {
  public:
@@ -191,8 +191,8 @@ class Schema {
   const Node& root() const { return *root_; }
   std::shared_ptr<const Node> shared_root() const { return root_; }
 
-  void add_check(Check check) { checks_.push_back(std::move(check)); }
-  const std::vector<Check>& checks() const { return checks_; }
+  void add_check(CheckFn check) { checks_.push_back(std::move(check)); }
+  const std::vector<CheckFn>& checks() const { return checks_; }
 
   // Verifies that the defaults alone form a valid scenario (array defaults, checks) and that every inheriting leaf
   // names a leaf it may inherit; throws std::logic_error if not.
@@ -207,7 +207,7 @@ class Schema {
 
  private:
   std::shared_ptr<Node> root_;
-  std::vector<Check> checks_;
+  std::vector<CheckFn> checks_;
 };
 
 }  // namespace rnic::config

@@ -136,9 +136,9 @@ TEST(Inherit, AnObjectInheritsLeafByLeaf) {
   const std::string bad = error_of([&] { (void)Scenario::defaults(schema, {"hosts.1.bus.lanes=12"}); });
   EXPECT_TRUE(contains_all(bad, {"hosts.1.bus.lanes", "12"})) << bad;
   // Only objects may hand their leaves down, and only leaves inherit.
-  Schema leafy;
+  config::Schema leafy;
   EXPECT_THROW(leafy.root().integer("n", 0, "n").inherit_leaves_from("m"), std::logic_error);
-  Schema listy;
+  config::Schema listy;
   auto& o = listy.root().object("o", "o");
   o.size_list("sizes", {64}, "Sizes");
   EXPECT_THROW(o.inherit_leaves_from("p"), std::logic_error);

@@ -16,23 +16,23 @@ TEST(Schema, BuilderRecordsKindsPathsAndDefaults) {
   const Schema s = make_test_schema();
   const Node* link = s.root().field("link");
   ASSERT_NE(link, nullptr);
-  EXPECT_EQ(link->kind(), Kind::kObject);
+  EXPECT_EQ(link->kind(), Kind::object);
   EXPECT_EQ(link->path(), "link");
   const Node* rate = link->field("rate");
   ASSERT_NE(rate, nullptr);
-  EXPECT_EQ(rate->kind(), Kind::kRate);
+  EXPECT_EQ(rate->kind(), Kind::rate);
   EXPECT_EQ(rate->path(), "link.rate");
   EXPECT_EQ(rate->description(), "Line rate");
   EXPECT_EQ(rate->default_value(), boost::json::value("100Gbps"));
   const Node* hosts = s.root().field("hosts");
   ASSERT_NE(hosts, nullptr);
-  EXPECT_EQ(hosts->kind(), Kind::kArray);
+  EXPECT_EQ(hosts->kind(), Kind::array);
   EXPECT_EQ(hosts->min_length(), 2u);
   EXPECT_EQ(hosts->max_length(), 2u);
   const Node* lanes = hosts->element().field("pcie")->field("lanes");
   ASSERT_NE(lanes, nullptr);
   EXPECT_EQ(lanes->path(), "hosts.<i>.pcie.lanes");
-  EXPECT_EQ(s.root().field("workload")->field("sizes")->kind(), Kind::kSizeList);
+  EXPECT_EQ(s.root().field("workload")->field("sizes")->kind(), Kind::size_list);
   // Declaration order is kept.
   ASSERT_EQ(link->fields().size(), 5u);
   EXPECT_EQ(link->fields()[0].name, "rate");

@@ -94,7 +94,7 @@ TEST(Crc32c, StreamingInRandomChunksEqualsOneShot) {
     std::mt19937_64 rng(3);
     for (int round = 0; round < 200; ++round) {
         const auto data = test::random_bytes(rng, rng() % 2000);
-        Crc32c stream;
+        Crc32cStream stream;
         std::size_t at = 0;
         while (at < data.size()) {
             const std::size_t n = std::min<std::size_t>(data.size() - at, rng() % 40);

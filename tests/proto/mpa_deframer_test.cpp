@@ -33,7 +33,7 @@ Stream make_stream(std::mt19937_64& rng, std::size_t count, std::size_t max_len,
 
 struct Collector {
     std::vector<std::vector<std::uint8_t>> got;
-    Deframer::Sink sink() {
+    Deframer::SinkFn sink() {
         return [this](const std::uint8_t* p, std::size_t n) { got.emplace_back(p, p + n); };
     }
 };

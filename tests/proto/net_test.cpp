@@ -34,7 +34,7 @@ TEST(InternetChecksum, Rfc1071ExampleAndOddLength) {
     EXPECT_EQ(checksum_partial(nullptr, 0, 0x1ffff), 0x1u);  // initial value gets folded
 }
 
-Endpoints endpoints() {
+Endpoints make_endpoints() {
     Endpoints ep;
     ep.src_mac = {0x02, 0, 0, 0, 0, 0x01};
     ep.dst_mac = {0x02, 0, 0, 0, 0, 0x02};
@@ -60,7 +60,7 @@ TcpHeader syn_header() {
 std::vector<std::uint8_t> build(const TcpHeader& tcp, const std::vector<std::uint8_t>& payload,
                                 const Ipv4Header& ip = Ipv4Header{}) {
     std::vector<std::uint8_t> frame;
-    build_tcp_frame(endpoints(), ip, tcp, payload.data(), payload.size(), frame);
+    build_tcp_frame(make_endpoints(), ip, tcp, payload.data(), payload.size(), frame);
     return frame;
 }
 
@@ -134,8 +134,8 @@ TEST(TcpFrame, BuildThenParseSyn) {
     std::string error;
     const auto p = parse_tcp_frame(frame.data(), frame.size(), &error);
     ASSERT_TRUE(p) << error;
-    EXPECT_EQ(p->eth.src, endpoints().src_mac);
-    EXPECT_EQ(p->eth.dst, endpoints().dst_mac);
+    EXPECT_EQ(p->eth.src, make_endpoints().src_mac);
+    EXPECT_EQ(p->eth.dst, make_endpoints().dst_mac);
     EXPECT_EQ(p->eth.ethertype, kEtherTypeIpv4);
     EXPECT_EQ(p->ip.total_length, 52);
     EXPECT_EQ(p->ip.identification, 0x1234);

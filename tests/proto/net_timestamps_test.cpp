@@ -17,7 +17,7 @@ using Timestamps = std::pair<std::uint32_t, std::uint32_t>;
 
 constexpr std::size_t kOptionsAt = kEthernetHeaderSize + kIpv4HeaderSize + kTcpBaseHeaderSize;
 
-Endpoints endpoints() {
+Endpoints make_endpoints() {
     Endpoints ep;
     ep.src_mac = {0x02, 0, 0, 0, 0, 0x0a};
     ep.dst_mac = {0x02, 0, 0, 0, 0, 0x0b};
@@ -28,7 +28,7 @@ Endpoints endpoints() {
 
 std::vector<std::uint8_t> build(const TcpHeader& tcp, const std::vector<std::uint8_t>& payload = {}) {
     std::vector<std::uint8_t> frame;
-    build_tcp_frame(endpoints(), Ipv4Header{}, tcp, payload.data(), payload.size(), frame);
+    build_tcp_frame(make_endpoints(), Ipv4Header{}, tcp, payload.data(), payload.size(), frame);
     return frame;
 }
 

@@ -148,10 +148,10 @@ TEST(ParseErrorMpa, MessageStillGivenAndNullCodeAccepted) {
 // ---------------------------------------------------------------- ddp decoders
 
 template <typename Decode>
-ParseError ddp_code(Decode decode, const Bytes& bytes, std::size_t len) {
+ParseError ddp_code(Decode decode, const Bytes& input, std::size_t len) {
     ParseError code = ParseError::io;
     std::string error;
-    const bool ok = decode(bytes.data(), len, &error, &code).has_value();
+    const bool ok = decode(input.data(), len, &error, &code).has_value();
     EXPECT_EQ(ok, code == ParseError::none);
     EXPECT_EQ(error.empty(), ok) << error;
     return code;
@@ -195,16 +195,16 @@ TEST(ParseErrorDdp, FixedSizeHeadersShortInputAndNone) {
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.name);
-        const Bytes bytes(c.size, 0x5A);
+        const Bytes input(c.size, 0x5A);
         for (std::size_t len : {std::size_t{0}, c.size - 1}) {
             ParseError code = ParseError::none;
             std::string error;
-            EXPECT_FALSE(c.decode(bytes.data(), len, &error, &code));
+            EXPECT_FALSE(c.decode(input.data(), len, &error, &code));
             EXPECT_EQ(code, ParseError::short_input);
             EXPECT_FALSE(error.empty());
         }
         ParseError code = ParseError::io;
-        EXPECT_TRUE(c.decode(bytes.data(), c.size, nullptr, &code));
+        EXPECT_TRUE(c.decode(input.data(), c.size, nullptr, &code));
         EXPECT_EQ(code, ParseError::none);
     }
 }
@@ -385,10 +385,10 @@ protected:
         paths_.push_back(p);
         return p;
     }
-    std::string write(const std::string& name, const Bytes& bytes) {
+    std::string write(const std::string& name, const Bytes& content) {
         const std::string p = path(name);
         std::ofstream f(p, std::ios::binary);
-        f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        f.write(reinterpret_cast<const char*>(content.data()), static_cast<std::streamsize>(content.size()));
         return p;
     }
     static Bytes header(std::uint32_t magic = kPcapMagicNanoseconds) {

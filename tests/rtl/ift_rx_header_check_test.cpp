@@ -87,10 +87,10 @@ public:
 
 template <int W>
 class checker final : public header_checker {
-    using T = width<W>;
+    using types = width<W>;
 
 public:
-    explicit checker(const char* name) : m_(new typename T::model_t(name)) {
+    explicit checker(const char* name) : m_(new typename types::model_t(name)) {
         for (int level : {1, 0, 1}) {  // asynchronous reset: a falling edge, then release
             m_->rst_n = level;
             m_->eval();
@@ -99,7 +99,7 @@ public:
     unsigned bytes() const override { return W; }
     void cycle(bool valid, const std::uint8_t* b, std::size_t n, bool sof) override {
         m_->in_valid = valid;
-        T::put(m_->in_data, b, n);
+        types::put(m_->in_data, b, n);
         // One enable bit per byte lane: the port is 8, 16 or 32 bits wide with W.
         const std::uint32_t enables = n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
         m_->in_be = static_cast<std::remove_reference_t<decltype(m_->in_be)>>(enables);
@@ -124,7 +124,7 @@ public:
     }
 
 private:
-    std::unique_ptr<typename T::model_t> m_;
+    std::unique_ptr<typename types::model_t> m_;
 };
 
 // One model per width per process, never destroyed (Verilator's thread context is a static of
@@ -198,9 +198,9 @@ expected codec_header(const std::uint8_t* p) {
 }
 
 // The codec's streaming receiver on the same bytes: did it accept the header?
-ift::Error codec_deframer(const std::uint8_t* p, std::size_t len, bool* header_seen) {
+ift::ErrorCode codec_deframer(const std::uint8_t* p, std::size_t len, bool* header_seen) {
     ift::Deframer::Config cfg;
-    ift::Deframer::Handlers h;
+    ift::Deframer::HandlerSet h;
     *header_seen = false;
     h.header = [&](const std::uint8_t*, std::size_t, std::size_t) { *header_seen = true; };
     ift::Deframer d(cfg, h);
@@ -209,7 +209,7 @@ ift::Error codec_deframer(const std::uint8_t* p, std::size_t len, bool* header_s
 
 class IftHeaderCheck : public ::testing::TestWithParam<unsigned> {
 protected:
-    unsigned W() const { return GetParam(); }
+    unsigned width_bytes() const { return GetParam(); }
     header_checker& d() { return dut(GetParam()); }
     filler full() const {
         const std::size_t w = GetParam();
@@ -238,7 +238,7 @@ TEST_P(IftHeaderCheck, Section31ExampleFrame) {
     EXPECT_EQ(v.payload_size, 7u);
     EXPECT_EQ(v.frame_len, 33u);
     // Header and CRC are bytes 0..21: ceil(22 / W) words, the verdict one cycle later.
-    EXPECT_EQ(v.cycle, (22 + W() - 1) / W());
+    EXPECT_EQ(v.cycle, (22 + width_bytes() - 1) / width_bytes());
 }
 
 // Good frames of every header size 0..80 and a few large ones, random payloads: the block agrees
@@ -266,7 +266,7 @@ TEST_P(IftHeaderCheck, GoodFramesPassBitExact) {
             ASSERT_EQ(v.payload_size, ps);
             ASSERT_EQ(v.frame_len, f.size());
             ASSERT_EQ(v.frame_len, e.frame_len);
-            ASSERT_EQ(v.cycle, (8 + hs + W() - 1) / W()) << "header_size " << hs;
+            ASSERT_EQ(v.cycle, (8 + hs + width_bytes() - 1) / width_bytes()) << "header_size " << hs;
         }
     }
 }
@@ -288,7 +288,7 @@ TEST_P(IftHeaderCheck, SingleBitFlipsFailLikeTheCodec) {
             bad[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
             const expected e = codec_header(bad.data());
             bool header_seen = false;
-            const ift::Error codec = codec_deframer(bad.data(), bad.size(), &header_seen);
+            const ift::ErrorCode codec = codec_deframer(bad.data(), bad.size(), &header_seen);
             const bool in_header = bit / 8 < ift::kPrefixSize + hs + ift::kCrcSize;
             const verdict v = check_frame(d(), bad.data(), bad.size(), full());
             ASSERT_EQ(v.dones, 1) << "header_size " << hs << " bit " << bit;
@@ -299,13 +299,13 @@ TEST_P(IftHeaderCheck, SingleBitFlipsFailLikeTheCodec) {
             if (in_header) {
                 ASSERT_TRUE(v.bad) << "header_size " << hs << " bit " << bit;
                 ASSERT_FALSE(v.good);
-                ASSERT_EQ(codec, ift::Error::header_crc_mismatch) << "bit " << bit;
+                ASSERT_EQ(codec, ift::ErrorCode::header_crc_mismatch) << "bit " << bit;
                 ASSERT_FALSE(header_seen);
             } else {
                 ASSERT_TRUE(v.good) << "header_size " << hs << " bit " << bit;
                 ASSERT_FALSE(v.bad);
                 ASSERT_TRUE(header_seen);
-                ASSERT_EQ(codec, ift::Error::payload_crc_mismatch) << "bit " << bit;
+                ASSERT_EQ(codec, ift::ErrorCode::payload_crc_mismatch) << "bit " << bit;
             }
         }
     }
@@ -316,7 +316,7 @@ TEST_P(IftHeaderCheck, SingleBitFlipsFailLikeTheCodec) {
 TEST_P(IftHeaderCheck, AnyWordFillAndIdleCycles) {
     std::mt19937 rng(103);
     std::mt19937 pauses(104);
-    const std::size_t w = W();
+    const std::size_t w = width_bytes();
     const filler any = [&rng, w](std::size_t) { return 1 + rng() % w; };
     for (int trial = 0; trial < 3000; ++trial) {
         const std::size_t hs = trial % 5 == 0 ? rng() % 600 : rng() % 40;
@@ -356,10 +356,10 @@ TEST_P(IftHeaderCheck, StreamDelineatedByFrameLen) {
         sizes.emplace_back(hs, ps);
     }
     std::vector<std::pair<std::size_t, std::size_t>> codec_sizes;
-    ift::Deframer::Handlers h;
+    ift::Deframer::HandlerSet h;
     h.header = [&](const std::uint8_t*, std::size_t hs, std::size_t ps) { codec_sizes.emplace_back(hs, ps); };
     ift::Deframer ref(ift::Deframer::Config{}, h);
-    ASSERT_EQ(ref.feed(stream.data(), stream.size()), ift::Error::none);
+    ASSERT_EQ(ref.feed(stream.data(), stream.size()), ift::ErrorCode::none);
     ASSERT_EQ(codec_sizes, sizes);
 
     std::vector<std::pair<std::size_t, std::size_t>> rtl_sizes;
@@ -369,7 +369,7 @@ TEST_P(IftHeaderCheck, StreamDelineatedByFrameLen) {
         int verdicts = 0;
         bool first = true;
         while (at < end) {
-            const std::size_t n = std::min<std::size_t>({W(), end - at, stream.size() - at});
+            const std::size_t n = std::min<std::size_t>({width_bytes(), end - at, stream.size() - at});
             ASSERT_GT(n, 0u) << "frame at " << start << " runs past the stream";
             d().cycle(true, stream.data() + at, n, first);
             first = false;
@@ -396,8 +396,8 @@ TEST_P(IftHeaderCheck, NewFrameAbandonsUnfinishedHeader) {
     std::mt19937 rng(106);
     const Bytes a = make_frame(rng, 200, 10);
     const Bytes b = make_frame(rng, 5, 10);
-    d().cycle(true, a.data(), W(), true);
-    d().cycle(true, a.data() + W(), W(), false);
+    d().cycle(true, a.data(), width_bytes(), true);
+    d().cycle(true, a.data() + width_bytes(), width_bytes(), false);
     EXPECT_TRUE(d().busy());
     EXPECT_FALSE(d().done());
     const verdict v = check_frame(d(), b.data(), b.size(), full());

@@ -59,7 +59,7 @@ rnic::rtl::rtl_fpdu_datapath& rtl(std::uint32_t width) {
 
 class RtlWidth : public ::testing::TestWithParam<std::uint32_t> {
 protected:
-    std::uint32_t W() const { return GetParam(); }
+    std::uint32_t width_bytes() const { return GetParam(); }
     rnic::rtl::rtl_fpdu_datapath& dp() { return rtl(GetParam()); }
 };
 
@@ -95,7 +95,7 @@ TEST_P(RtlWidth, CrcKnownAnswers) {
          0xD9963A56u},
     };
     for (const kat& k : kats) {
-        for (std::uint32_t lane = 0; lane < W(); ++lane) {
+        for (std::uint32_t lane = 0; lane < width_bytes(); ++lane) {
             EXPECT_EQ(dp().crc32c(k.msg.data(), k.msg.size(), lane, nullptr), k.crc)
                 << k.msg.size() << " bytes from lane " << lane;
         }
@@ -107,21 +107,21 @@ TEST_P(RtlWidth, CrcEveryLengthAndStartLane) {
     const Bytes data = random_bytes(rng, 300);
     for (std::size_t len = 1; len <= data.size(); ++len) {
         const std::uint32_t want = rnic::proto::crc32c(data.data(), len);
-        for (std::uint32_t lane = 0; lane < W(); ++lane) {
+        for (std::uint32_t lane = 0; lane < width_bytes(); ++lane) {
             datapath_cycles c;
             ASSERT_EQ(dp().crc32c(data.data(), len, lane, &c), want) << len << " bytes from lane " << lane;
-            ASSERT_EQ(c.beats, (len + lane + W() - 1) / W());  // one bus word per cycle
+            ASSERT_EQ(c.beats, (len + lane + width_bytes() - 1) / width_bytes());  // one bus word per cycle
         }
     }
 }
 
 TEST_P(RtlWidth, CrcEveryByteEnablePatternOfOneWord) {
     std::mt19937 rng(12);
-    const Bytes word = random_bytes(rng, W());
-    const std::uint32_t patterns = W() == 8 ? 1u << 8 : 1u << 16;
+    const Bytes word = random_bytes(rng, width_bytes());
+    const std::uint32_t patterns = width_bytes() == 8 ? 1u << 8 : 1u << 16;
     for (std::uint32_t be = 0; be < patterns; ++be) {
         Bytes picked;
-        for (std::uint32_t j = 0; j < W(); ++j)
+        for (std::uint32_t j = 0; j < width_bytes(); ++j)
             if (be >> j & 1) picked.push_back(word[j]);
         ASSERT_EQ(dp().crc32c_words(word.data(), &be, 1, nullptr), rnic::proto::crc32c(picked.data(), picked.size()))
             << "byte enables 0x" << std::hex << be;
@@ -132,13 +132,13 @@ TEST_P(RtlWidth, CrcRandomMultiWordByteEnables) {
     std::mt19937 rng(13);
     for (int trial = 0; trial < 2000; ++trial) {
         const std::size_t nwords = 1 + rng() % 12;
-        const Bytes words = random_bytes(rng, nwords * W());
+        const Bytes words = random_bytes(rng, nwords * width_bytes());
         std::vector<std::uint32_t> be(nwords);
         Bytes picked;
         for (std::size_t i = 0; i < nwords; ++i) {
-            be[i] = static_cast<std::uint32_t>(rng()) & ((W() == 32 ? 0 : (1u << W())) - 1u);
-            for (std::uint32_t j = 0; j < W(); ++j)
-                if (be[i] >> j & 1) picked.push_back(words[i * W() + j]);
+            be[i] = static_cast<std::uint32_t>(rng()) & ((width_bytes() == 32 ? 0 : (1u << width_bytes())) - 1u);
+            for (std::uint32_t j = 0; j < width_bytes(); ++j)
+                if (be[i] >> j & 1) picked.push_back(words[i * width_bytes() + j]);
         }
         ASSERT_EQ(dp().crc32c_words(words.data(), be.data(), nwords, nullptr),
                   rnic::proto::crc32c(picked.data(), picked.size()))
@@ -188,7 +188,7 @@ TEST_P(RtlWidth, UnmarkedFpduVectors) {
         Bytes out;
         const datapath_cycles c = dp().build_fpdu(want.data() + 2, len, true, false, 0, out);
         EXPECT_EQ(out, want) << f;
-        EXPECT_EQ(c.beats, (want.size() + W() - 1) / W());
+        EXPECT_EQ(c.beats, (want.size() + width_bytes() - 1) / width_bytes());
         fpdu_rx_result r;
         dp().check_fpdu(want.data(), want.size(), true, false, 0, r);
         EXPECT_EQ(r.error, mpa::DeframeError::none) << f;
@@ -207,7 +207,7 @@ TEST_P(RtlWidth, TransmitMatchesCodecEveryLengthAndAlignment) {
         mpa::build_fpdu(payload.data(), len, crc, markers, pos, want);
         const datapath_cycles c = dp().build_fpdu(payload.data(), len, crc, markers, pos, got);
         ASSERT_TRUE(got == want) << "len " << len << " crc " << crc << " markers " << markers << " pos " << pos;
-        ASSERT_EQ(c.beats, (want.size() + W() - 1) / W()) << "len " << len << " pos " << pos;
+        ASSERT_EQ(c.beats, (want.size() + width_bytes() - 1) / width_bytes()) << "len " << len << " pos " << pos;
         // One or two cycles of pipeline on top (the CRC word follows the last input word): what
         // rnic.mpa.cycles_per_fpdu stands for in the TLM model.
         ASSERT_GE(c.latency, c.beats + 1) << "len " << len << " pos " << pos;
@@ -251,7 +251,7 @@ TEST_P(RtlWidth, TransmitStreamsOfFpdus) {
 TEST_P(RtlWidth, ReceiveMatchesCodecEveryLengthAndAlignment) {
     std::mt19937 rng(31);
     const Bytes payload = random_bytes(rng, 1100);
-    auto tlm = rnic::make_tlm_datapath(W());
+    auto tlm = rnic::make_tlm_datapath(width_bytes());
     for (std::size_t len = 0; len <= payload.size(); len += (len < 600 ? 1 : 7)) {
         for (std::uint32_t pos : {0u, 4u, 496u, 508u, 0xFFFFFFFCu}) {
             for (bool markers : {true, false}) {
@@ -263,7 +263,7 @@ TEST_P(RtlWidth, ReceiveMatchesCodecEveryLengthAndAlignment) {
                 ASSERT_TRUE(r.ulpdu == Bytes(payload.begin(), payload.begin() + static_cast<std::ptrdiff_t>(len)))
                     << "len " << len << " pos " << pos << " got " << r.ulpdu.size() << " bytes";
                 ASSERT_EQ(r.crc_computed, r.crc_received);
-                ASSERT_EQ(c.beats, (wire.size() + W() - 1) / W());
+                ASSERT_EQ(c.beats, (wire.size() + width_bytes() - 1) / width_bytes());
                 ASSERT_GE(c.latency, c.beats + 1);
                 ASSERT_LE(c.latency, c.beats + 2);
             }
@@ -279,7 +279,7 @@ TEST_P(RtlWidth, ReceiveRejectsDamageLikeTheCodec) {
     const std::uint32_t pos = 0x100;
     Bytes wire;
     mpa::build_fpdu(u.data(), u.size(), true, true, pos, wire);
-    auto tlm = rnic::make_tlm_datapath(W());
+    auto tlm = rnic::make_tlm_datapath(width_bytes());
     for (std::size_t bit = 0; bit < wire.size() * 8; ++bit) {
         Bytes bad = wire;
         bad[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
@@ -343,7 +343,7 @@ TEST_P(RtlWidth, DeframerOverRtlMatchesCodecDeframer) {
     }
     EXPECT_TRUE(got_rtl == sent) << got_rtl.size() << " ULPDUs of " << sent.size();
     EXPECT_TRUE(got_codec == sent);
-    EXPECT_GE(beats, stream.size() / W());
+    EXPECT_GE(beats, stream.size() / width_bytes());
 
     // A flipped payload bit further on: both report a CRC error at the same FPDU.
     stream[stream.size() / 2] ^= 0x10;

@@ -19,7 +19,7 @@ using seeds_test::Bytes;
 using seeds_test::hex;
 using seeds_test::to_hex;
 
-Bytes frame(const Bytes& header, const Bytes& payload) { return encode(Frame{header, payload}); }
+Bytes make_frame(const Bytes& header, const Bytes& payload) { return encode(Frame{header, payload}); }
 
 // §3.1 second figure: an unaligned frame. A 14-byte DDP header (a tagged DDP header's size)
 // puts the Header CRC at offset 18 and a 7-byte payload puts the Payload CRC at offset 29:
@@ -28,7 +28,7 @@ Bytes frame(const Bytes& header, const Bytes& payload) { return encode(Frame{hea
 TEST(Ift, ByteExactUnalignedFrame) {
     Bytes header;
     for (int i = 0; i < 14; ++i) header.push_back(static_cast<std::uint8_t>(0x80 + i));
-    const Bytes wire = frame(header, seeds_test::text("IFT!abc"));
+    const Bytes wire = make_frame(header, seeds_test::text("IFT!abc"));
     EXPECT_EQ(to_hex(wire), to_hex(hex("000e 0007"                              // header_size 14, payload_size 7
                                        "80818283 84858687 88898a8b 8c8d"        // DDP header
                                        "1663d48b"                               // Header CRC (over bytes 0..17)
@@ -41,7 +41,7 @@ TEST(Ift, ByteExactUnalignedFrame) {
 }
 
 TEST(Ift, EmptyPayloadStillHasPayloadCrc) {
-    const Bytes wire = frame(hex("112233"), {});
+    const Bytes wire = make_frame(hex("112233"), {});
     EXPECT_EQ(to_hex(wire), to_hex(hex("0003 0000 112233 ea271c21 00000000")));
     std::string err;
     const auto f = decode(wire.data(), wire.size(), &err);
@@ -51,7 +51,7 @@ TEST(Ift, EmptyPayloadStillHasPayloadCrc) {
 }
 
 TEST(Ift, SizeFieldsAreBigEndian) {
-    const Bytes wire = frame(Bytes(0x0102, 0xAA), Bytes(0x0304, 0xBB));
+    const Bytes wire = make_frame(Bytes(0x0102, 0xAA), Bytes(0x0304, 0xBB));
     EXPECT_EQ(wire[0], 0x01);
     EXPECT_EQ(wire[1], 0x02);
     EXPECT_EQ(wire[2], 0x03);
@@ -68,14 +68,14 @@ TEST(Ift, RoundTripsRandomFramesIncludingExtremes) {
     for (const auto& [h, p] : sizes) {
         const Bytes header = seeds_test::random_bytes(rng, h);
         const Bytes payload = seeds_test::random_bytes(rng, p);
-        Bytes wire = frame(header, payload);
+        Bytes wire = make_frame(header, payload);
         ASSERT_EQ(wire.size(), frame_length(h, p));
         wire.push_back(0x5A);  // bytes after the frame are not looked at
         std::string err;
-        Error code = Error::truncated;
+        ErrorCode code = ErrorCode::truncated;
         const auto f = decode(wire.data(), wire.size(), &err, &code);
         ASSERT_TRUE(f) << err;
-        EXPECT_EQ(code, Error::none);
+        EXPECT_EQ(code, ErrorCode::none);
         EXPECT_EQ(f->header, header);
         EXPECT_EQ(f->payload, payload);
     }
@@ -90,11 +90,11 @@ TEST(Ift, EncodeRefusesOversizedParts) {
     EXPECT_TRUE(encode(Frame{big, {}}).empty());
 }
 
-Error decode_error(const Bytes& wire, const DecodeOptions& options = {}) {
+ErrorCode decode_error(const Bytes& wire, const DecodeOptions& options = {}) {
     std::string err;
-    Error code = Error::none;
+    ErrorCode code = ErrorCode::none;
     const auto f = parse(wire.data(), wire.size(), &err, &code, options);
-    EXPECT_EQ(f.has_value(), code == Error::none);
+    EXPECT_EQ(f.has_value(), code == ErrorCode::none);
     if (!f) { EXPECT_FALSE(err.empty()); }
     return code;
 }
@@ -103,54 +103,54 @@ Error decode_error(const Bytes& wire, const DecodeOptions& options = {}) {
 TEST(Ift, CrcCoverageBitByBit) {
     const Bytes header = hex("0102030405060708090a0b0c0d0e");
     const Bytes payload = seeds_test::text("payload bytes!");
-    const Bytes wire = frame(header, payload);
+    const Bytes wire = make_frame(header, payload);
     const std::size_t header_crc = 4 + header.size();
     const std::size_t payload_start = header_crc + 4;
     for (std::size_t bit = 0; bit < wire.size() * 8; ++bit) {
         const std::size_t byte = bit / 8;
-        const Error e = decode_error(seeds_test::flipped(wire, bit));
+        const ErrorCode e = decode_error(seeds_test::flipped(wire, bit));
         if (byte < 4) {
             // A changed size moves the fields: never accepted.
-            EXPECT_TRUE(e == Error::header_crc_mismatch || e == Error::truncated) << "bit " << bit << " " << to_string(e);
+            EXPECT_TRUE(e == ErrorCode::header_crc_mismatch || e == ErrorCode::truncated) << "bit " << bit << " " << to_string(e);
         } else if (byte < payload_start) {
-            EXPECT_EQ(e, Error::header_crc_mismatch) << "bit " << bit;  // DDP header or Header CRC
+            EXPECT_EQ(e, ErrorCode::header_crc_mismatch) << "bit " << bit;  // DDP header or Header CRC
         } else {
-            EXPECT_EQ(e, Error::payload_crc_mismatch) << "bit " << bit;  // payload or Payload CRC: header still good
+            EXPECT_EQ(e, ErrorCode::payload_crc_mismatch) << "bit " << bit;  // payload or Payload CRC: header still good
         }
     }
 }
 
 TEST(Ift, EveryDecodeError) {
-    const Bytes wire = frame(hex("aabbccdd"), hex("0102030405"));
+    const Bytes wire = make_frame(hex("aabbccdd"), hex("0102030405"));
     // truncated: at every length short of the frame
     for (std::size_t n = 0; n < wire.size(); ++n) {
         const Bytes cut(wire.begin(), wire.begin() + static_cast<std::ptrdiff_t>(n));
-        EXPECT_EQ(decode_error(cut), Error::truncated) << n;
+        EXPECT_EQ(decode_error(cut), ErrorCode::truncated) << n;
     }
     DecodeOptions o;
     o.min_header_size = 8;
-    EXPECT_EQ(decode_error(wire, o), Error::header_size_out_of_range);
+    EXPECT_EQ(decode_error(wire, o), ErrorCode::header_size_out_of_range);
     o = {};
     o.max_header_size = 3;
-    EXPECT_EQ(decode_error(wire, o), Error::header_size_out_of_range);
+    EXPECT_EQ(decode_error(wire, o), ErrorCode::header_size_out_of_range);
     o = {};
     o.max_payload_size = 4;
-    EXPECT_EQ(decode_error(wire, o), Error::payload_size_out_of_range);
+    EXPECT_EQ(decode_error(wire, o), ErrorCode::payload_size_out_of_range);
     o.max_payload_size = 5;
-    EXPECT_EQ(decode_error(wire, o), Error::none);
-    EXPECT_EQ(decode_error(seeds_test::flipped(wire, 8 * 5)), Error::header_crc_mismatch);
-    EXPECT_EQ(decode_error(seeds_test::flipped(wire, 8 * 13)), Error::payload_crc_mismatch);
+    EXPECT_EQ(decode_error(wire, o), ErrorCode::none);
+    EXPECT_EQ(decode_error(seeds_test::flipped(wire, 8 * 5)), ErrorCode::header_crc_mismatch);
+    EXPECT_EQ(decode_error(seeds_test::flipped(wire, 8 * 13)), ErrorCode::payload_crc_mismatch);
     // The header is judged before the payload: with both corrupted, the header error wins.
-    EXPECT_EQ(decode_error(seeds_test::flipped(seeds_test::flipped(wire, 8 * 13), 8 * 5)), Error::header_crc_mismatch);
+    EXPECT_EQ(decode_error(seeds_test::flipped(seeds_test::flipped(wire, 8 * 13), 8 * 5)), ErrorCode::header_crc_mismatch);
     // A good header followed by a truncated payload is "truncated", not a payload CRC error.
     const Bytes partial(wire.begin(), wire.begin() + 14);
-    EXPECT_EQ(decode_error(partial), Error::truncated);
+    EXPECT_EQ(decode_error(partial), ErrorCode::truncated);
     std::string err;
     EXPECT_FALSE(decode(partial.data(), partial.size(), &err));
     EXPECT_NE(err.find("truncated"), std::string::npos);
     EXPECT_FALSE(decode(nullptr, 0, nullptr));  // null error/code pointers are allowed
-    for (Error e : {Error::none, Error::truncated, Error::header_size_out_of_range, Error::payload_size_out_of_range,
-                    Error::header_crc_mismatch, Error::payload_crc_mismatch})
+    for (ErrorCode e : {ErrorCode::none, ErrorCode::truncated, ErrorCode::header_size_out_of_range, ErrorCode::payload_size_out_of_range,
+                    ErrorCode::header_crc_mismatch, ErrorCode::payload_crc_mismatch})
         EXPECT_STRNE(to_string(e), "unknown");
 }
 
@@ -178,8 +178,8 @@ struct Collected {
     std::vector<Bytes> pieces_joined;                    // per frame
 };
 
-Deframer::Handlers collect(Collected& c) {
-    Deframer::Handlers h;
+Deframer::HandlerSet collect(Collected& c) {
+    Deframer::HandlerSet h;
     h.header = [&c](const std::uint8_t* p, std::size_t n, std::size_t payload_size) {
         c.headers.emplace_back(Bytes(p, p + n), payload_size);
         c.pieces_joined.emplace_back();
@@ -212,7 +212,7 @@ TEST(IftDeframer, RandomFramesRandomChunks) {
         Collected c;
         Deframer d({}, collect(c));
         seeds_test::feed_in_chunks(stream, rng, round % 2 == 0 ? 64 : 3000, [&](const std::uint8_t* p, std::size_t n) {
-            ASSERT_EQ(d.feed(p, n), Error::none) << d.error_detail();
+            ASSERT_EQ(d.feed(p, n), ErrorCode::none) << d.error_detail();
         });
         EXPECT_TRUE(d.at_frame_boundary());
         EXPECT_EQ(d.frames(), sent.size());
@@ -238,7 +238,7 @@ TEST(IftDeframer, HeaderDeliveredAsSoonAsHeaderCrcArrives) {
     Deframer d({}, collect(c));
     const std::size_t header_end = 4 + header.size() + 4;
     for (std::size_t i = 0; i < wire.size(); ++i) {
-        ASSERT_EQ(d.feed(&wire[i], 1), Error::none);
+        ASSERT_EQ(d.feed(&wire[i], 1), ErrorCode::none);
         EXPECT_EQ(c.headers.size(), i + 1 >= header_end ? 1u : 0u) << i;
         EXPECT_EQ(c.frames.size(), i + 1 == wire.size() ? 1u : 0u) << i;
         if (i + 1 >= header_end) { EXPECT_EQ(c.pieces_joined.back().size(), std::min(i + 1 - header_end, payload.size())); }
@@ -254,15 +254,15 @@ TEST(IftDeframer, HeaderCrcErrorIsFatal) {
     for (std::size_t chunk : {std::size_t{1}, std::size_t{5}, stream.size()}) {
         Collected c;
         Deframer d({}, collect(c));
-        Error e = Error::none;
+        ErrorCode e = ErrorCode::none;
         for (std::size_t pos = 0; pos < stream.size(); pos += chunk)
             e = d.feed(stream.data() + pos, std::min(chunk, stream.size() - pos));
-        EXPECT_EQ(e, Error::header_crc_mismatch);
-        EXPECT_EQ(d.error(), Error::header_crc_mismatch);
+        EXPECT_EQ(e, ErrorCode::header_crc_mismatch);
+        EXPECT_EQ(d.error(), ErrorCode::header_crc_mismatch);
         EXPECT_NE(d.error_detail().find("stream byte " + std::to_string(a.size())), std::string::npos) << d.error_detail();
         EXPECT_EQ(c.frames.size(), 1u);
         EXPECT_EQ(c.headers.size(), 1u);  // the bad header is never handed up
-        EXPECT_EQ(d.feed(a.data(), a.size()), Error::header_crc_mismatch);  // stays failed
+        EXPECT_EQ(d.feed(a.data(), a.size()), ErrorCode::header_crc_mismatch);  // stays failed
         EXPECT_EQ(c.frames.size(), 1u);
     }
 }
@@ -276,7 +276,7 @@ TEST(IftDeframer, PayloadCrcErrorStopsByDefaultOrIsReportedAndSkipped) {
     {
         Collected c;
         Deframer d({}, collect(c));
-        EXPECT_EQ(d.feed(stream.data(), stream.size()), Error::payload_crc_mismatch);
+        EXPECT_EQ(d.feed(stream.data(), stream.size()), ErrorCode::payload_crc_mismatch);
         EXPECT_EQ(c.frames.size(), 1u);
         EXPECT_EQ(c.headers.size(), 2u);  // the second header was good and delivered
         EXPECT_EQ(d.payload_crc_errors(), 1u);
@@ -287,7 +287,7 @@ TEST(IftDeframer, PayloadCrcErrorStopsByDefaultOrIsReportedAndSkipped) {
         Collected c;
         Deframer d(cfg, collect(c));
         for (std::size_t pos = 0; pos < stream.size(); pos += chunk)
-            ASSERT_EQ(d.feed(stream.data() + pos, std::min(chunk, stream.size() - pos)), Error::none);
+            ASSERT_EQ(d.feed(stream.data() + pos, std::min(chunk, stream.size() - pos)), ErrorCode::none);
         ASSERT_EQ(c.frames.size(), 3u);
         EXPECT_EQ(c.ok, (std::vector<bool>{true, false, true}));
         EXPECT_EQ(c.frames[2].payload, hex("eeff"));
@@ -301,22 +301,22 @@ TEST(IftDeframer, LimitsAreFatal) {
     Deframer::Config cfg;
     cfg.limits.max_payload_size = 99;
     Deframer d(cfg, {});
-    EXPECT_EQ(d.feed(wire.data(), 3), Error::none);
-    EXPECT_EQ(d.feed(wire.data() + 3, 1), Error::payload_size_out_of_range);
+    EXPECT_EQ(d.feed(wire.data(), 3), ErrorCode::none);
+    EXPECT_EQ(d.feed(wire.data() + 3, 1), ErrorCode::payload_size_out_of_range);
     cfg = {};
     cfg.limits.min_header_size = 21;
     Deframer d2(cfg, {});
-    EXPECT_EQ(d2.feed(wire.data(), wire.size()), Error::header_size_out_of_range);
+    EXPECT_EQ(d2.feed(wire.data(), wire.size()), ErrorCode::header_size_out_of_range);
 }
 
 TEST(IftDeframer, WithoutFrameHandlerPayloadIsOnlyStreamed) {
     const Bytes wire = encode(Frame{hex("0102"), Bytes(1000, 7)});
     std::size_t streamed = 0;
-    Deframer::Handlers h;
+    Deframer::HandlerSet h;
     h.payload_piece = [&](std::size_t, const std::uint8_t*, std::size_t n) { streamed += n; };
     Deframer d({}, h);
     std::mt19937_64 rng(3);
-    seeds_test::feed_in_chunks(wire, rng, 50, [&](const std::uint8_t* p, std::size_t n) { ASSERT_EQ(d.feed(p, n), Error::none); });
+    seeds_test::feed_in_chunks(wire, rng, 50, [&](const std::uint8_t* p, std::size_t n) { ASSERT_EQ(d.feed(p, n), ErrorCode::none); });
     EXPECT_EQ(streamed, 1000u);
     EXPECT_EQ(d.frames(), 1u);
 }

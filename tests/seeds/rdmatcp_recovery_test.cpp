@@ -19,18 +19,18 @@ namespace rnic::proto::rdmatcp {
 namespace {
 
 using seeds_test::Bytes;
-using Reason = Recovery::Reason;
+using ReasonCode = Recovery::Reason;
 using Verdict = Recovery::Verdict;
 
 constexpr std::uint64_t kConn = 0x5EC0DE5EED000001ull;
 
 struct Packet {
     std::uint32_t stream_offset;
-    Bytes bytes;
+    seeds_test::Bytes bytes;
 };
 
 struct Stream {
-    Bytes bytes;
+    seeds_test::Bytes bytes;
     std::set<std::size_t> starts;  // true segment starts (stream offsets)
     std::vector<std::uint32_t> message_numbers;
 };
@@ -68,8 +68,8 @@ std::vector<Packet> aligned_packets(std::mt19937_64& rng, std::size_t count, std
     return packets;
 }
 
-Recovery::Config base_config() {
-    Recovery::Config c;
+Recovery::Settings base_config() {
+    Recovery::Settings c;
     c.connection_id = kConn;
     return c;
 }
@@ -78,7 +78,7 @@ TEST(RdmaTcpRecovery, AlignedTcpSegmentsAfterALossAreAccepted) {
     std::mt19937_64 rng(50);
     Stream st;
     const auto packets = aligned_packets(rng, 40, 1460, st, 1000);
-    Recovery::Config cfg = base_config();
+    Recovery::Settings cfg = base_config();
     cfg.check_message_number = true;
     cfg.next_message_number = 1003;  // packet 3 was lost: message 1003 is the oldest incomplete one
     cfg.message_window = 64;
@@ -89,7 +89,7 @@ TEST(RdmaTcpRecovery, AlignedTcpSegmentsAfterALossAreAccepted) {
                                        : r.assess(packets[i].bytes.data(), packets[i].bytes.size());
             EXPECT_EQ(a.verdict, Verdict::aligned) << i;
             ASSERT_EQ(a.candidates.size(), 1u);
-            EXPECT_EQ(a.candidates[0].reason, Reason::accepted) << a.candidates[0].detail;
+            EXPECT_EQ(a.candidates[0].reason, ReasonCode::accepted) << a.candidates[0].detail;
             EXPECT_TRUE(a.candidates[0].crc_checked);
             EXPECT_TRUE(a.candidates[0].complete);
             EXPECT_EQ(a.candidates[0].header.message_number, 1000 + i);
@@ -104,7 +104,7 @@ TEST(RdmaTcpRecovery, AlignedTcpSegmentsAfterALossAreAccepted) {
     r.config().next_message_number = 5000;
     const auto a = r.assess(packets[10].bytes.data(), packets[10].bytes.size(), packets[10].stream_offset);
     EXPECT_EQ(a.verdict, Verdict::buffer);
-    EXPECT_EQ(a.candidates[0].reason, Reason::message_number);
+    EXPECT_EQ(a.candidates[0].reason, ReasonCode::message_number);
 }
 
 TEST(RdmaTcpRecovery, FollowsTheLengthRuleThroughSeveralSegmentsAndAPartialTail) {
@@ -136,11 +136,11 @@ TEST(RdmaTcpRecovery, FollowsTheLengthRuleThroughSeveralSegmentsAndAPartialTail)
     r.config().accept_partial = false;
     a = r.assess(three.data(), cut, 0);
     EXPECT_EQ(a.segments, 2u);
-    EXPECT_EQ(a.candidates[2].reason, Reason::incomplete);
+    EXPECT_EQ(a.candidates[2].reason, ReasonCode::incomplete);
     EXPECT_EQ(a.accepted_end, ends[1]);
     // The next header itself cut: truncated_header, the rest is to be buffered.
     a = r.assess(three.data(), ends[1] + 10, 0);
-    EXPECT_EQ(a.candidates[2].reason, Reason::truncated_header);
+    EXPECT_EQ(a.candidates[2].reason, ReasonCode::truncated_header);
     EXPECT_EQ(a.accepted_end, ends[1]);
 
     // A good segment followed by garbage: the chain stops at the garbage.
@@ -152,7 +152,7 @@ TEST(RdmaTcpRecovery, FollowsTheLengthRuleThroughSeveralSegmentsAndAPartialTail)
     EXPECT_EQ(a.verdict, Verdict::aligned);
     EXPECT_EQ(a.segments, 1u);
     EXPECT_EQ(a.accepted_end, ends[0]);
-    EXPECT_NE(a.candidates.back().reason, Reason::accepted);
+    EXPECT_NE(a.candidates.back().reason, ReasonCode::accepted);
 }
 
 // A middlebox re-cut the byte stream at arbitrary points. Every TCP segment is assessed as if
@@ -161,7 +161,7 @@ TEST(RdmaTcpRecovery, FollowsTheLengthRuleThroughSeveralSegmentsAndAPartialTail)
 struct MiddleboxResult {
     std::size_t packets = 0, true_start_packets = 0, aligned = 0, resynchronized = 0, false_matches = 0;
     std::size_t missed_true_starts = 0;
-    std::map<Reason, std::size_t> reasons;
+    std::map<ReasonCode, std::size_t> reasons;
 };
 
 MiddleboxResult run_middlebox(std::uint64_t seed, Recovery::Strategy strategy, bool pass_offset) {
@@ -173,7 +173,7 @@ MiddleboxResult run_middlebox(std::uint64_t seed, Recovery::Strategy strategy, b
         const Bytes seg = make_segment(t, msg, seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 1400)));
         append(st, seg, msg++);
     }
-    Recovery::Config cfg = base_config();
+    Recovery::Settings cfg = base_config();
     cfg.strategy = strategy;
     Recovery r(cfg);
     MiddleboxResult res;
@@ -186,7 +186,7 @@ MiddleboxResult run_middlebox(std::uint64_t seed, Recovery::Strategy strategy, b
         if (st.starts.count(pos)) ++res.true_start_packets;
         for (const auto& c : a.candidates) {
             ++res.reasons[c.reason];
-            if (c.reason == Reason::accepted && !st.starts.count(pos + c.offset)) ++res.false_matches;
+            if (c.reason == ReasonCode::accepted && !st.starts.count(pos + c.offset)) ++res.false_matches;
         }
         if (a.verdict == Verdict::aligned) ++res.aligned;
         if (a.verdict == Verdict::resynchronized) ++res.resynchronized;
@@ -219,13 +219,13 @@ TEST(RdmaTcpRecovery, MiddleboxResegmentationAssumeAligned) {
         EXPECT_LE(res.aligned, res.true_start_packets);
         EXPECT_GT(res.packets - res.aligned, res.packets / 2);  // most of them must be buffered
         if (pass_offset) {
-            EXPECT_GT(res.reasons.at(Reason::misaligned), 0u);   // 3 in 4 cut points are not 4-aligned
+            EXPECT_GT(res.reasons.at(ReasonCode::misaligned), 0u);   // 3 in 4 cut points are not 4-aligned
         } else {
-            EXPECT_EQ(res.reasons.count(Reason::misaligned), 0u);
+            EXPECT_EQ(res.reasons.count(ReasonCode::misaligned), 0u);
         }
         // False candidates fall at the first checks: version byte or Connection ID.
-        EXPECT_GT(res.reasons.at(Reason::bad_version), 0u);
-        EXPECT_EQ(res.reasons.count(Reason::crc), 0u) << "nothing got as far as the CRC by chance";
+        EXPECT_GT(res.reasons.at(ReasonCode::bad_version), 0u);
+        EXPECT_EQ(res.reasons.count(ReasonCode::crc), 0u) << "nothing got as far as the CRC by chance";
     }
 }
 
@@ -235,7 +235,7 @@ TEST(RdmaTcpRecovery, MiddleboxResegmentationScanWords) {
         EXPECT_EQ(res.false_matches, 0u);
         EXPECT_EQ(res.missed_true_starts, 0u);
         EXPECT_GT(res.resynchronized, res.packets / 3);
-        EXPECT_GT(res.reasons.at(Reason::bad_version), 1000u);
+        EXPECT_GT(res.reasons.at(ReasonCode::bad_version), 1000u);
     }
 }
 
@@ -253,20 +253,20 @@ TEST(RdmaTcpRecovery, EmbeddedSegmentIsAFalseMatchUnlessTheMessageNumberGivesItA
     auto a = r.assess(cut.data(), cut.size(), stream_offset);
     ASSERT_EQ(a.candidates.size(), 2u);  // the embedded segment, then the outer CRC as a candidate
     EXPECT_EQ(a.verdict, Verdict::aligned);
-    EXPECT_EQ(a.candidates[0].reason, Reason::accepted);
+    EXPECT_EQ(a.candidates[0].reason, ReasonCode::accepted);
     EXPECT_TRUE(a.candidates[0].crc_checked);
-    std::size_t false_matches = a.candidates[0].reason == Reason::accepted ? 1 : 0;  // offset 0 is not a true start
+    std::size_t false_matches = a.candidates[0].reason == ReasonCode::accepted ? 1 : 0;  // offset 0 is not a true start
     EXPECT_EQ(false_matches, 1u);
-    EXPECT_NE(a.candidates[1].reason, Reason::accepted);  // the outer CRC: 4 bytes, no header fits
+    EXPECT_NE(a.candidates[1].reason, ReasonCode::accepted);  // the outer CRC: 4 bytes, no header fits
 
-    Recovery::Config cfg = base_config();
+    Recovery::Settings cfg = base_config();
     cfg.check_message_number = true;
     cfg.next_message_number = 40;
     cfg.message_window = 16;
     Recovery checked(cfg);
     a = checked.assess(cut.data(), cut.size(), stream_offset);
     EXPECT_EQ(a.verdict, Verdict::buffer);
-    EXPECT_EQ(a.candidates[0].reason, Reason::message_number);
+    EXPECT_EQ(a.candidates[0].reason, ReasonCode::message_number);
 }
 
 TEST(RdmaTcpRecovery, EmbeddedHeaderWithBadCrcOrRunningPastThePacket) {
@@ -277,7 +277,7 @@ TEST(RdmaTcpRecovery, EmbeddedHeaderWithBadCrcOrRunningPastThePacket) {
     Recovery r(base_config());
     auto a = r.assess(cut.data(), cut.size(), 24);
     EXPECT_EQ(a.verdict, Verdict::buffer);
-    EXPECT_EQ(a.candidates[0].reason, Reason::crc);
+    EXPECT_EQ(a.candidates[0].reason, ReasonCode::crc);
 
     // Only the embedded header fits in the packet: nothing but the header can be checked.
     const Bytes head(cut.begin(), cut.begin() + 40);
@@ -288,7 +288,7 @@ TEST(RdmaTcpRecovery, EmbeddedHeaderWithBadCrcOrRunningPastThePacket) {
     r.config().accept_partial = false;
     a = r.assess(head.data(), head.size(), 24);
     EXPECT_EQ(a.verdict, Verdict::buffer);
-    EXPECT_EQ(a.candidates[0].reason, Reason::incomplete);
+    EXPECT_EQ(a.candidates[0].reason, ReasonCode::incomplete);
 }
 
 TEST(RdmaTcpRecovery, EachRejectionReason) {
@@ -297,45 +297,45 @@ TEST(RdmaTcpRecovery, EachRejectionReason) {
     auto reason = [&](const Bytes& b, std::optional<std::uint32_t> off = std::nullopt) {
         return r.examine(b.data(), b.size(), 0, off).reason;
     };
-    EXPECT_EQ(reason(good), Reason::accepted);
-    EXPECT_EQ(reason(good, 8), Reason::accepted);
-    EXPECT_EQ(reason(good, 2), Reason::misaligned);
-    EXPECT_EQ(reason(Bytes(good.begin(), good.begin() + 23)), Reason::truncated_header);
-    EXPECT_EQ(reason({}), Reason::truncated_header);
+    EXPECT_EQ(reason(good), ReasonCode::accepted);
+    EXPECT_EQ(reason(good, 8), ReasonCode::accepted);
+    EXPECT_EQ(reason(good, 2), ReasonCode::misaligned);
+    EXPECT_EQ(reason(Bytes(good.begin(), good.begin() + 23)), ReasonCode::truncated_header);
+    EXPECT_EQ(reason({}), ReasonCode::truncated_header);
     Bytes b = good;
     b[0] = 2;
-    EXPECT_EQ(reason(b), Reason::bad_version);
+    EXPECT_EQ(reason(b), ReasonCode::bad_version);
     b = good;
     b[11] ^= 1;
-    EXPECT_EQ(reason(b), Reason::connection_id);
+    EXPECT_EQ(reason(b), ReasonCode::connection_id);
     b = good;
     b[18] = 1;
-    EXPECT_EQ(reason(b), Reason::reserved_bits);
+    EXPECT_EQ(reason(b), ReasonCode::reserved_bits);
     r.config().ignore_reserved_bits = true;
-    EXPECT_EQ(reason(b), Reason::crc);  // now the CRC objects to the edit
+    EXPECT_EQ(reason(b), ReasonCode::crc);  // now the CRC objects to the edit
     r.config().ignore_reserved_bits = false;
     b = good;
     put_be32(b.data() + 20, 4);  // B set with Data Offset 4
-    EXPECT_EQ(reason(b), Reason::inconsistent_header);
+    EXPECT_EQ(reason(b), ReasonCode::inconsistent_header);
     b = good;
     b[30] ^= 1;
-    EXPECT_EQ(reason(b), Reason::crc);
+    EXPECT_EQ(reason(b), ReasonCode::crc);
     r.config().check_crc = false;
-    EXPECT_EQ(reason(b), Reason::accepted);
+    EXPECT_EQ(reason(b), ReasonCode::accepted);
     r.config().check_crc = true;
     // Read responses are checked against our outstanding read requests.
     const Bytes resp = make_segment(MessageType::read_response, 77, Bytes(8, 2));
     r.config().check_message_number = true;
     r.config().read_response_first = 70;
     r.config().read_responses_outstanding = 8;
-    EXPECT_EQ(reason(resp), Reason::accepted);
+    EXPECT_EQ(reason(resp), ReasonCode::accepted);
     r.config().read_responses_outstanding = 7;
-    EXPECT_EQ(reason(resp), Reason::message_number);
+    EXPECT_EQ(reason(resp), ReasonCode::message_number);
     r.config().read_response_first = 0xFFFFFFF0u;  // windows wrap around 2^32
     r.config().read_responses_outstanding = 100;
-    EXPECT_EQ(reason(resp), Reason::accepted);
+    EXPECT_EQ(reason(resp), ReasonCode::accepted);
     for (int i = 0; i < static_cast<int>(Recovery::kReasonCount); ++i)
-        EXPECT_STRNE(Recovery::to_string(static_cast<Reason>(i)), "unknown");
+        EXPECT_STRNE(Recovery::to_string(static_cast<ReasonCode>(i)), "unknown");
     for (Verdict v : {Verdict::aligned, Verdict::resynchronized, Verdict::buffer})
         EXPECT_STRNE(Recovery::to_string(v), "unknown");
 }
@@ -348,7 +348,7 @@ TEST(RdmaTcpRecovery, OtherConnectionsAreRejectedByConnectionId) {
         const Bytes s = make_segment(MessageType::send, 1, seeds_test::random_bytes(rng, 100), rng());
         const auto a = r.assess(s.data(), s.size(), 0);
         EXPECT_EQ(a.verdict, Verdict::buffer);
-        EXPECT_EQ(a.candidates[0].reason, Reason::connection_id);
+        EXPECT_EQ(a.candidates[0].reason, ReasonCode::connection_id);
     }
 }
 

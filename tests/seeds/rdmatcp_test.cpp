@@ -21,7 +21,7 @@ using seeds_test::to_hex;
 
 constexpr std::uint64_t kConn = 0x0102030405060708ull;
 
-Header header(MessageType t, bool b, bool e, std::uint32_t msg) {
+Header make_header(MessageType t, bool b, bool e, std::uint32_t msg) {
     Header h;
     h.type = t;
     h.begin = b;
@@ -61,7 +61,7 @@ void reseal(Bytes& s) {
 // control + 5 payload = 33 (0x21); 3 bytes of padding; CRC-32 (generator 0xDB710641, value
 // computed by a separate bit-serial implementation) least significant byte first.
 TEST(RdmaTcp, ByteExactSend) {
-    Header h = header(MessageType::send, true, false, 0x11223344);
+    Header h = make_header(MessageType::send, true, false, 0x11223344);
     h.client_bits = 0xA;
     h.order = 5;
     const Bytes wire = seg(h, hex("c0c1c2c3"), hex("a0a1a2a3a4"));
@@ -78,7 +78,7 @@ TEST(RdmaTcp, ByteExactSend) {
 
 // §3.2: RDMA_Write. Byte 1 = B=0 E=1 typ 01 = 0x05. 32-byte header + 6 payload = 38 (0x26), pad 2.
 TEST(RdmaTcp, ByteExactRdmaWrite) {
-    Header h = header(MessageType::rdma_write, false, true, 0x11223345);
+    Header h = make_header(MessageType::rdma_write, false, true, 0x11223345);
     h.buffer_id = 0xCAFEBABE;
     h.buffer_offset = 0x1000;
     h.rdma_length = 0x20;
@@ -94,7 +94,7 @@ TEST(RdmaTcp, ByteExactRdmaWrite) {
 // §3.3: RDMA_Read_Request. B=E=1 typ 10 = 0x0E; order 0xFFFF; 8 bytes of control data (CLEN 2);
 // no payload, no padding: 32 + 8 = 40 (0x28).
 TEST(RdmaTcp, ByteExactReadRequest) {
-    Header h = header(MessageType::read_request, true, true, 0x11223346);
+    Header h = make_header(MessageType::read_request, true, true, 0x11223346);
     h.order = kOrderUnconditional;
     h.buffer_id = 0xABCD;
     h.buffer_offset = 0x200;
@@ -108,14 +108,14 @@ TEST(RdmaTcp, ByteExactReadRequest) {
 
 // §3.1: RDMA_Read_Response, message number of the request. B=E=1 typ 11 = 0x0F; 24 + 4 = 28.
 TEST(RdmaTcp, ByteExactReadResponse) {
-    const Bytes wire = seg(header(MessageType::read_response, true, true, 0x11223346), {}, hex("e0e1e2e3"));
+    const Bytes wire = seg(make_header(MessageType::read_response, true, true, 0x11223346), {}, hex("e0e1e2e3"));
     EXPECT_EQ(to_hex(wire), to_hex(hex("01 0f 001c 01020304 05060708 11223346 0000 00 00 00000000"
                                        "e0e1e2e3 c98ebaff")));
 }
 
 TEST(RdmaTcp, Byte1BitPositions) {
     auto byte1 = [](std::uint8_t client, bool b, bool e, MessageType t) {
-        Header h = header(t, b, e, 0);
+        Header h = make_header(t, b, e, 0);
         h.client_bits = client;
         Bytes out(h.size());
         encode_header(h, out.data());
@@ -161,7 +161,7 @@ TEST(RdmaTcp, SizesPerType) {
 TEST(RdmaTcp, PaddingRule) {
     for (std::size_t n = 0; n < 12; ++n) {
         const Bytes payload(n, 0xEE);
-        const Bytes wire = seg(header(MessageType::send, true, true, 1), {}, payload);
+        const Bytes wire = seg(make_header(MessageType::send, true, true, 1), {}, payload);
         const std::size_t seglen = 24 + n;
         EXPECT_EQ(get_be16(wire.data() + 2), seglen);  // excludes padding and CRC (§3.4)
         EXPECT_EQ(pad_length(seglen), (4 - n % 4) % 4);
@@ -170,7 +170,7 @@ TEST(RdmaTcp, PaddingRule) {
         for (std::size_t i = seglen; i < seglen + pad_length(seglen); ++i) EXPECT_EQ(wire[i], 0) << "padding is zero";
     }
     // "ignored by the receiver": non-zero padding with a correct CRC decodes.
-    Bytes wire = seg(header(MessageType::send, true, true, 1), {}, hex("01"));
+    Bytes wire = seg(make_header(MessageType::send, true, true, 1), {}, hex("01"));
     wire[25] = 0xFF;
     wire[27] = 0x11;
     std::string err;
@@ -208,10 +208,10 @@ TEST(RdmaTcp, RoundTripEveryFieldAndType) {
         const Bytes wire = encode(s);
         ASSERT_FALSE(wire.empty());
         std::string err;
-        Error code = Error::crc_mismatch;
+        ErrorCode code = ErrorCode::crc_mismatch;
         const auto d = decode(wire.data(), wire.size(), &err, &code);
         ASSERT_TRUE(d) << err;
-        EXPECT_EQ(code, Error::none);
+        EXPECT_EQ(code, ErrorCode::none);
         const Header& g = d->header;
         EXPECT_EQ(g.version, 1);
         EXPECT_EQ(g.client_bits, h.client_bits);
@@ -240,11 +240,11 @@ TEST(RdmaTcp, RoundTripEveryFieldAndType) {
 TEST(RdmaTcp, EncodeRefusals) {
     Bytes out = {9};
     std::string err;
-    const Header send = header(MessageType::send, true, true, 0);
+    const Header send = make_header(MessageType::send, true, true, 0);
     const Bytes three(3, 0), big_control(256 * 4, 0), one(1, 0), huge(65535, 0);
     EXPECT_FALSE(encode(send, three.data(), 3, nullptr, 0, out, &err));
     EXPECT_FALSE(encode(send, big_control.data(), big_control.size(), nullptr, 0, out, &err));
-    EXPECT_FALSE(encode(header(MessageType::read_request, true, true, 0), nullptr, 0, one.data(), 1, out, &err));
+    EXPECT_FALSE(encode(make_header(MessageType::read_request, true, true, 0), nullptr, 0, one.data(), 1, out, &err));
     EXPECT_NE(err.find("§3.3"), std::string::npos);
     EXPECT_FALSE(encode(send, nullptr, 0, huge.data(), 65535 - 23, out, &err));
     EXPECT_TRUE(encode(send, nullptr, 0, huge.data(), 65535 - 24, out, &err));
@@ -252,11 +252,11 @@ TEST(RdmaTcp, EncodeRefusals) {
     EXPECT_EQ(out[0], 9);
 }
 
-Error decode_error(const Bytes& wire, const DecodeOptions& options = {}) {
+ErrorCode decode_error(const Bytes& wire, const DecodeOptions& options = {}) {
     std::string err;
-    Error code = Error::none;
+    ErrorCode code = ErrorCode::none;
     const auto v = parse(wire.data(), wire.size(), &err, &code, options);
-    EXPECT_EQ(v.has_value(), code == Error::none);
+    EXPECT_EQ(v.has_value(), code == ErrorCode::none);
     if (!v) { EXPECT_FALSE(err.empty()); }
     return code;
 }
@@ -264,57 +264,57 @@ Error decode_error(const Bytes& wire, const DecodeOptions& options = {}) {
 // §3.4: the CRC covers the entire segment (header, control, payload, padding); bytes of the next
 // segment are not covered.
 TEST(RdmaTcp, CrcCoverageBitByBit) {
-    Header h = header(MessageType::rdma_write, true, false, 77);
+    Header h = make_header(MessageType::rdma_write, true, false, 77);
     h.rdma_length = 100;
     const Bytes one = seg(h, hex("0a0b0c0d"), seeds_test::text("payload, 23 bytes long."));
     ASSERT_EQ(pad_length(get_be16(one.data() + 2)), 1u);
     for (std::size_t bit = 0; bit < one.size() * 8; ++bit) {
         const std::size_t byte = bit / 8;
-        const Error e = decode_error(seeds_test::flipped(one, bit));
+        const ErrorCode e = decode_error(seeds_test::flipped(one, bit));
         if (byte == 0) {
-            EXPECT_EQ(e, Error::bad_version);
+            EXPECT_EQ(e, ErrorCode::bad_version);
         } else if (byte == 2 || byte == 3) {
-            EXPECT_NE(e, Error::none) << "Segment Length bit " << bit;
+            EXPECT_NE(e, ErrorCode::none) << "Segment Length bit " << bit;
         } else {
-            EXPECT_EQ(e, Error::crc_mismatch) << "bit " << bit;  // incl. padding and the CRC field
+            EXPECT_EQ(e, ErrorCode::crc_mismatch) << "bit " << bit;  // incl. padding and the CRC field
         }
     }
     // Without the CRC check the payload and padding are not judged at all.
     DecodeOptions no_crc;
     no_crc.check_crc = false;
-    EXPECT_EQ(decode_error(seeds_test::flipped(one, 8 * 50), no_crc), Error::none);
+    EXPECT_EQ(decode_error(seeds_test::flipped(one, 8 * 50), no_crc), ErrorCode::none);
     // Bytes beyond the segment (here: the next segment) are outside its coverage.
-    Bytes two = seeds_test::cat({one, seg(header(MessageType::send, true, true, 78), {}, hex("01020304"))});
+    Bytes two = seeds_test::cat({one, seg(make_header(MessageType::send, true, true, 78), {}, hex("01020304"))});
     for (std::size_t byte = one.size(); byte < two.size(); ++byte) {
         Bytes t = two;
         t[byte] ^= 0xFF;
-        EXPECT_EQ(decode_error(t), Error::none) << byte;
+        EXPECT_EQ(decode_error(t), ErrorCode::none) << byte;
     }
 }
 
 TEST(RdmaTcp, EveryDecodeError) {
-    const Bytes good = seg(header(MessageType::send, true, true, 5), hex("01020304"), hex("aabbcc"));
-    ASSERT_EQ(decode_error(good), Error::none);
+    const Bytes good = seg(make_header(MessageType::send, true, true, 5), hex("01020304"), hex("aabbcc"));
+    ASSERT_EQ(decode_error(good), ErrorCode::none);
     // truncated: first word, header, whole segment
     for (std::size_t n = 1; n < good.size(); ++n)
-        EXPECT_EQ(decode_error(Bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n))), Error::truncated) << n;
-    EXPECT_EQ(decode_error({}), Error::truncated);
+        EXPECT_EQ(decode_error(Bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n))), ErrorCode::truncated) << n;
+    EXPECT_EQ(decode_error({}), ErrorCode::truncated);
     // bad_version
     for (std::uint8_t v : {0, 2, 0xFF}) {
         Bytes b = good;
         b[0] = v;
         reseal(b);
-        EXPECT_EQ(decode_error(b), Error::bad_version);
+        EXPECT_EQ(decode_error(b), ErrorCode::bad_version);
     }
     // reserved_bits: the 8-bit res. of word 4 (strict), accepted on request
     {
         Bytes b = good;
         b[18] = 0x40;
         reseal(b);
-        EXPECT_EQ(decode_error(b), Error::reserved_bits);
+        EXPECT_EQ(decode_error(b), ErrorCode::reserved_bits);
         DecodeOptions o;
         o.ignore_reserved_bits = true;
-        EXPECT_EQ(decode_error(b, o), Error::none);
+        EXPECT_EQ(decode_error(b, o), ErrorCode::none);
         std::string err;
         EXPECT_EQ(decode(b.data(), b.size(), &err, nullptr, o)->header.reserved, 0x40);
     }
@@ -323,64 +323,64 @@ TEST(RdmaTcp, EveryDecodeError) {
         Bytes b = good;
         b[1] |= 0xF0;
         reseal(b);
-        EXPECT_EQ(decode_error(b), Error::none);
+        EXPECT_EQ(decode_error(b), ErrorCode::none);
     }
     // length_too_short: Segment Length below header, and below header + control
     {
-        Header h = header(MessageType::send, true, true, 5);
+        Header h = make_header(MessageType::send, true, true, 5);
         h.segment_length = 20;
-        EXPECT_EQ(decode_error(craft(h, {})), Error::length_too_short);
+        EXPECT_EQ(decode_error(craft(h, {})), ErrorCode::length_too_short);
         h.segment_length = 24;
         h.clen = 1;
-        EXPECT_EQ(decode_error(craft(h, {})), Error::length_too_short);
+        EXPECT_EQ(decode_error(craft(h, {})), ErrorCode::length_too_short);
         h.segment_length = 28;
-        EXPECT_EQ(decode_error(craft(h, hex("01020304"))), Error::none);
+        EXPECT_EQ(decode_error(craft(h, hex("01020304"))), ErrorCode::none);
     }
     // unexpected_payload and bad_flags (RDMA_Read_Request, §3.3)
     {
-        Header h = header(MessageType::read_request, true, true, 5);
+        Header h = make_header(MessageType::read_request, true, true, 5);
         h.segment_length = 33;
-        EXPECT_EQ(decode_error(craft(h, hex("ff"))), Error::unexpected_payload);
+        EXPECT_EQ(decode_error(craft(h, hex("ff"))), ErrorCode::unexpected_payload);
         h.segment_length = 32;
-        EXPECT_EQ(decode_error(craft(h, {})), Error::none);
+        EXPECT_EQ(decode_error(craft(h, {})), ErrorCode::none);
         for (auto [b, e] : {std::pair{false, true}, std::pair{true, false}, std::pair{false, false}}) {
             h.begin = b;
             h.end = e;
-            EXPECT_EQ(decode_error(craft(h, {})), Error::bad_flags);
+            EXPECT_EQ(decode_error(craft(h, {})), ErrorCode::bad_flags);
         }
     }
     // bad_data_offset: first segment of a Send / Read Response must have offset 0
     for (MessageType t : {MessageType::send, MessageType::read_response}) {
-        Header h = header(t, true, false, 5);
+        Header h = make_header(t, true, false, 5);
         h.data_offset = 8;
         h.segment_length = 24;
-        EXPECT_EQ(decode_error(craft(h, {})), Error::bad_data_offset) << to_string(t);
+        EXPECT_EQ(decode_error(craft(h, {})), ErrorCode::bad_data_offset) << to_string(t);
         h.begin = false;  // a later segment may have any offset
-        EXPECT_EQ(decode_error(craft(h, {})), Error::none);
+        EXPECT_EQ(decode_error(craft(h, {})), ErrorCode::none);
     }
     // rdma_length_mismatch
     {
-        Header h = header(MessageType::rdma_write, true, false, 5);
+        Header h = make_header(MessageType::rdma_write, true, false, 5);
         h.rdma_length = 3;
         h.segment_length = 32 + 4;
-        EXPECT_EQ(decode_error(craft(h, hex("01020304"))), Error::rdma_length_mismatch);  // 4 > 3
+        EXPECT_EQ(decode_error(craft(h, hex("01020304"))), ErrorCode::rdma_length_mismatch);  // 4 > 3
         h.rdma_length = 4;
-        EXPECT_EQ(decode_error(craft(h, hex("01020304"))), Error::none);
+        EXPECT_EQ(decode_error(craft(h, hex("01020304"))), ErrorCode::none);
         h.end = true;
         h.rdma_length = 5;  // single segment: must be equal
-        EXPECT_EQ(decode_error(craft(h, hex("01020304"))), Error::rdma_length_mismatch);
+        EXPECT_EQ(decode_error(craft(h, hex("01020304"))), ErrorCode::rdma_length_mismatch);
     }
     // connection_id_mismatch
     {
         DecodeOptions o;
         o.connection_id = kConn;
-        EXPECT_EQ(decode_error(good, o), Error::none);
+        EXPECT_EQ(decode_error(good, o), ErrorCode::none);
         o.connection_id = kConn + 1;
-        EXPECT_EQ(decode_error(good, o), Error::connection_id_mismatch);
+        EXPECT_EQ(decode_error(good, o), ErrorCode::connection_id_mismatch);
     }
-    EXPECT_EQ(decode_error(seeds_test::flipped(good, 8 * 30)), Error::crc_mismatch);
-    for (int e = 0; e <= static_cast<int>(Error::crc_mismatch); ++e)
-        EXPECT_STRNE(to_string(static_cast<Error>(e)), "unknown");
+    EXPECT_EQ(decode_error(seeds_test::flipped(good, 8 * 30)), ErrorCode::crc_mismatch);
+    for (int e = 0; e <= static_cast<int>(ErrorCode::crc_mismatch); ++e)
+        EXPECT_STRNE(to_string(static_cast<ErrorCode>(e)), "unknown");
     for (int t = 0; t < 4; ++t) EXPECT_STRNE(to_string(static_cast<MessageType>(t)), "unknown");
 }
 
@@ -393,7 +393,7 @@ TEST(RdmaTcp, NextSegmentRuleWalksTheStream) {
     for (int i = 0; i < 200; ++i) {
         starts.push_back(stream.size());
         const auto t = static_cast<MessageType>(i % 4);
-        Header h = header(t, true, true, static_cast<std::uint32_t>(i));
+        Header h = make_header(t, true, true, static_cast<std::uint32_t>(i));
         Bytes payload = t == MessageType::read_request ? Bytes{} : seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 50));
         if (t == MessageType::rdma_write) h.rdma_length = static_cast<std::uint32_t>(payload.size());
         const Bytes s = seg(h, seeds_test::random_bytes(rng, 4 * seeds_test::uniform(rng, 0, 3)), payload);
@@ -419,7 +419,7 @@ Built build_stream(std::mt19937_64& rng, std::size_t count, std::uint64_t conn) 
     std::uint32_t msg = static_cast<std::uint32_t>(rng());
     for (std::size_t i = 0; i < count; ++i) {
         Segment s;
-        s.header = header(static_cast<MessageType>(rng() % 4), true, true, msg++);
+        s.header = make_header(static_cast<MessageType>(rng() % 4), true, true, msg++);
         s.header.connection_id = conn;
         s.control = seeds_test::random_bytes(rng, 4 * seeds_test::uniform(rng, 0, 2));
         if (s.header.type != MessageType::read_request)
@@ -443,7 +443,7 @@ TEST(RdmaTcpDeframer, RandomSegmentsRandomChunksLearnsConnectionId) {
                                   Bytes(v.payload, v.payload + v.payload_len)});
         });
         seeds_test::feed_in_chunks(b.stream, rng, round % 2 ? 40 : 2000, [&](const std::uint8_t* p, std::size_t n) {
-            ASSERT_EQ(d.feed(p, n), Error::none) << d.error_detail();
+            ASSERT_EQ(d.feed(p, n), ErrorCode::none) << d.error_detail();
         });
         EXPECT_TRUE(d.at_segment_boundary());
         EXPECT_EQ(d.bytes_consumed(), b.stream.size());
@@ -460,40 +460,40 @@ TEST(RdmaTcpDeframer, RandomSegmentsRandomChunksLearnsConnectionId) {
 }
 
 TEST(RdmaTcpDeframer, ForeignConnectionIdAfterTheFirstSegmentIsFatal) {
-    const Bytes a = seg(header(MessageType::send, true, true, 1), {}, hex("01"));
-    Header other = header(MessageType::send, true, true, 2);
+    const Bytes a = seg(make_header(MessageType::send, true, true, 1), {}, hex("01"));
+    Header other = make_header(MessageType::send, true, true, 2);
     other.connection_id = kConn ^ 1;
     const Bytes b = seg(other, {}, hex("02"));
     const Bytes stream = seeds_test::cat({a, b});
     for (std::size_t chunk : {std::size_t{1}, std::size_t{3}, stream.size()}) {
         int delivered = 0;
         Deframer d({}, [&](const SegmentView&) { ++delivered; });
-        Error e = Error::none;
+        ErrorCode e = ErrorCode::none;
         for (std::size_t pos = 0; pos < stream.size(); pos += chunk)
             e = d.feed(stream.data() + pos, std::min(chunk, stream.size() - pos));
-        EXPECT_EQ(e, Error::connection_id_mismatch);
+        EXPECT_EQ(e, ErrorCode::connection_id_mismatch);
         EXPECT_EQ(delivered, 1);
         EXPECT_NE(d.error_detail().find("stream byte " + std::to_string(a.size())), std::string::npos) << d.error_detail();
     }
     Deframer::Config cfg;
     cfg.connection_id = kConn ^ 1;  // configured: the first segment must match too
     Deframer d(cfg, {});
-    EXPECT_EQ(d.feed(a.data(), a.size()), Error::connection_id_mismatch);
+    EXPECT_EQ(d.feed(a.data(), a.size()), ErrorCode::connection_id_mismatch);
 }
 
 TEST(RdmaTcpDeframer, FirstWordJudgedBeforeTheRestArrives) {
     Deframer d({}, {});
     const Bytes bad_version = hex("02000020");
-    EXPECT_EQ(d.feed(bad_version.data(), 4), Error::bad_version);
+    EXPECT_EQ(d.feed(bad_version.data(), 4), ErrorCode::bad_version);
     Deframer d2({}, {});
     const Bytes short_len = hex("01 01 0018");  // RDMA_Write with Segment Length 24 < 32
-    EXPECT_EQ(d2.feed(short_len.data(), 2), Error::none);
-    EXPECT_EQ(d2.feed(short_len.data() + 2, 2), Error::length_too_short);
+    EXPECT_EQ(d2.feed(short_len.data(), 2), ErrorCode::none);
+    EXPECT_EQ(d2.feed(short_len.data() + 2, 2), ErrorCode::length_too_short);
     EXPECT_EQ(d2.bytes_consumed(), 4u);
     Deframer d3({}, {});
-    Bytes crc_bad = seg(header(MessageType::send, true, true, 1), {}, hex("01"));
+    Bytes crc_bad = seg(make_header(MessageType::send, true, true, 1), {}, hex("01"));
     crc_bad.back() ^= 1;
-    EXPECT_EQ(d3.feed(crc_bad.data(), crc_bad.size()), Error::crc_mismatch);
+    EXPECT_EQ(d3.feed(crc_bad.data(), crc_bad.size()), ErrorCode::crc_mismatch);
     EXPECT_EQ(d3.segments(), 0u);
 }
 

@@ -80,35 +80,35 @@ TEST(SeedsRobustness, ParsersNeverReadPastTheEndAndAlwaysNameTheError) {
         const std::size_t n = input.size();
         std::string err;
         {
-            ift::Error code = ift::Error::none;
+            ift::ErrorCode code = ift::ErrorCode::none;
             const auto f = ift::decode(p, n, &err, &code);
-            EXPECT_EQ(f.has_value(), code == ift::Error::none);
+            EXPECT_EQ(f.has_value(), code == ift::ErrorCode::none);
         }
         {
-            rdmatcp::Error code = rdmatcp::Error::none;
+            rdmatcp::ErrorCode code = rdmatcp::ErrorCode::none;
             const auto s = rdmatcp::decode(p, n, &err, &code);
-            EXPECT_EQ(s.has_value(), code == rdmatcp::Error::none);
+            EXPECT_EQ(s.has_value(), code == rdmatcp::ErrorCode::none);
             rdmatcp::DecodeOptions lax;
             lax.check_crc = false;
             lax.ignore_reserved_bits = true;
             const auto s2 = rdmatcp::decode(p, n, &err, &code, lax);
-            EXPECT_EQ(s2.has_value(), code == rdmatcp::Error::none);
+            EXPECT_EQ(s2.has_value(), code == rdmatcp::ErrorCode::none);
             if (s2) {
                 EXPECT_LE(s2->header.size() + s2->control.size() + s2->payload.size(), n);
             }
         }
         for (const bool crc : {false, true}) {
-            vitcp::Error code = vitcp::Error::none;
+            vitcp::ErrorCode code = vitcp::ErrorCode::none;
             vitcp::DecodeOptions lax;
             lax.check_crc = iter % 2 == 0;
             lax.ignore_reserved_bits = iter % 2 == 0;
             const auto s = vitcp::decode(p, n, crc, &err, &code, lax);
-            EXPECT_EQ(s.has_value(), code == vitcp::Error::none);
+            EXPECT_EQ(s.has_value(), code == vitcp::ErrorCode::none);
             if (s) {
                 EXPECT_LE(s->payload.size(), n);
             }
         }
-        rdmatcp::Recovery::Config rc;
+        rdmatcp::Recovery::Settings rc;
         rc.strategy = rdmatcp::Recovery::Strategy::scan_words;
         rc.check_crc = iter % 2 == 0;
         rdmatcp::Recovery r(rc);
@@ -129,7 +129,7 @@ TEST(SeedsRobustness, DeframersSurviveMutatedStreams) {
         const auto buf = exact(stream);
         ift::Deframer::Config ic;
         ic.stop_on_payload_crc_error = (iter & 1) != 0;
-        ift::Deframer::Handlers ih;
+        ift::Deframer::HandlerSet ih;
         ih.frame = [](const ift::FrameView&, bool) {};
         ih.payload_piece = [](std::size_t, const std::uint8_t*, std::size_t) {};
         ift::Deframer id(ic, ih);
@@ -149,13 +149,13 @@ TEST(SeedsRobustness, DeframersSurviveMutatedStreams) {
             vd.feed(piece.get(), chunk);
             pos += chunk;
         }
-        if (id.error() != ift::Error::none) {
+        if (id.error() != ift::ErrorCode::none) {
             EXPECT_FALSE(id.error_detail().empty());
         }
-        if (rd.error() != rdmatcp::Error::none) {
+        if (rd.error() != rdmatcp::ErrorCode::none) {
             EXPECT_FALSE(rd.error_detail().empty());
         }
-        if (vd.error() != vitcp::Error::none) {
+        if (vd.error() != vitcp::ErrorCode::none) {
             EXPECT_FALSE(vd.error_detail().empty());
         }
         EXPECT_LE(id.bytes_consumed(), stream.size());

@@ -359,9 +359,9 @@ TEST(ViTcpMap, CrcOptionPutsATrailerOnEverySegmentAndCatchesDamage) {
     Bytes bad = l.wire;
     bad[100] ^= 0x01;
     std::string err;
-    vt::Error code = vt::Error::none;
+    vt::ErrorCode code = vt::ErrorCode::none;
     EXPECT_FALSE(vt::parse(bad.data(), bad.size(), true, &err, &code));
-    EXPECT_EQ(code, vt::Error::crc_mismatch);
+    EXPECT_EQ(code, vt::ErrorCode::crc_mismatch);
     EXPECT_TRUE(l.receive());
 }
 

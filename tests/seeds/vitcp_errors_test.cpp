@@ -82,12 +82,12 @@ TEST(ViTcpErrors, DeframerGoesPastACrcErrorOnlyWhenTold) {
         vt::Deframer d(vt::Deframer::Config{true, {}, go_on},
                        [&](const vt::SegmentView& v) { crc_ok.push_back(v.crc_ok); });
         const Bytes wire = send_segments(true, false);
-        const vt::Error e = d.feed(wire.data(), wire.size());
+        const vt::ErrorCode e = d.feed(wire.data(), wire.size());
         if (go_on) {
-            EXPECT_EQ(e, vt::Error::none);
+            EXPECT_EQ(e, vt::ErrorCode::none);
             EXPECT_EQ(crc_ok, (std::vector<bool>{false, true}));  // the bad one flagged, the next good
         } else {
-            EXPECT_EQ(e, vt::Error::crc_mismatch);
+            EXPECT_EQ(e, vt::ErrorCode::crc_mismatch);
             EXPECT_TRUE(crc_ok.empty());
         }
     }
@@ -98,8 +98,8 @@ TEST(ViTcpErrors, ACorruptedSegmentLengthStillStopsTheDeframer) {
     std::size_t delivered = 0;
     vt::Deframer d(vt::Deframer::Config{true, {}, true}, [&](const vt::SegmentView&) { ++delivered; });
     const Bytes wire = send_segments(false, true);
-    const vt::Error e = d.feed(wire.data(), wire.size());
-    EXPECT_NE(e, vt::Error::none);
+    const vt::ErrorCode e = d.feed(wire.data(), wire.size());
+    EXPECT_NE(e, vt::ErrorCode::none);
     EXPECT_LE(delivered, 1u);
 }
 

@@ -247,10 +247,10 @@ TEST(ViTcp, RoundTripEveryTypeWithAndWithoutCrc) {
         ASSERT_FALSE(wire.empty());
         EXPECT_EQ(get_be16(wire.data() + 2), wire.size()) << "Segment Length includes the trailer";
         std::string err;
-        Error code = Error::crc_mismatch;
+        ErrorCode code = ErrorCode::crc_mismatch;
         const auto d = decode(wire.data(), wire.size(), crc, &err, &code);
         ASSERT_TRUE(d) << to_string(t) << ": " << err;
-        EXPECT_EQ(code, Error::none);
+        EXPECT_EQ(code, ErrorCode::none);
         const Header& g = d->header;
         EXPECT_EQ(g.type, t);
         EXPECT_EQ(g.eom, h.eom);
@@ -289,11 +289,11 @@ TEST(ViTcp, RoundTripEveryTypeWithAndWithoutCrc) {
     }
 }
 
-Error decode_error(const Bytes& wire, bool crc, const DecodeOptions& options = {}) {
+ErrorCode decode_error(const Bytes& wire, bool crc, const DecodeOptions& options = {}) {
     std::string err;
-    Error code = Error::none;
+    ErrorCode code = ErrorCode::none;
     const auto v = parse(wire.data(), wire.size(), crc, &err, &code, options);
-    EXPECT_EQ(v.has_value(), code == Error::none);
+    EXPECT_EQ(v.has_value(), code == ErrorCode::none);
     if (!v) { EXPECT_FALSE(err.empty()); }
     return code;
 }
@@ -312,13 +312,13 @@ TEST(ViTcp, CrcCoverageBitByBit) {
         const std::size_t options_start = kSegmentHeaderSize + kCeFixedSize;
         for (std::size_t bit = 0; bit < wire.size() * 8; ++bit) {
             const std::size_t byte = bit / 8;
-            const Error e = decode_error(seeds_test::flipped(wire, bit), true);
+            const ErrorCode e = decode_error(seeds_test::flipped(wire, bit), true);
             if (byte == 0) {
-                EXPECT_EQ(e, Error::bad_version);
+                EXPECT_EQ(e, ErrorCode::bad_version);
             } else if (byte < 4 || (s.ce && byte >= options_start && byte < wire.size() - 4)) {
-                EXPECT_NE(e, Error::none) << "Type/Length/option bit " << bit;  // structure changes
+                EXPECT_NE(e, ErrorCode::none) << "Type/Length/option bit " << bit;  // structure changes
             } else {
-                EXPECT_EQ(e, Error::crc_mismatch) << to_string(s.header.type) << " bit " << bit;
+                EXPECT_EQ(e, ErrorCode::crc_mismatch) << to_string(s.header.type) << " bit " << bit;
             }
         }
     }
@@ -326,13 +326,13 @@ TEST(ViTcp, CrcCoverageBitByBit) {
     Segment plain = send;
     plain.crc = false;
     const Bytes wire = enc(plain);
-    EXPECT_EQ(decode_error(seeds_test::flipped(wire, 8 * 30), false), Error::none);
+    EXPECT_EQ(decode_error(seeds_test::flipped(wire, 8 * 30), false), ErrorCode::none);
     // The next segment's bytes are outside this segment's CRC.
     const Bytes two = seeds_test::cat({enc(send), enc(send)});
     for (std::size_t byte = enc(send).size(); byte < two.size(); ++byte) {
         Bytes t = two;
         t[byte] ^= 0x10;
-        EXPECT_EQ(decode_error(t, true), Error::none);
+        EXPECT_EQ(decode_error(t, true), ErrorCode::none);
     }
 }
 
@@ -376,37 +376,37 @@ TEST(ViTcp, EveryDecodeError) {
     Segment base = make(SegmentType::send, true);
     base.payload = hex("01020304");
     const Bytes good = enc(base);
-    ASSERT_EQ(decode_error(good, true), Error::none);
+    ASSERT_EQ(decode_error(good, true), ErrorCode::none);
     // truncated
     for (std::size_t n = 0; n < good.size(); ++n)
-        EXPECT_EQ(decode_error(Bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n)), true), Error::truncated) << n;
+        EXPECT_EQ(decode_error(Bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n)), true), ErrorCode::truncated) << n;
     // bad_version
     Bytes b = good;
     b[0] = 2;
-    EXPECT_EQ(decode_error(b, true), Error::bad_version);
+    EXPECT_EQ(decode_error(b, true), ErrorCode::bad_version);
     // bad_type: 9..31
     for (std::uint8_t t : {9, 17, 31}) {
         b = good;
         b[1] = static_cast<std::uint8_t>((b[1] & 0xE0) | t);
-        EXPECT_EQ(decode_error(b, true), Error::bad_type) << int{t};
+        EXPECT_EQ(decode_error(b, true), ErrorCode::bad_type) << int{t};
     }
     // length_too_short
     b = good;
     put_be16(b.data() + 2, 23);
-    EXPECT_EQ(decode_error(b, true), Error::length_too_short);
+    EXPECT_EQ(decode_error(b, true), ErrorCode::length_too_short);
     {
         Segment n = make(SegmentType::nop, true);
         Bytes w = enc(n);  // 28 bytes
         put_be16(w.data() + 2, 26);
-        EXPECT_EQ(decode_error(w, true), Error::length_too_short);
+        EXPECT_EQ(decode_error(w, true), ErrorCode::length_too_short);
         Segment wr = make(SegmentType::rdma_write);
         w = enc(wr);  // 40 bytes
         put_be16(w.data() + 2, 39);
-        EXPECT_EQ(decode_error(w, false), Error::length_too_short);
+        EXPECT_EQ(decode_error(w, false), ErrorCode::length_too_short);
         Segment ce = make(SegmentType::connect_request);
         w = enc(ce);
         put_be16(w.data() + 2, 163);
-        EXPECT_EQ(decode_error(w, false), Error::length_too_short);
+        EXPECT_EQ(decode_error(w, false), ErrorCode::length_too_short);
     }
     // length_mismatch: ConnectReject of neither 24 nor 28; bytes after the End of Option List
     {
@@ -415,19 +415,19 @@ TEST(ViTcp, EveryDecodeError) {
         w.resize(32, 0);
         for (std::uint16_t len : {25, 27, 29, 32}) {
             put_be16(w.data() + 2, len);
-            EXPECT_EQ(decode_error(w, false), Error::length_mismatch) << len;
+            EXPECT_EQ(decode_error(w, false), ErrorCode::length_mismatch) << len;
         }
         Segment ce = make(SegmentType::connect_request);
         w = enc(ce);  // 166: options = End only
         w.push_back(0xEE);
         put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
-        EXPECT_EQ(decode_error(w, false), Error::length_mismatch);
+        EXPECT_EQ(decode_error(w, false), ErrorCode::length_mismatch);
         Segment cc = make(SegmentType::connect_request, true);
         w = enc(cc);  // CRC option, End, trailer
         w.insert(w.end() - 4, 0xEE);
         put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), Error::length_mismatch);
+        EXPECT_EQ(decode_error(w, false), ErrorCode::length_mismatch);
     }
     // unexpected_payload
     {
@@ -435,13 +435,13 @@ TEST(ViTcp, EveryDecodeError) {
         Bytes w = enc(n);
         w.insert(w.end(), {1, 2, 3});
         put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
-        EXPECT_EQ(decode_error(w, false), Error::unexpected_payload);
+        EXPECT_EQ(decode_error(w, false), ErrorCode::unexpected_payload);
         Segment rr = make(SegmentType::read_request, true);
         w = enc(rr);
         w.insert(w.end() - 4, 0x55);
         put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
         reseal(w);
-        EXPECT_EQ(decode_error(w, true), Error::unexpected_payload);
+        EXPECT_EQ(decode_error(w, true), ErrorCode::unexpected_payload);
     }
     // bad_option
     {
@@ -453,13 +453,13 @@ TEST(ViTcp, EveryDecodeError) {
             put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
             return w;
         };
-        EXPECT_EQ(decode_error(with_option(hex("1234 0004")), false), Error::none);          // unknown, skipped
-        EXPECT_EQ(decode_error(with_option(hex("1234 0002")), false), Error::bad_option);    // Length < 4
-        EXPECT_EQ(decode_error(with_option(hex("1234 0009 aabb")), false), Error::bad_option);  // past the end
-        EXPECT_EQ(decode_error(with_option(hex("12")), false), Error::bad_option);           // 1 byte left
-        EXPECT_EQ(decode_error(with_option(hex("1234 00")), false), Error::bad_option);      // no room for Length
-        EXPECT_EQ(decode_error(with_option(hex("0002 0005 00")), false), Error::bad_option);  // Urgent Marker Length 5
-        EXPECT_EQ(decode_error(with_option(hex("0001 0008 00000000 0000")), false), Error::bad_option);  // CRC Length 8
+        EXPECT_EQ(decode_error(with_option(hex("1234 0004")), false), ErrorCode::none);          // unknown, skipped
+        EXPECT_EQ(decode_error(with_option(hex("1234 0002")), false), ErrorCode::bad_option);    // Length < 4
+        EXPECT_EQ(decode_error(with_option(hex("1234 0009 aabb")), false), ErrorCode::bad_option);  // past the end
+        EXPECT_EQ(decode_error(with_option(hex("12")), false), ErrorCode::bad_option);           // 1 byte left
+        EXPECT_EQ(decode_error(with_option(hex("1234 00")), false), ErrorCode::bad_option);      // no room for Length
+        EXPECT_EQ(decode_error(with_option(hex("0002 0005 00")), false), ErrorCode::bad_option);  // Urgent Marker Length 5
+        EXPECT_EQ(decode_error(with_option(hex("0001 0008 00000000 0000")), false), ErrorCode::bad_option);  // CRC Length 8
     }
     // missing_end_of_options: the CRC option without an explicit End (§3.3)
     {
@@ -474,7 +474,7 @@ TEST(ViTcp, EveryDecodeError) {
             put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
             reseal(w);
             if (get_be16(w.data() + w.size() - 4) == 0) continue;  // a CRC starting 00 00 would read as End
-            EXPECT_EQ(decode_error(w, false), Error::missing_end_of_options);
+            EXPECT_EQ(decode_error(w, false), ErrorCode::missing_end_of_options);
             break;
         }
         Segment ce = make(SegmentType::connect_request, true);
@@ -489,15 +489,15 @@ TEST(ViTcp, EveryDecodeError) {
         Bytes w = enc(ce);
         put_be16(w.data() + 24 + 2, 65);
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), Error::bad_discriminator_length);
+        EXPECT_EQ(decode_error(w, false), ErrorCode::bad_discriminator_length);
         w = enc(ce);
         put_be16(w.data() + 24 + 74, 200);
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), Error::bad_discriminator_length);
+        EXPECT_EQ(decode_error(w, false), ErrorCode::bad_discriminator_length);
         w = enc(ce);
         put_be16(w.data() + 24 + 74, 64);
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), Error::none);
+        EXPECT_EQ(decode_error(w, false), ErrorCode::none);
     }
     // bad_attributes: exactly one reliability level
     {
@@ -506,7 +506,7 @@ TEST(ViTcp, EveryDecodeError) {
             Bytes w = enc(ce);
             put_be16(w.data() + 24, attrs);
             reseal(w);
-            EXPECT_EQ(decode_error(w, false), Error::bad_attributes) << attrs;
+            EXPECT_EQ(decode_error(w, false), ErrorCode::bad_attributes) << attrs;
         }
     }
     // reserved_bits: Remote Error Code bits 7-3, Calling Attributes bits 15-7
@@ -514,20 +514,20 @@ TEST(ViTcp, EveryDecodeError) {
         b = good;
         b[23] |= 0x08;
         reseal(b);
-        EXPECT_EQ(decode_error(b, true), Error::reserved_bits);
+        EXPECT_EQ(decode_error(b, true), ErrorCode::reserved_bits);
         DecodeOptions o;
         o.ignore_reserved_bits = true;
-        EXPECT_EQ(decode_error(b, true, o), Error::none);
+        EXPECT_EQ(decode_error(b, true, o), ErrorCode::none);
         Segment ce = make(SegmentType::connect_request, true);
         Bytes w = enc(ce);
         w[24] |= 0x80;  // bit 15
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), Error::reserved_bits);
-        EXPECT_EQ(decode_error(w, false, o), Error::none);
+        EXPECT_EQ(decode_error(w, false), ErrorCode::reserved_bits);
+        EXPECT_EQ(decode_error(w, false, o), ErrorCode::none);
         w = enc(ce);
         w[25] |= 0x80;  // bit 7
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), Error::reserved_bits);
+        EXPECT_EQ(decode_error(w, false), ErrorCode::reserved_bits);
     }
     // bad_data_offset: single-segment messages start at offset 0; NOP is not a message
     for (SegmentType t : {SegmentType::read_request, SegmentType::connect_request, SegmentType::connect_accept,
@@ -536,16 +536,16 @@ TEST(ViTcp, EveryDecodeError) {
         Segment s = make(t, true);
         s.header.data_offset = 0x100;
         const Bytes w = enc(s);
-        EXPECT_EQ(decode_error(w, true), is_single_segment_message(t) ? Error::bad_data_offset : Error::none) << to_string(t);
+        EXPECT_EQ(decode_error(w, true), is_single_segment_message(t) ? ErrorCode::bad_data_offset : ErrorCode::none) << to_string(t);
     }
     // crc_mismatch, and check_crc = false
     b = seeds_test::flipped(good, 8 * 25);
-    EXPECT_EQ(decode_error(b, true), Error::crc_mismatch);
+    EXPECT_EQ(decode_error(b, true), ErrorCode::crc_mismatch);
     DecodeOptions no_crc;
     no_crc.check_crc = false;
-    EXPECT_EQ(decode_error(b, true, no_crc), Error::none);
-    for (int e = 0; e <= static_cast<int>(Error::crc_mismatch); ++e)
-        EXPECT_STRNE(to_string(static_cast<Error>(e)), "unknown");
+    EXPECT_EQ(decode_error(b, true, no_crc), ErrorCode::none);
+    for (int e = 0; e <= static_cast<int>(ErrorCode::crc_mismatch); ++e)
+        EXPECT_STRNE(to_string(static_cast<ErrorCode>(e)), "unknown");
 }
 
 // Framing never depends on the CRC setting (Segment Length includes the trailer), but a receiver
@@ -559,10 +559,10 @@ TEST(ViTcp, WrongCrcSettingConsequences) {
     ASSERT_TRUE(d) << err;
     EXPECT_EQ(d->payload.size(), 6u);  // payload + trailer
     Segment nop = make(SegmentType::nop, true);
-    EXPECT_EQ(decode_error(enc(nop), false), Error::unexpected_payload);
+    EXPECT_EQ(decode_error(enc(nop), false), ErrorCode::unexpected_payload);
     s.crc = false;
     s.payload = hex("0102030405");
-    EXPECT_EQ(decode_error(enc(s), true), Error::crc_mismatch);
+    EXPECT_EQ(decode_error(enc(s), true), ErrorCode::crc_mismatch);
 }
 
 TEST(ViTcp, EncodeRefusals) {
@@ -720,7 +720,7 @@ TEST(ViTcpDeframer, ConnectAcceptThenCrcSegmentsInRandomChunks) {
         });
         self = &d;
         seeds_test::feed_in_chunks(stream, rng, round % 2 ? 30 : 3000, [&](const std::uint8_t* p, std::size_t n) {
-            ASSERT_EQ(d.feed(p, n), Error::none) << d.error_detail();
+            ASSERT_EQ(d.feed(p, n), ErrorCode::none) << d.error_detail();
         });
         EXPECT_TRUE(d.at_segment_boundary());
         EXPECT_EQ(d.bytes_consumed(), stream.size());
@@ -745,24 +745,24 @@ TEST(ViTcpDeframer, ErrorsAreFatal) {
         cfg.crc_negotiated = true;
         int delivered = 0;
         Deframer d(cfg, [&](const SegmentView&) { ++delivered; });
-        Error e = Error::none;
+        ErrorCode e = ErrorCode::none;
         for (std::size_t pos = 0; pos < stream.size(); pos += chunk)
             e = d.feed(stream.data() + pos, std::min(chunk, stream.size() - pos));
-        EXPECT_EQ(e, Error::crc_mismatch);
+        EXPECT_EQ(e, ErrorCode::crc_mismatch);
         EXPECT_EQ(delivered, 1);
         EXPECT_NE(d.error_detail().find("stream byte " + std::to_string(a.size())), std::string::npos) << d.error_detail();
     }
     // The first word is judged before the rest of the segment arrives.
     for (const Bytes& first : {hex("02 00 0020"), hex("01 0a 0020"), hex("01 00 0010")}) {
         Deframer d({}, {});
-        EXPECT_EQ(d.feed(first.data(), 3), Error::none);
-        const Error e = d.feed(first.data() + 3, 1);
-        EXPECT_NE(e, Error::none);
+        EXPECT_EQ(d.feed(first.data(), 3), ErrorCode::none);
+        const ErrorCode e = d.feed(first.data() + 3, 1);
+        EXPECT_NE(e, ErrorCode::none);
         EXPECT_EQ(d.bytes_consumed(), 4u);
     }
     Deframer d({}, {});
     const Bytes zero_len = hex("01 00 0000");
-    EXPECT_EQ(d.feed(zero_len.data(), 4), Error::length_too_short);  // never loops on length 0
+    EXPECT_EQ(d.feed(zero_len.data(), 4), ErrorCode::length_too_short);  // never loops on length 0
 }
 
 }  // namespace

@@ -30,9 +30,9 @@ Sweep small_sweep() {
 
 void fake_run(const std::string& out, const rnic::sweep::Run& run, const std::string& status,
               const std::string& results, const std::string& args) {
-  rnic::sweep::test::write_file(run_paths(out, run).args, args);
-  if (!results.empty()) rnic::sweep::test::write_file(run_paths(out, run).results, results);
-  if (!status.empty()) rnic::sweep::test::write_file(run_paths(out, run).status, status);
+  rnic::sweep::test::write_file(paths_of(out, run).args, args);
+  if (!results.empty()) rnic::sweep::test::write_file(paths_of(out, run).results, results);
+  if (!status.empty()) rnic::sweep::test::write_file(paths_of(out, run).status, status);
 }
 
 }  // namespace
@@ -165,9 +165,9 @@ TEST(Resume, OnlyOkRunsWithTheSameArgumentsAreSkipped) {
   // Preparing a run again clears its old status and results, and records its arguments and command.
   prepare_run_dir(dir.path(), runs[0], "the command");
   EXPECT_EQ(read_status(dir.path(), runs[0]).state, RunState::missing);
-  EXPECT_FALSE(rnic::sweep::test::file_nonempty(run_paths(dir.path(), runs[0]).results));
-  EXPECT_EQ(rnic::sweep::test::read_file(run_paths(dir.path(), runs[0]).args), "--scenario\nb.json\n--seed\n1\n");
-  EXPECT_EQ(rnic::sweep::test::read_file(run_paths(dir.path(), runs[0]).command), "the command\n");
+  EXPECT_FALSE(rnic::sweep::test::file_nonempty(paths_of(dir.path(), runs[0]).results));
+  EXPECT_EQ(rnic::sweep::test::read_file(paths_of(dir.path(), runs[0]).args), "--scenario\nb.json\n--seed\n1\n");
+  EXPECT_EQ(rnic::sweep::test::read_file(paths_of(dir.path(), runs[0]).command), "the command\n");
 }
 
 TEST(Resume, FinishedRunsAreFoundUnderTheirNewIdsWhenTheSweepChanges) {
@@ -176,7 +176,7 @@ TEST(Resume, FinishedRunsAreFoundUnderTheirNewIdsWhenTheSweepChanges) {
       parse_sweep(R"({"base": "b.json", "axes": [{"key": "k", "values": [1]}], "seeds": [1, 2]})", "a.json");
   const std::vector<rnic::sweep::Run> old_runs = expand(before);
   for (const auto& r : old_runs) {
-    prepare_run_dir(dir.path(), r, "cd x && sim --results " + run_paths(dir.path(), r).results);
+    prepare_run_dir(dir.path(), r, "cd x && sim --results " + paths_of(dir.path(), r).results);
     write_status(dir.path(), r, "ok");
   }
   // A seed in front renumbers every run: 0000-k_1-seed_1 becomes 0001-k_1-seed_1.
@@ -190,8 +190,8 @@ TEST(Resume, FinishedRunsAreFoundUnderTheirNewIdsWhenTheSweepChanges) {
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(pending[0]->id, "0000-k_1-seed_3");
   EXPECT_EQ(read_status(dir.path(), runs[2]).state, RunState::ok);
-  EXPECT_EQ(rnic::sweep::test::read_file(run_paths(dir.path(), runs[2]).command),
-            "cd x && sim --results " + run_paths(dir.path(), runs[2]).results + "\n");
+  EXPECT_EQ(rnic::sweep::test::read_file(paths_of(dir.path(), runs[2]).command),
+            "cd x && sim --results " + paths_of(dir.path(), runs[2]).results + "\n");
   EXPECT_FALSE(std::filesystem::exists(dir / "runs/0001-k_1-seed_2"));
   EXPECT_EQ(adopt_finished_runs(dir.path(), runs), 0u);
 }
@@ -234,7 +234,7 @@ TEST(Shell, TheEmittedCommandRecordsTheStatus) {
     const auto r = rnic::sweep::test::run_command({"sh", "-c", cmd});
     EXPECT_EQ(r.exit_code, i == 1 ? 3 : 0) << r.output;
     EXPECT_EQ(read_status(out, runs[i]).text, expected[i]);
-    EXPECT_EQ(rnic::sweep::test::read_file(run_paths(out, runs[i]).out), "to stdout\n");
-    EXPECT_EQ(rnic::sweep::test::read_file(run_paths(out, runs[i]).err), "to stderr\n");
+    EXPECT_EQ(rnic::sweep::test::read_file(paths_of(out, runs[i]).out), "to stdout\n");
+    EXPECT_EQ(rnic::sweep::test::read_file(paths_of(out, runs[i]).err), "to stderr\n");
   }
 }

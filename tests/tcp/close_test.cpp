@@ -22,7 +22,7 @@ TEST(TcpClose, ActiveCloseAfterDataThenPassiveClose) {
     std::uint64_t rx_at_close_wait = 0;
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] {
-        if (sim.B().state() == State::close_wait && rx_at_close_wait == 0) rx_at_close_wait = sim.b().rx_bytes;
+        if (sim.conn_b().state() == State::close_wait && rx_at_close_wait == 0) rx_at_close_wait = sim.b().rx_bytes;
         return sim.both(State::closed);
     }));
     EXPECT_EQ(sim.b().rx_bytes, 100'000u);
@@ -40,14 +40,14 @@ TEST(TcpClose, ActiveCloseAfterDataThenPassiveClose) {
                                                 {State::close_wait, State::last_ack},
                                                 {State::last_ack, State::closed}}));
     EXPECT_EQ(time_of(sim.a(), State::closed) - time_of(sim.a(), State::time_wait), 1 * kMs);
-    EXPECT_EQ(sim.A().send_stream_acked(), 100'000u);
-    EXPECT_EQ(sim.A().next_deadline(), UINT64_MAX);
-    EXPECT_EQ(sim.B().next_deadline(), UINT64_MAX);
-    EXPECT_EQ(sim.A().send_space(), 0u);  // nothing more after close
+    EXPECT_EQ(sim.conn_a().send_stream_acked(), 100'000u);
+    EXPECT_EQ(sim.conn_a().next_deadline(), UINT64_MAX);
+    EXPECT_EQ(sim.conn_b().next_deadline(), UINT64_MAX);
+    EXPECT_EQ(sim.conn_a().send_space(), 0u);  // nothing more after close
     // The FIN went out with (or right after) the last data and was acknowledged.
     std::size_t fins = sim.a().count_sent([](const SentSegment& s) { return has(s.h, tf::fin); });
     EXPECT_EQ(fins, 1u);
-    EXPECT_EQ(sim.A().stats().bad_segments + sim.B().stats().bad_segments, 0u);
+    EXPECT_EQ(sim.conn_a().stats().bad_segments + sim.conn_b().stats().bad_segments, 0u);
 }
 
 TEST(TcpClose, SimultaneousCloseGoesThroughClosing) {
@@ -55,8 +55,8 @@ TEST(TcpClose, SimultaneousCloseGoesThroughClosing) {
     sim.open();
     sim.run(1 * kMs);
     ASSERT_TRUE(sim.both(State::established));
-    sim.A().close(sim.now);
-    sim.B().close(sim.now);
+    sim.conn_a().close(sim.now);
+    sim.conn_b().close(sim.now);
     ASSERT_TRUE(sim.run(1 * kSec, [&] { return sim.both(State::closed); }));
     for (const Endpoint* e : {&sim.a(), &sim.b()}) {
         const Transitions tail(e->transitions.end() - 4, e->transitions.end());
@@ -78,7 +78,7 @@ TEST(TcpClose, HalfCloseKeepsReceiving) {
     EXPECT_EQ(sim.a().rx_mismatches, 0u);
     // A received the whole stream while in FIN-WAIT-2.
     EXPECT_LT(time_of(sim.a(), State::fin_wait_2), time_of(sim.b(), State::last_ack));
-    EXPECT_EQ(sim.A().stats().bytes_delivered, 500'000u);
+    EXPECT_EQ(sim.conn_a().stats().bytes_delivered, 500'000u);
 }
 
 TEST(TcpClose, LostFinIsRetransmitted) {
@@ -91,7 +91,7 @@ TEST(TcpClose, LostFinIsRetransmitted) {
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.both(State::closed); }));
     EXPECT_EQ(fins, 2);
-    EXPECT_EQ(sim.A().stats().retransmit_timeouts, 1u);
+    EXPECT_EQ(sim.conn_a().stats().retransmit_timeouts, 1u);
     EXPECT_EQ(sim.b().rx_bytes, 30'000u);
 }
 
@@ -108,8 +108,8 @@ TEST(TcpClose, FinArrivingBeforeMissingDataWaitsForTheGap) {
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.both(State::closed); }));
     EXPECT_EQ(sim.b().rx_bytes, 3u * 1460);
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    EXPECT_EQ(sim.A().stats().retransmit_timeouts, 1u);  // too few segments for three dupacks
-    EXPECT_EQ(sim.A().stats().bytes_retransmitted, 1460u);  // the FIN segment itself was kept by B
+    EXPECT_EQ(sim.conn_a().stats().retransmit_timeouts, 1u);  // too few segments for three dupacks
+    EXPECT_EQ(sim.conn_a().stats().bytes_retransmitted, 1460u);  // the FIN segment itself was kept by B
 }
 
 TEST(TcpClose, LostLastAckIsAnsweredFromTimeWait) {
@@ -118,18 +118,18 @@ TEST(TcpClose, LostLastAckIsAnsweredFromTimeWait) {
     Sim sim(ca, Sim::config_b());
     int dropped = 0;
     sim.drop = [&](int from, const SentSegment&) {
-        return from == 0 && sim.A().state() == State::time_wait && dropped++ == 0;
+        return from == 0 && sim.conn_a().state() == State::time_wait && dropped++ == 0;
     };
     sim.a().close_when_sent = true;
     sim.b().close_on_peer_fin = true;
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.both(State::closed); }));
     EXPECT_EQ(dropped, 2);  // two ACKs of B's FIN sent from TIME-WAIT, the first one dropped
-    EXPECT_EQ(sim.B().stats().retransmit_timeouts, 1u);
+    EXPECT_EQ(sim.conn_b().stats().retransmit_timeouts, 1u);
     EXPECT_EQ(sim.a().transitions.back(), (std::pair<State, State>{State::time_wait, State::closed}));
     EXPECT_EQ(sim.b().transitions.back(), (std::pair<State, State>{State::last_ack, State::closed}));
-    EXPECT_EQ(sim.A().stats().rsts_sent, 0u);
-    EXPECT_EQ(sim.A().stats().duplicate_segments, 1u);  // the repeated FIN
+    EXPECT_EQ(sim.conn_a().stats().rsts_sent, 0u);
+    EXPECT_EQ(sim.conn_a().stats().duplicate_segments, 1u);  // the repeated FIN
     // The repeated FIN restarted the 2MSL timer.
     const std::uint64_t fin2 = sim.b().sent.back().time;
     EXPECT_EQ(time_of(sim.a(), State::closed), fin2 + 10 * kUs + 1 * kSec);
@@ -141,16 +141,16 @@ TEST(TcpClose, AbortSendsRstAndPeerCloses) {
     sim.open();
     sim.run(100 * kUs);
     ASSERT_TRUE(sim.both(State::established));
-    ASSERT_GT(sim.A().bytes_in_flight(), 0u);
-    sim.A().abort(sim.now);
-    EXPECT_EQ(sim.A().state(), State::closed);
-    EXPECT_EQ(sim.A().next_deadline(), UINT64_MAX);
+    ASSERT_GT(sim.conn_a().bytes_in_flight(), 0u);
+    sim.conn_a().abort(sim.now);
+    EXPECT_EQ(sim.conn_a().state(), State::closed);
+    EXPECT_EQ(sim.conn_a().next_deadline(), UINT64_MAX);
     ASSERT_TRUE(has(sim.a().sent.back().h, tf::rst));
     sim.run(1 * kSec);
-    EXPECT_EQ(sim.B().state(), State::closed);
+    EXPECT_EQ(sim.conn_b().state(), State::closed);
     EXPECT_EQ(sim.b().transitions.back(), (std::pair<State, State>{State::established, State::closed}));
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    EXPECT_EQ(sim.B().next_deadline(), UINT64_MAX);
+    EXPECT_EQ(sim.conn_b().next_deadline(), UINT64_MAX);
 }
 
 TEST(TcpClose, RstChecksPerRfc5961) {
@@ -159,27 +159,27 @@ TEST(TcpClose, RstChecksPerRfc5961) {
     sim.open();
     sim.run(1 * kMs);
     ASSERT_TRUE(sim.both(State::established));
-    const std::uint32_t rn = rcv_nxt(sim.B());
+    const std::uint32_t rn = rcv_nxt(sim.conn_b());
     const std::size_t sent_before = sim.b().sent.size();
     // In window but not exact: challenge ACK, no reset.
     sim.inject(1, make_header(1000, 2000, rn + 100, 0, tf::rst));
-    EXPECT_EQ(sim.B().state(), State::established);
+    EXPECT_EQ(sim.conn_b().state(), State::established);
     ASSERT_EQ(sim.b().sent.size(), sent_before + 1);
     EXPECT_EQ(sim.b().sent.back().h.flags, tf::ack);
     EXPECT_EQ(sim.b().sent.back().h.ack, rn);
     // Outside the window: silently dropped.
     sim.inject(1, make_header(1000, 2000, rn - 5000, 0, tf::rst));
     sim.inject(1, make_header(1000, 2000, rn + 10'000'000, 0, tf::rst | tf::ack));
-    EXPECT_EQ(sim.B().state(), State::established);
+    EXPECT_EQ(sim.conn_b().state(), State::established);
     EXPECT_EQ(sim.b().sent.size(), sent_before + 1);
-    EXPECT_EQ(sim.B().stats().bad_segments, 3u);
+    EXPECT_EQ(sim.conn_b().stats().bad_segments, 3u);
     // Wrong port: ignored.
     sim.inject(1, make_header(1001, 2000, rn, 0, tf::rst));
-    EXPECT_EQ(sim.B().state(), State::established);
+    EXPECT_EQ(sim.conn_b().state(), State::established);
     // Exact: reset.
     sim.inject(1, make_header(1000, 2000, rn, 0, tf::rst));
-    EXPECT_EQ(sim.B().state(), State::closed);
-    EXPECT_EQ(sim.B().next_deadline(), UINT64_MAX);
+    EXPECT_EQ(sim.conn_b().state(), State::closed);
+    EXPECT_EQ(sim.conn_b().next_deadline(), UINT64_MAX);
 }
 
 TEST(TcpClose, RstInTimeWaitCloses) {
@@ -189,9 +189,9 @@ TEST(TcpClose, RstInTimeWaitCloses) {
     sim.a().close_when_sent = true;
     sim.b().close_on_peer_fin = true;
     sim.open();
-    ASSERT_TRUE(sim.run(1 * kSec, [&] { return sim.A().state() == State::time_wait && sim.B().state() == State::closed; }));
-    sim.inject(0, make_header(2000, 1000, rcv_nxt(sim.A()) + 1, 0, tf::rst));  // +1: B's FIN
-    EXPECT_EQ(sim.A().state(), State::closed);
+    ASSERT_TRUE(sim.run(1 * kSec, [&] { return sim.conn_a().state() == State::time_wait && sim.conn_b().state() == State::closed; }));
+    sim.inject(0, make_header(2000, 1000, rcv_nxt(sim.conn_a()) + 1, 0, tf::rst));  // +1: B's FIN
+    EXPECT_EQ(sim.conn_a().state(), State::closed);
 }
 
 TEST(TcpClose, ClosedConnectionAnswersWithRst) {
@@ -202,14 +202,14 @@ TEST(TcpClose, ClosedConnectionAnswersWithRst) {
     ASSERT_TRUE(sim.run(1 * kSec, [&] { return sim.both(State::closed); }));
     const std::size_t n = sim.b().sent.size();
     const std::uint8_t data[4] = {1, 2, 3, 4};
-    sim.B().on_segment(sim.now, make_header(1000, 2000, 77, 99, tf::ack), data, 4);
+    sim.conn_b().on_segment(sim.now, make_header(1000, 2000, 77, 99, tf::ack), data, 4);
     ASSERT_EQ(sim.b().sent.size(), n + 1);
     EXPECT_EQ(sim.b().sent.back().h.flags, tf::rst);
     EXPECT_EQ(sim.b().sent.back().h.seq, 99u);
-    sim.B().on_segment(sim.now, make_header(1000, 2000, 77, 0, 0), data, 4);
+    sim.conn_b().on_segment(sim.now, make_header(1000, 2000, 77, 0, 0), data, 4);
     EXPECT_EQ(sim.b().sent.back().h.flags, tf::rst | tf::ack);
     EXPECT_EQ(sim.b().sent.back().h.ack, 81u);
-    sim.B().on_segment(sim.now, make_header(1000, 2000, 77, 0, tf::rst), nullptr, 0);
+    sim.conn_b().on_segment(sim.now, make_header(1000, 2000, 77, 0, tf::rst), nullptr, 0);
     EXPECT_EQ(sim.b().sent.size(), n + 2);  // never a RST for a RST
 }
 
@@ -217,13 +217,13 @@ TEST(TcpClose, CloseIsIdempotentAndStopsSending) {
     Sim sim(Sim::config_a(), Sim::config_b());
     sim.open();
     sim.run(1 * kMs);
-    sim.A().close(sim.now);
-    sim.A().close(sim.now);
-    sim.A().on_send_data(sim.now, 1000);  // ignored after close
-    EXPECT_EQ(sim.A().send_stream_queued(), 0u);
+    sim.conn_a().close(sim.now);
+    sim.conn_a().close(sim.now);
+    sim.conn_a().on_send_data(sim.now, 1000);  // ignored after close
+    EXPECT_EQ(sim.conn_a().send_stream_queued(), 0u);
     sim.run(1 * kSec);
-    EXPECT_EQ(sim.A().state(), State::fin_wait_2);
-    EXPECT_EQ(sim.B().state(), State::close_wait);
+    EXPECT_EQ(sim.conn_a().state(), State::fin_wait_2);
+    EXPECT_EQ(sim.conn_b().state(), State::close_wait);
     EXPECT_EQ(sim.a().count_sent([](const SentSegment& s) { return has(s.h, tf::fin); }), 1u);
 }
 

@@ -48,21 +48,21 @@ TEST(TcpHandshake, ActiveAndPassiveOpen) {
     EXPECT_EQ(ack.ack, 0x70000001u);
     EXPECT_EQ(ack.window, (256 * 1024) >> 7);
 
-    EXPECT_EQ(sim.A().irs(), 0x70000000u);
-    EXPECT_EQ(sim.B().irs(), 0x1000u);
-    EXPECT_EQ(sim.B().remote_port(), 1000);
-    EXPECT_EQ(sim.A().effective_mss(), 1460u);
-    EXPECT_EQ(sim.B().effective_mss(), 1460u);
-    EXPECT_EQ(sim.A().cwnd(), 10u * 1460u);
-    EXPECT_TRUE(sim.A().window_scaling_enabled());
-    EXPECT_FALSE(sim.A().sack_enabled());
-    EXPECT_GT(sim.A().srtt(), 0u);  // sampled from the SYN
-    EXPECT_EQ(sim.A().srtt(), 20 * kUs);
-    EXPECT_EQ(sim.A().rto(), 200 * kMs);  // clamped to rto_min
-    EXPECT_EQ(sim.B().srtt(), 20 * kUs);   // from the SYN-ACK
-    EXPECT_EQ(sim.A().next_deadline(), UINT64_MAX);
-    EXPECT_EQ(sim.B().next_deadline(), UINT64_MAX);
-    EXPECT_EQ(sim.A().stats().bad_segments + sim.B().stats().bad_segments, 0u);
+    EXPECT_EQ(sim.conn_a().irs(), 0x70000000u);
+    EXPECT_EQ(sim.conn_b().irs(), 0x1000u);
+    EXPECT_EQ(sim.conn_b().remote_port(), 1000);
+    EXPECT_EQ(sim.conn_a().effective_mss(), 1460u);
+    EXPECT_EQ(sim.conn_b().effective_mss(), 1460u);
+    EXPECT_EQ(sim.conn_a().cwnd(), 10u * 1460u);
+    EXPECT_TRUE(sim.conn_a().window_scaling_enabled());
+    EXPECT_FALSE(sim.conn_a().sack_enabled());
+    EXPECT_GT(sim.conn_a().srtt(), 0u);  // sampled from the SYN
+    EXPECT_EQ(sim.conn_a().srtt(), 20 * kUs);
+    EXPECT_EQ(sim.conn_a().rto(), 200 * kMs);  // clamped to rto_min
+    EXPECT_EQ(sim.conn_b().srtt(), 20 * kUs);   // from the SYN-ACK
+    EXPECT_EQ(sim.conn_a().next_deadline(), UINT64_MAX);
+    EXPECT_EQ(sim.conn_b().next_deadline(), UINT64_MAX);
+    EXPECT_EQ(sim.conn_a().stats().bad_segments + sim.conn_b().stats().bad_segments, 0u);
 }
 
 struct Combo {
@@ -103,15 +103,15 @@ TEST(TcpHandshake, OptionNegotiationCombinations) {
         const bool ws = k.a_ws && k.b_ws;
         const bool sack = k.a_sack && k.b_sack;
         const std::uint32_t mss = std::min(k.a_mss, k.b_mss);
-        EXPECT_EQ(sim.A().window_scaling_enabled(), ws);
-        EXPECT_EQ(sim.B().window_scaling_enabled(), ws);
-        EXPECT_EQ(sim.A().sack_enabled(), sack);
-        EXPECT_EQ(sim.B().sack_enabled(), sack);
-        EXPECT_EQ(sim.A().effective_mss(), mss);
-        EXPECT_EQ(sim.B().effective_mss(), mss);
-        EXPECT_EQ(sim.A().send_window_shift(), ws ? k.b_shift : 0);
-        EXPECT_EQ(sim.A().receive_window_shift(), ws ? k.a_shift : 0);
-        EXPECT_EQ(sim.B().send_window_shift(), ws ? k.a_shift : 0);
+        EXPECT_EQ(sim.conn_a().window_scaling_enabled(), ws);
+        EXPECT_EQ(sim.conn_b().window_scaling_enabled(), ws);
+        EXPECT_EQ(sim.conn_a().sack_enabled(), sack);
+        EXPECT_EQ(sim.conn_b().sack_enabled(), sack);
+        EXPECT_EQ(sim.conn_a().effective_mss(), mss);
+        EXPECT_EQ(sim.conn_b().effective_mss(), mss);
+        EXPECT_EQ(sim.conn_a().send_window_shift(), ws ? k.b_shift : 0);
+        EXPECT_EQ(sim.conn_a().receive_window_shift(), ws ? k.a_shift : 0);
+        EXPECT_EQ(sim.conn_b().send_window_shift(), ws ? k.a_shift : 0);
         // The SYN carries what A offers; the SYN-ACK only what both agreed on.
         const net::TcpHeader& syn = sim.a().sent[0].h;
         EXPECT_EQ(syn.window_scale.has_value(), k.a_ws);
@@ -122,10 +122,10 @@ TEST(TcpHandshake, OptionNegotiationCombinations) {
         EXPECT_EQ(synack.mss, std::optional<std::uint16_t>(k.b_mss));
         // Windows: unscaled peers never see more than 65535; scaled ones see the whole buffer.
         if (ws) {
-            EXPECT_GT(sim.A().send_window(), 65535u);
+            EXPECT_GT(sim.conn_a().send_window(), 65535u);
         } else {
-            EXPECT_LE(sim.A().send_window(), 65535u);
-            EXPECT_LE(sim.B().send_window(), 65535u);
+            EXPECT_LE(sim.conn_a().send_window(), 65535u);
+            EXPECT_LE(sim.conn_b().send_window(), 65535u);
         }
         // Segments never exceed the effective MSS; SACK blocks only when negotiated.
         for (const Endpoint* e : {&sim.a(), &sim.b()}) {
@@ -182,8 +182,8 @@ TEST(TcpHandshake, SimultaneousOpen) {
     Sim sim(ca, cb);
     sim.a().tx_total = 100'000;
     sim.b().tx_total = 70'000;
-    sim.A().connect(0);
-    sim.B().connect(0);
+    sim.conn_a().connect(0);
+    sim.conn_b().connect(0);
     sim.run(10 * kSec, [&] { return sim.a().rx_bytes == 70'000 && sim.b().rx_bytes == 100'000; });
     ASSERT_TRUE(sim.both(State::established));
     const Transitions expect{{State::closed, State::syn_sent},
@@ -192,7 +192,7 @@ TEST(TcpHandshake, SimultaneousOpen) {
     EXPECT_EQ(sim.a().transitions, expect);
     EXPECT_EQ(sim.b().transitions, expect);
     EXPECT_EQ(sim.a().rx_mismatches + sim.b().rx_mismatches, 0u);
-    EXPECT_EQ(sim.A().stats().retransmit_timeouts + sim.B().stats().retransmit_timeouts, 0u);
+    EXPECT_EQ(sim.conn_a().stats().retransmit_timeouts + sim.conn_b().stats().retransmit_timeouts, 0u);
 }
 
 TEST(TcpHandshake, LostSynIsRetransmittedAndStartsWithOneSegment) {
@@ -201,18 +201,18 @@ TEST(TcpHandshake, LostSynIsRetransmittedAndStartsWithOneSegment) {
     sim.drop = [&](int from, const SentSegment& s) { return from == 0 && has(s.h, tf::syn) && syns++ == 0; };
     sim.a().tx_total = 50'000;
     sim.open();
-    sim.run(5 * kSec, [&] { return sim.A().state() == State::established; });
-    ASSERT_EQ(sim.A().state(), State::established);
+    sim.run(5 * kSec, [&] { return sim.conn_a().state() == State::established; });
+    ASSERT_EQ(sim.conn_a().state(), State::established);
     ASSERT_GE(sim.a().sent.size(), 2u);
     EXPECT_EQ(sim.a().sent[1].time, 1 * kSec);  // initial RTO
     EXPECT_TRUE(has(sim.a().sent[1].h, tf::syn));
-    EXPECT_EQ(sim.A().stats().retransmit_timeouts, 1u);
-    EXPECT_EQ(sim.A().rto(), 2 * kSec);  // backed off; Karn: no sample from the repeated SYN
+    EXPECT_EQ(sim.conn_a().stats().retransmit_timeouts, 1u);
+    EXPECT_EQ(sim.conn_a().rto(), 2 * kSec);  // backed off; Karn: no sample from the repeated SYN
     // RFC 5681 §3.1: after a lost SYN the initial window is one segment.
     EXPECT_EQ(sim.a().count_sent([](const SentSegment& s) { return s.len > 0; }), 1u);
     sim.run(10 * kSec, [&] { return sim.b().rx_bytes == 50'000; });
     EXPECT_EQ(sim.b().rx_bytes, 50'000u);
-    EXPECT_EQ(sim.A().rto(), 200 * kMs);  // first data sample resets the backoff
+    EXPECT_EQ(sim.conn_a().rto(), 200 * kMs);  // first data sample resets the backoff
 }
 
 TEST(TcpHandshake, LostSynAckIsRetransmitted) {
@@ -225,7 +225,7 @@ TEST(TcpHandshake, LostSynAckIsRetransmitted) {
     // A repeats its SYN after 1 s; B answers the repeated SYN with its SYN-ACK at once (dropped
     // again), and B's own retransmission timer, expiring at the same instant, sends the third.
     EXPECT_EQ(sim.b().count_sent([](const SentSegment& s) { return has(s.h, tf::syn); }), 3u);
-    EXPECT_EQ(sim.B().stats().bad_segments, 0u);
+    EXPECT_EQ(sim.conn_b().stats().bad_segments, 0u);
 }
 
 TEST(TcpHandshake, LostFinalAckIsRecoveredByData) {
@@ -233,27 +233,27 @@ TEST(TcpHandshake, LostFinalAckIsRecoveredByData) {
     sim.drop = [&](int from, const SentSegment& s) { return from == 0 && s.len == 0 && !has(s.h, tf::syn); };
     sim.open();
     sim.run(1 * kMs);
-    EXPECT_EQ(sim.A().state(), State::established);
-    EXPECT_EQ(sim.B().state(), State::syn_received);
+    EXPECT_EQ(sim.conn_a().state(), State::established);
+    EXPECT_EQ(sim.conn_b().state(), State::syn_received);
     EXPECT_EQ(sim.packets_dropped, 1u);
     sim.a().tx_total = 10'000;  // the first data segment carries the ACK B is waiting for
     sim.pump();
     sim.run(1 * kSec, [&] { return sim.b().rx_bytes == 10'000; });
-    EXPECT_EQ(sim.B().state(), State::established);
+    EXPECT_EQ(sim.conn_b().state(), State::established);
     EXPECT_EQ(sim.b().rx_bytes, 10'000u);
-    EXPECT_EQ(sim.B().stats().retransmit_timeouts, 0u);
+    EXPECT_EQ(sim.conn_b().stats().retransmit_timeouts, 0u);
 }
 
 TEST(TcpHandshake, ConnectionRefusedByClosedPeer) {
     Sim sim(Sim::config_a(), Sim::config_b());  // B never listens
-    sim.A().connect(0);
+    sim.conn_a().connect(0);
     sim.run(1 * kSec);
-    EXPECT_EQ(sim.A().state(), State::closed);
+    EXPECT_EQ(sim.conn_a().state(), State::closed);
     EXPECT_EQ(sim.a().transitions.back(), (std::pair<State, State>{State::syn_sent, State::closed}));
     ASSERT_EQ(sim.b().sent.size(), 1u);
     EXPECT_EQ(sim.b().sent[0].h.flags, tf::rst | tf::ack);
     EXPECT_EQ(sim.b().sent[0].h.ack, 0x1001u);
-    EXPECT_EQ(sim.A().next_deadline(), UINT64_MAX);
+    EXPECT_EQ(sim.conn_a().next_deadline(), UINT64_MAX);
 }
 
 TEST(TcpHandshake, ConnectTimesOutWithExponentialBackoff) {
@@ -263,7 +263,7 @@ TEST(TcpHandshake, ConnectTimesOutWithExponentialBackoff) {
     sim.drop = [](int from, const SentSegment&) { return from == 0; };
     sim.open();
     sim.run(600 * kSec);
-    EXPECT_EQ(sim.A().state(), State::closed);
+    EXPECT_EQ(sim.conn_a().state(), State::closed);
     std::vector<std::uint64_t> times;
     for (const SentSegment& s : sim.a().sent) {
         if (has(s.h, tf::syn)) times.push_back(s.time);
@@ -271,8 +271,8 @@ TEST(TcpHandshake, ConnectTimesOutWithExponentialBackoff) {
     ASSERT_EQ(times.size(), 6u);
     for (std::size_t k = 1; k < times.size(); ++k) EXPECT_EQ(times[k] - times[k - 1], (kSec << (k - 1)));
     EXPECT_EQ(sim.a().transition_times.back(), (1 + 2 + 4 + 8 + 16 + 32) * kSec);
-    EXPECT_EQ(sim.A().stats().retransmit_timeouts, 5u);
-    EXPECT_EQ(sim.B().state(), State::listen);
+    EXPECT_EQ(sim.conn_a().stats().retransmit_timeouts, 5u);
+    EXPECT_EQ(sim.conn_b().state(), State::listen);
 }
 
 TEST(TcpHandshake, ListenIgnoresRstAndResetsAcks) {
@@ -372,15 +372,15 @@ TEST(TcpHandshake, SynReceivedRejectsBadAck) {
 
 TEST(TcpHandshake, DataQueuedBeforeConnectIsSentOnceEstablished) {
     Sim sim(Sim::config_a(), Sim::config_b());
-    sim.A().on_send_data(0, 5000);
-    EXPECT_EQ(sim.A().send_space(), 256u * 1024 - 5000);
+    sim.conn_a().on_send_data(0, 5000);
+    EXPECT_EQ(sim.conn_a().send_space(), 256u * 1024 - 5000);
     sim.a().tx_queued = sim.a().tx_total = 5000;
     sim.open();
     sim.run(1 * kSec, [&] { return sim.b().rx_bytes == 5000; });
     EXPECT_EQ(sim.b().rx_bytes, 5000u);
     sim.run_for(1 * kMs);
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    EXPECT_EQ(sim.A().send_stream_acked(), 5000u);
+    EXPECT_EQ(sim.conn_a().send_stream_acked(), 5000u);
     EXPECT_EQ(sim.a().acked_offset, 5000u);
 }
 
@@ -401,12 +401,12 @@ TEST(TcpHandshake, CloseInSynReceivedSendsFinAfterEstablishing) {
     Sim sim(Sim::config_a(), Sim::config_b());
     sim.open();
     sim.run(15 * kUs);  // SYN arrived at B, SYN-ACK in flight
-    ASSERT_EQ(sim.B().state(), State::syn_received);
-    sim.B().close(sim.now);
-    EXPECT_EQ(sim.B().state(), State::syn_received);
+    ASSERT_EQ(sim.conn_b().state(), State::syn_received);
+    sim.conn_b().close(sim.now);
+    EXPECT_EQ(sim.conn_b().state(), State::syn_received);
     sim.run(1 * kSec);
-    EXPECT_EQ(sim.B().state(), State::fin_wait_2);
-    EXPECT_EQ(sim.A().state(), State::close_wait);
+    EXPECT_EQ(sim.conn_b().state(), State::fin_wait_2);
+    EXPECT_EQ(sim.conn_a().state(), State::close_wait);
 }
 
 }  // namespace

@@ -152,8 +152,8 @@ public:
     Endpoint ep[2];
     Endpoint& a() { return ep[0]; }
     Endpoint& b() { return ep[1]; }
-    tcp::Connection& A() { return *ep[0].conn; }
-    tcp::Connection& B() { return *ep[1].conn; }
+    tcp::Connection& conn_a() { return *ep[0].conn; }
+    tcp::Connection& conn_b() { return *ep[1].conn; }
 
     NetConfig net;
     std::mt19937_64 rng;
@@ -169,8 +169,8 @@ public:
 
     // B listens, A connects now.
     void open() {
-        B().listen();
-        A().connect(now);
+        conn_b().listen();
+        conn_a().connect(now);
         pump();
     }
 
@@ -215,8 +215,8 @@ public:
     // Processes one event (packet arrival, timer or scheduled action) at or before t_end.
     bool step(std::uint64_t t_end) {
         const std::uint64_t tq = queue_.empty() ? UINT64_MAX : queue_.top().time;
-        const std::uint64_t ta = A().next_deadline();
-        const std::uint64_t tb = B().next_deadline();
+        const std::uint64_t ta = conn_a().next_deadline();
+        const std::uint64_t tb = conn_b().next_deadline();
         const std::uint64_t t = std::min({tq, ta, tb});
         if (t == UINT64_MAX || t > t_end) return false;
         now = std::max(now, t);
@@ -226,9 +226,9 @@ public:
             queue_.pop();
             ev.fn();
         } else if (ta == t) {
-            A().on_timer(now);
+            conn_a().on_timer(now);
         } else {
-            B().on_timer(now);
+            conn_b().on_timer(now);
         }
         pump();
         return true;
@@ -248,7 +248,7 @@ public:
     }
     bool run_for(std::uint64_t dt, const std::function<bool()>& done = {}) { return run(now + dt, done); }
 
-    bool both(State s) { return A().state() == s && B().state() == s; }
+    bool both(State s) { return conn_a().state() == s && conn_b().state() == s; }
 
     // Application step for both endpoints.
     void pump() {

@@ -27,13 +27,13 @@ TEST(TcpRecovery, SingleLossRecoveredByFastRetransmit) {
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == total; }));
     EXPECT_EQ(dropped, 2);  // the original (dropped) and one retransmission
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    const tcp::Stats& st = sim.A().stats();
+    const tcp::Stats& st = sim.conn_a().stats();
     EXPECT_EQ(st.fast_retransmits, 1u);
     EXPECT_EQ(st.retransmit_timeouts, 0u);
     EXPECT_EQ(st.bytes_retransmitted, kMss);
     EXPECT_GE(st.dupacks_received, 3u);
-    EXPECT_GT(sim.B().stats().out_of_order_segments, 0u);
-    EXPECT_FALSE(sim.A().in_fast_recovery());
+    EXPECT_GT(sim.conn_b().stats().out_of_order_segments, 0u);
+    EXPECT_FALSE(sim.conn_a().in_fast_recovery());
     // The retransmission went out on the third duplicate ACK.
     const SentSegment* rexmit = nullptr;
     for (const SentSegment& s : sim.a().sent) {
@@ -43,7 +43,7 @@ TEST(TcpRecovery, SingleLossRecoveredByFastRetransmit) {
     EXPECT_EQ(rexmit->stream_offset, 100 * kMss);
     EXPECT_EQ(rexmit->len, kMss);
     // After recovery cwnd was halved (ssthresh = flight / 2) and grows again from there.
-    EXPECT_LT(sim.A().ssthresh(), 1'000'000u);
+    EXPECT_LT(sim.conn_a().ssthresh(), 1'000'000u);
 }
 
 TEST(TcpRecovery, NewRenoRepairsTwoLossesInOneWindowWithPartialAck) {
@@ -57,7 +57,7 @@ TEST(TcpRecovery, NewRenoRepairsTwoLossesInOneWindowWithPartialAck) {
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == total; }));
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    const tcp::Stats& st = sim.A().stats();
+    const tcp::Stats& st = sim.conn_a().stats();
     EXPECT_EQ(st.fast_retransmits, 1u);  // one recovery episode
     EXPECT_EQ(st.retransmit_timeouts, 0u);
     EXPECT_EQ(st.bytes_retransmitted, 2 * kMss);
@@ -77,7 +77,7 @@ TEST(TcpRecovery, LostRetransmissionTimesOutWithExponentialBackoff) {
     sim.open();
     ASSERT_TRUE(sim.run(60 * kSec, [&] { return sim.b().rx_bytes == total; }));
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    const tcp::Stats& st = sim.A().stats();
+    const tcp::Stats& st = sim.conn_a().stats();
     EXPECT_EQ(st.fast_retransmits, 1u);
     EXPECT_EQ(st.retransmit_timeouts, 2u);
     ASSERT_EQ(tx.size(), 4u);
@@ -89,7 +89,7 @@ TEST(TcpRecovery, LostRetransmissionTimesOutWithExponentialBackoff) {
     EXPECT_EQ(tx[2].cwnd, kMss);           // loss window
     EXPECT_EQ(tx[3].cwnd, kMss);
     // After the timeout new RTT samples bring the RTO back down.
-    EXPECT_EQ(sim.A().rto(), 200 * kMs);
+    EXPECT_EQ(sim.conn_a().rto(), 200 * kMs);
 }
 
 TEST(TcpRecovery, RtoRetransmissionsAreCappedAndGiveUp) {
@@ -100,16 +100,16 @@ TEST(TcpRecovery, RtoRetransmissionsAreCappedAndGiveUp) {
     sim.a().tx_total = 100'000;
     sim.open();
     sim.run(1 * kMs);
-    ASSERT_EQ(sim.A().state(), State::established);
+    ASSERT_EQ(sim.conn_a().state(), State::established);
     sim.drop = [](int from, const SentSegment&) { return from == 1; };  // B goes silent
     sim.a().tx_total = 200'000;
     sim.pump();
     sim.run(120 * kSec);
-    EXPECT_EQ(sim.A().state(), State::closed);
-    EXPECT_EQ(sim.A().stats().retransmit_timeouts, 4u);
-    EXPECT_EQ(sim.A().stats().rsts_sent, 1u);
+    EXPECT_EQ(sim.conn_a().state(), State::closed);
+    EXPECT_EQ(sim.conn_a().stats().retransmit_timeouts, 4u);
+    EXPECT_EQ(sim.conn_a().stats().rsts_sent, 1u);
     // Backoff 0.4, 0.8, then capped at rto_max.
-    EXPECT_EQ(sim.A().rto(), 1 * kSec);
+    EXPECT_EQ(sim.conn_a().rto(), 1 * kSec);
 }
 
 TEST(TcpRecovery, SackBlocksReportHolesMostRecentFirst) {
@@ -123,7 +123,7 @@ TEST(TcpRecovery, SackBlocksReportHolesMostRecentFirst) {
     sim.a().tx_total = 200'000;
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == 200'000; }));
-    const std::uint32_t base = sim.A().iss() + 1;
+    const std::uint32_t base = sim.conn_a().iss() + 1;
     auto seq = [&](std::uint64_t seg) { return base + static_cast<std::uint32_t>(seg * kMss); };
     const SentSegment* first = nullptr;
     const SentSegment* two = nullptr;
@@ -143,7 +143,7 @@ TEST(TcpRecovery, SackBlocksReportHolesMostRecentFirst) {
     EXPECT_EQ(two->h.sack_blocks[1].right, seq(22));
     // Once the holes are filled no more SACK blocks.
     EXPECT_TRUE(sim.b().sent.back().h.sack_blocks.empty());
-    EXPECT_EQ(sim.B().out_of_order_bytes(), 0u);
+    EXPECT_EQ(sim.conn_b().out_of_order_bytes(), 0u);
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
 }
 
@@ -157,7 +157,7 @@ TEST(TcpRecovery, NoSackBlocksWithoutNegotiation) {
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == 200'000; }));
     EXPECT_EQ(sim.b().count_sent([](const SentSegment& s) { return !s.h.sack_blocks.empty(); }), 0u);
-    EXPECT_GT(sim.B().stats().out_of_order_segments, 0u);
+    EXPECT_GT(sim.conn_b().stats().out_of_order_segments, 0u);
 }
 
 TEST(TcpRecovery, ZeroWindowPersistProbesUntilTheWindowOpens) {
@@ -171,19 +171,19 @@ TEST(TcpRecovery, ZeroWindowPersistProbesUntilTheWindowOpens) {
     const std::uint64_t total = 256 * 1024;
     sim.a().tx_total = total;
     sim.open();
-    ASSERT_TRUE(sim.run(30 * kSec, [&] { return sim.b().rx_bytes == total && sim.A().send_stream_acked() == total; }));
+    ASSERT_TRUE(sim.run(30 * kSec, [&] { return sim.b().rx_bytes == total && sim.conn_a().send_stream_acked() == total; }));
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
     EXPECT_GT(sim.b().count_sent([](const SentSegment& s) { return s.h.window == 0 && s.time < 2 * kSec; }), 0u);
     std::vector<std::uint64_t> probes;
     for (const SentSegment& s : sim.a().sent) {
         if (s.len == 1 && s.time < 2 * kSec) probes.push_back(s.time);
     }
-    EXPECT_EQ(sim.A().stats().window_probes, probes.size());
+    EXPECT_EQ(sim.conn_a().stats().window_probes, probes.size());
     ASSERT_EQ(probes.size(), 3u);  // persist interval 0.2 s, 0.4 s, 0.8 s (then the window opened)
     EXPECT_EQ(probes[1] - probes[0], 400 * kMs);
     EXPECT_EQ(probes[2] - probes[1], 800 * kMs);
-    EXPECT_EQ(sim.A().stats().retransmit_timeouts, 0u);
-    EXPECT_EQ(sim.B().stats().bad_segments, 0u);
+    EXPECT_EQ(sim.conn_a().stats().retransmit_timeouts, 0u);
+    EXPECT_EQ(sim.conn_b().stats().bad_segments, 0u);
     // The window update at 2 s restarts the transfer at once.
     const SentSegment* resumed = nullptr;
     for (const SentSegment& s : sim.a().sent) {
@@ -211,11 +211,11 @@ TEST(TcpRecovery, LostWindowUpdateIsRecoveredByAProbe) {
     const std::uint64_t total = 256 * 1024;
     sim.a().tx_total = total;
     sim.open();
-    ASSERT_TRUE(sim.run(30 * kSec, [&] { return sim.b().rx_bytes == total && sim.A().send_stream_acked() == total; }));
+    ASSERT_TRUE(sim.run(30 * kSec, [&] { return sim.b().rx_bytes == total && sim.conn_a().send_stream_acked() == total; }));
     EXPECT_EQ(updates, 1);
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    EXPECT_EQ(sim.A().stats().window_probes, 4u);  // the fourth one (at ~3 s) finds the window open
-    EXPECT_EQ(sim.A().stats().retransmit_timeouts, 0u);
+    EXPECT_EQ(sim.conn_a().stats().window_probes, 4u);  // the fourth one (at ~3 s) finds the window open
+    EXPECT_EQ(sim.conn_a().stats().retransmit_timeouts, 0u);
 }
 
 TEST(TcpRecovery, SlowReaderKeepsTransferGoing) {
@@ -236,8 +236,8 @@ TEST(TcpRecovery, SlowReaderKeepsTransferGoing) {
     sim.open();
     ASSERT_TRUE(sim.run(600 * kSec, [&] { return sim.b().rx_bytes == total; }));
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    EXPECT_EQ(sim.B().stats().bad_segments, 0u);
-    EXPECT_EQ(sim.A().stats().retransmit_timeouts, 0u);
+    EXPECT_EQ(sim.conn_b().stats().bad_segments, 0u);
+    EXPECT_EQ(sim.conn_a().stats().retransmit_timeouts, 0u);
 }
 
 }  // namespace

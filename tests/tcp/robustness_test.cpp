@@ -15,7 +15,7 @@ TEST(TcpRobustness, BadSegmentsAreCountedAndIgnored) {
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == 100'000 && sim.a().rx_bytes == 50'000; }));
     sim.run_for(10 * kMs);
     ASSERT_TRUE(sim.both(State::established));
-    tcp::Connection& b = sim.B();
+    tcp::Connection& b = sim.conn_b();
     const std::uint32_t rn = rcv_nxt(b);       // what B expects from A
     const std::uint32_t snd = next_send_seq(b);  // B's SND.NXT == SND.MAX
     const std::uint64_t rx_before = sim.b().rx_bytes;
@@ -94,7 +94,7 @@ TEST(TcpRobustness, BadSegmentsAreCountedAndIgnored) {
     sim.pump();
     ASSERT_TRUE(sim.run(sim.now + 10 * kSec, [&] { return sim.b().rx_bytes == 300'000 && sim.a().rx_bytes == 250'000; }));
     EXPECT_EQ(sim.a().rx_mismatches + sim.b().rx_mismatches, 0u);
-    EXPECT_EQ(sim.A().stats().bad_segments, 0u);
+    EXPECT_EQ(sim.conn_a().stats().bad_segments, 0u);
 }
 
 TEST(TcpRobustness, OverlappingSegmentsAreTrimmed) {
@@ -204,10 +204,10 @@ TEST(TcpRobustness, RandomFuzzNeverBreaksInvariants) {
         EXPECT_GT(c.stats().bad_segments, 100u);
     }
     // Whatever state the fuzz left them in, both can be shut down.
-    sim.A().abort(sim.now);
-    sim.B().abort(sim.now);
+    sim.conn_a().abort(sim.now);
+    sim.conn_b().abort(sim.now);
     EXPECT_TRUE(sim.both(State::closed));
-    EXPECT_EQ(sim.A().next_deadline(), UINT64_MAX);
+    EXPECT_EQ(sim.conn_a().next_deadline(), UINT64_MAX);
 }
 
 }  // namespace

@@ -52,13 +52,13 @@ LossRun run_losses(bool sack_a, bool sack_b, bool sack_recovery, const std::vect
     sim.a().tx_total = total;
     sim.open();
     sim.run(10 * kSec, [&] {
-        if (r.recovery_start != 0 && r.recovery_end == 0 && !sim.A().in_fast_recovery()) r.recovery_end = sim.now;
-        return sim.b().rx_bytes == total && sim.A().send_stream_acked() == total;
+        if (r.recovery_start != 0 && r.recovery_end == 0 && !sim.conn_a().in_fast_recovery()) r.recovery_end = sim.now;
+        return sim.b().rx_bytes == total && sim.conn_a().send_stream_acked() == total;
     });
-    r.a = sim.A().stats();
+    r.a = sim.conn_a().stats();
     r.rx_bytes = sim.b().rx_bytes;
     r.rx_mismatches = sim.b().rx_mismatches;
-    r.sack_recovery_enabled = sim.A().sack_recovery_enabled();
+    r.sack_recovery_enabled = sim.conn_a().sack_recovery_enabled();
     return r;
 }
 
@@ -139,7 +139,7 @@ TEST(TcpSackRecovery, LostRetransmissionTimesOutAndSkipsSackedData) {
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == total; }));
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    const tcp::Stats& st = sim.A().stats();
+    const tcp::Stats& st = sim.conn_a().stats();
     EXPECT_EQ(st.fast_retransmits, 1u);
     EXPECT_EQ(st.retransmit_timeouts, 1u);
     EXPECT_EQ(st.bytes_retransmitted, 3 * kMss);  // 100 twice, 105 once
@@ -163,10 +163,10 @@ TEST(TcpSackRecovery, TailLossesRepairedByRescueRetransmissionWithoutTimeout) {
     const std::uint64_t total = 200 * kMss;
     sim.a().tx_total = total;
     sim.open();
-    ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.A().send_stream_acked() == total; }));
+    ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.conn_a().send_stream_acked() == total; }));
     EXPECT_EQ(sim.b().rx_bytes, total);
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    const tcp::Stats& st = sim.A().stats();
+    const tcp::Stats& st = sim.conn_a().stats();
     EXPECT_EQ(st.retransmit_timeouts, 0u);
     EXPECT_EQ(st.fast_retransmits, 1u);
     EXPECT_EQ(st.bytes_retransmitted, 3 * kMss);
@@ -211,13 +211,13 @@ TEST(TcpSackRecovery, RandomLossDeliversTheExactStreamOnFpduBoundaries) {
         ends.insert(total);  // the last FPDU is cut at the end of the stream
         sim.a().tx_total = total;
         sim.open();
-        ASSERT_TRUE(sim.run(600 * kSec, [&] { return sim.b().rx_bytes == total && sim.A().send_stream_acked() == total; }));
-        EXPECT_TRUE(sim.A().sack_recovery_enabled());
+        ASSERT_TRUE(sim.run(600 * kSec, [&] { return sim.b().rx_bytes == total && sim.conn_a().send_stream_acked() == total; }));
+        EXPECT_TRUE(sim.conn_a().sack_recovery_enabled());
         EXPECT_EQ(sim.b().rx_mismatches, 0u);
         EXPECT_TRUE(sim.a().acked_monotonic);
         EXPECT_EQ(misaligned, 0u);
-        EXPECT_GT(sim.A().stats().fast_retransmits, 0u);
-        EXPECT_GT(sim.A().stats().bytes_retransmitted, 0u);
+        EXPECT_GT(sim.conn_a().stats().fast_retransmits, 0u);
+        EXPECT_GT(sim.conn_a().stats().bytes_retransmitted, 0u);
     }
 }
 
@@ -239,10 +239,10 @@ TEST(TcpSackRecovery, RandomLossIntegrityAndFewerTimeoutsThanNewReno) {
             const std::uint64_t total = 3'000'000;
             sim.a().tx_total = total;
             sim.open();
-            ASSERT_TRUE(sim.run(600 * kSec, [&] { return sim.b().rx_bytes == total && sim.A().send_stream_acked() == total; }));
+            ASSERT_TRUE(sim.run(600 * kSec, [&] { return sim.b().rx_bytes == total && sim.conn_a().send_stream_acked() == total; }));
             EXPECT_EQ(sim.b().rx_mismatches, 0u);
-            EXPECT_EQ(sim.A().sack_scoreboard_blocks(), 0u);
-            (on ? rto_sack : rto_reno) += sim.A().stats().retransmit_timeouts;
+            EXPECT_EQ(sim.conn_a().sack_scoreboard_blocks(), 0u);
+            (on ? rto_sack : rto_reno) += sim.conn_a().stats().retransmit_timeouts;
         }
     }
     EXPECT_LE(rto_sack, rto_reno);

@@ -124,7 +124,7 @@ TEST(TcpSegmentation, VariableFpdusEndSegmentsAtTheLastFittingBoundary) {
     sim.a().on_transmit = [&](const SentSegment& s) {
         if (s.len == 0) return;
         const std::uint64_t start = s.stream_offset, end = start + s.len;
-        const std::uint64_t queued = sim.A().send_stream_queued();
+        const std::uint64_t queued = sim.conn_a().send_stream_queued();
         // Boundaries the connection knows about: marked ends, plus the end of the queued data.
         auto it = ends.upper_bound(std::min<std::uint64_t>(start + kMss, queued));
         std::uint64_t best = 0;
@@ -147,7 +147,7 @@ TEST(TcpSegmentation, VariableFpdusEndSegmentsAtTheLastFittingBoundary) {
     EXPECT_GT(filled, 100u);
     EXPECT_GT(with_boundary, 100u);
     EXPECT_GT(last_fitting, with_boundary * 95 / 100);  // fewer only where the peer window cut
-    EXPECT_GT(sim.A().stats().bytes_retransmitted, 0u);
+    EXPECT_GT(sim.conn_a().stats().bytes_retransmitted, 0u);
 }
 
 TEST(TcpSegmentation, SmallReceiveWindowKeepsFpdusWhole) {

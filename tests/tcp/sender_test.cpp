@@ -201,7 +201,7 @@ TEST(TcpSender, CwndRestartsAfterIdle) {
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == 1'000'000; }));
     sim.run_for(2 * kSec);
-    EXPECT_GT(sim.A().cwnd(), 100'000u);
+    EXPECT_GT(sim.conn_a().cwnd(), 100'000u);
     std::uint32_t first_cwnd = 0;
     sim.a().on_transmit = [&](const SentSegment& s) {
         if (s.len > 0 && first_cwnd == 0) first_cwnd = s.cwnd;
@@ -281,7 +281,7 @@ TEST(TcpReceiver, ConnectionCanBeReusedAfterClose) {
             e.rx_bytes = 0;
             e.close_called = false;
         }
-        sim.A().set_iss(0x1000 + 0x10000000u * static_cast<std::uint32_t>(round));
+        sim.conn_a().set_iss(0x1000 + 0x10000000u * static_cast<std::uint32_t>(round));
         sim.a().tx_total = 50'000 + 10'000 * static_cast<std::uint64_t>(round);
         sim.a().close_when_sent = true;
         sim.b().close_on_peer_fin = true;
@@ -289,9 +289,9 @@ TEST(TcpReceiver, ConnectionCanBeReusedAfterClose) {
         ASSERT_TRUE(sim.run(sim.now + 10 * kSec, [&] { return sim.both(State::closed); }));
         EXPECT_EQ(sim.b().rx_bytes, sim.a().tx_total);
         EXPECT_EQ(sim.b().rx_mismatches, 0u);
-        EXPECT_EQ(sim.A().send_stream_acked(), sim.a().tx_total);
-        EXPECT_EQ(sim.B().receive_stream_delivered(), sim.a().tx_total);
-        EXPECT_EQ(sim.B().irs(), 0x1000 + 0x10000000u * static_cast<std::uint32_t>(round));
+        EXPECT_EQ(sim.conn_a().send_stream_acked(), sim.a().tx_total);
+        EXPECT_EQ(sim.conn_b().receive_stream_delivered(), sim.a().tx_total);
+        EXPECT_EQ(sim.conn_b().irs(), 0x1000 + 0x10000000u * static_cast<std::uint32_t>(round));
     }
 }
 

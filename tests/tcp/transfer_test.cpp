@@ -46,22 +46,22 @@ TEST(TcpTransfer, TenMegabytesWindowAndCwndLimited) {
     EXPECT_LE(max_flight, 64u * 1024);
     EXPECT_GE(max_flight, 60u * 1024);
     EXPECT_TRUE(wire_seq_wrapped(sim.a(), ca.iss));
-    const tcp::Stats& st = sim.A().stats();
+    const tcp::Stats& st = sim.conn_a().stats();
     EXPECT_EQ(st.bytes_retransmitted, 0u);
     EXPECT_EQ(st.retransmit_timeouts, 0u);
     EXPECT_EQ(st.fast_retransmits, 0u);
     EXPECT_EQ(st.bytes_sent, total);
-    EXPECT_EQ(sim.B().stats().bytes_delivered, total);
-    EXPECT_EQ(sim.B().stats().out_of_order_segments, 0u);
+    EXPECT_EQ(sim.conn_b().stats().bytes_delivered, total);
+    EXPECT_EQ(sim.conn_b().stats().out_of_order_segments, 0u);
     sim.run_for(1 * kSec);
-    EXPECT_EQ(sim.A().send_stream_acked(), total);
+    EXPECT_EQ(sim.conn_a().send_stream_acked(), total);
     EXPECT_EQ(sim.a().acked_offset, total);
-    EXPECT_EQ(sim.A().send_stream_sent(), total);
+    EXPECT_EQ(sim.conn_a().send_stream_sent(), total);
     EXPECT_TRUE(sim.a().acked_monotonic);
-    EXPECT_EQ(sim.A().bytes_in_flight(), 0u);
-    EXPECT_EQ(sim.A().next_deadline(), UINT64_MAX);
+    EXPECT_EQ(sim.conn_a().bytes_in_flight(), 0u);
+    EXPECT_EQ(sim.conn_a().next_deadline(), UINT64_MAX);
     // No more than 2 * 64 KiB of cwnd is built up while the receive window is the limit.
-    EXPECT_LE(sim.A().cwnd(), 2u * 64 * 1024 + 2 * 1460);
+    EXPECT_LE(sim.conn_a().cwnd(), 2u * 64 * 1024 + 2 * 1460);
     // ~10 MB in ~165 round trips of 64 KiB: a sanity check of the simulated time.
     EXPECT_LT(finish_time, 40 * kMs);
 }
@@ -80,7 +80,7 @@ TEST(TcpTransfer, SendBufferLimitsOutstandingBytes) {
     sim.run_for(1 * kMs);
     EXPECT_LE(max_outstanding, 20'000u);
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    EXPECT_EQ(sim.A().send_space(), 20'000u);
+    EXPECT_EQ(sim.conn_a().send_space(), 20'000u);
 }
 
 TEST(TcpTransfer, BidirectionalWithLossAndSack) {
@@ -94,9 +94,9 @@ TEST(TcpTransfer, BidirectionalWithLossAndSack) {
     sim.open();
     ASSERT_TRUE(sim.run(120 * kSec, [&] { return sim.a().rx_bytes == total && sim.b().rx_bytes == total; }));
     EXPECT_EQ(sim.a().rx_mismatches + sim.b().rx_mismatches, 0u);
-    EXPECT_GT(sim.A().stats().bytes_retransmitted, 0u);
-    EXPECT_GT(sim.B().stats().bytes_retransmitted, 0u);
-    EXPECT_GT(sim.A().stats().out_of_order_segments, 0u);
+    EXPECT_GT(sim.conn_a().stats().bytes_retransmitted, 0u);
+    EXPECT_GT(sim.conn_b().stats().bytes_retransmitted, 0u);
+    EXPECT_GT(sim.conn_a().stats().out_of_order_segments, 0u);
     std::size_t with_sack = 0;
     for (const Endpoint* e : {&sim.a(), &sim.b()}) {
         for (const SentSegment& s : e->sent) with_sack += s.h.sack_blocks.empty() ? 0 : 1;
@@ -124,8 +124,8 @@ TEST(TcpTransfer, SequenceWrapBothDirectionsWithImpairments) {
     EXPECT_EQ(sim.a().rx_mismatches + sim.b().rx_mismatches, 0u);
     EXPECT_TRUE(wire_seq_wrapped(sim.a(), ca.iss));
     EXPECT_TRUE(wire_seq_wrapped(sim.b(), cb.iss));
-    EXPECT_EQ(sim.A().stats().bytes_delivered, total);
-    EXPECT_EQ(sim.B().stats().bytes_delivered, total);
+    EXPECT_EQ(sim.conn_a().stats().bytes_delivered, total);
+    EXPECT_EQ(sim.conn_b().stats().bytes_delivered, total);
 }
 
 struct Impairment {
@@ -168,19 +168,19 @@ TEST_P(TcpImpaired, EveryByteExactlyOnce) {
     sim.b().close_on_peer_fin = true;
     sim.open();
     ASSERT_TRUE(sim.run(3600 * kSec, [&] { return sim.both(State::closed); }))
-        << "A " << tcp::to_string(sim.A().state()) << " B " << tcp::to_string(sim.B().state());
+        << "A " << tcp::to_string(sim.conn_a().state()) << " B " << tcp::to_string(sim.conn_b().state());
     EXPECT_EQ(sim.b().rx_bytes, a_total);
     EXPECT_EQ(sim.a().rx_bytes, b_total);
     EXPECT_EQ(sim.a().rx_mismatches + sim.b().rx_mismatches, 0u);
     EXPECT_TRUE(sim.a().acked_monotonic);
     EXPECT_TRUE(sim.b().acked_monotonic);
     EXPECT_EQ(sim.a().acked_offset, a_total);
-    EXPECT_EQ(sim.B().stats().bad_segments, 0u);
+    EXPECT_EQ(sim.conn_b().stats().bad_segments, 0u);
     if (p.loss > 0) {
-        EXPECT_GT(sim.A().stats().bytes_retransmitted, 0u);
+        EXPECT_GT(sim.conn_a().stats().bytes_retransmitted, 0u);
     }
     if (p.duplicate > 0) {
-        EXPECT_GT(sim.B().stats().duplicate_segments, 0u);
+        EXPECT_GT(sim.conn_b().stats().duplicate_segments, 0u);
     }
     // Orderly close: A did the active close and went through TIME-WAIT.
     bool a_time_wait = false;
@@ -218,8 +218,8 @@ TEST(TcpTransfer, DelayedAckReducesAckCount) {
         ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == 1'000'000; }));
         EXPECT_EQ(sim.b().rx_mismatches, 0u);
         sim.run_for(1 * kSec);
-        EXPECT_EQ(sim.A().send_stream_acked(), 1'000'000u);
-        acks[delayed] = sim.B().stats().acks_sent;
+        EXPECT_EQ(sim.conn_a().send_stream_acked(), 1'000'000u);
+        acks[delayed] = sim.conn_b().stats().acks_sent;
     }
     EXPECT_GE(acks[0], 1'000'000u / 1460);
     EXPECT_LT(acks[1] * 10, acks[0] * 6);
@@ -238,14 +238,14 @@ TEST(TcpTransfer, DelayedAckTimerAndEverySecondSegment) {
     const std::uint64_t t0 = sim.now;
     sim.a().tx_total = 100;
     sim.pump();
-    EXPECT_EQ(sim.B().next_deadline(), UINT64_MAX);
+    EXPECT_EQ(sim.conn_b().next_deadline(), UINT64_MAX);
     sim.run_for(20 * kUs);
     EXPECT_EQ(sim.b().rx_bytes, 100u);
-    EXPECT_EQ(sim.B().next_deadline(), t0 + 10 * kUs + 500 * kUs);
+    EXPECT_EQ(sim.conn_b().next_deadline(), t0 + 10 * kUs + 500 * kUs);
     sim.run_for(1 * kMs);
     ASSERT_EQ(sim.b().sent.size(), before + 1);
     EXPECT_EQ(sim.b().sent.back().time, t0 + 10 * kUs + 500 * kUs);
-    EXPECT_EQ(sim.b().sent.back().h.ack, sim.B().irs() + 1 + 100);
+    EXPECT_EQ(sim.b().sent.back().h.ack, sim.conn_b().irs() + 1 + 100);
 
     // Two full segments: the second is ACKed at once.
     const std::uint64_t t1 = sim.now;
@@ -254,7 +254,7 @@ TEST(TcpTransfer, DelayedAckTimerAndEverySecondSegment) {
     sim.run_for(1 * kMs);
     ASSERT_EQ(sim.b().sent.size(), before + 2);
     EXPECT_EQ(sim.b().sent.back().time, t1 + 10 * kUs);
-    EXPECT_EQ(sim.b().sent.back().h.ack, sim.B().irs() + 1 + 100 + 2 * 1460);
+    EXPECT_EQ(sim.b().sent.back().h.ack, sim.conn_b().irs() + 1 + 100 + 2 * 1460);
 }
 
 TEST(TcpTransfer, PiggybackedAcksOnDataClearDelayedAck) {
@@ -267,7 +267,7 @@ TEST(TcpTransfer, PiggybackedAcksOnDataClearDelayedAck) {
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.a().rx_bytes == 400'000 && sim.b().rx_bytes == 400'000; }));
     EXPECT_EQ(sim.a().rx_mismatches + sim.b().rx_mismatches, 0u);
     // Most ACKs ride on data in both directions.
-    EXPECT_LT(sim.A().stats().acks_sent, sim.a().data_segments() / 2);
+    EXPECT_LT(sim.conn_a().stats().acks_sent, sim.a().data_segments() / 2);
 }
 
 }  // namespace

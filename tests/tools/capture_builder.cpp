@@ -8,8 +8,8 @@
 
 namespace rnic::tools_test {
 
-void Capture::add(Bytes frame) {
-    frames.push_back(Frame{clock_ns, std::move(frame)});
+void Capture::add(Bytes wire) {
+    frames.push_back(Frame{clock_ns, std::move(wire)});
     clock_ns += 10'000;  // 10 us between frames
 }
 
@@ -175,20 +175,20 @@ void Session::close() {
     frame(kInitiator, seq_[kInitiator], net::tcp_flags::ack, {});
 }
 
-void Session::send(Side from, const Bytes& bytes, bool ack_it) {
-    frame(from, seq_[from], net::tcp_flags::ack | net::tcp_flags::psh, bytes);
-    seq_[from] += static_cast<std::uint32_t>(bytes.size());
-    if (full_operation_ && markers_[from] && !bytes.empty() && (seq_[from] - fo_start_[from]) % mpa::kMarkerInterval == 0)
+void Session::send(Side from, const Bytes& data, bool ack_it) {
+    frame(from, seq_[from], net::tcp_flags::ack | net::tcp_flags::psh, data);
+    seq_[from] += static_cast<std::uint32_t>(data.size());
+    if (full_operation_ && markers_[from] && !data.empty() && (seq_[from] - fo_start_[from]) % mpa::kMarkerInterval == 0)
         ++marker_boundary_segments_;
     if (ack_it) ack(peer_of(from));
 }
 
-void Session::send_split(Side from, const Bytes& bytes, const std::vector<std::size_t>& sizes, bool ack_it) {
+void Session::send_split(Side from, const Bytes& data, const std::vector<std::size_t>& sizes, bool ack_it) {
     std::size_t off = 0, i = 0;
-    while (off < bytes.size()) {
-        const std::size_t n = std::min(sizes.at(std::min(i, sizes.size() - 1)), bytes.size() - off);
+    while (off < data.size()) {
+        const std::size_t n = std::min(sizes.at(std::min(i, sizes.size() - 1)), data.size() - off);
         send(from,
-             Bytes(bytes.begin() + static_cast<std::ptrdiff_t>(off), bytes.begin() + static_cast<std::ptrdiff_t>(off + n)),
+             Bytes(data.begin() + static_cast<std::ptrdiff_t>(off), data.begin() + static_cast<std::ptrdiff_t>(off + n)),
              false);
         off += n;
         ++i;
@@ -196,8 +196,8 @@ void Session::send_split(Side from, const Bytes& bytes, const std::vector<std::s
     if (ack_it) ack(peer_of(from));
 }
 
-void Session::send_at(Side from, std::uint32_t seq, const Bytes& bytes, bool bad_checksum) {
-    frame(from, seq, net::tcp_flags::ack | net::tcp_flags::psh, bytes, bad_checksum);
+void Session::send_at(Side from, std::uint32_t seq, const Bytes& data, bool bad_checksum) {
+    frame(from, seq, net::tcp_flags::ack | net::tcp_flags::psh, data, bad_checksum);
 }
 
 void Session::ack(Side from) { frame(from, seq_[from], net::tcp_flags::ack, {}); }

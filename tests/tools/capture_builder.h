@@ -29,7 +29,7 @@ struct Frame {
 struct Capture {
     std::vector<Frame> frames;
     std::uint64_t clock_ns = 1'700'000'000'000'000'000ull;
-    void add(Bytes frame);
+    void add(Bytes wire);
     // Writes a classic pcap (PcapWriter); false on an I/O error.
     bool write(const std::string& path) const;
 };
@@ -77,12 +77,12 @@ public:
     void close();      // FIN from the initiator, FIN-ACK from the responder, final ACK
 
     // One segment carrying `bytes` at the side's next sequence number.
-    void send(Side from, const Bytes& bytes, bool ack = true);
+    void send(Side from, const Bytes& data, bool ack = true);
     // Splits `bytes` into segments of the given sizes (the last size repeats).
-    void send_split(Side from, const Bytes& bytes, const std::vector<std::size_t>& sizes, bool ack = true);
+    void send_split(Side from, const Bytes& data, const std::vector<std::size_t>& sizes, bool ack = true);
     // A segment at an explicit sequence number; the side's next sequence number does not move.
     // With bad_checksum the TCP checksum field is wrong.
-    void send_at(Side from, std::uint32_t seq, const Bytes& bytes, bool bad_checksum = false);
+    void send_at(Side from, std::uint32_t seq, const Bytes& data, bool bad_checksum = false);
     // Advances the side's sequence number without writing anything (a segment the capture lost).
     void skip(Side from, std::size_t n) { seq_[from] += static_cast<std::uint32_t>(n); }
     void ack(Side from);  // pure ACK of everything the peer sent
@@ -104,7 +104,7 @@ public:
     // 4.0.17 loses sync on them; docs/wireshark-notes.md).
     std::size_t marker_boundary_segments() const { return marker_boundary_segments_; }
 
-    Messages& messages(Side s) { return messages_[s]; }
+    tools_test::Messages& messages(Side s) { return messages_[s]; }
     std::uint16_t port(Side s) const { return port_[s]; }
 
 private:
@@ -122,7 +122,7 @@ private:
     std::uint32_t fo_start_[2] = {0, 0};  // sequence number of the first Full-Operation byte
     std::vector<std::uint8_t> opcodes_[2];
     std::size_t marker_boundary_segments_ = 0;
-    Messages messages_[2];
+    tools_test::Messages messages_[2];
 };
 
 // Convenience MPA frames.

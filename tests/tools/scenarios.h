@@ -23,7 +23,7 @@ struct WrittenConnection {
 
 struct Scenario {
     std::string name;
-    Capture capture;
+    tools_test::Capture capture;
     std::vector<WrittenConnection> connections;
     std::size_t fpdus() const;
 };

@@ -255,7 +255,7 @@ TEST(StreamCheck, ReportTextNamesEverything) {
 // ---- damaged captures
 
 // A v1 session (CRC on, no Markers unless the frames say otherwise) whose FPDUs `body` writes.
-Capture session(const std::function<void(Session&)>& body, const mpa::RequestReply& req = request_v1(false, true),
+Capture run_session(const std::function<void(Session&)>& body, const mpa::RequestReply& req = request_v1(false, true),
                 const mpa::RequestReply& rep = reply_v1(false, true), bool close = true) {
     Capture cap;
     Session s(cap);
@@ -267,7 +267,7 @@ Capture session(const std::function<void(Session&)>& body, const mpa::RequestRep
 }
 
 TEST(StreamCheckErrors, FlippedPayloadBitIsACrcError) {
-    const Capture cap = session([](Session& s) {
+    const Capture cap = run_session([](Session& s) {
         Messages& m = s.messages(kInitiator);
         s.send(kInitiator, s.fpdu(kInitiator, m.send(Opcode::send, pattern(50))));
         Bytes bad = s.fpdu(kInitiator, m.send(Opcode::send, pattern(60)));
@@ -287,7 +287,7 @@ TEST(StreamCheckErrors, FlippedPayloadBitIsACrcError) {
 }
 
 TEST(StreamCheckErrors, UlpduLengthShorterThanTheDdpHeader) {
-    const Capture cap = session([](Session& s) {
+    const Capture cap = run_session([](Session& s) {
         Bytes u = s.messages(kInitiator).send(Opcode::send, pattern(20));
         u.resize(10);  // consistent ULPDU_Length and CRC, but no room for the 18-byte header
         s.send(kInitiator, s.fpdu(kInitiator, u));
@@ -301,7 +301,7 @@ TEST(StreamCheckErrors, UlpduLengthShorterThanTheDdpHeader) {
 }
 
 TEST(StreamCheckErrors, UlpduLengthBeyondTheEndOfTheStream) {
-    const Capture cap = session([](Session& s) {
+    const Capture cap = run_session([](Session& s) {
         Bytes f = s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(40)));
         proto::put_be16(f.data(), 1000);
         s.send(kInitiator, f);
@@ -316,7 +316,7 @@ TEST(StreamCheckErrors, UlpduLengthBeyondTheEndOfTheStream) {
 }
 
 TEST(StreamCheckErrors, IncompleteFpduAtTheEndOfTheCaptureIsAWarning) {
-    const Capture cap = session(
+    const Capture cap = run_session(
         [](Session& s) {
             const Bytes f = s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(40)));
             s.send(kInitiator, Bytes(f.begin(), f.begin() + 20));
@@ -330,7 +330,7 @@ TEST(StreamCheckErrors, IncompleteFpduAtTheEndOfTheCaptureIsAWarning) {
 TEST(StreamCheckErrors, MissingSegmentIsAGap) {
     std::uint32_t hole_seq = 0;
     std::size_t hole_len = 0;
-    const Capture cap = session([&](Session& s) {
+    const Capture cap = run_session([&](Session& s) {
         Messages& m = s.messages(kInitiator);
         s.send(kInitiator, s.fpdu(kInitiator, m.send(Opcode::send, pattern(50))));
         const Bytes lost = s.fpdu(kInitiator, m.send(Opcode::send, pattern(60)));
@@ -351,7 +351,7 @@ TEST(StreamCheckErrors, MissingSegmentIsAGap) {
 }
 
 TEST(StreamCheckErrors, LostLastSegmentIsFoundThroughTheAck) {
-    const Capture cap = session(
+    const Capture cap = run_session(
         [](Session& s) {
             const Bytes lost = s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(50)));
             s.skip(kInitiator, lost.size());
@@ -365,7 +365,7 @@ TEST(StreamCheckErrors, LostLastSegmentIsFoundThroughTheAck) {
 }
 
 TEST(StreamCheckErrors, BadChecksumNeverRetransmitted) {
-    const Capture cap = session([](Session& s) {
+    const Capture cap = run_session([](Session& s) {
         Messages& m = s.messages(kInitiator);
         const Bytes f = s.fpdu(kInitiator, m.send(Opcode::send, pattern(50)));
         s.send_at(kInitiator, s.next_seq(kInitiator), f, true);
@@ -382,7 +382,7 @@ TEST(StreamCheckErrors, RejectedConnection) {
     mpa::RequestReply rep = reply_v1(false, true);
     rep.reject = true;
     rep.private_data = {'n', 'o'};
-    const Capture cap = session([](Session&) {}, request_v1(false, true), rep);
+    const Capture cap = run_session([](Session&) {}, request_v1(false, true), rep);
     const auto r = check_capture(cap);
     EXPECT_EQ(r.errors(), 1u) << all_issues(r);
     const auto& c = r.connections[0];
@@ -423,14 +423,14 @@ TEST(StreamCheckErrors, RequestWithoutReply) {
 TEST(StreamCheckErrors, ReplyRevisionAboveTheRequest) {
     mpa::RequestReply rep = reply_v1(false, true);
     rep.revision = 2;
-    const auto r = check_capture(session([](Session&) {}, request_v1(false, true), rep));
+    const auto r = check_capture(run_session([](Session&) {}, request_v1(false, true), rep));
     EXPECT_TRUE(has_issue(r, Category::negotiation, "MPA Reply has revision 2, above the Request's 1")) << all_issues(r);
 }
 
 TEST(StreamCheckErrors, MpaReservedBits) {
     mpa::RequestReply req = request_v1(false, true);
     req.reserved_bits = 0x08;  // what Linux siw sends
-    const Capture cap = session(
+    const Capture cap = run_session(
         [](Session& s) { s.send(kInitiator, s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(5)))); },
         req);
     const auto strict = check_capture(cap);
@@ -443,7 +443,7 @@ TEST(StreamCheckErrors, MpaReservedBits) {
 }
 
 TEST(StreamCheckErrors, MarkerWithWrongFpduptr) {
-    const Capture cap = session(
+    const Capture cap = run_session(
         [](Session& s) {
             Bytes f = s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(40)));
             f[3] = 8;  // the leading Marker must carry FPDUPTR 0; keep the CRC right
@@ -468,7 +468,7 @@ mpa::RequestReply p2p(bool request) {
 }
 
 TEST(StreamCheckErrors, PeerToPeerWithoutRtr) {
-    const auto r = check_capture(session(
+    const auto r = check_capture(run_session(
         [](Session& s) { s.send(kInitiator, s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(5)))); },
         p2p(true), p2p(false)));
     EXPECT_EQ(r.errors(), 1u) << all_issues(r);
@@ -476,7 +476,7 @@ TEST(StreamCheckErrors, PeerToPeerWithoutRtr) {
 }
 
 TEST(StreamCheckErrors, PeerToPeerRtrNotOffered) {
-    const auto r = check_capture(session(
+    const auto r = check_capture(run_session(
         [](Session& s) { s.send(kInitiator, s.fpdu(kInitiator, s.messages(kInitiator).write(1, 0, {}))); }, p2p(true),
         p2p(false)));
     EXPECT_EQ(r.errors(), 1u) << all_issues(r);
@@ -605,7 +605,7 @@ class HeaderErrors : public ::testing::TestWithParam<HeaderCase> {};
 TEST_P(HeaderErrors, AreReported) {
     const HeaderCase& hc = GetParam();
     std::size_t written = 0;
-    const Capture cap = session([&](Session& s) {
+    const Capture cap = run_session([&](Session& s) {
         const std::vector<Bytes> ulpdus = hc.ulpdus(s.messages(kInitiator));
         written = ulpdus.size();
         s.send(kInitiator, s.fpdus(kInitiator, ulpdus));

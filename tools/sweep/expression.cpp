@@ -17,7 +17,7 @@ class ExpressionParser {
   Expression run() {
     skip_space();
     if (pos_ == text_.size()) throw ExpressionError(pos_, "empty expression");
-    expression(0);
+    parse_expression(0);
     skip_space();
     if (pos_ != text_.size()) throw ExpressionError(pos_, "unexpected '" + std::string(1, text_[pos_]) + "'");
     return std::move(e_);
@@ -39,7 +39,7 @@ class ExpressionParser {
   }
   void emit(Expression::Op op) { e_.ops_.push_back({op, 0.0, 0}); }
 
-  void expression(int depth) {
+  void parse_expression(int depth) {
     if (depth > max_depth) throw ExpressionError(pos_, "nested too deeply");
     term(depth);
     for (;;) {
@@ -88,7 +88,7 @@ class ExpressionParser {
     const char c = text_[pos_];
     if (c == '(') {
       ++pos_;
-      expression(depth + 1);
+      parse_expression(depth + 1);
       if (!take(')')) throw ExpressionError(pos_, "expected ')'");
       return;
     }
@@ -112,9 +112,9 @@ class ExpressionParser {
           op = Expression::Op::max;
         else
           throw ExpressionError(start, "unknown function '" + name + "' (functions: min, max)");
-        expression(depth + 1);
+        parse_expression(depth + 1);
         if (!take(',')) throw ExpressionError(pos_, name + "() takes two arguments: expected ','");
-        expression(depth + 1);
+        parse_expression(depth + 1);
         if (!take(')')) throw ExpressionError(pos_, name + "() takes two arguments: expected ')'");
         emit(op);
         return;

@@ -46,7 +46,7 @@ class Expression {
  private:
   enum class Op { number, name, negate, add, subtract, multiply, divide, min, max };
   struct Step {
-    Op op;
+    Expression::Op op;
     double number = 0.0;    // Op::number
     std::size_t name = 0;   // Op::name: index into names_
   };

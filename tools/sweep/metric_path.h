@@ -42,7 +42,7 @@ struct PathStep {
 
 struct MetricPath {
   std::string text;  // as written, aggregate included
-  Aggregate aggregate = Aggregate::none;
+  sweep::Aggregate aggregate = sweep::Aggregate::none;
   std::size_t path_offset = 0;  // where the path starts in `text` (after "sum:")
   std::vector<PathStep> steps;
 };

@@ -320,17 +320,17 @@ void resolve_plots(std::vector<PlotSpec>& specs, const std::vector<Column>& colu
 
 namespace {
 
-using Row = std::vector<json::value>;
+using PlotRow = std::vector<json::value>;
 
 // The names of one expression, where they come from and their unit, checked against the plotted runs.
 struct BoundExpression {
-  const Expression* expression = nullptr;
+  const sweep::Expression* expression = nullptr;
   std::vector<NameSource> sources;
   std::vector<std::string> units;  // per name ("" for x and unitless values)
   bool metrics = false;            // uses a metric column (y_divide): its value differs from run to run
 };
 
-BoundExpression bind_names(const Expression& e, const Table& table, const std::vector<const Row*>& rows,
+BoundExpression bind_names(const Expression& e, const Table& table, const std::vector<const PlotRow*>& rows,
                            bool categorical_x, bool metrics, const std::string& file, const std::string& field) {
   BoundExpression b;
   b.expression = &e;
@@ -359,7 +359,7 @@ BoundExpression bind_names(const Expression& e, const Table& table, const std::v
     if (src.kind == NameSource::Kind::set) check(table.set[src.set].second, "");
     if (src.kind == NameSource::Kind::column) {
       const Column& c = table.columns[static_cast<std::size_t>(src.column)];
-      for (const Row* row : rows) check((*row)[static_cast<std::size_t>(src.column)], c.unit);
+      for (const PlotRow* row : rows) check((*row)[static_cast<std::size_t>(src.column)], c.unit);
     }
     if (units.size() > 1) {
       std::string list;
@@ -373,7 +373,7 @@ BoundExpression bind_names(const Expression& e, const Table& table, const std::v
   return b;
 }
 
-double value_of(const BoundExpression& b, std::size_t i, const Table& table, const Row& row, double x) {
+double value_of(const BoundExpression& b, std::size_t i, const Table& table, const PlotRow& row, double x) {
   const NameSource& src = b.sources[i];
   if (src.kind == NameSource::Kind::x) return x;
   const json::value& v =
@@ -383,12 +383,12 @@ double value_of(const BoundExpression& b, std::size_t i, const Table& table, con
   return number;
 }
 
-double evaluate(const BoundExpression& b, const Table& table, const Row& row, double x) {
+double evaluate(const BoundExpression& b, const Table& table, const PlotRow& row, double x) {
   return b.expression->evaluate([&](std::size_t i) { return value_of(b, i, table, row, x); });
 }
 
 // "rate = 10 Gbps, link.propagation = 500 ns": the values a reference line was drawn with (x left out).
-std::string values_text(const BoundExpression& b, const Table& table, const Row& row) {
+std::string values_text(const BoundExpression& b, const Table& table, const PlotRow& row) {
   std::string out;
   for (std::size_t i = 0; i < b.sources.size(); ++i) {
     if (b.sources[i].kind == NameSource::Kind::x) continue;
@@ -406,7 +406,7 @@ std::string values_text(const BoundExpression& b, const Table& table, const Row&
 
 // The reference lines of a spec, sampled over the plot's x range: at the data's x values and at 200 points between
 // the ends (evenly, or evenly in log scale with log_x); on categories (and bars) a level line across the plot.
-void add_references(const PlotSpec& spec, const Table& table, const std::vector<const Row*>& rows,
+void add_references(const PlotSpec& spec, const Table& table, const std::vector<const PlotRow*>& rows,
                     const std::string& s_group, int si, PlotData& data) {
   if (rows.empty()) return;
   const bool level = data.categorical_x || spec.style == PlotSpec::Style::bars;
@@ -438,9 +438,9 @@ void add_references(const PlotSpec& spec, const Table& table, const std::vector<
                                   table.columns[static_cast<std::size_t>(src.column)].group == s_group);
     }
     for (int k = per_series ? 0 : -1; k < (per_series ? static_cast<int>(data.series.size()) : 0); ++k) {
-      const Row* row = rows.front();
+      const PlotRow* row = rows.front();
       if (k >= 0) {
-        for (const Row* candidate : rows) {
+        for (const PlotRow* candidate : rows) {
           if (same_value((*candidate)[static_cast<std::size_t>(si)], data.series[static_cast<std::size_t>(k)].value)) {
             row = candidate;
             break;
@@ -561,12 +561,12 @@ PlotData aggregate_plot(const PlotSpec& spec, const Table& table) {
     data.warnings.push_back("plot " + spec.name + ": log_x ignored, x values are not all numbers");
   }
   // y_divide: one divisor per run, applied to that run's y before the mean and the error bars.
-  std::map<const Row*, double> divisors;
+  std::map<const PlotRow*, double> divisors;
   if (!spec.y_divide.empty()) {
     const std::string field = sub(spec.field, "y_divide");
     const BoundExpression b = bind_names(spec.y_divide, table, rows, data.categorical_x, true, spec.file, field);
     const int idi = table.column("id");
-    for (const Row* row : rows) {
+    for (const PlotRow* row : rows) {
       const json::value& x = (*row)[static_cast<std::size_t>(xi)];
       bool measured = true;
       for (const NameSource& src : b.sources) {

@@ -11,7 +11,7 @@ namespace rnic::sweep {
 
 namespace fs = std::filesystem;
 
-RunPaths run_paths(const std::string& out_dir, const Run& run) {
+RunPaths paths_of(const std::string& out_dir, const Run& run) {
   RunPaths p;
   p.dir = (fs::path(out_dir) / "runs" / run.id).string();
   p.args = p.dir + "/scenario-args.txt";
@@ -55,7 +55,7 @@ std::string trim(std::string s) {
 }  // namespace
 
 RunStatus read_status(const std::string& out_dir, const Run& run) {
-  const RunPaths p = run_paths(out_dir, run);
+  const RunPaths p = paths_of(out_dir, run);
   RunStatus st;
   std::string status;
   if (!read_small_file(p.status, status)) {
@@ -136,7 +136,7 @@ std::size_t adopt_finished_runs(const std::string& out_dir, const std::vector<Ru
 }
 
 void prepare_run_dir(const std::string& out_dir, const Run& run, const std::string& command_line) {
-  const RunPaths p = run_paths(out_dir, run);
+  const RunPaths p = paths_of(out_dir, run);
   std::error_code ec;
   fs::create_directories(p.dir, ec);
   if (ec) throw std::runtime_error("cannot create " + p.dir + ": " + ec.message());
@@ -149,7 +149,7 @@ void prepare_run_dir(const std::string& out_dir, const Run& run, const std::stri
 }
 
 void write_status(const std::string& out_dir, const Run& run, const std::string& status) {
-  write_text_file(run_paths(out_dir, run).status, status + "\n");
+  write_text_file(paths_of(out_dir, run).status, status + "\n");
 }
 
 std::string shell_quote(std::string_view word) {
@@ -185,7 +185,7 @@ std::string shell_join(const std::vector<std::string>& words) {
 
 std::string run_shell_command(const std::string& sim, const std::string& root, const std::string& out_dir,
                               const Run& run) {
-  const RunPaths p = run_paths(out_dir, run);
+  const RunPaths p = paths_of(out_dir, run);
   const std::string d = shell_quote(p.dir);
   std::string cmd = "cd " + shell_quote(root) + " && rm -f " + d + "/status " + d + "/results.json && " +
                     shell_join(sim_argv(sim, run, p.results)) + " >" + d + "/stdout.txt 2>" + d + "/stderr.txt";

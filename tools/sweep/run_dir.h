@@ -25,7 +25,7 @@ struct RunPaths {
   std::string err;
   std::string status;
 };
-RunPaths run_paths(const std::string& out_dir, const Run& run);
+RunPaths paths_of(const std::string& out_dir, const Run& run);
 
 // scenario-args.txt's text: one argument per line.
 std::string args_text(const Run& run);

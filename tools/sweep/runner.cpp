@@ -192,8 +192,8 @@ std::string status_text(int wait_status, bool timed_out, const std::string& resu
   return "failed";
 }
 
-struct Active {
-  const Run* run;
+struct ActiveRun {
+  const sweep::Run* run;
   Clock::time_point start;
   bool timed_out = false;
 };
@@ -219,13 +219,13 @@ RunSummary run_local(const std::vector<Run>& runs, const RunnerOptions& options,
     return summary;
   }
   SignalGuard guard;
-  std::map<pid_t, Active> active;
+  std::map<pid_t, ActiveRun> active;
   std::size_t next = 0;
   const std::size_t jobs = options.jobs < 1 ? 1 : static_cast<std::size_t>(options.jobs);
   bool first_done = false;
 
   auto launch = [&](const Run* run) {
-    const RunPaths p = run_paths(options.out_dir, *run);
+    const RunPaths p = paths_of(options.out_dir, *run);
     prepare_run_dir(options.out_dir, *run, run_shell_command(options.sim, options.root, options.out_dir, *run));
     const pid_t pid = spawn(sim_argv(options.sim, *run, p.results), options.root, p.out, p.err);
     if (pid < 0) {
@@ -236,15 +236,15 @@ RunSummary run_local(const std::vector<Run>& runs, const RunnerOptions& options,
       if (summary.failures.size() < 5) summary.failures.push_back("runs/" + run->id + ": cannot start rnic-sim");
       return;
     }
-    active[pid] = Active{run, Clock::now()};
+    active[pid] = ActiveRun{run, Clock::now()};
   };
 
   auto finish = [&](pid_t pid, int wait_status) {
     auto it = active.find(pid);
     if (it == active.end()) return;
-    const Active a = it->second;
+    const ActiveRun a = it->second;
     active.erase(it);
-    const RunPaths p = run_paths(options.out_dir, *a.run);
+    const RunPaths p = paths_of(options.out_dir, *a.run);
     if (g_stop && !a.timed_out) return;  // interrupted: no status, so it runs again next time
     const std::string status = status_text(wait_status, a.timed_out, p.results);
     write_status(options.out_dir, *a.run, status);

@@ -52,7 +52,7 @@ Table collect_table(const Sweep& sweep, const std::vector<Run>& runs, const std:
     json::value results;
     bool have_results = false;
     if (status.state == RunState::ok || status.state == RunState::failed) {
-      const std::string path = run_paths(out_dir, run).results;
+      const std::string path = paths_of(out_dir, run).results;
       try {
         json::error_code ec;
         results = json::parse(read_text_file(path), ec);

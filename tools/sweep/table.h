@@ -33,7 +33,7 @@ struct Column {
 
 struct Table {
   std::string name;
-  std::vector<Column> columns;
+  std::vector<sweep::Column> columns;
   std::vector<std::vector<boost::json::value>> rows;
   std::vector<std::pair<std::string, boost::json::value>> set;  // the sweep's fixed "set" (the same for every run)
   int column(const std::string& name) const;  // index or -1

@@ -10,7 +10,7 @@
 namespace rnic::proto::ift {
 namespace {
 
-void set(std::string* error, Error* code, Error kind, std::string message) {
+void set(std::string* error, ErrorCode* code, ErrorCode kind, std::string message) {
     if (error != nullptr) *error = std::move(message);
     if (code != nullptr) *code = kind;
 }
@@ -24,14 +24,14 @@ std::string hex32(std::uint32_t v) {
 
 }  // namespace
 
-const char* to_string(Error e) {
+const char* to_string(ErrorCode e) {
     switch (e) {
-        case Error::none: return "none";
-        case Error::truncated: return "truncated";
-        case Error::header_size_out_of_range: return "header_size_out_of_range";
-        case Error::payload_size_out_of_range: return "payload_size_out_of_range";
-        case Error::header_crc_mismatch: return "header_crc_mismatch";
-        case Error::payload_crc_mismatch: return "payload_crc_mismatch";
+        case ErrorCode::none: return "none";
+        case ErrorCode::truncated: return "truncated";
+        case ErrorCode::header_size_out_of_range: return "header_size_out_of_range";
+        case ErrorCode::payload_size_out_of_range: return "payload_size_out_of_range";
+        case ErrorCode::header_crc_mismatch: return "header_crc_mismatch";
+        case ErrorCode::payload_crc_mismatch: return "payload_crc_mismatch";
     }
     return "unknown";
 }
@@ -72,9 +72,9 @@ std::vector<std::uint8_t> encode(const Frame& frame) {
 }
 
 std::optional<FrameView> parse(const std::uint8_t* data, std::size_t len, std::string* error,
-                               Error* code, const DecodeOptions& options) {
+                               ErrorCode* code, const DecodeOptions& options) {
     if (len < kPrefixSize) {
-        set(error, code, Error::truncated,
+        set(error, code, ErrorCode::truncated,
             "IFT frame truncated: " + std::to_string(len) + " bytes, header_size/payload_size need 4");
         return std::nullopt;
     }
@@ -82,14 +82,14 @@ std::optional<FrameView> parse(const std::uint8_t* data, std::size_t len, std::s
     v.header_size = get_be16(data);
     v.payload_size = get_be16(data + 2);
     if (v.header_size < options.min_header_size || v.header_size > options.max_header_size) {
-        set(error, code, Error::header_size_out_of_range,
+        set(error, code, ErrorCode::header_size_out_of_range,
             "IFT header_size " + std::to_string(v.header_size) + " outside [" +
                 std::to_string(options.min_header_size) + ", " +
                 std::to_string(options.max_header_size) + "]");
         return std::nullopt;
     }
     if (v.payload_size > options.max_payload_size) {
-        set(error, code, Error::payload_size_out_of_range,
+        set(error, code, ErrorCode::payload_size_out_of_range,
             "IFT payload_size " + std::to_string(v.payload_size) + " above the limit " +
                 std::to_string(options.max_payload_size));
         return std::nullopt;
@@ -97,7 +97,7 @@ std::optional<FrameView> parse(const std::uint8_t* data, std::size_t len, std::s
     v.wire_length = frame_length(v.header_size, v.payload_size);
     const std::size_t header_end = kPrefixSize + v.header_size;  // offset of the Header CRC
     if (len < header_end + kCrcSize) {
-        set(error, code, Error::truncated,
+        set(error, code, ErrorCode::truncated,
             "IFT frame truncated: " + std::to_string(len) + " bytes, header and Header CRC need " +
                 std::to_string(header_end + kCrcSize));
         return std::nullopt;
@@ -106,13 +106,13 @@ std::optional<FrameView> parse(const std::uint8_t* data, std::size_t len, std::s
     v.header_crc = get_le32(data + header_end);
     const std::uint32_t header_computed = crc32c(data, header_end);
     if (v.header_crc != header_computed) {
-        set(error, code, Error::header_crc_mismatch,
+        set(error, code, ErrorCode::header_crc_mismatch,
             "IFT Header CRC mismatch: received " + hex32(v.header_crc) + ", computed " +
                 hex32(header_computed));
         return std::nullopt;
     }
     if (len < v.wire_length) {
-        set(error, code, Error::truncated,
+        set(error, code, ErrorCode::truncated,
             "IFT frame truncated: " + std::to_string(len) + " bytes, frame needs " +
                 std::to_string(v.wire_length));
         return std::nullopt;
@@ -121,17 +121,17 @@ std::optional<FrameView> parse(const std::uint8_t* data, std::size_t len, std::s
     v.payload_crc = get_le32(v.payload + v.payload_size);
     const std::uint32_t payload_computed = crc32c(v.payload, v.payload_size);
     if (v.payload_crc != payload_computed) {
-        set(error, code, Error::payload_crc_mismatch,
+        set(error, code, ErrorCode::payload_crc_mismatch,
             "IFT Payload CRC mismatch: received " + hex32(v.payload_crc) + ", computed " +
                 hex32(payload_computed));
         return std::nullopt;
     }
-    if (code != nullptr) *code = Error::none;
+    if (code != nullptr) *code = ErrorCode::none;
     return v;
 }
 
 std::optional<Frame> decode(const std::uint8_t* data, std::size_t len, std::string* error,
-                            Error* code, const DecodeOptions& options) {
+                            ErrorCode* code, const DecodeOptions& options) {
     const auto v = parse(data, len, error, code, options);
     if (!v) return std::nullopt;
     Frame f;
@@ -143,10 +143,10 @@ std::optional<Frame> decode(const std::uint8_t* data, std::size_t len, std::stri
 // ---------------------------------------------------------------------------------------------
 // Deframer
 
-Deframer::Deframer(const Config& cfg, Handlers handlers) : cfg_(cfg), handlers_(std::move(handlers)) {}
+Deframer::Deframer(const Config& cfg, HandlerSet handlers) : cfg_(cfg), handlers_(std::move(handlers)) {}
 
-Error Deframer::feed(const std::uint8_t* data, std::size_t len) {
-    while (len != 0 && error_ == Error::none) {
+ErrorCode Deframer::feed(const std::uint8_t* data, std::size_t len) {
+    while (len != 0 && error_ == ErrorCode::none) {
         std::size_t n = at_frame_boundary() ? try_whole_frame(data, len) : 0;
         if (n == 0) n = consume(data, len);
         data += n;
@@ -223,14 +223,14 @@ void Deframer::finish_prefix() {
     payload_size_ = get_be16(small_ + 2);
     got_ = 0;
     if (header_size_ < cfg_.limits.min_header_size || header_size_ > cfg_.limits.max_header_size) {
-        fail(Error::header_size_out_of_range,
+        fail(ErrorCode::header_size_out_of_range,
              "header_size " + std::to_string(header_size_) + " outside [" +
                  std::to_string(cfg_.limits.min_header_size) + ", " +
                  std::to_string(cfg_.limits.max_header_size) + "]");
         return;
     }
     if (payload_size_ > cfg_.limits.max_payload_size) {
-        fail(Error::payload_size_out_of_range,
+        fail(ErrorCode::payload_size_out_of_range,
              "payload_size " + std::to_string(payload_size_) + " above the limit " +
                  std::to_string(cfg_.limits.max_payload_size));
         return;
@@ -245,7 +245,7 @@ bool Deframer::finish_header_crc() {
     const std::uint32_t received = get_le32(small_);
     got_ = 0;
     if (received != header_crc_.value()) {
-        fail(Error::header_crc_mismatch,
+        fail(ErrorCode::header_crc_mismatch,
              "Header CRC received " + hex32(received) + ", computed " + hex32(header_crc_.value()));
         return false;
     }
@@ -263,7 +263,7 @@ void Deframer::finish_frame() {
     if (!ok) {
         ++payload_crc_errors_;
         if (cfg_.stop_on_payload_crc_error) {
-            fail(Error::payload_crc_mismatch,
+            fail(ErrorCode::payload_crc_mismatch,
                  "Payload CRC received " + hex32(received) + ", computed " + hex32(payload_crc_.value()));
             return;
         }
@@ -284,7 +284,7 @@ void Deframer::finish_frame() {
     field_ = Field::prefix;
 }
 
-void Deframer::fail(Error err, std::string detail) {
+void Deframer::fail(ErrorCode err, std::string detail) {
     error_ = err;
     error_detail_ = std::string(to_string(err)) + " in the IFT frame starting at stream byte " +
                     std::to_string(frame_start_) + ": " + std::move(detail);

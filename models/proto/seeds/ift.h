@@ -60,7 +60,7 @@ struct Frame {
 // Whole frame as a new vector; empty when encode() above would fail.
 std::vector<std::uint8_t> encode(const Frame& frame);
 
-enum class Error : std::uint8_t {
+enum class ErrorCode : std::uint8_t {
     none,
     truncated,              // fewer bytes than the frame needs
     header_size_out_of_range,   // header_size outside [min_header_size, max_header_size]
@@ -68,7 +68,7 @@ enum class Error : std::uint8_t {
     header_crc_mismatch,    // Header CRC does not match size fields + DDP header
     payload_crc_mismatch,   // Payload CRC does not match the DDP payload
 };
-const char* to_string(Error);
+const char* to_string(ErrorCode);
 
 struct DecodeOptions {
     std::size_t min_header_size = 0;
@@ -92,17 +92,17 @@ struct FrameView {
 // is checked before the Payload CRC. On failure returns nullopt, *code (if non-null) gets the
 // kind and *error (if non-null) a message naming the field.
 std::optional<FrameView> parse(const std::uint8_t* data, std::size_t len, std::string* error,
-                               Error* code = nullptr, const DecodeOptions& options = {});
+                               ErrorCode* code = nullptr, const DecodeOptions& options = {});
 // Same, copying the header and payload out.
 std::optional<Frame> decode(const std::uint8_t* data, std::size_t len, std::string* error,
-                            Error* code = nullptr, const DecodeOptions& options = {});
+                            ErrorCode* code = nullptr, const DecodeOptions& options = {});
 
 // Receive side: fed the in-order TCP byte stream in arbitrary chunks (§4: IFT receives all data
 // in order). Per frame it
 //   1. checks the Header CRC as soon as the size fields, the DDP header and the Header CRC are in
-//      and calls Handlers::header (§5.1: the header can be acted upon before the payload);
-//   2. passes payload bytes to Handlers::payload_piece as they arrive (not yet verified);
-//   3. checks the Payload CRC and calls Handlers::frame with the whole frame.
+//      and calls HandlerSet::header (§5.1: the header can be acted upon before the payload);
+//   2. passes payload bytes to HandlerSet::payload_piece as they arrive (not yet verified);
+//   3. checks the Payload CRC and calls HandlerSet::frame with the whole frame.
 // A Header CRC error, or a size outside the configured limits, is fatal: the framing can no
 // longer be trusted and nothing more is consumed. A Payload CRC error leaves the framing intact;
 // §5 leaves the action to the next layer, so by default it is fatal as well ("typical action may
@@ -114,7 +114,7 @@ public:
         DecodeOptions limits;
         bool stop_on_payload_crc_error = true;
     };
-    struct Handlers {
+    struct HandlerSet {
         // After the Header CRC checked good. Pointer valid only during the call.
         std::function<void(const std::uint8_t* header, std::size_t header_size,
                             std::size_t payload_size)> header;
@@ -125,13 +125,13 @@ public:
         std::function<void(const FrameView& frame, bool payload_ok)> frame;
     };
 
-    Deframer(const Config& cfg, Handlers handlers);
+    Deframer(const Config& cfg, HandlerSet handlers);
 
-    // Consumes all of `data` unless a fatal error occurs; returns Error::none or the first fatal
+    // Consumes all of `data` unless a fatal error occurs; returns ErrorCode::none or the first fatal
     // error (also on every later call).
-    Error feed(const std::uint8_t* data, std::size_t len);
+    ErrorCode feed(const std::uint8_t* data, std::size_t len);
 
-    Error error() const { return error_; }
+    ErrorCode error() const { return error_; }
     const std::string& error_detail() const { return error_detail_; }
     std::uint64_t frames() const { return frames_; }                    // frames delivered (good or not)
     std::uint64_t payload_crc_errors() const { return payload_crc_errors_; }
@@ -146,18 +146,18 @@ private:
     void finish_prefix();
     bool finish_header_crc();
     void finish_frame();
-    void fail(Error err, std::string detail);
+    void fail(ErrorCode err, std::string detail);
 
     Config cfg_;
-    Handlers handlers_;
+    HandlerSet handlers_;
     Field field_ = Field::prefix;
     std::size_t got_ = 0;          // bytes of the current field received
     std::uint8_t small_[4] = {};   // prefix / CRC bytes
     std::size_t header_size_ = 0, payload_size_ = 0;
     std::vector<std::uint8_t> header_buf_, payload_buf_;
-    Crc32c header_crc_, payload_crc_;
+    Crc32cStream header_crc_, payload_crc_;
     std::uint64_t frame_start_ = 0;  // stream byte where the current frame began
-    Error error_ = Error::none;
+    ErrorCode error_ = ErrorCode::none;
     std::string error_detail_;
     std::uint64_t frames_ = 0, payload_crc_errors_ = 0, bytes_consumed_ = 0;
 };

@@ -10,7 +10,7 @@
 namespace rnic::proto::rdmatcp {
 namespace {
 
-void set(std::string* error, Error* code, Error kind, std::string message) {
+void set(std::string* error, ErrorCode* code, ErrorCode kind, std::string message) {
     if (error != nullptr) *error = std::move(message);
     if (code != nullptr) *code = kind;
 }
@@ -38,19 +38,19 @@ const char* to_string(MessageType t) {
     return "unknown";
 }
 
-const char* to_string(Error e) {
+const char* to_string(ErrorCode e) {
     switch (e) {
-        case Error::none: return "none";
-        case Error::truncated: return "truncated";
-        case Error::bad_version: return "bad_version";
-        case Error::reserved_bits: return "reserved_bits";
-        case Error::length_too_short: return "length_too_short";
-        case Error::unexpected_payload: return "unexpected_payload";
-        case Error::bad_flags: return "bad_flags";
-        case Error::bad_data_offset: return "bad_data_offset";
-        case Error::rdma_length_mismatch: return "rdma_length_mismatch";
-        case Error::connection_id_mismatch: return "connection_id_mismatch";
-        case Error::crc_mismatch: return "crc_mismatch";
+        case ErrorCode::none: return "none";
+        case ErrorCode::truncated: return "truncated";
+        case ErrorCode::bad_version: return "bad_version";
+        case ErrorCode::reserved_bits: return "reserved_bits";
+        case ErrorCode::length_too_short: return "length_too_short";
+        case ErrorCode::unexpected_payload: return "unexpected_payload";
+        case ErrorCode::bad_flags: return "bad_flags";
+        case ErrorCode::bad_data_offset: return "bad_data_offset";
+        case ErrorCode::rdma_length_mismatch: return "rdma_length_mismatch";
+        case ErrorCode::connection_id_mismatch: return "connection_id_mismatch";
+        case ErrorCode::crc_mismatch: return "crc_mismatch";
     }
     return "unknown";
 }
@@ -124,16 +124,16 @@ std::vector<std::uint8_t> encode(const Segment& s) {
 }
 
 std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error,
-                                    Error* code) {
+                                    ErrorCode* code) {
     if (len < 4) {
-        set(error, code, Error::truncated,
+        set(error, code, ErrorCode::truncated,
             "RDMA/TCP header truncated: " + std::to_string(len) + " bytes, the first word needs 4");
         return std::nullopt;
     }
     Header h;
     h.type = static_cast<MessageType>(data[1] & 0x03u);
     if (len < h.size()) {
-        set(error, code, Error::truncated,
+        set(error, code, ErrorCode::truncated,
             std::string("RDMA/TCP header truncated: ") + std::to_string(len) + " bytes, a " +
                 to_string(h.type) + " header needs " + std::to_string(h.size()));
         return std::nullopt;
@@ -155,66 +155,66 @@ std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, s
     } else {
         h.data_offset = get_be32(data + 20);
     }
-    if (code != nullptr) *code = Error::none;
+    if (code != nullptr) *code = ErrorCode::none;
     return h;
 }
 
-Error check_header(const Header& h, const DecodeOptions& options, std::string* error) {
-    Error code = Error::none;
-    auto fail = [&](Error e, std::string message) {
+ErrorCode check_header(const Header& h, const DecodeOptions& options, std::string* error) {
+    ErrorCode code = ErrorCode::none;
+    auto fail = [&](ErrorCode e, std::string message) {
         set(error, &code, e, std::move(message));
         return code;
     };
     if (h.version != kVersion)
-        return fail(Error::bad_version, "Version " + std::to_string(h.version) + ", expected 1 (§3.4)");
+        return fail(ErrorCode::bad_version, "Version " + std::to_string(h.version) + ", expected 1 (§3.4)");
     if (options.connection_id && h.connection_id != *options.connection_id)
-        return fail(Error::connection_id_mismatch, "Connection ID " + hex(h.connection_id, 16) +
+        return fail(ErrorCode::connection_id_mismatch, "Connection ID " + hex(h.connection_id, 16) +
                                                        ", expected " + hex(*options.connection_id, 16));
     if (h.reserved != 0 && !options.ignore_reserved_bits)
-        return fail(Error::reserved_bits, "reserved byte (word 4, byte 2) is " + hex(h.reserved, 2));
+        return fail(ErrorCode::reserved_bits, "reserved byte (word 4, byte 2) is " + hex(h.reserved, 2));
     const std::size_t fixed = h.size() + h.control_length();
     if (h.segment_length < fixed)
-        return fail(Error::length_too_short,
+        return fail(ErrorCode::length_too_short,
                     "Segment Length " + std::to_string(h.segment_length) + " below header " +
                         std::to_string(h.size()) + " + control data " + std::to_string(h.control_length()));
     const std::size_t payload = h.segment_length - fixed;
     switch (h.type) {
         case MessageType::read_request:
             if (payload != 0)
-                return fail(Error::unexpected_payload,
+                return fail(ErrorCode::unexpected_payload,
                             "RDMA_Read_Request with " + std::to_string(payload) + " payload bytes (§3.3)");
             if (!h.begin || !h.end)
-                return fail(Error::bad_flags, "RDMA_Read_Request is exactly one segment: B and E must be set (§3.3)");
+                return fail(ErrorCode::bad_flags, "RDMA_Read_Request is exactly one segment: B and E must be set (§3.3)");
             break;
         case MessageType::send:
         case MessageType::read_response:
             if (h.begin && h.data_offset != 0)
-                return fail(Error::bad_data_offset, "first segment (B) with Data Offset " +
+                return fail(ErrorCode::bad_data_offset, "first segment (B) with Data Offset " +
                                                         std::to_string(h.data_offset) + " (§3.4)");
             break;
         case MessageType::rdma_write:
             if (payload > h.rdma_length || (h.begin && h.end && payload != h.rdma_length))
-                return fail(Error::rdma_length_mismatch,
+                return fail(ErrorCode::rdma_length_mismatch,
                             "RDMA_Write segment with " + std::to_string(payload) +
                                 " payload bytes, RDMA Length " + std::to_string(h.rdma_length) +
                                 (h.begin && h.end ? " (single segment: must be equal)" : ""));
             break;
     }
-    return Error::none;
+    return ErrorCode::none;
 }
 
 std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std::string* error,
-                                 Error* code, const DecodeOptions& options) {
+                                 ErrorCode* code, const DecodeOptions& options) {
     // Structure first (what is needed to find the CRC), then the CRC, then the field rules, so
     // that a corrupted byte anywhere after the first word is reported as a CRC mismatch.
     if (len >= 1 && data[0] != kVersion) {  // judged as soon as the byte is there
-        set(error, code, Error::bad_version, "Version " + std::to_string(data[0]) + ", expected 1 (§3.4)");
+        set(error, code, ErrorCode::bad_version, "Version " + std::to_string(data[0]) + ", expected 1 (§3.4)");
         return std::nullopt;
     }
     auto h = decode_header(data, len, error, code);
     if (!h) return std::nullopt;
     if (h->segment_length < h->size()) {
-        set(error, code, Error::length_too_short,
+        set(error, code, ErrorCode::length_too_short,
             "Segment Length " + std::to_string(h->segment_length) + " below the " +
                 to_string(h->type) + " header size " + std::to_string(h->size()));
         return std::nullopt;
@@ -223,7 +223,7 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std:
     v.header = *h;
     v.wire_length = wire_length(h->segment_length);
     if (len < v.wire_length) {
-        set(error, code, Error::truncated,
+        set(error, code, ErrorCode::truncated,
             "RDMA/TCP segment truncated: " + std::to_string(len) + " bytes, Segment Length " +
                 std::to_string(h->segment_length) + " needs " + std::to_string(v.wire_length) +
                 " with padding and CRC");
@@ -234,13 +234,13 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std:
     if (options.check_crc) {
         const std::uint32_t computed = crc_db710641(data, covered);
         if (computed != v.crc) {
-            set(error, code, Error::crc_mismatch,
+            set(error, code, ErrorCode::crc_mismatch,
                 "CRC-32 received " + hex(v.crc, 8) + ", computed " + hex(computed, 8));
             return std::nullopt;
         }
     }
-    const Error e = check_header(*h, options, error);
-    if (e != Error::none) {
+    const ErrorCode e = check_header(*h, options, error);
+    if (e != ErrorCode::none) {
         if (code != nullptr) *code = e;
         return std::nullopt;
     }
@@ -248,12 +248,12 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std:
     v.control_len = h->control_length();
     v.payload = v.control + v.control_len;
     v.payload_len = h->segment_length - h->size() - v.control_len;
-    if (code != nullptr) *code = Error::none;
+    if (code != nullptr) *code = ErrorCode::none;
     return v;
 }
 
 std::optional<Segment> decode(const std::uint8_t* data, std::size_t len, std::string* error,
-                              Error* code, const DecodeOptions& options) {
+                              ErrorCode* code, const DecodeOptions& options) {
     const auto v = parse(data, len, error, code, options);
     if (!v) return std::nullopt;
     Segment s;
@@ -266,19 +266,19 @@ std::optional<Segment> decode(const std::uint8_t* data, std::size_t len, std::st
 // ---------------------------------------------------------------------------------------------
 // Deframer
 
-Deframer::Deframer(const Config& cfg, Sink sink) : cfg_(cfg), sink_(std::move(sink)) {}
+Deframer::Deframer(const Config& cfg, SinkFn sink) : cfg_(cfg), sink_(std::move(sink)) {}
 
 // Judges the first word before waiting for the rest, so a bad Version or a Segment Length too
 // short for its header fails at once rather than after the bytes it claims.
 bool Deframer::precheck(const std::uint8_t* first4) {
     if (first4[0] != kVersion) {
-        fail(Error::bad_version, "Version " + std::to_string(first4[0]) + ", expected 1");
+        fail(ErrorCode::bad_version, "Version " + std::to_string(first4[0]) + ", expected 1");
         return false;
     }
     const auto type = static_cast<MessageType>(first4[1] & 0x03u);
     const std::size_t seglen = get_be16(first4 + 2);
     if (seglen < header_size(type)) {
-        fail(Error::length_too_short, "Segment Length " + std::to_string(seglen) + " below the " +
+        fail(ErrorCode::length_too_short, "Segment Length " + std::to_string(seglen) + " below the " +
                                           to_string(type) + " header size " +
                                           std::to_string(header_size(type)));
         return false;
@@ -292,7 +292,7 @@ void Deframer::deliver(const std::uint8_t* data, std::size_t len) {
     options.check_crc = cfg_.check_crc;
     options.connection_id = cfg_.connection_id;
     std::string message;
-    Error code = Error::none;
+    ErrorCode code = ErrorCode::none;
     const auto v = parse(data, len, &message, &code, options);
     if (!v) {
         fail(code, message);
@@ -304,15 +304,15 @@ void Deframer::deliver(const std::uint8_t* data, std::size_t len) {
     if (sink_) sink_(*v);
 }
 
-Error Deframer::feed(const std::uint8_t* data, std::size_t len) {
-    while (len != 0 && error_ == Error::none) {
+ErrorCode Deframer::feed(const std::uint8_t* data, std::size_t len) {
+    while (len != 0 && error_ == ErrorCode::none) {
         std::size_t n = 0;
         if (buffer_.empty() && len >= 4) {
             if (!precheck(data)) break;
             const std::size_t wl = wire_length(get_be16(data + 2));
             if (len >= wl) {  // whole segment in this chunk: in place
                 deliver(data, wl);
-                if (error_ != Error::none) break;
+                if (error_ != ErrorCode::none) break;
                 n = wl;
             }
         }
@@ -338,7 +338,7 @@ Error Deframer::feed(const std::uint8_t* data, std::size_t len) {
     return error_;
 }
 
-void Deframer::fail(Error err, const std::string& detail) {
+void Deframer::fail(ErrorCode err, const std::string& detail) {
     error_ = err;
     error_detail_ = std::string(to_string(err)) + " in the RDMA/TCP segment starting at stream byte " +
                     std::to_string(segment_start_) + ": " + detail;
@@ -398,9 +398,9 @@ Recovery::Candidate Recovery::examine(const std::uint8_t* data, std::size_t len,
         return reject(Reason::connection_id, "Connection ID " + hex(h->connection_id, 16));
     DecodeOptions options;
     options.ignore_reserved_bits = cfg_.ignore_reserved_bits;
-    const Error e = check_header(*h, options, &message);
-    if (e == Error::reserved_bits) return reject(Reason::reserved_bits, message);
-    if (e != Error::none) return reject(Reason::inconsistent_header, message);
+    const ErrorCode e = check_header(*h, options, &message);
+    if (e == ErrorCode::reserved_bits) return reject(Reason::reserved_bits, message);
+    if (e != ErrorCode::none) return reject(Reason::inconsistent_header, message);
     if (cfg_.check_message_number) {
         const bool response = h->type == MessageType::read_response;
         const std::uint32_t first = response ? cfg_.read_response_first : cfg_.next_message_number;

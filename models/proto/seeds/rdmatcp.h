@@ -17,7 +17,7 @@
 //    used by the client protocol" (§3.4): carried as Header::client_bits, never checked.
 //  - The 8-bit "res." of word 4 has no definition in §3.4 (the "Res" text speaks of four bits).
 //    Read literally it is simply reserved: encode() writes Header::reserved (zero by default) and
-//    decoding rejects a non-zero value (Error::reserved_bits) unless ignore_reserved_bits.
+//    decoding rejects a non-zero value (ErrorCode::reserved_bits) unless ignore_reserved_bits.
 //  - Segment Length counts "the RDMA segment header and payload up to, but not including, the
 //    padding and CRC" (§3.4): the control data lies before the padding, so it is counted.
 //  - The CRC "is calculated across the entire segment" (§3.4): header, control data, payload
@@ -100,7 +100,7 @@ struct Header {
 void encode_header(const Header& h, std::uint8_t* out);
 
 struct Segment {
-    Header header;
+    rdmatcp::Header header;
     std::vector<std::uint8_t> control;  // multiple of 4 bytes, at most 255 words
     std::vector<std::uint8_t> payload;
 };
@@ -115,7 +115,7 @@ bool encode(const Header& h, const std::uint8_t* control, std::size_t control_le
 // Whole segment as a new vector; empty when encode() above would fail.
 std::vector<std::uint8_t> encode(const Segment& s);
 
-enum class Error : std::uint8_t {
+enum class ErrorCode : std::uint8_t {
     none,
     truncated,             // fewer bytes than the header or the whole segment needs
     bad_version,           // Version != 1
@@ -128,7 +128,7 @@ enum class Error : std::uint8_t {
     connection_id_mismatch,
     crc_mismatch,
 };
-const char* to_string(Error);
+const char* to_string(ErrorCode);
 
 struct DecodeOptions {
     bool ignore_reserved_bits = false;
@@ -139,15 +139,15 @@ struct DecodeOptions {
 // Decodes the fixed header at `data` (needs header_size(type) bytes; version and fields are not
 // judged here).
 std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error,
-                                    Error* code = nullptr);
+                                    ErrorCode* code = nullptr);
 
 // The header rules listed at the top of this file plus version, reserved bits and (if set)
-// connection ID. Needs no more than the header itself. Returns Error::none when all hold.
-Error check_header(const Header& h, const DecodeOptions& options, std::string* error);
+// connection ID. Needs no more than the header itself. Returns ErrorCode::none when all hold.
+ErrorCode check_header(const Header& h, const DecodeOptions& options, std::string* error);
 
 // A decoded segment pointing into the caller's buffer.
 struct SegmentView {
-    Header header;
+    rdmatcp::Header header;
     const std::uint8_t* control = nullptr;
     std::size_t control_len = 0;
     const std::uint8_t* payload = nullptr;
@@ -160,9 +160,9 @@ struct SegmentView {
 // this order: Version, length of the fixed header, Segment Length >= header size, length of the
 // whole segment, CRC, then the remaining check_header() rules.
 std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std::string* error,
-                                 Error* code = nullptr, const DecodeOptions& options = {});
+                                 ErrorCode* code = nullptr, const DecodeOptions& options = {});
 std::optional<Segment> decode(const std::uint8_t* data, std::size_t len, std::string* error,
-                              Error* code = nullptr, const DecodeOptions& options = {});
+                              ErrorCode* code = nullptr, const DecodeOptions& options = {});
 
 // Receive side of the in-order TCP byte stream: finds each segment by the §5 length rule,
 // checks it like parse() and hands it to the sink (in place when the whole segment lies in one
@@ -177,13 +177,13 @@ public:
         bool ignore_reserved_bits = false;
         bool check_crc = true;
     };
-    using Sink = std::function<void(const SegmentView& segment)>;  // pointers valid during the call
+    using SinkFn = std::function<void(const SegmentView& segment)>;  // pointers valid during the call
 
-    Deframer(const Config& cfg, Sink sink);
+    Deframer(const Config& cfg, SinkFn sink);
 
-    Error feed(const std::uint8_t* data, std::size_t len);
+    ErrorCode feed(const std::uint8_t* data, std::size_t len);
 
-    Error error() const { return error_; }
+    ErrorCode error() const { return error_; }
     const std::string& error_detail() const { return error_detail_; }
     std::uint64_t segments() const { return segments_; }
     std::uint64_t bytes_consumed() const { return bytes_consumed_; }
@@ -193,13 +193,13 @@ public:
 private:
     bool precheck(const std::uint8_t* first4);
     void deliver(const std::uint8_t* data, std::size_t len);
-    void fail(Error err, const std::string& detail);
+    void fail(ErrorCode err, const std::string& detail);
 
     Config cfg_;
-    Sink sink_;
+    SinkFn sink_;
     std::vector<std::uint8_t> buffer_;
     std::uint64_t segment_start_ = 0;
-    Error error_ = Error::none;
+    ErrorCode error_ = ErrorCode::none;
     std::string error_detail_;
     std::uint64_t segments_ = 0, bytes_consumed_ = 0;
 };
@@ -233,7 +233,7 @@ private:
 class Recovery {
 public:
     enum class Strategy : std::uint8_t { assume_aligned, scan_words };
-    struct Config {
+    struct Settings {
         std::uint64_t connection_id = 0;
         bool ignore_reserved_bits = false;
         bool check_crc = true;
@@ -247,7 +247,7 @@ public:
         std::uint32_t message_window = 256;
         std::uint32_t read_response_first = 0;
         std::uint32_t read_responses_outstanding = 0;
-        Strategy strategy = Strategy::assume_aligned;
+        Recovery::Strategy strategy = Recovery::Strategy::assume_aligned;
     };
 
     enum class Reason : std::uint8_t {
@@ -267,10 +267,10 @@ public:
 
     struct Candidate {
         std::size_t offset = 0;
-        Reason reason = Reason::truncated_header;
+        Recovery::Reason reason = Recovery::Reason::truncated_header;
         std::string detail;
         bool header_decoded = false;  // header holds the decoded fields
-        Header header;
+        rdmatcp::Header header;
         std::size_t wire_length = 0;  // of the segment this candidate announces (if decoded)
         bool complete = false;        // the whole segment lies in the bytes
         bool crc_checked = false;
@@ -284,7 +284,7 @@ public:
     static const char* to_string(Verdict);
 
     struct Assessment {
-        Verdict verdict = Verdict::buffer;
+        Recovery::Verdict verdict = Recovery::Verdict::buffer;
         std::vector<Candidate> candidates;  // every candidate examined, in order
         std::size_t first_segment = 0;      // offset of the first accepted segment (len if none)
         std::size_t accepted_end = 0;       // [first_segment, accepted_end): accepted segments
@@ -292,13 +292,13 @@ public:
         bool partial_tail = false;          // the last accepted segment continues after the bytes
     };
 
-    struct Stats {
+    struct Counters {
         std::uint64_t assessed = 0, aligned = 0, resynchronized = 0, buffered = 0;
         std::uint64_t candidates = 0;
         std::uint64_t by_reason[kReasonCount] = {};
     };
 
-    explicit Recovery(const Config& cfg) : cfg_(cfg) {}
+    explicit Recovery(const Settings& cfg) : cfg_(cfg) {}
 
     // `data`/`len`: the payload of one TCP segment. `stream_offset`: its first byte's offset from
     // the first byte of the stream (TCP sequence number minus ISN minus 1), mod 2^32, if known.
@@ -308,13 +308,13 @@ public:
     Candidate examine(const std::uint8_t* data, std::size_t len, std::size_t offset,
                       std::optional<std::uint32_t> stream_offset = std::nullopt) const;
 
-    Config& config() { return cfg_; }
-    const Config& config() const { return cfg_; }
-    const Stats& stats() const { return stats_; }
+    Recovery::Settings& config() { return cfg_; }
+    const Recovery::Settings& config() const { return cfg_; }
+    const Recovery::Counters& stats() const { return stats_; }
 
 private:
-    Config cfg_;
-    Stats stats_;
+    Recovery::Settings cfg_;
+    Recovery::Counters stats_;
 };
 
 }  // namespace rnic::proto::rdmatcp

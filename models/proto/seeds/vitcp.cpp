@@ -10,7 +10,7 @@
 namespace rnic::proto::vitcp {
 namespace {
 
-void set(std::string* error, Error* code, Error kind, std::string message) {
+void set(std::string* error, ErrorCode* code, ErrorCode kind, std::string message) {
     if (error != nullptr) *error = std::move(message);
     if (code != nullptr) *code = kind;
 }
@@ -75,22 +75,22 @@ const char* to_string(SegmentType t) {
     return "unknown";
 }
 
-const char* to_string(Error e) {
+const char* to_string(ErrorCode e) {
     switch (e) {
-        case Error::none: return "none";
-        case Error::truncated: return "truncated";
-        case Error::bad_version: return "bad_version";
-        case Error::bad_type: return "bad_type";
-        case Error::length_too_short: return "length_too_short";
-        case Error::length_mismatch: return "length_mismatch";
-        case Error::unexpected_payload: return "unexpected_payload";
-        case Error::bad_option: return "bad_option";
-        case Error::missing_end_of_options: return "missing_end_of_options";
-        case Error::bad_discriminator_length: return "bad_discriminator_length";
-        case Error::bad_attributes: return "bad_attributes";
-        case Error::reserved_bits: return "reserved_bits";
-        case Error::bad_data_offset: return "bad_data_offset";
-        case Error::crc_mismatch: return "crc_mismatch";
+        case ErrorCode::none: return "none";
+        case ErrorCode::truncated: return "truncated";
+        case ErrorCode::bad_version: return "bad_version";
+        case ErrorCode::bad_type: return "bad_type";
+        case ErrorCode::length_too_short: return "length_too_short";
+        case ErrorCode::length_mismatch: return "length_mismatch";
+        case ErrorCode::unexpected_payload: return "unexpected_payload";
+        case ErrorCode::bad_option: return "bad_option";
+        case ErrorCode::missing_end_of_options: return "missing_end_of_options";
+        case ErrorCode::bad_discriminator_length: return "bad_discriminator_length";
+        case ErrorCode::bad_attributes: return "bad_attributes";
+        case ErrorCode::reserved_bits: return "reserved_bits";
+        case ErrorCode::bad_data_offset: return "bad_data_offset";
+        case ErrorCode::crc_mismatch: return "crc_mismatch";
     }
     return "unknown";
 }
@@ -246,27 +246,27 @@ std::vector<std::uint8_t> encode(const Segment& s) {
 }
 
 std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, bool crc_negotiated,
-                                 std::string* error, Error* code, const DecodeOptions& options) {
+                                 std::string* error, ErrorCode* code, const DecodeOptions& options) {
     std::string message;
     auto h = decode_header(data, len, &message);
     if (!h) {
-        set(error, code, Error::truncated, message);
+        set(error, code, ErrorCode::truncated, message);
         return std::nullopt;
     }
-    auto fail = [&](Error e, std::string text) -> std::optional<SegmentView> {
+    auto fail = [&](ErrorCode e, std::string text) -> std::optional<SegmentView> {
         set(error, code, e, std::move(text));
         return std::nullopt;
     };
     if (h->version != kVersion)
-        return fail(Error::bad_version, "Version " + std::to_string(h->version) + ", expected 1 (§3.2)");
+        return fail(ErrorCode::bad_version, "Version " + std::to_string(h->version) + ", expected 1 (§3.2)");
     const auto raw_type = static_cast<std::uint8_t>(h->type);
-    if (raw_type > kMaxSegmentType) return fail(Error::bad_type, "Type " + std::to_string(raw_type) + " undefined (§3.2)");
+    if (raw_type > kMaxSegmentType) return fail(ErrorCode::bad_type, "Type " + std::to_string(raw_type) + " undefined (§3.2)");
     const SegmentType t = h->type;
     const std::size_t seglen = h->segment_length;
     if (seglen < kSegmentHeaderSize)
-        return fail(Error::length_too_short, "Segment Length " + std::to_string(seglen) + " below the 24-byte header");
+        return fail(ErrorCode::length_too_short, "Segment Length " + std::to_string(seglen) + " below the 24-byte header");
     if (len < seglen)
-        return fail(Error::truncated, "VI segment truncated: " + std::to_string(len) + " bytes, Segment Length " +
+        return fail(ErrorCode::truncated, "VI segment truncated: " + std::to_string(len) + " bytes, Segment Length " +
                                           std::to_string(seglen));
 
     SegmentView v;
@@ -277,7 +277,7 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, bool
 
     if (has_ce_header(t)) {
         if (seglen < kSegmentHeaderSize + kCeFixedSize)
-            return fail(Error::length_too_short, "Segment Length " + std::to_string(seglen) + " below the " +
+            return fail(ErrorCode::length_too_short, "Segment Length " + std::to_string(seglen) + " below the " +
                                                      std::to_string(kSegmentHeaderSize + kCeFixedSize) +
                                                      " bytes of segment and CE headers");
         const std::uint8_t* ce = data + pos;
@@ -295,7 +295,7 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, bool
         bool crc_option = false;
         while (o < seglen) {
             const std::size_t left = seglen - o;
-            if (left < kOptionEndSize) return fail(Error::bad_option, "1 byte left for an option Type at offset " + std::to_string(o));
+            if (left < kOptionEndSize) return fail(ErrorCode::bad_option, "1 byte left for an option Type at offset " + std::to_string(o));
             const std::uint16_t type = get_be16(data + o);
             if (type == kOptionEnd) {
                 c.end_of_options = true;
@@ -307,14 +307,14 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, bool
             std::size_t olen = left >= kOptionHeaderSize ? get_be16(data + o + 2) : 0;
             if (left < kOptionHeaderSize || olen < kOptionHeaderSize || olen > left) {
                 if (reading_trailer)
-                    return fail(Error::missing_end_of_options,
+                    return fail(ErrorCode::missing_end_of_options,
                                 "CRC option without End of Option List: the CRC is read as an option (§3.3)");
-                return fail(Error::bad_option, "option Type " + std::to_string(type) + " at offset " +
+                return fail(ErrorCode::bad_option, "option Type " + std::to_string(type) + " at offset " +
                                                    std::to_string(o) + " has Length " + std::to_string(olen) +
                                                    " with " + std::to_string(left) + " bytes left");
             }
             if ((type == kOptionCrc || type == kOptionUrgentMarker) && olen != kOptionHeaderSize)
-                return fail(Error::bad_option, "option Type " + std::to_string(type) + " must have Length 4, has " +
+                return fail(ErrorCode::bad_option, "option Type " + std::to_string(type) + " must have Length 4, has " +
                                                    std::to_string(olen));
             Option opt;
             opt.type = type;
@@ -324,13 +324,13 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, bool
             o += olen;
         }
         if (crc_option && !c.end_of_options)
-            return fail(Error::missing_end_of_options,
+            return fail(ErrorCode::missing_end_of_options,
                         "CRC option without End of Option List: the CRC is read as an option (§3.3)");
         v.crc_present = crc_option;  // §3.5, §3.6
         body_end = seglen - (v.crc_present ? kTrailerSize : 0);
-        if (o > body_end) return fail(Error::length_mismatch, "the options run into the trailer");
+        if (o > body_end) return fail(ErrorCode::length_mismatch, "the options run into the trailer");
         if (o < body_end)
-            return fail(Error::length_mismatch, std::to_string(body_end - o) +
+            return fail(ErrorCode::length_mismatch, std::to_string(body_end - o) +
                                                     " bytes after the End of Option List before the " +
                                                     (v.crc_present ? "trailer" : "segment end"));
         pos = o;
@@ -338,7 +338,7 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, bool
     } else if (t == SegmentType::connect_reject || t == SegmentType::connect_no_match) {
         // §3.6: no payload, so the Segment Length tells whether a CRC is included.
         if (seglen != kSegmentHeaderSize && seglen != kSegmentHeaderSize + kTrailerSize)
-            return fail(Error::length_mismatch, std::string(to_string(t)) + " with Segment Length " +
+            return fail(ErrorCode::length_mismatch, std::string(to_string(t)) + " with Segment Length " +
                                                     std::to_string(seglen) + " (24, or 28 with CRC)");
         v.crc_present = seglen == kSegmentHeaderSize + kTrailerSize;
         body_end = kSegmentHeaderSize;
@@ -346,7 +346,7 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, bool
         v.crc_present = crc_negotiated;
         const std::size_t need = fixed_headers_size(t) + (v.crc_present ? kTrailerSize : 0);
         if (seglen < need)
-            return fail(Error::length_too_short, std::string(to_string(t)) + " with Segment Length " +
+            return fail(ErrorCode::length_too_short, std::string(to_string(t)) + " with Segment Length " +
                                                      std::to_string(seglen) + ", headers" +
                                                      (v.crc_present ? " and trailer" : "") + " need " +
                                                      std::to_string(need));
@@ -360,7 +360,7 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, bool
             pos += kRdmaHeaderSize;
         }
         if (!has_payload(t) && body_end != pos)
-            return fail(Error::unexpected_payload, std::string(to_string(t)) + " with " +
+            return fail(ErrorCode::unexpected_payload, std::string(to_string(t)) + " with " +
                                                        std::to_string(body_end - pos) + " payload bytes (§3.1)");
     }
     v.payload = data + pos;
@@ -371,33 +371,33 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, bool
         if (options.check_crc) {
             const std::uint32_t computed = crc_db710641(data, body_end);
             if (computed != v.crc)
-                return fail(Error::crc_mismatch, "trailer CRC received " + hex32(v.crc) + ", computed " + hex32(computed));
+                return fail(ErrorCode::crc_mismatch, "trailer CRC received " + hex32(v.crc) + ", computed " + hex32(computed));
         }
     }
 
     if (!options.ignore_reserved_bits && h->remote_error.reserved != 0)
-        return fail(Error::reserved_bits, "Remote Error Code reserved bits 7-3 set");
+        return fail(ErrorCode::reserved_bits, "Remote Error Code reserved bits 7-3 set");
     if (v.ce) {
         const std::size_t calling_len = get_be16(data + kSegmentHeaderSize + kCeCallingLength);
         const std::size_t called_len = get_be16(data + kSegmentHeaderSize + kCeCalledLength);
         if (calling_len > kDiscriminatorSize || called_len > kDiscriminatorSize)
-            return fail(Error::bad_discriminator_length,
+            return fail(ErrorCode::bad_discriminator_length,
                         "discriminator lengths " + std::to_string(calling_len) + "/" + std::to_string(called_len) +
                             ", at most 64 (§3.3)");
         if (!options.ignore_reserved_bits && v.ce->attributes.reserved != 0)
-            return fail(Error::reserved_bits, "Calling Attributes reserved bits 15-7 set");
+            return fail(ErrorCode::reserved_bits, "Calling Attributes reserved bits 15-7 set");
         if (v.ce->attributes.reliability_bits() != 1)
-            return fail(Error::bad_attributes, "Calling Attributes must name exactly one reliability level (§3.3)");
+            return fail(ErrorCode::bad_attributes, "Calling Attributes must name exactly one reliability level (§3.3)");
     }
     if (is_single_segment_message(t) && h->data_offset != 0)
-        return fail(Error::bad_data_offset, std::string(to_string(t)) + " is a single-segment message, Data Offset " +
+        return fail(ErrorCode::bad_data_offset, std::string(to_string(t)) + " is a single-segment message, Data Offset " +
                                                 std::to_string(h->data_offset));
-    if (code != nullptr) *code = Error::none;
+    if (code != nullptr) *code = ErrorCode::none;
     return v;
 }
 
 std::optional<Segment> decode(const std::uint8_t* data, std::size_t len, bool crc_negotiated,
-                              std::string* error, Error* code, const DecodeOptions& options) {
+                              std::string* error, ErrorCode* code, const DecodeOptions& options) {
     auto v = parse(data, len, crc_negotiated, error, code, options);
     if (!v) return std::nullopt;
     Segment s;
@@ -472,21 +472,21 @@ std::optional<Agreement> negotiate(const CeHeader& request, const CeHeader& acce
 // ---------------------------------------------------------------------------------------------
 // Deframer
 
-Deframer::Deframer(const Config& cfg, Sink sink) : cfg_(cfg), sink_(std::move(sink)) {}
+Deframer::Deframer(const Config& cfg, SinkFn sink) : cfg_(cfg), sink_(std::move(sink)) {}
 
 bool Deframer::precheck(const std::uint8_t* first4) {
     if (first4[0] != kVersion) {
-        fail(Error::bad_version, "Version " + std::to_string(first4[0]) + ", expected 1");
+        fail(ErrorCode::bad_version, "Version " + std::to_string(first4[0]) + ", expected 1");
         return false;
     }
     const std::uint8_t type = first4[1] & kTypeMask;
     if (type > kMaxSegmentType) {
-        fail(Error::bad_type, "Type " + std::to_string(type) + " undefined");
+        fail(ErrorCode::bad_type, "Type " + std::to_string(type) + " undefined");
         return false;
     }
     const std::size_t seglen = get_be16(first4 + 2);
     if (seglen < kSegmentHeaderSize) {
-        fail(Error::length_too_short, "Segment Length " + std::to_string(seglen) + " below the 24-byte header");
+        fail(ErrorCode::length_too_short, "Segment Length " + std::to_string(seglen) + " below the 24-byte header");
         return false;
     }
     return true;
@@ -494,9 +494,9 @@ bool Deframer::precheck(const std::uint8_t* first4) {
 
 void Deframer::deliver(const std::uint8_t* data, std::size_t len) {
     std::string message;
-    Error code = Error::none;
+    ErrorCode code = ErrorCode::none;
     auto v = parse(data, len, cfg_.crc_negotiated, &message, &code, cfg_.decode);
-    if (!v && code == Error::crc_mismatch && cfg_.continue_after_crc_error) {
+    if (!v && code == ErrorCode::crc_mismatch && cfg_.continue_after_crc_error) {
         DecodeOptions unchecked = cfg_.decode;
         unchecked.check_crc = false;
         v = parse(data, len, cfg_.crc_negotiated, &message, &code, unchecked);
@@ -511,15 +511,15 @@ void Deframer::deliver(const std::uint8_t* data, std::size_t len) {
     if (sink_) sink_(*v);
 }
 
-Error Deframer::feed(const std::uint8_t* data, std::size_t len) {
-    while (len != 0 && error_ == Error::none) {
+ErrorCode Deframer::feed(const std::uint8_t* data, std::size_t len) {
+    while (len != 0 && error_ == ErrorCode::none) {
         std::size_t n = 0;
         if (buffer_.empty() && len >= 4) {
             if (!precheck(data)) break;
             const std::size_t seglen = get_be16(data + 2);
             if (len >= seglen) {
                 deliver(data, seglen);
-                if (error_ != Error::none) break;
+                if (error_ != ErrorCode::none) break;
                 n = seglen;
             }
         }
@@ -545,7 +545,7 @@ Error Deframer::feed(const std::uint8_t* data, std::size_t len) {
     return error_;
 }
 
-void Deframer::fail(Error err, const std::string& detail) {
+void Deframer::fail(ErrorCode err, const std::string& detail) {
     error_ = err;
     error_detail_ = std::string(to_string(err)) + " in the VI segment starting at stream byte " +
                     std::to_string(segment_start_) + ": " + detail;

@@ -28,7 +28,7 @@
 //  - Options (§3.3): Type and Length are 16 bits each; Length counts the whole option (the CRC
 //    option has "Length = 4 (no data)"); End of Option List is the 2-byte Type 0 alone. A known
 //    option (CRC, Urgent Marker) with a Length other than 4, or any option with Length < 4 or
-//    running past the segment, is malformed (Error::bad_option); unknown options are skipped.
+//    running past the segment, is malformed (ErrorCode::bad_option); unknown options are skipped.
 //    After an End of Option List only the trailer may follow (no padding, §3.5).
 //  - A ConnectRequest/ConnectAccept has a trailer iff it carries the CRC option (§3.5, §3.6);
 //    ConnectReject/ConnectNoMatch iff Segment Length is 28 rather than 24 (§3.6); all other
@@ -172,7 +172,7 @@ struct Option {
 };
 
 struct CeHeader {
-    Attributes attributes;
+    vitcp::Attributes attributes;
     std::uint32_t mtu = 0;
     std::vector<std::uint8_t> calling_discriminator;  // at most 64 bytes; its size is the length field
     std::uint16_t rdma_read_window = 0;
@@ -185,7 +185,7 @@ struct CeHeader {
 };
 
 struct Segment {
-    Header header;
+    vitcp::Header header;
     std::optional<RdmaHeader> rdma;  // present iff has_rdma_header(type)
     std::optional<CeHeader> ce;      // present iff has_ce_header(type)
     std::vector<std::uint8_t> payload;
@@ -201,7 +201,7 @@ struct Segment {
 bool encode(const Segment& s, std::vector<std::uint8_t>& out, std::string* error = nullptr);
 std::vector<std::uint8_t> encode(const Segment& s);  // empty on failure
 
-enum class Error : std::uint8_t {
+enum class ErrorCode : std::uint8_t {
     none,
     truncated,              // fewer bytes than the header or Segment Length needs
     bad_version,
@@ -217,7 +217,7 @@ enum class Error : std::uint8_t {
     bad_data_offset,        // single-segment message with Data Offset != 0
     crc_mismatch,
 };
-const char* to_string(Error);
+const char* to_string(ErrorCode);
 
 struct DecodeOptions {
     bool ignore_reserved_bits = false;
@@ -225,7 +225,7 @@ struct DecodeOptions {
 };
 
 struct SegmentView {
-    Header header;
+    vitcp::Header header;
     std::optional<RdmaHeader> rdma;
     std::optional<CeHeader> ce;
     const std::uint8_t* payload = nullptr;
@@ -245,15 +245,15 @@ struct SegmentView {
 // the structure (options, lengths), the CRC, then field values (reserved bits, attributes,
 // discriminator lengths, Data Offset).
 std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, bool crc_negotiated,
-                                 std::string* error, Error* code = nullptr,
+                                 std::string* error, ErrorCode* code = nullptr,
                                  const DecodeOptions& options = {});
 std::optional<Segment> decode(const std::uint8_t* data, std::size_t len, bool crc_negotiated,
-                              std::string* error, Error* code = nullptr,
+                              std::string* error, ErrorCode* code = nullptr,
                               const DecodeOptions& options = {});
 
 // Connection establishment (§3.3, §3.6, §2.2.2.2.6).
 struct LocalParameters {
-    Attributes attributes;
+    vitcp::Attributes attributes;
     std::uint32_t mtu = 0;
     std::uint16_t rdma_read_window = 0;
     bool crc = false;            // this end wants the CRC
@@ -291,16 +291,16 @@ public:
         // checks fail and deframing stops there.
         bool continue_after_crc_error = false;
     };
-    using Sink = std::function<void(const SegmentView& segment)>;  // pointers valid during the call
+    using SinkFn = std::function<void(const SegmentView& segment)>;  // pointers valid during the call
 
-    Deframer(const Config& cfg, Sink sink);
+    Deframer(const Config& cfg, SinkFn sink);
 
-    Error feed(const std::uint8_t* data, std::size_t len);
+    ErrorCode feed(const std::uint8_t* data, std::size_t len);
     // Call once the ConnectRequest/ConnectAccept exchange decided (negotiate().crc); applies to
     // segments not yet delivered.
     void set_crc_negotiated(bool crc) { cfg_.crc_negotiated = crc; }
 
-    Error error() const { return error_; }
+    ErrorCode error() const { return error_; }
     const std::string& error_detail() const { return error_detail_; }
     std::uint64_t segments() const { return segments_; }
     std::uint64_t bytes_consumed() const { return bytes_consumed_; }
@@ -309,13 +309,13 @@ public:
 private:
     bool precheck(const std::uint8_t* first4);
     void deliver(const std::uint8_t* data, std::size_t len);
-    void fail(Error err, const std::string& detail);
+    void fail(ErrorCode err, const std::string& detail);
 
     Config cfg_;
-    Sink sink_;
+    SinkFn sink_;
     std::vector<std::uint8_t> buffer_;
     std::uint64_t segment_start_ = 0;
-    Error error_ = Error::none;
+    ErrorCode error_ = ErrorCode::none;
     std::string error_detail_;
     std::uint64_t segments_ = 0, bytes_consumed_ = 0;
 };

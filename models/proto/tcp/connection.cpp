@@ -10,19 +10,19 @@
 
 namespace rnic::proto::tcp {
 
-const char* to_string(State s) {
+const char* to_string(tcp::State s) {
     switch (s) {
-        case State::closed: return "CLOSED";
-        case State::listen: return "LISTEN";
-        case State::syn_sent: return "SYN-SENT";
-        case State::syn_received: return "SYN-RECEIVED";
-        case State::established: return "ESTABLISHED";
-        case State::fin_wait_1: return "FIN-WAIT-1";
-        case State::fin_wait_2: return "FIN-WAIT-2";
-        case State::close_wait: return "CLOSE-WAIT";
-        case State::closing: return "CLOSING";
-        case State::last_ack: return "LAST-ACK";
-        case State::time_wait: return "TIME-WAIT";
+        case tcp::State::closed: return "CLOSED";
+        case tcp::State::listen: return "LISTEN";
+        case tcp::State::syn_sent: return "SYN-SENT";
+        case tcp::State::syn_received: return "SYN-RECEIVED";
+        case tcp::State::established: return "ESTABLISHED";
+        case tcp::State::fin_wait_1: return "FIN-WAIT-1";
+        case tcp::State::fin_wait_2: return "FIN-WAIT-2";
+        case tcp::State::close_wait: return "CLOSE-WAIT";
+        case tcp::State::closing: return "CLOSING";
+        case tcp::State::last_ack: return "LAST-ACK";
+        case tcp::State::time_wait: return "TIME-WAIT";
     }
     return "?";
 }
@@ -86,7 +86,7 @@ std::uint64_t OffsetQueue::first_in(std::uint64_t lo, std::uint64_t hi) const {
 // ---------------------------------------------------------------------------------------------
 // Construction, state
 
-Connection::Connection(const Config& cfg, Env& env) : cfg_(cfg), env_(env) {
+Connection::Connection(const tcp::Config& cfg, Env& env) : cfg_(cfg), env_(env) {
     if (cfg_.mss == 0) cfg_.mss = 1;
     cfg_.window_scale = std::min(cfg_.window_scale, kMaxWindowShift);
     const std::uint64_t max_window = std::uint64_t{65535} << kMaxWindowShift;
@@ -142,9 +142,9 @@ void Connection::reset_sequence_state() {
     sack_recent_n_ = 0;
 }
 
-void Connection::set_state(State s) {
+void Connection::set_state(tcp::State s) {
     if (s == state_) return;
-    const State from = state_;
+    const tcp::State from = state_;
     state_ = s;
     env_.state_changed(from, s);
 }
@@ -153,23 +153,23 @@ void Connection::enter_closed() {
     rto_deadline_ = delack_deadline_ = persist_deadline_ = tw_deadline_ = kNever;
     probe_outstanding_ = false;
     ack_now_ = false;
-    set_state(State::closed);
+    set_state(tcp::State::closed);
 }
 
 void Connection::enter_time_wait(u64 now) {
     rto_deadline_ = persist_deadline_ = delack_deadline_ = kNever;
     probe_outstanding_ = false;
     tw_deadline_ = add_sat(now, cfg_.time_wait_ns);
-    set_state(State::time_wait);
+    set_state(tcp::State::time_wait);
 }
 
 bool Connection::sending_state() const {
     switch (state_) {
-        case State::established:
-        case State::close_wait:
-        case State::fin_wait_1:
-        case State::closing:
-        case State::last_ack:
+        case tcp::State::established:
+        case tcp::State::close_wait:
+        case tcp::State::fin_wait_1:
+        case tcp::State::closing:
+        case tcp::State::last_ack:
             return true;
         default:
             return false;
@@ -178,9 +178,9 @@ bool Connection::sending_state() const {
 
 bool Connection::synchronized() const {
     switch (state_) {
-        case State::closed:
-        case State::listen:
-        case State::syn_sent:
+        case tcp::State::closed:
+        case tcp::State::listen:
+        case tcp::State::syn_sent:
             return false;
         default:
             return true;
@@ -200,29 +200,29 @@ void Connection::reset_stream_state() {
 }
 
 void Connection::connect(u64 now) {
-    if (state_ != State::closed) return;
+    if (state_ != tcp::State::closed) return;
     if (opened_) reset_stream_state();  // reuse after a previous connection
     opened_ = true;
     reset_sequence_state();
     passive_ = false;
     remote_port_ = cfg_.remote_port;
-    set_state(State::syn_sent);
+    set_state(tcp::State::syn_sent);
     send_syn(now);
     finish(now);
 }
 
 void Connection::set_iss(std::uint32_t iss) {
-    if (state_ == State::closed) cfg_.iss = iss;
+    if (state_ == tcp::State::closed) cfg_.iss = iss;
 }
 
 void Connection::listen() {
-    if (state_ != State::closed) return;
+    if (state_ != tcp::State::closed) return;
     if (opened_) reset_stream_state();
     opened_ = true;
     reset_sequence_state();
     passive_ = true;
     remote_port_ = cfg_.remote_port;
-    set_state(State::listen);
+    set_state(tcp::State::listen);
 }
 
 std::size_t Connection::send_space() const {
@@ -263,21 +263,21 @@ void Connection::mark_boundary(std::uint64_t stream_offset) {
 
 void Connection::close(u64 now) {
     switch (state_) {
-        case State::listen:
-        case State::syn_sent:
+        case tcp::State::listen:
+        case tcp::State::syn_sent:
             enter_closed();
             return;
-        case State::syn_received:
+        case tcp::State::syn_received:
             // §3.10.4: queued until ESTABLISHED is reached, then FIN-WAIT-1.
             fin_queued_ = true;
             return;
-        case State::established:
+        case tcp::State::established:
             fin_queued_ = true;
-            set_state(State::fin_wait_1);
+            set_state(tcp::State::fin_wait_1);
             break;
-        case State::close_wait:
+        case tcp::State::close_wait:
             fin_queued_ = true;
-            set_state(State::last_ack);
+            set_state(tcp::State::last_ack);
             break;
         default:
             return;  // closed, or already closing
@@ -289,11 +289,11 @@ void Connection::close(u64 now) {
 void Connection::abort(u64 now) {
     (void)now;
     switch (state_) {
-        case State::syn_received:
-        case State::established:
-        case State::fin_wait_1:
-        case State::fin_wait_2:
-        case State::close_wait:
+        case tcp::State::syn_received:
+        case tcp::State::established:
+        case tcp::State::fin_wait_1:
+        case tcp::State::fin_wait_2:
+        case tcp::State::close_wait:
             // §3.10.5: <SEQ=SND.NXT><CTL=RST>. snd_max is what the peer expects once everything
             // in flight has arrived; if it does not match, RFC 5961 challenge ACK + our reply in
             // CLOSED resolves it.
@@ -302,16 +302,16 @@ void Connection::abort(u64 now) {
         default:
             break;
     }
-    if (state_ != State::closed) enter_closed();
+    if (state_ != tcp::State::closed) enter_closed();
 }
 
 void Connection::receive_consumed(u64 now, std::size_t len) {
     if (!cfg_.owner_consumes) return;
     unconsumed_ -= std::min<u64>(len, unconsumed_);
     switch (state_) {
-        case State::established:
-        case State::fin_wait_1:
-        case State::fin_wait_2:
+        case tcp::State::established:
+        case tcp::State::fin_wait_1:
+        case tcp::State::fin_wait_2:
             break;
         default:
             return;
@@ -430,23 +430,23 @@ void Connection::on_segment(u64 now, const net::TcpHeader& h, const std::uint8_t
         ++stats_.bad_segments;
         return;
     }
-    if (state_ == State::listen) {
+    if (state_ == tcp::State::listen) {
         if (cfg_.remote_port != 0 && h.src_port != cfg_.remote_port) {
             ++stats_.bad_segments;
             return;
         }
-    } else if (state_ != State::closed && h.src_port != remote_port_) {
+    } else if (state_ != tcp::State::closed && h.src_port != remote_port_) {
         ++stats_.bad_segments;
         return;
     }
     switch (state_) {
-        case State::closed:
+        case tcp::State::closed:
             segment_closed(h, len);
             return;
-        case State::listen:
+        case tcp::State::listen:
             segment_listen(now, h);
             break;
-        case State::syn_sent:
+        case tcp::State::syn_sent:
             segment_syn_sent(now, h);
             break;
         default:
@@ -481,7 +481,7 @@ void Connection::negotiate(const net::TcpHeader& syn) {
     sack_ok_ = cfg_.sack && syn.sack_permitted;
     // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR, an ECN-setup SYN-ACK ECE alone.
     const bool ece = (syn.flags & tf::ece) != 0, cwr = (syn.flags & tf::cwr) != 0;
-    ecn_ok_ = cfg_.ecn && ece && (state_ == State::listen ? cwr : !cwr);
+    ecn_ok_ = cfg_.ecn && ece && (state_ == tcp::State::listen ? cwr : !cwr);
     // RFC 5681 §3.1: the initial window is one segment if the SYN or SYN-ACK was lost.
     cwnd_ = (syn_lost_ ? 1 : std::uint64_t{cfg_.initial_window_segments}) * mss_;
     ssthresh_ = kMaxCwnd;
@@ -506,7 +506,7 @@ void Connection::segment_listen(u64 now, const net::TcpHeader& h) {
     snd_wnd_ = max_snd_wnd_ = h.window;  // never scaled in a SYN
     snd_wl1_ = 0;
     snd_wl2_ = 0;
-    set_state(State::syn_received);
+    set_state(tcp::State::syn_received);
     send_syn(now);
 }
 
@@ -542,14 +542,14 @@ void Connection::segment_syn_sent(u64 now, const net::TcpHeader& h) {
     snd_wl2_ = a;
     if (ack) {
         rcv_adv_ = rcv_nxt_ + std::min<u64>(receive_space(), 65535);  // what our SYN announced
-        set_state(State::established);
+        set_state(tcp::State::established);
         on_new_ack(now, static_cast<u64>(a));
         ack_now_ = true;
         output(now);
         if (ack_now_) send_ack(now);
     } else {
         // Simultaneous open (§3.5): answer with SYN-ACK (our SYN again, now with ACK).
-        set_state(State::syn_received);
+        set_state(tcp::State::syn_received);
         send_syn(now);
     }
 }
@@ -561,7 +561,7 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
     const bool rst = (h.flags & tf::rst) != 0;
     const bool ack = (h.flags & tf::ack) != 0;
 
-    if (state_ == State::syn_received && syn && !ack && h.seq == irs_) {
+    if (state_ == tcp::State::syn_received && syn && !ack && h.seq == irs_) {
         send_syn(now);  // the peer repeated its SYN: our SYN-ACK was lost
         return;
     }
@@ -576,10 +576,10 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
     // Step 2 (RFC 5961 §3.2): RST only when it hits RCV.NXT exactly; challenge ACK when in window.
     if (rst) {
         if (seg_seq == rn) {
-            if (state_ == State::syn_received && passive_) {
+            if (state_ == tcp::State::syn_received && passive_) {
                 reset_sequence_state();
                 remote_port_ = cfg_.remote_port;
-                set_state(State::listen);
+                set_state(tcp::State::listen);
             } else {
                 enter_closed();
             }
@@ -659,16 +659,16 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
     }
     if (!process_ack(now, h, seg_seq, pure && !old, pure)) return;
     if (need_ack) ack_now_ = true;
-    if (repeated_fin && state_ == State::time_wait) {
+    if (repeated_fin && state_ == tcp::State::time_wait) {
         tw_deadline_ = add_sat(now, cfg_.time_wait_ns);  // §3.10.7.4: restart the 2 MSL timeout
     }
 
     // Steps 7 and 8: text and FIN.
     if (dlen > 0 || fin) {
         switch (state_) {
-            case State::established:
-            case State::fin_wait_1:
-            case State::fin_wait_2: {
+            case tcp::State::established:
+            case tcp::State::fin_wait_1:
+            case tcp::State::fin_wait_2: {
                 bool fin_ok = true;
                 if (dlen > 0) fin_ok = receive_data(now, static_cast<u64>(start), data, dlen);
                 if (fin && fin_ok && !fin_pending_) {
@@ -695,14 +695,14 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
 // Steps 5 for synchronized states. Returns false when the segment is to be dropped.
 bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool may_dup, bool bare) {
     const s64 a = unwrap_ack(h.ack);
-    if (state_ == State::syn_received) {
+    if (state_ == tcp::State::syn_received) {
         if (a > static_cast<s64>(snd_una_) && a <= static_cast<s64>(snd_max_)) {
             snd_wnd_ = u64{h.window} << snd_shift_;
             max_snd_wnd_ = std::max(max_snd_wnd_, snd_wnd_);
             snd_wl1_ = seg_seq;
             snd_wl2_ = a;
-            set_state(State::established);
-            if (fin_queued_) set_state(State::fin_wait_1);
+            set_state(tcp::State::established);
+            if (fin_queued_) set_state(tcp::State::fin_wait_1);
         } else {
             send_rst(h.src_port, h.ack, 0, false);
             ++stats_.bad_segments;
@@ -740,7 +740,7 @@ bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool
         snd_wl2_ = a;
         max_snd_wnd_ = std::max(max_snd_wnd_, snd_wnd_);
     }
-    if (ecn_ok_ && (h.flags & tf::ece) && state_ != State::syn_received) {
+    if (ecn_ok_ && (h.flags & tf::ece) && state_ != tcp::State::syn_received) {
         ++stats_.ecn_ece_received;
         // RFC 3168 §6.1.2: react as to a loss (halve the window, no retransmission), at most once
         // per window of data, and not again while fast recovery already reduced it.
@@ -778,13 +778,13 @@ bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool
         probe_outstanding_ = false;
     }
     switch (state_) {
-        case State::fin_wait_1:
-            if (fin_acked()) set_state(State::fin_wait_2);
+        case tcp::State::fin_wait_1:
+            if (fin_acked()) set_state(tcp::State::fin_wait_2);
             break;
-        case State::closing:
+        case tcp::State::closing:
             if (fin_acked()) enter_time_wait(now);
             break;
-        case State::last_ack:
+        case tcp::State::last_ack:
             if (fin_acked()) {
                 enter_closed();
                 return false;

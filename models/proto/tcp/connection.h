@@ -44,7 +44,7 @@ enum class State {
     last_ack,
     time_wait
 };
-const char* to_string(State);
+const char* to_string(tcp::State);
 
 struct Config {
     std::uint16_t local_port = 0, remote_port = 0;  // remote_port 0 while listening: taken from the SYN
@@ -106,7 +106,7 @@ public:
     virtual void deliver(const std::uint8_t* data, std::size_t len) = 0;
     // All send-stream bytes below `acked_offset` are acknowledged (monotonic); the owner may free them.
     virtual void acked(std::uint64_t acked_offset) = 0;
-    virtual void state_changed(State from, State to) = 0;
+    virtual void state_changed(tcp::State from, tcp::State to) = 0;
     // Whether the owner can take another new data segment now (a NIC that generates segments as
     // its link drains, instead of queueing the whole window in front of the link). When it says
     // no, output stops there and the owner calls on_transmit_ready() once it has room. Only new
@@ -163,7 +163,7 @@ private:
 
 class Connection {
 public:
-    Connection(const Config& cfg, Env& env);
+    Connection(const tcp::Config& cfg, Env& env);
 
     // Opening. Both only act in CLOSED. A Connection may be opened again after it closed: the
     // send stream then restarts at offset 0 (data appended before the first open is kept); give
@@ -217,8 +217,8 @@ public:
     // delivered bytes; sends a window update when the window opened enough (RFC 1122 SWS rule).
     void receive_consumed(std::uint64_t now_ns, std::size_t len);
 
-    State state() const { return state_; }
-    const Stats& stats() const { return stats_; }
+    tcp::State state() const { return state_; }
+    const tcp::Stats& stats() const { return stats_; }
     std::uint64_t bytes_in_flight() const;  // sequence space sent and not yet acknowledged (snd_nxt - snd_una)
     std::uint32_t cwnd() const;
     std::uint32_t effective_mss() const { return mss_; }  // after negotiation
@@ -226,7 +226,7 @@ public:
     std::uint64_t send_stream_sent() const;      // highest stream offset ever transmitted
 
     // --- additions: introspection for the model's statistics and for tests ---
-    const Config& config() const { return cfg_; }
+    const tcp::Config& config() const { return cfg_; }
     std::uint64_t send_stream_queued() const { return stream_end_; }  // total bytes appended by the owner
     std::uint64_t send_window() const { return snd_wnd_; }   // peer's receive window, scaled
     std::uint32_t ssthresh() const;
@@ -239,7 +239,7 @@ public:
     std::uint8_t receive_window_shift() const { return rcv_shift_; }  // our shift applied to our window
     bool sack_enabled() const { return sack_ok_; }
     bool ecn_active() const { return ecn_ok_; }  // negotiated: new data goes out ECT(0)
-    bool sack_recovery_enabled() const { return sack_mode(); }  // Config::sack_recovery and SACK negotiated
+    bool sack_recovery_enabled() const { return sack_mode(); }  // tcp::Config::sack_recovery and SACK negotiated
     std::size_t sack_scoreboard_blocks() const { return sb_.size(); }  // SACKed ranges above SND.UNA
     std::uint64_t sack_pipe() const;  // RFC 6675 SetPipe() now (0 unless sack_recovery_enabled())
     std::uint16_t remote_port() const { return remote_port_; }
@@ -273,7 +273,7 @@ private:
 
     void reset_sequence_state();
     void reset_stream_state();
-    void set_state(State s);
+    void set_state(tcp::State s);
     void enter_closed();
     void enter_time_wait(u64 now);
     bool sending_state() const;
@@ -334,10 +334,10 @@ private:
     s64 unwrap_seq(std::uint32_t seq) const;
     u64 data_end() const { return 1 + stream_end_; }  // send sequence offset just past the queued data
 
-    Config cfg_;
+    tcp::Config cfg_;
     Env& env_;
-    State state_ = State::closed;
-    Stats stats_;
+    tcp::State state_ = tcp::State::closed;
+    tcp::Stats stats_;
     bool passive_ = false;
     bool opened_ = false;  // connect() or listen() was called before
     std::uint16_t remote_port_ = 0;

@@ -94,18 +94,18 @@ void Connection::receive_fin(u64 now) {
     rcv_nxt_ += 1;
     ack_now_ = true;
     switch (state_) {
-        case State::syn_received:
-        case State::established:
-            set_state(State::close_wait);
+        case tcp::State::syn_received:
+        case tcp::State::established:
+            set_state(tcp::State::close_wait);
             break;
-        case State::fin_wait_1:
+        case tcp::State::fin_wait_1:
             if (fin_acked()) {
                 enter_time_wait(now);
             } else {
-                set_state(State::closing);
+                set_state(tcp::State::closing);
             }
             break;
-        case State::fin_wait_2:
+        case tcp::State::fin_wait_2:
             enter_time_wait(now);
             break;
         default:

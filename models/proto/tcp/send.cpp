@@ -71,7 +71,7 @@ void Connection::ack_sent() {
 }
 
 void Connection::send_syn(u64 now) {
-    const bool syn_ack = state_ == State::syn_received;
+    const bool syn_ack = state_ == tcp::State::syn_received;
     hdr_.src_port = cfg_.local_port;
     hdr_.dst_port = remote_port_;
     hdr_.seq = cfg_.iss;
@@ -228,7 +228,7 @@ void Connection::output(u64 now) {
 }
 
 void Connection::retransmit_first(u64 now) {
-    if (state_ == State::syn_sent || state_ == State::syn_received) {
+    if (state_ == tcp::State::syn_sent || state_ == tcp::State::syn_received) {
         send_syn(now);
         return;
     }
@@ -279,13 +279,13 @@ void Connection::finish(u64 now) {
         } else {
             rto_deadline_ = kNever;
         }
-    } else if (state_ == State::syn_sent || state_ == State::syn_received) {
+    } else if (state_ == tcp::State::syn_sent || state_ == tcp::State::syn_received) {
         persist_deadline_ = kNever;
         if (rto_deadline_ == kNever) arm_rto(now);
     } else {
         persist_deadline_ = kNever;
         rto_deadline_ = kNever;
-        if (state_ != State::fin_wait_2 && state_ != State::time_wait) delack_deadline_ = kNever;
+        if (state_ != tcp::State::fin_wait_2 && state_ != tcp::State::time_wait) delack_deadline_ = kNever;
     }
 }
 
@@ -317,7 +317,7 @@ void Connection::rtt_sample(u64 r) {
 
 void Connection::on_rto(u64 now) {
     rto_deadline_ = kNever;
-    const bool handshake = state_ == State::syn_sent || state_ == State::syn_received;
+    const bool handshake = state_ == tcp::State::syn_sent || state_ == tcp::State::syn_received;
     if (!handshake && !sending_state()) return;
     if (snd_una_ >= snd_max_) return;
     if (++rexmit_count_ > cfg_.max_retransmits) {
