@@ -103,10 +103,10 @@ std::size_t adopt_finished_runs(const std::string& out_dir, const std::vector<Ru
     moves.emplace_back(it->second, run.id);
   }
   // Two steps, so that directories may swap names.
-  struct Parked {
+  struct ParkedMove {
     std::string temp, from, to;
   };
-  std::vector<Parked> parked;
+  std::vector<ParkedMove> parked;
   for (std::size_t i = 0; i < moves.size(); ++i) {
     const std::string temp = ".adopt-" + std::to_string(i);
     fs::remove_all(dir / temp, ec);
@@ -114,7 +114,7 @@ std::size_t adopt_finished_runs(const std::string& out_dir, const std::vector<Ru
     if (!ec) parked.push_back({temp, moves[i].first, moves[i].second});
   }
   std::size_t adopted = 0;
-  for (const Parked& p : parked) {
+  for (const ParkedMove& p : parked) {
     fs::remove_all(dir / p.to, ec);
     fs::rename(dir / p.temp, dir / p.to, ec);
     if (ec) continue;
