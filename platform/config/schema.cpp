@@ -556,7 +556,7 @@ std::string Schema::describe_markdown() const {
   std::vector<Row> rows;
   collect(*root_, rows);
   std::ostringstream out;
-  out << "| Key | config::Kind | Default | Allowed | Description |\n";
+  out << "| Key | Kind | Default | Allowed | Description |\n";
   out << "|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     out << "| `" << r.key << "` | " << r.kind << " | "
