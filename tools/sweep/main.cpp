@@ -197,21 +197,21 @@ json::value manifest(const Sweep& sweep, const std::vector<Run>& runs, const Run
   m["columns"] = std::move(cols);
   json::array rs;
   for (const Run& r : runs) {
-    json::object ro_;
-    ro_["index"] = static_cast<std::int64_t>(r.index);
-    ro_["id"] = r.id;
+    json::object run_object;
+    run_object["index"] = static_cast<std::int64_t>(r.index);
+    run_object["id"] = r.id;
     json::object point;
     for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
       const Axis& axis = sweep.axes[a];
       if (axis.zipped) point[axis.name] = axis.labels[r.point[a]];
       for (const AxisKey& k : axis.keys) point[k.key] = k.values[r.point[a]];
     }
-    ro_["point"] = std::move(point);
-    ro_["seed"] = r.seed;
+    run_object["point"] = std::move(point);
+    run_object["seed"] = r.seed;
     json::array args;
     for (const std::string& s : r.scenario_args) args.emplace_back(s);
-    ro_["args"] = std::move(args);
-    rs.push_back(std::move(ro_));
+    run_object["args"] = std::move(args);
+    rs.push_back(std::move(run_object));
   }
   m["runs"] = std::move(rs);
   return m;
@@ -314,7 +314,7 @@ int plot_from_table(const Options& o) {
   return ok ? 0 : 1;
 }
 
-int run(const Options& o) {
+int run_sweep(const Options& o) {
   if (!o.table_file.empty()) return plot_from_table(o);
 
   Sweep sweep = load_sweep(o.sweep_file);
@@ -449,7 +449,7 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   const Options o = parse_args(argc, argv);
   try {
-    return run(o);
+    return run_sweep(o);
   } catch (const InputError& e) {
     std::fprintf(stderr, "rnic-sweep: %s\n", e.what());
     return 2;
