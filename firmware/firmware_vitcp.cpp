@@ -129,6 +129,9 @@ void firmware::vitcp_start_stream(std::uint32_t conn, pending_connection& pc, co
     mode.read_window = agreed.rdma_read_window;
     mode.urgent_marks = agreed.may_mark_urgent;
     mode.unreliable = agreed.level == ce::reliability::unreliable;  // §3.7: only once the peer's option was received
+    // §3.2: at Reliable Reception both ends acknowledge placed messages and complete send
+    // descriptors on the peer's Message ACK.
+    mode.reliable_reception = agreed.level == ce::reliability::reliable_reception;
     hal_.full_operation(conn, mode, consumed);
     // §2.2.2.2.6: the window is the per-VI limit of outstanding RDMA Reads, both ways.
     stream_start st;
@@ -138,6 +141,7 @@ void firmware::vitcp_start_stream(std::uint32_t conn, pending_connection& pc, co
     st.ird = std::min<std::uint32_t>(agreed.rdma_read_window, pol.max_ird);
     st.ord = std::min<std::uint32_t>(agreed.rdma_read_window, pol.max_ord);
     st.responder = false;  // the ConnectAccept orders the two ends; no MPA hold (RFC 5044 §7.1.2)
+    st.peer_acknowledges = mode.reliable_reception;
     FW_LOG(info, "connection " << conn << ": VI/TCP connected (" << ce::to_string(agreed.level) << ", MTU "
                                << agreed.mtu << ", RDMA Read Window " << agreed.rdma_read_window << ", CRC "
                                << (agreed.crc ? "on" : "off") << ", MULPDU " << mode.max_ulpdu << ")");

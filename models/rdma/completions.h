@@ -16,6 +16,12 @@ namespace rnic {
 
 class qp_lifecycle;
 
+// Whether the oldest work request `p` of `qp`'s send queue has finished (RFC 5040 §5.5): a Write or
+// Send once TCP has its last byte acknowledged, a Read or atomic once its response has been
+// placed. At VI/TCP Reliable Reception a Write or Send instead once the peer reports it placed
+// (seed 003 §3.2 Message ACK); Reads still complete on their response.
+bool work_request_finished(const qp_context& qp, const pending_completion& p);
+
 // The fields of a CQE (regmap::cqe_off) before they are laid out in the ring.
 struct cqe_fields {
     std::uint64_t wr_id = 0;

@@ -354,6 +354,22 @@ void transmit_path::send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
                                           << ")");
 }
 
+void transmit_path::send_acknowledgement(qp_context& qp, sc_core::sc_time& issue) {
+    // What lands after now is owed again once it has landed (the framing reports only what has).
+    if (qp.ack_until > sim_now()) {
+        qp.ack_due = qp.ack_until;
+    } else {
+        qp.ack_owed = false;
+    }
+    if (!wait_for_space(qp, 0, issue)) return;
+    res_.tx_pipe.reserve_lt(issue, cycles_time(params().cycles_per_segment, params().clock_hz));
+    stream_ext ext;
+    ext.conn = qp.conn;
+    ext.kind = stream_kind::acknowledgement;
+    sc_core::sc_time d = issue;
+    send_stream(res_.ulpdu_tx_out, ext, nullptr, 0, d);
+}
+
 void transmit_path::post_read_request(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue) {
     res_.contexts->access_stag(w.local_stag, false, context_if::side::tx, issue);
     const mr_context* sink = writable_local(qp, w.local_stag, w.local_addr, w.length);

@@ -40,6 +40,9 @@ public:
     void process_batch(std::uint32_t qpn, qp_context& qp);
     // The ready-to-receive message of a peer-to-peer initiator (RFC 6581 §9.2).
     void send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& issue);
+    // VI/TCP Reliable Reception: asks the framing for the report of placed messages the peer is
+    // owed (qp_context::ack_owed), within the TCP send space (framing::build_acknowledgement).
+    void send_acknowledgement(qp_context& qp, sc_core::sc_time& issue);
 
     enum class emit_status {
         sent,

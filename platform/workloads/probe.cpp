@@ -328,6 +328,7 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     }
     oob_.publish("client-done", {});
     oob_.wait_for("server-done");
+    vi_cross_check();
     result_.finished = result_.error.empty();
     on_done_();
 }

@@ -93,11 +93,16 @@ private:
     void client_vi(side& s, const remote_buffer& a);
     void server_vi(side& s, const std::vector<std::uint8_t>& before);
     void bus_spend_and_check_state(side& s, regmap::qp_state want, const std::string& what);
+    // vi_crc at Reliable Reception, once both sides are done: the client's descriptor in error is
+    // the first Send the server did not receive.
+    void vi_cross_check();
     // reg_mr_pages commands the device must refuse (a page list of the client's, in `arena`).
     void device_refusals(drv::context& ctx, std::uint32_t pd, std::uint64_t arena);
 
     probe_config cfg_;
     const probe_expectation* expect_ = nullptr;
+    std::int64_t vi_client_error_at_ = -1;  // vi_* at Reliable Reception: the client's descriptor in error
+    std::uint64_t vi_server_good_ = 0;      // vi_crc: the Sends the server received before the break
     oob_channel& oob_;
     std::function<void()> on_done_;
     workload_result result_;

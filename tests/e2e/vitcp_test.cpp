@@ -314,6 +314,18 @@ TEST_P(ViTcpReliability, EachLevelReactsToEachErrorClassAsItRequires) {
             EXPECT_EQ(u64(rdma.at("protection_errors")), 1u);
         }
         EXPECT_GT(u64(rdma.at("flushed")), 0u);
+        // Reliable Reception: the server reports the error in a Message ACK (§3.2), which the client
+        // counts (the probe checks the descriptor it names); Reliable Delivery has no such report.
+        const auto& a_rdma = v.at("modules").at("a.rnic").at("rdma").as_object();
+        const auto& a_framer = v.at("modules").at("a.rnic").at("framer").as_object();
+        if (level == "reliable_reception") {
+            ASSERT_NE(a_rdma.if_contains("remote_errors_reported"), nullptr);
+            EXPECT_EQ(u64(a_rdma.at("remote_errors_reported")), 1u);
+            EXPECT_EQ(u64(a_framer.at("rx_peer_error_reports")), 1u);
+        } else {
+            EXPECT_EQ(a_rdma.if_contains("remote_errors_reported"), nullptr);
+            EXPECT_EQ(a_framer.if_contains("rx_peer_error_reports"), nullptr);
+        }
     }
 }
 
