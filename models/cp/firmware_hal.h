@@ -92,6 +92,10 @@ struct mpa_policy {
     // (firmware_vitcp.cpp) with this end's proposal (rnic.vitcp.*).
     bool vitcp = false;
     proto::vitcp_ce::proposal vitcp_proposal;
+    // Test mode (rnic.vitcp.raw_connect_requests): a connect with private data sends those bytes as
+    // its ConnectRequest, and a refusal's answer comes back in the connect's buffer (the vi_ce_*
+    // probes: what a peer does with a ConnectRequest no correct end sends).
+    bool vitcp_raw_connect_requests = false;
 };
 
 // How a negotiated stream starts (rdma_if.h qp_stream).
