@@ -42,6 +42,19 @@ void completion_unit::retire(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
     lifecycle_.maybe_finish_closing(qpn, qp);
 }
 
+void completion_unit::complete_taken_receive(std::uint32_t qpn, const qp_context& qp, regmap::cqe_status status,
+                                             sc_core::sc_time& delay) {
+    cqe_fields f;
+    f.wr_id = qp.recv_wr_id;
+    f.byte_len = static_cast<std::uint32_t>(qp.recv_bytes);
+    f.opcode = static_cast<std::uint8_t>(regmap::wr_opcode::send);
+    f.status = status;
+    f.qpn = qpn;
+    f.wqe_index = qp.recv_index;
+    f.receive = true;
+    post_cqe(qp.cfg.recv_cq, f, delay);
+}
+
 void completion_unit::post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::sc_time& delay) {
     cq_context& cq = res_.contexts->cq_slot(cqn);
     if (cq.producer - cq.consumer >= cq.cfg.entries) {

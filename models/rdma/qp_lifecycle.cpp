@@ -150,15 +150,7 @@ void qp_lifecycle::enter_error(std::uint32_t qpn, qp_context& qp, sc_core::sc_ti
         // The receive a message had taken (its WQE consumed) but not completed: it completes too,
         // flushed, before the ones still posted (every work request completes; VI Architecture:
         // every descriptor of a VI in Error completes).
-        cqe_fields f;
-        f.wr_id = qp.recv_wr_id;
-        f.byte_len = static_cast<std::uint32_t>(qp.recv_bytes);
-        f.opcode = static_cast<std::uint8_t>(regmap::wr_opcode::send);
-        f.status = regmap::cqe_status::flushed;
-        f.qpn = qpn;
-        f.wqe_index = qp.recv_index;
-        f.receive = true;
-        completions_.post_cqe(qp.cfg.recv_cq, f, delay);
+        completions_.complete_taken_receive(qpn, qp, regmap::cqe_status::flushed, delay);
         ++counters().flushed;
     }
     qp.recv_active = false;
