@@ -156,5 +156,47 @@ TEST_P(ViTcpReliableReceptionUnderLoss, EveryDescriptorCompletesOnItsMessageAck)
 
 INSTANTIATE_TEST_SUITE_P(Workloads, ViTcpReliableReceptionUnderLoss, ::testing::Values("write_bw", "send_bw"));
 
+// Every operation VI/TCP carries, on two QPs under loss, at Reliable Reception: Writes, Writes with
+// Immediate (the Immediate Data's receive completes before the ACK that covers it goes out), Reads
+// (completed by their response, §3.2) and Sends all complete successfully, and the VIPL example's
+// descriptors too.
+TEST(ViTcpReliableReception, EveryOperationAndEveryViplDescriptorCompletes) {
+    const std::string trace = temp_path("vitcp-rr-ops.csv");
+    write_file(trace,
+               "0, 1, 0, write, 4096, 0\n"
+               "0, 2, 1, send, 3000, 8192\n"
+               "1, 3, 0, write_imm, 20000, 16384\n"
+               "after:1, 4, 0, read, 4096, 0\n"
+               "2, 5, 1, read, 30000, 65536\n"
+               "after:3, 6, 1, send, 64, 131072\n"
+               "3, 7, 0, write_imm, 1, 200000\n"
+               "after:5, 8, 1, write, 70000, 262144\n");
+    const std::string results = temp_path("vitcp-rr-ops.json");
+    const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set",
+                               "rnic.vitcp.reliability=reliable_reception", "--set", "workload.type=trace", "--set",
+                               "workload.trace=" + trace, "--set", "link.a_to_b.loss=0.02", "--set",
+                               "link.b_to_a.loss=0.02", "--results", results, "--log", "off"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    EXPECT_EQ(v.at("status").as_string(), "ok");
+    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
+    const auto& log = v.at("workload").at("operation_log").as_array();
+    ASSERT_EQ(log.size(), 8u);
+    for (const auto& op : log) EXPECT_EQ(op.at("status").as_string(), "success") << boost::json::serialize(op);
+
+    const std::string vipl = temp_path("vitcp-rr-vipl.json");
+    const sim_run rv = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.reliability=reliable_reception",
+                                "--set", "workload.type=vipl_example", "--set", "workload.sizes=[64,4096,30000]", "--set",
+                                "workload.iterations=30", "--set", "link.a_to_b.loss=0.01", "--set",
+                                "link.b_to_a.loss=0.01", "--results", vipl, "--log", "off"});
+    ASSERT_EQ(rv.exit_code, 0) << rv.output;
+    const boost::json::value w = read_json(vipl);
+    EXPECT_EQ(w.at("status").as_string(), "ok");
+    EXPECT_TRUE(w.at("integrity").at("ok").as_bool());
+    for (const char* op : {"vipl_send", "vipl_rdma_write", "vipl_rdma_read", "vipl_recv"}) {
+        EXPECT_EQ(u64(w.at("operations").at(op).at("count")), 30u) << op;
+    }
+}
+
 }  // namespace
 }  // namespace rnic::test
