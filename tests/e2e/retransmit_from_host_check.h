@@ -6,13 +6,15 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace rnic::test {
 
 // Runs workload `type` (write_bw, read_bw, send_bw) over rnic.framing = `framing` with 1 % loss
 // each way and retransmissions from host memory, and checks (gtest expectations): the run and its
 // integrity are ok; the bulk data's sender refetched bytes, none differed and none could not be
-// re-framed; neither end saw a CRC or framing error.
-void check_retransmit_from_host(const std::string& framing, const std::string& type);
+// re-framed; neither end saw a CRC or framing error. `sets` adds scenario keys (KEY=VALUE).
+void check_retransmit_from_host(const std::string& framing, const std::string& type,
+                                const std::vector<std::string>& sets = {});
 
 }  // namespace rnic::test

@@ -12,6 +12,7 @@
 #include "proto/net.h"
 #include "proto/pcap.h"
 #include "proto/seeds/vitcp.h"
+#include "retransmit_from_host_check.h"
 #include "run_helpers.h"
 
 namespace rnic::test {
@@ -155,6 +156,17 @@ TEST_P(ViTcpReliableReceptionUnderLoss, EveryDescriptorCompletesOnItsMessageAck)
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, ViTcpReliableReceptionUnderLoss, ::testing::Values("write_bw", "send_bw"));
+
+// Retransmissions from host memory at Reliable Reception: the recorded headers include the Message
+// ACK the first transmission carried, so the re-framed segment is the same bytes (§2.2.2.2.5).
+class ViTcpReliableReceptionRetransmitFromHost : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ViTcpReliableReceptionRetransmitFromHost, ReframedRetransmissionsAreTheSameBytes) {
+    check_retransmit_from_host("vitcp", GetParam(), {"rnic.vitcp.reliability=reliable_reception"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, ViTcpReliableReceptionRetransmitFromHost,
+                         ::testing::Values("write_bw", "read_bw", "send_bw"));
 
 // Every operation VI/TCP carries, on two QPs under loss, at Reliable Reception: Writes, Writes with
 // Immediate (the Immediate Data's receive completes before the ACK that covers it goes out), Reads
