@@ -234,9 +234,15 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             std::vector<std::uint8_t> request_private_data;
             if (with_private_data) {
                 const auto n = static_cast<std::uint32_t>(p[5] >> 32 & 0xffff);
-                if (n > regmap::kMaxConnPrivateData || (n != 0 && p[4] == 0) || hal_.policy().vitcp) {
+                // VI/TCP has no private data; in its test mode the bytes are the ConnectRequest.
+                const bool raw_ce = hal_.policy().vitcp && hal_.policy().vitcp_raw_connect_requests;
+                if (n > regmap::kMaxConnPrivateData || (n != 0 && p[4] == 0) || (hal_.policy().vitcp && !raw_ce) ||
+                    (raw_ce && n == 0)) {
                     FW_LOG(warn, "command " << slot << ": connect with " << n << " bytes of private data refused (at most "
-                                            << regmap::kMaxConnPrivateData << ", a buffer at p4, MPA framing)");
+                                            << regmap::kMaxConnPrivateData << ", a buffer at p4, MPA framing"
+                                            << (hal_.policy().vitcp ? "; VI/TCP only with rnic.vitcp.raw_connect_requests"
+                                                                    : "")
+                                            << ")");
                     complete(slot, cmd_status::bad_parameter, 0);
                     return;
                 }
@@ -272,6 +278,7 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
                 std::min<std::uint64_t>(with_private_data ? p[5] & 0xffffffff : p[5], mpa::kMaxPrivateData));
             pc.private_data = std::move(request_private_data);
             pc.reply_private_data_back = with_private_data;
+            pc.raw_request = with_private_data && hal_.policy().vitcp;
             pc.remote_port = static_cast<std::uint16_t>(p[1] >> 32);
             pc.deadline_ps = hal_.now_ps() + hal_.policy().timeout_ps;
             by_conn_[static_cast<std::uint32_t>(conn)] = pc;

@@ -73,6 +73,9 @@ private:
         // ConnectRequest to the answer; the ports the discriminators are made of.
         std::shared_ptr<proto::vitcp_ce::active> vi_active;
         std::uint16_t remote_port = 0;
+        // VI/TCP test mode (mpa_policy::vitcp_raw_connect_requests): private_data is the whole
+        // ConnectRequest the driver built, sent as it is.
+        bool raw_request = false;
     };
     // The negotiation rules' view of this connection: the MPA policy with the driver's wishes.
     negotiation_policy policy_for(const pending_connection& pc) const;
@@ -121,6 +124,9 @@ private:
     // kConnectPrivateData its length into the command's p5). Returns the bytes written.
     std::uint32_t reply_private_data_to_host(std::uint32_t conn, const pending_connection& pc,
                                              const proto::mpa::RequestReply& reply);
+    // The same for `len` bytes of an answer (VI/TCP: the whole ConnectReject or ConnectNoMatch).
+    std::uint32_t answer_to_host(std::uint32_t conn, const pending_connection& pc, const std::uint8_t* data,
+                                 std::size_t len);
     void arm_next_timer();
     std::uint64_t ring_addr(std::uint32_t slot) const;
 

@@ -143,13 +143,18 @@ void firmware::unlisten(std::uint32_t slot, const std::uint64_t* p) {
 
 std::uint32_t firmware::reply_private_data_to_host(std::uint32_t conn, const pending_connection& pc,
                                                    const mpa::RequestReply& reply) {
-    const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(reply.private_data.size(), pc.reject_buf_len));
-    if (n > 0 && !hal_.dma_write(pc.reject_buf, reply.private_data.data(), n)) {
+    return answer_to_host(conn, pc, reply.private_data.data(), reply.private_data.size());
+}
+
+std::uint32_t firmware::answer_to_host(std::uint32_t conn, const pending_connection& pc, const std::uint8_t* data,
+                                       std::size_t size) {
+    const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(size, pc.reject_buf_len));
+    if (n > 0 && !hal_.dma_write(pc.reject_buf, data, n)) {
         FW_LOG(error, "connection " << conn << ": cannot write the Reply's private data to the host");
     }
     if (pc.reply_private_data_back) {
         std::uint8_t len[8];
-        proto::put_le64(len, reply.private_data.size());
+        proto::put_le64(len, size);
         if (!hal_.dma_write(ring_addr(pc.cmd_slot) + regmap::cmd_off::param + 8 * 5, len, sizeof len)) {
             FW_LOG(error, "connection " << conn << ": cannot write the Reply's private-data length to command "
                                         << pc.cmd_slot);

@@ -23,7 +23,9 @@ void firmware::vitcp_send_request(std::uint32_t conn, pending_connection& pc, st
     // §4.2: Connecting -> (TCP connection established) ConnectRequest -> Pending Accept.
     pc.vi_active = std::make_shared<ce::active>(hal_.policy().vitcp_proposal, local_port, pc.remote_port);
     pc.vi_active->connect_request();
-    const std::vector<std::uint8_t> request = pc.vi_active->tcp_established();
+    // Test mode (rnic.vitcp.raw_connect_requests): the driver built the ConnectRequest itself.
+    const std::vector<std::uint8_t> request =
+        pc.raw_request ? pc.vi_active->tcp_established(pc.private_data) : pc.vi_active->tcp_established();
     hal_.consume_cycles(costs_.mpa_frame);
     hal_.send_startup(conn, request);
     pc.request_sent = true;
@@ -55,13 +57,17 @@ void firmware::vitcp_active_answer(std::uint32_t conn, pending_connection& pc) {
             return;
         }
         case ce::active::result::rejected:
-        case ce::active::result::no_match:
-            // §4.2: Pending Accept -> Disconnected, close the TCP connection.
+        case ce::active::result::no_match: {
+            // §4.2: Pending Accept -> Disconnected, close the TCP connection. The answer goes to
+            // the connect's buffer when it asked for the peer's (kConnectPrivateData): a VI/TCP
+            // refusal has no private data, the segment itself says why (IS Error Code).
             FW_LOG(warn, "connection " << conn << ": the peer refused the VI connection: " << a.why()
                                        << "; closing the TCP connection");
+            const std::uint32_t n = pc.reply_private_data_back ? answer_to_host(conn, pc, bytes.data(), a.consumed()) : 0;
             abandon(conn);
-            finish(conn, pc, cmd_status::connection_refused);
+            finish(conn, pc, cmd_status::connection_refused, n);
             return;
+        }
         case ce::active::result::protocol_error:
             FW_LOG(warn, "connection " << conn << ": " << a.why() << "; closing the TCP connection");
             abandon(conn);
@@ -74,7 +80,18 @@ void firmware::vitcp_passive_request(std::uint32_t conn, pending_connection& pc)
     const std::vector<std::uint8_t>& bytes = hal_.startup_bytes(conn);
     ce::passive p(pc.port);  // §4.3 Incoming: the state lives in the bytes until they are whole
     p.tcp_accepted();
-    if (p.on_bytes(bytes.data(), bytes.size()) != ce::passive::result::request) {
+    const ce::passive::result got = p.on_bytes(bytes.data(), bytes.size());
+    if (got == ce::passive::result::invalid) {
+        // Not a valid ConnectRequest: refused with its reason (vitcp_ce.h), then TCP closes.
+        hal_.send_startup(conn, p.refuse());
+        FW_LOG(warn, "connection " << conn << ": ConnectReject sent (" << ce::to_string(p.reason()) << "): " << p.why()
+                                   << "; closing the TCP connection");
+        abandon(conn);
+        ++rejected_;
+        finish(conn, pc, cmd_status::mpa_negotiation_failed);
+        return;
+    }
+    if (got != ce::passive::result::request) {
         FW_LOG(warn, "connection " << conn << ": " << p.why() << "; closing the TCP connection");
         abandon(conn);
         finish(conn, pc, cmd_status::mpa_negotiation_failed);
@@ -129,6 +146,9 @@ void firmware::vitcp_start_stream(std::uint32_t conn, pending_connection& pc, co
     mode.read_window = agreed.rdma_read_window;
     mode.urgent_marks = agreed.may_mark_urgent;
     mode.unreliable = agreed.level == ce::reliability::unreliable;  // §3.7: only once the peer's option was received
+    // §3.2: at Reliable Reception both ends acknowledge placed messages and complete send
+    // descriptors on the peer's Message ACK.
+    mode.reliable_reception = agreed.level == ce::reliability::reliable_reception;
     hal_.full_operation(conn, mode, consumed);
     // §2.2.2.2.6: the window is the per-VI limit of outstanding RDMA Reads, both ways.
     stream_start st;
@@ -138,6 +158,7 @@ void firmware::vitcp_start_stream(std::uint32_t conn, pending_connection& pc, co
     st.ird = std::min<std::uint32_t>(agreed.rdma_read_window, pol.max_ird);
     st.ord = std::min<std::uint32_t>(agreed.rdma_read_window, pol.max_ord);
     st.responder = false;  // the ConnectAccept orders the two ends; no MPA hold (RFC 5044 §7.1.2)
+    st.peer_acknowledges = mode.reliable_reception;
     FW_LOG(info, "connection " << conn << ": VI/TCP connected (" << ce::to_string(agreed.level) << ", MTU "
                                << agreed.mtu << ", RDMA Read Window " << agreed.rdma_read_window << ", CRC "
                                << (agreed.crc ? "on" : "off") << ", MULPDU " << mode.max_ulpdu << ")");

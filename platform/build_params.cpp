@@ -146,6 +146,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
         v.urgent_marker = s.get_bool("rnic.vitcp.urgent_marker");
         v.mtu = static_cast<std::uint32_t>(s.get_int("rnic.vitcp.mtu"));
         v.rdma_read_window = static_cast<std::uint16_t>(s.get_int("rnic.vitcp.rdma_read_window"));
+        n.cp.mpa.vitcp_raw_connect_requests = s.get_bool("rnic.vitcp.raw_connect_requests");
     }
     const std::string own_rtr = identity_of(s, host_index).mpa_rtr;
     const std::string rtr = own_rtr != "same" ? own_rtr : s.get_string("rnic.mpa.rtr");
@@ -261,6 +262,10 @@ probe_config build_probe_config(const config::Scenario& s) {
     c.mpa_timeout_ps = s.get_time_ps("rnic.mpa.timeout");
     c.framing = s.get_string("rnic.framing");
     c.vi_level = s.get_string("rnic.vitcp.reliability");
+    c.vi_crc = s.get_bool("rnic.vitcp.crc");
+    c.vi_read_window = static_cast<std::uint16_t>(s.get_int("rnic.vitcp.rdma_read_window"));
+    c.raw_wqes = s.get_bool("rnic.rdma.raw_ulpdu_wqes");
+    c.vi_raw_connect_requests = s.get_bool("rnic.vitcp.raw_connect_requests");
     return c;
 }
 

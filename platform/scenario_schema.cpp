@@ -115,7 +115,8 @@ void declare_rnic(config::Node& root) {
                   "segment in each TCP segment as urgent, which rnic.rx_path urgent uses to place out of order");
     vitcp.enumeration("reliability", "reliable_delivery",
                       "Reliability level in the Calling Attributes (seed 003 §3.3; both ends must match or the passive "
-                      "end sends ConnectReject); the data path runs Reliable Delivery semantics for each",
+                      "end sends ConnectReject); each level's error behaviour is docs/framings.md's, and at "
+                      "reliable_reception a send completes on the peer's Message ACK (seed 003 §3.2)",
                       {"unreliable", "reliable_delivery", "reliable_reception"});
     vitcp.integer("mtu", 1048576,
                   "VI MTU proposed (the largest transfer of one descriptor, seed 003 §2.2.1, §3.3; the lesser of the "
@@ -125,6 +126,9 @@ void declare_rnic(config::Node& root) {
                   "Outstanding RDMA Reads this end proposes (seed 003 §2.2.2.2.6; the lesser is agreed and becomes "
                   "the connection's IRD and ORD, within rnic.rdma.ird/ord)",
                   0, 65535);
+    vitcp.boolean("raw_connect_requests", false,
+                  "Test mode: a connect with private data sends those bytes as its ConnectRequest and a refusal's "
+                  "answer comes back to the driver (the vi_ce_* probes); off, VI/TCP refuses private data");
     auto& dma = rnic.object("dma", "DMA engine");
     dma.integer("channels", 4, "DMA channels", 1, 64);
     dma.number("setup_cycles", 8, "Cycles to set up one transfer", 0, 1e6);
@@ -331,7 +335,9 @@ void declare_workload(config::Node& root) {
                     "local_invalidate", "send_invalidate", "write_imm", "zero_based", "masked_atomics",
                     "qp_states", "response_order", "abort", "reject", "verbs_misuse", "peer_to_peer", "responder_waits",
                     "listen_backlog", "mpa_timeout", "held_close", "page_list", "device_reset",
-                    "resource_limits", "vi_errors", "vi_descriptor", "vi_crc", "unlisten"});
+                    "resource_limits", "vi_errors", "vi_descriptor", "vi_crc", "unlisten", "vi_ce_version", "vi_ce_bad_option",
+                    "vi_ce_unknown_option", "vi_transmit_error", "vi_read_window", "rdmatcp_connection_id",
+                    "rdmatcp_unknown_type"});
     wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1,
                  16_MiB, 1, 64);
     wl.boolean("all_sizes", false,

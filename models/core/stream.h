@@ -16,6 +16,9 @@ enum class stream_kind : std::uint8_t {
     raw,   // bytes sent before MPA full operation (MPA Request/Reply), passed through unframed
     out_of_order,  // a ULPDU found in an out-of-order segment: place it now if it is safe, or refuse
     verbatim,      // test mode (raw_stream work requests): stream bytes in full operation, passed through unframed
+    // No bytes: the RDMA engine asks the framing for the acknowledgement of placed messages it owes
+    // the peer, if its protocol has one (VI/TCP Reliable Reception's NOP, framing::build_acknowledgement)
+    acknowledgement,
 };
 
 // Each data path between NIC blocks carries the extensions its receiver needs and no more

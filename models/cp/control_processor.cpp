@@ -151,6 +151,7 @@ bool control_processor::qp_connect(std::uint32_t qpn, const fw::stream_start& st
     q.ord = stream.ord;
     q.negotiated = stream.negotiated;
     q.hold_until_first_fpdu = stream.responder;
+    q.peer_acknowledges = stream.peer_acknowledges;
     q.send_rtr = stream.rtr == fw::rtr_kind::write  ? qp_stream::rtr::write
                  : stream.rtr == fw::rtr_kind::read ? qp_stream::rtr::read
                                                     : qp_stream::rtr::none;
@@ -165,6 +166,7 @@ void control_processor::full_operation(std::uint32_t conn, const fw::mpa_mode& m
     s.max_ulpdu = mode.max_ulpdu;
     s.read_window = mode.read_window;
     s.unreliable = mode.unreliable;
+    s.reliable_reception = mode.reliable_reception;
     // RFC 5044 Appendix A: a segment with markers carries one FPDU unless packing is allowed.
     toe_out->tcp_one_fpdu_per_segment(conn, mode.tx_markers && !mode.pack_fpdus);
     if (mode.urgent_marks) toe_out->tcp_mark_urgent(conn);

@@ -72,6 +72,7 @@ struct mpa_mode {
     std::uint16_t read_window = 0xFFFF;  // VI/TCP: the agreed RDMA Read Window (seed 003 §2.2.2.2.6)
     bool urgent_marks = false;
     bool unreliable = false;  // VI/TCP: Unreliable Delivery agreed (seed 003 §3.3, vitcp_errors.h)  // VI/TCP: the peer sent the Urgent Marker option, we mark (seed 003 §3.7)
+    bool reliable_reception = false;  // VI/TCP: Reliable Reception agreed (seed 003 §3.2 Message ACK, vitcp_ack.h)
 };
 
 // The MPA policy the NIC was built with (scenario rnic.mpa.*).
@@ -91,6 +92,10 @@ struct mpa_policy {
     // (firmware_vitcp.cpp) with this end's proposal (rnic.vitcp.*).
     bool vitcp = false;
     proto::vitcp_ce::proposal vitcp_proposal;
+    // Test mode (rnic.vitcp.raw_connect_requests): a connect with private data sends those bytes as
+    // its ConnectRequest, and a refusal's answer comes back in the connect's buffer (the vi_ce_*
+    // probes: what a peer does with a ConnectRequest no correct end sends).
+    bool vitcp_raw_connect_requests = false;
 };
 
 // How a negotiated stream starts (rdma_if.h qp_stream).
@@ -101,6 +106,7 @@ struct stream_start {
     bool negotiated = false;          // RFC 6581 values (used as they are); else the wish (0: device's)
     bool responder = false;           // hold our FPDUs until the initiator's first (RFC 5044 §7.1.2 rule 4)
     rtr_kind rtr = rtr_kind::none;    // initiator: the RTR to send first (RFC 6581 §9.2)
+    bool peer_acknowledges = false;   // VI/TCP Reliable Reception: sends complete on the peer's Message ACK
 };
 
 class hal {

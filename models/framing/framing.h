@@ -43,6 +43,9 @@ struct mpa_settings {
     // VI/TCP: Unreliable Delivery was agreed (seed 003 §3.3): some message errors leave the
     // connection up (proto/seeds/vitcp_errors.h); others ignore it.
     bool unreliable = false;
+    // VI/TCP: Reliable Reception was agreed (seed 003 §3.3): both ends acknowledge placed messages
+    // with Message ACK and report errors with the Remote Error Code (§3.2, proto/seeds/vitcp_ack.h).
+    bool reliable_reception = false;
 };
 
 // The options one direction of a connection frames with (RFC 5044 §7.1: the M and C flags).
@@ -56,6 +59,33 @@ struct frame_options {
     std::uint16_t read_window = 0xFFFF;
     // VI/TCP: Unreliable Delivery (mpa_settings).
     bool unreliable = false;
+    // VI/TCP: Reliable Reception (mpa_settings).
+    bool reliable_reception = false;
+    // Transmit only, set by the framer for the frame being built: the send-stream offset of its
+    // first byte (0 = the first byte after the SYN) and the simulated time (ps) it is built for.
+    // VI/TCP Reliable Reception acknowledges in it what was placed by then and completes work
+    // requests by those offsets; other framings ignore both.
+    std::uint64_t stream_offset = 0;
+    std::uint64_t at_ps = 0;
+};
+
+// What the peer reported about the messages this end sent (VI/TCP Reliable Reception, seed 003
+// §3.2: Message ACK and the VI Error Type of the Remote Error Code). `placed_through` is a
+// send-stream offset: every message ending at or before it is placed in the peer's memory.
+enum class peer_error_kind : std::uint8_t {
+    none,
+    memory_protection,  // the peer found an RDMA Memory Protection Error in our message
+    descriptor,         // a VI Descriptor Error (no receive descriptor, or one too small)
+    transport,          // an Unrecoverable Transport Error (CRC, framing, a protocol error)
+};
+struct peer_acknowledgement {
+    bool placed = false;  // placed_through moved on
+    std::uint64_t placed_through = 0;
+    // The peer reports a message in error; the connection is breaking. `error_named`: the report
+    // names one of our messages not yet placed, the first after placed_through; else it names none
+    // of ours (an error in the peer's own message, or a stream the peer could no longer read).
+    peer_error_kind error = peer_error_kind::none;
+    bool error_named = false;
 };
 
 // Errors the RDMA engine finds in a received message that the framing's protocol may let its
@@ -85,6 +115,13 @@ public:
     // During a sink call: the frame being delivered belongs to a message in error that the
     // connection survives (placement_ext::in_error).
     virtual bool delivering_in_error() const { return false; }
+    // During a sink call: the ULPDU being delivered is placed, with its completion written, by
+    // simulated time `at_ps` (a framing that acknowledges placed messages, VI/TCP Reliable
+    // Reception, acknowledges it from then on).
+    virtual void landed(std::uint64_t /*at_ps*/) {}
+    // What the frames fed since the last call reported about this end's messages (VI/TCP Reliable
+    // Reception); nothing for other framings.
+    virtual peer_acknowledgement take_peer_acknowledgement() { return {}; }
 };
 
 class framing {
@@ -113,6 +150,14 @@ public:
     // Appends the frame carrying `ulpdu` at position `pos` to `out`, through the datapath.
     virtual datapath_cycles build(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options,
                                   std::uint32_t pos, std::vector<std::uint8_t>& out) = 0;
+    // Appends a frame that carries only the acknowledgement of placed messages the protocol owes
+    // the peer (VI/TCP Reliable Reception: a NOP with the Message ACK, seed 003 §3.2 Notes on NOP),
+    // or nothing when the frames already sent told the peer as much, or the framing has no such
+    // acknowledgement.
+    virtual datapath_cycles build_acknowledgement(const frame_options& /*options*/, std::uint32_t /*pos*/,
+                                                  std::vector<std::uint8_t>& /*out*/) {
+        return {0, 0};
+    }
     // Appends the same bytes build() gave for the same ULPDU at the same position, with the codec
     // (no datapath, no cost): a retransmission re-framed from host memory.
     virtual void reframe(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options, std::uint32_t pos,

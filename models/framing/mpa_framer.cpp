@@ -52,6 +52,11 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
         }
         tx_raw_bytes_ += gp.get_data_length();
         gp.set_response_status(send_stream(fpdu_tx_out, *ext, gp.get_data_ptr(), gp.get_data_length(), delay));
+        if (gp.is_response_ok()) st.tx_stream_offset += gp.get_data_length();
+        return;
+    }
+    if (ext->kind == stream_kind::acknowledgement) {
+        send_acknowledgement(*ext, st, gp, delay);
         return;
     }
     if (ext->kind == stream_kind::verbatim) {
@@ -64,6 +69,7 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
         tx_verbatim_bytes_ += gp.get_data_length();
         ext->kind = stream_kind::data;
         gp.set_response_status(send_stream(fpdu_tx_out, *ext, gp.get_data_ptr(), gp.get_data_length(), delay));
+        if (gp.is_response_ok()) st.tx_stream_offset += gp.get_data_length();
         return;
     }
     if (!st.full || gp.get_data_length() > st.settings.max_ulpdu) {
@@ -75,8 +81,8 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
         return;
     }
     fpdu_scratch_.clear();
-    const datapath_cycles cycles =
-        framing_.build(gp.get_data_ptr(), gp.get_data_length(), tx_options(st), st.tx_stream_pos, fpdu_scratch_);
+    const datapath_cycles cycles = framing_.build(gp.get_data_ptr(), gp.get_data_length(), tx_options_now(st, delay),
+                                                  st.tx_stream_pos, fpdu_scratch_);
     if (fpdu_scratch_.empty()) {
         // The framing has no frame for this ULPDU (RDMA/TCP: no message type for an atomic).
         ++tx_refused_;
@@ -98,6 +104,37 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
     tx_bytes_ += fpdu_scratch_.size();
     gp.set_response_status(
         send_stream(fpdu_tx_out, *ext, fpdu_scratch_.data(), fpdu_scratch_.size(), delay, nullptr, refetch));
+    if (gp.is_response_ok()) st.tx_stream_offset += fpdu_scratch_.size();
+}
+
+frame_options mpa_framer::tx_options_now(const conn_state& st, const sc_core::sc_time& delay) {
+    frame_options o = tx_options(st);
+    o.stream_offset = st.tx_stream_offset;
+    o.at_ps = to_ps(sim_now() + delay);
+    return o;
+}
+
+void mpa_framer::send_acknowledgement(stream_ext& ext, conn_state& st, tlm::tlm_generic_payload& gp,
+                                      sc_core::sc_time& delay) {
+    // The RDMA engine's transmit thread asks, once what it placed has landed, whether the peer is
+    // owed an acknowledgement the frames sent since did not carry (VI/TCP Reliable Reception, seed
+    // 003 §3.2 Notes on NOP); nothing to send is a success.
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (!st.full || st.failed) return;
+    fpdu_scratch_.clear();
+    const datapath_cycles cycles = framing_.build_acknowledgement(tx_options_now(st, delay), st.tx_stream_pos,
+                                                                  fpdu_scratch_);
+    if (fpdu_scratch_.empty()) return;
+    tx_crc_.reserve_lt(delay, datapath_time(cycles));
+    tx_dp_beats_ += cycles.beats;
+    tx_dp_latency_ += cycles.latency;
+    st.tx_stream_pos += static_cast<std::uint32_t>(fpdu_scratch_.size());
+    ++tx_fpdus_;
+    ++tx_acknowledgements_;
+    tx_bytes_ += fpdu_scratch_.size();
+    ext.kind = stream_kind::data;
+    gp.set_response_status(send_stream(fpdu_tx_out, ext, fpdu_scratch_.data(), fpdu_scratch_.size(), delay));
+    if (gp.is_response_ok()) st.tx_stream_offset += fpdu_scratch_.size();
 }
 
 void mpa_framer::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -124,6 +161,12 @@ void mpa_framer::feed(std::uint32_t conn, conn_state& st, const std::uint8_t* da
     rx_conn_ = conn;
     rx_bytes_ += len;
     const deframe_status status = st.deframer->feed(data, len);
+    const peer_acknowledgement peer = st.deframer->take_peer_acknowledgement();
+    if (peer.placed || peer.error != peer_error_kind::none) {
+        // VI/TCP Reliable Reception (seed 003 §3.2): the peer placed our messages, or found one in error.
+        if (peer.error != peer_error_kind::none) ++rx_peer_error_reports_;
+        llp_error_out->peer_acknowledged(conn, peer, rx_delay_);
+    }
     if (status == deframe_status::ok) return;
     const bool crc = status == deframe_status::crc_error;
     const std::string& detail = st.deframer->error_detail();
@@ -161,6 +204,7 @@ void mpa_framer::deliver(conn_state& st, const std::uint8_t* ulpdu, std::size_t 
     sc_core::sc_time d = rx_delay_;
     send_stream(ulpdu_rx_out, ext, ulpdu, len, d, &where);
     rx_landed_ = std::max(rx_landed_, d);
+    st.deframer->landed(to_ps(sim_now() + d));
 }
 
 const std::vector<std::uint8_t>& mpa_framer::startup_bytes(std::uint32_t conn) const {
@@ -339,6 +383,9 @@ void mpa_framer::report_stats(boost::json::object& out) const {
     out["rx_bytes_dropped_after_error"] = rx_dropped_after_error_;
     if (tx_refused_ != 0) out["tx_ulpdus_refused_by_framing"] = tx_refused_;  // new key, only when non-zero
     if (tx_verbatim_bytes_ != 0) out["tx_verbatim_bytes"] = tx_verbatim_bytes_;  // new key, test mode only
+    // New keys, VI/TCP Reliable Reception only (non-zero there).
+    if (tx_acknowledgements_ != 0) out["tx_acknowledgement_frames"] = tx_acknowledgements_;
+    if (rx_peer_error_reports_ != 0) out["rx_peer_error_reports"] = rx_peer_error_reports_;
     out["ooo_segments_offered"] = ooo_segments_;
     out["ooo_fpdus_found"] = ooo_fpdus_found_;
     out["ooo_fpdus_placed"] = ooo_fpdus_placed_;

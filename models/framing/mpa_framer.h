@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/stats.h"
+#include "core/stream.h"
 #include "core/timed_resource.h"
 #include "framing/framing.h"
 #include "framing/framing_if.h"
@@ -81,6 +82,7 @@ private:
         bool full = false;
         mpa_settings settings;
         std::uint32_t tx_stream_pos = 0;  // marker-space position of the next FPDU byte we send
+        std::uint64_t tx_stream_offset = 0;  // send-stream offset of the next byte the TCP engine takes
         std::vector<std::uint8_t> startup;
         std::unique_ptr<frame_deframer> deframer;  // the in-order stream, from full operation on
         bool failed = false;
@@ -102,11 +104,18 @@ private:
     }
     // What each direction of a connection frames with.
     static frame_options tx_options(const conn_state& st) {
-        return {st.settings.tx_markers, st.settings.crc, st.conn, st.settings.read_window, st.settings.unreliable};
+        return {st.settings.tx_markers, st.settings.crc, st.conn, st.settings.read_window, st.settings.unreliable,
+                st.settings.reliable_reception};
     }
     static frame_options rx_options(const conn_state& st) {
-        return {st.settings.rx_markers, st.settings.crc, st.conn, st.settings.read_window, st.settings.unreliable};
+        return {st.settings.rx_markers, st.settings.crc, st.conn, st.settings.read_window, st.settings.unreliable,
+                st.settings.reliable_reception};
     }
+    // Transmit options for a frame built now, `delay` ahead: where it starts in the send stream
+    // and when (VI/TCP Reliable Reception acknowledges by them).
+    static frame_options tx_options_now(const conn_state& st, const sc_core::sc_time& delay);
+    // A frame the framing built by itself (VI/TCP's NOP carrying a Message ACK): to the TCP engine.
+    void send_acknowledgement(stream_ext& ext, conn_state& st, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
     void tx_b_transport(int initiator, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -145,6 +154,8 @@ private:
     std::uint64_t crc_errors_ = 0, framing_errors_ = 0, rx_dropped_after_error_ = 0;
     std::uint64_t tx_refused_ = 0;  // ULPDUs the framing cannot carry (RDMA/TCP: atomics)
     std::uint64_t tx_verbatim_bytes_ = 0;  // test mode: stream bytes passed through unframed (raw_stream)
+    // VI/TCP Reliable Reception: NOPs sent to carry a Message ACK; peer error reports received.
+    std::uint64_t tx_acknowledgements_ = 0, rx_peer_error_reports_ = 0;
     std::uint64_t ooo_segments_ = 0, ooo_fpdus_found_ = 0, ooo_fpdus_placed_ = 0, ooo_bytes_placed_ = 0;
     std::uint64_t ooo_bad_candidates_ = 0, ooo_refused_ = 0, in_order_already_placed_ = 0;
     std::uint64_t ooo_split_fpdus_placed_ = 0;  // FPDUs joined across out-of-order segments (markers)

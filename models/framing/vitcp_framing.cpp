@@ -1,13 +1,40 @@
 #include "framing/vitcp_framing.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "proto/ddp_rdmap.h"
 
 namespace rnic {
 
 namespace vt = proto::vitcp;
 namespace map = proto::vitcp_map;
+namespace ack = proto::vitcp_ack;
+
+namespace {
+// The class of error a Terminate ULPDU of the RDMA engine reports (RFC 5040 §4.8), or nullopt when
+// the ULPDU is no Terminate.
+std::optional<ack::vi_error> terminate_class(const std::uint8_t* ulpdu, std::size_t len) {
+    namespace ddp = proto::ddp;
+    const auto h = ddp::decode_header(ulpdu, len, nullptr);
+    if (!h || h->tagged || h->opcode != ddp::Opcode::terminate || h->queue != ddp::kQueueTerminate) return std::nullopt;
+    const auto t = ddp::decode_terminate(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize, nullptr);
+    if (!t) return ack::vi_error::transport;
+    return ack::from_terminate(static_cast<std::uint8_t>(t->layer), t->etype);
+}
+
+peer_error_kind to_peer_error(ack::vi_error e) {
+    switch (e) {
+        case ack::vi_error::none: return peer_error_kind::none;
+        case ack::vi_error::memory_protection: return peer_error_kind::memory_protection;
+        case ack::vi_error::descriptor: return peer_error_kind::descriptor;
+        case ack::vi_error::transport: return peer_error_kind::transport;
+    }
+    return peer_error_kind::transport;
+}
+}  // namespace
 
 // The in-order receive side of one connection: the codec's Deframer finds each segment by its
 // Segment Length and checks it; accept_in_order holds the message rules and rebuilds the DDP
@@ -24,6 +51,7 @@ public:
         const vt::ErrorCode e = deframer_.feed(data, len);
         if (failed_) return failed_crc_ ? deframe_status::crc_error : deframe_status::framing_error;
         if (e == vt::ErrorCode::none) return deframe_status::ok;
+        fail_at_expected();
         error_name_ = std::string("VI/TCP ") + vt::to_string(e);
         error_detail_ = deframer_.error_detail();
         failed_ = true;
@@ -32,8 +60,28 @@ public:
     std::string error_name() const override { return error_name_; }
     const std::string& error_detail() const override { return error_detail_; }
     bool delivering_in_error() const override { return in_error_; }
+    void landed(std::uint64_t at_ps) override { landed_ps_ = std::max(landed_ps_, at_ps); }
+    peer_acknowledgement take_peer_acknowledgement() override { return std::exchange(report_, {}); }
 
 private:
+    // Reliable Reception: the Message ACK and Remote Error Code of a checked segment from the peer
+    // (§3.2), as the engine completes work requests by them.
+    void take_fields(const vt::Header& h) {
+        const ack::tracker::verdict v = session_.sent_messages.on_fields({h.message_ack, h.remote_error});
+        if (v.placed) {
+            report_.placed = true;
+            report_.placed_through = v.placed_through;
+        }
+        if (v.error != ack::vi_error::none) {
+            report_.error = to_peer_error(v.error);
+            report_.error_named = v.error_named;
+            report_.placed_through = v.placed_through;
+        }
+    }
+    // The stream failed at the message expected next (its header cannot be trusted): where a
+    // Reliable Reception error report points (§3.2).
+    void fail_at_expected() { session_.rx_failed = map::expected_message(session_); }
+
     void on_segment(const vt::SegmentView& seg) {
         if (failed_) return;
         // A segment the codec passed only because the connection may survive a CRC error (the
@@ -43,6 +91,7 @@ private:
             !map::connection_survives(session_.level, map::message_error::crc, seg.header.type)) {
             failed_ = true;
             failed_crc_ = true;
+            fail_at_expected();
             error_name_ = "VI/TCP crc_mismatch";
             error_detail_ = std::string("trailer CRC of ") + vt::to_string(seg.header.type) + " message " +
                             std::to_string(seg.header.message_number) + " does not match, at stream byte " +
@@ -50,9 +99,11 @@ private:
                             proto::vitcp_ce::to_string(session_.level) + " closes the connection)";
             return;
         }
+        if (session_.acknowledges) take_fields(seg.header);
         std::string why;
         if (!map::accept_in_order(session_, seg, ulpdu_, &why, &immediate_)) {
             failed_ = true;
+            session_.rx_failed = seg.header.message_number;  // its checks passed: the number is its own
             error_name_ = "VI/TCP message order";
             error_detail_ = why + " at stream byte " + std::to_string(deframer_.bytes_consumed());
             return;
@@ -61,9 +112,20 @@ private:
         // §3.2 Transmit Error, §3.6 option 2: the message is in error, the connection goes on; the
         // RDMA engine completes its receive in error (placement_ext::in_error).
         in_error_ = !seg.crc_ok || seg.header.transmit_error;
+        // An error the RDMA engine finds in it is reported against its number (§3.2; a Read
+        // Response's is its request's, which is how the draft numbers it).
+        const bool counted = ack::acknowledged(seg.header.type);
+        if (seg.header.type != vt::SegmentType::nop) session_.rx_delivering = seg.header.message_number;
+        landed_ps_ = 0;
         if (!ulpdu_.empty()) sink_(ulpdu_.data(), ulpdu_.size(), {b, b});  // empty: a NOP
         if (!immediate_.empty()) sink_(immediate_.data(), immediate_.size(), {0, 0});
+        session_.rx_delivering.reset();
         in_error_ = false;
+        // Reliable Reception: a whole message the RDMA engine took without an error (it would have
+        // sent a Terminate, which reports the error instead) is acknowledged once it has landed.
+        if (session_.acknowledges && counted && seg.header.eom && !session_.acks.in_error()) {
+            session_.acks.placed(seg.header.message_number, landed_ps_);
+        }
     }
 
     const vitcp_framing& owner_;
@@ -75,6 +137,8 @@ private:
     bool failed_ = false;
     bool failed_crc_ = false;
     bool in_error_ = false;  // during sink_: the segment's message is in error (Unreliable Delivery)
+    std::uint64_t landed_ps_ = 0;  // when the segment being delivered has landed (landed())
+    peer_acknowledgement report_;  // the peer's Message ACKs since the last take
     std::string error_name_;
     std::string error_detail_;
 };
@@ -104,24 +168,65 @@ std::uint32_t vitcp_framing::next_first_message() {
     return static_cast<std::uint32_t>(z ^ (z >> 31));
 }
 
-datapath_cycles vitcp_framing::build(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options,
-                                     std::uint32_t pos, std::vector<std::uint8_t>& out) {
+vitcp_framing::conn_state& vitcp_framing::tx_state(const frame_options& options) {
     conn_state& c = conns_[options.conn];
-    map::session& s = c.session;
-    s.crc = options.crc;
+    c.session.crc = options.crc;
     if (!c.tx_started) {
         c.tx_started = true;
-        s.tx_next_message = next_first_message();
+        c.session.tx_next_message = next_first_message();
+    }
+    return c;
+}
+
+datapath_cycles vitcp_framing::append_nop(conn_state& c, const frame_options& options, std::vector<std::uint8_t>& out) {
+    const std::size_t before = out.size();
+    if (!vt::encode(map::make_nop(c.session, c.session.acks.carry(options.at_ps)), out)) return {0, 0};
+    const std::uint64_t b = beats(out.size() - before);
+    return {b, b};
+}
+
+datapath_cycles vitcp_framing::build(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options,
+                                     std::uint32_t pos, std::vector<std::uint8_t>& out) {
+    conn_state& c = tx_state(options);
+    map::session& s = c.session;
+    if (s.acknowledges) {
+        if (const auto e = terminate_class(ulpdu, len)) {
+            // VI/TCP has no Terminate. At Reliable Reception the peer learns of the error from the
+            // Message ACK naming the message in error and the VI Error Type (§3.2, §3.6 option 2:
+            // "a message ack MUST be sent ... indicating an Unrecoverable Transport Error"); the
+            // connection then closes as at the other reliable level.
+            last_refusal_ = map::refusal::none;
+            s.acks.failed(map::message_in_error(s), *e);
+            return append_nop(c, options, out);
+        }
     }
     vt::Segment seg;
     last_refusal_ = map::to_segment(s, ulpdu, len, seg);
     if (last_refusal_ != map::refusal::none) return {0, 0};
+    if (s.acknowledges) {
+        // §3.2: "Message ACKs may be included in any VI Message Segment".
+        const ack::ack_fields f = s.acks.carry(options.at_ps);
+        seg.header.message_ack = f.message_ack;
+        seg.header.remote_error = f.remote_error;
+    }
     const std::size_t before = out.size();
     if (!vt::encode(seg, out)) return {0, 0};  // to_segment checked every limit encode has
     c.sent[pos] = sent_headers{seg.header, seg.rdma};
     if (c.sent.size() > kReframeHistory) c.sent.erase(c.sent.begin());
+    if (s.acknowledges && ack::acknowledged(seg.header.type)) {
+        s.sent_messages.sent(seg.header.message_number, options.stream_offset + (out.size() - before));
+    }
     const std::uint64_t b = beats(out.size() - before);
     return {b, b};
+}
+
+datapath_cycles vitcp_framing::build_acknowledgement(const frame_options& options, std::uint32_t,
+                                                     std::vector<std::uint8_t>& out) {
+    const auto it = conns_.find(options.conn);
+    if (it == conns_.end() || !it->second.session.acknowledges || !it->second.session.acks.owed(options.at_ps)) {
+        return {0, 0};
+    }
+    return append_nop(tx_state(options), options, out);
 }
 
 void vitcp_framing::reframe(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options,
@@ -159,10 +264,12 @@ std::unique_ptr<frame_deframer> vitcp_framing::make_deframer(const frame_options
     c = conn_state{};  // a new connection on this id: nothing of the last one's carries over
     c.session.crc = options.crc;
     c.session.read_window = options.read_window;
-    // frame_options says only whether the level is Unreliable Delivery; the two reliable levels
-    // react to errors alike (vitcp_errors.h).
-    c.session.level =
-        options.unreliable ? proto::vitcp_ce::reliability::unreliable : proto::vitcp_ce::reliability::reliable_delivery;
+    // The two reliable levels react to errors alike (vitcp_errors.h); Reliable Reception also
+    // acknowledges (vitcp_ack.h).
+    c.session.level = options.unreliable           ? proto::vitcp_ce::reliability::unreliable
+                      : options.reliable_reception ? proto::vitcp_ce::reliability::reliable_reception
+                                                   : proto::vitcp_ce::reliability::reliable_delivery;
+    c.session.acknowledges = options.reliable_reception && !options.unreliable;
     return std::make_unique<vitcp_deframer>(*this, c.session, options.crc, std::move(sink));
 }
 

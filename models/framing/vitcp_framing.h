@@ -39,9 +39,16 @@ public:
     std::size_t wire_length(std::size_t ulpdu_len, const frame_options& options, std::uint32_t pos) const override;
     std::size_t frame_wire_length(const std::uint8_t* ulpdu, std::size_t ulpdu_len, const frame_options& options,
                                   std::uint32_t pos) const override;
-    // Appends nothing (a refusal, proto::vitcp_map::refusal) for a ULPDU VI/TCP cannot carry.
+    // Appends nothing (a refusal, proto::vitcp_map::refusal) for a ULPDU VI/TCP cannot carry. At
+    // Reliable Reception every segment carries the Message ACK of what was placed by
+    // options.at_ps (§3.2), and the RDMA engine's Terminate, which VI/TCP has no segment for,
+    // becomes a NOP reporting the message in error with its VI Error Type (proto/seeds/vitcp_ack.h).
     datapath_cycles build(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options, std::uint32_t pos,
                           std::vector<std::uint8_t>& out) override;
+    // Reliable Reception: a NOP when the peer has not yet been told of every message placed by
+    // options.at_ps (§3.2 Notes on NOP); nothing otherwise.
+    datapath_cycles build_acknowledgement(const frame_options& options, std::uint32_t pos,
+                                          std::vector<std::uint8_t>& out) override;
     // The same segment again (§2.2.2.2.5: "the same data as the original ... including all VI layer
     // headers and trailers"): the headers recorded for `pos`, the payload from the ULPDU.
     void reframe(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options, std::uint32_t pos,
@@ -88,6 +95,10 @@ private:
     };
     std::uint64_t beats(std::size_t wire) const { return (wire + width_ - 1) / width_; }
     std::uint32_t next_first_message();
+    // The connection's transmit state, its message numbers started on first use.
+    conn_state& tx_state(const frame_options& options);
+    // Appends a NOP carrying the acknowledgement fields due at options.at_ps.
+    datapath_cycles append_nop(conn_state& c, const frame_options& options, std::vector<std::uint8_t>& out);
 
     std::uint32_t width_;
     std::uint64_t state_;

@@ -1,5 +1,6 @@
 #include "proto/stream_check_vitcp.h"
 
+#include <algorithm>
 #include <iterator>
 #include <sstream>
 #include <tuple>
@@ -127,6 +128,7 @@ void ViTcpStreams::try_ce() {
                 return;
             }
             const auto level = vitcp_ce::reliability_of(request_->attributes);
+            acknowledging_ = level == vitcp_ce::reliability::reliable_reception;
             rep_.connected = true;
             rep_.crc = g->crc;
             rep_.ce = std::string("ConnectRequest -> ConnectAccept: ") + (level ? vitcp_ce::to_string(*level) : "?") +
@@ -222,6 +224,11 @@ void ViTcpStreams::on_segment(int dir, const vt::SegmentView& seg) {
         error(dir, "VI segment at stream byte " + std::to_string(at) + " (after the CE segment): " + why);
         return;
     }
+    if (acknowledging_) {
+        check_ack(dir, seg, at);
+        if (d.failed) return;
+        if (vitcp_ack::acknowledged(seg.header.type) && seg.header.eom) d.completed.push_back(seg.header.message_number);
+    }
     DirState& other = dirs_[1 - dir];
     if (seg.header.type == vt::SegmentType::read_request) {
         // The other direction carries its response, with this number (§3.2).
@@ -235,6 +242,27 @@ void ViTcpStreams::on_segment(int dir, const vt::SegmentView& seg) {
     ++r.segments;
     r.payload_bytes += seg.payload_len;
     ++r.by_type[vt::to_string(seg.header.type)];
+}
+
+void ViTcpStreams::check_ack(int dir, const vt::SegmentView& seg, std::uint64_t at) {
+    DirState& d = dirs_[dir];
+    DirState& other = dirs_[1 - dir];
+    const vt::Header& h = seg.header;
+    // An error report names the message in error (§3.2), which need not be complete; the connection
+    // then closes, and no later report counts.
+    if (h.remote_error.pack() != 0 || h.message_ack == d.last_ack) return;
+    // A new value: the last message the other direction completed that this side acknowledges,
+    // every one before it included. 0 before any (the draft has no "none yet") is never new.
+    const auto it = std::find(other.completed.begin(), other.completed.end(), h.message_ack);
+    if (it == other.completed.end()) {
+        error(dir, "VI segment at stream byte " + std::to_string(at) + " (after the CE segment): Message ACK " +
+                       std::to_string(h.message_ack) + " (after " + std::to_string(d.last_ack) +
+                       ") names no message the other direction had completed and not yet had acknowledged "
+                       "(§3.2 Reliable Reception)");
+        return;
+    }
+    other.completed.erase(other.completed.begin(), std::next(it));
+    d.last_ack = h.message_ack;
 }
 
 void ViTcpStreams::urgent(int dir, std::uint64_t stream_offset, std::uint64_t frame_no) {

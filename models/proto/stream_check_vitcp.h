@@ -7,13 +7,16 @@
 // Type, lengths, options, the trailer CRC when both CE segments carried the CRC option) and held to
 // the message rules of proto/seeds/vitcp_ddp.h (message numbers, Data Offsets, one message at a
 // time with Read Responses interleaved, a Read Response answering the oldest Read Request that went
-// the other way, the agreed RDMA Read Window, the Transmit Error bit). Every error names the
-// connection, the direction, the stream byte and what is wrong; the first error in a direction
+// the other way, the agreed RDMA Read Window, the Transmit Error bit). At Reliable Reception (§3.2)
+// each Message ACK that reports no error must name a message the other direction has completed, at
+// or after the one it named before (acknowledgements are cumulative; vitcp_ack.h). Every error names
+// the connection, the direction, the stream byte and what is wrong; the first error in a direction
 // ends its checks.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -80,7 +83,14 @@ private:
         bool may_mark = false;         // the other end's CE segment carried the Urgent Marker option
         std::set<std::uint64_t> starts;  // stream offsets of the VI segments that passed every check
         std::vector<std::pair<std::uint64_t, std::uint64_t>> urgent;  // (stream offset, frame) claimed
+        // Reliable Reception: this direction's completed messages the other has not acknowledged
+        // yet, and the last Message ACK this direction carried.
+        std::deque<std::uint32_t> completed;
+        std::uint32_t last_ack = 0;
     };
+    // Reliable Reception: the Message ACK fields of a segment of `dir` against the messages the other
+    // direction completed before it in the capture.
+    void check_ack(int dir, const vitcp::SegmentView& seg, std::uint64_t at);
     void check_urgent(int dir);
     void try_ce();
     void start_data();
@@ -94,6 +104,7 @@ private:
     std::size_t request_len_ = 0;
     bool refused_ = false;
     bool ce_failed_ = false;
+    bool acknowledging_ = false;  // Reliable Reception was agreed
     std::vector<std::uint8_t> ulpdu_;
 };
 

@@ -16,10 +16,17 @@ using proto::put_le64;
 completion_unit::completion_unit(const engine_resources& res, qp_lifecycle& lifecycle)
     : engine_part(res), lifecycle_(lifecycle) {}
 
+bool work_request_finished(const qp_context& qp, const pending_completion& p) {
+    if (!p.done) return false;
+    const bool answered = p.opcode == regmap::wr_opcode::rdma_read || p.atomic || p.rtr;
+    if (qp.peer_acks && !answered) return p.stream_end <= qp.peer_placed;
+    return p.stream_end <= qp.acked;
+}
+
 void completion_unit::retire(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& delay) {
     // Work requests complete in the order they were posted (RFC 5040 §5.5): a Write when TCP has
     // its last byte acknowledged, a Read when its response has been placed.
-    while (!qp.pending.empty() && qp.pending.front().stream_end <= qp.acked && qp.pending.front().done) {
+    while (!qp.pending.empty() && work_request_finished(qp, qp.pending.front())) {
         const pending_completion& p = qp.pending.front();
         if (p.signaled) {
             cqe_fields f;
@@ -33,6 +40,19 @@ void completion_unit::retire(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
         qp.pending.pop_front();
     }
     lifecycle_.maybe_finish_closing(qpn, qp);
+}
+
+void completion_unit::complete_taken_receive(std::uint32_t qpn, const qp_context& qp, regmap::cqe_status status,
+                                             sc_core::sc_time& delay) {
+    cqe_fields f;
+    f.wr_id = qp.recv_wr_id;
+    f.byte_len = static_cast<std::uint32_t>(qp.recv_bytes);
+    f.opcode = static_cast<std::uint8_t>(regmap::wr_opcode::send);
+    f.status = status;
+    f.qpn = qpn;
+    f.wqe_index = qp.recv_index;
+    f.receive = true;
+    post_cqe(qp.cfg.recv_cq, f, delay);
 }
 
 void completion_unit::post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::sc_time& delay) {

@@ -16,6 +16,12 @@ namespace rnic {
 
 class qp_lifecycle;
 
+// Whether the oldest work request `p` of `qp`'s send queue has finished (RFC 5040 §5.5): a Write or
+// Send once TCP has its last byte acknowledged, a Read or atomic once its response has been
+// placed. At VI/TCP Reliable Reception a Write or Send instead once the peer reports it placed
+// (seed 003 §3.2 Message ACK); Reads still complete on their response.
+bool work_request_finished(const qp_context& qp, const pending_completion& p);
+
 // The fields of a CQE (regmap::cqe_off) before they are laid out in the ring.
 struct cqe_fields {
     std::uint64_t wr_id = 0;
@@ -38,6 +44,10 @@ public:
     void post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::sc_time& delay);
     // Completes the send queue's finished work requests, oldest first; a Closing QP may then close.
     void retire(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& delay);
+    // Completes with `status` the receive a message had taken (qp.recv_*: its WQE consumed, its
+    // completion not yet written): the bytes placed so far, on the receive CQ.
+    void complete_taken_receive(std::uint32_t qpn, const qp_context& qp, regmap::cqe_status status,
+                                sc_core::sc_time& delay);
     // CQ doorbell: the driver has consumed the entries before `consumer`.
     void cq_doorbell(std::uint32_t cqn, std::uint32_t consumer, const sc_core::sc_time& delay);
     // The driver asks for an interrupt at the next CQE.

@@ -104,6 +104,19 @@ struct qp_context {
     bool raw_sent = false;            // test mode: raw ULPDUs went out (their responses are no request of ours)
     qp_stream::rtr rtr_to_send = qp_stream::rtr::none;  // initiator: the RTR still to send
     terminate_info term;
+    // VI/TCP Reliable Reception (qp_stream::peer_acknowledges, seed 003 §3.2).
+    bool peer_acks = false;
+    std::uint64_t peer_placed = 0;  // send-stream offset through which the peer placed our messages
+    bool ack_owed = false;          // placed messages the peer has not been told of
+    sc_core::sc_time ack_due;       // when the first of them has landed
+    sc_core::sc_time ack_until;     // when the last of them lands
+    // The peer reported an error in our message after send-stream offset `after` (`named`: in one
+    // of ours): that work request completes with `status`.
+    struct remote_error_info {
+        bool valid = false, named = false;
+        regmap::cqe_status status = regmap::cqe_status::transport_error;
+        std::uint64_t after = 0;
+    } remote_error;
 };
 
 struct cq_context {

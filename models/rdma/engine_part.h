@@ -43,7 +43,9 @@ struct rdma_counters {
     std::uint64_t cq_overrun_qp_errors = 0;
     // Messages in error whose connection went on (VI/TCP Unreliable Delivery, vitcp_errors.h):
     // placed into a receive completed in error, or dropped.
-    std::uint64_t messages_in_error = 0, messages_in_error_dropped = 0;  // QPs moved to Error because a full CQ lost their completion
+    std::uint64_t messages_in_error = 0, messages_in_error_dropped = 0;
+    // VI/TCP Reliable Reception: the peer reported one of our messages in error (seed 003 §3.2).
+    std::uint64_t remote_errors_reported = 0;
 };
 
 // The hardware of the engine module that its parts drive. All of it belongs to rdma_engine; the

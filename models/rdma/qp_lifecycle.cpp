@@ -41,6 +41,7 @@ void qp_lifecycle::connect(std::uint32_t qpn, qp_context& qp, const qp_stream& s
     qp.ord = limit(stream.ord, params().ord);
     qp.hold_tx = stream.hold_until_first_fpdu;
     qp.rtr_to_send = stream.send_rtr;
+    qp.peer_acks = stream.peer_acknowledges;
     qp.state = qp_state::rts;
     res_.contexts->bind_connection(stream.conn, qpn);
     res_.work_event.notify(sc_core::SC_ZERO_TIME);
@@ -112,8 +113,11 @@ void qp_lifecycle::enter_error(std::uint32_t qpn, qp_context& qp, sc_core::sc_ti
     const bool was_connected = qp.state != qp_state::idle && qp.state != qp_state::error;
     qp.state = qp_state::error;
     // Sent but unfinished work requests will never complete normally: the oldest takes the error the
-    // peer's Terminate reported (if one did), the rest flush, in order (verbs semantics).
+    // peer's Terminate reported (if one did), the rest flush, in order (verbs semantics). At VI/TCP
+    // Reliable Reception the work request whose message the peer reported in error takes that
+    // error (seed 003 §3.2: the VI Error Type "is used to update the Status of the VI Descriptor").
     bool first = true;
+    bool remote_pending = qp.remote_error.valid && qp.remote_error.named;
     while (!qp.pending.empty()) {
         const pending_completion& p = qp.pending.front();
         if (p.rtr) {
@@ -129,6 +133,10 @@ void qp_lifecycle::enter_error(std::uint32_t qpn, qp_context& qp, sc_core::sc_ti
         f.opcode = static_cast<std::uint8_t>(p.opcode);
         f.status = first && qp.term.valid && qp.term.received ? status_of_terminate(qp.term.layer, qp.term.etype)
                                                                : regmap::cqe_status::flushed;
+        if (f.status == regmap::cqe_status::flushed && remote_pending && p.stream_end > qp.remote_error.after) {
+            f.status = qp.remote_error.status;
+            remote_pending = false;
+        }
         f.qpn = qpn;
         f.wqe_index = p.wqe_index;
         completions_.post_cqe(qp.cfg.send_cq, f, delay);
@@ -142,15 +150,7 @@ void qp_lifecycle::enter_error(std::uint32_t qpn, qp_context& qp, sc_core::sc_ti
         // The receive a message had taken (its WQE consumed) but not completed: it completes too,
         // flushed, before the ones still posted (every work request completes; VI Architecture:
         // every descriptor of a VI in Error completes).
-        cqe_fields f;
-        f.wr_id = qp.recv_wr_id;
-        f.byte_len = static_cast<std::uint32_t>(qp.recv_bytes);
-        f.opcode = static_cast<std::uint8_t>(regmap::wr_opcode::send);
-        f.status = regmap::cqe_status::flushed;
-        f.qpn = qpn;
-        f.wqe_index = qp.recv_index;
-        f.receive = true;
-        completions_.post_cqe(qp.cfg.recv_cq, f, delay);
+        completions_.complete_taken_receive(qpn, qp, regmap::cqe_status::flushed, delay);
         ++counters().flushed;
     }
     qp.recv_active = false;
@@ -189,7 +189,9 @@ void qp_lifecycle::report_qp_error(std::uint32_t qpn, qp_context& qp, sc_core::s
     // request was outstanding (verbs' asynchronous QP error event).
     cqe_fields f;
     f.opcode = regmap::kCqeOpcodeQpError;
-    f.status = qp.term.valid ? status_of_terminate(qp.term.layer, qp.term.etype) : regmap::cqe_status::transport_error;
+    f.status = qp.term.valid           ? status_of_terminate(qp.term.layer, qp.term.etype)
+               : qp.remote_error.valid ? qp.remote_error.status
+                                       : regmap::cqe_status::transport_error;
     f.qpn = qpn;
     f.receive = true;
     f.imm_data = query_word(qp);
@@ -199,6 +201,8 @@ void qp_lifecycle::report_qp_error(std::uint32_t qpn, qp_context& qp, sc_core::s
 
 void qp_lifecycle::maybe_finish_closing(std::uint32_t qpn, qp_context& qp) {
     if (qp.state != qp_state::closing || !qp.pending.empty() || !qp.responses.empty()) return;
+    // VI/TCP Reliable Reception: the peer hears of what was placed here before the stream closes.
+    if (qp.ack_owed) return;
     // Work requests still in the send queue complete (flushed) before the QP leaves Closing.
     if (qp.sq_consumer != qp.sq_producer) return;
     // Everything sent is acknowledged: close the LLP stream gracefully and return to Idle; the

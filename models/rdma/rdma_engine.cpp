@@ -170,10 +170,55 @@ void rdma_engine::on_tx_acked(std::uint32_t conn, std::uint64_t acked_offset, co
     qp->acked = acked_offset;
     sc_core::sc_time d = delay;
     // Completing a work request needs its QP's context (the send CQ, the pending list).
-    if (!qp->pending.empty() && qp->pending.front().stream_end <= acked_offset && qp->pending.front().done) {
+    if (!qp->pending.empty() && work_request_finished(*qp, qp->pending.front())) {
         ctx_out->access_qp(qpn, true, context_if::side::tx, d);
     }
     completions_.retire(qpn, *qp, d);
+}
+
+namespace {
+// The status of our work request whose message the peer reported in error (seed 003 §3.2 VI Error
+// Type), in the verbs classes the Terminates of RFC 5040 map to (status_of_terminate).
+regmap::cqe_status status_of_peer_error(peer_error_kind e) {
+    switch (e) {
+        case peer_error_kind::memory_protection: return regmap::cqe_status::remote_access_error;
+        case peer_error_kind::descriptor: return regmap::cqe_status::remote_invalid_request;
+        default: return regmap::cqe_status::transport_error;
+    }
+}
+const char* peer_error_text(peer_error_kind e) {
+    switch (e) {
+        case peer_error_kind::memory_protection: return "an RDMA Memory Protection Error";
+        case peer_error_kind::descriptor: return "a VI Descriptor Error";
+        default: return "an Unrecoverable Transport Error";
+    }
+}
+}  // namespace
+
+void rdma_engine::peer_acknowledged(std::uint32_t conn, const peer_acknowledgement& report,
+                                    const sc_core::sc_time& delay) {
+    std::uint32_t qpn = 0;
+    qp_context* qp = qp_of_connection(conn, &qpn);
+    if (qp == nullptr || !qp->peer_acks || qp->state == qp_state::error) return;
+    sc_core::sc_time d = delay;
+    if (report.placed && report.placed_through > qp->peer_placed) {
+        // Seed 003 §3.2: "the Message ACK field ... will be used [to] determine when transmit
+        // Descriptors will be completed".
+        qp->peer_placed = report.placed_through;
+        if (!qp->pending.empty() && work_request_finished(*qp, qp->pending.front())) {
+            ctx_out->access_qp(qpn, true, context_if::side::tx, d);
+        }
+        completions_.retire(qpn, *qp, d);
+    }
+    if (report.error == peer_error_kind::none || qp->state == qp_state::error) return;
+    ++counters_.remote_errors_reported;
+    qp->remote_error = {true, report.error_named, status_of_peer_error(report.error), report.placed_through};
+    RNIC_MLOG_D(warn, rdma, d, "QP " << qpn << ": the peer reports " << peer_error_text(report.error)
+                                     << (report.error_named ? " in our message after send-stream byte " +
+                                                                  std::to_string(report.placed_through)
+                                                            : std::string(" in none of our messages"))
+                                     << "; QP to Error");
+    lifecycle_.enter_error(qpn, *qp, d);
 }
 
 // ---- doorbells (driver via the register file) ---------------------------------------------
@@ -218,6 +263,8 @@ bool rdma_engine::take_doorbells(qp_context& qp) {
     // (closing before that, what it had posted flushes: it can never be sent).
     if (qp.state == qp_state::rts && qp.hold_tx) return false;
     if (sending && !qp.responses.empty()) return true;
+    // VI/TCP Reliable Reception: a report of placed messages the peer waits for.
+    if (sending && qp.ack_owed && qp.ack_due <= now) return true;
     // Work posted to an Idle QP waits for RTS; in Closing and Error it flushes.
     return qp.state != qp_state::idle && qp.sq_consumer != qp.sq_producer;
 }
@@ -227,7 +274,12 @@ sc_core::sc_time rdma_engine::next_doorbell_arrival() {
     const sc_core::sc_time now = sim_now();
     for (std::uint32_t i = 0; i < ctx_out->qp_slots(); ++i) {
         const qp_context* qp = ctx_out->qp(i);
-        if (qp == nullptr || qp->sq_doorbells.empty()) continue;
+        if (qp == nullptr) continue;
+        // A report of placed messages comes due like a doorbell arrives (VI/TCP Reliable Reception).
+        if (qp->ack_owed && qp->ack_due > now && (earliest == sc_core::SC_ZERO_TIME || qp->ack_due < earliest)) {
+            earliest = qp->ack_due;
+        }
+        if (qp->sq_doorbells.empty()) continue;
         const sc_core::sc_time t = qp->sq_doorbells.front().arrival;
         if (t > now && (earliest == sc_core::SC_ZERO_TIME || t < earliest)) earliest = t;
     }
@@ -305,6 +357,14 @@ void rdma_engine::serve(std::uint32_t qpn, qp_context& qp) {
         wait(issue);
         return;
     }
+    if (qp.ack_owed && qp.sq_consumer == qp.sq_producer && qp.ack_due <= sim_now()) {
+        // Nothing else to send that could carry it: the acknowledgement alone (seed 003 §3.2 NOP).
+        sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
+        transmit_.send_acknowledgement(qp, issue);
+        wait(issue);
+        lifecycle_.maybe_finish_closing(qpn, qp);
+        return;
+    }
     transmit_.process_batch(qpn, qp);
 }
 
@@ -312,6 +372,25 @@ void rdma_engine::serve(std::uint32_t qpn, qp_context& qp) {
 
 void rdma_engine::rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     receive_.receive(gp, delay);
+    owe_acknowledgement(gp, delay);
+}
+
+void rdma_engine::owe_acknowledgement(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay) {
+    const stream_ext* ext = get_stream_ext(gp);
+    if (ext == nullptr || ext->kind == stream_kind::out_of_order) return;
+    std::uint32_t qpn = 0;
+    qp_context* qp = qp_of_connection(ext->conn, &qpn);
+    if (qp == nullptr || !qp->peer_acks || (qp->state != qp_state::rts && qp->state != qp_state::closing)) return;
+    // Seed 003 §3.2: a Message ACK "should not be indicated for messages until both message data
+    // has been written to host memory and the associated completion information has been written":
+    // due once this ULPDU has landed; the framing acknowledges what has landed by then.
+    const sc_core::sc_time landed = sim_now() + delay;
+    if (!qp->ack_owed) {
+        qp->ack_owed = true;
+        qp->ack_due = landed;
+    }
+    qp->ack_until = std::max(qp->ack_until, landed);
+    work_event_.notify(delay);
 }
 
 // ---- statistics ------------------------------------------------------------------------------
@@ -348,6 +427,8 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     if (counters_.messages_in_error_dropped != 0) {
         out["messages_in_error_dropped"] = counters_.messages_in_error_dropped;
     }
+    // VI/TCP Reliable Reception: errors the peer reported in our messages (new key, non-zero only).
+    if (counters_.remote_errors_reported != 0) out["remote_errors_reported"] = counters_.remote_errors_reported;
     out["rtrs_sent"] = counters_.rtrs_sent;
     out["negotiation_terminates"] = counters_.negotiation_terminates;
     out["streams_held_for_first_fpdu"] = counters_.tx_held;

@@ -83,6 +83,8 @@ public:
     void on_tx_acked(std::uint32_t conn, std::uint64_t acked_offset, const sc_core::sc_time& delay) override;
     // rdma_llp_if
     void llp_error(std::uint32_t conn, std::uint8_t mpa_code, const sc_core::sc_time& delay) override;
+    void peer_acknowledged(std::uint32_t conn, const peer_acknowledgement& report,
+                           const sc_core::sc_time& delay) override;
 
     void report_stats(boost::json::object& out) const override;
     void report_diagnostics(boost::json::object& out) const override;
@@ -107,6 +109,9 @@ private:
     // The QPs whose completions a full CQ lost go to Error (completion_unit::take_overrun_qps).
     void fail_overrun_qps();
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    // VI/TCP Reliable Reception: the in-order ULPDU just received landed `delay` from now; the peer
+    // is owed a report of it (qp_context::ack_owed), which the transmit thread asks the framing for.
+    void owe_acknowledgement(tlm::tlm_generic_payload& gp, const sc_core::sc_time& delay);
     // The QP that carries `conn`, with its number in *qpn; nullptr when none does.
     qp_context* qp_of_connection(std::uint32_t conn, std::uint32_t* qpn);
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <systemc>
 
+#include "framing/framing.h"  // peer_acknowledgement
 #include "rdma/page_list.h"
 
 namespace rnic {
@@ -53,6 +54,10 @@ struct qp_stream {
     // Initiator in the peer-to-peer model: the ready-to-receive message, sent before any work
     // request of the QP (RFC 6581 §5, §9.2): none, a zero-length RDMA Write or a zero-length Read.
     enum class rtr : std::uint8_t { none, write, read } send_rtr = rtr::none;
+    // VI/TCP Reliable Reception (seed 003 §3.2): send work requests complete when the peer reports
+    // their data placed (rdma_llp_if::peer_acknowledged), not when TCP has it acknowledged; and
+    // this end owes the peer the same report of what it placed (a frame the framing builds).
+    bool peer_acknowledges = false;
 };
 
 class rdma_ctl_if : public virtual sc_core::sc_interface {
@@ -97,6 +102,10 @@ class rdma_llp_if : public virtual sc_core::sc_interface {
 public:
     // `mpa_code`: RFC 5044 §8 / RFC 6581 §8 error code (2 CRC error, 3 marker/length mismatch, ...).
     virtual void llp_error(std::uint32_t conn, std::uint8_t mpa_code, const sc_core::sc_time& delay) = 0;
+    // What the peer reported about our messages on `conn` (VI/TCP Reliable Reception, seed 003
+    // §3.2): placed through a send-stream offset, or one of them in error (framing.h).
+    virtual void peer_acknowledged(std::uint32_t /*conn*/, const peer_acknowledgement& /*report*/,
+                                   const sc_core::sc_time& /*delay*/) {}
 };
 
 class rdma_doorbell_if : public virtual sc_core::sc_interface {

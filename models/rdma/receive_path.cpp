@@ -282,15 +282,7 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
         RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send MSN " << h.msn << ": " << what
                                              << "; the message is dropped, the connection goes on");
         if (wqe) {
-            cqe_fields f;
-            f.wr_id = qp.recv_wr_id;
-            f.byte_len = static_cast<std::uint32_t>(qp.recv_bytes);
-            f.opcode = static_cast<std::uint8_t>(regmap::wr_opcode::send);
-            f.status = regmap::cqe_status::local_length_error;
-            f.qpn = qpn;
-            f.wqe_index = qp.recv_index;
-            f.receive = true;
-            completions_.post_cqe(qp.cfg.recv_cq, f, delay);
+            completions_.complete_taken_receive(qpn, qp, regmap::cqe_status::local_length_error, delay);
             ++counters().recv_completions;
         }
         qp.recv_msn = h.msn;

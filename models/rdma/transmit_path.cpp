@@ -354,6 +354,22 @@ void transmit_path::send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
                                           << ")");
 }
 
+void transmit_path::send_acknowledgement(qp_context& qp, sc_core::sc_time& issue) {
+    // What lands after now is owed again once it has landed (the framing reports only what has).
+    if (qp.ack_until > sim_now()) {
+        qp.ack_due = qp.ack_until;
+    } else {
+        qp.ack_owed = false;
+    }
+    if (!wait_for_space(qp, 0, issue)) return;
+    res_.tx_pipe.reserve_lt(issue, cycles_time(params().cycles_per_segment, params().clock_hz));
+    stream_ext ext;
+    ext.conn = qp.conn;
+    ext.kind = stream_kind::acknowledgement;
+    sc_core::sc_time d = issue;
+    send_stream(res_.ulpdu_tx_out, ext, nullptr, 0, d);
+}
+
 void transmit_path::post_read_request(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue) {
     res_.contexts->access_stag(w.local_stag, false, context_if::side::tx, issue);
     const mr_context* sink = writable_local(qp, w.local_stag, w.local_addr, w.length);
@@ -450,12 +466,12 @@ void transmit_path::post_local_invalidate(std::uint32_t qpn, qp_context& qp, con
     completions_.retire(qpn, qp, issue);
 }
 
-void transmit_path::post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue) {
-    if (!check_local(qp, w.local_stag, w.local_addr, w.length) || w.length < 1 || w.length > qp.max_ulpdu ||
-        w.length < ddp::header_size_from_control(0)) {
+bool transmit_path::stage_raw(std::uint32_t qpn, qp_context& qp, const send_wqe& w, bool length_ok,
+                              sc_core::sc_time& issue, sc_core::sc_time& data) {
+    if (!check_local(qp, w.local_stag, w.local_addr, w.length) || !length_ok) {
         ++counters().bad_wqes;
         complete_with_error(qpn, qp, w, regmap::cqe_status::local_length_error, issue);
-        return;
+        return false;
     }
     const mr_context* mr = res_.contexts->lookup_stag(w.local_stag);
     const std::shared_ptr<const mr_page_list> pages = mr->cfg.pages;  // held across the wait
@@ -463,14 +479,22 @@ void transmit_path::post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send
     const std::uint64_t off = local_offset(*mr, w.local_addr);
     if (!wait_for_space(qp, w.length, issue)) {
         complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
-        return;
+        return false;
     }
     tx_scratch_.resize(w.length);
-    sc_core::sc_time data = issue;
+    data = issue;
     if (region_read(res_.dma_out, map, off, tx_scratch_.data(), w.length, data) != tlm::TLM_OK_RESPONSE) {
         complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
-        return;
+        return false;
     }
+    return true;
+}
+
+void transmit_path::post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue) {
+    sc_core::sc_time data;
+    const bool length_ok =
+        w.length >= 1 && w.length <= qp.max_ulpdu && w.length >= ddp::header_size_from_control(0);
+    if (!stage_raw(qpn, qp, w, length_ok, issue, data)) return;
     stream_ext ext;
     ext.conn = qp.conn;
     if (send_stream(res_.ulpdu_tx_out, ext, tx_scratch_.data(), w.length, data) != tlm::TLM_OK_RESPONSE) {
@@ -488,25 +512,8 @@ void transmit_path::post_raw_stream(std::uint32_t qpn, qp_context& qp, const sen
     // The bytes go into the TCP stream as they are: the workload frames its own FPDUs (a wrong CRC,
     // a ULPDU_Length that does not match what follows) and cuts the stream where it likes. Each
     // work request is one TCP segment (a boundary per segment), so the cuts reach the wire.
-    if (!check_local(qp, w.local_stag, w.local_addr, w.length) || w.length < 1) {
-        ++counters().bad_wqes;
-        complete_with_error(qpn, qp, w, regmap::cqe_status::local_length_error, issue);
-        return;
-    }
-    const mr_context* mr = res_.contexts->lookup_stag(w.local_stag);
-    const std::shared_ptr<const mr_page_list> pages = mr->cfg.pages;  // held across the wait
-    const region_map map{mr->cfg.addr, pages.get()};
-    const std::uint64_t off = local_offset(*mr, w.local_addr);
-    if (!wait_for_space(qp, w.length, issue)) {
-        complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
-        return;
-    }
-    tx_scratch_.resize(w.length);
-    sc_core::sc_time data = issue;
-    if (region_read(res_.dma_out, map, off, tx_scratch_.data(), w.length, data) != tlm::TLM_OK_RESPONSE) {
-        complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
-        return;
-    }
+    sc_core::sc_time data;
+    if (!stage_raw(qpn, qp, w, w.length >= 1, issue, data)) return;
     res_.toe->tcp_one_fpdu_per_segment(qp.conn, true);
     stream_ext ext;
     ext.conn = qp.conn;

@@ -40,6 +40,9 @@ public:
     void process_batch(std::uint32_t qpn, qp_context& qp);
     // The ready-to-receive message of a peer-to-peer initiator (RFC 6581 §9.2).
     void send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& issue);
+    // VI/TCP Reliable Reception: asks the framing for the report of placed messages the peer is
+    // owed (qp_context::ack_owed), within the TCP send space (framing::build_acknowledgement).
+    void send_acknowledgement(qp_context& qp, sc_core::sc_time& issue);
 
     enum class emit_status {
         sent,
@@ -82,6 +85,12 @@ private:
                       std::size_t body_len, const send_wqe& w, sc_core::sc_time& issue, pending_completion p);
     void post_local_invalidate(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue);
     void post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue);
+    // The raw work requests' common start (test mode): the local buffer in the QP's protection
+    // domain and `length_ok` (else local_length_error), TCP send space for w.length bytes (else
+    // flushed), the bytes read into tx_scratch_ by `data` (else local_protection_error). False when
+    // it completed the work request in error.
+    bool stage_raw(std::uint32_t qpn, qp_context& qp, const send_wqe& w, bool length_ok, sc_core::sc_time& issue,
+                   sc_core::sc_time& data);
     // Test mode: stream bytes verbatim (the peer's own FPDUs), one TCP segment per work request.
     void post_raw_stream(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue);
     void complete_with_error(std::uint32_t qpn, qp_context& qp, const send_wqe& w, regmap::cqe_status status,

@@ -70,6 +70,21 @@ const std::vector<probe_expectation>& probe_catalogue() {
          "VI/TCP (seed 003 §3.6 option 2): CRC errors per reliability level (with link corruption)"},
         {"unlisten", false, 0, 0, 0,
          "unlisten: the accepted connection stays, a backlog peer is reset, a later SYN is refused (RST)"},
+        // The client builds the segments (probe_raw_frames.cpp; rnic.rdma.raw_ulpdu_wqes, and for
+        // vi_ce_* rnic.vitcp.raw_connect_requests).
+        {"vi_ce_version", false, 0, 0, 0, "VI/TCP (seed 003 §3.2): a ConnectRequest of version 2 is refused, reason 5"},
+        {"vi_ce_bad_option", false, 0, 0, 0,
+         "VI/TCP (seed 003 §3.3): a ConnectRequest with a malformed option is refused, reason 6"},
+        {"vi_ce_unknown_option", false, 0, 0, 0,
+         "VI/TCP (seed 003 §3.3): an unknown option is ignored and the connection accepted"},
+        {"vi_transmit_error", false, 0, 0, 0,
+         "VI/TCP (seed 003 §3.2, §2.2.2.2.5): a Send with the Transmit Error bit, per reliability level"},
+        {"vi_read_window", false, 0, 0, 0,
+         "VI/TCP (seed 003 §2.2.2.2.6): one RDMA Read Request beyond the negotiated window closes the connection"},
+        {"rdmatcp_connection_id", true, 2, 0, 0x03,
+         "RDMA/TCP (seed 000 §3.4): a segment with another Connection ID is a framing error (LLP, MPA, code 3)"},
+        {"rdmatcp_unknown_type", true, 0, 2, 0x06,
+         "RDMA/TCP (seed 000 §3.4): a Send segment carrying an RDMAP opcode no message has (RFC 5040 §7.2)"},
     };
     return all;
 }
@@ -167,6 +182,7 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     for (std::uint32_t i = 0; i < vi_receives(); ++i) {
         if (s.ctx.post_recv(s.qp, vi_receive(s, i)) != drv::status::ok) fail("server post_recv failed");
     }
+    receives += raw_frames_receives();
     for (std::uint32_t i = 0; i < receives; ++i) {
         drv::recv_wr r;
         r.wr_id = 1000 + i;
@@ -196,6 +212,11 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     }
     if (p == "reject") {
         server_reject(s);
+        oob_.publish("server-done", {});
+        return;
+    }
+    if (raw_frames_probe()) {
+        server_raw_frames(s, before);
         oob_.publish("server-done", {});
         return;
     }
@@ -253,6 +274,18 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
         on_done_();
         return;
     }
+    if (cfg_.probe.rfind("rdmatcp_", 0) == 0 && cfg_.framing != "rdmatcp") {
+        fail("probe '" + cfg_.probe + "' needs rnic.framing = rdmatcp (it is '" + cfg_.framing + "')");
+        on_done_();
+        return;
+    }
+    if (raw_frames_probe() && !raw_frames_enabled()) {
+        fail("probe '" + cfg_.probe + "' sends bytes no correct NIC sends: it needs " +
+             (cfg_.probe.rfind("vi_ce_", 0) == 0 ? "rnic.vitcp.raw_connect_requests" : "rnic.rdma.raw_ulpdu_wqes") +
+             " = true");
+        on_done_();
+        return;
+    }
     if (s.ctx.open(station) != drv::status::ok || s.ctx.alloc_pd(&s.pd) != drv::status::ok ||
         s.ctx.alloc_buffer(kClientBuffer, &s.buf) != drv::status::ok ||
         s.ctx.reg_mr(s.pd, s.buf, kClientBuffer, acc::local_write, &s.a) != drv::status::ok ||
@@ -294,6 +327,14 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     }
     if (cfg_.probe == "reject") {
         client_reject(s, server_ip, a);
+        oob_.wait_for("server-done");
+        result_.finished = result_.error.empty();
+        on_done_();
+        return;
+    }
+    if (raw_frames_probe()) {
+        client_raw_frames(s, server_ip, a);
+        oob_.publish("client-done", {});
         oob_.wait_for("server-done");
         result_.finished = result_.error.empty();
         on_done_();
@@ -345,6 +386,7 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     }
     oob_.publish("client-done", {});
     oob_.wait_for("server-done");
+    vi_cross_check();
     result_.finished = result_.error.empty();
     on_done_();
 }

@@ -28,6 +28,10 @@ struct probe_config {
     std::uint64_t mpa_timeout_ps = 10'000'000'000ULL;  // rnic.mpa.timeout (mpa_timeout checks it)
     std::string framing = "mpa";                         // rnic.framing (the vi_* probes need vitcp)
     std::string vi_level = "reliable_delivery";          // rnic.vitcp.reliability (what vi_* expect)
+    bool vi_crc = false;                                 // rnic.vitcp.crc (the raw VI segments' trailer)
+    std::uint16_t vi_read_window = 16;                   // rnic.vitcp.rdma_read_window (vi_read_window)
+    bool raw_wqes = false;              // rnic.rdma.raw_ulpdu_wqes (the probes that send raw bytes)
+    bool vi_raw_connect_requests = false;  // rnic.vitcp.raw_connect_requests (vi_ce_*)
 };
 
 // The Terminate an error probe must provoke (RFC 5040 §4.8 Figure 9, RFC 5041 §7.2, RFC 7306 §8).
@@ -96,11 +100,29 @@ private:
     void client_vi(side& s, const remote_buffer& a);
     void server_vi(side& s, const std::vector<std::uint8_t>& before);
     void bus_spend_and_check_state(side& s, regmap::qp_state want, const std::string& what);
+    // vi_crc at Reliable Reception, once both sides are done: the client's descriptor in error is
+    // the first Send the server did not receive.
+    void vi_cross_check();
+    // The probes whose client builds the seeds' segments itself (probe_raw_frames.cpp): vi_ce_*,
+    // vi_transmit_error, vi_read_window, rdmatcp_*. They connect and accept on their own.
+    bool raw_frames_probe() const;
+    bool raw_frames_enabled() const;  // the test mode the probe's raw bytes need is on
+    std::uint32_t raw_frames_receives() const;  // receives the server posts for them
+    // Posts one raw_stream work request per element (one TCP segment each), wr_ids from first_wr_id.
+    bool post_raw(side& s, const std::vector<std::vector<std::uint8_t>>& segments, std::uint64_t first_wr_id);
+    void client_raw_frames(side& s, std::uint32_t server_ip, const remote_buffer& a);
+    void client_vi_ce(side& s, std::uint32_t server_ip, const remote_buffer& a);
+    void server_raw_frames(side& s, const std::vector<std::uint8_t>& before);
+    // The error probes' client end: the peer's Terminate in the QP error completion, as the
+    // catalogue expects; the QP in Error; `after` refused.
+    void expect_peer_terminate(side& s, drv::send_wr after);
     // reg_mr_pages commands the device must refuse (a page list of the client's, in `arena`).
     void device_refusals(drv::context& ctx, std::uint32_t pd, std::uint64_t arena);
 
     probe_config cfg_;
     const probe_expectation* expect_ = nullptr;
+    std::int64_t vi_client_error_at_ = -1;  // vi_* at Reliable Reception: the client's descriptor in error
+    std::uint64_t vi_server_good_ = 0;      // vi_crc: the Sends the server received before the break
     oob_channel& oob_;
     std::function<void()> on_done_;
     workload_result result_;

@@ -242,6 +242,14 @@ void probe::client_error_probe(side& s, const remote_buffer& a) {
             return;
         }
     }
+    drv::send_wr after = w;
+    after.opcode = regmap::wr_opcode::rdma_write;
+    after.remote_stag = a.stag;
+    after.invalidate_stag = 0;
+    expect_peer_terminate(s, after);
+}
+
+void probe::expect_peer_terminate(side& s, drv::send_wr after) {
     // The peer's Terminate comes back: the QP error completion carries it.
     drv::work_completion err;
     const bool seen = poll_for(s, s.cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
@@ -253,10 +261,6 @@ void probe::client_error_probe(side& s, const remote_buffer& a) {
     regmap::qp_state state = regmap::qp_state::rts;
     s.ctx.query_qp(s.qp, &state);
     check("client: QP in Error", state == regmap::qp_state::error, regmap::to_string(state));
-    drv::send_wr after = w;
-    after.opcode = regmap::wr_opcode::rdma_write;
-    after.remote_stag = a.stag;
-    after.invalidate_stag = 0;
     check("client: posting to a QP in Error is refused", s.ctx.post_send(s.qp, after) == drv::status::bad_state);
 }
 

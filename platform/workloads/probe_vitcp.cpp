@@ -10,7 +10,12 @@
 // Unreliable Delivery: the connection survives; the descriptor of a message in error completes in
 // error (length error, transport error), the others succeed with their bytes, a bad Write places
 // nothing. Reliable Delivery and Reliable Reception: the first error breaks the connection (§3.6
-// option 2); both VIs go to Error and every descriptor not yet complete completes flushed.
+// option 2); both VIs go to Error and every descriptor not yet complete completes flushed, except
+// at Reliable Reception the sender's descriptor of the message in error: it completes with the
+// status of the VI Error Type the peer's Message ACK reported (§3.2; proto/seeds/vitcp_ack.h): a
+// bad Memory Handle remote_access_error, a descriptor error remote_invalid_request, a CRC error
+// transport_error (§3.6 option 2: "Unrecoverable Transport Error") on exactly the Send whose
+// receive the server did not complete.
 #include <string>
 #include <vector>
 
@@ -141,8 +146,34 @@ void probe::client_vi(side& s, const remote_buffer& a) {
         for (const auto st : status) all_ok = all_ok && st == regmap::cqe_status::success;
         check("client (" + level + "): every send descriptor completes successfully", all_ok, list);
         bus_spend_and_check_state(s, regmap::qp_state::rts, "client (" + level + "): the VI stays connected");
+    } else if (level == "reliable_reception") {
+        // Descriptors the peer placed succeed (on its Message ACK), the one whose message it
+        // found in error takes the peer's error, then all flush.
+        const regmap::cqe_status peer = cfg_.probe == "vi_errors"       ? regmap::cqe_status::remote_access_error
+                                        : cfg_.probe == "vi_descriptor" ? regmap::cqe_status::remote_invalid_request
+                                                                        : regmap::cqe_status::transport_error;
+        std::size_t at = status.size();
+        bool shape = true;
+        for (std::size_t i = 0; i < status.size(); ++i) {
+            if (status[i] == peer && at == status.size()) {
+                at = i;
+            } else if (status[i] != (at == status.size() ? regmap::cqe_status::success : regmap::cqe_status::flushed)) {
+                shape = false;
+            }
+        }
+        shape = shape && at < status.size();
+        // The probe's first descriptor is the one in error, except under the CRC probe's random
+        // corruption, where the server's count of good receives says which one it was.
+        if (cfg_.probe != "vi_crc") shape = shape && at == 0;
+        vi_client_error_at_ = static_cast<std::int64_t>(at);
+        check("client (" + level + "): descriptors succeed until the break, the one in error names the peer's " +
+                  regmap::to_string(peer) + ", the rest complete flushed",
+              shape, list);
+        check("client (" + level + "): the VI goes to Error",
+              wait_state(s.bus, s.ctx, s.qp, regmap::qp_state::error, kBudgetPs, &state),
+              std::string("state ") + regmap::to_string(state));
     } else {
-        // Reliable levels: descriptors the peer took before the break succeed, then all flush.
+        // Reliable Delivery: descriptors the peer took before the break succeed, then all flush.
         bool shape = true, flushing = false;
         for (const auto st : status) {
             if (st == regmap::cqe_status::flushed) flushing = true;
@@ -153,6 +184,16 @@ void probe::client_vi(side& s, const remote_buffer& a) {
               wait_state(s.bus, s.ctx, s.qp, regmap::qp_state::error, kBudgetPs, &state),
               std::string("state ") + regmap::to_string(state));
     }
+}
+
+void probe::vi_cross_check() {
+    // Reliable Reception under the CRC probe: the Send the client's descriptor reports in error is
+    // the first one the server did not receive (its Message ACK named that message, §3.2).
+    if (cfg_.probe != "vi_crc" || cfg_.vi_level != "reliable_reception" || vi_client_error_at_ < 0) return;
+    check("client (reliable_reception): the descriptor in error is the Send the server's CRC check failed",
+          static_cast<std::uint64_t>(vi_client_error_at_) == vi_server_good_,
+          "client descriptor " + std::to_string(vi_client_error_at_) + ", server received " +
+              std::to_string(vi_server_good_) + " Sends");
 }
 
 void probe::bus_spend_and_check_state(side& s, regmap::qp_state want, const std::string& what) {
@@ -239,6 +280,7 @@ void probe::server_vi(side& s, const std::vector<std::uint8_t>& before) {
         } else {
             check("server (" + level + "): the first CRC error breaks the connection: receives succeed, then flush",
                   shape && in_error == 0 && other == 0 && flushed >= 1, counts);
+            vi_server_good_ = good;
         }
     }
     if (!reliable(level)) {

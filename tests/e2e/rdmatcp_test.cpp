@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "proto/seeds/rdmatcp.h"
+#include "retransmit_from_host_check.h"
 #include "run_helpers.h"
 
 namespace rnic::test {
@@ -304,34 +305,14 @@ INSTANTIATE_TEST_SUITE_P(Errors, RdmaTcpErrorProbe,
 namespace rnic::test {
 namespace {
 
-// rnic.tcp.retransmit_from = host: a retransmission fetches the payload again from host memory and
-// the framing re-frames it with the segment headers it recorded for that stream position (Connection ID and message number, seed 000 §3.4),
-// so the bytes equal the first transmission (the TCP engine's zero-time self-check counts any
-// difference) and every byte arrives, under loss both ways, for Writes, Reads and Sends.
+// rnic.tcp.retransmit_from = host: the framing re-frames a retransmission with the segment headers
+// it recorded for that stream position (Connection ID and message number, seed 000 §3.4), so the
+// bytes equal the first transmission and every byte arrives, for Writes, Reads and Sends
+// (retransmit_from_host_check.h says what is checked).
 class RdmaTcpRetransmitFromHost : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RdmaTcpRetransmitFromHost, ReframedRetransmissionsAreTheSameBytesAndEveryByteArrives) {
-    const std::string type = GetParam();
-    const std::string results = temp_path("rdmatcp-rtx-host-" + type + ".json");
-    const sim_run r = run_sim({"--set", "rnic.framing=rdmatcp", "--set", "rnic.tcp.retransmit_from=host", "--set",
-                               "workload.type=" + type, "--set", "workload.sizes=[4096,65536]", "--set",
-                               "workload.iterations=150", "--set", "link.a_to_b.loss=0.01", "--set",
-                               "link.b_to_a.loss=0.01", "--results", results, "--log", "error"});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const boost::json::value v = read_json(results);
-    EXPECT_EQ(v.at("status").as_string(), "ok");
-    EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
-    EXPECT_GT(v.at("integrity").at("bytes_checked").to_number<std::uint64_t>(), 0u);
-    // The bulk data's sender: the server for Reads.
-    const char* sender = type == "read_bw" ? "b.rnic" : "a.rnic";
-    const auto& toe = v.at("modules").at(sender).at("toe").as_object();
-    EXPECT_GT(toe.at("tx_refetched_from_host_bytes").to_number<std::uint64_t>(), 0u);
-    EXPECT_EQ(toe.at("tx_refetch_mismatches").to_number<std::uint64_t>(), 0u);
-    EXPECT_EQ(toe.if_contains("tx_refetch_failures"), nullptr) << "a frame the framing could not re-frame";
-    for (const char* host : {"a.rnic", "b.rnic"}) {
-        EXPECT_EQ(v.at("modules").at(host).at("framer").at("crc_errors").to_number<std::uint64_t>(), 0u) << host;
-        EXPECT_EQ(v.at("modules").at(host).at("framer").at("framing_errors").to_number<std::uint64_t>(), 0u) << host;
-    }
+    check_retransmit_from_host("rdmatcp", GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, RdmaTcpRetransmitFromHost, ::testing::Values("write_bw", "read_bw", "send_bw"));

@@ -43,9 +43,14 @@ const probe_case kProbes[] = {
     {"unlisten", -1, 0, 0},
 };
 
-// The VI/TCP probes (rnic.framing = vitcp, no Terminate exists there): tests/e2e/vitcp_test.cpp
-// (ViTcpReliability) runs each at every reliability level.
-const char* const kViProbes[] = {"vi_errors", "vi_descriptor", "vi_crc"};
+// The probes of the seeds' framings, which this capture checker (MPA's) cannot read: the VI/TCP
+// probes (no Terminate exists there; tests/e2e/vitcp_test.cpp ViTcpReliability runs the first
+// three at every reliability level, tests/e2e/raw_frames_probe_test.cpp the rest) and the RDMA/TCP
+// ones (tests/e2e/raw_frames_probe_test.cpp).
+const char* const kViProbes[] = {"vi_errors",          "vi_descriptor",        "vi_crc",
+                                 "vi_ce_version",      "vi_ce_bad_option",     "vi_ce_unknown_option",
+                                 "vi_transmit_error",  "vi_read_window",       "rdmatcp_connection_id",
+                                 "rdmatcp_unknown_type"};
 
 class EveryProbe : public ::testing::TestWithParam<probe_case> {};
 

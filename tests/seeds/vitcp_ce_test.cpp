@@ -1,6 +1,7 @@
 // VI/TCP connection establishment (seed 003 §4): the active (§4.2) and passive (§4.3) state
 // machines without SystemC: the ConnectRequest on the wire, the negotiated options (CRC, Urgent
-// Marker, RDMA Read Window, MTU, reliability level), refusal with its reason, ConnectNoMatch,
+// Marker, RDMA Read Window, MTU, reliability level), refusal with its reason (an invalid
+// ConnectRequest too: an unsupported version, a malformed option), unknown options ignored, ConnectNoMatch,
 // answers split across chunks, bad answers, and the states each event leads to.
 #include "proto/seeds/vitcp_ce.h"
 
@@ -216,7 +217,7 @@ TEST(ViTcpCe, PassiveRefusesWhatIsNotAValidConnectRequest) {
     a.connect_request();
     Bytes req = a.tcp_established();
     req[25] |= 0x03;  // two reliability levels in the Calling Attributes (UR and RD)
-    EXPECT_EQ(p.on_bytes(req.data(), req.size()), passive::result::protocol_error);
+    EXPECT_EQ(p.on_bytes(req.data(), req.size()), passive::result::invalid);
     EXPECT_EQ(p.reason(), refusal::bad_request);
     EXPECT_EQ(p.current(), passive::state::disconnected);
 
@@ -227,8 +228,105 @@ TEST(ViTcpCe, PassiveRefusesWhatIsNotAValidConnectRequest) {
         s.header.type = vt::SegmentType::nop;
         return s;
     }());
-    EXPECT_EQ(p2.on_bytes(nop.data(), nop.size()), passive::result::protocol_error);
+    EXPECT_EQ(p2.on_bytes(nop.data(), nop.size()), passive::result::invalid);
     EXPECT_NE(p2.why().find("NOP"), std::string::npos) << p2.why();
+    EXPECT_EQ(p2.reason(), refusal::bad_request);
+}
+
+// The ConnectReject that answers an invalid ConnectRequest names why, and the active side reads
+// the reason back from its IS Error Code (§3.2).
+refusal refusal_seen_by_active(const Bytes& request, passive::result* got, std::string* why) {
+    active a(proposal{}, 1, 2);
+    a.connect_request();
+    (void)a.tcp_established(request);
+    passive p(2);
+    p.tcp_accepted();
+    *got = p.on_bytes(request.data(), request.size());
+    *why = p.why();
+    const Bytes answer = p.refuse();
+    EXPECT_TRUE(p.refuse().empty()) << "answered once";
+    std::string detail;
+    const auto v = vt::parse(answer.data(), answer.size(), false, &detail);
+    EXPECT_TRUE(v) << detail;
+    if (!v) return refusal::none;
+    EXPECT_EQ(v->header.type, vt::SegmentType::connect_reject);
+    EXPECT_EQ(v->header.version, vt::kVersion);
+    EXPECT_EQ(a.on_bytes(answer.data(), answer.size()), active::result::rejected);
+    EXPECT_EQ(a.reason(), p.reason());
+    EXPECT_NE(a.why().find(to_string(p.reason())), std::string::npos) << a.why();
+    return a.reason();
+}
+
+vt::Segment good_request() {
+    vt::Segment s;
+    s.header.type = vt::SegmentType::connect_request;
+    vt::LocalParameters local;
+    local.mtu = 4096;
+    local.rdma_read_window = 4;
+    s.ce = vt::make_request(local, port_discriminator(1), port_discriminator(2));
+    return s;
+}
+
+TEST(ViTcpCe, AnInvalidConnectRequestIsRefusedWithItsReason) {
+    passive::result got{};
+    std::string why;
+    // §3.2 Version: this end speaks version 1.
+    vt::Segment v2 = good_request();
+    v2.header.version = 2;
+    EXPECT_EQ(refusal_seen_by_active(vt::encode(v2), &got, &why), refusal::unsupported_version);
+    EXPECT_EQ(got, passive::result::invalid);
+    EXPECT_NE(why.find("Version 2"), std::string::npos) << why;
+    // §3.3: the CRC option has "Length = 4"; one of 8 is malformed.
+    vt::Segment bad = good_request();
+    bad.ce->options.push_back({vt::kOptionCrc, {0, 0, 0, 0}});
+    bad.crc = true;
+    Bytes bytes = vt::encode(bad);
+    ASSERT_FALSE(bytes.empty());
+    EXPECT_EQ(refusal_seen_by_active(bytes, &got, &why), refusal::bad_option);
+    EXPECT_NE(why.find("option"), std::string::npos) << why;
+    // Anything else wrong: the generic reason.
+    vt::Segment two_levels = good_request();
+    two_levels.ce->attributes.unreliable = true;
+    EXPECT_EQ(refusal_seen_by_active(vt::encode(two_levels), &got, &why), refusal::bad_request);
+}
+
+TEST(ViTcpCe, AnUnknownOptionIsIgnoredAndTheConnectionIsAccepted) {
+    // §3.3: "A receiver MUST ignore any unsupported or unknown options."
+    vt::Segment s = good_request();
+    s.ce->options.insert(s.ce->options.begin(), {0x4242, {0xde, 0xad, 0xbe, 0xef}});
+    const Bytes request = vt::encode(s);
+    ASSERT_FALSE(request.empty());
+    proposal us;
+    us.level = reliability::reliable_delivery;
+    active a(us, 1, 2);
+    a.connect_request();
+    EXPECT_EQ(a.tcp_established(request), request) << "sent as built (test mode)";
+    passive p(2);
+    p.tcp_accepted();
+    ASSERT_EQ(p.on_bytes(request.data(), request.size()), passive::result::request);
+    ASSERT_TRUE(p.discriminator_matches());
+    const Bytes accept = p.accept(us);
+    ASSERT_EQ(p.current(), passive::state::connected);
+    ASSERT_EQ(a.on_bytes(accept.data(), accept.size()), active::result::connected) << a.why();
+    EXPECT_EQ(a.agreed().rdma_read_window, 4u);
+    EXPECT_EQ(a.agreed().mtu, 4096u);
+    EXPECT_EQ(a.agreed().level, reliability::reliable_delivery);
+}
+
+TEST(ViTcpCe, AnAcceptCannotFitARequestThatDidNotDecode) {
+    vt::Segment v2 = good_request();
+    v2.header.version = 2;
+    active a(proposal{}, 1, 2);
+    a.connect_request();
+    (void)a.tcp_established(vt::encode(v2));
+    // An Accept made for a valid request of the same parameters: the active side's own request
+    // did not decode, so nothing was proposed that it could fit.
+    passive p(2);
+    p.tcp_accepted();
+    const Bytes good = vt::encode(good_request());
+    ASSERT_EQ(p.on_bytes(good.data(), good.size()), passive::result::request);
+    const Bytes accept = p.accept(proposal{});
+    EXPECT_EQ(a.on_bytes(accept.data(), accept.size()), active::result::protocol_error);
 }
 
 TEST(ViTcpCe, TimeoutsAndTcpFailuresLeadToDisconnected) {

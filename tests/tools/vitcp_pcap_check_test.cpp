@@ -6,7 +6,8 @@
 // above the ConnectRequest's (§3.3); a segment the capture loses (a hole never filled); a refused
 // connection (ConnectReject with its reason: not an error of the capture); and the wrong
 // --framing either way; the Urgent Marker (§3.7): a capture whose data segments carry URG on their
-// first byte is clean, a pointer one byte off and URG without the other end's option are errors.
+// first byte is clean, a pointer one byte off and URG without the other end's option are errors;
+// at Reliable Reception (§3.2) every Message ACK names a message the other direction completed.
 // Damaged captures are checked with --no-checksum (the damage breaks the TCP
 // checksum), and through the library (proto/stream_check_vitcp.h).
 #include <gtest/gtest.h>
@@ -261,6 +262,41 @@ TEST(ViTcpPcapCheck, UrgentDataWithoutTheOtherEndsOptionIsAnError) {
     const CommandResult r = run_pcap_check("--no-checksum --framing vitcp " + bad.path());
     EXPECT_EQ(r.exit_code, 1) << r.out;
     EXPECT_NE(r.out.find("did not carry the Urgent Marker option (§3.7)"), std::string::npos) << r.out;
+}
+
+// Reliable Reception (§3.2): Reads one way (the Read Responses carry the Message ACKs of the Read
+// Requests) and Writes the other (the receiver's NOPs carry them) are clean; a Message ACK naming
+// a message that was never sent is an error, in either kind of segment.
+TEST(ViTcpPcapCheck, ReliableReceptionMessageAcksNameCompletedMessages) {
+    const std::string rr = "--set rnic.vitcp.crc=true --set rnic.vitcp.reliability=reliable_reception";
+    TempFile reads("vitcp-rr-reads.pcap"), writes("vitcp-rr-writes.pcap");
+    ASSERT_NO_FATAL_FAILURE(simulate(reads.path(), rr));
+    ASSERT_NO_FATAL_FAILURE(simulate_capture("vitcp", writes.path(),
+                                             rr + " --set workload.type=write_bw --set 'workload.sizes=[64,4096]' "
+                                                  "--set workload.iterations=20"));
+    for (const std::string& path : {reads.path(), writes.path()}) {
+        const CommandResult r = run_pcap_check("--verbose --framing vitcp " + path);
+        EXPECT_EQ(r.exit_code, 0) << r.out;
+        EXPECT_NE(r.out.find("ConnectRequest -> ConnectAccept: reliable reception"), std::string::npos) << r.out;
+    }
+    const check::ViTcpCaptureReport clean = check_lib(writes.path(), true);
+    ASSERT_EQ(clean.connections.size(), 1u);
+    EXPECT_GT(clean.connections[0].dir[1].by_type.count("NOP"), 0u) << "the Write receiver's Message ACKs ride in NOPs";
+    // Message ACK: segment header bytes 16-19.
+    const auto never_sent = [](std::uint8_t* seg, std::size_t) { seg[16] ^= 0x80; };
+    for (const auto& [in, type] : {std::pair{reads.path(), vt::SegmentType::read_response},
+                                   std::pair{writes.path(), vt::SegmentType::nop}}) {
+        TempFile bad("vitcp-rr-bad.pcap");
+        ASSERT_NE(damage(in, bad.path(), type, true, never_sent, true), 0u);
+        const check::ViTcpCaptureReport rep = check_lib(bad.path(), false);
+        ASSERT_EQ(rep.connections.size(), 1u);
+        ASSERT_EQ(rep.connections[0].errors.size(), 1u) << vt::to_string(type);
+        EXPECT_NE(rep.connections[0].errors[0].find("passive -> active"), std::string::npos) << rep.connections[0].errors[0];
+        EXPECT_NE(rep.connections[0].errors[0].find("names no message the other direction had completed"),
+                  std::string::npos)
+            << rep.connections[0].errors[0];
+        EXPECT_TRUE(rep.connections[0].crc_errors.empty());
+    }
 }
 
 TEST(ViTcpPcapCheck, WrongFramingEitherWayFails) {

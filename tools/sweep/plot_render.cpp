@@ -195,8 +195,10 @@ std::string render_plot(const PlotSpec& spec, const PlotData& data, const std::s
     std::string using_spec = spec.error == PlotSpec::ErrorBars::none ? "1:3" : "1:3:4:5";
     if (data.categorical_x) using_spec += ":xtic(2)";
     const std::string style = spec.error == PlotSpec::ErrorBars::none ? "linespoints" : "yerrorlines";
+    // Five filled point types against gnuplot's eight colours: colour and point repeat together
+    // only after 40 series (with four, series 9 and 10 looked like series 1 and 2).
     clauses += gq(dat) + " index " + std::to_string(i) + " using " + using_spec + " with " + style + " lw 2 pt " +
-               std::to_string(5 + 2 * (i % 4)) + " ps 1.3 title " + gq(s.title);
+               std::to_string(5 + 2 * (i % 5)) + " ps 1.3 title " + gq(s.title);
   }
   if (clauses.empty()) return "no points to draw (no ok run has a value of " + spec.y + ")";
   // Reference lines: dashed (a dash pattern per reference), in the series' colour or dark grey.

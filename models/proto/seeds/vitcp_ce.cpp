@@ -47,6 +47,8 @@ const char* to_string(refusal r) {
         case refusal::reliability_mismatch: return "reliability levels differ (§3.3)";
         case refusal::peer_to_peer_mismatch: return "peer-to-peer bits differ (§3.3)";
         case refusal::bad_request: return "invalid ConnectRequest";
+        case refusal::unsupported_version: return "unsupported VI/TCP version (§3.2)";
+        case refusal::bad_option: return "malformed option (§3.3)";
     }
     return "unknown reason";
 }
@@ -93,6 +95,22 @@ std::vector<std::uint8_t> active::tcp_established() {
     return encode_ce(vt::SegmentType::connect_request, sent_);
 }
 
+std::vector<std::uint8_t> active::tcp_established(std::vector<std::uint8_t> request) {
+    if (state_ != state::connecting) return {};
+    // What decodes of it is what an Accept is held to; an undecodable request leaves a CE header
+    // no Accept can fit (negotiate() fails on its missing reliability level).
+    std::string unused;
+    const auto seg = vt::decode(request.data(), request.size(), false, &unused);
+    if (seg && seg->header.type == vt::SegmentType::connect_request) {
+        sent_ = *seg->ce;
+    } else {
+        sent_ = vt::CeHeader{};
+        sent_.attributes.reliable_delivery = false;  // no reliability level at all
+    }
+    state_ = state::pending_accept;
+    return request;
+}
+
 active::result active::on_bytes(const std::uint8_t* data, std::size_t len) {
     auto error = [this](std::string why) {
         why_ = std::move(why);
@@ -110,7 +128,8 @@ active::result active::on_bytes(const std::uint8_t* data, std::size_t len) {
         case vt::SegmentType::connect_accept: {
             const auto g = vt::negotiate(sent_, *seg->ce, &detail);
             if (!g) return error("ConnectAccept does not fit the ConnectRequest: " + detail);
-            agreed_.level = us_.level;  // negotiate() held the Accept's level to ours
+            // negotiate() held the Accept's level to the one we asked for.
+            agreed_.level = reliability_of(sent_.attributes).value_or(us_.level);
             agreed_.mtu = g->mtu;
             agreed_.rdma_read_window = g->rdma_read_window;
             agreed_.crc = g->crc;
@@ -121,8 +140,7 @@ active::result active::on_bytes(const std::uint8_t* data, std::size_t len) {
         }
         case vt::SegmentType::connect_reject: {
             const std::uint8_t code = seg->header.remote_error.is_error_code;
-            reason_ = code <= static_cast<std::uint8_t>(refusal::bad_request) ? static_cast<refusal>(code)
-                                                                               : refusal::none;
+            reason_ = code <= kMaxRefusal ? static_cast<refusal>(code) : refusal::none;
             why_ = std::string("ConnectReject: ") + to_string(reason_) + " (IS Error Code " + std::to_string(code) + ")";
             state_ = state::disconnected;
             return result::rejected;
@@ -156,11 +174,25 @@ passive::result passive::on_bytes(const std::uint8_t* data, std::size_t len) {
     if (need == 0 || len < need) return result::need_more;
     consumed_ = need;
     std::string detail;
-    const auto seg = vt::decode(data, need, false, &detail);
-    if (!seg) return error(refusal::bad_request, "bad ConnectRequest: " + detail);
+    vt::ErrorCode code = vt::ErrorCode::none;
+    const auto seg = vt::decode(data, need, false, &detail, &code);
+    auto invalid = [this](refusal r, std::string why) {
+        reason_ = r;
+        why_ = std::move(why);
+        invalid_ = true;
+        state_ = state::disconnected;
+        return result::invalid;
+    };
+    if (!seg) {
+        const refusal r = code == vt::ErrorCode::bad_version ? refusal::unsupported_version
+                          : code == vt::ErrorCode::bad_option || code == vt::ErrorCode::missing_end_of_options
+                              ? refusal::bad_option
+                              : refusal::bad_request;
+        return invalid(r, "invalid ConnectRequest: " + detail);
+    }
     if (seg->header.type != vt::SegmentType::connect_request) {
-        return error(refusal::bad_request,
-                     std::string("expected a ConnectRequest, got ") + vt::to_string(seg->header.type));
+        return invalid(refusal::bad_request,
+                       std::string("expected a ConnectRequest, got ") + vt::to_string(seg->header.type));
     }
     request_ = *seg->ce;
     matched_ = request_.called_discriminator == port_discriminator(port_);
@@ -176,6 +208,12 @@ std::vector<std::uint8_t> passive::answer(vt::SegmentType t, refusal why) {
     s.crc = request_.has_option(vt::kOptionCrc);  // §3.6: MAY; seen from Segment Length 28
     state_ = state::disconnected;
     return vt::encode(s);
+}
+
+std::vector<std::uint8_t> passive::refuse() {
+    if (!invalid_) return {};
+    invalid_ = false;
+    return answer(vt::SegmentType::connect_reject, reason_);
 }
 
 std::vector<std::uint8_t> passive::no_match() {

@@ -11,6 +11,12 @@
 //    the port it listens on; anything else is a ConnectNoMatch.
 //  - Refusal reason: a ConnectReject carries it in the IS Error Code of its Remote Error Code
 //    (§3.2: "Implementation Specific ... outside the scope of this document"), values below.
+//  - An invalid ConnectRequest (§4.3 names no event for one: its Incoming state knows only a
+//    ConnectRequest, a timeout and the TCP close) is refused like one that cannot be met: a
+//    version-1 ConnectReject naming the reason (an unsupported Version, a malformed option, any
+//    other rule of §3.2/§3.3), then the TCP connection closes. A peer speaking another version
+//    learns at least that this end does not. Unknown options are no reason: "A receiver MUST
+//    ignore any unsupported or unknown options" (§3.3).
 //  - CE segments carry Message Number 0; they are not part of the data message sequence, whose
 //    first number the framing picks (§3.2 "The initial Message Number may be varied").
 //  - A ConnectReject/ConnectNoMatch carries a trailer CRC when this end proposed the CRC (§3.6
@@ -44,7 +50,10 @@ enum class refusal : std::uint8_t {
     reliability_mismatch = 2,   // §3.3: "The reliability level of the two ends ... must match"
     peer_to_peer_mismatch = 3,  // §3.3: "the peer-to-peer bit must match"
     bad_request = 4,            // the ConnectRequest broke a rule of §3.3/§3.6
+    unsupported_version = 5,    // §3.2 Version: this end speaks version 1 only
+    bad_option = 6,             // §3.3 Options: a malformed option (length), or no End of Option List before a CRC
 };
+constexpr std::uint8_t kMaxRefusal = 6;
 const char* to_string(refusal r);
 
 // What this end proposes in its CE header.
@@ -89,6 +98,10 @@ public:
     void connect_request();  // Disconnected -> Connecting
     // Connecting -> Pending Accept: the ConnectRequest segment to send.
     std::vector<std::uint8_t> tcp_established();
+    // Test mode (rnic.vitcp.raw_connect_requests): Connecting -> Pending Accept with `request`, the
+    // ConnectRequest bytes the caller built (perhaps breaking a rule, to see the peer refuse it);
+    // returned as they are. The answer is judged against what of them decodes.
+    std::vector<std::uint8_t> tcp_established(std::vector<std::uint8_t> request);
     // Pending Accept: the start-up bytes received so far. On anything but need_more, consumed()
     // is the answer's length (further bytes are the peer's first data segments).
     result on_bytes(const std::uint8_t* data, std::size_t len);
@@ -118,7 +131,9 @@ private:
 class passive {
 public:
     enum class state : std::uint8_t { listening, incoming, matching, pending_accept, connected, disconnected };
-    enum class result : std::uint8_t { need_more, request, protocol_error };
+    // invalid: a whole CE segment that is no valid ConnectRequest; send refuse() (a ConnectReject
+    // with reason()) and close TCP.
+    enum class result : std::uint8_t { need_more, request, invalid, protocol_error };
 
     explicit passive(std::uint16_t listen_port) : port_(listen_port) {}
 
@@ -134,6 +149,8 @@ public:
     std::vector<std::uint8_t> accept(const proposal& us);
     // Pending Accept -> Disconnected: the ConnectReject to send (VipConnectReject).
     std::vector<std::uint8_t> reject(refusal why = refusal::consumer_rejected);
+    // After on_bytes said invalid: the ConnectReject naming reason() to send.
+    std::vector<std::uint8_t> refuse();
     void timeout_or_tcp_closed() { state_ = state::disconnected; }
 
     state current() const { return state_; }
@@ -150,6 +167,7 @@ private:
     state state_ = state::listening;
     vt::CeHeader request_;
     bool matched_ = false;
+    bool invalid_ = false;  // on_bytes found an invalid ConnectRequest: refuse() may answer it
     agreement agreed_;
     refusal reason_ = refusal::none;
     std::string why_;

@@ -323,6 +323,25 @@ ooo_verdict accept_out_of_order(const session& s, const vt::SegmentView& seg, st
     return ooo_verdict::place;
 }
 
+std::uint32_t expected_message(const session& s) { return s.rx_open ? s.rx_open_number : s.rx_next_message; }
+
+std::uint32_t message_in_error(const session& s) {
+    if (s.rx_delivering) return *s.rx_delivering;
+    if (s.rx_failed) return *s.rx_failed;
+    return expected_message(s);
+}
+
+vt::Segment make_nop(const session& s, const vitcp_ack::ack_fields& fields) {
+    vt::Segment nop;
+    nop.crc = s.crc;
+    nop.header.type = vt::SegmentType::nop;
+    nop.header.eom = true;
+    nop.header.message_number = s.tx_next_message - 1;  // the last message sent (§3.2 Notes on NOP)
+    nop.header.message_ack = fields.message_ack;
+    nop.header.remote_error = fields.remote_error;
+    return nop;
+}
+
 std::vector<std::uint8_t> pad_for_retransmission(const std::uint8_t* segment, std::size_t len, bool crc) {
     std::string unused;
     const auto v = vt::parse(segment, len, crc, &unused);

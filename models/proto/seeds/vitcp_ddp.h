@@ -35,10 +35,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "proto/seeds/vitcp.h"
+#include "proto/seeds/vitcp_ack.h"
 #include "proto/seeds/vitcp_errors.h"
 
 namespace rnic::proto::vitcp_map {
@@ -92,7 +94,28 @@ struct session {
     bool rx_response_open = false;
     std::uint32_t rx_response_next_offset = 0;
     std::uint32_t rx_send_msn = 1, rx_read_msn = 1;  // DDP MSNs rebuilt per queue
+
+    // Reliable Reception (§3.2 Message ACK and Remote Error Code, vitcp_ack.h): what this end
+    // acknowledges of the peer's messages, and which of ours the peer's acknowledgements complete.
+    bool acknowledges = false;
+    vitcp_ack::acknowledger acks;
+    vitcp_ack::tracker sent_messages;
+    // The message whose segment is being handed on (set around the delivery), and the one the
+    // in-order stream failed at: where an error found meanwhile is reported (§3.2 "the Message
+    // Number of the message segment in error").
+    std::optional<std::uint32_t> rx_delivering;
+    std::optional<std::uint32_t> rx_failed;
 };
+
+// The Message Number the next in-order segment of a new or open Send, RdmaWrite or
+// RdmaReadRequest must carry: the open message's, else the next one (0 before the first).
+std::uint32_t expected_message(const session& s);
+// The number of the message a Reliable Reception error report names (§3.2): the message being
+// delivered, else the one the stream failed at, else the expected one.
+std::uint32_t message_in_error(const session& s);
+// §3.2 Notes on NOP: a NOP carrying `fields`, with "the message number of the last (non RDMA read
+// response) message sent" and the trailer per s.crc.
+vt::Segment make_nop(const session& s, const vitcp_ack::ack_fields& fields);
 
 // Classifies the ULPDU, numbers it from `s` (advancing the transmit state) and fills `out` (a
 // whole VI segment, trailer per s.crc). On a refusal `s` is unchanged.
