@@ -263,6 +263,8 @@ probe_config build_probe_config(const config::Scenario& s) {
     c.framing = s.get_string("rnic.framing");
     c.vi_level = s.get_string("rnic.vitcp.reliability");
     c.vi_crc = s.get_bool("rnic.vitcp.crc");
+    c.client_link_corrupts_past_checksum =
+        s.get_number("link.a_to_b.corrupt") > 0.0 && s.get_bool("link.a_to_b.corrupt_fixes_checksum");
     c.vi_read_window = static_cast<std::uint16_t>(s.get_int("rnic.vitcp.rdma_read_window"));
     c.raw_wqes = s.get_bool("rnic.rdma.raw_ulpdu_wqes");
     c.vi_raw_connect_requests = s.get_bool("rnic.vitcp.raw_connect_requests");

@@ -279,6 +279,14 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
         on_done_();
         return;
     }
+    if (cfg_.probe == "vi_crc" && (!cfg_.vi_crc || !cfg_.client_link_corrupts_past_checksum)) {
+        // Without both nothing is corrupted, or nothing catches it: every Send would succeed and
+        // the probe would report the level's error behaviour as broken.
+        fail("probe 'vi_crc' needs rnic.vitcp.crc = true and link corruption the TCP checksum does "
+             "not catch (link.a_to_b.corrupt > 0, link.a_to_b.corrupt_fixes_checksum = true)");
+        on_done_();
+        return;
+    }
     if (raw_frames_probe() && !raw_frames_enabled()) {
         fail("probe '" + cfg_.probe + "' sends bytes no correct NIC sends: it needs " +
              (cfg_.probe.rfind("vi_ce_", 0) == 0 ? "rnic.vitcp.raw_connect_requests" : "rnic.rdma.raw_ulpdu_wqes") +

@@ -29,6 +29,9 @@ struct probe_config {
     std::string framing = "mpa";                         // rnic.framing (the vi_* probes need vitcp)
     std::string vi_level = "reliable_delivery";          // rnic.vitcp.reliability (what vi_* expect)
     bool vi_crc = false;                                 // rnic.vitcp.crc (the raw VI segments' trailer)
+    // link.a_to_b corrupts frames and fixes their checksums: only then can vi_crc's Sends arrive
+    // with a CRC error for the receiver to catch.
+    bool client_link_corrupts_past_checksum = false;
     std::uint16_t vi_read_window = 16;                   // rnic.vitcp.rdma_read_window (vi_read_window)
     bool raw_wqes = false;              // rnic.rdma.raw_ulpdu_wqes (the probes that send raw bytes)
     bool vi_raw_connect_requests = false;  // rnic.vitcp.raw_connect_requests (vi_ce_*)

@@ -344,6 +344,25 @@ TEST(ViTcp, ViProbesRefuseAnotherFraming) {
     EXPECT_NE(r.output.find("needs rnic.framing = vitcp"), std::string::npos) << r.output;
 }
 
+// vi_crc without the CRC option, or without corruption past the TCP checksum, has nothing to show:
+// it says what it needs instead of reporting every level's error behaviour as broken.
+TEST(ViTcp, CrcProbeSaysItNeedsTheCrcAndLinkCorruption) {
+    const std::vector<std::vector<std::string>> incomplete = {
+        {},
+        {"--set", "rnic.vitcp.crc=true"},
+        {"--set", "link.a_to_b.corrupt=0.05", "--set", "link.a_to_b.corrupt_fixes_checksum=true"},
+        {"--set", "rnic.vitcp.crc=true", "--set", "link.a_to_b.corrupt=0.05"}};
+    for (const auto& extra : incomplete) {
+        std::vector<std::string> args = {"--set", "rnic.framing=vitcp", "--set", "workload.type=probe", "--set",
+                                         "workload.probe=vi_crc", "--log", "warn"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const sim_run r = run_sim(args);
+        EXPECT_EQ(r.exit_code, 1) << r.output;
+        EXPECT_NE(r.output.find("probe 'vi_crc' needs rnic.vitcp.crc = true and link corruption"), std::string::npos)
+            << r.output;
+    }
+}
+
 TEST(ViTcp, SettingsItCannotRunWithAreRefusedAtStart) {
     for (const char* kv : {"rnic.mpa.markers=true", "rnic.mpa.model=rtl",
                            "rnic.rx_path=aligned", "rnic.vitcp.reliability=best_effort"}) {
