@@ -23,6 +23,7 @@ status from_cmd(regmap::cmd_status s) {
         case regmap::cmd_status::connection_refused:
         case regmap::cmd_status::mpa_negotiation_failed: return status::connection_refused;
         case regmap::cmd_status::connection_timeout: return status::timeout;
+        case regmap::cmd_status::no_buffer_memory: return status::no_buffer_memory;
     }
     return status::device_error;
 }
@@ -46,6 +47,7 @@ const char* to_string(status s) {
         case status::device_error: return "device error";
         case status::timeout: return "timeout";
         case status::connection_refused: return "connection refused";
+        case status::no_buffer_memory: return "no NIC buffer memory for the connection";
     }
     return "unknown";
 }

@@ -28,6 +28,7 @@ enum class status {
     device_error,
     timeout,
     connection_refused,
+    no_buffer_memory,  // the NIC could not reserve the connection's send region (regmap cmd_status)
 };
 const char* to_string(status s);
 
