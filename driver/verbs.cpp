@@ -24,6 +24,7 @@ status from_cmd(regmap::cmd_status s) {
         case regmap::cmd_status::mpa_negotiation_failed: return status::connection_refused;
         case regmap::cmd_status::connection_timeout: return status::timeout;
         case regmap::cmd_status::not_listening: return status::not_listening;
+        case regmap::cmd_status::no_buffer_memory: return status::no_buffer_memory;
     }
     return status::device_error;
 }
@@ -48,6 +49,7 @@ const char* to_string(status s) {
         case status::timeout: return "timeout";
         case status::connection_refused: return "connection refused";
         case status::not_listening: return "not listening";
+        case status::no_buffer_memory: return "no NIC buffer memory for the connection";
     }
     return "unknown";
 }

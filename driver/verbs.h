@@ -29,6 +29,7 @@ enum class status {
     timeout,
     connection_refused,
     not_listening,  // unlisten of a port that does not listen (regmap cmd_status::not_listening)
+    no_buffer_memory,  // the NIC could not reserve the connection's send region (regmap cmd_status)
 };
 const char* to_string(status s);
 

@@ -26,7 +26,8 @@ vip_return provider::from(status s) {
         case status::not_listening: return vip_return::invalid_state;
         case status::ring_full:
         case status::no_memory:
-        case status::no_resources: return vip_return::error_resource;
+        case status::no_resources:
+        case status::no_buffer_memory: return vip_return::error_resource;
         case status::bad_opcode: return vip_return::descriptor_error;
         case status::timeout: return vip_return::timeout;
         case status::connection_refused: return vip_return::rejected;

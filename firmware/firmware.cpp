@@ -56,6 +56,7 @@ void firmware::run() {
             case event_kind::startup_bytes: on_startup_bytes(ev.conn); break;
             case event_kind::tcp_closed: on_connection_lost(ev.conn, "TCP connection closed"); break;
             case event_kind::tcp_failed: on_connection_lost(ev.conn, "TCP connection could not be opened"); break;
+            case event_kind::tcp_refused: on_refused(ev.port); break;
             case event_kind::framing_error: on_connection_lost(ev.conn, "framing error"); break;
             case event_kind::timer: on_timer(); break;
             case event_kind::device_reset: on_reset(); break;
@@ -263,7 +264,8 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
             const int conn = hal_.tcp_connect(static_cast<std::uint32_t>(p[1]), static_cast<std::uint16_t>(p[1] >> 32),
                                               static_cast<std::uint16_t>(p[2]));
             if (conn < 0) {
-                complete(slot, cmd_status::no_resources, 0);
+                complete(slot, conn == hal::kTcpNoSendRegion ? cmd_status::no_buffer_memory
+                                                                     : cmd_status::no_resources, 0);
                 return;
             }
             pending_connection pc;
@@ -444,6 +446,22 @@ void firmware::on_established(std::uint32_t conn, std::uint16_t port) {
     pending_connection pc = acc->second;
     accepts_.erase(acc);
     claim(conn, pc);
+}
+
+void firmware::on_refused(std::uint16_t port) {
+    // The TCP engine reset a SYN on `port` for want of a send region: the accept it would have
+    // served (the first waiting, as in on_established) fails now, by name, rather than waiting on.
+    hal_.consume_cycles(costs_.event);
+    auto acc = accepts_.find(port);
+    if (acc == accepts_.end()) {
+        FW_LOG(warn, "port " << port << ": a peer was refused (no send region in buffer memory)");
+        return;
+    }
+    FW_LOG(warn, "command " << acc->second.cmd_slot << ": accept on port " << port
+                            << " fails: no send region in buffer memory for the peer");
+    ++failed_;
+    complete(acc->second.cmd_slot, cmd_status::no_buffer_memory, 0);
+    accepts_.erase(acc);
 }
 
 void firmware::claim(std::uint32_t conn, pending_connection pc) {

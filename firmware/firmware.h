@@ -88,6 +88,7 @@ private:
     void on_established(std::uint32_t conn, std::uint16_t port);
     void on_startup_bytes(std::uint32_t conn);
     void on_connection_lost(std::uint32_t conn, const char* why);
+    void on_refused(std::uint16_t port);
     // Binds an established passive connection to the accept `pc` and starts its negotiation.
     void claim(std::uint32_t conn, pending_connection pc);
     void on_timer();

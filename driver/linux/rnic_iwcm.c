@@ -80,6 +80,7 @@ static int connect_status(int err, u32 status)
 	case RNIC_CMD_STATUS_CONNECTION_REFUSED: return -ECONNREFUSED;
 	case RNIC_CMD_STATUS_CONNECTION_TIMEOUT: return -ETIMEDOUT;
 	case RNIC_CMD_STATUS_MPA_NEGOTIATION_FAILED: return -ECONNRESET;
+	case RNIC_CMD_STATUS_NO_BUFFER_MEMORY: return -ENOBUFS; /* no send region for the connection */
 	}
 	return -EINVAL;
 }

@@ -144,6 +144,7 @@ static const char *rnic_cmd_status(u32 s)
 	case RNIC_CMD_STATUS_CONNECTION_TIMEOUT: return "connection timeout";
 	case RNIC_CMD_STATUS_MPA_NEGOTIATION_FAILED: return "MPA negotiation failed";
 	case RNIC_CMD_STATUS_NOT_LISTENING: return "not listening";
+	case RNIC_CMD_STATUS_NO_BUFFER_MEMORY: return "no NIC buffer memory for the connection";
 	}
 	return "unknown status";
 }

@@ -252,6 +252,7 @@
 #define RNIC_CMD_STATUS_CONNECTION_TIMEOUT       7u /* No TCP connection or MPA answer in time */
 #define RNIC_CMD_STATUS_MPA_NEGOTIATION_FAILED   8u /* The MPA Request/Reply exchange was rejected */
 #define RNIC_CMD_STATUS_NOT_LISTENING            9u /* unlisten, or an accept or reject waiting on the port: the port does not listen */
+#define RNIC_CMD_STATUS_NO_BUFFER_MEMORY         10u /* The connection's send region could not be reserved in NIC buffer memory (rnic.buffer.send_regions=reserved); the peer's SYN was answered with a reset */
 #define RNIC_CONNECT_PEER_TO_PEER                (1ull << 30) /* connect p3: the peer-to-peer model (RFC 6581) */
 #define RNIC_MAX_REJECT_PRIVATE_DATA             256u
 #define RNIC_CONNECT_PRIVATE_DATA                (1ull << 31) /* connect p3: the Request carries p5[47:32] bytes from p4; the Reply's private data comes back there */

@@ -180,6 +180,7 @@ void control_processor::on_tcp_event(std::uint32_t conn, toe_event ev, std::uint
         case toe_event::closed:
         case toe_event::reset: k = fw::event_kind::tcp_closed; break;
         case toe_event::failed: k = fw::event_kind::tcp_failed; break;
+        case toe_event::refused: k = fw::event_kind::tcp_refused; break;
         case toe_event::released:
             drop_connection_events(conn);
             return;

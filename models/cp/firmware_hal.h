@@ -33,6 +33,7 @@ enum class event_kind {
     tcp_established,   // conn, port = local port
     tcp_closed,        // conn
     tcp_failed,        // conn (active open failed)
+    tcp_refused,       // port = the listening port: a SYN got no send region and was reset
     startup_bytes,     // conn: MPA start-up bytes arrived
     framing_error,     // conn
     timer,             // a timer armed with arm_timer expired
@@ -152,6 +153,10 @@ public:
     virtual void read_counters(std::uint64_t* out) const = 0;
 
     // TCP engine.
+    // The connection id, or kTcpNoSlot (table full) or kTcpNoSendRegion (no send region in buffer
+    // memory), as the TCP engine answers (toe_ctl_if::tcp_connect).
+    static constexpr int kTcpNoSlot = -1;
+    static constexpr int kTcpNoSendRegion = -2;
     virtual int tcp_connect(std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port) = 0;
     virtual bool tcp_listen(std::uint16_t port) = 0;
     // Stops listening on `port` (toe_ctl_if::tcp_unlisten); false when it was not listening.

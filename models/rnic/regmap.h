@@ -440,7 +440,9 @@ constexpr std::uint32_t kStatusPending = 0xffffffffu;
     X(connection_refused, 6, "connection refused", "The peer refused the TCP connection (RST)")            \
     X(connection_timeout, 7, "connection timeout", "No TCP connection or MPA answer in time")              \
     X(mpa_negotiation_failed, 8, "MPA negotiation failed", "The MPA Request/Reply exchange was rejected") \
-    X(not_listening, 9, "not listening", "unlisten, or an accept or reject waiting on the port: the port does not listen")
+    X(not_listening, 9, "not listening", "unlisten, or an accept or reject waiting on the port: the port does not listen") \
+    X(no_buffer_memory, 10, "no buffer memory",                                                            \
+      "The connection's send region could not be reserved in NIC buffer memory (rnic.buffer.send_regions=reserved); the peer's SYN was answered with a reset")
 enum class cmd_status : std::uint32_t {
 #define RNIC_CMD_STATUS_ENUM(n, v, t, d) n = v,
     RNIC_CMD_STATUSES(RNIC_CMD_STATUS_ENUM)

@@ -553,8 +553,21 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     const bool syn_only = (frame->tcp.flags & (net::tcp_flags::syn | net::tcp_flags::ack)) == net::tcp_flags::syn;
     if (c == nullptr && syn_only &&
         std::find(listen_ports_.begin(), listen_ports_.end(), frame->tcp.dst_port) != listen_ports_.end()) {
+        const std::uint64_t no_region_before = no_region_refusals_;
         c = create_connection(frame->tcp.dst_port, frame->ip.src, frame->tcp.src_port);
-        if (c != nullptr) c->tcp().listen();
+        if (c != nullptr) {
+            c->tcp().listen();
+        } else if (no_region_refusals_ != no_region_before) {
+            // No send region for it in buffer memory: the SYN is refused at once with a reset
+            // (<SEQ=0><ACK=SEG.SEQ+1><CTL=RST,ACK>, RFC 9293 §3.10.7.1), so the peer's connect
+            // fails now instead of retrying its SYN until its negotiation timeout, and the
+            // firmware fails the accept waiting on this port by name (no_buffer_memory). A full
+            // connection table still drops the SYN (below).
+            ++rx_no_connection_;
+            send_reset_for(*frame, delay);
+            conn_events_out->on_tcp_event(0, toe_event::refused, frame->tcp.dst_port);
+            return;
+        }
     }
     if (c == nullptr) {
         ++rx_no_connection_;

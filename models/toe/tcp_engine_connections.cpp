@@ -72,8 +72,9 @@ tcp_engine::connection* tcp_engine::find(std::uint32_t conn) const {
 }
 
 int tcp_engine::tcp_connect(const tcp_open_params& p) {
+    const std::uint64_t no_region_before = no_region_refusals_;
     connection* c = create_connection(p.local_port, p.remote_ip, p.remote_port);
-    if (c == nullptr) return -1;
+    if (c == nullptr) return no_region_refusals_ != no_region_before ? kNoSendRegion : kNoConnectionSlot;
     c->owned = true;  // the caller holds the id from now on
     RNIC_MLOG(debug, toe, "connection " << c->id() << ": connect " << net::format_ipv4(p.remote_ip) << ":"
                                          << p.remote_port << " from port " << p.local_port);

@@ -23,11 +23,16 @@ struct tcp_addresses {
 
 // released: the connection was freed (closed and released by its owner); its id may name the next
 // connection, so whatever still waits to be told about the old one must be dropped.
-enum class toe_event : std::uint8_t { established, closed, reset, failed, released };
+// refused: a SYN reached a listening port but no send region could be reserved for it; it was
+// answered with a reset at once (the conn argument names nothing, local_port is the listening port).
+enum class toe_event : std::uint8_t { established, closed, reset, failed, released, refused };
 
 class toe_ctl_if : public virtual sc_core::sc_interface {
 public:
-    // Active open; returns the connection id, or -1 when no connection or buffer is available.
+    // Active open; returns the connection id, kNoConnectionSlot when the connection table is full,
+    // or kNoSendRegion when the connection's send region cannot be reserved in buffer memory.
+    static constexpr int kNoConnectionSlot = -1;
+    static constexpr int kNoSendRegion = -2;
     virtual int tcp_connect(const tcp_open_params& p) = 0;
     // Passive open on a port; connections that arrive are reported as established with their id.
     virtual bool tcp_listen(std::uint16_t port) = 0;

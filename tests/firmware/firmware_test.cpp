@@ -168,7 +168,8 @@ public:
     int destroy_cq(std::uint32_t) override { return 0; }
     void stream_failed(std::uint32_t, const char*) override {}
     void read_counters(std::uint64_t*) const override {}
-    int tcp_connect(std::uint32_t, std::uint16_t, std::uint16_t) override { return 7; }
+    int tcp_connect(std::uint32_t, std::uint16_t, std::uint16_t) override { return connect_answer; }
+    int connect_answer = 7;  // the TCP engine's answer: a connection id, kTcpNoSlot or kTcpNoSendRegion
     bool tcp_listen(std::uint16_t port) override {
         listening.insert(port);
         return true;
@@ -541,6 +542,40 @@ TEST(FirmwarePassive, ConnectRefusedByAReplyWithPrivateDataReportsItsLength) {
     EXPECT_EQ(h.result_of(0), 4u);     // bytes written: cut to the buffer
     EXPECT_EQ(h.param_of(0, 5), 9u);   // the whole length
     EXPECT_EQ(h.peek_bytes(kPdBuf, 4), text("not "));
+}
+
+// Issue 19: a connection that gets no send region in NIC buffer memory is refused by name. The
+// active side: the TCP engine cannot open it, and the connect says why (a full connection table
+// stays no_resources).
+TEST(FirmwareRefusal, ConnectWithoutASendRegionFailsWithNoBufferMemory) {
+    for (const auto& [answer, want] : {std::pair{hal::kTcpNoSendRegion, regmap::cmd_status::no_buffer_memory},
+                                       std::pair{hal::kTcpNoSlot, regmap::cmd_status::no_resources}}) {
+        scripted_hal h;
+        h.connect_answer = answer;
+        h.command(0, regmap::command::connect, {5, kPeerIp | std::uint64_t{kPort} << 32, 0, 0, 0, 0});
+        run(h);
+        EXPECT_EQ(h.status_of(0), want) << "TCP engine answer " << answer;
+        EXPECT_TRUE(h.sent_startup.empty());
+        EXPECT_TRUE(h.connected_qps.empty());
+    }
+}
+
+// The passive side: the TCP engine reset a SYN on the port for want of a send region (tcp_refused).
+// The accept waiting there fails at once with no_buffer_memory, rather than waiting for a peer that
+// was turned away; a second accept on the port is left waiting, and a refusal on a port nobody
+// accepts on changes nothing.
+TEST(FirmwareRefusal, SynRefusedForWantOfASendRegionFailsTheWaitingAccept) {
+    scripted_hal h;
+    h.command(0, regmap::command::accept, {5, kPort, 0, 0, 0, 0});
+    h.command(0, regmap::command::accept, {6, kPort, 0, 0, 0, 0});
+    h.at(1 * kMs, {event_kind::tcp_refused, 0, static_cast<std::uint16_t>(kPort + 1)});  // no accept there
+    h.at(2 * kMs, {event_kind::tcp_refused, 0, kPort});
+    run(h);
+    EXPECT_EQ(h.status_of(0), regmap::cmd_status::no_buffer_memory);
+    EXPECT_EQ(h.status_of(1), static_cast<regmap::cmd_status>(regmap::kStatusPending));
+    EXPECT_TRUE(h.closed.empty());
+    EXPECT_TRUE(h.connected_qps.empty());
+    EXPECT_EQ(h.listening.count(kPort), 1u);  // the port still listens for the next peer
 }
 
 TEST(FirmwarePassive, ConnectWithTooMuchPrivateDataIsABadParameter) {

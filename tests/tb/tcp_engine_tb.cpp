@@ -39,7 +39,11 @@ struct toe_stubs : sc_core::sc_module, toe_conn_events_if, toe_tx_progress_if, f
     std::uint64_t offered = 0;         // out-of-order segments offered for placement
     std::vector<std::uint32_t> released;  // connections the engine freed (connection_released)
     explicit toe_stubs(const sc_core::sc_module_name& n) : sc_module(n), reasm_out("reasm_out") {}
-    void on_tcp_event(std::uint32_t conn, toe_event ev, std::uint16_t) override { events.emplace_back(conn, ev); }
+    std::vector<std::uint16_t> event_ports;  // the local port each event names (refused: the listening port)
+    void on_tcp_event(std::uint32_t conn, toe_event ev, std::uint16_t port) override {
+        events.emplace_back(conn, ev);
+        event_ports.push_back(port);
+    }
     void on_tx_acked(std::uint32_t, std::uint64_t off, const sc_core::sc_time&) override { acked.push_back(off); }
     // When set, an offered segment is placed whole, landing in host memory this long after the offer.
     std::optional<sc_core::sc_time> place_landing;
@@ -74,8 +78,8 @@ struct toe_bench : sc_core::sc_module {
     std::uint16_t peer_port = kPeerPort;  // the source port of peer_sends
 
     explicit toe_bench(const sc_core::sc_module_name& n, tcp_engine_params p = tcp_engine_params{},
-                       framing_params fp = framing_params{})
-        : sc_module(n), frames(make_framing(fp)), buffer("buffer", buffer_memory_params{}),
+                       framing_params fp = framing_params{}, buffer_memory_params bp = buffer_memory_params{})
+        : sc_module(n), frames(make_framing(fp)), buffer("buffer", bp),
           toe("toe", p, buffer, *frames), wire("wire"),
           framer("framer"), eth_out("eth_out"), rx_out("rx_out"), dma("dma"), stubs("stubs") {
         toe.set_station({kNicMac, kNicIp});
@@ -616,6 +620,50 @@ TEST(TcpEngineTb, FullConnectionTableRefusesNewConnectionsUntilOneIsFreed) {
     b.handshake();
     EXPECT_EQ(b.conn, first);
     EXPECT_EQ(b.stat("connections_refused_table_full"), 2u);
+}
+
+// Issue 19: with send regions reserved in buffer memory, a connection that gets none is refused by
+// name, never left to time out. Buffer memory here holds one 256 KiB region.
+TEST(TcpEngineTb, ASynThatGetsNoSendRegionIsResetAtOnceAndReportedRefused) {
+    buffer_memory_params bp;
+    bp.capacity = 300 * 1024;
+    toe_bench b("b", tcp_engine_params{}, framing_params{}, bp);
+    b.handshake();  // the first connection takes the only region
+    const std::uint32_t first = b.conn;
+    // A second peer's SYN: no region, so <SEQ=0><ACK=SEG.SEQ+1><CTL=RST,ACK> (RFC 9293 §3.10.7.1)
+    // at once, and the refusal reported with the listening port.
+    b.peer_port = kPeerPort + 1;
+    const std::size_t before = b.eth_out.items.size();
+    b.stubs.events.clear();
+    b.stubs.event_ports.clear();
+    b.peer_sends(net::tcp_flags::syn, kPeerIss + 1000, 0, {}, true);
+    sc_core::sc_start(us(10));
+    ASSERT_EQ(b.eth_out.items.size(), before + 1);
+    const auto rst = b.frame(before);
+    EXPECT_EQ(rst.tcp.flags, net::tcp_flags::rst | net::tcp_flags::ack);
+    EXPECT_EQ(rst.tcp.seq, 0u);
+    EXPECT_EQ(rst.tcp.ack, kPeerIss + 1000 + 1);
+    EXPECT_EQ(rst.tcp.src_port, kNicPort);
+    EXPECT_EQ(rst.tcp.dst_port, kPeerPort + 1);
+    ASSERT_EQ(b.stubs.events.size(), 1u);
+    EXPECT_EQ(b.stubs.events[0].second, toe_event::refused);
+    EXPECT_EQ(b.stubs.event_ports[0], kNicPort);
+    EXPECT_EQ(b.stat("connections_refused_no_send_region"), 1u);
+    EXPECT_EQ(b.stat("connections_refused_table_full"), 0u);
+    EXPECT_EQ(b.connections().size(), 1u);  // the SYN made no connection
+    // An active open is refused the same way, and says why: not the table, the region.
+    EXPECT_EQ(b.toe.tcp_connect({kPeerIp, 5000, 6000}), toe_ctl_if::kNoSendRegion);
+    EXPECT_EQ(b.stat("connections_refused_no_send_region"), 2u);
+    // Once the first connection is closed and released, its region serves the next peer.
+    b.peer_port = kPeerPort;
+    b.passive_close();
+    b.toe.tcp_release(first);
+    b.peer_port = kPeerPort + 2;
+    b.stubs.events.clear();
+    b.eth_out.items.clear();
+    b.handshake();
+    EXPECT_EQ(b.stubs.events[0].second, toe_event::established);
+    EXPECT_EQ(b.stat("connections_refused_no_send_region"), 2u);
 }
 
 }  // namespace
