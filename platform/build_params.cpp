@@ -27,7 +27,7 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.dma.bytes_per_cycle = s.get_number("rnic.dma.bytes_per_cycle");
     n.dma.max_outstanding_reads = static_cast<int>(s.get_int("rnic.dma.max_outstanding_reads"));
     n.dma.markers = s.get_string("rnic.dma.markers") == "fragment" ? dma_marker_mode::fragment : dma_marker_mode::skip;
-    n.buffer.capacity = s.get_size("rnic.buffer.capacity");
+    n.buffer.capacity = buffer_capacity_of(s, host_index);
     n.buffer.reassembly_pool = s.get_size("rnic.buffer.reassembly_pool");
     n.buffer.shared_send = s.get_string("rnic.buffer.send_regions") == "shared";
     n.buffer.send_address_space = static_cast<std::uint64_t>(s.get_int("rnic.tcp.max_connections")) *
@@ -268,6 +268,14 @@ probe_config build_probe_config(const config::Scenario& s) {
     c.vi_read_window = static_cast<std::uint16_t>(s.get_int("rnic.vitcp.rdma_read_window"));
     c.raw_wqes = s.get_bool("rnic.rdma.raw_ulpdu_wqes");
     c.vi_raw_connect_requests = s.get_bool("rnic.vitcp.raw_connect_requests");
+    // As the TCP engine carves them (first fit, all of one size), and what is left to receive into.
+    const std::uint64_t region = s.get_size("rnic.tcp.send_buffer");
+    c.client_send_regions = buffer_capacity_of(s, 0) / region;
+    c.server_send_regions = buffer_capacity_of(s, 1) / region;
+    c.client_receive_room = buffer_capacity_of(s, 0) % region;
+    c.server_receive_room = buffer_capacity_of(s, 1) % region;
+    c.mss = static_cast<std::uint64_t>(s.get_int("link.mtu")) - 40;
+    c.reserved_send_regions = s.get_string("rnic.buffer.send_regions") == "reserved";
     return c;
 }
 

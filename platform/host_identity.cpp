@@ -1,5 +1,6 @@
 #include "host_identity.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace rnic::platform {
@@ -18,6 +19,7 @@ host_identity identity_of(const config::Scenario& s, int i) {
         id.ipv4 = s.get_string(p + ".ipv4");
         id.mpa_rtr = s.get_string(p + ".mpa_rtr");
         id.vitcp_reliability = s.get_string(p + ".vitcp_reliability");
+        id.buffer_capacity = s.get_size(p + ".buffer_capacity");
         id.key = p;
         return id;
     }
@@ -30,6 +32,22 @@ host_identity identity_of(const config::Scenario& s, int i) {
     id.ipv4 = "10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
     id.key = "topology.hosts";
     return id;
+}
+
+std::uint64_t buffer_capacity_of(const config::Scenario& s, int i) {
+    const std::uint64_t own = identity_of(s, i).buffer_capacity;
+    return own != 0 ? own : s.get_size("rnic.buffer.capacity");
+}
+
+smallest_buffer smallest_buffer_capacity(const config::Scenario& s) {
+    smallest_buffer b{s.get_size("rnic.buffer.capacity"), "rnic.buffer.capacity"};
+    // Only hosts the array names can differ; the derived ones all take rnic.buffer.capacity.
+    const int named = std::min(host_count(s), static_cast<int>(s.array_size("hosts")));
+    for (int i = 0; i < named; ++i) {
+        const std::uint64_t own = identity_of(s, i).buffer_capacity;
+        if (own != 0 && own < b.bytes) b = {own, "hosts." + std::to_string(i) + ".buffer_capacity"};
+    }
+    return b;
 }
 
 bool parse_mac(const std::string& text, proto::net::MacAddress* out) {

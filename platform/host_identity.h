@@ -17,6 +17,7 @@ struct host_identity {
     std::string ipv4;  // "10.0.0.6"
     std::string mpa_rtr = "same";
     std::string vitcp_reliability = "same";  // VI/TCP: this host's level when it differs (seed 003 §3.3)
+    std::uint64_t buffer_capacity = 0;       // this NIC's buffer memory when it differs (0: rnic.buffer.capacity)
     std::string key;   // where it came from: "hosts.3" (named) or "topology.hosts" (derived)
 };
 
@@ -25,6 +26,17 @@ int host_count(const config::Scenario& s);
 
 // Host i's identity (0 <= i < host_count(s)).
 host_identity identity_of(const config::Scenario& s, int i);
+
+// Host i's NIC buffer memory: its own hosts.i.buffer_capacity, else rnic.buffer.capacity.
+std::uint64_t buffer_capacity_of(const config::Scenario& s, int i);
+
+// The smallest NIC buffer memory of the run, and the key that set it (what a check of send regions
+// against buffer memory must hold for every host).
+struct smallest_buffer {
+    std::uint64_t bytes = 0;
+    std::string key;
+};
+smallest_buffer smallest_buffer_capacity(const config::Scenario& s);
 
 // Parses "aa:bb:cc:dd:ee:ff"; false on anything else.
 bool parse_mac(const std::string& text, proto::net::MacAddress* out);

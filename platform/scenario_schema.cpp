@@ -66,6 +66,10 @@ void declare_hosts(config::Node& root) {
                      "This RNIC's VI/TCP reliability level when it differs from rnic.vitcp.reliability (two ends "
                      "whose levels differ: the passive end refuses with ConnectReject, seed 003 §3.3)",
                      {"same", "unreliable", "reliable_delivery", "reliable_reception"});
+    host.size("buffer_capacity", "0B",
+              "This RNIC's buffer memory capacity when it differs from rnic.buffer.capacity (0: the same): NICs "
+              "of different sizes on one network",
+              0, 4_GiB);
     declare_host_link(host);
     declare_host_bus(host);
 }
@@ -335,7 +339,7 @@ void declare_workload(config::Node& root) {
                     "local_invalidate", "send_invalidate", "write_imm", "zero_based", "masked_atomics",
                     "qp_states", "response_order", "abort", "reject", "verbs_misuse", "peer_to_peer", "responder_waits",
                     "listen_backlog", "mpa_timeout", "held_close", "page_list", "device_reset",
-                    "resource_limits", "vi_errors", "vi_descriptor", "vi_crc", "unlisten", "vi_ce_version", "vi_ce_bad_option",
+                    "resource_limits", "vi_errors", "vi_descriptor", "vi_crc", "unlisten", "send_regions", "vi_ce_version", "vi_ce_bad_option",
                     "vi_ce_unknown_option", "vi_transmit_error", "vi_read_window", "rdmatcp_connection_id",
                     "rdmatcp_unknown_type"});
     wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1,
@@ -455,6 +459,19 @@ void declare_workload(config::Node& root) {
                   0, 64);
 }
 
+// A host's own buffer_capacity below what buffer memory needs at all (rnic.buffer.capacity's floor).
+std::string check_host_buffers(const config::Scenario& s) {
+    for (std::size_t i = 0; i < s.array_size("hosts"); ++i) {
+        const std::string key = "hosts." + std::to_string(i) + ".buffer_capacity";
+        const std::uint64_t bytes = s.get_size(key);
+        if (bytes != 0 && bytes < 64_KiB) {
+            return key + ": " + std::to_string(bytes) + " bytes is less than the 64 KiB a NIC's buffer memory needs "
+                   "(0 keeps rnic.buffer.capacity)";
+        }
+    }
+    return "";
+}
+
 std::string check_powers_of_two(const config::Scenario& s) {
     // The PCIe sizes are checked per host by check_host_buses (schema_host.cpp).
     for (std::uint64_t size : s.get_size_list("workload.sizes")) {
@@ -518,11 +535,14 @@ std::string check_workload(const config::Scenario& s) {
         }
     }
     // ... and carves its send stream out of NIC buffer memory (as check_fabric_workload says for incast).
-    if (!shared_send_regions(s) && qps * s.get_size("rnic.tcp.send_buffer") > s.get_size("rnic.buffer.capacity")) {
+    // ... and leave room for one full segment to be received (as the TCP engine requires at connect).
+    const std::uint64_t mss = static_cast<std::uint64_t>(s.get_int("link.mtu")) - 40;
+    if (const smallest_buffer b = smallest_buffer_capacity(s);
+        !shared_send_regions(s) && qps * s.get_size("rnic.tcp.send_buffer") + mss > b.bytes) {
         return "workload.qps: " + std::to_string(qps) + " connections need " +
                std::to_string(qps * s.get_size("rnic.tcp.send_buffer")) +
-               " bytes of send regions (rnic.tcp.send_buffer each), more than rnic.buffer.capacity (" +
-               std::to_string(s.get_size("rnic.buffer.capacity")) + " bytes)";
+               " bytes of send regions (rnic.tcp.send_buffer each) and one segment (" + std::to_string(mss) +
+               " bytes) to receive into, more than " + b.key + " (" + std::to_string(b.bytes) + " bytes)";
     }
     if (type == "kv_example") return "";  // its table and scratch areas do not depend on workload.buffer or sizes
     if (type == "mixed") {
@@ -566,10 +586,10 @@ std::string check_fabric_workload(const config::Scenario& s) {
             }
         }
         const std::uint64_t regions = static_cast<std::uint64_t>(qps) * s.get_size("rnic.tcp.send_buffer");
-        if (!shared_send_regions(s) && regions >= s.get_size("rnic.buffer.capacity")) {
-            return "rnic.buffer.capacity: " + std::to_string(qps) + " connections per host need " +
-                   std::to_string(regions) + " bytes of send regions, not less than the " +
-                   std::to_string(s.get_size("rnic.buffer.capacity")) + " bytes of NIC buffer memory";
+        if (const smallest_buffer b = smallest_buffer_capacity(s); !shared_send_regions(s) && regions >= b.bytes) {
+            return b.key + ": " + std::to_string(qps) + " connections per host need " + std::to_string(regions) +
+                   " bytes of send regions, not less than the " + std::to_string(b.bytes) +
+                   " bytes of NIC buffer memory";
         }
         const std::uint64_t need = static_cast<std::uint64_t>(qps) * s.get_size("workload.matrix.size") *
                                    static_cast<std::uint64_t>(s.get_int("workload.queue_depth"));
@@ -601,10 +621,10 @@ std::string check_fabric_workload(const config::Scenario& s) {
         }
         // Every connection carves its send stream out of NIC buffer memory (rnic.tcp.send_buffer).
         const std::uint64_t regions = static_cast<std::uint64_t>(flows) * s.get_size("rnic.tcp.send_buffer");
-        if (!shared_send_regions(s) && regions >= s.get_size("rnic.buffer.capacity")) {
-            return "rnic.buffer.capacity: the receiver's " + std::to_string(flows) + " connections need " +
+        if (const smallest_buffer b = smallest_buffer_capacity(s); !shared_send_regions(s) && regions >= b.bytes) {
+            return b.key + ": the receiver's " + std::to_string(flows) + " connections need " +
                    std::to_string(regions) + " bytes of send regions (rnic.tcp.send_buffer each), not less than the " +
-                   std::to_string(s.get_size("rnic.buffer.capacity")) + " bytes of NIC buffer memory";
+                   std::to_string(b.bytes) + " bytes of NIC buffer memory";
         }
         const std::uint64_t size = s.get_size("workload.incast.size");
         if (size % (static_cast<std::uint64_t>(qps) * 8) != 0) {
@@ -727,6 +747,7 @@ config::Schema build() {
     schema.add_check(check_topology);
     schema.add_check(check_host_buses);
     schema.add_check(check_powers_of_two);
+    schema.add_check(check_host_buffers);
     schema.add_check(check_rx_path);
     schema.add_check(check_peer_to_peer);
     schema.add_check(check_sack_recovery);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A short soak (tools/soak.sh) on an rnic-sim built with AddressSanitizer, UndefinedBehaviorSanitizer
-# and LeakSanitizer (docs/reliability.md, "Soak"). The sanitizer build is a second build directory
+# A short soak (tools/soak.sh) and the leak check of connect/disconnect cycles (tools/leak-check.sh)
+# on an rnic-sim built with AddressSanitizer, UndefinedBehaviorSanitizer and LeakSanitizer
+# (docs/reliability.md, "Soak"). The sanitizer build is a second build directory
 # holding only rnic-sim and the libraries it needs, at -O1.
 #   tools/sanitizer-soak.sh [--build-only | --soak-only] [BUILD_DIR] [SECONDS]
 # BUILD_DIR defaults to build-asan, SECONDS (the soak's budget) to 60. Any sanitizer report makes
@@ -28,4 +29,6 @@ if [ $soak -eq 1 ]; then
   export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   tools/soak.sh -b "$dir/bin/rnic-sim" -t "$seconds" -i 60 -e 10
+  # Connect/disconnect cycles leave no device object behind, and LeakSanitizer no heap block.
+  tools/leak-check.sh -b "$dir/bin/rnic-sim" -e 300
 fi

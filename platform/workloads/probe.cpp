@@ -70,6 +70,9 @@ const std::vector<probe_expectation>& probe_catalogue() {
          "VI/TCP (seed 003 §3.6 option 2): CRC errors per reliability level (with link corruption)"},
         {"unlisten", false, 0, 0, 0,
          "unlisten: the accepted connection stays, a backlog peer is reset, a later SYN is refused (RST)"},
+        {"send_regions", false, 0, 0, 0,
+         "NIC buffer memory without a send region for one more connection: refused by name (no_buffer_memory), "
+         "recovered once one is freed"},
         // The client builds the segments (probe_raw_frames.cpp; rnic.rdma.raw_ulpdu_wqes, and for
         // vi_ce_* rnic.vitcp.raw_connect_requests).
         {"vi_ce_version", false, 0, 0, 0, "VI/TCP (seed 003 §3.2): a ConnectRequest of version 2 is refused, reason 5"},
@@ -235,6 +238,7 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     else if (p == "vi_errors" || p == "vi_descriptor" || p == "vi_crc") server_vi(s, before);
     else if (p == "masked_atomics") server_masked_atomics(s);
     else if (p == "qp_states") server_qp_states(s);
+    else if (p == "send_regions") server_send_regions(s);
     else if (p == "response_order" || p == "verbs_misuse" || p == "resource_limits" ||
              p == "listen_backlog")
         oob_.wait_for("client-done");
@@ -287,6 +291,11 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
         on_done_();
         return;
     }
+    if (cfg_.probe == "send_regions" && !send_regions_unusable().empty()) {
+        fail("probe 'send_regions' " + send_regions_unusable());
+        on_done_();
+        return;
+    }
     if (raw_frames_probe() && !raw_frames_enabled()) {
         fail("probe '" + cfg_.probe + "' sends bytes no correct NIC sends: it needs " +
              (cfg_.probe.rfind("vi_ce_", 0) == 0 ? "rnic.vitcp.raw_connect_requests" : "rnic.rdma.raw_ulpdu_wqes") +
@@ -319,6 +328,14 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
               std::to_string(took / 1'000'000) + " us, timeout " + std::to_string(cfg_.mpa_timeout_ps / 1'000'000) + " us");
         result_.setup_ok = true;
         bus.spend(100'000'000);  // 100 us: the connection's close goes out and is answered
+        oob_.publish("client-done", {});
+        oob_.wait_for("server-done");
+        result_.finished = result_.error.empty();
+        on_done_();
+        return;
+    }
+    if (cfg_.probe == "send_regions") {
+        client_send_regions(s, server_ip, a);
         oob_.publish("client-done", {});
         oob_.wait_for("server-done");
         result_.finished = result_.error.empty();

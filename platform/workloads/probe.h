@@ -35,6 +35,12 @@ struct probe_config {
     std::uint16_t vi_read_window = 16;                   // rnic.vitcp.rdma_read_window (vi_read_window)
     bool raw_wqes = false;              // rnic.rdma.raw_ulpdu_wqes (the probes that send raw bytes)
     bool vi_raw_connect_requests = false;  // rnic.vitcp.raw_connect_requests (vi_ce_*)
+    // send_regions: how many connections' send regions each NIC's buffer memory holds (its capacity,
+    // hosts.N.buffer_capacity or rnic.buffer.capacity, over rnic.tcp.send_buffer), what they leave
+    // to receive into, the MSS, and whether the regions are reserved at all (rnic.buffer.send_regions).
+    std::uint64_t client_send_regions = 0, server_send_regions = 0;
+    std::uint64_t client_receive_room = 0, server_receive_room = 0, mss = 1460;
+    bool reserved_send_regions = true;
 };
 
 // The Terminate an error probe must provoke (RFC 5040 §4.8 Figure 9, RFC 5041 §7.2, RFC 7306 §8).
@@ -84,6 +90,11 @@ private:
     void server_unlisten(side& s);
     void client_unlisten(side& s, std::uint32_t server_ip, const remote_buffer& a);
     void client_verbs_misuse(side& s, const remote_buffer& a);
+    // send_regions (probe_connection.cpp): connections until a NIC's buffer memory has no send region
+    // left; the refusal by name on whichever side runs out, then recovery once one is freed.
+    std::string send_regions_unusable() const;  // why the scenario cannot run it ("" if it can)
+    void server_send_regions(side& s);
+    void client_send_regions(side& s, std::uint32_t server_ip, const remote_buffer& a);
     // resource_limits (probe_resources.cpp): every table and ring filled, refused by name, recovered.
     void client_resource_limits(side& s, const remote_buffer& a);
     // The client's first, good RDMA Write of kBaseline pattern bytes to A + 0 (wr_id 1).

@@ -1,13 +1,17 @@
 // The connection-setup probes (workload.type = probe): peer_to_peer and responder_waits (the
 // server has the first message: RFC 6581 §9.2, RFC 5044 §7.1.2 rule 4), reject (RFC 5044
-// §7.1.5) and unlisten (a listener closed); the catalogue and the dispatch are in probe.cpp.
+// §7.1.5), unlisten (a listener closed) and send_regions (NIC buffer memory without a send region
+// for one more connection); the catalogue and the dispatch are in probe.cpp.
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <sstream>
+#include <tuple>
 
 #include "core/log.h"
 #include "proto/bytes.h"
 #include "proto/ddp_rdmap.h"
+
 #include "workloads/probe_side.h"
 #include "workloads/write_bw.h"
 
@@ -239,6 +243,174 @@ void probe::client_unlisten(side& s, std::uint32_t server_ip, const remote_buffe
                     poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
                     wc.status == regmap::cqe_status::success;
     check("client: the accepted connection still carries an RDMA Write", ok);
+}
+
+// ---- send_regions: NIC buffer memory without a send region for one more connection -------------
+// With rnic.buffer.send_regions = reserved every connection carves rnic.tcp.send_buffer out of its
+// NIC's buffer memory when it opens (issue 19). The client opens connections until the NIC that holds
+// fewer regions (hosts.N.buffer_capacity sets one apart) has none left for the next:
+//   - the client's own NIC: its connect completes at once with no_buffer_memory, nothing on the wire;
+//   - the server's NIC: the client's SYN is answered with a reset (connect: connection_refused, at
+//     once, not after SYN retransmissions or the MPA timeout) and the server's waiting accept
+//     completes with no_buffer_memory.
+// Then one connection closes and is destroyed on both ends; once the active closer's TIME-WAIT
+// (2MSL, 1 ms in the model) has passed, its region serves the next connection, and the first
+// connection still carries an RDMA Write.
+
+namespace {
+constexpr std::uint64_t kMostSendRegions = 16;  // the probe opens at most this many connections
+constexpr std::uint64_t kTimeWaitPassedPs = 2'000'000'000;  // 2 ms: past the model's 1 ms TIME-WAIT
+constexpr std::uint64_t kRefusedAtOncePs = 500'000'000;     // 500 us: well inside the SYN's 1 ms RTO
+constexpr std::uint16_t kFirstExtraPort = 41000;
+
+// Connections the probe opens beside the first before the refused one.
+std::uint64_t extra_connections(const probe_config& c) {
+    return std::min(c.client_send_regions, c.server_send_regions) - 1;
+}
+
+// Waits (in simulated time) until `qp` has left RTS and Closing, as a graceful close ends.
+regmap::qp_state wait_closed(drv::context& ctx, drv::host_bus& bus, drv::queue_pair* qp) {
+    regmap::qp_state state = regmap::qp_state::rts;
+    const std::uint64_t deadline = bus.now_ps() + kBudgetPs;
+    while (bus.now_ps() < deadline && ctx.query_qp(qp, &state) == drv::status::ok &&
+           (state == regmap::qp_state::rts || state == regmap::qp_state::closing)) {
+        bus.spend(1'000'000);
+    }
+    return state;
+}
+}  // namespace
+
+std::string probe::send_regions_unusable() const {
+    if (!cfg_.reserved_send_regions) {
+        return "needs rnic.buffer.send_regions = reserved (shared regions are address space, never exhausted)";
+    }
+    const std::uint64_t fewest = std::min(cfg_.client_send_regions, cfg_.server_send_regions);
+    if (fewest < 2 || fewest > kMostSendRegions) {
+        return "needs a NIC whose buffer memory holds 2 to " + std::to_string(kMostSendRegions) +
+               " send regions (rnic.tcp.send_buffer each; set hosts.0.buffer_capacity or hosts.1.buffer_capacity); "
+               "they hold " + std::to_string(cfg_.client_send_regions) + " and " +
+               std::to_string(cfg_.server_send_regions);
+    }
+    // A NIC whose regions fill its buffer memory to the byte has nothing left to receive into: with the
+    // window clamped to the free reassembly memory its last connection could not receive its MPA
+    // Request, and the probe would measure that stall instead of the refusal. Only the NIC that runs
+    // out fills up (the other holds as many connections).
+    for (const auto& [who, regions, room] :
+         {std::tuple{"client", cfg_.client_send_regions, cfg_.client_receive_room},
+          std::tuple{"server", cfg_.server_send_regions, cfg_.server_receive_room}}) {
+        if (regions == fewest && room < cfg_.mss) {
+            return std::string("needs buffer memory that leaves at least one segment (") + std::to_string(cfg_.mss) +
+                   " bytes) beside the send regions; the " + who + "'s leaves " + std::to_string(room) +
+                   " (e.g. hosts.1.buffer_capacity = 700KiB)";
+        }
+    }
+    return "";
+}
+
+void probe::server_send_regions(side& s) {
+    const bool server_runs_out = cfg_.server_send_regions < cfg_.client_send_regions;
+    std::vector<drv::queue_pair*> qps;
+    for (std::uint64_t i = 0; i < extra_connections(cfg_); ++i) {
+        drv::queue_pair* qp = nullptr;
+        const bool ok = s.ctx.create_qp(s.pd, s.cq, s.cq, 4, 4, &qp) == drv::status::ok &&
+                        s.ctx.accept(qp, cfg_.port) == drv::status::ok;
+        check("server: connection " + std::to_string(i + 2) + " accepted", ok);
+        if (!ok) return;
+        qps.push_back(qp);
+    }
+    drv::queue_pair* next = nullptr;
+    if (s.ctx.create_qp(s.pd, s.cq, s.cq, 4, 4, &next) != drv::status::ok) {
+        fail("server: a QP for the refused connection could not be created");
+        return;
+    }
+    if (server_runs_out) {
+        oob_.publish("server-accepting", {});
+        const drv::status st = s.ctx.accept(next, cfg_.port);
+        check("server: the accept of a peer its buffer memory has no send region for fails with no_buffer_memory",
+              st == drv::status::no_buffer_memory, std::string("returned ") + drv::to_string(st));
+    }
+    // The client closes the last connection it opened: this end's QP follows and is destroyed, which
+    // gives its connection (and send region) back once the TCP close is done.
+    oob_.wait_for("client-closed-one");
+    const regmap::qp_state state = wait_closed(s.ctx, s.bus, qps.back());
+    check("server: the closed connection's QP left RTS", state != regmap::qp_state::rts, regmap::to_string(state));
+    check("server: the closed connection's QP destroyed", s.ctx.destroy_qp(qps.back()) == drv::status::ok);
+    qps.pop_back();
+    // An accept that failed leaves its QP used, as a failed connect does: the next takes a fresh one.
+    drv::queue_pair* again = next;
+    if (server_runs_out && s.ctx.create_qp(s.pd, s.cq, s.cq, 4, 4, &again) != drv::status::ok) {
+        fail("server: a QP for the second accept could not be created");
+        return;
+    }
+    oob_.publish("server-accepting-again", {});
+    check("server: the next peer is accepted once a send region is free",
+          s.ctx.accept(again, cfg_.port) == drv::status::ok);
+    oob_.wait_for("client-done");
+}
+
+void probe::client_send_regions(side& s, std::uint32_t server_ip, const remote_buffer& a) {
+    if (s.ctx.connect(s.qp, server_ip, a.port, 40000) != drv::status::ok) {
+        fail("client connect failed");
+        return;
+    }
+    result_.setup_ok = true;
+    const bool client_runs_out = cfg_.client_send_regions <= cfg_.server_send_regions;
+    std::vector<drv::queue_pair*> qps;
+    for (std::uint64_t i = 0; i < extra_connections(cfg_); ++i) {
+        drv::queue_pair* qp = nullptr;
+        const bool ok = s.ctx.create_qp(s.pd, s.cq, s.cq, 4, 4, &qp) == drv::status::ok &&
+                        s.ctx.connect(qp, server_ip, a.port, static_cast<std::uint16_t>(kFirstExtraPort + i)) ==
+                            drv::status::ok;
+        check("client: connection " + std::to_string(i + 2) + " of " +
+                  std::to_string(std::min(cfg_.client_send_regions, cfg_.server_send_regions)) + " opened",
+              ok);
+        if (!ok) return;
+        qps.push_back(qp);
+    }
+    drv::queue_pair* next = nullptr;
+    if (s.ctx.create_qp(s.pd, s.cq, s.cq, 4, 4, &next) != drv::status::ok) {
+        fail("client: a QP for the refused connection could not be created");
+        return;
+    }
+    const auto port = static_cast<std::uint16_t>(kFirstExtraPort + qps.size());
+    if (!client_runs_out) oob_.wait_for("server-accepting");
+    std::uint64_t t0 = s.bus.now_ps();
+    drv::status st = s.ctx.connect(next, server_ip, a.port, port);
+    std::uint64_t took = s.bus.now_ps() - t0;
+    if (client_runs_out) {
+        check("client: a connect its own buffer memory has no send region for fails with no_buffer_memory",
+              st == drv::status::no_buffer_memory,
+              std::string("returned ") + drv::to_string(st) + " after " + std::to_string(took / 1'000'000) + " us");
+    } else {
+        check("client: a connect the server has no send region for is refused by a reset, at once",
+              st == drv::status::connection_refused && took < kRefusedAtOncePs,
+              std::string("returned ") + drv::to_string(st) + " after " + std::to_string(took / 1'000'000) + " us");
+    }
+    // Recovery: close the last connection opened, destroy its QP, let TIME-WAIT pass, connect again.
+    check("client: the last connection opened closes", s.ctx.disconnect(qps.back()) == drv::status::ok);
+    const regmap::qp_state state = wait_closed(s.ctx, s.bus, qps.back());
+    check("client: its QP is Idle after the close", state == regmap::qp_state::idle, regmap::to_string(state));
+    check("client: its QP destroyed", s.ctx.destroy_qp(qps.back()) == drv::status::ok);
+    qps.pop_back();
+    oob_.publish("client-closed-one", {});
+    oob_.wait_for("server-accepting-again");
+    s.bus.spend(kTimeWaitPassedPs);
+    drv::queue_pair* retry = nullptr;  // a fresh QP: a failed connect leaves `next` used
+    if (s.ctx.create_qp(s.pd, s.cq, s.cq, 4, 4, &retry) != drv::status::ok) {
+        fail("client: a QP for the second try could not be created");
+        return;
+    }
+    t0 = s.bus.now_ps();
+    st = s.ctx.connect(retry, server_ip, a.port, static_cast<std::uint16_t>(port + 1));
+    took = s.bus.now_ps() - t0;
+    check("client: a connect succeeds once a send region is free again", st == drv::status::ok,
+          std::string("returned ") + drv::to_string(st) + " after " + std::to_string(took / 1'000'000) + " us");
+    const drv::send_wr w = baseline_write(s, a);
+    drv::work_completion wc;
+    const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
+                    poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
+                    wc.status == regmap::cqe_status::success;
+    check("client: the first connection still carries an RDMA Write", ok);
 }
 
 }  // namespace rnic::platform

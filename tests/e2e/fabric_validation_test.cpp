@@ -89,6 +89,19 @@ TEST(FabricValidation, TrafficMatrixKeysAreChecked) {
                    {"workload.matrix.size"});
 }
 
+// hosts.N.buffer_capacity gives one NIC its own buffer memory: the send-region checks hold for the
+// smallest, and name its key; below buffer memory's floor it is refused.
+TEST(FabricValidation, APerHostBufferCapacityIsCheckedAsTheSmallest) {
+    expect_refused({"workload.qps=3", "hosts.1.buffer_capacity=768KiB"},
+                   {"hosts.1.buffer_capacity", "3 connections need 786432 bytes"});
+    // 16 x 256 KiB fill the default 4 MiB exactly: no room to receive a segment (issue 19).
+    expect_refused({"workload.qps=16"}, {"rnic.buffer.capacity", "one segment (1460 bytes)"});
+    expect_refused({"hosts.0.buffer_capacity=32KiB"}, {"hosts.0.buffer_capacity", "less than the 64 KiB"});
+    expect_refused({"topology.kind=star", "topology.hosts=20", "workload.type=all_to_all", "rnic.rdma.max_qp=64",
+                    "rnic.tcp.max_connections=64", "rnic.buffer.capacity=64MiB", "hosts.1.buffer_capacity=4MiB"},
+                   {"hosts.1.buffer_capacity", "38 connections"});
+}
+
 TEST(FabricValidation, TwoHostWorkloadHostsMustExistAndDiffer) {
     expect_refused({"topology.kind=star", "topology.hosts=3", "workload.client=3"}, {"workload.client", "does not exist"});
     expect_refused({"topology.kind=star", "topology.hosts=3", "workload.client=2", "workload.server=2"},

@@ -208,6 +208,68 @@ INSTANTIATE_TEST_SUITE_P(Rfc, FeatureProbe,
                          ::testing::Values("write_imm", "zero_based", "masked_atomics", "response_order", "qp_states",
                                            "abort", "listen_backlog", "mpa_timeout", "unlisten"));
 
+// Issue 19: NIC buffer memory without a send region for one more connection. Whichever NIC holds
+// fewer regions (hosts.N.buffer_capacity = 700 KiB: two 256 KiB regions and room to receive) refuses
+// the third connection by name, and a connection freed lets the next one in.
+class SendRegionsProbe : public ::testing::TestWithParam<int> {};
+
+TEST_P(SendRegionsProbe, TheNicThatRunsOutRefusesByNameAndRecovers) {
+    const int short_host = GetParam();  // 0: the client (active side), 1: the server (passive side)
+    const std::string tag = short_host == 0 ? "client" : "server";
+    const std::string results = temp_path("probe-send-regions-" + tag + ".json");
+    const std::string pcap = temp_path("probe-send-regions-" + tag + ".pcap");
+    const sim_run r = run_sim({"--set", "workload.type=probe", "--set", "workload.probe=send_regions", "--set",
+                               "hosts." + std::to_string(short_host) + ".buffer_capacity=700KiB", "--results", results,
+                               "--pcap", pcap, "--log", "warn"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const boost::json::value v = read_json(results);
+    const auto refused = [&](const char* host) {
+        const boost::json::object& toe = v.at("modules").at(host).at("toe").as_object();
+        return toe.contains("connections_refused_no_send_region")
+                   ? toe.at("connections_refused_no_send_region").to_number<std::uint64_t>()
+                   : 0;
+    };
+    EXPECT_EQ(refused("a.rnic"), short_host == 0 ? 1u : 0u);
+    EXPECT_EQ(refused("b.rnic"), short_host == 1 ? 1u : 0u);
+    if (short_host == 0) {
+        EXPECT_NE(r.output.find("connect: no buffer memory"), std::string::npos) << r.output;
+    } else {
+        EXPECT_NE(r.output.find("accept on port 18515 fails: no send region in buffer memory"), std::string::npos)
+            << r.output;
+    }
+    if (!have_tshark()) GTEST_SKIP() << "tshark not installed";
+    // The refused connection is the third, from port 41001: refused at home it never reaches the wire;
+    // refused by the server its SYN is answered <SEQ=0><ACK=SEG.SEQ+1><RST,ACK> (RFC 9293 §3.10.7.1).
+    const auto syns = lines(tshark(pcap, "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.srcport == 41001",
+                                   "-e frame.number"));
+    const auto resets = lines(tshark(pcap, "tcp.flags.reset == 1", "-e ip.src -e tcp.dstport -e tcp.flags.ack -e tcp.seq_raw"));
+    if (short_host == 0) {
+        EXPECT_TRUE(syns.empty()) << syns.size();
+        EXPECT_TRUE(resets.empty()) << resets.size();
+    } else {
+        EXPECT_EQ(syns.size(), 1u);
+        ASSERT_EQ(resets.size(), 1u);
+        EXPECT_EQ(resets[0], "10.0.0.2\t41001\t1\t0") << resets[0];
+    }
+    // The connection after the recovery (port 41002) negotiates: one MPA Reply more than Requests refused.
+    EXPECT_EQ(lines(tshark(pcap, "iwarp_mpa.key.rep && tcp.dstport == 41002", "-e frame.number")).size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Issue19, SendRegionsProbe, ::testing::Values(0, 1),
+                         [](const ::testing::TestParamInfo<int>& i) { return i.param == 0 ? "Client" : "Server"; });
+
+// The probe says what it needs instead of running something else.
+TEST(ProbeNegative, SendRegionsNeedsReservedRegionsAndASmallNic) {
+    // Shared regions; a NIC with one region; regions that fill the memory to the byte (768 KiB).
+    for (const char* kv : {"rnic.buffer.send_regions=shared", "hosts.1.buffer_capacity=300KiB",
+                           "hosts.1.buffer_capacity=768KiB"}) {
+        const sim_run r = run_sim({"--set", "workload.type=probe", "--set", "workload.probe=send_regions", "--set", kv,
+                                   "--log", "off"});
+        EXPECT_EQ(r.exit_code, 1) << kv << "\n" << r.output;
+        EXPECT_NE(r.output.find("probe 'send_regions' needs"), std::string::npos) << r.output;
+    }
+}
+
 // Without the test mode a raw ULPDU is refused by the device, not sent: the probe cannot provoke the
 // Terminate and says so.
 TEST(ProbeNegative, RawUlpdusNeedTheTestMode) {

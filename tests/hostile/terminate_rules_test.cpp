@@ -40,7 +40,7 @@ const probe_case kProbes[] = {
     {"mpa_timeout", -1, 0, 0}, {"held_close", -1, 0, 0},
     // page_list ends with a Write past the region's end: DDP, tagged buffer, base or bounds.
     {"page_list", 1, 1, 0x01}, {"device_reset", -1, 0, 0}, {"resource_limits", -1, 0, 0},
-    {"unlisten", -1, 0, 0},
+    {"unlisten", -1, 0, 0}, {"send_regions", -1, 0, 0},
 };
 
 // The probes of the seeds' framings, which this capture checker (MPA's) cannot read: the VI/TCP
@@ -60,6 +60,7 @@ TEST_P(EveryProbe, TerminatesCarryTheHeadersRfc5040Requires) {
     std::vector<std::string> args = {"--set", "workload.type=probe", "--set", std::string("workload.probe=") + pc.name,
                                      "--set", "rnic.rdma.raw_ulpdu_wqes=true", "--pcap", pcap, "--log", "off"};
     if (std::string(pc.name) == "peer_to_peer") args.insert(args.end(), {"--set", "rnic.mpa.revision=2"});
+    if (std::string(pc.name) == "send_regions") args.insert(args.end(), {"--set", "hosts.1.buffer_capacity=700KiB"});
     const sim_run r = run_sim(args);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     check::Options o;
