@@ -387,7 +387,7 @@ status context::query_qp(queue_pair* qp, regmap::qp_state* state, terminate_info
         term->layer = static_cast<std::uint8_t>(r.result >> q::layer_shift & 0xf);
         term->etype = static_cast<std::uint8_t>(r.result >> q::etype_shift & 0xf);
         term->code = static_cast<std::uint8_t>(r.result >> q::code_shift & 0xff);
-        term->valid = (r.result >> q::code_shift) != 0 || term->received;
+        term->valid = (r.result & q::terminate_valid) != 0;
     }
     // Keep the driver's view in step with the device's.
     if (*state == regmap::qp_state::error || *state == regmap::qp_state::terminate) qp->state = qp_state::error;
@@ -596,7 +596,7 @@ status context::poll_cq(completion_queue* cq, int max, std::vector<work_completi
             namespace q = regmap::query_qp_result;
             wc.opcode = wc_opcode::qp_error;
             const auto word = static_cast<std::uint32_t>(extra);
-            wc.terminate.valid = (word >> q::code_shift) != 0 || (word & q::terminate_received) != 0;
+            wc.terminate.valid = (word & q::terminate_valid) != 0;
             wc.terminate.received = (word & q::terminate_received) != 0;
             wc.terminate.layer = static_cast<std::uint8_t>(word >> q::layer_shift & 0xf);
             wc.terminate.etype = static_cast<std::uint8_t>(word >> q::etype_shift & 0xf);

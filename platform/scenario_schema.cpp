@@ -339,7 +339,7 @@ void declare_workload(config::Node& root) {
                     "local_invalidate", "send_invalidate", "write_imm", "zero_based", "masked_atomics",
                     "qp_states", "response_order", "abort", "reject", "verbs_misuse", "peer_to_peer", "responder_waits",
                     "listen_backlog", "mpa_timeout", "held_close", "page_list", "device_reset",
-                    "resource_limits", "vi_errors", "vi_descriptor", "vi_crc", "unlisten", "send_regions", "vi_ce_version", "vi_ce_bad_option",
+                    "resource_limits", "vi_errors", "vi_descriptor", "vi_crc", "unlisten", "send_regions", "cq_overrun", "vi_ce_version", "vi_ce_bad_option",
                     "vi_ce_unknown_option", "vi_transmit_error", "vi_read_window", "rdmatcp_connection_id",
                     "rdmatcp_unknown_type"});
     wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1,

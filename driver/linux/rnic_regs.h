@@ -234,7 +234,7 @@
 #define RNIC_CMD_DESTROY_QP                      7u /* The QP must be idle or in Error (its connection closed first). Parameters: p0 qpn */
 #define RNIC_CMD_DESTROY_CQ                      8u /* No live QP may still use the CQ. Parameters: p0 cqn */
 #define RNIC_CMD_MODIFY_QP                       9u /* error (abortive: flush, close the stream) or closing (graceful: the stream closes once sent work is acknowledged). Parameters: p0 qpn; p1 target qp_state */
-#define RNIC_CMD_QUERY_QP                        10u /* qp_state | terminate (layer<<28 | etype<<24 | code<<16) of the last Terminate sent or received (0 if none) | terminate_received << 15. Parameters: p0 qpn. Result: query_qp result word */
+#define RNIC_CMD_QUERY_QP                        10u /* qp_state | terminate (layer<<28 | etype<<24 | code<<16) of the last Terminate sent or received | terminate_valid << 14 (0: none) | terminate_received << 15. Parameters: p0 qpn. Result: query_qp result word */
 #define RNIC_CMD_REJECT                          11u /* Passive refusal: waits for the next peer on the port (as accept does, listen backlog first; or takes the peer p2 names: bad_handle if it is no longer waiting), answers its MPA Request with an MPA Reply with R = 1 carrying the private data (RFC 5044 S7.1.5, RFC 6581), then closes the TCP connection; completes once the Reply is sent. Parameters: p1 local port; p2 peer handle from next_peer (0: the next peer, as accept); p4 host address and p5 length (at most kMaxRejectPrivateData) of the private data. Result: connection */
 #define RNIC_CMD_QUERY_STATS                     12u /* Writes the device counters as u64 little-endian, in this order: wqes, cqes, terminates_sent, terminates_received, placed_bytes, tcp_retransmitted_bytes, commands, connections_established, connections_failed, connections_rejected (kDeviceCounters). Parameters: p0 host address (8-byte aligned); p1 buffer bytes (at least 8 x the counters). Result: number of counters written */
 #define RNIC_CMD_LISTEN                          13u /* Opens the port: peers' connections are taken (TCP handshake, MPA Request held) into a backlog that the next accept or reject on the port serves, oldest first. Parameters: p1 local port */
@@ -287,8 +287,9 @@
 #define RNIC_QP_STATE_ERROR                      4u /* After a Terminate, a fatal stream error or modify_qp to error; work flushes */
 #define RNIC_QUERY_QP_STATE_SHIFT                0u /* qp_state */
 #define RNIC_QUERY_QP_STATE_MASK                 0x7u
+#define RNIC_QUERY_QP_TERMINATE_VALID            (1u << 14) /* 1: a Terminate was sent or received (layer, etype, code and terminate_received say which); 0: none */
 #define RNIC_QUERY_QP_TERMINATE_RECEIVED         (1u << 15) /* 1: the Terminate came from the peer; 0: this side sent it */
-#define RNIC_QUERY_QP_CODE_SHIFT                 16u /* Terminate error code (RFC 5040 S4.8 / RFC 5041 S7.2); 0 with etype and layer: no Terminate */
+#define RNIC_QUERY_QP_CODE_SHIFT                 16u /* Terminate error code (RFC 5040 S4.8 / RFC 5041 S7.2) */
 #define RNIC_QUERY_QP_CODE_MASK                  0xff0000u
 #define RNIC_QUERY_QP_ETYPE_SHIFT                24u /* Terminate error type */
 #define RNIC_QUERY_QP_ETYPE_MASK                 0xf000000u

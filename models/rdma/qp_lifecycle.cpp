@@ -87,7 +87,7 @@ std::uint32_t qp_lifecycle::query_word(const qp_context& qp) {
     if (qp.term.valid) {
         word |= static_cast<std::uint32_t>(qp.term.layer) << q::layer_shift |
                 static_cast<std::uint32_t>(qp.term.etype) << q::etype_shift |
-                static_cast<std::uint32_t>(qp.term.code) << q::code_shift |
+                static_cast<std::uint32_t>(qp.term.code) << q::code_shift | q::terminate_valid |
                 (qp.term.received ? q::terminate_received : 0u);
     }
     return word;

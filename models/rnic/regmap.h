@@ -239,7 +239,7 @@ constexpr field_desc kCommandFields[] = {RNIC_COMMAND_FIELDS(RNIC_FIELD_DESC)};
       "is acknowledged)")                                                                                  \
     X(query_qp, 10, "p0 qpn", "query_qp result word",                                                      \
       "qp_state | terminate (layer<<28 | etype<<24 | code<<16) of the last Terminate sent or received "    \
-      "(0 if none) | terminate_received << 15")                                                           \
+      "| terminate_valid << 14 (0: none) | terminate_received << 15")                                     \
     X(reject, 11, "p1 local port; p2 peer handle from next_peer (0: the next peer, as accept); p4 host "    \
       "address and p5 length (at most kMaxRejectPrivateData) of the private data",                         \
       "connection",                                                                                        \
@@ -412,15 +412,19 @@ constexpr value_desc kQpStates[] = {
 const char* to_string(qp_state s);
 namespace query_qp_result {
 constexpr std::uint32_t state_mask = 0x7;
+// Set with a Terminate: RDMAP's Local Catastrophic Error is layer 0, type 0, code 0 (RFC 5040 §7.2),
+// so the three fields alone cannot say whether there was one.
+constexpr std::uint32_t terminate_valid = 1u << 14;
 constexpr std::uint32_t terminate_received = 1u << 15;
 constexpr unsigned code_shift = 16, etype_shift = 24, layer_shift = 28;
 }  // namespace query_qp_result
 // The query_qp result word (also the imm_data of a QP error CQE), from the constants above.
 constexpr bitfield_desc kQueryQpResultBits[] = {
     {"state", 0, 3, "qp_state"},
+    {"terminate_valid", 14, 1, "1: a Terminate was sent or received (layer, etype, code and terminate_received say which); 0: none"},
     {"terminate_received", 15, 1, "1: the Terminate came from the peer; 0: this side sent it"},
     {"code", query_qp_result::code_shift, query_qp_result::etype_shift - query_qp_result::code_shift,
-     "Terminate error code (RFC 5040 §4.8 / RFC 5041 §7.2); 0 with etype and layer: no Terminate"},
+     "Terminate error code (RFC 5040 §4.8 / RFC 5041 §7.2)"},
     {"etype", query_qp_result::etype_shift, query_qp_result::layer_shift - query_qp_result::etype_shift,
      "Terminate error type"},
     {"layer", query_qp_result::layer_shift, 32 - query_qp_result::layer_shift, "Terminate layer: 0 RDMAP, 1 DDP, 2 LLP"},

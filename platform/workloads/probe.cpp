@@ -70,6 +70,9 @@ const std::vector<probe_expectation>& probe_catalogue() {
          "VI/TCP (seed 003 §3.6 option 2): CRC errors per reliability level (with link corruption)"},
         {"unlisten", false, 0, 0, 0,
          "unlisten: the accepted connection stays, a backlog peer is reset, a later SYN is refused (RST)"},
+        {"cq_overrun", false, 0, 0, 0,
+         "a CQ too small for its QP's completions: that QP to Error (RDMAP Local Catastrophic Terminate), one "
+         "cq_error asynchronous event, the other QP carries on"},
         {"send_regions", false, 0, 0, 0,
          "NIC buffer memory without a send region for one more connection: refused by name (no_buffer_memory), "
          "recovered once one is freed"},
@@ -239,6 +242,7 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     else if (p == "masked_atomics") server_masked_atomics(s);
     else if (p == "qp_states") server_qp_states(s);
     else if (p == "send_regions") server_send_regions(s);
+    else if (p == "cq_overrun") server_cq_overrun(s);
     else if (p == "response_order" || p == "verbs_misuse" || p == "resource_limits" ||
              p == "listen_backlog")
         oob_.wait_for("client-done");
@@ -406,6 +410,7 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
         else if (p == "abort") client_abort(s, a);
         else if (p == "verbs_misuse") client_verbs_misuse(s, a);
         else if (p == "resource_limits") client_resource_limits(s, a);
+        else if (p == "cq_overrun") client_cq_overrun(s, server_ip, a);
         else if (p == "listen_backlog") {}  // the connection and the first Write were the probe
         else client_error_probe(s, a);
     }

@@ -97,6 +97,10 @@ private:
     void client_send_regions(side& s, std::uint32_t server_ip, const remote_buffer& a);
     // resource_limits (probe_resources.cpp): every table and ring filled, refused by name, recovered.
     void client_resource_limits(side& s, const remote_buffer& a);
+    // cq_overrun (probe_resources.cpp): a second connection whose CQ overflows (RFC 5040 §6.2 local
+    // catastrophic; verbs' CQ error event), beside the first, which carries on.
+    void server_cq_overrun(side& s);
+    void client_cq_overrun(side& s, std::uint32_t server_ip, const remote_buffer& a);
     // The client's first, good RDMA Write of kBaseline pattern bytes to A + 0 (wr_id 1).
     drv::send_wr baseline_write(side& s, const remote_buffer& a);
     // peer_to_peer and responder_waits: the server has the first message to send.

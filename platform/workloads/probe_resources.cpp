@@ -10,11 +10,13 @@
 // RDMA Write, after all of it, completes with success.
 #include <vector>
 
+#include "proto/ddp_rdmap.h"
 #include "workloads/probe_side.h"
 
 namespace rnic::platform {
 
 namespace acc = regmap::mr_access;
+namespace ddp = proto::ddp;
 using namespace probe_detail;
 
 void probe::client_resource_limits(side& s, const remote_buffer& a) {
@@ -151,6 +153,93 @@ void probe::client_resource_limits(side& s, const remote_buffer& a) {
     last.wr_id = 7;
     const status st = c.post_send(s.qp, last);
     check("the first connection still works: an RDMA Write completes", st == status::ok && completes(7), named(st, status::ok));
+}
+
+// ---- cq_overrun: a CQ too small for the completions its QP produces -----------------------------
+// A completion that finds its CQ full is lost, so the QP can no longer account for its work: the
+// device moves that QP to Error and tells the peer with an RDMAP Local Catastrophic Terminate (RFC
+// 5040 §4.8, layer 0, type 0, code 0), and raises one asynchronous cq_error event naming the CQ
+// (verbs' IBV_EVENT_CQ_ERR; the driver polls the ASYNC_EVENT register: no interrupt carries it).
+// Other QPs, on other CQs, carry on (issue 19 point 3).
+
+namespace {
+constexpr std::uint32_t kSmallCqEntries = 4;
+constexpr std::uint32_t kOverrunWrites = 4 * kSmallCqEntries;  // signaled, none polled (a power of two: the SQ depth)
+constexpr std::uint64_t kOverrunSettlePs = 200'000'000;        // 200 us for them to complete
+}  // namespace
+
+void probe::server_cq_overrun(side& s) {
+    drv::queue_pair* second = nullptr;
+    const bool ok = s.ctx.create_qp(s.pd, s.cq, s.cq, 4, 4, &second) == drv::status::ok &&
+                    s.ctx.accept(second, cfg_.port) == drv::status::ok;
+    check("server: the second connection accepted", ok);
+    if (!ok) return;
+    oob_.wait_for("client-done");
+    regmap::qp_state state = regmap::qp_state::rts;
+    drv::terminate_info t;
+    s.ctx.query_qp(second, &state, &t);
+    check("server: the overrun QP's peer received the Terminate: RDMAP Local Catastrophic (layer 0, type 0, code 0)",
+          state == regmap::qp_state::error && t.valid && t.received && t.layer == 0 &&
+              t.etype == ddp::term::kRdmaLocalCatastrophic && t.code == 0,
+          std::string(regmap::to_string(state)) + (t.valid ? ", " + term_text(t) : ", no Terminate"));
+    s.ctx.query_qp(s.qp, &state);
+    check("server: the first connection's QP is still in RTS", state == regmap::qp_state::rts, regmap::to_string(state));
+}
+
+void probe::client_cq_overrun(side& s, std::uint32_t server_ip, const remote_buffer& a) {
+    drv::context& c = s.ctx;
+    drv::completion_queue* small = nullptr;
+    drv::queue_pair* qp = nullptr;
+    if (c.create_cq(kSmallCqEntries, &small) != drv::status::ok ||
+        c.create_qp(s.pd, small, small, kOverrunWrites, 4, &qp) != drv::status::ok ||
+        c.connect(qp, server_ip, a.port, 40001) != drv::status::ok) {
+        fail("client: the second QP, on a CQ of " + std::to_string(kSmallCqEntries) + " entries, could not connect");
+        return;
+    }
+    drv::async_event_info ev;
+    check("client: no asynchronous event before the overrun", !c.get_async_event(&ev));
+    bool posted = true;
+    for (std::uint32_t i = 0; i < kOverrunWrites; ++i) {
+        drv::send_wr w = baseline_write(s, a);
+        w.wr_id = 500 + i;
+        w.length = 64;
+        posted = posted && c.post_send(qp, w) == drv::status::ok;
+    }
+    check("client: " + std::to_string(kOverrunWrites) + " signaled RDMA Writes posted, none polled", posted);
+    s.bus.spend(kOverrunSettlePs);
+    const bool got = c.get_async_event(&ev);
+    check("client: one cq_error asynchronous event names the small CQ",
+          got && ev.type == regmap::async_event::cq_error && ev.resource == small->cqn,
+          got ? "event " + std::to_string(static_cast<int>(ev.type)) + " resource " + std::to_string(ev.resource) +
+                    " (CQ " + std::to_string(small->cqn) + ")"
+              : std::string("no event"));
+    check("client: once per CQ, however many completions it lost", !c.get_async_event(&ev));
+    regmap::qp_state state = regmap::qp_state::rts;
+    drv::terminate_info t;
+    c.query_qp(qp, &state, &t);
+    check("client: the QP whose completion was lost is in Error, having sent the Local Catastrophic Terminate",
+          state == regmap::qp_state::error && t.valid && !t.received && t.layer == 0 &&
+              t.etype == ddp::term::kRdmaLocalCatastrophic,
+          std::string(regmap::to_string(state)) + (t.valid ? ", " + term_text(t) : ", no Terminate"));
+    // What the CQ held are the first Writes' completions, in order and successful.
+    std::vector<drv::work_completion> wcs;
+    int n = 0;
+    c.poll_cq(small, static_cast<int>(kOverrunWrites), &wcs, &n);
+    bool in_order = n > 0;
+    for (int i = 0; i < n; ++i) {
+        in_order = in_order && wcs[static_cast<std::size_t>(i)].wr_id == 500u + static_cast<std::uint32_t>(i) &&
+                   wcs[static_cast<std::size_t>(i)].status == regmap::cqe_status::success;
+    }
+    check("client: the small CQ holds the first Writes' successful completions, in order",
+          in_order && n <= static_cast<int>(kSmallCqEntries), std::to_string(n) + " completions");
+    // The first connection, on its own CQ, carries on.
+    drv::send_wr last = baseline_write(s, a);
+    last.wr_id = 9;
+    drv::work_completion wc;
+    const bool ok = c.post_send(s.qp, last) == drv::status::ok &&
+                    poll_for(s, s.cq, [](const drv::work_completion& x) { return x.wr_id == 9; }, kBudgetPs, &wc) &&
+                    wc.status == regmap::cqe_status::success;
+    check("client: the first connection still carries an RDMA Write", ok);
 }
 
 }  // namespace rnic::platform

@@ -41,6 +41,8 @@ const probe_case kProbes[] = {
     // page_list ends with a Write past the region's end: DDP, tagged buffer, base or bounds.
     {"page_list", 1, 1, 0x01}, {"device_reset", -1, 0, 0}, {"resource_limits", -1, 0, 0},
     {"unlisten", -1, 0, 0}, {"send_regions", -1, 0, 0},
+    // The overrun QP's RDMAP Local Catastrophic Error: layer 0, type 0, code 0, no headers.
+    {"cq_overrun", 0, 0, 0x00},
 };
 
 // The probes of the seeds' framings, which this capture checker (MPA's) cannot read: the VI/TCP

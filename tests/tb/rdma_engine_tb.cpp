@@ -440,6 +440,13 @@ TEST(RdmaEngineTb, CqOverrunSendsTheQpWhoseCompletionWasLostToErrorAndOthersCarr
     EXPECT_GE(b.stat("cq_overruns"), 1u);
     EXPECT_EQ(b.stat("cq_overrun_qp_errors"), 1u);
     EXPECT_EQ(b.qp_state(), static_cast<std::uint8_t>(regmap::qp_state::error));
+    // query_qp says a Terminate was sent though its layer, type and code are all 0 (RDMAP Local
+    // Catastrophic Error): the valid bit, not the fields, tells (it used to read as "none").
+    namespace q = regmap::query_qp_result;
+    const std::uint32_t word = b.rdma.qp_query(b.qpn);
+    EXPECT_EQ(word & q::terminate_valid, q::terminate_valid);
+    EXPECT_EQ(word & q::terminate_received, 0u);
+    EXPECT_EQ(word >> q::code_shift, 0u);
     // The driver is told asynchronously (verbs IBV_EVENT_CQ_ERR): one event naming the CQ, however
     // many completions it lost; acknowledged, it is gone.
     EXPECT_EQ(b.rdma.async_event(),
