@@ -232,6 +232,15 @@ void probe::client_cq_overrun(side& s, std::uint32_t server_ip, const remote_buf
     }
     check("client: the small CQ holds the first Writes' successful completions, in order",
           in_order && n <= static_cast<int>(kSmallCqEntries), std::to_string(n) + " completions");
+    // The completions lost stay lost, and the QP's flush found the CQ full too: once polled, the CQ
+    // gets nothing more from that QP (as verbs' CQ in error after IBV_EVENT_CQ_ERR); the event and
+    // query_qp are how the driver learns what happened.
+    s.bus.spend(kOverrunSettlePs);
+    wcs.clear();
+    int later = 0;
+    c.poll_cq(small, static_cast<int>(kOverrunWrites), &wcs, &later);
+    check("client: the overrun CQ gets nothing more from the failed QP once polled", later == 0,
+          std::to_string(later) + " more completions");
     // The first connection, on its own CQ, carries on.
     drv::send_wr last = baseline_write(s, a);
     last.wr_id = 9;
