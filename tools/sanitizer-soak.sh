@@ -30,5 +30,5 @@ if [ $soak -eq 1 ]; then
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   tools/soak.sh -b "$dir/bin/rnic-sim" -t "$seconds" -i 60 -e 10
   # Connect/disconnect cycles leave no device object behind, and LeakSanitizer no heap block.
-  tools/leak-check.sh -b "$dir/bin/rnic-sim" -e 300
+  tools/leak-check.sh -b "$dir/bin/rnic-sim" -e 2000
 fi
