@@ -383,6 +383,13 @@ fpdu generator::violation(const std::string& c) {
     return fpdu{};  // a class whose precondition does not hold now (the caller draws again)
 }
 
+std::pair<std::size_t, std::size_t> generator::lengths_beyond_the_stream(std::size_t n) {
+    // The frame sent is 2 + n + pad + 4 bytes, the pad bringing 2 + n to a multiple of 4; one that
+    // declares d is as long unless 2 + d rounds up past it, i.e. unless d >= that multiple - 1.
+    const std::size_t padded = (2 + n + 3) / 4 * 4;
+    return {padded - 1, proto::mpa::kMaxUlpduLength};
+}
+
 stream_plan generator::frame_stream(const std::vector<fpdu>& episode) {
     namespace mpa = proto::mpa;
     stream_plan p;
@@ -418,7 +425,8 @@ stream_plan generator::frame_stream(const std::vector<fpdu>& episode) {
                 break;
             }
             case damage::length_beyond: {
-                set_length(pick(n + 1, mpa::kMaxUlpduLength));
+                const auto [first, last] = lengths_beyond_the_stream(n);
+                set_length(pick(first, last));
                 p.close_after = true;
                 break;
             }

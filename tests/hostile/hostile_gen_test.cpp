@@ -74,6 +74,36 @@ TEST(HostileGenerator, EveryClassIsDrawnAndEndsTheEpisode) {
     }
 }
 
+// mpa_length_beyond_stream must announce a frame longer than what is sent, whatever the pad: with
+// n = 5 bytes sent as 2 + 5 + 1 pad + 4, a declared 6 frames as 2 + 6 + 0 + 4, the same 12 bytes, and
+// the receiver rightly answers a CRC error instead of waiting (found by the 10-million-FPDU run).
+TEST(HostileGenerator, LengthBeyondTheStreamAlwaysFramesPastTheBytesSent) {
+    namespace mpa = proto::mpa;
+    for (std::size_t n = 0; n <= 1454; ++n) {
+        const auto [first, last] = generator::lengths_beyond_the_stream(n);
+        ASSERT_LE(first, last) << n;
+        EXPECT_EQ(last, mpa::kMaxUlpduLength);
+        const std::vector<std::uint8_t> ulpdu(n, 0x5a);
+        std::vector<std::uint8_t> sent;
+        mpa::build_fpdu(ulpdu.data(), ulpdu.size(), true, false, 0, sent);
+        auto waits = [&](std::size_t declared) {
+            std::vector<std::uint8_t> frame = sent;
+            frame[0] = static_cast<std::uint8_t>(declared >> 8);
+            frame[1] = static_cast<std::uint8_t>(declared);
+            std::size_t delivered = 0;
+            mpa::Deframer d({}, [&](const std::uint8_t*, std::size_t) { ++delivered; });
+            return d.feed(frame.data(), frame.size()) == mpa::DeframeError::none && delivered == 0 &&
+                   !d.at_fpdu_boundary();
+        };
+        EXPECT_TRUE(waits(first)) << "n = " << n << ", declared " << first;
+        EXPECT_TRUE(waits(first + 1)) << "n = " << n;
+        // One less is a whole frame of the size sent (or the length sent itself): not beyond.
+        if (first - 1 > n) {
+            EXPECT_FALSE(waits(first - 1)) << "n = " << n << ", declared " << first - 1;
+        }
+    }
+}
+
 TEST(HostileGenerator, PeerFramingDamagesTheFramingAndCutsTheStreamEveryWay) {
     // The peer frames its own FPDUs (MPA, CRC, no markers): a receiver's deframer (the project's
     // codec, RFC 5044 §6) must see the damage each class claims, the good FPDUs before it intact,
