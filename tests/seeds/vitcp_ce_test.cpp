@@ -280,9 +280,9 @@ TEST(ViTcpCe, AnInvalidConnectRequestIsRefusedWithItsReason) {
     vt::Segment bad = good_request();
     bad.ce->options.push_back({vt::kOptionCrc, {0, 0, 0, 0}});
     bad.crc = true;
-    Bytes bytes = vt::encode(bad);
-    ASSERT_FALSE(bytes.empty());
-    EXPECT_EQ(refusal_seen_by_active(bytes, &got, &why), refusal::bad_option);
+    Bytes encoded = vt::encode(bad);
+    ASSERT_FALSE(encoded.empty());
+    EXPECT_EQ(refusal_seen_by_active(encoded, &got, &why), refusal::bad_option);
     EXPECT_NE(why.find("option"), std::string::npos) << why;
     // Anything else wrong: the generic reason.
     vt::Segment two_levels = good_request();
