@@ -29,9 +29,12 @@ struct options {
 inline int parse_options(int argc, char* argv[], const char* usage, options* o) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--sim" && i + 1 < argc) o->sim = argv[++i];
-        else if (a == "--scenario" && i + 1 < argc) o->scenario = argv[++i];
-        else if (a == "--runs" && i + 1 < argc) o->runs = std::max(1, std::atoi(argv[++i]));
+        if (a == "--sim" && i + 1 < argc)
+            o->sim = argv[++i];
+        else if (a == "--scenario" && i + 1 < argc)
+            o->scenario = argv[++i];
+        else if (a == "--runs" && i + 1 < argc)
+            o->runs = std::max(1, std::atoi(argv[++i]));
         else {
             std::fputs(usage, stderr);
             return a == "--help" ? 0 : 2;

@@ -25,7 +25,9 @@ const char* verdict(double err, double tol) {
     return "OUT";
 }
 
-sc_core::sc_time us(double v) { return sc_core::sc_time(v, sc_core::SC_US); }
+sc_core::sc_time us(double v) {
+    return sc_core::sc_time(v, sc_core::SC_US);
+}
 
 struct goodput_case {
     int gen, lanes;
@@ -74,8 +76,9 @@ std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> marker_layout(
 int sc_main(int argc, char* argv[]) {
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--help") == 0) {
-            std::printf("usage: rnic-calibrate\n  prints the host-bus models against published figures "
-                        "(docs/calibration.md); exit status 1 if any is outside its tolerance\n");
+            std::printf(
+                "usage: rnic-calibrate\n  prints the host-bus models against published figures "
+                "(docs/calibration.md); exit status 1 if any is outside its tolerance\n");
             return 0;
         }
         std::fprintf(stderr, "rnic-calibrate: unknown argument '%s' (try --help)\n", argv[i]);
@@ -98,9 +101,9 @@ int sc_main(int argc, char* argv[]) {
             p.addr64 = true;  // pcie-bench's model default (64-bit addresses)
             p.tags = 256;     // 8-bit tags: enough in flight that the link, not the tags, limits
             const std::string n = "g" + std::to_string(gen) + "x" + std::to_string(lanes) + "m" + std::to_string(mps);
-            goodput.push_back({gen, lanes, mps,
-                               std::make_unique<rig>(n.c_str(), calibration_memory(),
-                                                     make<pcie_endpoint>(p), nullptr)});
+            goodput.push_back(
+                {gen, lanes, mps,
+                 std::make_unique<rig>(n.c_str(), calibration_memory(), make<pcie_endpoint>(p), nullptr)});
         }
     }
     pcie_params tag_p;
@@ -131,14 +134,10 @@ int sc_main(int argc, char* argv[]) {
 
     dma_params frag_dma;
     frag_dma.markers = dma_marker_mode::fragment;
-    rig m_skip_pcie("mskip_pcie", host_memory_params{}, make<pcie_endpoint>(pcie_params{}),
-                    &default_dma);
-    rig m_frag_pcie("mfrag_pcie", host_memory_params{}, make<pcie_endpoint>(pcie_params{}),
-                    &frag_dma);
-    rig m_skip_pcix("mskip_pcix", host_memory_params{}, make<pcix_bridge>(pcix_params{}),
-                    &default_dma);
-    rig m_frag_pcix("mfrag_pcix", host_memory_params{}, make<pcix_bridge>(pcix_params{}),
-                    &frag_dma);
+    rig m_skip_pcie("mskip_pcie", host_memory_params{}, make<pcie_endpoint>(pcie_params{}), &default_dma);
+    rig m_frag_pcie("mfrag_pcie", host_memory_params{}, make<pcie_endpoint>(pcie_params{}), &frag_dma);
+    rig m_skip_pcix("mskip_pcix", host_memory_params{}, make<pcix_bridge>(pcix_params{}), &default_dma);
+    rig m_frag_pcix("mfrag_pcix", host_memory_params{}, make<pcix_bridge>(pcix_params{}), &frag_dma);
 
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // end of elaboration; time stays at 0
 
@@ -151,12 +150,12 @@ int sc_main(int argc, char* argv[]) {
     for (const latency_point& pt : pciebench_read_latency()) {
         const double ns = latency_rig.transfer(true, 0x100000, pt.size, us(50.0 * ++k)).to_seconds() * 1e9;
         const double err = ns / pt.median_ns - 1.0;
-        std::printf("   %8u %12.1f %12.1f %+8.1f%%  %s\n", pt.size, ns, pt.median_ns, err * 100,
-                    verdict(err, 0.03));
+        std::printf("   %8u %12.1f %12.1f %+8.1f%%  %s\n", pt.size, ns, pt.median_ns, err * 100, verdict(err, 0.03));
     }
 
     // ---- 2. Goodput against the analytical TLP model ----
-    std::printf("\n2. DMA goodput, back-to-back 4 KiB transfers (2000 of them), MRRS 512, 64-bit addresses, 256 tags\n");
+    std::printf(
+        "\n2. DMA goodput, back-to-back 4 KiB transfers (2000 of them), MRRS 512, 64-bit addresses, 256 tags\n");
     std::printf("   reference: the analytical TLP model of pcie-bench (model/mem_bw.py): TLP bandwidth after ACK/\n");
     std::printf("   UpdateFC DLLPs at the spec's rates and SKP, 24-byte MWr/MRd and 20-byte CplD overheads\n");
     std::printf("   %-10s %5s %11s %11s %7s %11s %11s %7s\n", "link", "MPS", "wr model", "wr ref", "dev %", "rd model",
@@ -184,9 +183,10 @@ int sc_main(int argc, char* argv[]) {
         const double rd = tag_rig.stream(true, 0x100000, 4096, 2000, us(10));
         const double ref = model_read_goodput_tags(p, 4096, rtt);
         const double e = rd / ref - 1.0;
-        std::printf("   Gen5 x16   %5u  read with 32 tags: model %.2f Gb/s, Little's law %.2f Gb/s (round trip %.0f ns) "
-                    "%+5.2f%%  %s\n",
-                    p.max_payload, rd * 8 / 1e9, ref * 8 / 1e9, rtt * 1e9, e * 100, verdict(e, 0.02));
+        std::printf(
+            "   Gen5 x16   %5u  read with 32 tags: model %.2f Gb/s, Little's law %.2f Gb/s (round trip %.0f ns) "
+            "%+5.2f%%  %s\n",
+            p.max_payload, rd * 8 / 1e9, ref * 8 / 1e9, rtt * 1e9, e * 100, verdict(e, 0.02));
     }
 
     // ---- 3. PCI-X 133 ----
@@ -217,12 +217,14 @@ int sc_main(int argc, char* argv[]) {
         // Checks: nothing above peak; long bursts near peak; the defaults near the quoted figure.
         const double big_write = pcix[3].mbps, mixed = pcix[2].mbps;
         const double e = mixed / (kPcixPeakMBps * kPcixQuotedEfficiency) - 1.0;
-        std::printf("   4 KiB write bursts: %.1f MB/s = %.1f%% of peak (at most peak, at least 95%%: %s)\n", big_write,
-                    100 * big_write / kPcixPeakMBps,
-                    big_write <= kPcixPeakMBps * 1.0001 && big_write >= 0.95 * kPcixPeakMBps ? "ok" : (++failures, "OUT"));
-        std::printf("   defaults (MMRBC 512, 512 B bursts), reads and writes: %.1f MB/s vs quoted %.0f MB/s: %+.1f%%  %s "
-                    "(tolerance 5%%)\n",
-                    mixed, kPcixPeakMBps * kPcixQuotedEfficiency, e * 100, verdict(e, 0.05));
+        std::printf(
+            "   4 KiB write bursts: %.1f MB/s = %.1f%% of peak (at most peak, at least 95%%: %s)\n", big_write,
+            100 * big_write / kPcixPeakMBps,
+            big_write <= kPcixPeakMBps * 1.0001 && big_write >= 0.95 * kPcixPeakMBps ? "ok" : (++failures, "OUT"));
+        std::printf(
+            "   defaults (MMRBC 512, 512 B bursts), reads and writes: %.1f MB/s vs quoted %.0f MB/s: %+.1f%%  %s "
+            "(tolerance 5%%)\n",
+            mixed, kPcixPeakMBps * kPcixQuotedEfficiency, e * 100, verdict(e, 0.05));
     }
 
     // ---- 4. Markers: DMA that skips them versus one that fragments at them (seed 001 §6) ----
@@ -258,7 +260,7 @@ int sc_main(int argc, char* argv[]) {
                     mb / (last - us(10)).to_seconds(), static_cast<double>(t.marker_fragments) / 2000.0);
     }
 
-    std::printf("\n%s: %d figure%s outside tolerance\n", failures == 0 ? "calibration ok" : "CALIBRATION FAILED", failures,
-                failures == 1 ? "" : "s");
+    std::printf("\n%s: %d figure%s outside tolerance\n", failures == 0 ? "calibration ok" : "CALIBRATION FAILED",
+                failures, failures == 1 ? "" : "s");
     return failures == 0 ? 0 : 1;
 }

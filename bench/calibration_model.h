@@ -36,7 +36,7 @@ struct latency_point {
     double median_ns;
 };
 inline const std::vector<latency_point>& pciebench_read_latency() {
-    static const std::vector<latency_point> v = {{64, 546},  {128, 573},  {256, 626},  {512, 706}, {768, 786},
+    static const std::vector<latency_point> v = {{64, 546},   {128, 573},  {256, 626},  {512, 706},  {768, 786},
                                                  {1024, 853}, {1280, 933}, {1520, 986}, {2048, 1133}};
     return v;
 }
@@ -52,7 +52,9 @@ constexpr double kPcixQuotedEfficiency = 0.85;
 // ordered sets; a transfer of `size` bytes costs its payload plus a header per TLP
 // (8 bytes framing/data link + 12/16 bytes TLP header + ECRC).
 
-inline double tlp_bandwidth(const pcie_params& p) { return p.raw_bytes_per_second() * (1.0 - p.overhead_share()); }
+inline double tlp_bandwidth(const pcie_params& p) {
+    return p.raw_bytes_per_second() * (1.0 - p.overhead_share());
+}
 
 // Goodput (bytes/s) of back-to-back DMA writes of `size` bytes.
 inline double model_write_goodput(const pcie_params& p, std::uint32_t size) {
@@ -63,8 +65,8 @@ inline double model_write_goodput(const pcie_params& p, std::uint32_t size) {
 // Goodput of back-to-back DMA reads of `size` bytes: completions (MPS-sized, 3DW) limit the
 // downstream direction, read requests the upstream; whichever saturates first.
 inline double model_read_goodput(const pcie_params& p, std::uint32_t size) {
-    const double cpls = std::ceil(static_cast<double>(size) / (p.rcb_completions ? p.read_completion_boundary
-                                                                                : p.max_payload));
+    const double cpls =
+        std::ceil(static_cast<double>(size) / (p.rcb_completions ? p.read_completion_boundary : p.max_payload));
     const double reqs = std::ceil(static_cast<double>(size) / p.max_read_request);
     const double down = size + cpls * p.tlp_overhead(false);
     const double up = reqs * p.tlp_overhead(p.addr64);

@@ -48,9 +48,10 @@ bool fabric_table(const options& o) {
     std::printf("\n%-26s %8s %16s %16s %12s\n", "incast on a star", "hosts", "wall ms/sim ms", "wall us/frame",
                 "frames");
     for (int hosts : {2, 16, 64}) {
-        const workload w{"incast", {"--set", "topology.kind=star", "--set", "topology.hosts=" + std::to_string(hosts),
-                                    "--set", "workload.type=incast", "--set", "workload.incast.rounds=4",
-                                    "--set", "rnic.buffer.capacity=32MiB"}};
+        const workload w{
+            "incast",
+            {"--set", "topology.kind=star", "--set", "topology.hosts=" + std::to_string(hosts), "--set",
+             "workload.type=incast", "--set", "workload.incast.rounds=4", "--set", "rnic.buffer.capacity=32MiB"}};
         std::vector<double> per_ms, per_frame, frames;
         for (int r = 0; r < o.runs; ++r) {
             boost::json::value v;
@@ -72,15 +73,14 @@ bool fabric_table(const options& o) {
 // default 256-entry cache (the context-cache misses and the per-connection timers are the work that
 // could grow with it). Two 4 KiB Writes per QP; the cost per Write should stay flat.
 bool many_qp_table(const options& o) {
-    std::printf("\n%-26s %8s %16s %16s %12s\n", "RDMA Writes on many QPs", "QPs", "wall s", "wall us/Write",
-                "Writes");
+    std::printf("\n%-26s %8s %16s %16s %12s\n", "RDMA Writes on many QPs", "QPs", "wall s", "wall us/Write", "Writes");
     for (int qps : {64, 1024, 4096}) {
         const std::string n = std::to_string(qps);
-        const workload w{"many QPs", {"--set", "workload.qps=" + n, "--set", "rnic.rdma.max_qp=" + n,
-                                      "--set", "rnic.tcp.max_connections=" + n, "--set", "workload.sizes=[4096]",
-                                      "--set", "workload.iterations=2", "--set", "workload.buffer=64MiB",
-                                      "--set", "host_memory.size=512MiB", "--set", "rnic.buffer.send_regions=shared",
-                                      "--set", "rnic.context_cache.enabled=true"}};
+        const workload w{"many QPs",
+                         {"--set", "workload.qps=" + n, "--set", "rnic.rdma.max_qp=" + n, "--set",
+                          "rnic.tcp.max_connections=" + n, "--set", "workload.sizes=[4096]", "--set",
+                          "workload.iterations=2", "--set", "workload.buffer=64MiB", "--set", "host_memory.size=512MiB",
+                          "--set", "rnic.buffer.send_regions=shared", "--set", "rnic.context_cache.enabled=true"}};
         std::vector<double> wall, per_write, writes;
         for (int r = 0; r < o.runs; ++r) {
             boost::json::value v;
@@ -91,8 +91,8 @@ bool many_qp_table(const options& o) {
             per_write.push_back(ops > 0 ? s * 1e6 / ops : 0.0);
             writes.push_back(ops);
         }
-        std::printf("%-26s %8d %16.2f %16.1f %12.0f\n", "2 x 4 KiB Writes per QP", qps, median(wall),
-                    median(per_write), median(writes));
+        std::printf("%-26s %8d %16.2f %16.1f %12.0f\n", "2 x 4 KiB Writes per QP", qps, median(wall), median(per_write),
+                    median(writes));
     }
     return true;
 }
@@ -129,12 +129,13 @@ double per_byte_limit(int runs) {
 // >= 1.5 M FPDUs per wall second, RTL in the loop at most 4x the TLM run's wall time.
 bool goal_table(const options& o) {
     const double limit = per_byte_limit(o.runs);
-    std::printf("\nper-byte limit of this machine: %.0f MB/s (copy in, CRC32c twice, copy out, 1460-byte "
-                "segments, one core)\n\n",
-                limit / 1e6);
+    std::printf(
+        "\nper-byte limit of this machine: %.0f MB/s (copy in, CRC32c twice, copy out, 1460-byte "
+        "segments, one core)\n\n",
+        limit / 1e6);
     std::printf("%-44s %14s %12s %12s\n", "figure", "measured", "of limit", "goal");
-    const workload bulk{"bulk", {"--set", "link.rate=10Gbps", "--set", "workload.sizes=[65536]", "--set",
-                                 "workload.iterations=1526"}};
+    const workload bulk{
+        "bulk", {"--set", "link.rate=10Gbps", "--set", "workload.sizes=[65536]", "--set", "workload.iterations=1526"}};
     const workload small{"small", {"--set", "workload.sizes=[64]", "--set", "workload.iterations=200000"}};
     std::vector<double> bulk_bps, small_fps, tlm_wall, rtl_wall;
     for (int r = 0; r < o.runs; ++r) {
@@ -152,8 +153,8 @@ bool goal_table(const options& o) {
     const double bulk_m = median(bulk_bps);
     std::printf("%-44s %9.0f MB/s %11.0f%% %12s\n", "100 MB of 64 KiB Writes, 10 Gb/s, 1500 MTU", bulk_m / 1e6,
                 100 * bulk_m / limit, ">= 35%");
-    std::printf("%-44s %8.2f M/s %12s %12s\n", "64-byte Writes (200,000): FPDUs per second",
-                median(small_fps) / 1e6, "", ">= 1.5 M/s");
+    std::printf("%-44s %8.2f M/s %12s %12s\n", "64-byte Writes (200,000): FPDUs per second", median(small_fps) / 1e6,
+                "", ">= 1.5 M/s");
     std::printf("%-44s %13.1fx %12s %12s\n", "RTL datapath, default scenario: wall vs TLM",
                 median(rtl_wall) / std::max(median(tlm_wall), 1e-9), "", "<= 4x");
     return true;
@@ -164,12 +165,13 @@ bool goal_table(const options& o) {
 int main(int argc, char* argv[]) {
     options o;
     o.runs = 5;
-    const int rc = parse_options(argc, argv,
-                                 "usage: rnic-bench [--sim PATH] [--scenario FILE] [--runs N]\n"
-                                 "  reports medians over N runs (default 5) of the default workload and of 64-byte writes,\n"
-                                 "  the issue-17 goal figures against this machine's per-byte limit, an incast on a star\n"
-                                 "  and Writes on many QPs\n",
-                                 &o);
+    const int rc =
+        parse_options(argc, argv,
+                      "usage: rnic-bench [--sim PATH] [--scenario FILE] [--runs N]\n"
+                      "  reports medians over N runs (default 5) of the default workload and of 64-byte writes,\n"
+                      "  the issue-17 goal figures against this machine's per-byte limit, an incast on a star\n"
+                      "  and Writes on many QPs\n",
+                      &o);
     if (rc >= 0) return rc;
     const int runs = o.runs;
     const std::string& sim = o.sim;

@@ -14,7 +14,9 @@ struct sample {
     double cycles_per_fpdu = 0;
 };
 
-std::uint64_t u64(const boost::json::object& o, const char* key) { return o.at(key).to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::object& o, const char* key) {
+    return o.at(key).to_number<std::uint64_t>();
+}
 
 bool run_once(const options& o, const workload& w, const char* model, sample* out) {
     boost::json::value v;
@@ -37,11 +39,11 @@ bool run_once(const options& o, const workload& w, const char* model, sample* ou
 int main(int argc, char* argv[]) {
     options o;
     o.runs = 3;
-    const int rc = parse_options(
-        argc, argv,
-        "usage: rnic-rtl-bench [--sim PATH] [--scenario FILE] [--runs N]\n"
-        "  runs each workload N times (default 3) with rnic.mpa.model tlm and rtl; reports medians\n",
-        &o);
+    const int rc =
+        parse_options(argc, argv,
+                      "usage: rnic-rtl-bench [--sim PATH] [--scenario FILE] [--runs N]\n"
+                      "  runs each workload N times (default 3) with rnic.mpa.model tlm and rtl; reports medians\n",
+                      &o);
     if (rc >= 0) return rc;
     const int runs = o.runs;
     const std::string& sim = o.sim;
@@ -51,8 +53,8 @@ int main(int argc, char* argv[]) {
         {"markers, 4 KiB", {"--set", "rnic.mpa.markers=true", "--set", "workload.sizes=[4096]"}},
     };
     std::printf("rnic-rtl-bench: %d runs per workload and model, medians (sim %s)\n", runs, sim.c_str());
-    std::printf("%-18s %9s %9s %7s %9s %11s %11s %11s\n", "workload", "tlm s", "rtl s", "ratio", "FPDUs",
-                "beats/FPDU", "rtl cyc/F", "tlm cyc/F");
+    std::printf("%-18s %9s %9s %7s %9s %11s %11s %11s\n", "workload", "tlm s", "rtl s", "ratio", "FPDUs", "beats/FPDU",
+                "rtl cyc/F", "tlm cyc/F");
     for (const workload& w : workloads) {
         std::vector<double> tlm_wall, rtl_wall;
         sample rtl_s, tlm_s;
@@ -67,13 +69,13 @@ int main(int argc, char* argv[]) {
         }
         const double f = static_cast<double>(std::max<std::uint64_t>(1, rtl_s.fpdus));
         const double beats = static_cast<double>(rtl_s.beats) / f;
-        std::printf("%-18s %9.2f %9.2f %6.1fx %9llu %11.2f %11.2f %11.2f\n", w.name, median(tlm_wall),
-                    median(rtl_wall), median(rtl_wall) / median(tlm_wall),
-                    static_cast<unsigned long long>(rtl_s.fpdus), beats, static_cast<double>(rtl_s.latency) / f,
-                    beats + tlm_s.cycles_per_fpdu);
+        std::printf("%-18s %9.2f %9.2f %6.1fx %9llu %11.2f %11.2f %11.2f\n", w.name, median(tlm_wall), median(rtl_wall),
+                    median(rtl_wall) / median(tlm_wall), static_cast<unsigned long long>(rtl_s.fpdus), beats,
+                    static_cast<double>(rtl_s.latency) / f, beats + tlm_s.cycles_per_fpdu);
     }
-    std::printf("(FPDUs sent plus received; beats: bus words per FPDU, the same in both models; rtl cyc/F: RTL clock\n"
-                " cycles from first word in to last word out; tlm cyc/F: what the TLM model charges, beats +\n"
-                " rnic.mpa.cycles_per_fpdu)\n");
+    std::printf(
+        "(FPDUs sent plus received; beats: bus words per FPDU, the same in both models; rtl cyc/F: RTL clock\n"
+        " cycles from first word in to last word out; tlm cyc/F: what the TLM model charges, beats +\n"
+        " rnic.mpa.cycles_per_fpdu)\n");
     return 0;
 }

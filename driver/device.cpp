@@ -11,8 +11,8 @@ namespace rnic::drv {
 
 namespace {
 constexpr std::uint32_t kExpectedId = 0x1a4e0001;
-constexpr std::uint64_t kReadyTimeoutPs = 10'000'000'000ULL;   // 10 ms
-constexpr std::uint64_t kReadyPollPs = 1'000'000ULL;           // 1 us
+constexpr std::uint64_t kReadyTimeoutPs = 10'000'000'000ULL;  // 10 ms
+constexpr std::uint64_t kReadyPollPs = 1'000'000ULL;          // 1 us
 }  // namespace
 
 bool device::init(const station_config& cfg) {
@@ -104,7 +104,8 @@ command_result device::execute(regmap::command op, const std::array<std::uint64_
         }
     }
     const std::uint32_t slot = producer_;
-    const std::uint64_t addr = ring_ + static_cast<std::uint64_t>(slot % cfg_.command_ring_entries) * regmap::kCommandSize;
+    const std::uint64_t addr =
+        ring_ + static_cast<std::uint64_t>(slot % cfg_.command_ring_entries) * regmap::kCommandSize;
     std::uint8_t cmd[regmap::kCommandSize] = {};
     cmd[regmap::cmd_off::opcode] = static_cast<std::uint8_t>(op);
     proto::put_le32(cmd + regmap::cmd_off::cookie, slot);

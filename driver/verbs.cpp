@@ -10,46 +10,74 @@
 namespace rnic::drv {
 
 namespace {
-bool power_of_two(std::uint32_t n) { return n >= 2 && (n & (n - 1)) == 0; }
+bool power_of_two(std::uint32_t n) {
+    return n >= 2 && (n & (n - 1)) == 0;
+}
 
 status from_cmd(regmap::cmd_status s) {
     switch (s) {
-        case regmap::cmd_status::ok: return status::ok;
-        case regmap::cmd_status::bad_opcode: return status::bad_opcode;
-        case regmap::cmd_status::bad_parameter: return status::invalid_argument;
-        case regmap::cmd_status::no_resources: return status::no_resources;
-        case regmap::cmd_status::bad_handle: return status::bad_handle;
-        case regmap::cmd_status::bad_state: return status::bad_state;
-        case regmap::cmd_status::connection_refused:
-        case regmap::cmd_status::mpa_negotiation_failed: return status::connection_refused;
-        case regmap::cmd_status::connection_timeout: return status::timeout;
-        case regmap::cmd_status::not_listening: return status::not_listening;
-        case regmap::cmd_status::no_buffer_memory: return status::no_buffer_memory;
+    case regmap::cmd_status::ok:
+        return status::ok;
+    case regmap::cmd_status::bad_opcode:
+        return status::bad_opcode;
+    case regmap::cmd_status::bad_parameter:
+        return status::invalid_argument;
+    case regmap::cmd_status::no_resources:
+        return status::no_resources;
+    case regmap::cmd_status::bad_handle:
+        return status::bad_handle;
+    case regmap::cmd_status::bad_state:
+        return status::bad_state;
+    case regmap::cmd_status::connection_refused:
+    case regmap::cmd_status::mpa_negotiation_failed:
+        return status::connection_refused;
+    case regmap::cmd_status::connection_timeout:
+        return status::timeout;
+    case regmap::cmd_status::not_listening:
+        return status::not_listening;
+    case regmap::cmd_status::no_buffer_memory:
+        return status::no_buffer_memory;
     }
     return status::device_error;
 }
 
 // A command without an answer: not issued because the firmware left the ring full (ring_full), or
 // issued and not answered within the command timeout.
-status unanswered(const command_result& r) { return r.ring_full ? status::ring_full : status::timeout; }
+status unanswered(const command_result& r) {
+    return r.ring_full ? status::ring_full : status::timeout;
+}
 }  // namespace
 
 const char* to_string(status s) {
     switch (s) {
-        case status::ok: return "ok";
-        case status::invalid_argument: return "invalid argument";
-        case status::bad_handle: return "bad handle";
-        case status::bad_state: return "bad state";
-        case status::out_of_bounds: return "out of bounds";
-        case status::ring_full: return "ring full";
-        case status::bad_opcode: return "bad opcode";
-        case status::no_memory: return "no memory";
-        case status::no_resources: return "no device resources";
-        case status::device_error: return "device error";
-        case status::timeout: return "timeout";
-        case status::connection_refused: return "connection refused";
-        case status::not_listening: return "not listening";
-        case status::no_buffer_memory: return "no NIC buffer memory for the connection";
+    case status::ok:
+        return "ok";
+    case status::invalid_argument:
+        return "invalid argument";
+    case status::bad_handle:
+        return "bad handle";
+    case status::bad_state:
+        return "bad state";
+    case status::out_of_bounds:
+        return "out of bounds";
+    case status::ring_full:
+        return "ring full";
+    case status::bad_opcode:
+        return "bad opcode";
+    case status::no_memory:
+        return "no memory";
+    case status::no_resources:
+        return "no device resources";
+    case status::device_error:
+        return "device error";
+    case status::timeout:
+        return "timeout";
+    case status::connection_refused:
+        return "connection refused";
+    case status::not_listening:
+        return "not listening";
+    case status::no_buffer_memory:
+        return "no NIC buffer memory for the connection";
     }
     return "unknown";
 }
@@ -88,7 +116,8 @@ status context::free_buffer(std::uint64_t addr) {
     const auto it = std::find_if(buffers_.begin(), buffers_.end(), [&](const auto& b) { return b.first == addr; });
     if (it == buffers_.end()) return fail(status::bad_handle, "free_buffer: no buffer at " + std::to_string(addr));
     const std::uint64_t end = addr + it->second;
-    if (std::any_of(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.addr < end && addr < m.addr + m.length; })) {
+    if (std::any_of(mrs_.begin(), mrs_.end(),
+                    [&](const memory_region& m) { return m.addr < end && addr < m.addr + m.length; })) {
         return fail(status::bad_state, "free_buffer: a memory region is registered over it");
     }
     bus_.dma_free(addr);
@@ -121,7 +150,8 @@ status context::reg_mr_pages(std::uint32_t pd, std::uint64_t va, std::uint64_t l
                              const std::vector<std::uint64_t>& pages, unsigned page_shift, memory_region* out,
                              bool zero_based) {
     if (!opened_) return fail(status::bad_state, "reg_mr_pages before open");
-    if (out == nullptr || length == 0) return fail(status::invalid_argument, "reg_mr_pages: zero length or null output");
+    if (out == nullptr || length == 0)
+        return fail(status::invalid_argument, "reg_mr_pages: zero length or null output");
     if (pd == 0 || pd >= next_pd_) {
         return fail(status::bad_handle, "reg_mr_pages: protection domain " + std::to_string(pd));
     }
@@ -154,8 +184,8 @@ status context::reg_mr_pages(std::uint32_t pd, std::uint64_t va, std::uint64_t l
     bus_.mem_write(pbl, list.data(), list.size());
     const std::uint64_t to_base = zero_based ? 0 : va;
     const std::uint64_t p5 = pages.size() | static_cast<std::uint64_t>(page_shift) << 24 | offset << 32;
-    const command_result r = dev_.execute(regmap::command::reg_mr_pages,
-                                          {va, length, access | static_cast<std::uint64_t>(pd) << 32, to_base, pbl, p5});
+    const command_result r = dev_.execute(
+        regmap::command::reg_mr_pages, {va, length, access | static_cast<std::uint64_t>(pd) << 32, to_base, pbl, p5});
     // After a timeout the firmware may still read the list: it stays allocated.
     if (!r.answered()) return fail(unanswered(r), "reg_mr_pages");
     bus_.dma_free(pbl);
@@ -233,9 +263,9 @@ status context::create_qp(std::uint32_t pd, completion_queue* send_cq, completio
     }
     qp->send_cq = send_cq;
     qp->recv_cq = recv_cq;
-    const command_result r = dev_.execute(
-        regmap::command::create_qp, {qp->sq_ring, sq_depth, qp->rq_ring, rq_depth,
-                                     send_cq->cqn | static_cast<std::uint64_t>(recv_cq->cqn) << 32, pd});
+    const command_result r =
+        dev_.execute(regmap::command::create_qp, {qp->sq_ring, sq_depth, qp->rq_ring, rq_depth,
+                                                  send_cq->cqn | static_cast<std::uint64_t>(recv_cq->cqn) << 32, pd});
     if (!r.answered()) return fail(unanswered(r), "create_qp");  // the device may still take the rings
     if (r.status != regmap::cmd_status::ok) {
         free_rings();
@@ -253,11 +283,12 @@ status context::connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t r
     if (!owns(qp)) return fail(status::bad_handle, "connect: QP handle");
     if (qp->state != qp_state::created) return fail(status::bad_state, "connect: QP is not fresh");
     if (remote_port == 0) return fail(status::invalid_argument, "connect: remote port 0");
-    if (limits.ird > 0x3fff || limits.ord > 0x3fff) return fail(status::invalid_argument, "connect: IRD/ORD above 16383");
+    if (limits.ird > 0x3fff || limits.ord > 0x3fff)
+        return fail(status::invalid_argument, "connect: IRD/ORD above 16383");
     const std::size_t pd_len = request_private_data != nullptr ? request_private_data->size() : 0;
     if (pd_len > regmap::kMaxConnPrivateData)
-        return fail(status::invalid_argument, "connect: more than " + std::to_string(regmap::kMaxConnPrivateData) +
-                                                  " bytes of private data");
+        return fail(status::invalid_argument,
+                    "connect: more than " + std::to_string(regmap::kMaxConnPrivateData) + " bytes of private data");
     if (reject_private_data != nullptr) reject_private_data->clear();
     if (reject_private_data != nullptr || pd_len > 0) {
         if (scratch_ == 0) scratch_ = bus_.dma_alloc(kScratchBytes, 64);
@@ -269,12 +300,11 @@ status context::connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t r
     const bool buffer = reject_private_data != nullptr || pd_len > 0;
     qp->state = qp_state::connecting;
     const command_result r = dev_.execute(
-        regmap::command::connect, {qp->qpn, remote_ip | static_cast<std::uint64_t>(remote_port) << 32, local_port,
-                                   limits.ird | static_cast<std::uint64_t>(limits.ord) << 16 |
-                                       (limits.peer_to_peer ? regmap::kConnectPeerToPeer : 0) |
-                                       (pd_len > 0 ? regmap::kConnectPrivateData : 0),
-                                   buffer ? scratch_ : 0,
-                                   (buffer ? kScratchBytes : 0) | static_cast<std::uint64_t>(pd_len) << 32});
+        regmap::command::connect,
+        {qp->qpn, remote_ip | static_cast<std::uint64_t>(remote_port) << 32, local_port,
+         limits.ird | static_cast<std::uint64_t>(limits.ord) << 16 |
+             (limits.peer_to_peer ? regmap::kConnectPeerToPeer : 0) | (pd_len > 0 ? regmap::kConnectPrivateData : 0),
+         buffer ? scratch_ : 0, (buffer ? kScratchBytes : 0) | static_cast<std::uint64_t>(pd_len) << 32});
     if (r.answered() && r.status == regmap::cmd_status::connection_refused && reject_private_data != nullptr &&
         r.result > 0) {
         reject_private_data->resize(std::min<std::size_t>(r.result, kScratchBytes));
@@ -295,8 +325,8 @@ status context::accept(queue_pair* qp, std::uint16_t port, const read_limits& li
     if (qp->state != qp_state::created) return fail(status::bad_state, "accept: QP is not fresh");
     if (port == 0) return fail(status::invalid_argument, "accept: port 0");
     qp->state = qp_state::connecting;
-    const command_result r = dev_.execute(regmap::command::accept,
-                                          {qp->qpn, port, 0, limits.ird | static_cast<std::uint64_t>(limits.ord) << 16, 0, 0});
+    const command_result r = dev_.execute(
+        regmap::command::accept, {qp->qpn, port, 0, limits.ird | static_cast<std::uint64_t>(limits.ord) << 16, 0, 0});
     if (!r.answered() || r.status != regmap::cmd_status::ok) {
         qp->state = qp_state::error;
         return fail(!r.answered() ? unanswered(r) : from_cmd(r.status), "accept");
@@ -324,8 +354,8 @@ status context::unlisten(std::uint16_t port, std::uint32_t* reset_peers) {
     const command_result r = dev_.execute(regmap::command::unlisten, {0, port, 0, 0, 0, 0});
     if (!r.answered()) return fail(unanswered(r), "unlisten");
     if (r.status != regmap::cmd_status::ok) {
-        return fail(from_cmd(r.status), "unlisten of port " + std::to_string(port) + ": firmware said " +
-                                            regmap::to_string(r.status));
+        return fail(from_cmd(r.status),
+                    "unlisten of port " + std::to_string(port) + ": firmware said " + regmap::to_string(r.status));
     }
     if (reset_peers != nullptr) *reset_peers = r.result;
     VERBS_LOG(info, "no longer listening on port " << port << " (" << r.result << " backlog peers reset)");
@@ -343,8 +373,7 @@ status context::reject(std::uint16_t port, const std::vector<std::uint8_t>& priv
     if (scratch_ == 0) scratch_ = bus_.dma_alloc(kScratchBytes, 64);
     if (scratch_ == 0) return fail(status::no_memory, "reject: private-data buffer");
     if (!private_data.empty()) bus_.mem_write(scratch_, private_data.data(), private_data.size());
-    const command_result r =
-        dev_.execute(regmap::command::reject, {0, port, 0, 0, scratch_, private_data.size()});
+    const command_result r = dev_.execute(regmap::command::reject, {0, port, 0, 0, scratch_, private_data.size()});
     if (!r.answered()) return fail(unanswered(r), "reject");
     if (r.status != regmap::cmd_status::ok) {
         return fail(from_cmd(r.status), std::string("reject: firmware said ") + regmap::to_string(r.status));
@@ -365,7 +394,8 @@ status context::modify_qp_to_error(queue_pair* qp) {
 
 status context::disconnect(queue_pair* qp) {
     if (!owns(qp)) return fail(status::bad_handle, "disconnect: QP handle");
-    if (qp->state != qp_state::rts) return fail(status::bad_state, "disconnect: QP " + std::to_string(qp->qpn) + " not in RTS");
+    if (qp->state != qp_state::rts)
+        return fail(status::bad_state, "disconnect: QP " + std::to_string(qp->qpn) + " not in RTS");
     const command_result r = dev_.execute(regmap::command::modify_qp,
                                           {qp->qpn, static_cast<std::uint64_t>(regmap::qp_state::closing), 0, 0, 0, 0});
     if (!r.answered()) return fail(unanswered(r), "disconnect");
@@ -381,13 +411,13 @@ status context::query_qp(queue_pair* qp, regmap::qp_state* state, terminate_info
     if (!r.answered()) return fail(unanswered(r), "query_qp");
     if (r.status != regmap::cmd_status::ok) return fail(from_cmd(r.status), "query_qp");
     namespace q = regmap::query_qp_result;
-    *state = static_cast<regmap::qp_state>(r.result & q::state_mask);
+    *state = static_cast<regmap::qp_state>(r.result & q::kStateMask);
     if (term != nullptr) {
-        term->received = (r.result & q::terminate_received) != 0;
-        term->layer = static_cast<std::uint8_t>(r.result >> q::layer_shift & 0xf);
-        term->etype = static_cast<std::uint8_t>(r.result >> q::etype_shift & 0xf);
-        term->code = static_cast<std::uint8_t>(r.result >> q::code_shift & 0xff);
-        term->valid = (r.result & q::terminate_valid) != 0;
+        term->received = (r.result & q::kTerminateReceived) != 0;
+        term->layer = static_cast<std::uint8_t>(r.result >> q::kLayerShift & 0xf);
+        term->etype = static_cast<std::uint8_t>(r.result >> q::kEtypeShift & 0xf);
+        term->code = static_cast<std::uint8_t>(r.result >> q::kCodeShift & 0xff);
+        term->valid = (r.result & q::kTerminateValid) != 0;
     }
     // Keep the driver's view in step with the device's.
     if (*state == regmap::qp_state::error || *state == regmap::qp_state::terminate) qp->state = qp_state::error;
@@ -448,17 +478,28 @@ status context::destroy_cq(completion_queue* cq) {
 status context::post_send(queue_pair* qp, const send_wr& wr) {
     using op = regmap::wr_opcode;
     if (!owns(qp)) return fail(status::bad_handle, "post_send: QP handle");
-    if (qp->state != qp_state::rts) return fail(status::bad_state, "post_send: QP " + std::to_string(qp->qpn) + " not in RTS");
+    if (qp->state != qp_state::rts)
+        return fail(status::bad_state, "post_send: QP " + std::to_string(qp->qpn) + " not in RTS");
     const bool atomic = wr.opcode == op::atomic_fetch_add || wr.opcode == op::atomic_compare_swap;
     switch (wr.opcode) {
-        case op::rdma_write: case op::send: case op::rdma_read: case op::atomic_fetch_add:
-        case op::atomic_compare_swap: case op::immediate_data: case op::rdma_write_with_imm:
-        case op::local_invalidate: case op::raw_ulpdu: case op::raw_stream: break;
-        default: return fail(status::bad_opcode, "post_send: opcode " + std::to_string(static_cast<int>(wr.opcode)));
+    case op::rdma_write:
+    case op::send:
+    case op::rdma_read:
+    case op::atomic_fetch_add:
+    case op::atomic_compare_swap:
+    case op::immediate_data:
+    case op::rdma_write_with_imm:
+    case op::local_invalidate:
+    case op::raw_ulpdu:
+    case op::raw_stream:
+        break;
+    default:
+        return fail(status::bad_opcode, "post_send: opcode " + std::to_string(static_cast<int>(wr.opcode)));
     }
     if (wr.masked && !atomic) return fail(status::invalid_argument, "post_send: masks on a non-atomic work request");
-    if (wr.inline_data && ((wr.opcode != op::send && wr.opcode != op::rdma_write && wr.opcode != op::rdma_write_with_imm) ||
-                           wr.length > regmap::kMaxInlineData)) {
+    if (wr.inline_data &&
+        ((wr.opcode != op::send && wr.opcode != op::rdma_write && wr.opcode != op::rdma_write_with_imm) ||
+         wr.length > regmap::kMaxInlineData)) {
         return fail(status::invalid_argument, "post_send: inline data needs a Send or RDMA Write of at most " +
                                                   std::to_string(regmap::kMaxInlineData) + " bytes");
     }
@@ -477,16 +518,17 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
     }
     if (wr.opcode == op::local_invalidate &&
         std::none_of(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == wr.invalidate_stag; })) {
-        return fail(status::bad_handle, "post_send: local invalidate of unknown STag " + std::to_string(wr.invalidate_stag));
+        return fail(status::bad_handle,
+                    "post_send: local invalidate of unknown STag " + std::to_string(wr.invalidate_stag));
     }
     if (atomic && (wr.length != 8 || wr.remote_addr % 8 != 0)) {
         // RFC 7306 §5.1: 64-bit operands at 64-bit aligned targets (the device would Terminate).
         return fail(status::invalid_argument, "post_send: atomic needs length 8 and an 8-byte aligned remote address");
     }
-    const std::uint32_t inline_slots =
-        wr.inline_data ? (wr.length + static_cast<std::uint32_t>(regmap::kSendWqeSize) - 1) /
-                             static_cast<std::uint32_t>(regmap::kSendWqeSize)
-                       : 0;
+    const std::uint32_t inline_slots = wr.inline_data
+                                           ? (wr.length + static_cast<std::uint32_t>(regmap::kSendWqeSize) - 1) /
+                                                 static_cast<std::uint32_t>(regmap::kSendWqeSize)
+                                           : 0;
     const std::uint32_t slots = (wr.masked ? 2 : 1) + inline_slots;
     if (qp->sq_producer - qp->sq_completed + slots > qp->sq_entries) {
         return fail(status::ring_full, "post_send: send queue of QP " + std::to_string(qp->qpn));
@@ -494,10 +536,9 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
     namespace off = regmap::sqe_off;
     std::uint8_t wqe[regmap::kSendWqeSize] = {};
     wqe[off::opcode] = static_cast<std::uint8_t>(wr.opcode);
-    wqe[off::flags] = static_cast<std::uint8_t>((wr.signaled ? regmap::wr_flags::signaled : 0) |
-                                                (wr.solicited ? regmap::wr_flags::solicited : 0) |
-                                                (wr.masked ? regmap::wr_flags::masked : 0) |
-                                                (wr.inline_data ? regmap::wr_flags::inline_data : 0));
+    wqe[off::flags] = static_cast<std::uint8_t>(
+        (wr.signaled ? regmap::wr_flags::signaled : 0) | (wr.solicited ? regmap::wr_flags::solicited : 0) |
+        (wr.masked ? regmap::wr_flags::masked : 0) | (wr.inline_data ? regmap::wr_flags::inline_data : 0));
     proto::put_le32(wqe + off::imm_or_inv, wr.invalidate_stag);
     proto::put_le64(wqe + off::wr_id, wr.wr_id);
     proto::put_le64(wqe + off::local_addr, wr.local_addr);
@@ -508,7 +549,8 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
     const bool with_imm = wr.opcode == op::immediate_data || wr.opcode == op::rdma_write_with_imm;
     proto::put_le64(wqe + off::operand, with_imm ? wr.imm_data : wr.operand);
     proto::put_le64(wqe + off::compare, wr.compare);
-    const std::uint64_t addr = qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize;
+    const std::uint64_t addr =
+        qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize;
     bus_.mem_write(addr, wqe, sizeof wqe);
     ++qp->sq_producer;
     if (wr.masked) {
@@ -516,8 +558,9 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
         masks[off::opcode] = static_cast<std::uint8_t>(op::atomic_masks);
         proto::put_le64(masks + regmap::atomic_mask_off::add_or_swap_mask, wr.add_or_swap_mask);
         proto::put_le64(masks + regmap::atomic_mask_off::compare_mask, wr.compare_mask);
-        bus_.mem_write(qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize,
-                       masks, sizeof masks);
+        bus_.mem_write(
+            qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize, masks,
+            sizeof masks);
         ++qp->sq_producer;
     }
     if (inline_slots > 0) {
@@ -525,8 +568,9 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
         std::vector<std::uint8_t> data(static_cast<std::size_t>(inline_slots) * regmap::kSendWqeSize, 0);
         bus_.mem_read(wr.local_addr, data.data(), wr.length);
         for (std::uint32_t k = 0; k < inline_slots; ++k) {
-            bus_.mem_write(qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize,
-                           data.data() + static_cast<std::size_t>(k) * regmap::kSendWqeSize, regmap::kSendWqeSize);
+            bus_.mem_write(
+                qp->sq_ring + static_cast<std::uint64_t>(qp->sq_producer % qp->sq_entries) * regmap::kSendWqeSize,
+                data.data() + static_cast<std::size_t>(k) * regmap::kSendWqeSize, regmap::kSendWqeSize);
             ++qp->sq_producer;
         }
     }
@@ -543,7 +587,8 @@ status context::post_send(queue_pair* qp, const send_wr& wr) {
 
 status context::post_recv(queue_pair* qp, const recv_wr& wr) {
     if (!owns(qp)) return fail(status::bad_handle, "post_recv: QP handle");
-    if (qp->state == qp_state::error) return fail(status::bad_state, "post_recv: QP " + std::to_string(qp->qpn) + " in error");
+    if (qp->state == qp_state::error)
+        return fail(status::bad_state, "post_recv: QP " + std::to_string(qp->qpn) + " in error");
     const auto mr = std::find_if(mrs_.begin(), mrs_.end(), [&](const memory_region& m) { return m.stag == wr.stag; });
     if (mr == mrs_.end()) return fail(status::bad_handle, "post_recv: STag " + std::to_string(wr.stag));
     if ((mr->access & regmap::mr_access::local_write) == 0) {
@@ -561,11 +606,11 @@ status context::post_recv(queue_pair* qp, const recv_wr& wr) {
     proto::put_le64(rqe + off::addr, wr.addr);
     proto::put_le32(rqe + off::length, wr.length);
     proto::put_le32(rqe + off::stag, wr.stag);
-    const std::uint64_t addr = qp->rq_ring + static_cast<std::uint64_t>(qp->rq_producer % qp->rq_entries) * regmap::kRecvWqeSize;
+    const std::uint64_t addr =
+        qp->rq_ring + static_cast<std::uint64_t>(qp->rq_producer % qp->rq_entries) * regmap::kRecvWqeSize;
     bus_.mem_write(addr, rqe, sizeof rqe);
     ++qp->rq_producer;
-    bus_.mmio_write32(regmap::qp_doorbell(qp->qpn) + regmap::kRqDoorbell,
-                      qp->rq_producer);
+    bus_.mmio_write32(regmap::qp_doorbell(qp->qpn) + regmap::kRqDoorbell, qp->rq_producer);
     return status::ok;
 }
 
@@ -588,7 +633,7 @@ status context::poll_cq(completion_queue* cq, int max, std::vector<work_completi
         wc.qpn = proto::get_le16(cqe + off::qpn);
         const std::uint32_t wqe_index = proto::get_le32(cqe + off::wqe_index);
         const bool receive = (proto::get_le32(cqe + off::owner) & 1u) != 0;
-        const auto flags = static_cast<std::uint8_t>(proto::get_le32(cqe + off::owner) >> off::flags_shift);
+        const auto flags = static_cast<std::uint8_t>(proto::get_le32(cqe + off::owner) >> off::kFlagsShift);
         const std::uint64_t extra = proto::get_le64(cqe + off::imm_data);
         const bool qp_error = cqe[off::opcode] == regmap::kCqeOpcodeQpError;
         wc.solicited = (flags & regmap::cqe_flags::solicited) != 0;
@@ -596,11 +641,11 @@ status context::poll_cq(completion_queue* cq, int max, std::vector<work_completi
             namespace q = regmap::query_qp_result;
             wc.opcode = wc_opcode::qp_error;
             const auto word = static_cast<std::uint32_t>(extra);
-            wc.terminate.valid = (word & q::terminate_valid) != 0;
-            wc.terminate.received = (word & q::terminate_received) != 0;
-            wc.terminate.layer = static_cast<std::uint8_t>(word >> q::layer_shift & 0xf);
-            wc.terminate.etype = static_cast<std::uint8_t>(word >> q::etype_shift & 0xf);
-            wc.terminate.code = static_cast<std::uint8_t>(word >> q::code_shift & 0xff);
+            wc.terminate.valid = (word & q::kTerminateValid) != 0;
+            wc.terminate.received = (word & q::kTerminateReceived) != 0;
+            wc.terminate.layer = static_cast<std::uint8_t>(word >> q::kLayerShift & 0xf);
+            wc.terminate.etype = static_cast<std::uint8_t>(word >> q::kEtypeShift & 0xf);
+            wc.terminate.code = static_cast<std::uint8_t>(word >> q::kCodeShift & 0xff);
         } else if (receive) {
             wc.with_imm = (flags & regmap::cqe_flags::imm) != 0;
             wc.opcode = wc.with_imm ? wc_opcode::recv_imm : wc_opcode::recv;

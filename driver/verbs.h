@@ -23,12 +23,12 @@ enum class status {
     out_of_bounds,
     ring_full,
     bad_opcode,
-    no_memory,      // host memory for a ring or buffer (the driver's DMA pool) is exhausted
-    no_resources,   // a device table is full: no free QP, CQ, STag or connection (regmap cmd_status)
+    no_memory,     // host memory for a ring or buffer (the driver's DMA pool) is exhausted
+    no_resources,  // a device table is full: no free QP, CQ, STag or connection (regmap cmd_status)
     device_error,
     timeout,
     connection_refused,
-    not_listening,  // unlisten of a port that does not listen (regmap cmd_status::not_listening)
+    not_listening,     // unlisten of a port that does not listen (regmap cmd_status::not_listening)
     no_buffer_memory,  // the NIC could not reserve the connection's send region (regmap cmd_status)
 };
 const char* to_string(status s);
@@ -56,9 +56,9 @@ enum class wc_opcode : std::uint8_t {
     local_invalidate = 7,
     raw_stream = 0x7d,
     raw_ulpdu = 0x7f,
-    recv = 128,          // a Send arrived
-    recv_imm = 129,      // Immediate Data arrived (alone or after an RDMA Write): see imm_data
-    qp_error = 0xfe,     // the QP left RTS: status says the class, terminate the Terminate (if any)
+    recv = 128,       // a Send arrived
+    recv_imm = 129,   // Immediate Data arrived (alone or after an RDMA Write): see imm_data
+    qp_error = 0xfe,  // the QP left RTS: status says the class, terminate the Terminate (if any)
 };
 
 // An asynchronous event of the device (like ibv_async_event): regmap::async_event and the resource
@@ -82,10 +82,10 @@ struct work_completion {
     regmap::cqe_status status = regmap::cqe_status::success;
     std::uint32_t qpn = 0;
     bool with_imm = false;
-    std::uint64_t imm_data = 0;         // Immediate Data (with_imm)
-    std::uint32_t invalidated_stag = 0; // a Send with Invalidate's STag, now invalid here
+    std::uint64_t imm_data = 0;          // Immediate Data (with_imm)
+    std::uint32_t invalidated_stag = 0;  // a Send with Invalidate's STag, now invalid here
     bool solicited = false;
-    terminate_info terminate;           // qp_error entries
+    terminate_info terminate;  // qp_error entries
 };
 
 struct send_wr {
@@ -97,11 +97,11 @@ struct send_wr {
     std::uint32_t local_stag = 0;
     std::uint64_t remote_addr = 0;  // tagged offset at the peer
     std::uint32_t remote_stag = 0;
-    std::uint64_t operand = 0;      // atomics: add data (FetchAdd) or swap data (CmpSwap)
-    std::uint64_t compare = 0;      // atomics: compare data (CmpSwap)
-    bool solicited = false;         // Send / Immediate Data with Solicited Event
+    std::uint64_t operand = 0;          // atomics: add data (FetchAdd) or swap data (CmpSwap)
+    std::uint64_t compare = 0;          // atomics: compare data (CmpSwap)
+    bool solicited = false;             // Send / Immediate Data with Solicited Event
     std::uint32_t invalidate_stag = 0;  // Send with Invalidate (0: none); local_invalidate: the STag
-    std::uint64_t imm_data = 0;     // immediate_data, rdma_write_with_imm
+    std::uint64_t imm_data = 0;         // immediate_data, rdma_write_with_imm
     // Masked atomics (RFC 7306 §5.1); the work request takes two send-queue slots.
     bool masked = false;
     std::uint64_t add_or_swap_mask = 0;  // FetchAdd: carry boundaries; CmpSwap: bits swapped
@@ -126,7 +126,7 @@ struct recv_wr {
     std::uint64_t wr_id = 0;
     std::uint64_t addr = 0;
     std::uint32_t length = 0;
-    std::uint32_t stag = 0;   // a region with local-write access holding [addr, addr+length)
+    std::uint32_t stag = 0;  // a region with local-write access holding [addr, addr+length)
 };
 
 struct completion_queue {
@@ -146,7 +146,7 @@ struct queue_pair {
     std::uint64_t sq_ring = 0;
     std::uint32_t sq_entries = 0;
     std::uint32_t sq_producer = 0;
-    std::uint32_t sq_completed = 0;   // send WQEs retired through completions
+    std::uint32_t sq_completed = 0;  // send WQEs retired through completions
     std::uint64_t rq_ring = 0;
     std::uint32_t rq_entries = 0;
     completion_queue* send_cq = nullptr;
@@ -170,8 +170,8 @@ public:
     // Returns a buffer alloc_buffer gave (unmapped from the device); regions over it must be gone.
     status free_buffer(std::uint64_t addr);
     // `zero_based`: the region's tagged offsets start at 0 instead of at its host address.
-    status reg_mr(std::uint32_t pd, std::uint64_t addr, std::uint64_t length, std::uint32_t access,
-                  memory_region* out, bool zero_based = false);
+    status reg_mr(std::uint32_t pd, std::uint64_t addr, std::uint64_t length, std::uint32_t access, memory_region* out,
+                  bool zero_based = false);
     // A region over pages that need not be contiguous in host memory (as pinned user pages are):
     // `pages` holds the host address of each page of 2^page_shift bytes (4 KiB to 2 MiB), in order;
     // the region's first byte is at offset va % page size of pages[0], and local work requests name

@@ -4,34 +4,50 @@ namespace rnic::drv::vipl {
 
 const char* to_string(vip_return r) {
     switch (r) {
-        case vip_return::success: return "VIP_SUCCESS";
-        case vip_return::not_done: return "VIP_NOT_DONE";
-        case vip_return::timeout: return "VIP_TIMEOUT";
-        case vip_return::invalid_parameter: return "VIP_INVALID_PARAMETER";
-        case vip_return::error_resource: return "VIP_ERROR_RESOURCE";
-        case vip_return::invalid_state: return "VIP_INVALID_STATE";
-        case vip_return::rejected: return "VIP_REJECT";
-        case vip_return::descriptor_error: return "VIP_DESCRIPTOR_ERROR";
+    case vip_return::success:
+        return "VIP_SUCCESS";
+    case vip_return::not_done:
+        return "VIP_NOT_DONE";
+    case vip_return::timeout:
+        return "VIP_TIMEOUT";
+    case vip_return::invalid_parameter:
+        return "VIP_INVALID_PARAMETER";
+    case vip_return::error_resource:
+        return "VIP_ERROR_RESOURCE";
+    case vip_return::invalid_state:
+        return "VIP_INVALID_STATE";
+    case vip_return::rejected:
+        return "VIP_REJECT";
+    case vip_return::descriptor_error:
+        return "VIP_DESCRIPTOR_ERROR";
     }
     return "?";
 }
 
 vip_return provider::from(status s) {
     switch (s) {
-        case status::ok: return vip_return::success;
-        case status::invalid_argument:
-        case status::bad_handle:
-        case status::out_of_bounds: return vip_return::invalid_parameter;
-        case status::bad_state:
-        case status::not_listening: return vip_return::invalid_state;
-        case status::ring_full:
-        case status::no_memory:
-        case status::no_resources:
-        case status::no_buffer_memory: return vip_return::error_resource;
-        case status::bad_opcode: return vip_return::descriptor_error;
-        case status::timeout: return vip_return::timeout;
-        case status::connection_refused: return vip_return::rejected;
-        case status::device_error: return vip_return::error_resource;
+    case status::ok:
+        return vip_return::success;
+    case status::invalid_argument:
+    case status::bad_handle:
+    case status::out_of_bounds:
+        return vip_return::invalid_parameter;
+    case status::bad_state:
+    case status::not_listening:
+        return vip_return::invalid_state;
+    case status::ring_full:
+    case status::no_memory:
+    case status::no_resources:
+    case status::no_buffer_memory:
+        return vip_return::error_resource;
+    case status::bad_opcode:
+        return vip_return::descriptor_error;
+    case status::timeout:
+        return vip_return::timeout;
+    case status::connection_refused:
+        return vip_return::rejected;
+    case status::device_error:
+        return vip_return::error_resource;
     }
     return vip_return::error_resource;
 }
@@ -43,7 +59,8 @@ vip_return provider::create_vi(const vi_attributes& attributes, vi* out) {
     status s = ctx_.alloc_pd(&v.pd);
     if (s == status::ok) s = ctx_.create_cq(attributes.send_depth * 2, &v.send_cq);
     if (s == status::ok) s = ctx_.create_cq(attributes.recv_depth * 2, &v.recv_cq);
-    if (s == status::ok) s = ctx_.create_qp(v.pd, v.send_cq, v.recv_cq, attributes.send_depth, attributes.recv_depth, &v.qp);
+    if (s == status::ok)
+        s = ctx_.create_qp(v.pd, v.send_cq, v.recv_cq, attributes.send_depth, attributes.recv_depth, &v.qp);
     if (s != status::ok) return from(s);
     *out = v;
     return vip_return::success;
@@ -53,8 +70,8 @@ vip_return provider::register_mem(std::uint32_t pd, std::uint64_t addr, std::uin
                                   bool remote_read, mem_handle* out) {
     if (out == nullptr || length == 0) return vip_return::invalid_parameter;
     namespace acc = regmap::mr_access;
-    const std::uint32_t access = acc::local_write | (remote_write ? acc::remote_write : 0u) |
-                                 (remote_read ? acc::remote_read : 0u);
+    const std::uint32_t access =
+        acc::local_write | (remote_write ? acc::remote_write : 0u) | (remote_read ? acc::remote_read : 0u);
     memory_region mr;
     const status s = ctx_.reg_mr(pd, addr, length, access, &mr);
     if (s != status::ok) return from(s);
@@ -67,11 +84,17 @@ vip_return provider::connect_request(vi& v, std::uint32_t remote_ip, std::uint16
     return from(ctx_.connect(v.qp, remote_ip, remote_port, local_port));
 }
 
-vip_return provider::connect_wait_accept(vi& v, std::uint16_t port) { return from(ctx_.accept(v.qp, port)); }
+vip_return provider::connect_wait_accept(vi& v, std::uint16_t port) {
+    return from(ctx_.accept(v.qp, port));
+}
 
-vip_return provider::connect_reject(std::uint16_t port) { return from(ctx_.reject(port, {})); }
+vip_return provider::connect_reject(std::uint16_t port) {
+    return from(ctx_.reject(port, {}));
+}
 
-vip_return provider::disconnect(vi& v) { return from(ctx_.disconnect(v.qp)); }
+vip_return provider::disconnect(vi& v) {
+    return from(ctx_.disconnect(v.qp));
+}
 
 vip_return provider::post_send(vi& v, descriptor* d) {
     if (d == nullptr) return vip_return::invalid_parameter;

@@ -25,14 +25,14 @@ namespace rnic::drv::vipl {
 
 // VIP_RETURN, the values this layer returns.
 enum class vip_return {
-    success,             // VIP_SUCCESS
-    not_done,            // VIP_NOT_DONE: nothing completed (Done calls)
-    timeout,             // VIP_TIMEOUT (Wait calls)
-    invalid_parameter,   // VIP_INVALID_PARAMETER
-    error_resource,      // VIP_ERROR_RESOURCE
-    invalid_state,       // VIP_INVALID_STATE
-    rejected,            // VIP_REJECT: the peer refused the connection (ConnectReject/NoMatch, §4.2)
-    descriptor_error,    // VIP_DESCRIPTOR_ERROR: the device refused the descriptor
+    success,            // VIP_SUCCESS
+    not_done,           // VIP_NOT_DONE: nothing completed (Done calls)
+    timeout,            // VIP_TIMEOUT (Wait calls)
+    invalid_parameter,  // VIP_INVALID_PARAMETER
+    error_resource,     // VIP_ERROR_RESOURCE
+    invalid_state,      // VIP_INVALID_STATE
+    rejected,           // VIP_REJECT: the peer refused the connection (ConnectReject/NoMatch, §4.2)
+    descriptor_error,   // VIP_DESCRIPTOR_ERROR: the device refused the descriptor
 };
 const char* to_string(vip_return r);
 
@@ -57,7 +57,7 @@ struct descriptor {
     std::uint64_t local_addr = 0;
     std::uint32_t length = 0;
     std::uint32_t local_handle = 0;
-    std::uint64_t remote_addr = 0;     // RDMA: address segment
+    std::uint64_t remote_addr = 0;  // RDMA: address segment
     std::uint32_t remote_handle = 0;
     // Written when the descriptor completes (VIP_STATUS_DONE and the error bits).
     bool done = false;
@@ -91,8 +91,12 @@ public:
     // The oldest completed descriptor of the queue (its fields filled), or not_done.
     vip_return send_done(vi& v, descriptor** out) { return done(*v.send_cq, out); }
     vip_return recv_done(vi& v, descriptor** out) { return done(*v.recv_cq, out); }
-    vip_return send_wait(vi& v, std::uint64_t timeout_ps, descriptor** out) { return wait(*v.send_cq, timeout_ps, out); }
-    vip_return recv_wait(vi& v, std::uint64_t timeout_ps, descriptor** out) { return wait(*v.recv_cq, timeout_ps, out); }
+    vip_return send_wait(vi& v, std::uint64_t timeout_ps, descriptor** out) {
+        return wait(*v.send_cq, timeout_ps, out);
+    }
+    vip_return recv_wait(vi& v, std::uint64_t timeout_ps, descriptor** out) {
+        return wait(*v.recv_cq, timeout_ps, out);
+    }
 
 private:
     static vip_return from(status s);

@@ -25,7 +25,8 @@ std::string to_hex(std::uint64_t v) {
 // MPA private data for a log line: printable ASCII as is, anything else as '.', at most 64 bytes.
 std::string printable(const std::vector<std::uint8_t>& bytes) {
     std::string s;
-    for (std::size_t i = 0; i < bytes.size() && i < 64; ++i) s += bytes[i] >= 0x20 && bytes[i] < 0x7f ? static_cast<char>(bytes[i]) : '.';
+    for (std::size_t i = 0; i < bytes.size() && i < 64; ++i)
+        s += bytes[i] >= 0x20 && bytes[i] < 0x7f ? static_cast<char>(bytes[i]) : '.';
     return bytes.size() > 64 ? s + "..." : s;
 }
 }  // namespace
@@ -51,15 +52,33 @@ void firmware::run() {
     for (;;) {
         const event ev = hal_.wait_event();
         switch (ev.kind) {
-            case event_kind::command_doorbell: on_command_doorbell(); break;
-            case event_kind::tcp_established: on_established(ev.conn, ev.port); break;
-            case event_kind::startup_bytes: on_startup_bytes(ev.conn); break;
-            case event_kind::tcp_closed: on_connection_lost(ev.conn, "TCP connection closed"); break;
-            case event_kind::tcp_failed: on_connection_lost(ev.conn, "TCP connection could not be opened"); break;
-            case event_kind::tcp_refused: on_refused(ev.port); break;
-            case event_kind::framing_error: on_connection_lost(ev.conn, "framing error"); break;
-            case event_kind::timer: on_timer(); break;
-            case event_kind::device_reset: on_reset(); break;
+        case event_kind::command_doorbell:
+            on_command_doorbell();
+            break;
+        case event_kind::tcp_established:
+            on_established(ev.conn, ev.port);
+            break;
+        case event_kind::startup_bytes:
+            on_startup_bytes(ev.conn);
+            break;
+        case event_kind::tcp_closed:
+            on_connection_lost(ev.conn, "TCP connection closed");
+            break;
+        case event_kind::tcp_failed:
+            on_connection_lost(ev.conn, "TCP connection could not be opened");
+            break;
+        case event_kind::tcp_refused:
+            on_refused(ev.port);
+            break;
+        case event_kind::framing_error:
+            on_connection_lost(ev.conn, "framing error");
+            break;
+        case event_kind::timer:
+            on_timer();
+            break;
+        case event_kind::device_reset:
+            on_reset();
+            break;
         }
     }
 }
@@ -69,14 +88,14 @@ std::uint64_t firmware::ring_addr(std::uint32_t slot) const {
 }
 
 void firmware::on_command_doorbell() {
-    ring_base_ = static_cast<std::uint64_t>(hal_.reg_read(regmap::CMDQ_BASE_HI)) << 32 |
-                 hal_.reg_read(regmap::CMDQ_BASE_LO);
+    ring_base_ =
+        static_cast<std::uint64_t>(hal_.reg_read(regmap::CMDQ_BASE_HI)) << 32 | hal_.reg_read(regmap::CMDQ_BASE_LO);
     ring_entries_ = hal_.reg_read(regmap::CMDQ_ENTRIES);
     const std::uint32_t producer = hal_.reg_read(regmap::CMDQ_PROD);
     if (ring_entries_ < 2 || ring_entries_ > 4096 || (ring_entries_ & (ring_entries_ - 1)) != 0 ||
         ring_base_ % regmap::kCommandSize != 0) {
         FW_LOG(error, "command ring misconfigured (base 0x" << std::hex << ring_base_ << std::dec << ", "
-                                                              << ring_entries_ << " entries): doorbell ignored");
+                                                            << ring_entries_ << " entries): doorbell ignored");
         return;
     }
     // A producer more than a ring ahead of the consumer means the host wrote over commands the
@@ -90,8 +109,9 @@ void firmware::on_command_doorbell() {
         ++ring_overruns_;
         commands_overwritten_ += lost;
         FW_LOG(error, "command ring overrun: producer " << producer << " is " << ahead << " commands ahead of consumer "
-                                                       << consumer_ << " in a ring of " << ring_entries_ << "; "
-                                                       << lost << " commands were overwritten before they were fetched");
+                                                        << consumer_ << " in a ring of " << ring_entries_ << "; "
+                                                        << lost
+                                                        << " commands were overwritten before they were fetched");
         consumer_ = producer - ring_entries_;
     }
     while (consumer_ != producer) {
@@ -173,7 +193,8 @@ void firmware::reg_mr_pages(std::uint32_t slot, const std::uint64_t* p) {
     mr.first_byte_offset = offset;
     const std::int64_t stag = hal_.register_mr(mr);
     if (stag < 0) FW_LOG(warn, "command " << slot << ": reg_mr_pages: no free STag or page-list memory");
-    complete(slot, stag < 0 ? cmd_status::no_resources : cmd_status::ok, stag < 0 ? 0 : static_cast<std::uint32_t>(stag));
+    complete(slot, stag < 0 ? cmd_status::no_resources : cmd_status::ok,
+             stag < 0 ? 0 : static_cast<std::uint32_t>(stag));
 }
 
 void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
@@ -182,208 +203,220 @@ void firmware::execute(std::uint32_t slot, const std::uint8_t* cmd) {
     std::uint64_t p[6];
     for (int i = 0; i < 6; ++i) p[i] = proto::get_le64(cmd + regmap::cmd_off::param + 8 * i);
     switch (op) {
-        case command::nop: complete(slot, cmd_status::ok, 0); return;
-        case command::create_cq: {
-            const auto entries = static_cast<std::uint32_t>(p[1]);
-            if (entries < 2 || entries > (1u << 20) || (entries & (entries - 1)) != 0 || p[0] % regmap::kCqeSize != 0 ||
-                p[2] >= regmap::kMsixVectors) {
+    case command::nop:
+        complete(slot, cmd_status::ok, 0);
+        return;
+    case command::create_cq: {
+        const auto entries = static_cast<std::uint32_t>(p[1]);
+        if (entries < 2 || entries > (1u << 20) || (entries & (entries - 1)) != 0 || p[0] % regmap::kCqeSize != 0 ||
+            p[2] >= regmap::kMsixVectors) {
+            complete(slot, cmd_status::bad_parameter, 0);
+            return;
+        }
+        const int cqn = hal_.create_cq({p[0], entries, static_cast<std::uint32_t>(p[2])});
+        complete(slot, cqn < 0 ? cmd_status::no_resources : cmd_status::ok,
+                 cqn < 0 ? 0 : static_cast<std::uint32_t>(cqn));
+        return;
+    }
+    case command::create_qp: {
+        const auto sq_entries = static_cast<std::uint32_t>(p[1]);
+        const auto rq_entries = static_cast<std::uint32_t>(p[3]);
+        auto pow2 = [](std::uint32_t n) { return n >= 2 && n <= (1u << 16) && (n & (n - 1)) == 0; };
+        if (!pow2(sq_entries) || !pow2(rq_entries)) {
+            complete(slot, cmd_status::bad_parameter, 0);
+            return;
+        }
+        const int qpn = hal_.create_qp({p[0], sq_entries, p[2], rq_entries, static_cast<std::uint32_t>(p[4]),
+                                        static_cast<std::uint32_t>(p[4] >> 32), static_cast<std::uint32_t>(p[5])});
+        if (qpn == -2)
+            complete(slot, cmd_status::bad_handle, 0);
+        else if (qpn < 0)
+            complete(slot, cmd_status::no_resources, 0);
+        else
+            complete(slot, cmd_status::ok, static_cast<std::uint32_t>(qpn));
+        return;
+    }
+    case command::reg_mr: {
+        if (p[1] == 0 || p[0] + p[1] < p[0]) {
+            complete(slot, cmd_status::bad_parameter, 0);
+            return;
+        }
+        const std::int64_t stag = hal_.register_mr(
+            {p[0], p[1], static_cast<std::uint32_t>(p[2]), static_cast<std::uint32_t>(p[2] >> 32), p[3]});
+        complete(slot, stag < 0 ? cmd_status::no_resources : cmd_status::ok,
+                 stag < 0 ? 0 : static_cast<std::uint32_t>(stag));
+        return;
+    }
+    case command::reg_mr_pages:
+        reg_mr_pages(slot, p);
+        return;
+    case command::dereg_mr:
+        complete(slot, hal_.deregister_mr(static_cast<std::uint32_t>(p[0])) ? cmd_status::ok : cmd_status::bad_handle,
+                 0);
+        return;
+    case command::connect: {
+        const auto qpn = static_cast<std::uint32_t>(p[0]);
+        if (!hal_.qp_idle(qpn)) {
+            complete(slot, cmd_status::bad_state, 0);
+            return;
+        }
+        const bool with_private_data = (p[3] & regmap::kConnectPrivateData) != 0;
+        std::vector<std::uint8_t> request_private_data;
+        if (with_private_data) {
+            const auto n = static_cast<std::uint32_t>(p[5] >> 32 & 0xffff);
+            // VI/TCP has no private data; in its test mode the bytes are the ConnectRequest.
+            const bool raw_ce = hal_.policy().vitcp && hal_.policy().vitcp_raw_connect_requests;
+            if (n > regmap::kMaxConnPrivateData || (n != 0 && p[4] == 0) || (hal_.policy().vitcp && !raw_ce) ||
+                (raw_ce && n == 0)) {
+                FW_LOG(warn,
+                       "command " << slot << ": connect with " << n << " bytes of private data refused (at most "
+                                  << regmap::kMaxConnPrivateData << ", a buffer at p4, MPA framing"
+                                  << (hal_.policy().vitcp ? "; VI/TCP only with rnic.vitcp.raw_connect_requests" : "")
+                                  << ")");
                 complete(slot, cmd_status::bad_parameter, 0);
                 return;
             }
-            const int cqn = hal_.create_cq({p[0], entries, static_cast<std::uint32_t>(p[2])});
-            complete(slot, cqn < 0 ? cmd_status::no_resources : cmd_status::ok, cqn < 0 ? 0 : static_cast<std::uint32_t>(cqn));
-            return;
-        }
-        case command::create_qp: {
-            const auto sq_entries = static_cast<std::uint32_t>(p[1]);
-            const auto rq_entries = static_cast<std::uint32_t>(p[3]);
-            auto pow2 = [](std::uint32_t n) { return n >= 2 && n <= (1u << 16) && (n & (n - 1)) == 0; };
-            if (!pow2(sq_entries) || !pow2(rq_entries)) {
+            request_private_data.resize(n);
+            if (n != 0 && !hal_.dma_read(p[4], request_private_data.data(), n)) {
+                FW_LOG(warn, "command " << slot << ": connect: private data at 0x" << to_hex(p[4]) << " not readable");
                 complete(slot, cmd_status::bad_parameter, 0);
                 return;
             }
-            const int qpn = hal_.create_qp({p[0], sq_entries, p[2], rq_entries, static_cast<std::uint32_t>(p[4]),
-                                            static_cast<std::uint32_t>(p[4] >> 32), static_cast<std::uint32_t>(p[5])});
-            if (qpn == -2) complete(slot, cmd_status::bad_handle, 0);
-            else if (qpn < 0) complete(slot, cmd_status::no_resources, 0);
-            else complete(slot, cmd_status::ok, static_cast<std::uint32_t>(qpn));
+        }
+        if ((p[3] & regmap::kConnectPeerToPeer) != 0 && hal_.policy().revision < 2) {
+            // The RTR is negotiated in the RFC 6581 word, which revision 1 does not have.
+            FW_LOG(warn, "command " << slot
+                                    << ": connect asks for peer-to-peer, which needs MPA revision 2 "
+                                       "(rnic.mpa.revision is 1)");
+            complete(slot, cmd_status::bad_parameter, 0);
             return;
         }
-        case command::reg_mr: {
-            if (p[1] == 0 || p[0] + p[1] < p[0]) {
-                complete(slot, cmd_status::bad_parameter, 0);
-                return;
-            }
-            const std::int64_t stag = hal_.register_mr(
-                {p[0], p[1], static_cast<std::uint32_t>(p[2]), static_cast<std::uint32_t>(p[2] >> 32), p[3]});
-            complete(slot, stag < 0 ? cmd_status::no_resources : cmd_status::ok,
-                     stag < 0 ? 0 : static_cast<std::uint32_t>(stag));
+        const int conn = hal_.tcp_connect(static_cast<std::uint32_t>(p[1]), static_cast<std::uint16_t>(p[1] >> 32),
+                                          static_cast<std::uint16_t>(p[2]));
+        if (conn < 0) {
+            complete(slot, conn == hal::kTcpNoSendRegion ? cmd_status::no_buffer_memory : cmd_status::no_resources, 0);
             return;
         }
-        case command::reg_mr_pages: reg_mr_pages(slot, p); return;
-        case command::dereg_mr:
-            complete(slot, hal_.deregister_mr(static_cast<std::uint32_t>(p[0])) ? cmd_status::ok : cmd_status::bad_handle,
-                     0);
-            return;
-        case command::connect: {
-            const auto qpn = static_cast<std::uint32_t>(p[0]);
-            if (!hal_.qp_idle(qpn)) {
-                complete(slot, cmd_status::bad_state, 0);
-                return;
-            }
-            const bool with_private_data = (p[3] & regmap::kConnectPrivateData) != 0;
-            std::vector<std::uint8_t> request_private_data;
-            if (with_private_data) {
-                const auto n = static_cast<std::uint32_t>(p[5] >> 32 & 0xffff);
-                // VI/TCP has no private data; in its test mode the bytes are the ConnectRequest.
-                const bool raw_ce = hal_.policy().vitcp && hal_.policy().vitcp_raw_connect_requests;
-                if (n > regmap::kMaxConnPrivateData || (n != 0 && p[4] == 0) || (hal_.policy().vitcp && !raw_ce) ||
-                    (raw_ce && n == 0)) {
-                    FW_LOG(warn, "command " << slot << ": connect with " << n << " bytes of private data refused (at most "
-                                            << regmap::kMaxConnPrivateData << ", a buffer at p4, MPA framing"
-                                            << (hal_.policy().vitcp ? "; VI/TCP only with rnic.vitcp.raw_connect_requests"
-                                                                    : "")
-                                            << ")");
-                    complete(slot, cmd_status::bad_parameter, 0);
-                    return;
-                }
-                request_private_data.resize(n);
-                if (n != 0 && !hal_.dma_read(p[4], request_private_data.data(), n)) {
-                    FW_LOG(warn, "command " << slot << ": connect: private data at 0x" << to_hex(p[4]) << " not readable");
-                    complete(slot, cmd_status::bad_parameter, 0);
-                    return;
-                }
-            }
-            if ((p[3] & regmap::kConnectPeerToPeer) != 0 && hal_.policy().revision < 2) {
-                // The RTR is negotiated in the RFC 6581 word, which revision 1 does not have.
-                FW_LOG(warn, "command " << slot << ": connect asks for peer-to-peer, which needs MPA revision 2 "
-                                              "(rnic.mpa.revision is 1)");
-                complete(slot, cmd_status::bad_parameter, 0);
-                return;
-            }
-            const int conn = hal_.tcp_connect(static_cast<std::uint32_t>(p[1]), static_cast<std::uint16_t>(p[1] >> 32),
-                                              static_cast<std::uint16_t>(p[2]));
-            if (conn < 0) {
-                complete(slot, conn == hal::kTcpNoSendRegion ? cmd_status::no_buffer_memory
-                                                                     : cmd_status::no_resources, 0);
-                return;
-            }
-            pending_connection pc;
-            pc.r = role::initiator;
-            pc.qpn = qpn;
-            pc.cmd_slot = slot;
-            pc.ird = static_cast<std::uint16_t>(p[3] & 0x3fff);
-            pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
-            pc.peer_to_peer = (p[3] & regmap::kConnectPeerToPeer) != 0 || hal_.policy().peer_to_peer;
-            pc.reject_buf = p[4];
-            pc.reject_buf_len = static_cast<std::uint32_t>(
-                std::min<std::uint64_t>(with_private_data ? p[5] & 0xffffffff : p[5], mpa::kMaxPrivateData));
-            pc.private_data = std::move(request_private_data);
-            pc.reply_private_data_back = with_private_data;
-            pc.raw_request = with_private_data && hal_.policy().vitcp;
-            pc.remote_port = static_cast<std::uint16_t>(p[1] >> 32);
-            pc.deadline_ps = hal_.now_ps() + hal_.policy().timeout_ps;
-            by_conn_[static_cast<std::uint32_t>(conn)] = pc;
-            arm_next_timer();
-            return;  // completes when negotiation ends
-        }
-        case command::accept: {
-            const auto qpn = static_cast<std::uint32_t>(p[0]);
-            const auto port = static_cast<std::uint16_t>(p[1]);
-            if (!hal_.qp_idle(qpn) || port == 0) {
-                complete(slot, qpn == 0 && port == 0 ? cmd_status::bad_parameter : cmd_status::bad_state, 0);
-                return;
-            }
-            pending_connection pc;
-            pc.r = role::responder;
-            pc.qpn = qpn;
-            pc.cmd_slot = slot;
-            pc.port = port;
-            pc.ird = static_cast<std::uint16_t>(p[3] & 0x3fff);
-            pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
-            if (p[5] > regmap::kMaxConnPrivateData || (p[5] != 0 && p[4] == 0)) {
-                FW_LOG(warn, "command " << slot << ": accept with " << p[5] << " bytes of private data refused (at most "
-                                        << regmap::kMaxConnPrivateData << ", from a buffer at p4)");
-                complete(slot, cmd_status::bad_parameter, 0);
-                return;
-            }
-            answer_peer(pc, p);
+        pending_connection pc;
+        pc.r = role::initiator;
+        pc.qpn = qpn;
+        pc.cmd_slot = slot;
+        pc.ird = static_cast<std::uint16_t>(p[3] & 0x3fff);
+        pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
+        pc.peer_to_peer = (p[3] & regmap::kConnectPeerToPeer) != 0 || hal_.policy().peer_to_peer;
+        pc.reject_buf = p[4];
+        pc.reject_buf_len = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(with_private_data ? p[5] & 0xffffffff : p[5], mpa::kMaxPrivateData));
+        pc.private_data = std::move(request_private_data);
+        pc.reply_private_data_back = with_private_data;
+        pc.raw_request = with_private_data && hal_.policy().vitcp;
+        pc.remote_port = static_cast<std::uint16_t>(p[1] >> 32);
+        pc.deadline_ps = hal_.now_ps() + hal_.policy().timeout_ps;
+        by_conn_[static_cast<std::uint32_t>(conn)] = pc;
+        arm_next_timer();
+        return;  // completes when negotiation ends
+    }
+    case command::accept: {
+        const auto qpn = static_cast<std::uint32_t>(p[0]);
+        const auto port = static_cast<std::uint16_t>(p[1]);
+        if (!hal_.qp_idle(qpn) || port == 0) {
+            complete(slot, qpn == 0 && port == 0 ? cmd_status::bad_parameter : cmd_status::bad_state, 0);
             return;
         }
-        case command::reject: {
-            const auto port = static_cast<std::uint16_t>(p[1]);
-            if (port == 0 || p[5] > regmap::kMaxRejectPrivateData || (p[5] != 0 && p[4] == 0)) {
-                complete(slot, cmd_status::bad_parameter, 0);
-                return;
-            }
-            pending_connection pc;
-            pc.r = role::responder;
-            pc.cmd_slot = slot;
-            pc.port = port;
-            pc.reject = true;
-            if (p[2] == 0) hal_.tcp_listen(port);  // before the DMA read, so a peer's SYN already finds the port open
-            answer_peer(pc, p);
+        pending_connection pc;
+        pc.r = role::responder;
+        pc.qpn = qpn;
+        pc.cmd_slot = slot;
+        pc.port = port;
+        pc.ird = static_cast<std::uint16_t>(p[3] & 0x3fff);
+        pc.ord = static_cast<std::uint16_t>(p[3] >> 16 & 0x3fff);
+        if (p[5] > regmap::kMaxConnPrivateData || (p[5] != 0 && p[4] == 0)) {
+            FW_LOG(warn, "command " << slot << ": accept with " << p[5] << " bytes of private data refused (at most "
+                                    << regmap::kMaxConnPrivateData << ", from a buffer at p4)");
+            complete(slot, cmd_status::bad_parameter, 0);
             return;
         }
-        case command::listen: {
-            const auto port = static_cast<std::uint16_t>(p[1]);
-            if (port == 0 || p[1] > 0xffff) {
-                complete(slot, cmd_status::bad_parameter, 0);
-                return;
-            }
-            // Peers that connect before an accept wait in the backlog (on_established).
-            complete(slot, hal_.tcp_listen(port) ? cmd_status::ok : cmd_status::no_resources, 0);
+        answer_peer(pc, p);
+        return;
+    }
+    case command::reject: {
+        const auto port = static_cast<std::uint16_t>(p[1]);
+        if (port == 0 || p[5] > regmap::kMaxRejectPrivateData || (p[5] != 0 && p[4] == 0)) {
+            complete(slot, cmd_status::bad_parameter, 0);
             return;
         }
-        case command::destroy_qp:
-        case command::destroy_cq: {
-            const auto id = static_cast<std::uint32_t>(p[0]);
-            const int r = op == command::destroy_qp ? hal_.destroy_qp(id) : hal_.destroy_cq(id);
-            complete(slot, r == 0 ? cmd_status::ok : r == -1 ? cmd_status::bad_handle : cmd_status::bad_state, 0);
+        pending_connection pc;
+        pc.r = role::responder;
+        pc.cmd_slot = slot;
+        pc.port = port;
+        pc.reject = true;
+        if (p[2] == 0) hal_.tcp_listen(port);  // before the DMA read, so a peer's SYN already finds the port open
+        answer_peer(pc, p);
+        return;
+    }
+    case command::listen: {
+        const auto port = static_cast<std::uint16_t>(p[1]);
+        if (port == 0 || p[1] > 0xffff) {
+            complete(slot, cmd_status::bad_parameter, 0);
             return;
         }
-        case command::modify_qp: {
-            const auto qpn = static_cast<std::uint32_t>(p[0]);
-            const auto target = static_cast<regmap::qp_state>(p[1]);
-            if (hal_.qp_query(qpn) < 0) {
-                complete(slot, cmd_status::bad_handle, 0);
-                return;
-            }
-            if (target != regmap::qp_state::error && target != regmap::qp_state::closing) {
-                complete(slot, cmd_status::bad_parameter, 0);  // the other states are reached by events
-                return;
-            }
-            complete(slot, hal_.qp_modify(qpn, static_cast<std::uint8_t>(target)) ? cmd_status::ok : cmd_status::bad_state,
-                     0);
+        // Peers that connect before an accept wait in the backlog (on_established).
+        complete(slot, hal_.tcp_listen(port) ? cmd_status::ok : cmd_status::no_resources, 0);
+        return;
+    }
+    case command::destroy_qp:
+    case command::destroy_cq: {
+        const auto id = static_cast<std::uint32_t>(p[0]);
+        const int r = op == command::destroy_qp ? hal_.destroy_qp(id) : hal_.destroy_cq(id);
+        complete(slot, r == 0 ? cmd_status::ok : r == -1 ? cmd_status::bad_handle : cmd_status::bad_state, 0);
+        return;
+    }
+    case command::modify_qp: {
+        const auto qpn = static_cast<std::uint32_t>(p[0]);
+        const auto target = static_cast<regmap::qp_state>(p[1]);
+        if (hal_.qp_query(qpn) < 0) {
+            complete(slot, cmd_status::bad_handle, 0);
             return;
         }
-        case command::query_stats: {
-            constexpr std::size_t n = regmap::kDeviceCounterCount;
-            if (p[0] == 0 || p[0] % 8 != 0 || p[1] < 8 * n) {
-                complete(slot, cmd_status::bad_parameter, 0);
-                return;
-            }
-            using c = regmap::device_counter;
-            std::uint64_t v[n] = {};
-            hal_.read_counters(v);
-            v[static_cast<int>(c::commands)] = commands_;
-            v[static_cast<int>(c::connections_established)] = established_;
-            v[static_cast<int>(c::connections_failed)] = failed_;
-            v[static_cast<int>(c::connections_rejected)] = rejected_;
-            std::uint8_t bytes[8 * n];
-            for (std::size_t i = 0; i < n; ++i) proto::put_le64(bytes + 8 * i, v[i]);
-            complete(slot, hal_.dma_write(p[0], bytes, sizeof bytes) ? cmd_status::ok : cmd_status::bad_parameter,
-                     static_cast<std::uint32_t>(n));
+        if (target != regmap::qp_state::error && target != regmap::qp_state::closing) {
+            complete(slot, cmd_status::bad_parameter, 0);  // the other states are reached by events
             return;
         }
-        case command::next_peer: next_peer(slot, p); return;
-        case command::unlisten: unlisten(slot, p); return;
-        case command::query_qp: {
-            const std::int64_t word = hal_.qp_query(static_cast<std::uint32_t>(p[0]));
-            complete(slot, word < 0 ? cmd_status::bad_handle : cmd_status::ok,
-                     word < 0 ? 0 : static_cast<std::uint32_t>(word));
+        complete(slot, hal_.qp_modify(qpn, static_cast<std::uint8_t>(target)) ? cmd_status::ok : cmd_status::bad_state,
+                 0);
+        return;
+    }
+    case command::query_stats: {
+        constexpr std::size_t kN = regmap::kDeviceCounterCount;
+        if (p[0] == 0 || p[0] % 8 != 0 || p[1] < 8 * kN) {
+            complete(slot, cmd_status::bad_parameter, 0);
             return;
         }
+        using c = regmap::device_counter;
+        std::uint64_t v[kN] = {};
+        hal_.read_counters(v);
+        v[static_cast<int>(c::commands)] = commands_;
+        v[static_cast<int>(c::connections_established)] = established_;
+        v[static_cast<int>(c::connections_failed)] = failed_;
+        v[static_cast<int>(c::connections_rejected)] = rejected_;
+        std::uint8_t bytes[8 * kN];
+        for (std::size_t i = 0; i < kN; ++i) proto::put_le64(bytes + 8 * i, v[i]);
+        complete(slot, hal_.dma_write(p[0], bytes, sizeof bytes) ? cmd_status::ok : cmd_status::bad_parameter,
+                 static_cast<std::uint32_t>(kN));
+        return;
+    }
+    case command::next_peer:
+        next_peer(slot, p);
+        return;
+    case command::unlisten:
+        unlisten(slot, p);
+        return;
+    case command::query_qp: {
+        const std::int64_t word = hal_.qp_query(static_cast<std::uint32_t>(p[0]));
+        complete(slot, word < 0 ? cmd_status::bad_handle : cmd_status::ok,
+                 word < 0 ? 0 : static_cast<std::uint32_t>(word));
+        return;
+    }
     }
     FW_LOG(warn, "command " << slot << ": unknown opcode " << static_cast<int>(cmd[regmap::cmd_off::opcode]));
     complete(slot, cmd_status::bad_opcode, 0);
@@ -423,7 +456,7 @@ void firmware::on_established(std::uint32_t conn, std::uint16_t port) {
     }
     if (it != by_conn_.end() && it->second.r == role::initiator) {
         // RFC 5044 §7.1.2: the initiator sends the MPA Request first.
-        mpa::RequestReply req = make_request(policy_for(it->second));
+        mpa::request_reply req = make_request(policy_for(it->second));
         req.private_data = it->second.private_data;  // RFC 6581 §9.1: after the IRD/ORD word
         hal_.consume_cycles(costs_.mpa_frame);
         hal_.send_startup(conn, mpa::encode(req));
@@ -511,8 +544,8 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
         if (rep->revision < pol.revision) why += "; it answered MPA revision " + std::to_string(rep->revision);
         // RFC 6581 §5: the ULP's private data follows the IRD/ORD word; the driver gets it.
         const std::uint32_t n = reply_private_data_to_host(conn, pc, *rep);
-        FW_LOG(warn, "connection " << conn << ": the peer rejected the connection (MPA Reply with R = 1" << why
-                                   << ", " << rep->private_data.size() << " bytes of private data"
+        FW_LOG(warn, "connection " << conn << ": the peer rejected the connection (MPA Reply with R = 1" << why << ", "
+                                   << rep->private_data.size() << " bytes of private data"
                                    << (rep->private_data.empty() ? "" : " \"" + printable(rep->private_data) + "\"")
                                    << "); closing the TCP connection");
         abandon(conn);
@@ -525,7 +558,7 @@ void firmware::initiator_got_reply(std::uint32_t conn, pending_connection& pc) {
                                    << " bytes of private data \"" << printable(rep->private_data) << "\"");
     }
     mpa_mode mode;
-    mode.tx_markers = rep->marker;     // the responder's M: it wants markers in what it receives
+    mode.tx_markers = rep->marker;  // the responder's M: it wants markers in what it receives
     mode.rx_markers = pol.want_markers;
     mode.pack_fpdus = pol.pack_marker_fpdus;
     mode.crc = pol.want_crc || rep->crc;  // CRC if either side asked (RFC 5044 §7.1.2)
@@ -579,7 +612,7 @@ void firmware::responder_got_request(std::uint32_t conn, pending_connection& pc)
                                    << " bytes of private data \"" << printable(req->private_data) << "\"");
     }
     const responder_outcome out = answer_request(*req, policy_for(pc));
-    mpa::RequestReply rep = out.reply;
+    mpa::request_reply rep = out.reply;
     rep.private_data = pc.private_data;  // the accept's (RFC 5044 §7.1.4), or the reject's below
     hal_.consume_cycles(costs_.mpa_frame);
     if (pc.reject) {
@@ -664,8 +697,8 @@ void firmware::on_reset() {
     ring_entries_ = 0;
     hal_.reset_contexts();
     hal_.reg_write(regmap::CMDQ_CONS, 0);
-    FW_LOG(info, "device reset: command ring index 0; " << held << " connections closed, " << waiting
-                                                        << " accepts dropped");
+    FW_LOG(info,
+           "device reset: command ring index 0; " << held << " connections closed, " << waiting << " accepts dropped");
 }
 
 void firmware::abandon(std::uint32_t conn) {

@@ -19,10 +19,10 @@
 namespace rnic::fw {
 
 struct costs {
-    std::uint64_t command = 1500;     // decode + execute a simple command
-    std::uint64_t event = 400;        // handle a TCP or framing event
-    std::uint64_t mpa_frame = 2500;   // build or parse an MPA Request/Reply
-    std::uint64_t page_entry = 4;     // check and store one page-list entry (reg_mr_pages)
+    std::uint64_t command = 1500;    // decode + execute a simple command
+    std::uint64_t event = 400;       // handle a TCP or framing event
+    std::uint64_t mpa_frame = 2500;  // build or parse an MPA Request/Reply
+    std::uint64_t page_entry = 4;    // check and store one page-list entry (reg_mr_pages)
 };
 
 // The control processor's program (cp/cp_program.h); the platform makes it and gives it to the device.
@@ -53,11 +53,11 @@ private:
         std::uint32_t qpn = 0;
         std::uint32_t cmd_slot = 0;  // command ring index to complete
         std::uint64_t deadline_ps = 0;
-        bool request_sent = false;   // initiator: our Request is out
-        std::uint16_t port = 0;      // responder: listening port
+        bool request_sent = false;       // initiator: our Request is out
+        std::uint16_t port = 0;          // responder: listening port
         std::uint16_t ird = 0, ord = 0;  // the driver's wish (0: policy); without revision 2 used as is
         bool peer_to_peer = false;       // initiator: the driver asked for an explicit RTR
-        proto::mpa::RequestReply sent;   // initiator: the Request we sent
+        proto::mpa::request_reply sent;  // initiator: the Request we sent
         // Initiator: where a rejecting Reply's private data goes (connect p4/p5; 0: nowhere).
         std::uint64_t reject_buf = 0;
         std::uint32_t reject_buf_len = 0;
@@ -124,7 +124,7 @@ private:
     // The private data of an MPA Reply back to a connect (its reject buffer, and with
     // kConnectPrivateData its length into the command's p5). Returns the bytes written.
     std::uint32_t reply_private_data_to_host(std::uint32_t conn, const pending_connection& pc,
-                                             const proto::mpa::RequestReply& reply);
+                                             const proto::mpa::request_reply& reply);
     // The same for `len` bytes of an answer (VI/TCP: the whole ConnectReject or ConnectNoMatch).
     std::uint32_t answer_to_host(std::uint32_t conn, const pending_connection& pc, const std::uint8_t* data,
                                  std::size_t len);
@@ -145,8 +145,8 @@ private:
     struct backlog_entry {
         std::uint32_t conn = 0;
         std::uint64_t deadline_ps = 0;
-        std::uint32_t handle = 0;   // what next_peer reports and accept/reject p2 names (never 0)
-        bool reported = false;      // next_peer has told the driver about it
+        std::uint32_t handle = 0;  // what next_peer reports and accept/reject p2 names (never 0)
+        bool reported = false;     // next_peer has told the driver about it
     };
     std::uint32_t next_handle_ = 1;
     std::multimap<std::uint16_t, backlog_entry> backlog_;

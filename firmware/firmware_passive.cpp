@@ -41,8 +41,8 @@ void firmware::next_peer(std::uint32_t slot, const std::uint64_t* p) {
     const auto port = static_cast<std::uint16_t>(p[1]);
     if (p[1] > 0xffff || p[4] == 0 || p[5] < regmap::kPeerRecordSize) {
         FW_LOG(warn, "command " << slot << ": next_peer needs a port (0: any) and a buffer of at least "
-                                << regmap::kPeerRecordSize << " bytes (p4 0x" << std::hex << p[4] << std::dec
-                                << ", p5 " << p[5] << ")");
+                                << regmap::kPeerRecordSize << " bytes (p4 0x" << std::hex << p[4] << std::dec << ", p5 "
+                                << p[5] << ")");
         complete(slot, cmd_status::bad_parameter, 0);
         return;
     }
@@ -69,8 +69,8 @@ void firmware::next_peer(std::uint32_t slot, const std::uint64_t* p) {
         const auto req = mpa::decode(bytes.data(), mpa::request_reply_length(bytes.data(), bytes.size()), &error);
         if (!req || !req->request) {
             // Nobody could accept it (responder_got_request would refuse it too): close it now.
-            FW_LOG(warn, "connection " << conn << " on port " << found->first << ": bad MPA Request: "
-                                       << (req ? "a Reply instead of a Request" : error)
+            FW_LOG(warn, "connection " << conn << " on port " << found->first
+                                       << ": bad MPA Request: " << (req ? "a Reply instead of a Request" : error)
                                        << "; closing it (listen backlog)");
             abandon(conn);
             backlog_.erase(found);
@@ -86,9 +86,9 @@ void firmware::next_peer(std::uint32_t slot, const std::uint64_t* p) {
         proto::put_le16(rec + off::remote_port, a.remote_port);
         rec[off::revision] = req->revision;
         namespace fl = regmap::peer_flags;
-        rec[off::flags] = static_cast<std::uint8_t>((req->marker ? fl::marker : 0) | (req->crc ? fl::crc : 0) |
-                                                    (req->enhanced ? fl::enhanced : 0) |
-                                                    (req->peer_to_peer ? fl::peer_to_peer : 0));
+        rec[off::flags] =
+            static_cast<std::uint8_t>((req->marker ? fl::marker : 0) | (req->crc ? fl::crc : 0) |
+                                      (req->enhanced ? fl::enhanced : 0) | (req->peer_to_peer ? fl::peer_to_peer : 0));
         proto::put_le16(rec + off::pd_length, static_cast<std::uint16_t>(req->private_data.size()));
         proto::put_le16(rec + off::ird, req->enhanced ? req->ird : 0);
         proto::put_le16(rec + off::ord, req->enhanced ? req->ord : 0);
@@ -142,7 +142,7 @@ void firmware::unlisten(std::uint32_t slot, const std::uint64_t* p) {
 }
 
 std::uint32_t firmware::reply_private_data_to_host(std::uint32_t conn, const pending_connection& pc,
-                                                   const mpa::RequestReply& reply) {
+                                                   const mpa::request_reply& reply) {
     return answer_to_host(conn, pc, reply.private_data.data(), reply.private_data.size());
 }
 

@@ -16,7 +16,9 @@ namespace ce = proto::vitcp_ce;
 using regmap::cmd_status;
 
 namespace {
-std::string bytes_count(std::size_t n) { return std::to_string(n) + " bytes"; }
+std::string bytes_count(std::size_t n) {
+    return std::to_string(n) + " bytes";
+}
 }  // namespace
 
 void firmware::vitcp_send_request(std::uint32_t conn, pending_connection& pc, std::uint16_t local_port) {
@@ -50,29 +52,30 @@ void firmware::vitcp_active_answer(std::uint32_t conn, pending_connection& pc) {
     const std::vector<std::uint8_t>& bytes = hal_.startup_bytes(conn);
     ce::active& a = *pc.vi_active;
     switch (a.on_bytes(bytes.data(), bytes.size())) {
-        case ce::active::result::need_more: return;
-        case ce::active::result::connected: {
-            const ce::agreement agreed = a.agreed();
-            vitcp_start_stream(conn, pc, agreed, a.consumed());
-            return;
-        }
-        case ce::active::result::rejected:
-        case ce::active::result::no_match: {
-            // §4.2: Pending Accept -> Disconnected, close the TCP connection. The answer goes to
-            // the connect's buffer when it asked for the peer's (kConnectPrivateData): a VI/TCP
-            // refusal has no private data, the segment itself says why (IS Error Code).
-            FW_LOG(warn, "connection " << conn << ": the peer refused the VI connection: " << a.why()
-                                       << "; closing the TCP connection");
-            const std::uint32_t n = pc.reply_private_data_back ? answer_to_host(conn, pc, bytes.data(), a.consumed()) : 0;
-            abandon(conn);
-            finish(conn, pc, cmd_status::connection_refused, n);
-            return;
-        }
-        case ce::active::result::protocol_error:
-            FW_LOG(warn, "connection " << conn << ": " << a.why() << "; closing the TCP connection");
-            abandon(conn);
-            finish(conn, pc, cmd_status::mpa_negotiation_failed);
-            return;
+    case ce::active::result::need_more:
+        return;
+    case ce::active::result::connected: {
+        const ce::agreement agreed = a.agreed();
+        vitcp_start_stream(conn, pc, agreed, a.consumed());
+        return;
+    }
+    case ce::active::result::rejected:
+    case ce::active::result::no_match: {
+        // §4.2: Pending Accept -> Disconnected, close the TCP connection. The answer goes to
+        // the connect's buffer when it asked for the peer's (kConnectPrivateData): a VI/TCP
+        // refusal has no private data, the segment itself says why (IS Error Code).
+        FW_LOG(warn, "connection " << conn << ": the peer refused the VI connection: " << a.why()
+                                   << "; closing the TCP connection");
+        const std::uint32_t n = pc.reply_private_data_back ? answer_to_host(conn, pc, bytes.data(), a.consumed()) : 0;
+        abandon(conn);
+        finish(conn, pc, cmd_status::connection_refused, n);
+        return;
+    }
+    case ce::active::result::protocol_error:
+        FW_LOG(warn, "connection " << conn << ": " << a.why() << "; closing the TCP connection");
+        abandon(conn);
+        finish(conn, pc, cmd_status::mpa_negotiation_failed);
+        return;
     }
 }
 

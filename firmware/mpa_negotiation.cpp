@@ -11,18 +11,18 @@ namespace mpa = proto::mpa;
 namespace {
 constexpr std::uint16_t kNoNeg = mpa::kIrdOrdNoNegotiation;
 
-std::uint8_t offered_rtrs(const mpa::RequestReply& f) {
-    return static_cast<std::uint8_t>((f.zero_length_write_rtr ? rtr::write : 0) |
-                                     (f.zero_length_read_rtr ? rtr::read : 0));
+std::uint8_t offered_rtrs(const mpa::request_reply& f) {
+    return static_cast<std::uint8_t>((f.zero_length_write_rtr ? rtr::kWrite : 0) |
+                                     (f.zero_length_read_rtr ? rtr::kRead : 0));
 }
 std::string rtr_list(std::uint8_t types) {
     std::string s;
-    if ((types & rtr::write) != 0) s += "write";
-    if ((types & rtr::read) != 0) s += s.empty() ? "read" : ", read";
+    if ((types & rtr::kWrite) != 0) s += "write";
+    if ((types & rtr::kRead) != 0) s += s.empty() ? "read" : ", read";
     return s.empty() ? "none" : s;
 }
 
-std::string rtr_list(const mpa::RequestReply& f) {
+std::string rtr_list(const mpa::request_reply& f) {
     std::string s = rtr_list(offered_rtrs(f));
     if (f.zero_length_send_rtr) s = s == "none" ? "send" : s + ", send";
     if (f.zero_length_read_rtr && f.ird == 0) s += " (read with IRD 0)";
@@ -32,15 +32,18 @@ std::string rtr_list(const mpa::RequestReply& f) {
 
 const char* to_string(rtr_kind k) {
     switch (k) {
-        case rtr_kind::none: return "none";
-        case rtr_kind::write: return "zero-length RDMA Write";
-        case rtr_kind::read: return "zero-length RDMA Read";
+    case rtr_kind::none:
+        return "none";
+    case rtr_kind::write:
+        return "zero-length RDMA Write";
+    case rtr_kind::read:
+        return "zero-length RDMA Read";
     }
     return "?";
 }
 
-mpa::RequestReply make_request(const negotiation_policy& us) {
-    mpa::RequestReply req;
+mpa::request_reply make_request(const negotiation_policy& us) {
+    mpa::request_reply req;
     req.request = true;
     req.marker = us.markers;
     req.crc = us.crc;
@@ -54,16 +57,16 @@ mpa::RequestReply make_request(const negotiation_policy& us) {
         if (us.peer_to_peer) {
             // §9.2: A = 1 and one flag per RTR option this side can send.
             req.peer_to_peer = true;
-            req.zero_length_write_rtr = (us.rtr_types & rtr::write) != 0;
-            req.zero_length_read_rtr = (us.rtr_types & rtr::read) != 0;
+            req.zero_length_write_rtr = (us.rtr_types & rtr::kWrite) != 0;
+            req.zero_length_read_rtr = (us.rtr_types & rtr::kRead) != 0;
         }
     }
     return req;
 }
 
-responder_outcome answer_request(const mpa::RequestReply& req, const negotiation_policy& us) {
+responder_outcome answer_request(const mpa::request_reply& req, const negotiation_policy& us) {
     responder_outcome out;
-    mpa::RequestReply& rep = out.reply;
+    mpa::request_reply& rep = out.reply;
     rep.request = false;
     rep.marker = us.markers;
     rep.crc = us.crc || req.crc;
@@ -82,8 +85,8 @@ responder_outcome answer_request(const mpa::RequestReply& req, const negotiation
         rep.peer_to_peer = true;
         const std::uint8_t common = offered_rtrs(req) & us.rtr_types;
         const std::uint8_t granted = common != 0 ? common : us.rtr_types;
-        rep.zero_length_write_rtr = (granted & rtr::write) != 0;
-        rep.zero_length_read_rtr = (granted & rtr::read) != 0;
+        rep.zero_length_write_rtr = (granted & rtr::kWrite) != 0;
+        rep.zero_length_read_rtr = (granted & rtr::kRead) != 0;
         // §9.1: an initiator that will not read still needs one inbound Read for a Read RTR.
         if (rep.zero_length_read_rtr && out.ird == 0 && us.max_ird > 0) out.ird = 1;
         out.expect_rtr = true;
@@ -93,7 +96,7 @@ responder_outcome answer_request(const mpa::RequestReply& req, const negotiation
     return out;
 }
 
-initiator_outcome conclude_reply(const mpa::RequestReply& sent, const mpa::RequestReply& reply,
+initiator_outcome conclude_reply(const mpa::request_reply& sent, const mpa::request_reply& reply,
                                  const negotiation_policy& us) {
     initiator_outcome out;
     auto fail = [&out](std::uint8_t code, std::string why) {
@@ -109,9 +112,9 @@ initiator_outcome conclude_reply(const mpa::RequestReply& sent, const mpa::Reque
         if (reply.ord == kNoNeg) {
             out.ird = std::min(us.ird, us.max_ird);
         } else if (reply.ord > us.max_ird) {
-            return fail(proto::ddp::term::kMpaInsufficientIrd,
-                        "the responder's ORD " + std::to_string(reply.ord) + " exceeds this device's IRD limit " +
-                            std::to_string(us.max_ird));
+            return fail(proto::ddp::term::kMpaInsufficientIrd, "the responder's ORD " + std::to_string(reply.ord) +
+                                                                   " exceeds this device's IRD limit " +
+                                                                   std::to_string(us.max_ird));
         } else {
             out.ird = reply.ord;
         }
@@ -128,14 +131,14 @@ initiator_outcome conclude_reply(const mpa::RequestReply& sent, const mpa::Reque
         }
         // §9.2: send one of the RTRs the responder accepts; a Write needs no answer, so it comes first.
         const std::uint8_t usable = offered_rtrs(reply) & us.rtr_types;
-        if ((usable & rtr::write) != 0) {
+        if ((usable & rtr::kWrite) != 0) {
             out.rtr = rtr_kind::write;
-        } else if ((usable & rtr::read) != 0 && reply.ird != 0) {
+        } else if ((usable & rtr::kRead) != 0 && reply.ird != 0) {
             out.rtr = rtr_kind::read;
         } else {
-            return fail(proto::ddp::term::kMpaNoMatchingRtr,
-                        "no RTR option in common: the responder accepts " + rtr_list(reply) + ", this device sends " +
-                            rtr_list(us.rtr_types));
+            return fail(proto::ddp::term::kMpaNoMatchingRtr, "no RTR option in common: the responder accepts " +
+                                                                 rtr_list(reply) + ", this device sends " +
+                                                                 rtr_list(us.rtr_types));
         }
     }
     out.ok = true;

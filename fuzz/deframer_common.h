@@ -31,20 +31,20 @@ namespace rnic::fuzz {
 
 namespace mpa = rnic::proto::mpa;
 
-struct DeframeRun {
+struct deframe_run {
     std::vector<std::vector<std::uint8_t>> ulpdus;
     std::uint64_t delivered_bytes = 0;
-    mpa::DeframeError error = mpa::DeframeError::none;
+    mpa::deframe_error error = mpa::deframe_error::none;
     std::string detail;
     std::uint64_t fpdus = 0;
     std::uint64_t consumed = 0;
 };
 
 // Feeds `stream` to a Deframer, in chunks drawn from `rng` (whole when rng is null).
-inline DeframeRun deframe(const mpa::Deframer::Config& cfg, const std::uint8_t* stream, std::size_t len,
-                          SplitMix* rng) {
-    DeframeRun run;
-    mpa::Deframer d(cfg, [&](const std::uint8_t* ulpdu, std::size_t n) {
+inline deframe_run deframe(const mpa::deframer::config& cfg, const std::uint8_t* stream, std::size_t len,
+                           split_mix* rng) {
+    deframe_run run;
+    mpa::deframer d(cfg, [&](const std::uint8_t* ulpdu, std::size_t n) {
         FUZZ_CHECK(n <= cfg.max_ulpdu);
         FUZZ_CHECK(n == 0 || ulpdu != nullptr);
         run.ulpdus.emplace_back(ulpdu, ulpdu + n);
@@ -54,16 +54,16 @@ inline DeframeRun deframe(const mpa::Deframer::Config& cfg, const std::uint8_t* 
     while (at < len) {
         const std::size_t n = rng != nullptr ? std::min(next_chunk(*rng), len - at) : len - at;
         const std::uint64_t before = d.bytes_consumed();
-        const mpa::DeframeError was = d.error();
+        const mpa::deframe_error was = d.error();
         const std::size_t delivered_before = run.ulpdus.size();
-        const mpa::DeframeError e = d.feed(stream + at, n);
+        const mpa::deframe_error e = d.feed(stream + at, n);
         FUZZ_CHECK(e == d.error());
         FUZZ_CHECK(d.bytes_consumed() - before <= n);
-        if (was != mpa::DeframeError::none) {  // §8: nothing more after the first error
+        if (was != mpa::deframe_error::none) {  // §8: nothing more after the first error
             FUZZ_CHECK(e == was && d.bytes_consumed() == before && run.ulpdus.size() == delivered_before);
         }
-        if (e == mpa::DeframeError::none) FUZZ_CHECK(d.bytes_consumed() - before == n);
-        FUZZ_CHECK((e == mpa::DeframeError::none) == d.error_detail().empty());
+        if (e == mpa::deframe_error::none) FUZZ_CHECK(d.bytes_consumed() - before == n);
+        FUZZ_CHECK((e == mpa::deframe_error::none) == d.error_detail().empty());
         at += n;
     }
     run.error = d.error();
@@ -73,14 +73,14 @@ inline DeframeRun deframe(const mpa::Deframer::Config& cfg, const std::uint8_t* 
     FUZZ_CHECK(run.fpdus == run.ulpdus.size());
     FUZZ_CHECK(run.consumed <= len);
     FUZZ_CHECK(run.delivered_bytes <= run.consumed);  // never more ULPDU bytes out than stream bytes in
-    if (run.error == mpa::DeframeError::none) FUZZ_CHECK(run.consumed == len);
+    if (run.error == mpa::deframe_error::none) FUZZ_CHECK(run.consumed == len);
     return run;
 }
 
 inline int fuzz_deframer(const std::uint8_t* data, std::size_t size, bool markers) {
-    FuzzInput in(data, size);
+    fuzz_input in(data, size);
     const std::uint8_t flags = in.u8();
-    mpa::Deframer::Config cfg;
+    mpa::deframer::config cfg;
     cfg.markers = markers;
     cfg.crc = (flags & 1) != 0;
     if (flags & 2) cfg.stream_pos = in.u32();
@@ -90,16 +90,16 @@ inline int fuzz_deframer(const std::uint8_t* data, std::size_t size, bool marker
     const std::uint8_t* stream = in.rest(len);
 
     // Phase A.
-    SplitMix chunks(seed);
-    const DeframeRun whole = deframe(cfg, stream, len, nullptr);
-    const DeframeRun pieces = deframe(cfg, stream, len, &chunks);
+    split_mix chunks(seed);
+    const deframe_run whole = deframe(cfg, stream, len, nullptr);
+    const deframe_run pieces = deframe(cfg, stream, len, &chunks);
     FUZZ_CHECK(whole.ulpdus == pieces.ulpdus);
     FUZZ_CHECK(whole.error == pieces.error);
     FUZZ_CHECK(whole.detail == pieces.detail);
     FUZZ_CHECK(whole.consumed == pieces.consumed);
 
     // Phase B.
-    SplitMix cuts(~std::uint64_t{seed});
+    split_mix cuts(~std::uint64_t{seed});
     std::vector<std::vector<std::uint8_t>> sent;
     std::vector<std::uint8_t> wire;
     std::uint32_t pos = cfg.stream_pos;
@@ -114,9 +114,9 @@ inline int fuzz_deframer(const std::uint8_t* data, std::size_t size, bool marker
         FUZZ_CHECK(wire.size() - before == mpa::fpdu_wire_length(n, markers, pos));
         pos += static_cast<std::uint32_t>(wire.size() - before);
     }
-    SplitMix chunks_b(seed ^ 0x5A5A5A5Au);
-    const DeframeRun good = deframe(cfg, wire.data(), wire.size(), &chunks_b);
-    FUZZ_CHECK(good.error == mpa::DeframeError::none);
+    split_mix chunks_b(seed ^ 0x5A5A5A5Au);
+    const deframe_run good = deframe(cfg, wire.data(), wire.size(), &chunks_b);
+    FUZZ_CHECK(good.error == mpa::deframe_error::none);
     FUZZ_CHECK(good.ulpdus == sent);
     FUZZ_CHECK(good.consumed == wire.size());
     return 0;

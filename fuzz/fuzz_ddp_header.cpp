@@ -14,7 +14,7 @@ namespace ddp = rnic::proto::ddp;
 
 namespace {
 
-bool same(const ddp::Header& a, const ddp::Header& b) {
+bool same(const ddp::header& a, const ddp::header& b) {
     return a.tagged == b.tagged && a.last == b.last && a.ddp_version == b.ddp_version &&
            a.rdmap_version == b.rdmap_version && a.opcode == b.opcode && a.invalidate_stag == b.invalidate_stag &&
            a.stag == b.stag && a.tagged_offset == b.tagged_offset && a.queue == b.queue && a.msn == b.msn &&

@@ -15,7 +15,7 @@ namespace ddp = rnic::proto::ddp;
 
 namespace {
 
-bool same(const ddp::Terminate& a, const ddp::Terminate& b) {
+bool same(const ddp::terminate& a, const ddp::terminate& b) {
     return a.layer == b.layer && a.etype == b.etype && a.code == b.code && a.m == b.m && a.d == b.d && a.r == b.r &&
            a.ddp_segment_length == b.ddp_segment_length && a.ddp_header == b.ddp_header &&
            a.rdma_header == b.rdma_header;

@@ -21,7 +21,7 @@ namespace mpa = rnic::proto::mpa;
 
 namespace {
 
-bool same(const mpa::RequestReply& a, const mpa::RequestReply& b) {
+bool same(const mpa::request_reply& a, const mpa::request_reply& b) {
     return a.request == b.request && a.marker == b.marker && a.crc == b.crc && a.reject == b.reject &&
            a.revision == b.revision && a.enhanced == b.enhanced && a.peer_to_peer == b.peer_to_peer &&
            a.zero_length_send_rtr == b.zero_length_send_rtr && a.zero_length_write_rtr == b.zero_length_write_rtr &&
@@ -29,8 +29,8 @@ bool same(const mpa::RequestReply& a, const mpa::RequestReply& b) {
            a.private_data == b.private_data && a.reserved_bits == b.reserved_bits;
 }
 
-std::optional<mpa::RequestReply> check(const std::uint8_t* data, std::size_t size, bool lenient) {
-    mpa::DecodeOptions options;
+std::optional<mpa::request_reply> check(const std::uint8_t* data, std::size_t size, bool lenient) {
+    mpa::decode_options options;
     options.ignore_reserved_bits = lenient;
     std::string error;
     const std::size_t need = mpa::request_reply_length(data, size);

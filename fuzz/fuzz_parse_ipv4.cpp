@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(net::format_ipv4(*addr) == text);
     }
     if (size >= 4) {
-        const std::uint32_t value = (std::uint32_t{data[0]} << 24) | (std::uint32_t{data[1]} << 16) |
-                                    (std::uint32_t{data[2]} << 8) | data[3];
+        const std::uint32_t value =
+            (std::uint32_t{data[0]} << 24) | (std::uint32_t{data[1]} << 16) | (std::uint32_t{data[2]} << 8) | data[3];
         FUZZ_CHECK(net::parse_ipv4(net::format_ipv4(value)) == value);
     }
     return 0;

@@ -39,9 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(out[0] == 0 && out[1] == 0 && out[2] == 0 && out[3] == (data[3] & 0x0F));
         FUZZ_CHECK(std::memcmp(out + 4, data + 4, ddp::kAtomicRequestSize - 4) == 0);
         const auto again = ddp::decode_atomic_request(out, ddp::kAtomicRequestSize, nullptr);
-        FUZZ_CHECK(again && again->op == req->op && again->request_id == req->request_id &&
-                   again->stag == req->stag && again->tagged_offset == req->tagged_offset &&
-                   again->add_or_swap_data == req->add_or_swap_data &&
+        FUZZ_CHECK(again && again->op == req->op && again->request_id == req->request_id && again->stag == req->stag &&
+                   again->tagged_offset == req->tagged_offset && again->add_or_swap_data == req->add_or_swap_data &&
                    again->add_or_swap_mask == req->add_or_swap_mask && again->compare_data == req->compare_data &&
                    again->compare_mask == req->compare_mask);
     }

@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& r : records.value()) used += 16 + r.data.size();
     FUZZ_CHECK(used == size);
 
-    proto::PcapWriter writer;
+    proto::pcap_writer writer;
     FUZZ_CHECK(writer.open(output_path, &error));
     for (const auto& r : records.value()) {
         writer.write(r.time_ns, r.data.data(), r.data.size());

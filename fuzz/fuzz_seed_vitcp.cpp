@@ -25,13 +25,13 @@
 #include "proto/seeds/vitcp.h"
 
 namespace vi = rnic::proto::vitcp;
-using rnic::fuzz::FuzzInput;
-using rnic::fuzz::SplitMix;
-using Bytes = std::vector<std::uint8_t>;
+using rnic::fuzz::fuzz_input;
+using rnic::fuzz::split_mix;
+using bytes = std::vector<std::uint8_t>;
 
 namespace {
 
-bool same_ce(const vi::CeHeader& a, const vi::CeHeader& b) {
+bool same_ce(const vi::ce_header& a, const vi::ce_header& b) {
     if (a.attributes.pack() != b.attributes.pack() || a.mtu != b.mtu || a.rdma_read_window != b.rdma_read_window ||
         a.calling_discriminator != b.calling_discriminator || a.called_discriminator != b.called_discriminator ||
         a.end_of_options != b.end_of_options || a.options.size() != b.options.size())
@@ -41,8 +41,8 @@ bool same_ce(const vi::CeHeader& a, const vi::CeHeader& b) {
     return true;
 }
 
-bool same(const vi::Segment& a, const vi::Segment& b) {
-    Bytes ha(vi::kSegmentHeaderSize), hb(vi::kSegmentHeaderSize);
+bool same(const vi::segment& a, const vi::segment& b) {
+    bytes ha(vi::kSegmentHeaderSize), hb(vi::kSegmentHeaderSize);
     vi::encode_header(a.header, ha.data());
     vi::encode_header(b.header, hb.data());
     if (ha != hb || a.payload != b.payload || a.crc != b.crc) return false;
@@ -54,18 +54,18 @@ bool same(const vi::Segment& a, const vi::Segment& b) {
 }
 
 // A delivered segment as bytes: its whole wire image (Segment Length bytes).
-struct Run {
-    std::vector<Bytes> segments;
-    vi::ErrorCode error = vi::ErrorCode::none;
+struct run {
+    std::vector<bytes> segments;
+    vi::error_code error = vi::error_code::none;
     std::string detail;
     std::uint64_t consumed = 0;
 };
 
-Run deframe(const vi::Deframer::Config& cfg, const std::uint8_t* s, std::size_t len, SplitMix* rng) {
-    Run run;
-    vi::Deframer d(cfg, [&](const vi::SegmentView& v) {
+run deframe(const vi::deframer::config& cfg, const std::uint8_t* s, std::size_t len, split_mix* rng) {
+    run run;
+    vi::deframer d(cfg, [&](const vi::segment_view& v) {
         FUZZ_CHECK(v.wire_length == v.header.segment_length);
-        Bytes b(vi::kSegmentHeaderSize);
+        bytes b(vi::kSegmentHeaderSize);
         vi::encode_header(v.header, b.data());
         b.insert(b.end(), v.payload, v.payload + v.payload_len);
         b.push_back(v.crc_present ? 1 : 0);
@@ -74,32 +74,33 @@ Run deframe(const vi::Deframer::Config& cfg, const std::uint8_t* s, std::size_t 
     std::size_t at = 0;
     while (at < len) {
         const std::size_t n = rng != nullptr ? std::min(rnic::fuzz::next_chunk(*rng), len - at) : len - at;
-        const vi::ErrorCode was = d.error();
+        const vi::error_code was = d.error();
         const std::uint64_t before = d.bytes_consumed();
-        const vi::ErrorCode e = d.feed(s + at, n);
+        const vi::error_code e = d.feed(s + at, n);
         FUZZ_CHECK(e == d.error() && d.bytes_consumed() - before <= n);
-        if (was != vi::ErrorCode::none) FUZZ_CHECK(e == was && d.bytes_consumed() == before);
-        if (e == vi::ErrorCode::none) FUZZ_CHECK(d.bytes_consumed() - before == n);
+        if (was != vi::error_code::none) FUZZ_CHECK(e == was && d.bytes_consumed() == before);
+        if (e == vi::error_code::none) FUZZ_CHECK(d.bytes_consumed() - before == n);
         at += n;
     }
     run.error = d.error();
     run.detail = d.error_detail();
     run.consumed = d.bytes_consumed();
     FUZZ_CHECK(d.segments() == run.segments.size());
-    FUZZ_CHECK((run.error == vi::ErrorCode::none) == run.detail.empty());
-    if (run.error == vi::ErrorCode::none) FUZZ_CHECK(run.consumed == len);
+    FUZZ_CHECK((run.error == vi::error_code::none) == run.detail.empty());
+    if (run.error == vi::error_code::none) FUZZ_CHECK(run.consumed == len);
     return run;
 }
 
-void check_negotiation(const vi::CeHeader& request_ce) {
-    vi::LocalParameters local;
+void check_negotiation(const vi::ce_header& request_ce) {
+    vi::local_parameters local;
     local.attributes = request_ce.attributes;
     local.mtu = request_ce.mtu / 2 + 1;
     local.rdma_read_window = static_cast<std::uint16_t>(request_ce.rdma_read_window / 3);
     local.crc = true;
     local.urgent_marker = request_ce.has_option(vi::kOptionUrgentMarker);
-    const vi::CeHeader req = vi::make_request(local, request_ce.calling_discriminator, request_ce.called_discriminator);
-    const vi::CeHeader acc = vi::make_accept(request_ce, local);
+    const vi::ce_header req =
+        vi::make_request(local, request_ce.calling_discriminator, request_ce.called_discriminator);
+    const vi::ce_header acc = vi::make_accept(request_ce, local);
     std::string error;
     const auto g = vi::negotiate(request_ce, acc, &error);
     FUZZ_CHECK(g.has_value());
@@ -107,37 +108,37 @@ void check_negotiation(const vi::CeHeader& request_ce) {
     FUZZ_CHECK(g->rdma_read_window == std::min(request_ce.rdma_read_window, local.rdma_read_window));
     FUZZ_CHECK(g->crc == request_ce.has_option(vi::kOptionCrc));
     // Both headers encode as segments of their own.
-    for (const vi::CeHeader* ce : {&req, &acc}) {
-        vi::Segment s;
-        s.header.type = ce == &req ? vi::SegmentType::connect_request : vi::SegmentType::connect_accept;
+    for (const vi::ce_header* ce : {&req, &acc}) {
+        vi::segment s;
+        s.header.type = ce == &req ? vi::segment_type::connect_request : vi::segment_type::connect_accept;
         s.ce = *ce;
         s.crc = ce->has_option(vi::kOptionCrc);
-        const Bytes b = vi::encode(s);
+        const bytes b = vi::encode(s);
         FUZZ_CHECK(!b.empty());
         s.header.segment_length = static_cast<std::uint16_t>(b.size());  // encode() fills it in
-        vi::DecodeOptions lenient;  // the request's reserved attribute bits are carried over
+        vi::decode_options lenient;  // the request's reserved attribute bits are carried over
         lenient.ignore_reserved_bits = true;
         const auto back = vi::decode(b.data(), b.size(), false, &error, nullptr, lenient);
         FUZZ_CHECK(back && same(*back, s));
     }
 }
 
-void check_parse(const std::uint8_t* s, std::size_t len, bool crc_negotiated, const vi::DecodeOptions& options) {
+void check_parse(const std::uint8_t* s, std::size_t len, bool crc_negotiated, const vi::decode_options& options) {
     std::string error;
     const auto h = vi::decode_header(s, len, &error);
     FUZZ_CHECK(h.has_value() == (len >= vi::kSegmentHeaderSize));
     if (h) {
-        Bytes b(vi::kSegmentHeaderSize);
+        bytes b(vi::kSegmentHeaderSize);
         vi::encode_header(*h, b.data());
         FUZZ_CHECK(std::memcmp(b.data(), s, b.size()) == 0);
     }
-    vi::ErrorCode code = vi::ErrorCode::none;
+    vi::error_code code = vi::error_code::none;
     const auto v = vi::parse(s, len, crc_negotiated, &error, &code, options);
     if (!v) {
-        FUZZ_CHECK(code != vi::ErrorCode::none && !error.empty());
+        FUZZ_CHECK(code != vi::error_code::none && !error.empty());
         return;
     }
-    FUZZ_CHECK(code == vi::ErrorCode::none);
+    FUZZ_CHECK(code == vi::error_code::none);
     FUZZ_CHECK(v->wire_length == v->header.segment_length && v->wire_length <= len);
     FUZZ_CHECK(v->payload >= s + vi::kSegmentHeaderSize &&
                v->payload + v->payload_len + (v->crc_present ? vi::kTrailerSize : 0) == s + v->wire_length);
@@ -146,7 +147,7 @@ void check_parse(const std::uint8_t* s, std::size_t len, bool crc_negotiated, co
     const auto seg = vi::decode(s, len, crc_negotiated, nullptr, nullptr, options);
     FUZZ_CHECK(seg);
     std::string why;
-    Bytes again;
+    bytes again;
     const bool encoded = vi::encode(*seg, again, &why);
     if (!encoded) std::fprintf(stderr, "decoded segment does not encode: %s\n", why.c_str());
     FUZZ_CHECK(encoded && again.size() == v->wire_length);
@@ -163,15 +164,15 @@ void check_parse(const std::uint8_t* s, std::size_t len, bool crc_negotiated, co
         const std::size_t compare = v->wire_length - (v->crc_present && !options.check_crc ? vi::kTrailerSize : 0);
         FUZZ_CHECK(std::memcmp(again.data(), s, compare) == 0);
     }
-    if (v->ce && v->header.type == vi::SegmentType::connect_request) check_negotiation(*v->ce);
+    if (v->ce && v->header.type == vi::segment_type::connect_request) check_negotiation(*v->ce);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    FuzzInput in(data, size);
+    fuzz_input in(data, size);
     const std::uint8_t flags = in.u8();
-    vi::Deframer::Config cfg;
+    vi::deframer::config cfg;
     cfg.crc_negotiated = (flags & 1) != 0;
     cfg.decode.ignore_reserved_bits = (flags & 2) != 0;
     cfg.decode.check_crc = (flags & 4) == 0;
@@ -180,23 +181,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::uint8_t* s = in.rest(len);
 
     check_parse(s, len, cfg.crc_negotiated, cfg.decode);
-    SplitMix chunks(seed);
-    const Run whole = deframe(cfg, s, len, nullptr);
-    const Run pieces = deframe(cfg, s, len, &chunks);
+    split_mix chunks(seed);
+    const run whole = deframe(cfg, s, len, nullptr);
+    const run pieces = deframe(cfg, s, len, &chunks);
     FUZZ_CHECK(whole.segments == pieces.segments && whole.error == pieces.error && whole.detail == pieces.detail);
-    if (whole.error == vi::ErrorCode::none) FUZZ_CHECK(whole.consumed == pieces.consumed);
+    if (whole.error == vi::error_code::none) FUZZ_CHECK(whole.consumed == pieces.consumed);
 
     // Well-formed segments with fields and payloads taken from S.
-    SplitMix cuts(~std::uint64_t{seed});
-    vi::Deframer::Config good_cfg;
+    split_mix cuts(~std::uint64_t{seed});
+    vi::deframer::config good_cfg;
     good_cfg.crc_negotiated = cfg.crc_negotiated;
-    std::vector<Bytes> sent;
-    Bytes wire;
+    std::vector<bytes> sent;
+    bytes wire;
     std::size_t at = 0;
     while (sent.size() < 32 && (at < len || sent.empty())) {
-        vi::Segment seg;
-        seg.header.type = static_cast<vi::SegmentType>(cuts.below(vi::kMaxSegmentType + 1));
-        const vi::SegmentType t = seg.header.type;
+        vi::segment seg;
+        seg.header.type = static_cast<vi::segment_type>(cuts.below(vi::kMaxSegmentType + 1));
+        const vi::segment_type t = seg.header.type;
         seg.header.eom = cuts.below(2) != 0;
         seg.header.immediate_valid = cuts.below(2) != 0;
         seg.header.immediate_data = static_cast<std::uint32_t>(cuts.next());
@@ -206,9 +207,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         seg.header.remote_error.is_error_code = static_cast<std::uint8_t>(cuts.next());
         seg.header.remote_error.transport_error = cuts.below(2) != 0;
         seg.header.data_offset = vi::is_single_segment_message(t) ? 0 : static_cast<std::uint32_t>(cuts.next());
-        if (vi::has_rdma_header(t)) seg.rdma = vi::RdmaHeader{cuts.next(), static_cast<std::uint32_t>(cuts.next()), 77};
+        if (vi::has_rdma_header(t))
+            seg.rdma = vi::rdma_header{cuts.next(), static_cast<std::uint32_t>(cuts.next()), 77};
         if (vi::has_ce_header(t)) {
-            vi::CeHeader ce;
+            vi::ce_header ce;
             ce.attributes.rdma_read_enable = cuts.below(2) != 0;
             ce.mtu = static_cast<std::uint32_t>(cuts.next());
             ce.rdma_read_window = static_cast<std::uint16_t>(cuts.next());
@@ -217,11 +219,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             at += calling;
             ce.called_discriminator.assign(cuts.below(65), 0x5C);
             if (cuts.below(2) != 0) ce.options.push_back({vi::kOptionCrc, {}});
-            if (cuts.below(2) != 0) ce.options.push_back({static_cast<std::uint16_t>(3 + cuts.below(100)), Bytes(cuts.below(9), 0xAB)});
+            if (cuts.below(2) != 0)
+                ce.options.push_back({static_cast<std::uint16_t>(3 + cuts.below(100)), bytes(cuts.below(9), 0xAB)});
             ce.end_of_options = ce.has_option(vi::kOptionCrc) || cuts.below(2) != 0;
             seg.crc = ce.has_option(vi::kOptionCrc);
             seg.ce = std::move(ce);
-        } else if (t == vi::SegmentType::connect_reject || t == vi::SegmentType::connect_no_match) {
+        } else if (t == vi::segment_type::connect_reject || t == vi::segment_type::connect_no_match) {
             seg.crc = cuts.below(2) != 0;
         } else {
             seg.crc = cfg.crc_negotiated;
@@ -239,14 +242,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto v = vi::parse(wire.data() + before, wire.size() - before, cfg.crc_negotiated, &why);
         if (!v) std::fprintf(stderr, "generated segment does not parse: %s\n", why.c_str());
         FUZZ_CHECK(v && v->wire_length == wire.size() - before);
-        Bytes b(vi::kSegmentHeaderSize);
+        bytes b(vi::kSegmentHeaderSize);
         vi::encode_header(v->header, b.data());
         b.insert(b.end(), v->payload, v->payload + v->payload_len);
         b.push_back(v->crc_present ? 1 : 0);
         sent.push_back(std::move(b));
     }
-    SplitMix chunks_b(seed ^ 0x5A5A5A5Au);
-    const Run good = deframe(good_cfg, wire.data(), wire.size(), &chunks_b);
-    FUZZ_CHECK(good.error == vi::ErrorCode::none && good.segments == sent && good.consumed == wire.size());
+    split_mix chunks_b(seed ^ 0x5A5A5A5Au);
+    const run good = deframe(good_cfg, wire.data(), wire.size(), &chunks_b);
+    FUZZ_CHECK(good.error == vi::error_code::none && good.segments == sent && good.consumed == wire.size());
     return 0;
 }

@@ -28,14 +28,14 @@
 namespace net = rnic::proto::net;
 namespace tcp = rnic::proto::tcp;
 namespace tf = rnic::fuzz::tcp_format;
-using rnic::fuzz::FuzzInput;
+using rnic::fuzz::fuzz_input;
 
 namespace {
 
 // FUZZ_TRACE=1 in the environment prints every operation and callback (for reproducing a crash).
 const bool kTrace = std::getenv("FUZZ_TRACE") != nullptr;
 
-void trace_header(const char* what, const net::TcpHeader& h, std::size_t len) {
+void trace_header(const char* what, const net::tcp_header& h, std::size_t len) {
     std::fprintf(stderr, "  %s flags=%02x seq=%u ack=%u win=%u len=%zu%s%s\n", what, h.flags, h.seq, h.ack, h.window,
                  len, h.mss ? " mss" : "", h.window_scale ? " ws" : "");
 }
@@ -43,14 +43,14 @@ void trace_header(const char* what, const net::TcpHeader& h, std::size_t len) {
 constexpr std::size_t kMaxOps = 1000;
 constexpr std::size_t kMaxTimerRounds = 32;
 
-class Harness : public tcp::Env {
+class harness : public tcp::env {
 public:
-    const tcp::Connection* conn = nullptr;
-    tcp::State last_state = tcp::State::closed;
+    const tcp::connection* conn = nullptr;
+    tcp::state last_state = tcp::state::closed;
     std::uint64_t last_acked = 0;
     std::uint64_t delivered_total = 0;
 
-    void transmit(const net::TcpHeader& h, std::uint64_t stream_offset, std::size_t len) override {
+    void transmit(const net::tcp_header& h, std::uint64_t stream_offset, std::size_t len) override {
         if (kTrace) trace_header("transmit", h, len);
         const std::uint64_t queued = conn->send_stream_queued();
         if (len > 0) {
@@ -59,9 +59,9 @@ public:
         } else {
             FUZZ_CHECK(stream_offset <= queued);
         }
-        if (h.flags & (net::tcp_flags::syn | net::tcp_flags::rst)) FUZZ_CHECK(len == 0);
+        if (h.flags & (net::tcp_flags::kSyn | net::tcp_flags::kRst)) FUZZ_CHECK(len == 0);
         FUZZ_CHECK(h.src_port == conn->config().local_port);
-        if (!(h.flags & net::tcp_flags::rst)) check_sequence_numbers(h, stream_offset, len);
+        if (!(h.flags & net::tcp_flags::kRst)) check_sequence_numbers(h, stream_offset, len);
         FUZZ_CHECK(h.sack_blocks.size() <= 4);
         FUZZ_CHECK(h.options_size() <= 40);
         if (h.mss || !h.sack_blocks.empty()) check_encoding(h);
@@ -71,7 +71,8 @@ public:
         FUZZ_CHECK(len > 0 && data != nullptr);
         // receive_stream_delivered() counts what was delivered before this call.
         const std::uint32_t first = conn->irs() + 1 + static_cast<std::uint32_t>(conn->receive_stream_delivered());
-        for (std::size_t i = 0; i < len; ++i) FUZZ_CHECK(data[i] == tf::stream_byte(first + static_cast<std::uint32_t>(i)));
+        for (std::size_t i = 0; i < len; ++i)
+            FUZZ_CHECK(data[i] == tf::stream_byte(first + static_cast<std::uint32_t>(i)));
         delivered_total += len;
     }
 
@@ -82,11 +83,11 @@ public:
         last_acked = acked_offset;
     }
 
-    void state_changed(tcp::State from, tcp::State to) override {
+    void state_changed(tcp::state from, tcp::state to) override {
         if (kTrace) std::fprintf(stderr, "  state %s -> %s\n", tcp::to_string(from), tcp::to_string(to));
         FUZZ_CHECK(from != to && from == last_state && to == conn->state());
         last_state = to;
-        if (to == tcp::State::closed || to == tcp::State::listen || to == tcp::State::syn_sent) have_edge_ = false;
+        if (to == tcp::state::closed || to == tcp::state::listen || to == tcp::state::syn_sent) have_edge_ = false;
     }
 
 private:
@@ -95,13 +96,12 @@ private:
     // it announces never moves left (RFC 9293 §3.8.6.2.2), up to the rounding of window scaling.
     // SYN-ACKs are left out of the last check: their window is never scaled (RFC 7323 §2.2), so a
     // retransmitted one may well announce less than a scaled ACK did before it.
-    void check_sequence_numbers(const net::TcpHeader& h, std::uint64_t stream_offset, std::size_t len) {
+    void check_sequence_numbers(const net::tcp_header& h, std::uint64_t stream_offset, std::size_t len) {
         if (len > 0) FUZZ_CHECK(h.seq == conn->iss() + 1 + static_cast<std::uint32_t>(stream_offset));
-        if (!(h.flags & net::tcp_flags::ack)) return;
-        const std::uint32_t expected =
-            conn->irs() + 1 + static_cast<std::uint32_t>(conn->receive_stream_delivered());
+        if (!(h.flags & net::tcp_flags::kAck)) return;
+        const std::uint32_t expected = conn->irs() + 1 + static_cast<std::uint32_t>(conn->receive_stream_delivered());
         FUZZ_CHECK(h.ack - expected <= 1);
-        if (h.flags & net::tcp_flags::syn) return;
+        if (h.flags & net::tcp_flags::kSyn) return;
         const unsigned shift = conn->receive_window_shift();
         const std::uint32_t edge = h.ack + (static_cast<std::uint32_t>(h.window) << shift);
         if (have_edge_) {
@@ -116,18 +116,18 @@ private:
 
     bool have_edge_ = false;
     std::uint32_t edge_ = 0;  // right edge of the receive window announced so far
-    static void check_encoding(const net::TcpHeader& h) {
+    static void check_encoding(const net::tcp_header& h) {
         std::vector<std::uint8_t> frame;
-        net::build_tcp_frame(net::Endpoints{}, net::Ipv4Header{}, h, nullptr, 0, frame);
+        net::build_tcp_frame(net::endpoints{}, net::ipv4_header{}, h, nullptr, 0, frame);
         const auto p = net::parse_tcp_frame(frame.data(), frame.size(), nullptr);
-        FUZZ_CHECK(p && p->tcp.seq == h.seq && p->tcp.ack == h.ack && p->tcp.flags == h.flags &&
-                   p->tcp.mss == h.mss && p->tcp.window_scale == h.window_scale &&
-                   p->tcp.sack_permitted == h.sack_permitted && p->tcp.sack_blocks.size() == h.sack_blocks.size());
+        FUZZ_CHECK(p && p->tcp.seq == h.seq && p->tcp.ack == h.ack && p->tcp.flags == h.flags && p->tcp.mss == h.mss &&
+                   p->tcp.window_scale == h.window_scale && p->tcp.sack_permitted == h.sack_permitted &&
+                   p->tcp.sack_blocks.size() == h.sack_blocks.size());
     }
 };
 
-tcp::Config read_config(FuzzInput& in) {
-    tcp::Config cfg;
+tcp::config read_config(fuzz_input& in) {
+    tcp::config cfg;
     const std::uint16_t bits = in.u16();
     cfg.local_port = tf::kLocalPort;
     cfg.remote_port = (bits & tf::kCfgAnyRemotePort) ? 0 : tf::kRemotePort;
@@ -151,11 +151,11 @@ tcp::Config read_config(FuzzInput& in) {
     return cfg;
 }
 
-class Driver {
+class driver {
 public:
-    Driver(const tcp::Config& cfg) : conn_(cfg, env_) { env_.conn = &conn_; }
+    driver(const tcp::config& cfg) : conn_(cfg, env_) { env_.conn = &conn_; }
 
-    void run(FuzzInput& in) {
+    void run(fuzz_input& in) {
         for (std::size_t ops = 0; ops < kMaxOps && !in.empty(); ++ops) {
             step(in);
             check();
@@ -169,75 +169,75 @@ public:
     }
 
 private:
-    void step(FuzzInput& in) {
-        const unsigned op = in.u8() % tf::kOpCount;
+    void step(fuzz_input& in) {
+        const unsigned op = in.u8() % tf::k_op_count;
         if (kTrace) std::fprintf(stderr, "op %u at t=%llu\n", op, static_cast<unsigned long long>(now_));
         switch (op) {
-            case tf::kConnect:
-                conn_.connect(now_);
-                env_.last_acked = conn_.send_stream_acked();
-                break;
-            case tf::kListen:
-                conn_.listen();
-                env_.last_acked = conn_.send_stream_acked();
-                break;
-            case tf::kSegment:
-                segment(in);
-                break;
-            case tf::kTime: {
-                const std::uint8_t kind = in.u8();
-                const std::uint64_t amount = in.u16();
-                if (kind & 1) {
-                    if (conn_.next_deadline() != UINT64_MAX) now_ = std::max(now_, conn_.next_deadline());
-                } else {
-                    now_ += amount << ((kind >> 1) & 31);
-                }
-                for (std::size_t k = 0; k < kMaxTimerRounds && conn_.next_deadline() <= now_; ++k) {
-                    conn_.on_timer(now_);
-                }
-                break;
+        case tf::k_connect:
+            conn_.connect(now_);
+            env_.last_acked = conn_.send_stream_acked();
+            break;
+        case tf::k_listen:
+            conn_.listen();
+            env_.last_acked = conn_.send_stream_acked();
+            break;
+        case tf::k_segment:
+            segment(in);
+            break;
+        case tf::k_time: {
+            const std::uint8_t kind = in.u8();
+            const std::uint64_t amount = in.u16();
+            if (kind & 1) {
+                if (conn_.next_deadline() != UINT64_MAX) now_ = std::max(now_, conn_.next_deadline());
+            } else {
+                now_ += amount << ((kind >> 1) & 31);
             }
-            case tf::kSend: {
-                const std::size_t len = in.u16();
-                const bool mark = in.flag();
-                const std::uint64_t queued = conn_.send_stream_queued();
-                const std::size_t n = std::min(len, conn_.send_space());
-                if (mark && n > 0) conn_.mark_boundary(queued + n);
-                conn_.on_send_data(now_, len);
-                FUZZ_CHECK(conn_.send_stream_queued() == queued + n);
-                break;
+            for (std::size_t k = 0; k < kMaxTimerRounds && conn_.next_deadline() <= now_; ++k) {
+                conn_.on_timer(now_);
             }
-            case tf::kClose:
-                conn_.close(now_);
-                break;
-            case tf::kAbort:
-                conn_.abort(now_);
-                FUZZ_CHECK(conn_.state() == tcp::State::closed);
-                break;
-            case tf::kConsume:
-                conn_.receive_consumed(now_, in.u16());
-                break;
-            case tf::kCork:
-                conn_.set_cork(now_, in.flag());
-                break;
-            case tf::kSetIss:
-                conn_.set_iss(in.u32());
-                break;
-            case tf::kOneBoundary:
-                conn_.set_one_boundary_per_segment(in.flag());
-                break;
-            case tf::kMarkBoundary: {
-                const std::int64_t at = static_cast<std::int64_t>(conn_.send_stream_queued()) + in.i16();
-                conn_.mark_boundary(static_cast<std::uint64_t>(std::max<std::int64_t>(at, 0)));
-                break;
-            }
-            default:
-                break;
+            break;
+        }
+        case tf::k_send: {
+            const std::size_t len = in.u16();
+            const bool mark = in.flag();
+            const std::uint64_t queued = conn_.send_stream_queued();
+            const std::size_t n = std::min(len, conn_.send_space());
+            if (mark && n > 0) conn_.mark_boundary(queued + n);
+            conn_.on_send_data(now_, len);
+            FUZZ_CHECK(conn_.send_stream_queued() == queued + n);
+            break;
+        }
+        case tf::k_close:
+            conn_.close(now_);
+            break;
+        case tf::k_abort:
+            conn_.abort(now_);
+            FUZZ_CHECK(conn_.state() == tcp::state::closed);
+            break;
+        case tf::k_consume:
+            conn_.receive_consumed(now_, in.u16());
+            break;
+        case tf::k_cork:
+            conn_.set_cork(now_, in.flag());
+            break;
+        case tf::k_set_iss:
+            conn_.set_iss(in.u32());
+            break;
+        case tf::k_one_boundary:
+            conn_.set_one_boundary_per_segment(in.flag());
+            break;
+        case tf::k_mark_boundary: {
+            const std::int64_t at = static_cast<std::int64_t>(conn_.send_stream_queued()) + in.i16();
+            conn_.mark_boundary(static_cast<std::uint64_t>(std::max<std::int64_t>(at, 0)));
+            break;
+        }
+        default:
+            break;
         }
     }
 
-    void segment(FuzzInput& in) {
-        net::TcpHeader h;
+    void segment(fuzz_input& in) {
+        net::tcp_header h;
         h.flags = in.u8();
         const std::uint8_t mode = in.u8();
         const std::uint32_t rcv_base = conn_.irs() + 1 + static_cast<std::uint32_t>(conn_.receive_stream_delivered());
@@ -263,7 +263,7 @@ private:
             }
         }
         const std::size_t len = in.u16() & 0x7FF;
-        const bool syn = (h.flags & net::tcp_flags::syn) != 0;
+        const bool syn = (h.flags & net::tcp_flags::kSyn) != 0;
         payload_.resize(len);
         for (std::size_t i = 0; i < len; ++i)
             payload_[i] = tf::stream_byte(h.seq + (syn ? 1u : 0u) + static_cast<std::uint32_t>(i));
@@ -283,8 +283,8 @@ private:
                                            conn_.send_stream_queued() - conn_.send_stream_acked()));
     }
 
-    Harness env_;
-    tcp::Connection conn_;
+    harness env_;
+    tcp::connection conn_;
     std::uint64_t now_ = 1;
     std::vector<std::uint8_t> payload_;
 };
@@ -292,9 +292,9 @@ private:
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    FuzzInput in(data, size);
-    const tcp::Config cfg = read_config(in);
-    Driver driver(cfg);
+    fuzz_input in(data, size);
+    const tcp::config cfg = read_config(in);
+    driver driver(cfg);
     driver.run(in);
     return 0;
 }

@@ -24,7 +24,7 @@
 #include "proto/net.h"
 
 namespace net = rnic::proto::net;
-using rnic::fuzz::FuzzInput;
+using rnic::fuzz::fuzz_input;
 
 namespace {
 
@@ -53,12 +53,12 @@ void fix_checksums(std::vector<std::uint8_t>& f) {
 }
 
 // Builds a frame from `tcp` (+ IPv4 fields, payload), parses it back and checks every field.
-void build_and_check(const net::Ipv4Header& ip, const net::TcpHeader& tcp, const std::uint8_t* payload,
+void build_and_check(const net::ipv4_header& ip, const net::tcp_header& tcp, const std::uint8_t* payload,
                      std::size_t payload_len) {
     const std::size_t options = tcp.options_size();
     FUZZ_CHECK(options <= 40 && options % 4 == 0);
     FUZZ_CHECK(net::tcp_frame_header_size(tcp) == kIpAt + net::kIpv4HeaderSize + net::kTcpBaseHeaderSize + options);
-    net::Endpoints ep;
+    net::endpoints ep;
     ep.src_mac = {2, 0, 0, 0, 0, 1};
     ep.dst_mac = {2, 0, 0, 0, 0, 2};
     ep.src_ip = 0x0a000001;
@@ -76,7 +76,7 @@ void build_and_check(const net::Ipv4Header& ip, const net::TcpHeader& tcp, const
     FUZZ_CHECK(p->ip.src == (ip.src != 0 ? ip.src : ep.src_ip) && p->ip.dst == (ip.dst != 0 ? ip.dst : ep.dst_ip));
     FUZZ_CHECK(p->ip.dscp_ecn == ip.dscp_ecn && p->ip.identification == ip.identification &&
                p->ip.dont_fragment == ip.dont_fragment && p->ip.ttl == ip.ttl);
-    const net::TcpHeader& q = p->tcp;
+    const net::tcp_header& q = p->tcp;
     FUZZ_CHECK(q.src_port == tcp.src_port && q.dst_port == tcp.dst_port && q.seq == tcp.seq && q.ack == tcp.ack &&
                q.flags == tcp.flags && q.window == tcp.window);
     FUZZ_CHECK(q.mss == tcp.mss && q.window_scale == tcp.window_scale && q.sack_permitted == tcp.sack_permitted &&
@@ -84,10 +84,11 @@ void build_and_check(const net::Ipv4Header& ip, const net::TcpHeader& tcp, const
     FUZZ_CHECK(q.sack_blocks.size() <= tcp.sack_blocks.size() && q.sack_blocks.size() <= 4);
     FUZZ_CHECK(tcp.sack_blocks.empty() || !q.sack_blocks.empty());  // at least one block always fits
     for (std::size_t i = 0; i < q.sack_blocks.size(); ++i)
-        FUZZ_CHECK(q.sack_blocks[i].left == tcp.sack_blocks[i].left && q.sack_blocks[i].right == tcp.sack_blocks[i].right);
+        FUZZ_CHECK(q.sack_blocks[i].left == tcp.sack_blocks[i].left &&
+                   q.sack_blocks[i].right == tcp.sack_blocks[i].right);
     // Reparsing reported exactly the SACK blocks that options_size() counted.
-    std::size_t fixed = (tcp.mss ? 4 : 0) + (tcp.window_scale ? 4 : 0) + (tcp.sack_permitted ? 4 : 0) +
-                        (tcp.timestamps ? 12 : 0);
+    std::size_t fixed =
+        (tcp.mss ? 4 : 0) + (tcp.window_scale ? 4 : 0) + (tcp.sack_permitted ? 4 : 0) + (tcp.timestamps ? 12 : 0);
     FUZZ_CHECK(options == fixed + (q.sack_blocks.empty() ? 0 : 4 + 8 * q.sack_blocks.size()));
 }
 
@@ -105,15 +106,15 @@ void phase1(const std::uint8_t* frame, std::size_t len) {
     build_and_check(p->ip, p->tcp, frame + p->payload_offset, p->payload_len);
 }
 
-void phase2(FuzzInput& in) {
-    net::Ipv4Header ip;
+void phase2(fuzz_input& in) {
+    net::ipv4_header ip;
     ip.dscp_ecn = in.u8();
     ip.identification = in.u16();
     ip.dont_fragment = in.flag();
     ip.ttl = in.u8();
     ip.src = in.flag() ? in.u32() : 0;
     ip.dst = in.flag() ? in.u32() : 0;
-    net::TcpHeader tcp;
+    net::tcp_header tcp;
     tcp.src_port = in.u16();
     tcp.dst_port = in.u16();
     tcp.seq = in.u32();
@@ -149,7 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else {
         phase1(data + 1, size - 1);
     }
-    FuzzInput in(data + 1, size - 1);
+    fuzz_input in(data + 1, size - 1);
     phase2(in);
     return 0;
 }

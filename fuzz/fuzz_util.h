@@ -10,20 +10,20 @@
 
 // An invariant of the code under test does not hold: report it and stop (libFuzzer then saves
 // the input as a crash artifact).
-#define FUZZ_CHECK(cond)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
+#define FUZZ_CHECK(cond)                                                                              \
+    do {                                                                                              \
+        if (!(cond)) {                                                                                \
             std::fprintf(stderr, "fuzz invariant violated: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-            __builtin_trap();                                                                   \
-        }                                                                                       \
+            __builtin_trap();                                                                         \
+        }                                                                                             \
     } while (0)
 
 namespace rnic::fuzz {
 
 // Reads little-endian fields from the front of the input; past the end every read yields zero.
-class FuzzInput {
+class fuzz_input {
 public:
-    FuzzInput(const std::uint8_t* data, std::size_t size) : p_(data), n_(size) {}
+    fuzz_input(const std::uint8_t* data, std::size_t size) : p_(data), n_(size) {}
 
     std::size_t remaining() const { return n_; }
     bool empty() const { return n_ == 0; }
@@ -56,9 +56,9 @@ private:
 };
 
 // SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and the same on every platform.
-class SplitMix {
+class split_mix {
 public:
-    explicit SplitMix(std::uint64_t seed) : s_(seed) {}
+    explicit split_mix(std::uint64_t seed) : s_(seed) {}
     std::uint64_t next() {
         std::uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -74,7 +74,7 @@ private:
 
 // Chunk sizes for feeding a stream piecewise: mostly small (1-16 bytes, so every field boundary
 // gets split somewhere), sometimes large.
-inline std::size_t next_chunk(SplitMix& rng) {
+inline std::size_t next_chunk(split_mix& rng) {
     const std::uint64_t r = rng.next();
     return (r & 3) == 0 ? 1 + static_cast<std::size_t>((r >> 2) % 2048) : 1 + static_cast<std::size_t>((r >> 2) % 16);
 }

@@ -44,13 +44,13 @@ namespace rdmatcp = rnic::proto::rdmatcp;
 #if RNIC_HAVE_FUZZ_SEED_VITCP
 namespace vitcp = rnic::proto::vitcp;
 #endif
-using Bytes = std::vector<std::uint8_t>;
+using bytes = std::vector<std::uint8_t>;
 
 namespace {
 
 std::string g_root;
 
-void write(const std::string& target, const std::string& name, const Bytes& data) {
+void write(const std::string& target, const std::string& name, const bytes& data) {
     const std::string dir = g_root + "/" + target;
     ::mkdir(g_root.c_str(), 0755);
     ::mkdir(dir.c_str(), 0755);
@@ -63,15 +63,17 @@ void write(const std::string& target, const std::string& name, const Bytes& data
     std::fclose(f);
 }
 
-Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
+bytes text(const std::string& s) {
+    return bytes(s.begin(), s.end());
+}
 
-Bytes pattern(std::size_t n, std::uint8_t start = 0) {
-    Bytes b(n);
+bytes pattern(std::size_t n, std::uint8_t start = 0) {
+    bytes b(n);
     for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>(start + i * 7);
     return b;
 }
 
-Bytes cat(Bytes a, const Bytes& b) {
+bytes cat(bytes a, const bytes& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
 }
@@ -80,13 +82,13 @@ Bytes cat(Bytes a, const Bytes& b) {
 
 void mpa_request_reply() {
     const char* t = "fuzz_mpa_request_reply";
-    mpa::RequestReply req;
+    mpa::request_reply req;
     write(t, "request-rev1", mpa::encode(req));
     req.marker = true;
     req.crc = true;
     req.private_data = text("hello");
     write(t, "request-markers-crc-pd", mpa::encode(req));
-    mpa::RequestReply rep;
+    mpa::request_reply rep;
     rep.request = false;
     rep.revision = 2;
     rep.enhanced = true;
@@ -101,32 +103,32 @@ void mpa_request_reply() {
     rep.ird = rep.ord = mpa::kIrdOrdNoNegotiation;
     rep.zero_length_send_rtr = rep.zero_length_write_rtr = true;
     write(t, "reply-reject-no-negotiation", mpa::encode(rep));
-    mpa::RequestReply big;
+    mpa::request_reply big;
     big.revision = 2;
     big.enhanced = true;
     big.private_data = pattern(mpa::kMaxPrivateData - mpa::kEnhancedDataSize);
     write(t, "request-max-pd", mpa::encode(big));
-    mpa::RequestReply siw;  // Linux siw sets a Res bit: only the lenient decode takes it
+    mpa::request_reply siw;  // Linux siw sets a Res bit: only the lenient decode takes it
     siw.crc = true;
     siw.reserved_bits = 0x08;
     write(t, "request-res-bit", mpa::encode(siw));
     // A Reply followed by the first FPDU bytes of Full Operation.
-    Bytes fpdu;
+    bytes fpdu;
     mpa::build_fpdu(pattern(18).data(), 18, true, false, 0, fpdu);
-    mpa::RequestReply plain_reply;
+    mpa::request_reply plain_reply;
     plain_reply.request = false;
     write(t, "reply-then-fpdu", cat(mpa::encode(plain_reply), fpdu));
 }
 
 // Deframer input: flags, [stream_pos], [max_ulpdu], seed, stream.
-Bytes deframer_input(bool crc, bool markers, std::uint32_t stream_pos, int max_ulpdu, std::uint32_t seed,
+bytes deframer_input(bool crc, bool markers, std::uint32_t stream_pos, int max_ulpdu, std::uint32_t seed,
                      const std::vector<std::size_t>& ulpdu_lens, int corrupt_at = -1) {
-    tf::Writer w;
+    tf::writer w;
     w.u8((crc ? 1 : 0) | (stream_pos != 0 ? 2 : 0) | (max_ulpdu >= 0 ? 4 : 0));
     if (stream_pos != 0) w.u32(stream_pos);
     if (max_ulpdu >= 0) w.u16(static_cast<unsigned>(max_ulpdu));
     w.u32(seed);
-    Bytes stream;
+    bytes stream;
     std::uint32_t pos = stream_pos;
     std::uint8_t fill = 1;
     for (const std::size_t n : ulpdu_lens) {
@@ -163,72 +165,72 @@ void mpa_deframer_markers() {
 void ddp_header() {
     const char* t = "fuzz_ddp_header";
     std::uint8_t b[ddp::kUntaggedHeaderSize];
-    ddp::Header w;
+    ddp::header w;
     w.tagged = true;
-    w.opcode = ddp::Opcode::rdma_write;
+    w.opcode = ddp::opcode::rdma_write;
     w.stag = 0x12345678;
     w.tagged_offset = 0x0000100000002000ull;
-    write(t, "tagged-write", Bytes(b, b + ddp::encode(w, b)));
-    ddp::Header s;
-    s.opcode = ddp::Opcode::send_se_invalidate;
+    write(t, "tagged-write", bytes(b, b + ddp::encode(w, b)));
+    ddp::header s;
+    s.opcode = ddp::opcode::send_se_invalidate;
     s.invalidate_stag = 0xCAFEBABE;
     s.queue = ddp::kQueueSend;
     s.msn = 1;
     s.mo = 4096;
     s.last = false;
-    write(t, "untagged-send-inv", Bytes(b, b + ddp::encode(s, b)));
-    ddp::Header rr;
-    rr.opcode = ddp::Opcode::read_request;
+    write(t, "untagged-send-inv", bytes(b, b + ddp::encode(s, b)));
+    ddp::header rr;
+    rr.opcode = ddp::opcode::read_request;
     rr.queue = ddp::kQueueReadRequest;
     rr.msn = 7;
-    Bytes rr_bytes(b, b + ddp::encode(rr, b));
+    bytes rr_bytes(b, b + ddp::encode(rr, b));
     std::uint8_t r[ddp::kReadRequestSize];
-    ddp::encode(ddp::ReadRequest{1, 2, 3, 4, 5}, r);
-    write(t, "untagged-read-request", cat(rr_bytes, Bytes(r, r + sizeof r)));
-    ddp::Header term;
-    term.opcode = ddp::Opcode::terminate;
+    ddp::encode(ddp::read_request{1, 2, 3, 4, 5}, r);
+    write(t, "untagged-read-request", cat(rr_bytes, bytes(r, r + sizeof r)));
+    ddp::header term;
+    term.opcode = ddp::opcode::terminate;
     term.queue = ddp::kQueueTerminate;
     term.msn = 1;
-    write(t, "untagged-terminate", Bytes(b, b + ddp::encode(term, b)));
+    write(t, "untagged-terminate", bytes(b, b + ddp::encode(term, b)));
 }
 
 void ddp_terminate() {
     const char* t = "fuzz_ddp_terminate";
-    ddp::Terminate plain;
-    plain.layer = ddp::TermLayer::llp;
+    ddp::terminate plain;
+    plain.layer = ddp::term_layer::llp;
     plain.etype = ddp::term::kLlpMpa;
     plain.code = ddp::term::kMpaCrcError;
     write(t, "llp-crc", ddp::encode(plain));
     std::uint8_t b[ddp::kUntaggedHeaderSize];
-    ddp::Terminate d;
-    d.layer = ddp::TermLayer::ddp;
+    ddp::terminate d;
+    d.layer = ddp::term_layer::ddp;
     d.etype = ddp::term::kDdpUntaggedBuffer;
     d.code = ddp::term::kDdpUntaggedInvalidMsn;
     d.m = d.d = true;
     d.ddp_segment_length = 1024;
-    ddp::Header send;
+    ddp::header send;
     send.msn = 9;
     d.ddp_header.assign(b, b + ddp::encode(send, b));
     write(t, "ddp-untagged-hdr", ddp::encode(d));
-    ddp::Terminate tagged = d;
+    ddp::terminate tagged = d;
     tagged.etype = ddp::term::kDdpTaggedBuffer;
     tagged.code = ddp::term::kDdpTaggedBaseOrBounds;
-    ddp::Header write_hdr;
+    ddp::header write_hdr;
     write_hdr.tagged = true;
-    write_hdr.opcode = ddp::Opcode::rdma_write;
+    write_hdr.opcode = ddp::opcode::rdma_write;
     write_hdr.stag = 0x100;
     tagged.ddp_header.assign(b, b + ddp::encode(write_hdr, b));
     write(t, "ddp-tagged-hdr", ddp::encode(tagged));
-    ddp::Terminate dr = d;
-    dr.layer = ddp::TermLayer::rdma;
+    ddp::terminate dr = d;
+    dr.layer = ddp::term_layer::rdma;
     dr.etype = ddp::term::kRdmaRemoteProtection;
     dr.code = ddp::term::kRdmaInvalidStag;
     dr.r = true;
     std::uint8_t rr[ddp::kReadRequestSize];
-    ddp::encode(ddp::ReadRequest{0x11, 0x22, 0x33, 0x44, 0x55}, rr);
+    ddp::encode(ddp::read_request{0x11, 0x22, 0x33, 0x44, 0x55}, rr);
     dr.rdma_header.assign(rr, rr + sizeof rr);
     write(t, "rdma-d-and-r", ddp::encode(dr));
-    ddp::Terminate r_only = dr;
+    ddp::terminate r_only = dr;
     r_only.d = r_only.m = false;
     r_only.ddp_header.clear();
     r_only.ddp_segment_length = 0;
@@ -239,15 +241,15 @@ void rdmap_headers() {
     const char* t = "fuzz_rdmap_headers";
     std::uint8_t b[ddp::kAtomicRequestSize];
     ddp::encode_immediate(0x0102030405060708ull, b);
-    write(t, "immediate", Bytes(b, b + ddp::kImmediateDataSize));
-    ddp::AtomicResponse resp{0x42, 0xFFFF0000FFFF0000ull};
+    write(t, "immediate", bytes(b, b + ddp::kImmediateDataSize));
+    ddp::atomic_response resp{0x42, 0xFFFF0000FFFF0000ull};
     ddp::encode(resp, b);
-    write(t, "atomic-response", Bytes(b, b + ddp::kAtomicResponseSize));
-    ddp::ReadRequest rr{0x1000, 0x2000, 65536, 0x3000, 0x4000};
+    write(t, "atomic-response", bytes(b, b + ddp::kAtomicResponseSize));
+    ddp::read_request rr{0x1000, 0x2000, 65536, 0x3000, 0x4000};
     ddp::encode(rr, b);
-    write(t, "read-request", Bytes(b, b + ddp::kReadRequestSize));
-    ddp::AtomicRequest req;
-    req.op = ddp::AtomicOpcode::compare_swap;
+    write(t, "read-request", bytes(b, b + ddp::kReadRequestSize));
+    ddp::atomic_request req;
+    req.op = ddp::atomic_opcode::compare_swap;
     req.request_id = 3;
     req.stag = 0x77;
     req.tagged_offset = 64;
@@ -256,27 +258,27 @@ void rdmap_headers() {
     req.compare_data = 2;
     req.compare_mask = ~0ull;
     ddp::encode(req, b);
-    write(t, "atomic-request-cmpswap", Bytes(b, b + ddp::kAtomicRequestSize));
+    write(t, "atomic-request-cmpswap", bytes(b, b + ddp::kAtomicRequestSize));
 }
 
-Bytes frame(const net::TcpHeader& h, const Bytes& payload) {
-    net::Endpoints ep;
+bytes frame(const net::tcp_header& h, const bytes& payload) {
+    net::endpoints ep;
     ep.src_mac = {2, 0, 0, 0, 0, 1};
     ep.dst_mac = {2, 0, 0, 0, 0, 2};
     ep.src_ip = 0x0a000001;
     ep.dst_ip = 0x0a000002;
-    Bytes out;
-    net::build_tcp_frame(ep, net::Ipv4Header{}, h, payload.data(), payload.size(), out);
+    bytes out;
+    net::build_tcp_frame(ep, net::ipv4_header{}, h, payload.data(), payload.size(), out);
     return out;
 }
 
 void tcp_frame() {
     const char* t = "fuzz_tcp_frame";
-    net::TcpHeader syn;
+    net::tcp_header syn;
     syn.src_port = 40000;
     syn.dst_port = 5201;
     syn.seq = 0xFFFFFF00u;
-    syn.flags = net::tcp_flags::syn;
+    syn.flags = net::tcp_flags::kSyn;
     syn.window = 65535;
     syn.mss = 1460;
     syn.window_scale = 7;
@@ -285,26 +287,26 @@ void tcp_frame() {
     // Byte 0: bit 0 set = checksums recomputed by the target (lets mutations reach the options).
     write(t, "syn-all-options", cat({0}, frame(syn, {})));
     write(t, "syn-all-options-fix", cat({1}, frame(syn, {})));
-    net::TcpHeader data;
+    net::tcp_header data;
     data.src_port = 5201;
     data.dst_port = 40000;
     data.seq = 1;
     data.ack = 1000;
-    data.flags = net::tcp_flags::ack | net::tcp_flags::psh;
+    data.flags = net::tcp_flags::kAck | net::tcp_flags::kPsh;
     data.window = 512;
     data.timestamps = std::make_pair(5u, 6u);
     data.sack_blocks = {{100, 200}, {300, 400}, {500, 600}};
     write(t, "data-ts-sack", cat({0}, frame(data, text("payload bytes"))));
     write(t, "data-ts-sack-fix", cat({1}, frame(data, text("payload bytes"))));
-    net::TcpHeader ack;
+    net::tcp_header ack;
     ack.src_port = 1;
     ack.dst_port = 2;
-    ack.flags = net::tcp_flags::ack;
+    ack.flags = net::tcp_flags::kAck;
     write(t, "ack-mpa-payload", cat({0}, frame(ack, pattern(64))));
     // Options the encoder never writes: Linux SYN layout, unknown kind 30, EOL with garbage.
-    Bytes linux_syn = frame(ack, {});
-    const Bytes opts = {0x02, 0x04, 0x05, 0xb4, 0x04, 0x02, 0x08, 0x0a, 0x11, 0x22, 0x33, 0x44,
-                        0, 0, 0, 0, 0x01, 0x03, 0x03, 0x07, 0x1e, 0x04, 0, 0, 0x00, 0xff, 0xff, 0xff};
+    bytes linux_syn = frame(ack, {});
+    const bytes opts = {0x02, 0x04, 0x05, 0xb4, 0x04, 0x02, 0x08, 0x0a, 0x11, 0x22, 0x33, 0x44, 0,    0,
+                        0,    0,    0x01, 0x03, 0x03, 0x07, 0x1e, 0x04, 0,    0,    0x00, 0xff, 0xff, 0xff};
     linux_syn.insert(linux_syn.begin() + 54, opts.begin(), opts.end());
     linux_syn[46] = static_cast<std::uint8_t>(((20 + opts.size()) / 4) << 4);
     proto::put_be16(linux_syn.data() + 16, static_cast<std::uint16_t>(20 + 20 + opts.size()));
@@ -323,8 +325,8 @@ void parse_ipv4() {
     write(t, "overflow", text("256.1.1.1"));
 }
 
-Bytes read_whole(const std::string& path) {
-    Bytes b;
+bytes read_whole(const std::string& path) {
+    bytes b;
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (f == nullptr) return b;
     std::uint8_t buf[4096];
@@ -336,7 +338,7 @@ Bytes read_whole(const std::string& path) {
 void read_pcap() {
     const char* t = "fuzz_read_pcap";
     const std::string tmp = g_root + "/.make-corpus.pcap";
-    proto::PcapWriter w;
+    proto::pcap_writer w;
     std::string error;
     if (!w.open(tmp, &error)) {
         std::fprintf(stderr, "make-corpus: %s\n", error.c_str());
@@ -345,8 +347,8 @@ void read_pcap() {
     w.close();
     write(t, "header-only", read_whole(tmp));
     w.open(tmp, &error);
-    net::TcpHeader ack;
-    ack.flags = net::tcp_flags::ack;
+    net::tcp_header ack;
+    ack.flags = net::tcp_flags::kAck;
     w.write(1'000'000'123ull, frame(ack, pattern(10)).data(), frame(ack, pattern(10)).size());
     w.write(2'500'000'000ull, frame(ack, {}).data(), frame(ack, {}).size());
     w.write(3'000'000'000ull, nullptr, 0);
@@ -354,32 +356,38 @@ void read_pcap() {
     write(t, "ns-three-records", read_whole(tmp));
     std::remove(tmp.c_str());
     // Microsecond magic, big-endian, one 4-byte record.
-    const std::uint8_t header[] = {0xa1, 0xb2, 0xc3, 0xd4, 0, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0,
-                                   0, 0, 0xff, 0xff, 0, 0, 0, 1,
-                                   0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 60, 0xde, 0xad, 0xbe, 0xef};
-    write(t, "us-big-endian", Bytes(header, header + sizeof header));
+    const std::uint8_t header[] = {0xa1, 0xb2, 0xc3, 0xd4, 0,    2, 0, 4, 0, 0,  0,    0,    0,    0,   0,
+                                   0,    0,    0,    0xff, 0xff, 0, 0, 0, 1, 0,  0,    0,    1,    0,   0,
+                                   0,    2,    0,    0,    0,    4, 0, 0, 0, 60, 0xde, 0xad, 0xbe, 0xef};
+    write(t, "us-big-endian", bytes(header, header + sizeof header));
 }
 
 // ---------------------------------------------------------------------------------------------
 // TCP connection scripts.
 
-struct Script {
-    tf::Writer w;
-    explicit Script(std::uint16_t bits, std::uint32_t iss = 1000, std::uint16_t mss = 1460,
+struct script {
+    tf::writer w;
+    explicit script(std::uint16_t bits, std::uint32_t iss = 1000, std::uint16_t mss = 1460,
                     std::uint16_t send_buffer_quarter = 16384, std::uint16_t receive_buffer_quarter = 16384) {
         w.u16(bits).u32(iss).u16(mss).u16(send_buffer_quarter).u16(receive_buffer_quarter);
         w.u8(7).u8(9).u8(3).u8(8).u8(199).u8(10);  // ws, IW-1, dupack, max rexmit, rto_min, time_wait
     }
-    Script& op(tf::Op o) {
+    script& op(tf::op o) {
         w.u8(o);
         return *this;
     }
     // Segment with relative seq/ack (deltas) and no options.
-    Script& seg(unsigned flags, int seq_delta, int ack_delta, unsigned window, unsigned len, unsigned mode = 0) {
-        op(tf::kSegment);
+    script& seg(unsigned flags, int seq_delta, int ack_delta, unsigned window, unsigned len, unsigned mode = 0) {
+        op(tf::k_segment);
         w.u8(flags).u8(mode);
-        if (mode & tf::kSeqAbsolute) w.u32(static_cast<std::uint32_t>(seq_delta)); else w.i16(seq_delta);
-        if (mode & tf::kAckAbsolute) w.u32(static_cast<std::uint32_t>(ack_delta)); else w.i16(ack_delta);
+        if (mode & tf::kSeqAbsolute)
+            w.u32(static_cast<std::uint32_t>(seq_delta));
+        else
+            w.i16(seq_delta);
+        if (mode & tf::kAckAbsolute)
+            w.u32(static_cast<std::uint32_t>(ack_delta));
+        else
+            w.i16(ack_delta);
         w.u16(window);
         if (mode & tf::kHasOptions) opts_pending = true;
         if (!opts_pending) w.u16(len);
@@ -387,7 +395,7 @@ struct Script {
         return *this;
     }
     // Options for the segment just started with kHasOptions (then its payload length).
-    Script& options(unsigned bits, unsigned mss = 1460, unsigned ws = 7, std::uint32_t tsval = 1,
+    script& options(unsigned bits, unsigned mss = 1460, unsigned ws = 7, std::uint32_t tsval = 1,
                     const std::vector<std::pair<int, unsigned>>& blocks = {}) {
         w.u8(bits | (static_cast<unsigned>(blocks.size()) << tf::kOptSackBlockShift));
         if (bits & tf::kOptMss) w.u16(mss);
@@ -398,28 +406,28 @@ struct Script {
         opts_pending = false;
         return *this;
     }
-    Script& time_next() {
-        op(tf::kTime);
+    script& time_next() {
+        op(tf::k_time);
         w.u8(1).u16(0);
         return *this;
     }
-    Script& time_add(unsigned amount, unsigned shift) {
-        op(tf::kTime);
+    script& time_add(unsigned amount, unsigned shift) {
+        op(tf::k_time);
         w.u8(shift << 1).u16(amount);
         return *this;
     }
-    Script& send(unsigned len, bool mark) {
-        op(tf::kSend);
+    script& send(unsigned len, bool mark) {
+        op(tf::k_send);
         w.u16(len).u8(mark ? 1 : 0);
         return *this;
     }
-    Script& consume(unsigned len) {
-        op(tf::kConsume);
+    script& consume(unsigned len) {
+        op(tf::k_consume);
         w.u16(len);
         return *this;
     }
-    Script& cork(bool on) {
-        op(tf::kCork);
+    script& cork(bool on) {
+        op(tf::k_cork);
         w.u8(on ? 1 : 0);
         return *this;
     }
@@ -427,88 +435,89 @@ struct Script {
     unsigned pending_len = 0;
 };
 
-constexpr unsigned SYN = net::tcp_flags::syn, ACK = net::tcp_flags::ack, FIN = net::tcp_flags::fin,
-                   RST = net::tcp_flags::rst, PSH = net::tcp_flags::psh;
+constexpr unsigned kSyn = net::tcp_flags::kSyn, kAck = net::tcp_flags::kAck, kFin = net::tcp_flags::kFin,
+                   kRst = net::tcp_flags::kRst, kPsh = net::tcp_flags::kPsh;
 
 void tcp_connection() {
     const char* t = "fuzz_tcp_connection";
-    {   // Passive open with all options, in-order and out-of-order data (SACK), FIN, our data, close.
-        Script s(tf::kCfgSack);
-        s.op(tf::kListen);
-        s.seg(SYN, 5000, 0, 65535, 0, tf::kSeqAbsolute | tf::kAckAbsolute | tf::kHasOptions)
+    {  // Passive open with all options, in-order and out-of-order data (SACK), FIN, our data, close.
+        script s(tf::kCfgSack);
+        s.op(tf::k_listen);
+        s.seg(kSyn, 5000, 0, 65535, 0, tf::kSeqAbsolute | tf::kAckAbsolute | tf::kHasOptions)
             .options(tf::kOptMss | tf::kOptWindowScale | tf::kOptSackPermitted | tf::kOptTimestamps);
-        s.seg(ACK, 0, 0, 1024, 0);
-        s.seg(ACK | PSH, 0, 0, 1024, 300);
-        s.seg(ACK, 600, 0, 1024, 200);   // a hole of 300
-        s.seg(ACK, 1000, 0, 1024, 100);  // a second hole
-        s.seg(ACK, 0, 0, 1024, 600);     // fills the first
-        s.seg(ACK, 0, 0, 1024, 300);
+        s.seg(kAck, 0, 0, 1024, 0);
+        s.seg(kAck | kPsh, 0, 0, 1024, 300);
+        s.seg(kAck, 600, 0, 1024, 200);   // a hole of 300
+        s.seg(kAck, 1000, 0, 1024, 100);  // a second hole
+        s.seg(kAck, 0, 0, 1024, 600);     // fills the first
+        s.seg(kAck, 0, 0, 1024, 300);
         s.send(4000, true).send(2000, true);
-        s.seg(ACK, 0, -3000, 1024, 0);
-        s.seg(ACK, 0, 0, 1024, 0);
-        s.seg(ACK | FIN, 0, 0, 1024, 50);
-        s.op(tf::kClose);
-        s.seg(ACK, 0, 0, 1024, 0);
+        s.seg(kAck, 0, -3000, 1024, 0);
+        s.seg(kAck, 0, 0, 1024, 0);
+        s.seg(kAck | kFin, 0, 0, 1024, 50);
+        s.op(tf::k_close);
+        s.seg(kAck, 0, 0, 1024, 0);
         s.time_next();
         write(t, "passive-sack-ooo-fin", s.w.bytes);
     }
-    {   // Active open, bulk data with FPDU boundaries, three duplicate ACKs, RTO, close.
-        Script s(tf::kCfgOneBoundary);
-        s.op(tf::kConnect);
-        s.seg(SYN | ACK, 90000, 0, 8192, 0, tf::kSeqAbsolute | tf::kHasOptions).options(tf::kOptMss, 1000);
+    {  // Active open, bulk data with FPDU boundaries, three duplicate ACKs, RTO, close.
+        script s(tf::kCfgOneBoundary);
+        s.op(tf::k_connect);
+        s.seg(kSyn | kAck, 90000, 0, 8192, 0, tf::kSeqAbsolute | tf::kHasOptions).options(tf::kOptMss, 1000);
         for (int i = 0; i < 6; ++i) s.send(700, true);
-        s.seg(ACK, 0, -4200 + 700, 8192, 0);
-        s.seg(ACK, 0, -4200 + 700, 8192, 0);
-        s.seg(ACK, 0, -4200 + 700, 8192, 0);
-        s.seg(ACK, 0, -4200 + 700, 8192, 0);
-        s.seg(ACK, 0, -1400, 8192, 0);
+        s.seg(kAck, 0, -4200 + 700, 8192, 0);
+        s.seg(kAck, 0, -4200 + 700, 8192, 0);
+        s.seg(kAck, 0, -4200 + 700, 8192, 0);
+        s.seg(kAck, 0, -4200 + 700, 8192, 0);
+        s.seg(kAck, 0, -1400, 8192, 0);
         s.time_next().time_next();
-        s.seg(ACK, 0, 0, 8192, 0);
-        s.op(tf::kClose);
-        s.seg(ACK | FIN, 0, 0, 8192, 0);
+        s.seg(kAck, 0, 0, 8192, 0);
+        s.op(tf::k_close);
+        s.seg(kAck | kFin, 0, 0, 8192, 0);
         s.time_next();
         write(t, "active-dupacks-rto-close", s.w.bytes);
     }
-    {   // Zero window from the peer: persist probes, then the window opens; owner-consumed receive.
-        Script s(tf::kCfgOwnerConsumes | tf::kCfgDelayedAck, 7, 536, 4096, 512);
-        s.op(tf::kConnect);
-        s.seg(SYN | ACK, 1, 0, 0, 0, tf::kSeqAbsolute | tf::kHasOptions).options(tf::kOptMss | tf::kOptWindowScale, 536, 2);
+    {  // Zero window from the peer: persist probes, then the window opens; owner-consumed receive.
+        script s(tf::kCfgOwnerConsumes | tf::kCfgDelayedAck, 7, 536, 4096, 512);
+        s.op(tf::k_connect);
+        s.seg(kSyn | kAck, 1, 0, 0, 0, tf::kSeqAbsolute | tf::kHasOptions)
+            .options(tf::kOptMss | tf::kOptWindowScale, 536, 2);
         s.send(3000, false);
         s.time_next().time_next().time_next();
-        s.seg(ACK, 0, 0, 100, 0);
-        s.seg(ACK | PSH, 0, 0, 100, 1500);
-        s.seg(ACK | PSH, 0, 0, 100, 1000);
+        s.seg(kAck, 0, 0, 100, 0);
+        s.seg(kAck | kPsh, 0, 0, 100, 1500);
+        s.seg(kAck | kPsh, 0, 0, 100, 1000);
         s.consume(1000).consume(1500);
         s.time_add(500, 10);
-        s.op(tf::kAbort);
+        s.op(tf::k_abort);
         write(t, "zero-window-persist-consume", s.w.bytes);
     }
-    {   // Simultaneous open, a RST in SYN-RECEIVED, listening again, a reused connection.
-        Script s(tf::kCfgAnyRemotePort | tf::kCfgNoWindowScaling);
-        s.op(tf::kConnect);
-        s.seg(SYN, 777, 0, 4000, 0, tf::kSeqAbsolute);
-        s.seg(RST, 0, 0, 0, 0);
-        s.op(tf::kAbort).op(tf::kSetIss);
+    {  // Simultaneous open, a RST in SYN-RECEIVED, listening again, a reused connection.
+        script s(tf::kCfgAnyRemotePort | tf::kCfgNoWindowScaling);
+        s.op(tf::k_connect);
+        s.seg(kSyn, 777, 0, 4000, 0, tf::kSeqAbsolute);
+        s.seg(kRst, 0, 0, 0, 0);
+        s.op(tf::k_abort).op(tf::k_set_iss);
         s.w.u32(0xFFFFFF00u);
-        s.op(tf::kListen);
-        s.seg(SYN, 0xFFFFFFF0u, 0, 4000, 0, tf::kSeqAbsolute);
-        s.seg(ACK, 0, 0, 4000, 0);
+        s.op(tf::k_listen);
+        s.seg(kSyn, 0xFFFFFFF0u, 0, 4000, 0, tf::kSeqAbsolute);
+        s.seg(kAck, 0, 0, 4000, 0);
         s.cork(true).send(100, true).send(100, true).cork(false);
-        s.seg(ACK | FIN, 0, 0, 4000, 10);
-        s.op(tf::kClose);
-        s.seg(ACK, 0, 0, 4000, 0);
+        s.seg(kAck | kFin, 0, 0, 4000, 10);
+        s.op(tf::k_close);
+        s.seg(kAck, 0, 0, 4000, 0);
         s.time_next();
         write(t, "simultaneous-rst-reuse", s.w.bytes);
     }
-    {   // Simultaneous open with window scaling: a second SYN draws a (scaled) challenge ACK, then
+    {  // Simultaneous open with window scaling: a second SYN draws a (scaled) challenge ACK, then
         // the SYN-ACK is retransmitted with its unscaled, smaller window.
-        Script s(tf::kCfgSack, 1000, 1460, 16384, 53888);
-        s.op(tf::kConnect);
-        s.seg(SYN, 2, 0, 514, 0, tf::kSeqAbsolute | tf::kAckAbsolute | tf::kHasOptions)
+        script s(tf::kCfgSack, 1000, 1460, 16384, 53888);
+        s.op(tf::k_connect);
+        s.seg(kSyn, 2, 0, 514, 0, tf::kSeqAbsolute | tf::kAckAbsolute | tf::kHasOptions)
             .options(tf::kOptWindowScale, 1460, 7);
-        s.seg(SYN, 3, 0, 0, 0, tf::kSeqAbsolute);
+        s.seg(kSyn, 3, 0, 0, 0, tf::kSeqAbsolute);
         s.time_next();
-        s.seg(ACK, 0, 0, 600, 0);
+        s.seg(kAck, 0, 0, 600, 0);
         write(t, "simultaneous-challenge-ack-synack-rexmit", s.w.bytes);
     }
 }
@@ -520,23 +529,23 @@ void tcp_connection() {
 void seed_ift() {
     const char* t = "fuzz_seed_ift";
     std::uint8_t hdr[ddp::kUntaggedHeaderSize];
-    ddp::Header tagged;
+    ddp::header tagged;
     tagged.tagged = true;
-    tagged.opcode = ddp::Opcode::rdma_write;
+    tagged.opcode = ddp::opcode::rdma_write;
     tagged.stag = 0x1234;
     const std::size_t th = ddp::encode(tagged, hdr);
-    Bytes stream;
+    bytes stream;
     ift::encode(hdr, th, pattern(100).data(), 100, stream);
     ift::encode(hdr, th, nullptr, 0, stream);
     ift::encode(nullptr, 0, pattern(7).data(), 7, stream);
-    write(t, "three-frames", cat(tf::Writer{}.u8(1).u32(1).bytes, stream));
-    Bytes bad = stream;
+    write(t, "three-frames", cat(tf::writer{}.u8(1).u32(1).bytes, stream));
+    bytes bad = stream;
     bad[4 + th + 4 + 10] ^= 1;  // payload byte of the first frame: Payload CRC error
-    write(t, "payload-crc-error-continue", cat(tf::Writer{}.u8(0).u32(2).bytes, bad));
-    write(t, "limits-min-header-14", cat(tf::Writer{}.u8(3).u16(14).u16(18).u16(1000).u32(3).bytes, stream));
-    Bytes big;
+    write(t, "payload-crc-error-continue", cat(tf::writer{}.u8(0).u32(2).bytes, bad));
+    write(t, "limits-min-header-14", cat(tf::writer{}.u8(3).u16(14).u16(18).u16(1000).u32(3).bytes, stream));
+    bytes big;
     ift::encode(hdr, th, pattern(1400).data(), 1400, big);
-    write(t, "large-frame", cat(tf::Writer{}.u8(1).u32(4).bytes, big));
+    write(t, "large-frame", cat(tf::writer{}.u8(1).u32(4).bytes, big));
 }
 #endif
 
@@ -544,8 +553,8 @@ void seed_ift() {
 void seed_rdmatcp() {
     const char* t = "fuzz_seed_rdmatcp";
     const std::uint64_t conn = 0x0123456789ABCDEFull;
-    Bytes stream;
-    rdmatcp::Header send;
+    bytes stream;
+    rdmatcp::header send;
     send.connection_id = conn;
     send.message_number = 1;
     send.end = false;
@@ -554,95 +563,110 @@ void seed_rdmatcp() {
     send.end = true;
     send.data_offset = 50;
     rdmatcp::encode(send, nullptr, 0, pattern(33).data(), 33, stream);
-    rdmatcp::Header w;
-    w.type = rdmatcp::MessageType::rdma_write;
+    rdmatcp::header w;
+    w.type = rdmatcp::message_type::rdma_write;
     w.connection_id = conn;
     w.message_number = 2;
     w.buffer_id = 9;
     w.rdma_length = 64;
     rdmatcp::encode(w, nullptr, 0, pattern(64).data(), 64, stream);
-    rdmatcp::Header rr;
-    rr.type = rdmatcp::MessageType::read_request;
+    rdmatcp::header rr;
+    rr.type = rdmatcp::message_type::read_request;
     rr.connection_id = conn;
     rr.message_number = 3;
     rr.rdma_length = 4096;
     rdmatcp::encode(rr, pattern(4).data(), 4, nullptr, 0, stream);
-    rdmatcp::Header resp;
-    resp.type = rdmatcp::MessageType::read_response;
+    rdmatcp::header resp;
+    resp.type = rdmatcp::message_type::read_response;
     resp.connection_id = conn;
     resp.message_number = 3;
     rdmatcp::encode(resp, nullptr, 0, pattern(21).data(), 21, stream);
-    write(t, "five-segments", cat(tf::Writer{}.u8(0).u32(1).bytes, stream));
+    write(t, "five-segments", cat(tf::writer{}.u8(0).u32(1).bytes, stream));
     // Configured Connection ID, Recovery with the message-number window and the stream offset.
-    write(t, "conn-id-window", cat(tf::Writer{}.u8(4 | 32 | 64).u32(static_cast<std::uint32_t>(conn))
-                                       .u32(static_cast<std::uint32_t>(conn >> 32)).u32(0).u32(1).u8(16).u32(2).bytes,
-                                   stream));
+    write(t, "conn-id-window",
+          cat(tf::writer{}
+                  .u8(4 | 32 | 64)
+                  .u32(static_cast<std::uint32_t>(conn))
+                  .u32(static_cast<std::uint32_t>(conn >> 32))
+                  .u32(0)
+                  .u32(1)
+                  .u8(16)
+                  .u32(2)
+                  .bytes,
+              stream));
     // Recovery scanning words from the middle of a segment (the first 12 bytes lost).
-    write(t, "scan-words-midstream", cat(tf::Writer{}.u8(4 | 8 | 32).u32(static_cast<std::uint32_t>(conn))
-                                             .u32(static_cast<std::uint32_t>(conn >> 32)).u32(12).u32(3).bytes,
-                                         Bytes(stream.begin() + 12, stream.end())));
-    rdmatcp::Header res = send;
+    write(t, "scan-words-midstream",
+          cat(tf::writer{}
+                  .u8(4 | 8 | 32)
+                  .u32(static_cast<std::uint32_t>(conn))
+                  .u32(static_cast<std::uint32_t>(conn >> 32))
+                  .u32(12)
+                  .u32(3)
+                  .bytes,
+              bytes(stream.begin() + 12, stream.end())));
+    rdmatcp::header res = send;
     res.reserved = 0x5A;
     res.begin = true;
     res.data_offset = 0;
-    Bytes reserved;
+    bytes reserved;
     rdmatcp::encode(res, nullptr, 0, pattern(3).data(), 3, reserved);
-    write(t, "reserved-ignored", cat(tf::Writer{}.u8(1).u32(4).bytes, reserved));
+    write(t, "reserved-ignored", cat(tf::writer{}.u8(1).u32(4).bytes, reserved));
 }
 #endif
 
 #if RNIC_HAVE_FUZZ_SEED_VITCP
 void seed_vitcp() {
     const char* t = "fuzz_seed_vitcp";
-    vitcp::LocalParameters local;
+    vitcp::local_parameters local;
     local.mtu = 9000;
     local.rdma_read_window = 16;
     local.crc = true;
     local.urgent_marker = true;
-    vitcp::Segment req;
-    req.header.type = vitcp::SegmentType::connect_request;
+    vitcp::segment req;
+    req.header.type = vitcp::segment_type::connect_request;
     req.ce = vitcp::make_request(local, text("client"), text("server"));
     req.crc = true;
-    vitcp::Segment acc;
-    acc.header.type = vitcp::SegmentType::connect_accept;
+    vitcp::segment acc;
+    acc.header.type = vitcp::segment_type::connect_accept;
     acc.ce = vitcp::make_accept(*req.ce, local);
     acc.crc = true;
-    Bytes handshake = cat(vitcp::encode(req), vitcp::encode(acc));
-    vitcp::Segment send;
-    send.header.type = vitcp::SegmentType::send;
+    bytes handshake = cat(vitcp::encode(req), vitcp::encode(acc));
+    vitcp::segment send;
+    send.header.type = vitcp::segment_type::send;
     send.header.immediate_valid = true;
     send.header.immediate_data = 0xFEEDFACE;
     send.payload = pattern(40);
     send.crc = true;
-    vitcp::Segment w;
-    w.header.type = vitcp::SegmentType::rdma_write;
-    w.rdma = vitcp::RdmaHeader{0x1000, 0x22, 16};
+    vitcp::segment w;
+    w.header.type = vitcp::segment_type::rdma_write;
+    w.rdma = vitcp::rdma_header{0x1000, 0x22, 16};
     w.payload = pattern(16);
     w.crc = true;
-    vitcp::Segment nop;
-    nop.header.type = vitcp::SegmentType::nop;
+    vitcp::segment nop;
+    nop.header.type = vitcp::segment_type::nop;
     nop.crc = true;
-    vitcp::Segment rej;
-    rej.header.type = vitcp::SegmentType::connect_reject;
+    vitcp::segment rej;
+    rej.header.type = vitcp::segment_type::connect_reject;
     rej.crc = true;
-    const Bytes with_crc = cat(cat(cat(cat(handshake, vitcp::encode(send)), vitcp::encode(w)), vitcp::encode(nop)),
-                               vitcp::encode(rej));
-    write(t, "handshake-then-crc-segments", cat(tf::Writer{}.u8(1).u32(1).bytes, with_crc));
+    const bytes with_crc =
+        cat(cat(cat(cat(handshake, vitcp::encode(send)), vitcp::encode(w)), vitcp::encode(nop)), vitcp::encode(rej));
+    write(t, "handshake-then-crc-segments", cat(tf::writer{}.u8(1).u32(1).bytes, with_crc));
     // Without the CRC: a request without options list end, a read request, a read response.
-    vitcp::Segment plain_req;
-    plain_req.header.type = vitcp::SegmentType::connect_request;
-    plain_req.ce = vitcp::make_request(vitcp::LocalParameters{}, text("a"), {});
+    vitcp::segment plain_req;
+    plain_req.header.type = vitcp::segment_type::connect_request;
+    plain_req.ce = vitcp::make_request(vitcp::local_parameters{}, text("a"), {});
     plain_req.ce->options.push_back({7, pattern(5)});
     plain_req.ce->end_of_options = false;
-    vitcp::Segment rr;
-    rr.header.type = vitcp::SegmentType::read_request;
-    rr.rdma = vitcp::RdmaHeader{0x2000, 0x33, 4096};
-    vitcp::Segment resp;
-    resp.header.type = vitcp::SegmentType::read_response;
+    vitcp::segment rr;
+    rr.header.type = vitcp::segment_type::read_request;
+    rr.rdma = vitcp::rdma_header{0x2000, 0x33, 4096};
+    vitcp::segment resp;
+    resp.header.type = vitcp::segment_type::read_response;
     resp.header.data_offset = 100;
     resp.payload = pattern(60);
-    write(t, "no-crc-segments", cat(tf::Writer{}.u8(0).u32(2).bytes,
-                                    cat(cat(vitcp::encode(plain_req), vitcp::encode(rr)), vitcp::encode(resp))));
+    write(t, "no-crc-segments",
+          cat(tf::writer{}.u8(0).u32(2).bytes,
+              cat(cat(vitcp::encode(plain_req), vitcp::encode(rr)), vitcp::encode(resp))));
 }
 #endif
 

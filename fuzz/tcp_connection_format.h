@@ -23,20 +23,20 @@
 
 namespace rnic::fuzz::tcp_format {
 
-enum Op : std::uint8_t {
-    kConnect = 0,
-    kListen,
-    kSegment,
-    kTime,
-    kSend,
-    kClose,
-    kAbort,
-    kConsume,
-    kCork,
-    kSetIss,
-    kOneBoundary,
-    kMarkBoundary,
-    kOpCount
+enum op : std::uint8_t {
+    k_connect = 0,
+    k_listen,
+    k_segment,
+    k_time,
+    k_send,
+    k_close,
+    k_abort,
+    k_consume,
+    k_cork,
+    k_set_iss,
+    k_one_boundary,
+    k_mark_boundary,
+    k_op_count
 };
 
 // Config bits.
@@ -71,15 +71,15 @@ inline std::uint8_t stream_byte(std::uint32_t seq) {
 }
 
 // Little-endian writer for the seed generator.
-struct Writer {
+struct writer {
     std::vector<std::uint8_t> bytes;
-    Writer& u8(unsigned v) {
+    writer& u8(unsigned v) {
         bytes.push_back(static_cast<std::uint8_t>(v));
         return *this;
     }
-    Writer& u16(unsigned v) { return u8(v & 0xFF).u8((v >> 8) & 0xFF); }
-    Writer& u32(std::uint32_t v) { return u16(v & 0xFFFF).u16(v >> 16); }
-    Writer& i16(int v) { return u16(static_cast<std::uint16_t>(static_cast<std::int16_t>(v))); }
+    writer& u16(unsigned v) { return u8(v & 0xFF).u8((v >> 8) & 0xFF); }
+    writer& u32(std::uint32_t v) { return u16(v & 0xFFFF).u16(v >> 16); }
+    writer& i16(int v) { return u16(static_cast<std::uint16_t>(static_cast<std::int16_t>(v))); }
 };
 
 }  // namespace rnic::fuzz::tcp_format

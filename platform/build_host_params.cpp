@@ -12,7 +12,7 @@ namespace {
 // Reads one host's keys: key("pcie.lanes") is that host's key of the setting.
 class host_keys {
 public:
-    host_keys(const config::Scenario& s, int host) : s_(s), host_(host) {}
+    host_keys(const config::scenario& s, int host) : s_(s), host_(host) {}
     std::string key(const std::string& name) const { return host_setting_key(s_, host_, name); }
     sc_core::sc_time time(const std::string& name) const { return from_ps(s_.get_time_ps(key(name))); }
     std::uint32_t u32(const std::string& name) const { return static_cast<std::uint32_t>(s_.get_int(key(name))); }
@@ -25,11 +25,11 @@ public:
     std::string string(const std::string& name) const { return s_.get_string(key(name)); }
 
 private:
-    const config::Scenario& s_;
+    const config::scenario& s_;
     int host_;
 };
 
-void read_memory(const config::Scenario& s, const host_keys& k, host_memory_params& memory) {
+void read_memory(const config::scenario& s, const host_keys& k, host_memory_params& memory) {
     memory.size = s.get_size("host_memory.size");  // every host's (the workloads lay buffers out by it)
     memory.latency = k.time("host_memory.latency");
     memory.bandwidth_bps = k.rate_bps("host_memory.bandwidth");
@@ -70,7 +70,7 @@ void read_pcix(const host_keys& k, pcix_params& pcix) {
 
 }  // namespace
 
-void build_host_side_params(const config::Scenario& s, int host, host_memory_params& memory, host_bus_params& bus) {
+void build_host_side_params(const config::scenario& s, int host, host_memory_params& memory, host_bus_params& bus) {
     const host_keys k(s, host);
     read_memory(s, k, memory);
     bus.kind = k.string("host_bus.kind") == "pcix" ? host_bus_kind::pcix : host_bus_kind::pcie;

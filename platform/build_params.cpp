@@ -11,11 +11,15 @@
 namespace rnic::platform {
 
 namespace {
-sc_core::sc_time t(const config::Scenario& s, const std::string& key) { return from_ps(s.get_time_ps(key)); }
-std::uint32_t u32(const config::Scenario& s, const std::string& key) { return static_cast<std::uint32_t>(s.get_int(key)); }
+sc_core::sc_time t(const config::scenario& s, const std::string& key) {
+    return from_ps(s.get_time_ps(key));
+}
+std::uint32_t u32(const config::scenario& s, const std::string& key) {
+    return static_cast<std::uint32_t>(s.get_int(key));
+}
 }  // namespace
 
-host_params build_host_params(const config::Scenario& s, int host_index) {
+host_params build_host_params(const config::scenario& s, int host_index) {
     host_params p;
     build_host_side_params(s, host_index, p.memory, p.pcie);
 
@@ -30,8 +34,8 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     n.buffer.capacity = buffer_capacity_of(s, host_index);
     n.buffer.reassembly_pool = s.get_size("rnic.buffer.reassembly_pool");
     n.buffer.shared_send = s.get_string("rnic.buffer.send_regions") == "shared";
-    n.buffer.send_address_space = static_cast<std::uint64_t>(s.get_int("rnic.tcp.max_connections")) *
-                                  s.get_size("rnic.tcp.send_buffer");
+    n.buffer.send_address_space =
+        static_cast<std::uint64_t>(s.get_int("rnic.tcp.max_connections")) * s.get_size("rnic.tcp.send_buffer");
     n.buffer.width_bytes = static_cast<std::uint32_t>(s.get_size("rnic.buffer.width"));
     n.buffer.clock_hz = s.get_frequency_hz("rnic.buffer.clock");
     n.buffer.latency = t(s, "rnic.buffer.latency");
@@ -79,8 +83,9 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
                      : framing == "vitcp"   ? framing_kind::vitcp
                                             : framing_kind::mpa;
     // Its own stream of values (RDMA/TCP Connection IDs, first message numbers), apart from TCP's.
-    n.framing.seed = (static_cast<std::uint64_t>(s.get_int("simulation.seed")) * 2 + static_cast<std::uint64_t>(host_index)) ^
-                     0x5244'4D41'2F54'4350ull;  // "RDMA/TCP"
+    n.framing.seed =
+        (static_cast<std::uint64_t>(s.get_int("simulation.seed")) * 2 + static_cast<std::uint64_t>(host_index)) ^
+        0x5244'4D41'2F54'4350ull;  // "RDMA/TCP"
     n.framing.bytes_per_cycle = u32(s, "rnic.mpa.crc_bytes_per_cycle");
     n.framing.clock_hz = clock;
     n.framer.join_split_fpdus = s.get_bool("rnic.mpa.join_split_fpdus");
@@ -88,14 +93,17 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     if (s.get_string("rnic.mpa.model") == "rtl") {
         n.framing.model = datapath_model::rtl;
         if (n.framing.bytes_per_cycle != 8 && n.framing.bytes_per_cycle != 16) {
-            throw config::ScenarioError(s.origin() + ": rnic.mpa.crc_bytes_per_cycle: the RTL datapath (rnic.mpa.model "
-                                        "rtl) is built 8 or 16 bytes wide, not " +
-                                        std::to_string(n.framing.bytes_per_cycle));
+            throw config::scenario_error(s.origin() +
+                                         ": rnic.mpa.crc_bytes_per_cycle: the RTL datapath (rnic.mpa.model "
+                                         "rtl) is built 8 or 16 bytes wide, not " +
+                                         std::to_string(n.framing.bytes_per_cycle));
         }
         std::string vcd = s.get_string("rnic.mpa.rtl_vcd");
         const std::size_t h = vcd.find("%h");
-        if (h != std::string::npos) vcd.replace(h, 2, identity_of(s, host_index).name);
-        else if (host_index != 0) vcd.clear();
+        if (h != std::string::npos)
+            vcd.replace(h, 2, identity_of(s, host_index).name);
+        else if (host_index != 0)
+            vcd.clear();
         n.framing.rtl_vcd = vcd;
     }
     n.rdma.clock_hz = clock;
@@ -150,12 +158,12 @@ host_params build_host_params(const config::Scenario& s, int host_index) {
     }
     const std::string own_rtr = identity_of(s, host_index).mpa_rtr;
     const std::string rtr = own_rtr != "same" ? own_rtr : s.get_string("rnic.mpa.rtr");
-    n.cp.mpa.rtr_types = static_cast<std::uint8_t>((rtr.find("write") != std::string::npos ? fw::rtr::write : 0) |
-                                                   (rtr.find("read") != std::string::npos ? fw::rtr::read : 0));
+    n.cp.mpa.rtr_types = static_cast<std::uint8_t>((rtr.find("write") != std::string::npos ? fw::rtr::kWrite : 0) |
+                                                   (rtr.find("read") != std::string::npos ? fw::rtr::kRead : 0));
     return p;
 }
 
-fault_config build_faults(const config::Scenario& s, const std::string& d) {
+fault_config build_faults(const config::scenario& s, const std::string& d) {
     fault_config f;
     f.loss = s.get_number(d + ".loss");
     f.ge_good_to_bad = s.get_number(d + ".burst.good_to_bad");
@@ -172,13 +180,14 @@ fault_config build_faults(const config::Scenario& s, const std::string& d) {
     std::string error;
     if (!trace.empty() && !load_loss_trace(trace, &f.trace_drops, &error)) {
         // Name the key that gave the file: an unset per-host key reads it from link.*.
-        throw config::ScenarioError(s.origin() + ": " + s.value_key(d + ".loss_trace") + ": " + error);
+        throw config::scenario_error(s.origin() + ": " + s.value_key(d + ".loss_trace") + ": " + error);
     }
     return f;
 }
 
-ethernet_link_params build_link_params(const config::Scenario& s, const std::string& rate, const std::string& propagation,
-                                       const std::string& a_to_b, const std::string& b_to_a) {
+ethernet_link_params build_link_params(const config::scenario& s, const std::string& rate,
+                                       const std::string& propagation, const std::string& a_to_b,
+                                       const std::string& b_to_a) {
     ethernet_link_params p;
     p.rate_bps = s.get_rate_bps(rate);
     p.propagation = t(s, propagation);
@@ -189,11 +198,11 @@ ethernet_link_params build_link_params(const config::Scenario& s, const std::str
     return p;
 }
 
-ethernet_link_params build_link_params(const config::Scenario& s) {
+ethernet_link_params build_link_params(const config::scenario& s) {
     return build_link_params(s, "link.rate", "link.propagation", "link.a_to_b", "link.b_to_a");
 }
 
-std::string host_link_key(const config::Scenario& s, int host_index, const std::string& what) {
+std::string host_link_key(const config::scenario& s, int host_index, const std::string& what) {
     const std::string own = "hosts." + std::to_string(host_index) + ".link";
     if (s.has(own)) return own + "." + what;  // its unset keys read link.* (hosts.<i>.link inherits)
     if (what == "to_switch") return "link.a_to_b";
@@ -201,7 +210,7 @@ std::string host_link_key(const config::Scenario& s, int host_index, const std::
     return "link." + what;
 }
 
-ethernet_link_params build_host_link_params(const config::Scenario& s, int host_index) {
+ethernet_link_params build_host_link_params(const config::scenario& s, int host_index) {
     return build_link_params(s, host_link_key(s, host_index, "rate"), host_link_key(s, host_index, "propagation"),
                              host_link_key(s, host_index, "to_switch"), host_link_key(s, host_index, "from_switch"));
 }
@@ -209,7 +218,7 @@ ethernet_link_params build_host_link_params(const config::Scenario& s, int host_
 namespace {
 // workload.sizes, or with workload.all_sizes every power of two from 2 bytes to 8 MiB that fits
 // `limit` bytes (perftest -a).
-std::vector<std::uint64_t> workload_sizes(const config::Scenario& s, std::uint64_t limit) {
+std::vector<std::uint64_t> workload_sizes(const config::scenario& s, std::uint64_t limit) {
     if (!s.get_bool("workload.all_sizes")) return s.get_size_list("workload.sizes");
     std::vector<std::uint64_t> sizes;
     for (std::uint64_t n = 2; n <= (8u << 20) && n <= limit; n *= 2) sizes.push_back(n);
@@ -217,13 +226,14 @@ std::vector<std::uint64_t> workload_sizes(const config::Scenario& s, std::uint64
 }
 }  // namespace
 
-write_bw_config build_write_bw_config(const config::Scenario& s) {
+write_bw_config build_write_bw_config(const config::scenario& s) {
     write_bw_config c;
     c.send = s.get_string("workload.type") == "send_bw";
     c.read = s.get_string("workload.type") == "read_bw";
     c.atomic = s.get_string("workload.type") == "atomic_bw";
     c.inject = s.get_string("workload.inject");
-    c.sizes = workload_sizes(s, s.get_size("workload.buffer") / std::max<std::uint64_t>(1, static_cast<std::uint64_t>(s.get_int("workload.qps"))));
+    c.sizes = workload_sizes(s, s.get_size("workload.buffer") /
+                                    std::max<std::uint64_t>(1, static_cast<std::uint64_t>(s.get_int("workload.qps"))));
     c.iterations = u32(s, "workload.iterations");
     c.queue_depth = u32(s, "workload.queue_depth");
     c.buffer = s.get_size("workload.buffer");
@@ -235,11 +245,11 @@ write_bw_config build_write_bw_config(const config::Scenario& s) {
     return c;
 }
 
-perf_lat_config build_perf_lat_config(const config::Scenario& s) {
+perf_lat_config build_perf_lat_config(const config::scenario& s) {
     perf_lat_config c;
     const std::string type = s.get_string("workload.type");
-    c.op = type == "send_lat"   ? perf_lat_config::kind::send
-           : type == "read_lat" ? perf_lat_config::kind::read
+    c.op = type == "send_lat"     ? perf_lat_config::kind::send
+           : type == "read_lat"   ? perf_lat_config::kind::read
            : type == "atomic_lat" ? perf_lat_config::kind::atomic
                                   : perf_lat_config::kind::write;
     c.cmp_swap = s.get_string("workload.lat_atomic") == "cmp_swap";
@@ -253,7 +263,7 @@ perf_lat_config build_perf_lat_config(const config::Scenario& s) {
     return c;
 }
 
-probe_config build_probe_config(const config::Scenario& s) {
+probe_config build_probe_config(const config::scenario& s) {
     probe_config c;
     c.probe = s.get_string("workload.probe");
     c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
@@ -279,7 +289,7 @@ probe_config build_probe_config(const config::Scenario& s) {
     return c;
 }
 
-rping_config build_rping_config(const config::Scenario& s) {
+rping_config build_rping_config(const config::scenario& s) {
     rping_config c;
     // With a real peer, the role is host a's program's. With a QEMU guest it is the guest's, and host
     // b runs the other side from its slot (simulation.cpp): its program never switches role.
@@ -299,7 +309,7 @@ rping_config build_rping_config(const config::Scenario& s) {
     return c;
 }
 
-hostile_config build_hostile_config(const config::Scenario& s) {
+hostile_config build_hostile_config(const config::scenario& s) {
     hostile_config c;
     c.mode = s.get_string("workload.hostile.mode");
     c.episodes = static_cast<std::uint64_t>(s.get_int("workload.hostile.episodes"));
@@ -317,13 +327,14 @@ hostile_config build_hostile_config(const config::Scenario& s) {
     c.mulpdu = static_cast<std::uint32_t>(proto::mpa::max_ulpdu(u32(s, "link.mtu") - 40, false));
     if (c.mode == "grammar" && c.stream == "peer" &&
         (s.get_string("rnic.framing") != "mpa" || s.get_bool("rnic.mpa.markers"))) {
-        throw config::ScenarioError(s.origin() + ": workload.hostile.stream: peer framing needs rnic.framing = mpa "
-                                    "without markers (set workload.hostile.stream to nic)");
+        throw config::scenario_error(s.origin() +
+                                     ": workload.hostile.stream: peer framing needs rnic.framing = mpa "
+                                     "without markers (set workload.hostile.stream to nic)");
     }
     return c;
 }
 
-perf_server_config build_perf_server_config(const config::Scenario& s) {
+perf_server_config build_perf_server_config(const config::scenario& s) {
     perf_server_config c;
     c.port = static_cast<std::uint16_t>(s.get_int("workload.perf_server.port"));
     c.buffer = static_cast<std::uint64_t>(s.get_size("workload.perf_server.buffer"));
@@ -333,11 +344,11 @@ perf_server_config build_perf_server_config(const config::Scenario& s) {
     return c;
 }
 
-trace_config build_trace_config(const config::Scenario& s) {
+trace_config build_trace_config(const config::scenario& s) {
     trace_config c;
     std::string error;
     if (!load_op_trace(s.get_string("workload.trace"), s.get_size("workload.buffer"), &c, &error)) {
-        throw config::ScenarioError(s.origin() + ": workload.trace: " + error);
+        throw config::scenario_error(s.origin() + ": workload.trace: " + error);
     }
     c.buffer = s.get_size("workload.buffer");
     c.queue_depth = u32(s, "workload.queue_depth");
@@ -349,7 +360,7 @@ trace_config build_trace_config(const config::Scenario& s) {
     return c;
 }
 
-examples::kv_example_config build_kv_example_config(const config::Scenario& s) {
+examples::kv_example_config build_kv_example_config(const config::scenario& s) {
     examples::kv_example_config c;
     c.clients = u32(s, "workload.qps");
     c.updates = u32(s, "workload.iterations");
@@ -360,7 +371,7 @@ examples::kv_example_config build_kv_example_config(const config::Scenario& s) {
     return c;
 }
 
-examples::vipl_example_config build_vipl_example_config(const config::Scenario& s) {
+examples::vipl_example_config build_vipl_example_config(const config::scenario& s) {
     examples::vipl_example_config c;
     c.rounds = u32(s, "workload.iterations");
     c.sizes = s.get_size_list("workload.sizes");
@@ -369,7 +380,7 @@ examples::vipl_example_config build_vipl_example_config(const config::Scenario& 
     return c;
 }
 
-mixed_config build_mixed_config(const config::Scenario& s) {
+mixed_config build_mixed_config(const config::scenario& s) {
     mixed_config c;
     c.qps = u32(s, "workload.qps");
     c.operations = u32(s, "workload.iterations");
@@ -390,7 +401,7 @@ mixed_config build_mixed_config(const config::Scenario& s) {
     return c;
 }
 
-incast_config build_incast_config(const config::Scenario& s) {
+incast_config build_incast_config(const config::scenario& s) {
     incast_config c;
     const int hosts = host_count(s);
     c.receiver = static_cast<int>(s.get_int("workload.incast.receiver"));
@@ -410,7 +421,7 @@ incast_config build_incast_config(const config::Scenario& s) {
     return c;
 }
 
-traffic_matrix_config build_traffic_matrix_config(const config::Scenario& s) {
+traffic_matrix_config build_traffic_matrix_config(const config::scenario& s) {
     traffic_matrix_config c;
     c.all_to_all = s.get_string("workload.type") == "all_to_all";
     c.hosts = host_count(s);
@@ -424,7 +435,7 @@ traffic_matrix_config build_traffic_matrix_config(const config::Scenario& s) {
     return c;
 }
 
-drv::station_config build_station(const config::Scenario& s, int host_index) {
+drv::station_config build_station(const config::scenario& s, int host_index) {
     const host_identity id = identity_of(s, host_index);
     drv::station_config st;
     parse_mac(id.mac, &st.mac);  // validated by the schema's checks

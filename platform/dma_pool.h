@@ -66,8 +66,8 @@ public:
     std::size_t blocks() const { return used_.size(); }
 
 private:
-    std::map<std::uint64_t, std::uint64_t> free_;                                // start -> end
-    std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> used_;      // base -> [start, end)
+    std::map<std::uint64_t, std::uint64_t> free_;                            // start -> end
+    std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> used_;  // base -> [start, end)
     std::uint64_t in_use_ = 0;
 };
 

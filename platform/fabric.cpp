@@ -9,7 +9,7 @@ namespace rnic::platform {
 
 namespace {
 
-ethernet_switch_params switch_params(const config::Scenario& s, const std::string& name, std::vector<double> rates) {
+ethernet_switch_params switch_params(const config::scenario& s, const std::string& name, std::vector<double> rates) {
     ethernet_switch_params p;
     p.ports = static_cast<int>(rates.size());
     p.rate_bps = rates.empty() ? 0.0 : rates.front();
@@ -35,13 +35,13 @@ ethernet_switch_params switch_params(const config::Scenario& s, const std::strin
 }
 
 // Every link draws its faults from its own seeded generators: host i's link from seed and i.
-std::uint64_t link_seed(const config::Scenario& s, std::size_t index) {
+std::uint64_t link_seed(const config::scenario& s, std::size_t index) {
     return static_cast<std::uint64_t>(s.get_int("simulation.seed")) * 0x100000001b3ULL + index + 1;
 }
 
 }  // namespace
 
-fabric::fabric(const config::Scenario& s, const std::vector<host_system*>& hosts,
+fabric::fabric(const config::scenario& s, const std::vector<host_system*>& hosts,
                const std::vector<drv::station_config>& stations, const std::string& pcap)
     : kind_(s.get_string("topology.kind")) {
     const std::size_t n = hosts.size();
@@ -54,7 +54,7 @@ fabric::fabric(const config::Scenario& s, const std::vector<host_system*>& hosts
         links.back().seed = link_seed(s, i);
     }
     if (!pcap.empty() && pcap.find("%h") == std::string::npos) {
-        pcaps_.push_back(std::make_unique<proto::PcapWriter>());
+        pcaps_.push_back(std::make_unique<proto::pcap_writer>());
         std::string error;
         if (!pcaps_.back()->open(pcap, &error)) throw std::runtime_error(error);
     }
@@ -84,8 +84,8 @@ fabric::fabric(const config::Scenario& s, const std::vector<host_system*>& hosts
     }
     for (std::size_t k = 0; k < spines; ++k) {
         const std::string name = "spine" + std::to_string(k);
-        switches_.push_back(
-            std::make_unique<ethernet_switch>(name.c_str(), switch_params(s, name, std::vector<double>(leaves, up_rate))));
+        switches_.push_back(std::make_unique<ethernet_switch>(
+            name.c_str(), switch_params(s, name, std::vector<double>(leaves, up_rate))));
     }
     // Port a is the leaf: "up" faults hit what a leaf sends to a spine.
     ethernet_link_params up = build_link_params(s, "topology.uplink.rate", "topology.uplink.propagation",
@@ -111,10 +111,13 @@ fabric::fabric(const config::Scenario& s, const std::vector<host_system*>& hosts
         join(*hosts[i], *switches_[l], static_cast<int>(i % per_leaf), i, links[i], pcap);
         for (std::size_t other = 0; other < leaves; ++other) {
             // Its own leaf delivers; every other leaf sends it up any spine (ECMP per flow).
-            if (other == l) switches_[other]->add_route(stations[i].mac, {static_cast<int>(i % per_leaf)});
-            else switches_[other]->add_route(stations[i].mac, uplink_ports);
+            if (other == l)
+                switches_[other]->add_route(stations[i].mac, {static_cast<int>(i % per_leaf)});
+            else
+                switches_[other]->add_route(stations[i].mac, uplink_ports);
         }
-        for (std::size_t k = 0; k < spines; ++k) switches_[leaves + k]->add_route(stations[i].mac, {static_cast<int>(l)});
+        for (std::size_t k = 0; k < spines; ++k)
+            switches_[leaves + k]->add_route(stations[i].mac, {static_cast<int>(l)});
     }
 }
 
@@ -137,7 +140,7 @@ void fabric::join(host_system& host, ethernet_switch& sw, int port, std::size_t 
     }
     std::string file = pcap;
     for (std::size_t at; (at = file.find("%h")) != std::string::npos;) file.replace(at, 2, host_names_[index]);
-    pcaps_.push_back(std::make_unique<proto::PcapWriter>());
+    pcaps_.push_back(std::make_unique<proto::pcap_writer>());
     std::string error;
     if (!pcaps_.back()->open(file, &error)) throw std::runtime_error(error);
     link.set_pcap(pcaps_.back().get());

@@ -23,7 +23,7 @@ public:
     // address). `pcap` is "" (no capture), a file (frames as delivered to the hosts, each once) or a
     // pattern with %h (one file per host link, both directions, %h replaced by the host's name).
     // Throws std::runtime_error when a capture cannot be opened.
-    fabric(const config::Scenario& s, const std::vector<host_system*>& hosts,
+    fabric(const config::scenario& s, const std::vector<host_system*>& hosts,
            const std::vector<drv::station_config>& stations, const std::string& pcap);
     ~fabric();
 
@@ -38,9 +38,9 @@ private:
     std::vector<std::unique_ptr<ethernet_switch>> switches_;  // star: one; leaf_spine: leaves, then spines
     std::vector<std::unique_ptr<ethernet_link>> host_links_;  // host i's link (port a: the host)
     std::vector<std::unique_ptr<ethernet_link>> uplinks_;     // leaf l to spine s at l * spines + s (port a: leaf)
-    std::vector<std::unique_ptr<proto::PcapWriter>> pcaps_;
+    std::vector<std::unique_ptr<proto::pcap_writer>> pcaps_;
     std::vector<std::string> host_names_;
-    std::vector<std::pair<std::string, int>> attachment_;     // host i: switch name, port
+    std::vector<std::pair<std::string, int>> attachment_;  // host i: switch name, port
 };
 
 }  // namespace rnic::platform

@@ -36,9 +36,13 @@ void host_cpu::program_thread() {
     finished_ = true;
 }
 
-void host_cpu::sync() { qk_.sync(); }
+void host_cpu::sync() {
+    qk_.sync();
+}
 
-std::uint64_t host_cpu::now_ps() { return to_ps(qk_.get_current_time()); }
+std::uint64_t host_cpu::now_ps() {
+    return to_ps(qk_.get_current_time());
+}
 
 void host_cpu::spend(std::uint64_t ps) {
     qk_.inc(from_ps(ps));
@@ -68,7 +72,8 @@ void host_cpu::idle_poll(std::uint64_t addr, std::size_t len, std::uint64_t pass
         wait(polled_bytes_written_);
         if (!memory_.peek(addr, bytes, len) || !ready(bytes)) continue;
         const sc_core::sc_time now = sim_now();
-        const std::uint64_t passes = std::max<std::uint64_t>(1, ((now - first).value() + period.value() - 1) / period.value());
+        const std::uint64_t passes =
+            std::max<std::uint64_t>(1, ((now - first).value() + period.value() - 1) / period.value());
         const sc_core::sc_time at = first + sc_core::sc_time::from_value(passes * period.value());
         if (at > now) wait(at - now);
         break;
@@ -102,8 +107,10 @@ void host_cpu::mem_access(tlm::tlm_command cmd, std::uint64_t addr, void* data, 
     }
     if (dmi_valid_ && addr >= dmi_.get_start_address() && len > 0 && addr + len - 1 <= dmi_.get_end_address()) {
         std::uint8_t* p = dmi_.get_dmi_ptr() + (addr - dmi_.get_start_address());
-        if (cmd == tlm::TLM_READ_COMMAND) std::memcpy(data, p, len);
-        else std::memcpy(p, data, len);
+        if (cmd == tlm::TLM_READ_COMMAND)
+            std::memcpy(data, p, len);
+        else
+            std::memcpy(p, data, len);
         qk_.inc(cmd == tlm::TLM_READ_COMMAND ? dmi_.get_read_latency() : dmi_.get_write_latency());
     } else {
         sc_core::sc_time delay = qk_.get_local_time();

@@ -69,7 +69,7 @@ private:
     bool dmi_valid_ = false;
     sc_core::sc_event polled_bytes_written_;  // idle_poll: host memory wrote the bytes it watches
     dma_pool dma_pool_;
-    std::uint32_t pending_irqs_ = 0;     // latched vectors
+    std::uint32_t pending_irqs_ = 0;  // latched vectors
     std::deque<std::pair<sc_core::sc_time, std::uint32_t>> irq_in_flight_;
     sc_core::sc_event irq_arrival_, irq_event_;
     std::uint64_t mmio_errors_ = 0;

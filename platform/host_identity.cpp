@@ -5,12 +5,12 @@
 
 namespace rnic::platform {
 
-int host_count(const config::Scenario& s) {
+int host_count(const config::scenario& s) {
     if (s.get_string("topology.kind") == "back_to_back") return 2;
     return static_cast<int>(s.get_int("topology.hosts"));
 }
 
-host_identity identity_of(const config::Scenario& s, int i) {
+host_identity identity_of(const config::scenario& s, int i) {
     host_identity id;
     if (static_cast<std::size_t>(i) < s.array_size("hosts")) {
         const std::string p = "hosts." + std::to_string(i);
@@ -34,12 +34,12 @@ host_identity identity_of(const config::Scenario& s, int i) {
     return id;
 }
 
-std::uint64_t buffer_capacity_of(const config::Scenario& s, int i) {
+std::uint64_t buffer_capacity_of(const config::scenario& s, int i) {
     const std::uint64_t own = identity_of(s, i).buffer_capacity;
     return own != 0 ? own : s.get_size("rnic.buffer.capacity");
 }
 
-smallest_buffer smallest_buffer_capacity(const config::Scenario& s) {
+smallest_buffer smallest_buffer_capacity(const config::scenario& s) {
     smallest_buffer b{s.get_size("rnic.buffer.capacity"), "rnic.buffer.capacity"};
     // Only hosts the array names can differ; the derived ones all take rnic.buffer.capacity.
     const int named = std::min(host_count(s), static_cast<int>(s.array_size("hosts")));
@@ -50,7 +50,7 @@ smallest_buffer smallest_buffer_capacity(const config::Scenario& s) {
     return b;
 }
 
-bool parse_mac(const std::string& text, proto::net::MacAddress* out) {
+bool parse_mac(const std::string& text, proto::net::mac_address* out) {
     unsigned b[6];
     char tail;
     if (text.size() != 17 ||

@@ -18,17 +18,17 @@ struct host_identity {
     std::string mpa_rtr = "same";
     std::string vitcp_reliability = "same";  // VI/TCP: this host's level when it differs (seed 003 §3.3)
     std::uint64_t buffer_capacity = 0;       // this NIC's buffer memory when it differs (0: rnic.buffer.capacity)
-    std::string key;   // where it came from: "hosts.3" (named) or "topology.hosts" (derived)
+    std::string key;                         // where it came from: "hosts.3" (named) or "topology.hosts" (derived)
 };
 
 // Hosts in the run: 2 for back_to_back, topology.hosts otherwise.
-int host_count(const config::Scenario& s);
+int host_count(const config::scenario& s);
 
 // Host i's identity (0 <= i < host_count(s)).
-host_identity identity_of(const config::Scenario& s, int i);
+host_identity identity_of(const config::scenario& s, int i);
 
 // Host i's NIC buffer memory: its own hosts.i.buffer_capacity, else rnic.buffer.capacity.
-std::uint64_t buffer_capacity_of(const config::Scenario& s, int i);
+std::uint64_t buffer_capacity_of(const config::scenario& s, int i);
 
 // The smallest NIC buffer memory of the run, and the key that set it (what a check of send regions
 // against buffer memory must hold for every host).
@@ -36,9 +36,9 @@ struct smallest_buffer {
     std::uint64_t bytes = 0;
     std::string key;
 };
-smallest_buffer smallest_buffer_capacity(const config::Scenario& s);
+smallest_buffer smallest_buffer_capacity(const config::scenario& s);
 
 // Parses "aa:bb:cc:dd:ee:ff"; false on anything else.
-bool parse_mac(const std::string& text, proto::net::MacAddress* out);
+bool parse_mac(const std::string& text, proto::net::mac_address* out);
 
 }  // namespace rnic::platform

@@ -14,7 +14,7 @@
 #include "rnic/rnic.h"
 
 namespace rnic::config {
-class Scenario;
+class scenario;
 }
 
 namespace rnic::platform {
@@ -38,7 +38,7 @@ struct host_params {
 
 // Host `host`'s memory and host-bus parameters from the scenario: its own hosts.<i>.* keys where it
 // has them, the global ones otherwise (build_host_params.cpp).
-void build_host_side_params(const config::Scenario& s, int host, host_memory_params& memory, host_bus_params& bus);
+void build_host_side_params(const config::scenario& s, int host, host_memory_params& memory, host_bus_params& bus);
 
 class host_system : public sc_core::sc_module {
 public:

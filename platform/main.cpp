@@ -78,8 +78,10 @@ int sc_main(int argc, char* argv[]) {
                    a == "--log" || a == "--timeline") {
             const char* v = value(a.c_str());
             if (v == nullptr) return usage_error(a + " needs a value");
-            if (a == "--scenario") opt.scenario = v;
-            else if (a == "--set") opt.overrides.push_back(v);
+            if (a == "--scenario")
+                opt.scenario = v;
+            else if (a == "--set")
+                opt.overrides.push_back(v);
             else if (a == "--seed") {
                 char* end = nullptr;
                 const unsigned long long seed = std::strtoull(v, &end, 10);
@@ -87,10 +89,14 @@ int sc_main(int argc, char* argv[]) {
                     return usage_error(std::string("--seed: expected a non-negative integer, got \"") + v + "\"");
                 }
                 opt.overrides.push_back("simulation.seed=" + std::to_string(seed));
-            } else if (a == "--results") opt.results = v;
-            else if (a == "--pcap") opt.pcap = v;
-            else if (a == "--timeline") opt.timeline = v;
-            else opt.log = v;
+            } else if (a == "--results")
+                opt.results = v;
+            else if (a == "--pcap")
+                opt.pcap = v;
+            else if (a == "--timeline")
+                opt.timeline = v;
+            else
+                opt.log = v;
         } else {
             return usage_error("unknown argument \"" + a + "\"");
         }
@@ -100,11 +106,11 @@ int sc_main(int argc, char* argv[]) {
     // sc_stop() at the end of the workload is the normal way out, not news.
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
 
-    std::unique_ptr<rnic::config::Scenario> scenario;
+    std::unique_ptr<rnic::config::scenario> scenario;
     try {
-        scenario = std::make_unique<rnic::config::Scenario>(
-            rnic::config::Scenario::load(rnic::platform::scenario_schema(), opt.scenario, opt.overrides));
-    } catch (const rnic::config::ScenarioError& e) {
+        scenario = std::make_unique<rnic::config::scenario>(
+            rnic::config::scenario::load(rnic::platform::scenario_schema(), opt.scenario, opt.overrides));
+    } catch (const rnic::config::scenario_error& e) {
         std::fprintf(stderr, "rnic-sim: %s\n", e.what());
         return 2;
     }
@@ -128,22 +134,26 @@ int sc_main(int argc, char* argv[]) {
     sim->print_summary(std::cout);
     boost::json::object results = sim->results();
     const double sim_s = sim->simulated_seconds();
-    results["wallclock"] = {{"seconds", wall},
-                            {"payload_bytes_per_second", wall > 0 ? static_cast<double>(sim->payload_bytes()) / wall : 0.0},
-                            {"fpdus_per_second", wall > 0 ? static_cast<double>(sim->fpdus()) / wall : 0.0},
-                            {"slowdown", sim_s > 0 ? wall / sim_s : 0.0}};
+    results["wallclock"] = {
+        {"seconds", wall},
+        {"payload_bytes_per_second", wall > 0 ? static_cast<double>(sim->payload_bytes()) / wall : 0.0},
+        {"fpdus_per_second", wall > 0 ? static_cast<double>(sim->fpdus()) / wall : 0.0},
+        {"slowdown", sim_s > 0 ? wall / sim_s : 0.0}};
     if (boost::json::object q = sim->qemu_wallclock(); !q.empty()) {
         results["wallclock"].as_object()["qemu"] = std::move(q);
-        std::printf("qemu: %llu BAR accesses, %.1f us wall each (from the message to the reply)\n",
-                    static_cast<unsigned long long>(results["wallclock"].as_object()["qemu"].as_object()["bar_accesses"].to_number<std::uint64_t>()),
-                    results["wallclock"].as_object()["qemu"].as_object()["bar_wall_us_mean"].as_double());
+        std::printf(
+            "qemu: %llu BAR accesses, %.1f us wall each (from the message to the reply)\n",
+            static_cast<unsigned long long>(
+                results["wallclock"].as_object()["qemu"].as_object()["bar_accesses"].to_number<std::uint64_t>()),
+            results["wallclock"].as_object()["qemu"].as_object()["bar_wall_us_mean"].as_double());
     }
     std::printf("status: %s; simulated %.3f ms in %.2f s wall (slowdown %.0fx)\n",
                 results["status"].as_string().c_str(), sim_s * 1e3, wall, sim_s > 0 ? wall / sim_s : 0.0);
     if (!opt.results.empty()) {
         std::ofstream f(opt.results);
         if (!f) {
-            std::fprintf(stderr, "rnic-sim: cannot write results to %s: %s\n", opt.results.c_str(), std::strerror(errno));
+            std::fprintf(stderr, "rnic-sim: cannot write results to %s: %s\n", opt.results.c_str(),
+                         std::strerror(errno));
             return 1;
         }
         f << boost::json::serialize(results) << "\n";

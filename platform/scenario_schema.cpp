@@ -16,13 +16,18 @@ using namespace config::literals;
 namespace {
 
 // Send regions as address space only, their bytes counted in the shared memory as they come.
-bool shared_send_regions(const config::Scenario& s) { return s.get_string("rnic.buffer.send_regions") == "shared"; }
+bool shared_send_regions(const config::scenario& s) {
+    return s.get_string("rnic.buffer.send_regions") == "shared";
+}
 
-void declare_simulation(config::Node& root) {
+void declare_simulation(config::node& root) {
     auto& sim = root.object("simulation", "Kernel settings");
-    sim.integer("seed", 1, "Seed of every random choice (TCP initial sequence numbers, payload patterns); --seed overrides", 0);
-    sim.time("quantum", "1us", "Global TLM quantum: how far a host CPU may run ahead before it synchronises", 1_ns, 1_ms);
-    sim.time("time_limit", "10s", "Simulated-time limit; the run stops there even if the workload is not done", 1_us, 3600_s);
+    sim.integer("seed", 1,
+                "Seed of every random choice (TCP initial sequence numbers, payload patterns); --seed overrides", 0);
+    sim.time("quantum", "1us", "Global TLM quantum: how far a host CPU may run ahead before it synchronises", 1_ns,
+             1_ms);
+    sim.time("time_limit", "10s", "Simulated-time limit; the run stops there even if the workload is not done", 1_us,
+             3600_s);
     sim.time("watchdog", "1s",
              "Stuck-run watchdog: a run whose NICs take no work request, write no completion, send or receive no "
              "frame and execute no firmware command for this long while the workload is not done stops with "
@@ -34,7 +39,7 @@ void declare_simulation(config::Node& root) {
                 "buffer-memory regions and TCP connections (and those in TIME-WAIT) still alive, for leak checks");
 }
 
-void declare_link(config::Node& root) {
+void declare_link(config::node& root) {
     auto& link = root.object("link", "The Ethernet link between the two hosts");
     link.rate("rate", "100Gbps", "Line rate", 1e6, 1.6e12);
     link.time("propagation", "10ns",
@@ -49,9 +54,12 @@ void declare_link(config::Node& root) {
     }
 }
 
-void declare_hosts(config::Node& root) {
-    auto& hosts = root.array("hosts", "The hosts by index, each with host memory, a host bus and an RNIC; a host named here may set its own link (star, "
-                             "leaf_spine), bus and memory timing (hosts beyond the array: derived, see topology.hosts)", 2, 256);
+void declare_hosts(config::node& root) {
+    auto& hosts = root.array("hosts",
+                             "The hosts by index, each with host memory, a host bus and an RNIC; a host named here may "
+                             "set its own link (star, "
+                             "leaf_spine), bus and memory timing (hosts beyond the array: derived, see topology.hosts)",
+                             2, 256);
     hosts.defaults({{{"name", "a"}, {"mac", "02:00:00:00:00:0a"}, {"ipv4", "10.0.0.1"}},
                     {{"name", "b"}, {"mac", "02:00:00:00:00:0b"}, {"ipv4", "10.0.0.2"}}});
     auto& host = hosts.element();
@@ -77,7 +85,7 @@ void declare_hosts(config::Node& root) {
 // Host b replaced by a real machine behind a socket bridge (models/link/socket_bridge.h), e.g. a
 // QEMU guest running Linux soft-iWARP (tools/siw-peer). hosts.1.ipv4 is then the real peer's address;
 // host a learns its MAC by ARP.
-void declare_peer(config::Node& root) {
+void declare_peer(config::node& root) {
     auto& peer = root.object("peer", "What is at the far end of the link (host b): the simulated host or a real one");
     peer.enumeration("kind", "simulated",
                      "\"simulated\": host b is simulated; \"socket\": host b is a real machine whose Ethernet frames "
@@ -87,12 +95,13 @@ void declare_peer(config::Node& root) {
     peer.integer("port", 0, "The peer's socket port (required with kind \"socket\")", 0, 65535);
     peer.boolean("listen", false, "Listen on address:port for the peer to connect, instead of connecting to it");
     peer.time("open_timeout", "10s", "Wall-clock time to wait for the connection before giving up", 1_ms, 3600_s);
-    peer.boolean("realtime", true, "Keep simulated time from running ahead of wall-clock time while the peer is connected");
+    peer.boolean("realtime", true,
+                 "Keep simulated time from running ahead of wall-clock time while the peer is connected");
     peer.time("realtime_slack", "1ms", "How far simulated time may run ahead of wall-clock time", 0, 10_s);
     peer.time("poll_interval", "20us", "Simulated time between two polls of the socket", 100_ns, 10_ms);
 }
 
-void declare_rnic(config::Node& root) {
+void declare_rnic(config::node& root) {
     auto& rnic = root.object("rnic", "The RNIC (same for both hosts)");
     rnic.frequency("clock", "500MHz", "Datapath clock of the DMA, TCP, framing and RDMA engines", 1e6, 10e9);
 
@@ -112,8 +121,10 @@ void declare_rnic(config::Node& root) {
                      "its CE exchange instead of the MPA Request/Reply, VI segments, rnic.vitcp.*; no atomics). Both "
                      "hosts use the same",
                      {"mpa", "ift", "rdmatcp", "vitcp"});
-    auto& vitcp = rnic.object("vitcp", "VI/TCP (seed 003, rnic.framing = vitcp): what this end proposes in its CE header");
-    vitcp.boolean("crc", false, "Offer the CRC option (seed 003 §3.6): a trailer CRC on every segment if both ends offer it");
+    auto& vitcp =
+        rnic.object("vitcp", "VI/TCP (seed 003, rnic.framing = vitcp): what this end proposes in its CE header");
+    vitcp.boolean("crc", false,
+                  "Offer the CRC option (seed 003 §3.6): a trailer CRC on every segment if both ends offer it");
     vitcp.boolean("urgent_marker", false,
                   "Send the Urgent Marker option (seed 003 §3.7): the peer then designates the first byte of a VI "
                   "segment in each TCP segment as urgent, which rnic.rx_path urgent uses to place out of order");
@@ -197,8 +208,8 @@ void declare_rnic(config::Node& root) {
                 "SACK-based loss recovery (RFC 6675) instead of NewReno; needs rnic.tcp.sack (SACK negotiated)");
     tcp.time("delayed_ack", "0ns", "Delayed-ACK timer; 0 acknowledges every segment (RFC 1122 allows up to 500 ms)", 0,
              500_ms);
-    tcp.time("rto_initial", "1ms", "Initial retransmission timeout (RFC 6298 says 1 s; a datacenter NIC uses less)", 1_us,
-             60_s);
+    tcp.time("rto_initial", "1ms", "Initial retransmission timeout (RFC 6298 says 1 s; a datacenter NIC uses less)",
+             1_us, 60_s);
     tcp.time("rto_min", "200us", "Minimum retransmission timeout", 1_us, 60_s);
     tcp.integer("initial_window", 10, "Initial congestion window in segments (RFC 6928)", 1, 1000);
     tcp.number("tx_cycles_per_segment", 40, "Transmit pipeline cycles per segment", 0, 1e6);
@@ -266,7 +277,8 @@ void declare_rnic(config::Node& root) {
     rdma.integer("max_cq", 64, "Completion queues (BAR0 has doorbell slots for 2048)", 1, 2048);
     rdma.integer("max_mr", 1024, "Memory regions (STag table entries)", 2, 1 << 24);
     rdma.integer("ird", 16, "Most inbound RDMA Read / atomic requests a QP holds (caps the negotiated IRD)", 1, 16383);
-    rdma.integer("ord", 16, "Most outbound RDMA Reads / atomics a QP has in flight (caps the negotiated ORD)", 1, 16383);
+    rdma.integer("ord", 16, "Most outbound RDMA Reads / atomics a QP has in flight (caps the negotiated ORD)", 1,
+                 16383);
     rdma.boolean("raw_ulpdu_wqes", false, "Test mode: accept raw-ULPDU work requests (sent verbatim on the wire)");
     rdma.enumeration("atomics", "rmw",
                      "How the atomic unit updates host memory: DMA read, ALU, DMA write under the unit's lock (rmw), "
@@ -276,21 +288,30 @@ void declare_rnic(config::Node& root) {
 
     auto& cc = rnic.object("context_cache",
                            "On-chip cache of QP contexts and STag entries kept in host memory (docs/architecture.md)");
-    cc.boolean("enabled", false, "Contexts live in host memory (allocated by the driver at open) and the engine caches "
+    cc.boolean("enabled", false,
+               "Contexts live in host memory (allocated by the driver at open) and the engine caches "
                "them; a miss fetches the context over PCIe. false: all contexts on chip, no cost");
-    cc.integer("entries", 256, "QP contexts the cache holds (assumption: a few hundred, as the active-QP knee of "
-               "RNIC scalability studies suggests)", 1, 65536);
+    cc.integer("entries", 256,
+               "QP contexts the cache holds (assumption: a few hundred, as the active-QP knee of "
+               "RNIC scalability studies suggests)",
+               1, 65536);
     cc.integer("associativity", 4, "Ways per set: 1 direct mapped .. entries fully associative (must divide entries)",
                1, 65536);
     cc.enumeration("replacement", "lru", "Victim in a full set: least recently used, oldest fill, or seeded random",
                    {"lru", "fifo", "random"});
     cc.integer("seed", 0, "Seed of the random replacement (0: simulation.seed, so that seeds of a sweep vary it)", 0);
-    cc.integer("stag_entries", 256, "STag entries in their own array (same associativity, capped at this); 0: STag "
-               "entries share the QP context array", 0, 65536);
-    cc.size("qp_context_bytes", "256B", "Size of one QP context in host memory (assumption after mlx4/ConnectX-3's "
-            "256-byte QPC entries)", 16, 4096);
-    cc.size("stag_entry_bytes", "64B", "Size of one STag table entry in host memory (assumption after mlx4's 64-byte "
-            "dMPT entry, struct mlx4_mpt_entry)", 8, 1024);
+    cc.integer("stag_entries", 256,
+               "STag entries in their own array (same associativity, capped at this); 0: STag "
+               "entries share the QP context array",
+               0, 65536);
+    cc.size("qp_context_bytes", "256B",
+            "Size of one QP context in host memory (assumption after mlx4/ConnectX-3's "
+            "256-byte QPC entries)",
+            16, 4096);
+    cc.size("stag_entry_bytes", "64B",
+            "Size of one STag table entry in host memory (assumption after mlx4's 64-byte "
+            "dMPT entry, struct mlx4_mpt_entry)",
+            8, 1024);
 
     auto& cp = rnic.object("cp", "Control processor running the firmware");
     cp.frequency("clock", "1GHz", "Clock of the embedded CPU", 1e6, 10e9);
@@ -299,28 +320,29 @@ void declare_rnic(config::Node& root) {
     cp.integer("mpa_frame_cycles", 2500, "Cycles to build or parse an MPA Request/Reply", 0, 100000000);
 }
 
-void declare_workload(config::Node& root) {
+void declare_workload(config::node& root) {
     auto& wl = root.object("workload", "What the hosts run: host a is the client, host b the server");
-    wl.enumeration("type", "write_bw",
-                   "Workload: RDMA Write (perftest ib_write_bw), Send/Receive (ib_send_bw), RDMA Read (ib_read_bw) "
-                   "bandwidth/latency sweep, FetchAdd on one shared counter (ib_atomic_bw; sizes ignored), or a "
-                   "seeded random mix of every operation on several QPs checked against a shadow model (mixed), "
-                   "or one protocol probe (probe: see workload.probe), or librdmacm's rping exchange (rping: see "
-                   "workload.rping), or the verbs example of platform/workloads (kv_example: key-value lookups by RDMA Read, "
-                   "updates under a CmpSwap lock by workload.qps clients, workload.iterations each), or the VIPL example "
-                   "(vipl_example: Send, RDMA Write and RDMA Read descriptors through driver/vipl.h, every byte "
-                   "checked; for rnic.framing = vitcp), or perftest-style "
-                   "latency (write_lat, send_lat: ping-pong, half the round trip; read_lat, atomic_lat: post to "
-                   "completion; one message in flight, perftest's columns), or an operation trace replayed "
-                   "(trace: see workload.trace), or incast: many senders answer one receiver's synchronised requests "
-                   "(see workload.incast), or all_to_all / permutation: every host to every other, or each to "
-                   "one other (a seeded derangement), all flows at once (see workload.matrix), or perf_server: host "
-                   "b serves a perftest-like client outside the simulation (a QEMU guest's rnic_perf; see "
-                   "workload.perf_server), or hostile: host b attacks host a with malformed and forbidden "
-                   "FPDUs while a second QP behaves (see workload.hostile, docs/reliability.md)",
-                   {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe", "rping", "kv_example", "vipl_example", "write_lat",
-                    "send_lat", "read_lat", "atomic_lat", "trace", "incast", "all_to_all", "permutation",
-                    "perf_server", "hostile"});
+    wl.enumeration(
+        "type", "write_bw",
+        "Workload: RDMA Write (perftest ib_write_bw), Send/Receive (ib_send_bw), RDMA Read (ib_read_bw) "
+        "bandwidth/latency sweep, FetchAdd on one shared counter (ib_atomic_bw; sizes ignored), or a "
+        "seeded random mix of every operation on several QPs checked against a shadow model (mixed), "
+        "or one protocol probe (probe: see workload.probe), or librdmacm's rping exchange (rping: see "
+        "workload.rping), or the verbs example of platform/workloads (kv_example: key-value lookups by RDMA Read, "
+        "updates under a CmpSwap lock by workload.qps clients, workload.iterations each), or the VIPL example "
+        "(vipl_example: Send, RDMA Write and RDMA Read descriptors through driver/vipl.h, every byte "
+        "checked; for rnic.framing = vitcp), or perftest-style "
+        "latency (write_lat, send_lat: ping-pong, half the round trip; read_lat, atomic_lat: post to "
+        "completion; one message in flight, perftest's columns), or an operation trace replayed "
+        "(trace: see workload.trace), or incast: many senders answer one receiver's synchronised requests "
+        "(see workload.incast), or all_to_all / permutation: every host to every other, or each to "
+        "one other (a seeded derangement), all flows at once (see workload.matrix), or perf_server: host "
+        "b serves a perftest-like client outside the simulation (a QEMU guest's rnic_perf; see "
+        "workload.perf_server), or hostile: host b attacks host a with malformed and forbidden "
+        "FPDUs while a second QP behaves (see workload.hostile, docs/reliability.md)",
+        {"write_bw", "send_bw", "read_bw", "atomic_bw", "mixed", "probe", "rping", "kv_example", "vipl_example",
+         "write_lat", "send_lat", "read_lat", "atomic_lat", "trace", "incast", "all_to_all", "permutation",
+         "perf_server", "hostile"});
     wl.string("trace", "",
               "workload.type = trace: the operation trace to replay (docs/traces.md; e.g. traces/ops-storage.csv), "
               "relative to the working directory or the project root, or absolute");
@@ -333,22 +355,58 @@ void declare_workload(config::Node& root) {
     wl.enumeration("probe", "write_imm",
                    "Protocol probe (workload.type = probe): an error the client commits on purpose and the Terminate "
                    "the server must answer with, or a feature checked end to end (docs/protocol-probes.md)",
-                   {"invalid_stag", "out_of_bounds", "pd_mismatch", "access_rights", "read_invalid_stag",
-                    "misaligned_atomic", "unexpected_opcode", "invalid_queue", "no_receive_buffer",
-                    "msn_out_of_range", "message_too_long", "too_many_reads", "invalidate_bad_stag",
-                    "local_invalidate", "send_invalidate", "write_imm", "zero_based", "masked_atomics",
-                    "qp_states", "response_order", "abort", "reject", "verbs_misuse", "peer_to_peer", "responder_waits",
-                    "listen_backlog", "mpa_timeout", "held_close", "page_list", "device_reset",
-                    "resource_limits", "vi_errors", "vi_descriptor", "vi_crc", "unlisten", "send_regions", "cq_overrun", "vi_ce_version", "vi_ce_bad_option",
-                    "vi_ce_unknown_option", "vi_transmit_error", "vi_read_window", "rdmatcp_connection_id",
+                   {"invalid_stag",
+                    "out_of_bounds",
+                    "pd_mismatch",
+                    "access_rights",
+                    "read_invalid_stag",
+                    "misaligned_atomic",
+                    "unexpected_opcode",
+                    "invalid_queue",
+                    "no_receive_buffer",
+                    "msn_out_of_range",
+                    "message_too_long",
+                    "too_many_reads",
+                    "invalidate_bad_stag",
+                    "local_invalidate",
+                    "send_invalidate",
+                    "write_imm",
+                    "zero_based",
+                    "masked_atomics",
+                    "qp_states",
+                    "response_order",
+                    "abort",
+                    "reject",
+                    "verbs_misuse",
+                    "peer_to_peer",
+                    "responder_waits",
+                    "listen_backlog",
+                    "mpa_timeout",
+                    "held_close",
+                    "page_list",
+                    "device_reset",
+                    "resource_limits",
+                    "vi_errors",
+                    "vi_descriptor",
+                    "vi_crc",
+                    "unlisten",
+                    "send_regions",
+                    "cq_overrun",
+                    "vi_ce_version",
+                    "vi_ce_bad_option",
+                    "vi_ce_unknown_option",
+                    "vi_transmit_error",
+                    "vi_read_window",
+                    "rdmatcp_connection_id",
                     "rdmatcp_unknown_type"});
-    wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1,
-                 16_MiB, 1, 64);
+    wl.size_list("sizes", {64, 256, "1KiB", "4KiB", "16KiB", "64KiB"}, "Message sizes, one table row each", 1, 16_MiB,
+                 1, 64);
     wl.boolean("all_sizes", false,
                "perftest -a: every power of two from 2 bytes up to 8 MiB that fits the buffer (the whole "
                "workload.buffer for the bandwidth types, half of it for the latency types), instead of workload.sizes");
     wl.integer("iterations", 2000, "Operations per message size and QP (mixed: operations per QP)", 1, 100000000);
-    wl.integer("qps", 1, "Queue pairs the client opens, each on its own TCP connection to the server's port; "
+    wl.integer("qps", 1,
+               "Queue pairs the client opens, each on its own TCP connection to the server's port; "
                "each runs `iterations` operations on its own slice of the buffers (atomic_bw: one shared counter)",
                1, 4096);
     wl.integer("seed", 0, "Seed of the mixed workload's operation sequence; 0 uses simulation.seed", 0);
@@ -358,16 +416,18 @@ void declare_workload(config::Node& root) {
     wl.enumeration("completion", "poll", "How the client waits: poll the CQ, or arm it and sleep until MSI-X",
                    {"poll", "event"});
     wl.time("poll_interval", "50ns", "CPU time of one empty poll-loop pass", 1_ns, 1_ms);
-    wl.enumeration("inject", "none",
-                   "Make the first RDMA Write bad on purpose to see the peer's Terminate: a wrong STag key, or a "
-                   "target running past the peer's region (flip_byte: mixed changes a byte of the server's buffer, trace "
-                   "one that the trace's first Read reads; "
-                   "skip_lock: kv_example updates without taking the lock, to see lost updates caught)",
-                   {"none", "invalid_stag", "out_of_bounds", "flip_byte", "skip_lock"});
+    wl.enumeration(
+        "inject", "none",
+        "Make the first RDMA Write bad on purpose to see the peer's Terminate: a wrong STag key, or a "
+        "target running past the peer's region (flip_byte: mixed changes a byte of the server's buffer, trace "
+        "one that the trace's first Read reads; "
+        "skip_lock: kv_example updates without taking the lock, to see lost updates caught)",
+        {"none", "invalid_stag", "out_of_bounds", "flip_byte", "skip_lock"});
     wl.integer("client", 0, "Host index running the client of a two-host workload (a star or leaf_spine has more)", 0,
                255);
     wl.integer("server", 1, "Host index running the server of a two-host workload", 0, 255);
-    auto& inc = wl.object("incast", "workload.type = incast: N senders answer one receiver's requests at once, round "
+    auto& inc = wl.object("incast",
+                          "workload.type = incast: N senders answer one receiver's requests at once, round "
                           "after round (workload.qps QPs per sender)");
     inc.integer("receiver", 0, "Host index of the receiver", 0, 255);
     inc.integer("senders", 0, "Senders: the first N hosts other than the receiver (0: every other host)", 0, 255);
@@ -383,7 +443,8 @@ void declare_workload(config::Node& root) {
              0, 1_s);
     inc.integer("rounds", 10, "Request rounds; the next starts when the last flow of this one is in and checked", 1,
                 1000000);
-    auto& hos = wl.object("hostile", "workload.type = hostile: host b opens one connection per episode and sends "
+    auto& hos = wl.object("hostile",
+                          "workload.type = hostile: host b opens one connection per episode and sends "
                           "raw ULPDUs (a few good ones, then one violation of RFC 5040/5041/7306); host a checks "
                           "every Terminate and every byte of its memory (docs/reliability.md)");
     hos.enumeration("mode", "grammar",
@@ -399,27 +460,31 @@ void declare_workload(config::Node& root) {
                     {"peer", "nic"});
     hos.integer("episodes", 200, "Connections the peer opens, one violation (or mutation) each", 1, 100000000);
     hos.integer("max_good", 6, "Good ULPDUs before each violation: a uniform count in 0..max_good", 0, 56);
-    hos.size("max_payload", "1KiB", "Largest payload of a generated ULPDU (it must fit the peer's MULPDU)", 8,
-             1400);
+    hos.size("max_payload", "1KiB", "Largest payload of a generated ULPDU (it must fit the peer's MULPDU)", 8, 1400);
     hos.time("answer_timeout", "2ms",
              "Simulated time each side waits for the episode's answer (a Terminate or the end of the stream) "
-             "before counting it unanswered", 1_us, 1_s);
+             "before counting it unanswered",
+             1_us, 1_s);
     auto& matrix = wl.object("matrix", "workload.type = all_to_all or permutation: one QP per flow");
     matrix.size("size", "64KiB", "Bytes of each RDMA Write", 8, 16_MiB);
     matrix.integer("messages", 16, "RDMA Writes per flow (workload.queue_depth of them outstanding)", 1, 1000000);
     matrix.time("jitter", "0ns",
                 "Each flow starts a seeded uniform 0..jitter after every host is connected (0: all at once)", 0, 1_s);
-    auto& rping = wl.object("rping", "librdmacm's rping, byte for byte (workload.type = rping): host a's client "
+    auto& rping = wl.object("rping",
+                            "librdmacm's rping, byte for byte (workload.type = rping): host a's client "
                             "against host b's server, or against / for a real rping with peer.kind = socket");
     rping.enumeration("role", "client",
                       "With peer.kind = socket: host a runs the rping client (the peer runs `rping -s`) or the server "
                       "(the peer runs `rping -c`); both simulated hosts run their side otherwise",
                       {"client", "server"});
     rping.integer("count", 20, "Pings (rping -C); the server expects this many before the client leaves", 1, 1000000);
-    rping.integer("size", 3000, "Ping data size in bytes (rping -S; rping's limits 26 to 65535); 3000 spans several "
-                  "FPDUs", 26, 65535);
+    rping.integer("size", 3000,
+                  "Ping data size in bytes (rping -S; rping's limits 26 to 65535); 3000 spans several "
+                  "FPDUs",
+                  26, 65535);
     rping.integer("port", 7174, "TCP port the server listens on (rping's default, -p)", 1, 65535);
-    rping.boolean("validate", true, "Check the data: the client compares what came back with what it sent (rping "
+    rping.boolean("validate", true,
+                  "Check the data: the client compares what came back with what it sent (rping "
                   "-V), the server what it read with rping's pattern");
     rping.time("start_delay", "0s",
                "Client: wait between connect() returning and the first Send (real rping first gets rdma_cm's event "
@@ -436,7 +501,8 @@ void declare_workload(config::Node& root) {
                  "(empty)");
     rping.time("timeout", "30s", "Longest wait of one step (accept, connect, a completion) in simulated time", 1_ms,
                3600_s);
-    auto& perf = wl.object("perf_server", "workload.type = perf_server: host b's server for the QEMU guest's rnic_perf "
+    auto& perf = wl.object("perf_server",
+                           "workload.type = perf_server: host b's server for the QEMU guest's rnic_perf "
                            "(platform/workloads/perf_server.h has the exchange)");
     perf.integer("port", 18515, "TCP port the server accepts the client on (perftest's default)", 1, 65535);
     perf.size("buffer", "1MiB", "Bytes of the registered buffer the client writes, reads and runs atomics on", 4096,
@@ -447,32 +513,38 @@ void declare_workload(config::Node& root) {
               1_ms, 3600_s);
     auto& mixed = wl.object("mixed", "The mixed workload (workload.type = mixed)");
     mixed.size("min_size", "1B", "Smallest RDMA Write, RDMA Read or Send", 1, 1_MiB);
-    mixed.size("max_size", "40KiB", "Largest RDMA Write, RDMA Read or Send (sizes spread log-uniformly, with extra "
-               "weight around the FPDU and segment sizes)", 1, 1_MiB);
-    mixed.integer("receives", 8, "Receives the server keeps posted per QP (the client sends only into posted ones)",
-                  2, 1024);
+    mixed.size("max_size", "40KiB",
+               "Largest RDMA Write, RDMA Read or Send (sizes spread log-uniformly, with extra "
+               "weight around the FPDU and segment sizes)",
+               1, 1_MiB);
+    mixed.integer("receives", 8, "Receives the server keeps posted per QP (the client sends only into posted ones)", 2,
+                  1024);
     mixed.integer("counters", 2, "Shared 64-bit counters every QP FetchAdds on", 1, 64);
-    mixed.time("accept_gap", "0ns", "CPU time the server spends between accepting one connection and the next (a "
-               "slow server: the client's next connection arrives first and waits for its accept)", 0, 1_s);
-    mixed.integer("spare_stags", 4, "Regions per QP the server registers for the client's Sends with Invalidate (and the "
+    mixed.time("accept_gap", "0ns",
+               "CPU time the server spends between accepting one connection and the next (a "
+               "slow server: the client's next connection arrives first and waits for its accept)",
+               0, 1_s);
+    mixed.integer("spare_stags", 4,
+                  "Regions per QP the server registers for the client's Sends with Invalidate (and the "
                   "client for its local invalidates), one per invalidate",
                   0, 64);
 }
 
 // A host's own buffer_capacity below what buffer memory needs at all (rnic.buffer.capacity's floor).
-std::string check_host_buffers(const config::Scenario& s) {
+std::string check_host_buffers(const config::scenario& s) {
     for (std::size_t i = 0; i < s.array_size("hosts"); ++i) {
         const std::string key = "hosts." + std::to_string(i) + ".buffer_capacity";
         const std::uint64_t bytes = s.get_size(key);
         if (bytes != 0 && bytes < 64_KiB) {
-            return key + ": " + std::to_string(bytes) + " bytes is less than the 64 KiB a NIC's buffer memory needs "
+            return key + ": " + std::to_string(bytes) +
+                   " bytes is less than the 64 KiB a NIC's buffer memory needs "
                    "(0 keeps rnic.buffer.capacity)";
         }
     }
     return "";
 }
 
-std::string check_powers_of_two(const config::Scenario& s) {
+std::string check_powers_of_two(const config::scenario& s) {
     // The PCIe sizes are checked per host by check_host_buses (schema_host.cpp).
     for (std::uint64_t size : s.get_size_list("workload.sizes")) {
         if (size > s.get_size("workload.buffer")) {
@@ -483,7 +555,7 @@ std::string check_powers_of_two(const config::Scenario& s) {
     return "";
 }
 
-std::string check_context_cache(const config::Scenario& s) {
+std::string check_context_cache(const config::scenario& s) {
     if (!s.get_bool("rnic.context_cache.enabled")) return "";
     const std::int64_t entries = s.get_int("rnic.context_cache.entries");
     const std::int64_t ways = s.get_int("rnic.context_cache.associativity");
@@ -506,7 +578,7 @@ std::string check_context_cache(const config::Scenario& s) {
     return "";
 }
 
-std::string check_workload(const config::Scenario& s) {
+std::string check_workload(const config::scenario& s) {
     const std::string type = s.get_string("workload.type");
     const std::uint64_t qps = static_cast<std::uint64_t>(s.get_int("workload.qps"));
     const std::uint64_t buffer = s.get_size("workload.buffer");
@@ -549,15 +621,15 @@ std::string check_workload(const config::Scenario& s) {
         const std::uint64_t min_size = s.get_size("workload.mixed.min_size");
         const std::uint64_t max_size = s.get_size("workload.mixed.max_size");
         if (min_size > max_size) {
-            return "workload.mixed.min_size: " + std::to_string(min_size) + " is larger than workload.mixed.max_size (" +
-                   std::to_string(max_size) + ")";
+            return "workload.mixed.min_size: " + std::to_string(min_size) +
+                   " is larger than workload.mixed.max_size (" + std::to_string(max_size) + ")";
         }
         // Each QP's slice of the buffer holds a page of atomic words and two areas of 4 x max_size.
         const std::uint64_t need = qps * (4096 + 8 * ((max_size + 7) / 8 * 8)) + 4096;
         if (need > buffer) {
-            return "workload.mixed.max_size: " + std::to_string(max_size) + " bytes needs workload.buffer of at least " +
-                   std::to_string(need) + " bytes with workload.qps = " + std::to_string(qps) + " (it is " +
-                   std::to_string(buffer) + ")";
+            return "workload.mixed.max_size: " + std::to_string(max_size) +
+                   " bytes needs workload.buffer of at least " + std::to_string(need) +
+                   " bytes with workload.qps = " + std::to_string(qps) + " (it is " + std::to_string(buffer) + ")";
         }
         return "";
     }
@@ -573,7 +645,7 @@ std::string check_workload(const config::Scenario& s) {
     return "";
 }
 
-std::string check_fabric_workload(const config::Scenario& s) {
+std::string check_fabric_workload(const config::scenario& s) {
     const std::int64_t hosts = host_count(s);
     const std::string type = s.get_string("workload.type");
     if (type == "all_to_all" || type == "permutation") {
@@ -607,16 +679,17 @@ std::string check_fabric_workload(const config::Scenario& s) {
         }
         std::int64_t senders = s.get_int("workload.incast.senders");
         if (senders > hosts - 1) {
-            return "workload.incast.senders: " + std::to_string(senders) + " senders need " + std::to_string(senders + 1) +
-                   " hosts (there are " + std::to_string(hosts) + ")";
+            return "workload.incast.senders: " + std::to_string(senders) + " senders need " +
+                   std::to_string(senders + 1) + " hosts (there are " + std::to_string(hosts) + ")";
         }
         if (senders == 0) senders = hosts - 1;
         const std::int64_t qps = s.get_int("workload.qps");
         const std::int64_t flows = senders * qps;
         for (const char* key : {"rnic.rdma.max_qp", "rnic.tcp.max_connections"}) {
             if (flows > s.get_int(key)) {
-                return std::string(key) + ": the receiver needs " + std::to_string(flows) + " (" + std::to_string(senders) +
-                       " senders x workload.qps " + std::to_string(qps) + "), more than " + std::to_string(s.get_int(key));
+                return std::string(key) + ": the receiver needs " + std::to_string(flows) + " (" +
+                       std::to_string(senders) + " senders x workload.qps " + std::to_string(qps) + "), more than " +
+                       std::to_string(s.get_int(key));
             }
         }
         // Every connection carves its send stream out of NIC buffer memory (rnic.tcp.send_buffer).
@@ -628,8 +701,9 @@ std::string check_fabric_workload(const config::Scenario& s) {
         }
         const std::uint64_t size = s.get_size("workload.incast.size");
         if (size % (static_cast<std::uint64_t>(qps) * 8) != 0) {
-            return "workload.incast.size: " + std::to_string(size) + " bytes do not split into workload.qps = " +
-                   std::to_string(qps) + " chunks of a multiple of 8 bytes";
+            return "workload.incast.size: " + std::to_string(size) +
+                   " bytes do not split into workload.qps = " + std::to_string(qps) +
+                   " chunks of a multiple of 8 bytes";
         }
         if (static_cast<std::uint64_t>(senders) * (size + 64) > s.get_size("host_memory.size") / 2) {
             return "workload.incast.size: the receiver's buffer of " + std::to_string(senders) + " x " +
@@ -640,16 +714,18 @@ std::string check_fabric_workload(const config::Scenario& s) {
     const std::int64_t client = s.get_int("workload.client"), server = s.get_int("workload.server");
     if (client >= hosts || server >= hosts) {
         return std::string(client >= hosts ? "workload.client" : "workload.server") + ": host " +
-               std::to_string(client >= hosts ? client : server) + " does not exist (" + std::to_string(hosts) + " hosts)";
+               std::to_string(client >= hosts ? client : server) + " does not exist (" + std::to_string(hosts) +
+               " hosts)";
     }
-    if (client == server) return "workload.server: must differ from workload.client (both " + std::to_string(client) + ")";
+    if (client == server)
+        return "workload.server: must differ from workload.client (both " + std::to_string(client) + ")";
     if (s.get_string("topology.kind") == "back_to_back" && (client != 0 || server != 1)) {
         return "workload.client: back_to_back runs the client on host 0 and the server on host 1";
     }
     return "";
 }
 
-std::string check_peer(const config::Scenario& s) {
+std::string check_peer(const config::scenario& s) {
     if (s.get_string("peer.kind") == "socket" && s.get_int("peer.port") == 0) {
         return "peer.port: kind \"socket\" needs the peer's socket port (1-65535)";
     }
@@ -663,7 +739,7 @@ std::string check_peer(const config::Scenario& s) {
     return "";
 }
 
-std::string check_atomics(const config::Scenario& s) {
+std::string check_atomics(const config::scenario& s) {
     if (s.get_string("rnic.rdma.atomics") != "pcie_atomicop") return "";
     for (int host = 0; host < host_count(s); ++host) {
         const std::string kind = s.value_key(host_setting_key(s, host, "host_bus.kind"));
@@ -676,11 +752,12 @@ std::string check_atomics(const config::Scenario& s) {
     return "";
 }
 
-std::string check_framing(const config::Scenario& s) {
+std::string check_framing(const config::scenario& s) {
     const std::string framing = s.get_string("rnic.framing");
     if (framing == "mpa") return "";
     const std::string name = framing == "ift" ? "IFT" : framing == "rdmatcp" ? "RDMA/TCP" : "VI/TCP";
-    if (s.get_bool("rnic.mpa.markers")) return "rnic.framing: " + name + " has no markers (set rnic.mpa.markers to false)";
+    if (s.get_bool("rnic.mpa.markers"))
+        return "rnic.framing: " + name + " has no markers (set rnic.mpa.markers to false)";
     if (s.get_string("rnic.mpa.model") != "tlm") return "rnic.framing: the RTL datapath builds MPA FPDUs only";
     // rnic.tcp.retransmit_from = host works for every framing: RDMA/TCP and VI/TCP re-frame a
     // retransmission with the segment headers they recorded for its stream position (message
@@ -689,7 +766,8 @@ std::string check_framing(const config::Scenario& s) {
     if (framing == "vitcp") {
         const std::string path = s.get_string("rnic.rx_path");
         if (path != "buffering" && path != "urgent") {
-            return "rnic.rx_path: VI/TCP has no " + path + " receive path (markers and aligned belong to MPA and "
+            return "rnic.rx_path: VI/TCP has no " + path +
+                   " receive path (markers and aligned belong to MPA and "
                    "seed 000): set rnic.rx_path to \"urgent\" or \"buffering\"";
         }
     }
@@ -698,14 +776,14 @@ std::string check_framing(const config::Scenario& s) {
     return "";
 }
 
-std::string check_sack_recovery(const config::Scenario& s) {
+std::string check_sack_recovery(const config::scenario& s) {
     if (s.get_bool("rnic.tcp.sack_recovery") && !s.get_bool("rnic.tcp.sack")) {
         return "rnic.tcp.sack_recovery: SACK-based recovery needs the SACK blocks it reads: set rnic.tcp.sack to true";
     }
     return "";
 }
 
-std::string check_peer_to_peer(const config::Scenario& s) {
+std::string check_peer_to_peer(const config::scenario& s) {
     if (s.get_bool("rnic.mpa.peer_to_peer") && s.get_int("rnic.mpa.revision") < 2) {
         return "rnic.mpa.peer_to_peer: the ready-to-receive message is negotiated in MPA revision 2 (RFC 6581): "
                "set rnic.mpa.revision to 2";
@@ -713,7 +791,7 @@ std::string check_peer_to_peer(const config::Scenario& s) {
     return "";
 }
 
-std::string check_rx_path(const config::Scenario& s) {
+std::string check_rx_path(const config::scenario& s) {
     if (s.get_string("rnic.rx_path") == "markers" && !s.get_bool("rnic.mpa.markers")) {
         return "rnic.rx_path: \"markers\" needs MPA markers: set rnic.mpa.markers to true";
     }
@@ -730,9 +808,9 @@ std::string check_rx_path(const config::Scenario& s) {
     return "";
 }
 
-config::Schema build() {
-    config::Schema schema;
-    config::Node& root = schema.root();
+config::schema build() {
+    config::schema schema;
+    config::node& root = schema.root();
     root.string("name", "unnamed", "Scenario name, copied into the results");
     declare_simulation(root);
     declare_link(root);
@@ -764,8 +842,8 @@ config::Schema build() {
 
 }  // namespace
 
-const config::Schema& scenario_schema() {
-    static const config::Schema schema = build();
+const config::schema& scenario_schema() {
+    static const config::schema schema = build();
     return schema;
 }
 

@@ -6,6 +6,6 @@
 
 namespace rnic::platform {
 
-const config::Schema& scenario_schema();
+const config::schema& scenario_schema();
 
 }  // namespace rnic::platform

@@ -12,7 +12,7 @@ namespace rnic::platform {
 
 using namespace config::literals;
 
-void declare_topology(config::Node& root) {
+void declare_topology(config::node& root) {
     auto& topo = root.object("topology", "How the hosts are joined");
     topo.enumeration("kind", "back_to_back",
                      "back_to_back: two hosts on one link (hosts a and b); star: every host on one switch; "
@@ -33,7 +33,7 @@ void declare_topology(config::Node& root) {
     declare_faults(up.object("down", "Faults on frames from a spine to a leaf, on every uplink"), "");
 }
 
-void declare_switch(config::Node& root) {
+void declare_switch(config::node& root) {
     auto& sw = root.object("switch", "Every switch of a star or leaf_spine (models/switch)");
     sw.enumeration("mode", "cut_through",
                    "cut_through: a frame may leave once its header is in (port-to-port latency from its first bit); "
@@ -42,7 +42,8 @@ void declare_switch(config::Node& root) {
     sw.time("latency", "450ns",
             "Port-to-port pipeline latency (assumption: shared-buffer 100GbE ASICs quote 400-500 ns cut-through)", 0,
             1_ms);
-    sw.size("buffer", "16MiB", "Packet buffer shared by all output queues (assumption: a Tomahawk-class ASIC, 16 MB for 32 x 100GbE)",
+    sw.size("buffer", "16MiB",
+            "Packet buffer shared by all output queues (assumption: a Tomahawk-class ASIC, 16 MB for 32 x 100GbE)",
             4_KiB, 1_GiB);
     sw.number("alpha", 1,
               "Dynamic threshold (Choudhury and Hahne): an output queue may grow while it holds less than alpha x "
@@ -50,8 +51,8 @@ void declare_switch(config::Node& root) {
               1.0 / 1024, 1024);
     auto& ecn = sw.object("ecn", "ECN marking (RFC 3168) on output queues");
     ecn.boolean("enabled", false, "Mark CE on ECN-capable packets that find the output queue above the threshold");
-    ecn.size("threshold", "100KiB", "Output-queue bytes above which packets are marked (assumption; DCTCP-style K)",
-             0, 1_GiB);
+    ecn.size("threshold", "100KiB", "Output-queue bytes above which packets are marked (assumption; DCTCP-style K)", 0,
+             1_GiB);
     auto& pfc = sw.object("pfc", "IEEE 802.1Qbb priority flow control (one priority): a lossless fabric");
     pfc.boolean("enabled", false, "Pause an ingress port's sender when its buffered bytes exceed xoff");
     pfc.size("xoff", "96KiB", "Ingress bytes at which a PAUSE goes out", 0, 1_GiB);
@@ -65,7 +66,7 @@ void declare_switch(config::Node& root) {
 
 namespace {
 
-std::string check_identities(const config::Scenario& s) {
+std::string check_identities(const config::scenario& s) {
     const int n = host_count(s);
     const std::size_t named = s.array_size("hosts");
     if (named > static_cast<std::size_t>(n)) {
@@ -75,7 +76,7 @@ std::string check_identities(const config::Scenario& s) {
             if (!key.empty()) {
                 return key + ": host " + std::to_string(i) + " does not exist (" +
                        (s.get_string("topology.kind") == "back_to_back" ? std::string("back_to_back has 2 hosts")
-                                                                         : "topology.hosts is " + std::to_string(n)) +
+                                                                        : "topology.hosts is " + std::to_string(n)) +
                        ")";
             }
         }
@@ -86,12 +87,12 @@ std::string check_identities(const config::Scenario& s) {
     std::map<std::string, std::string> names, macs, addrs;  // value -> key of the first host using it
     for (int i = 0; i < n; ++i) {
         const host_identity id = identity_of(s, i);
-        const std::string at = id.key == "topology.hosts" ? "host " + std::to_string(i) + " (derived from topology.hosts)"
-                                                          : id.key;
+        const std::string at =
+            id.key == "topology.hosts" ? "host " + std::to_string(i) + " (derived from topology.hosts)" : id.key;
         if (!proto::net::parse_ipv4(id.ipv4)) {
             return id.key + ".ipv4: expected a dotted IPv4 address such as \"10.0.0.1\", got \"" + id.ipv4 + "\"";
         }
-        proto::net::MacAddress mac{};
+        proto::net::mac_address mac{};
         if (!parse_mac(id.mac, &mac)) {
             return id.key + ".mac: expected a MAC address such as \"02:00:00:00:00:0a\", got \"" + id.mac + "\"";
         }
@@ -111,7 +112,7 @@ std::string check_identities(const config::Scenario& s) {
 
 }  // namespace
 
-std::string check_topology(const config::Scenario& s) {
+std::string check_topology(const config::scenario& s) {
     const std::string kind = s.get_string("topology.kind");
     const auto hosts = s.get_int("topology.hosts");
     const auto ports = s.get_int("topology.switch_ports");

@@ -20,9 +20,9 @@ std::string first_key_set(const boost::json::value& v, const std::string& path) 
     return "";
 }
 
-void declare_faults(config::Node& f, const std::string& inherit) {
+void declare_faults(config::node& f, const std::string& inherit) {
     // Each leaf inherits the leaf of the same name under `inherit`, if given.
-    auto from = [&inherit](config::Node& leaf, const std::string& name) {
+    auto from = [&inherit](config::node& leaf, const std::string& name) {
         if (!inherit.empty()) leaf.inherits(inherit + "." + name);
     };
     from(f.number("loss", 0, "Probability that a frame is lost", 0, 1), "loss");
@@ -32,8 +32,9 @@ void declare_faults(config::Node& f, const std::string& inherit) {
     from(ge.number("bad_to_good", 1, "Probability of leaving the bad state", 0, 1), "burst.bad_to_good");
     from(ge.number("loss_good", 0, "Loss probability in the good state", 0, 1), "burst.loss_good");
     from(ge.number("loss_bad", 1, "Loss probability in the bad state", 0, 1), "burst.loss_bad");
-    from(f.string("loss_trace", "", "File of frame numbers (1-based, one per line) to drop, e.g. traces/loss-burst.txt"),
-         "loss_trace");
+    from(
+        f.string("loss_trace", "", "File of frame numbers (1-based, one per line) to drop, e.g. traces/loss-burst.txt"),
+        "loss_trace");
     from(f.number("reorder", 0, "Probability that a frame is held back (and so overtaken)", 0, 1), "reorder");
     from(f.time("reorder_delay", "5us", "How long a held-back frame is delayed", 0, 1_s), "reorder_delay");
     from(f.number("duplicate", 0, "Probability that a frame arrives twice", 0, 1), "duplicate");
@@ -45,7 +46,7 @@ void declare_faults(config::Node& f, const std::string& inherit) {
          "resegment");
 }
 
-void declare_host_link(config::Node& host) {
+void declare_host_link(config::node& host) {
     auto& link = host.object("link",
                              "star and leaf_spine: this host's own link to its switch; a key left unset (null) takes "
                              "its link.* value, as hosts beyond the array do");
@@ -59,20 +60,21 @@ void declare_host_link(config::Node& host) {
                    "link.b_to_a");
 }
 
-std::string host_link_key_set(const config::Scenario& s, std::size_t host) {
+std::string host_link_key_set(const config::scenario& s, std::size_t host) {
     const std::string at = "hosts." + std::to_string(host) + ".link";
     return first_key_set(s.get_json(at), at);
 }
 
-std::string check_host_links(const config::Scenario& s) {
+std::string check_host_links(const config::scenario& s) {
     if (s.get_string("topology.kind") != "back_to_back") return "";
     for (std::size_t i = 0; i < s.array_size("hosts"); ++i) {
         const std::string key = host_link_key_set(s, i);
         if (!key.empty()) {
             // One cable has one rate and no switch: what a host's own link would mean there is
             // link.* already, so a per-host key is refused rather than half applied.
-            return key + ": per-host link keys apply to a star or leaf_spine, where every host has its own link; "
-                         "back_to_back's one link takes link.* (link.a_to_b from host a, link.b_to_a from host b)";
+            return key +
+                   ": per-host link keys apply to a star or leaf_spine, where every host has its own link; "
+                   "back_to_back's one link takes link.* (link.a_to_b from host a, link.b_to_a from host b)";
         }
     }
     return "";

@@ -21,7 +21,6 @@ bool is_latency_type(const std::string& type) {
     return type == "write_lat" || type == "send_lat" || type == "read_lat" || type == "atomic_lat";
 }
 
-
 double percentile(std::vector<std::uint64_t> v, double q) {
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
@@ -37,7 +36,7 @@ double mean(const std::vector<std::uint64_t>& v) {
     return static_cast<double>(sum / static_cast<long double>(v.size()));
 }
 
-socket_bridge_params build_peer_params(const config::Scenario& s) {
+socket_bridge_params build_peer_params(const config::scenario& s) {
     socket_bridge_params p;
     p.address = s.get_string("peer.address");
     p.port = static_cast<std::uint16_t>(s.get_int("peer.port"));
@@ -58,7 +57,7 @@ boost::json::object report_of(const stats_reporter& r) {
 
 }  // namespace
 
-simulation::simulation(const config::Scenario& scenario, const std::string& pcap_path) : scenario_(scenario) {
+simulation::simulation(const config::scenario& scenario, const std::string& pcap_path) : scenario_(scenario) {
     // Times are converted to and from picoseconds by value (core/sim_time.h).
     if (!kernel_resolution_is_1ps()) throw std::logic_error("the SystemC time resolution must be 1 ps");
     const int n = host_count(scenario);
@@ -103,7 +102,9 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
         // Every host knows every other host's MAC, as the two back-to-back hosts do.
         for (int i = 0; i < n; ++i) {
             for (int j = 0; j < n; ++j) {
-                if (i != j) hosts_[static_cast<std::size_t>(i)]->nic.toe().add_neighbour(st[static_cast<std::size_t>(j)].ipv4, st[static_cast<std::size_t>(j)].mac);
+                if (i != j)
+                    hosts_[static_cast<std::size_t>(i)]->nic.toe().add_neighbour(st[static_cast<std::size_t>(j)].ipv4,
+                                                                                 st[static_cast<std::size_t>(j)].mac);
             }
         }
     }
@@ -149,8 +150,8 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
     if (type == "incast") {
         workload_ = std::make_unique<incast>(build_incast_config(scenario), names, oob_, host_peek_fn, on_done);
     } else if (type == "all_to_all" || type == "permutation") {
-        workload_ = std::make_unique<traffic_matrix>(build_traffic_matrix_config(scenario), names, oob_, host_peek_fn,
-                                                     on_done);
+        workload_ =
+            std::make_unique<traffic_matrix>(build_traffic_matrix_config(scenario), names, oob_, host_peek_fn, on_done);
     } else {
         auto client = static_cast<std::size_t>(scenario.get_int("workload.client"));
         auto server = static_cast<std::size_t>(scenario.get_int("workload.server"));
@@ -164,7 +165,8 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
             host_memory& from = from_client ? src_mem : dst_mem;
             host_memory& to = from_client ? dst_mem : src_mem;
             return compare_ranges([&from](std::uint64_t a, void* d, std::size_t k) { return from.peek(a, d, k); }, src,
-                                  [&to](std::uint64_t a, void* d, std::size_t k) { return to.peek(a, d, k); }, dst, len);
+                                  [&to](std::uint64_t a, void* d, std::size_t k) { return to.peek(a, d, k); }, dst,
+                                  len);
         };
         std::unique_ptr<host_workload> wl;
         if (type == "mixed") {
@@ -195,8 +197,8 @@ simulation::simulation(const config::Scenario& scenario, const std::string& pcap
             wl = std::make_unique<write_bw>(build_write_bw_config(scenario), oob_, check, on_done);
         }
         two_host_ = wl.get();
-        workload_ = std::make_unique<two_host_workload>(std::move(wl), static_cast<int>(client), static_cast<int>(server),
-                                                        st[server].ipv4);
+        workload_ = std::make_unique<two_host_workload>(std::move(wl), static_cast<int>(client),
+                                                        static_cast<int>(server), st[server].ipv4);
     }
     fabric_workload* wl = workload_.get();
     // A real peer or guest runs on wall time: its silences are not the model's.
@@ -214,8 +216,8 @@ void simulation::record_stuck(std::uint64_t last_progress_ps) {
     stuck_dump_["stopped_at_ps"] = to_ps(sc_core::sc_time_stamp());
     stuck_dump_["last_progress_ps"] = last_progress_ps;
     boost::json::object hosts;
-    std::cerr << "watchdog: no progress since " << last_progress_ps / 1'000'000
-              << " us, stopped at " << to_ps(sc_core::sc_time_stamp()) / 1'000'000 << " us\n";
+    std::cerr << "watchdog: no progress since " << last_progress_ps / 1'000'000 << " us, stopped at "
+              << to_ps(sc_core::sc_time_stamp()) / 1'000'000 << " us\n";
     for (const auto& h : hosts_) {
         boost::json::object d;
         h->nic.report_diagnostics(d);
@@ -262,7 +264,9 @@ bool simulation::run() {
     return ok;
 }
 
-double simulation::simulated_seconds() const { return sc_core::sc_time_stamp().to_seconds(); }
+double simulation::simulated_seconds() const {
+    return sc_core::sc_time_stamp().to_seconds();
+}
 
 std::uint64_t simulation::payload_bytes() const {
     std::uint64_t total = 0;
@@ -286,14 +290,16 @@ boost::json::object simulation::results() const {
     out["seed"] = scenario_.get_int("simulation.seed");
     out["simulated_time_ps"] = to_ps(sc_core::sc_time_stamp());
     std::string status = "ok";
-    if (!r.error.empty()) status = "failed";
-    else if (qemu_ && !done_) status = "incomplete: QEMU closed the connection before the workload finished";
+    if (!r.error.empty())
+        status = "failed";
+    else if (qemu_ && !done_)
+        status = "incomplete: QEMU closed the connection before the workload finished";
     else if (stuck_) {
         status = "stuck: no work request, completion, frame or firmware command for " +
                  std::to_string(watchdog_interval_ps_ / 1'000'000) +
                  " us while the workload was not done (simulation.watchdog)";
-    }
-    else if (!done_ || !r.finished) status = "incomplete: time limit reached";
+    } else if (!done_ || !r.finished)
+        status = "incomplete: time limit reached";
 
     boost::json::object wl;
     const std::string type = scenario_.get_string("workload.type");
@@ -315,7 +321,10 @@ boost::json::object simulation::results() const {
         o["bandwidth_mbytes_per_s"] = secs > 0 ? static_cast<double>(row.bytes) / secs / 1e6 : 0.0;
         o["message_rate_mpps"] = secs > 0 ? static_cast<double>(row.iterations) / secs / 1e6 : 0.0;
         boost::json::object lat;
-        lat["min"] = row.latencies_ps.empty() ? 0.0 : static_cast<double>(*std::min_element(row.latencies_ps.begin(), row.latencies_ps.end())) / 1000.0;
+        lat["min"] =
+            row.latencies_ps.empty()
+                ? 0.0
+                : static_cast<double>(*std::min_element(row.latencies_ps.begin(), row.latencies_ps.end())) / 1000.0;
         lat["avg"] = mean(row.latencies_ps) / 1000.0;
         lat["p50"] = percentile(row.latencies_ps, 50) / 1000.0;
         lat["p99"] = percentile(row.latencies_ps, 99) / 1000.0;
@@ -337,13 +346,14 @@ boost::json::object simulation::results() const {
     if (const auto* tr = dynamic_cast<const trace_replay*>(two_host_)) wl["operation_log"] = tr->operation_log();
     out["workload"] = std::move(wl);
     if (const auto* h = dynamic_cast<const hostile*>(two_host_)) out["hostile"] = h->report();
-    const char* op = type == "incast"     ? "incast_flow"
+    const char* op = type == "incast"                                ? "incast_flow"
                      : type == "all_to_all" || type == "permutation" ? "flow"
-                     : type == "send_bw"  ? "send"
-                     : type == "read_bw"  ? "rdma_read"
-                     : type == "atomic_bw" ? "atomic_fetch_add"
-                                           : "rdma_write";
-    if (type == "mixed" || type == "rping" || type == "kv_example" || type == "vipl_example" || type == "trace" || type == "perf_server" || type == "hostile") {
+                     : type == "send_bw"                             ? "send"
+                     : type == "read_bw"                             ? "rdma_read"
+                     : type == "atomic_bw"                           ? "atomic_fetch_add"
+                                                                     : "rdma_write";
+    if (type == "mixed" || type == "rping" || type == "kv_example" || type == "vipl_example" || type == "trace" ||
+        type == "perf_server" || type == "hostile") {
         // One entry per kind of operation (the rows carry their kind).
         boost::json::object ops;
         for (const write_bw_row& row : r.rows) ops[row.op] = {{"count", row.iterations}, {"bytes", row.bytes}};
@@ -370,15 +380,21 @@ boost::json::object simulation::results() const {
     if (peer_) modules["peer"] = report_of(*peer_);
     if (qemu_) {
         const qemu::qemu_remote_stats& q = qemu_->stats();
-        modules[std::string(hosts_[0]->name()) + ".qemu"] = {
-            {"messages", q.messages},       {"config_reads", q.config_reads},
-            {"config_writes", q.config_writes}, {"bar_reads", q.bar_reads},
-            {"bar_writes", q.bar_writes},   {"ram_syncs", q.syncs},
-            {"ram_sync_errors", q.sync_errors}, {"device_resets", q.resets},
-            {"irqfds", q.irqfds},           {"unknown_messages", q.unknown},
-            {"bad_messages", q.bad_messages}, {"refused_accesses", q.refused_accesses},
-            {"undecoded_accesses", q.undecoded_accesses}, {"bus_master", qemu_->bus_master()},
-            {"error", qemu_error_}};
+        modules[std::string(hosts_[0]->name()) + ".qemu"] = {{"messages", q.messages},
+                                                             {"config_reads", q.config_reads},
+                                                             {"config_writes", q.config_writes},
+                                                             {"bar_reads", q.bar_reads},
+                                                             {"bar_writes", q.bar_writes},
+                                                             {"ram_syncs", q.syncs},
+                                                             {"ram_sync_errors", q.sync_errors},
+                                                             {"device_resets", q.resets},
+                                                             {"irqfds", q.irqfds},
+                                                             {"unknown_messages", q.unknown},
+                                                             {"bad_messages", q.bad_messages},
+                                                             {"refused_accesses", q.refused_accesses},
+                                                             {"undecoded_accesses", q.undecoded_accesses},
+                                                             {"bus_master", qemu_->bus_master()},
+                                                             {"error", qemu_error_}};
     }
     out["modules"] = std::move(modules);
     if (scenario_.get_bool("simulation.live_objects")) {
@@ -401,7 +417,8 @@ void simulation::report_host_side_settings(boost::json::object& modules) const {
     // Only where some host has keys of its own: otherwise every host runs the global keys the
     // echoed scenario shows, and the results stay as they were before per-host keys existed.
     bool own = false;
-    for (std::size_t i = 0; i < scenario_.array_size("hosts"); ++i) own = own || !host_bus_key_set(scenario_, i).empty();
+    for (std::size_t i = 0; i < scenario_.array_size("hosts"); ++i)
+        own = own || !host_bus_key_set(scenario_, i).empty();
     if (!own) return;
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
         const int host = static_cast<int>(i);
@@ -440,28 +457,31 @@ void simulation::print_summary(std::ostream& os) const {
         print_matrix_summary(os);
         return;
     }
-    os << (type == "send_bw"    ? "Send"
-           : type == "read_bw"  ? "RDMA Read"
-           : type == "atomic_bw" ? "Atomic FetchAdd"
-           : type == "mixed"     ? "Mixed operations"
-           : type == "rping"     ? "rping"
-           : type == "perf_server" ? "perf_server (host b) for a client outside the simulation"
-           : type == "kv_example" ? "Key-value store example (platform/workloads/kv_example.cpp)"
+    os << (type == "send_bw"        ? "Send"
+           : type == "read_bw"      ? "RDMA Read"
+           : type == "atomic_bw"    ? "Atomic FetchAdd"
+           : type == "mixed"        ? "Mixed operations"
+           : type == "rping"        ? "rping"
+           : type == "perf_server"  ? "perf_server (host b) for a client outside the simulation"
+           : type == "kv_example"   ? "Key-value store example (platform/workloads/kv_example.cpp)"
            : type == "vipl_example" ? "VIPL example (platform/workloads/vipl_example.cpp)"
-           : type == "trace"      ? "Trace replay of " + scenario_.get_string("workload.trace")
-                                 : std::string("RDMA Write"))
+           : type == "trace"        ? "Trace replay of " + scenario_.get_string("workload.trace")
+                                    : std::string("RDMA Write"))
        << (type == "mixed" || type == "kv_example" ? " on " + std::to_string(scenario_.get_int("workload.qps")) + " QPs"
-           : type == "rping" ? " (librdmacm rping exchange, " + std::to_string(scenario_.get_int("workload.rping.count")) +
-                                   " pings of " + std::to_string(scenario_.get_int("workload.rping.size")) + " bytes)"
+           : type == "rping"
+               ? " (librdmacm rping exchange, " + std::to_string(scenario_.get_int("workload.rping.count")) +
+                     " pings of " + std::to_string(scenario_.get_int("workload.rping.size")) + " bytes)"
            : type == "trace" ? std::string()
                              : " bandwidth/latency")
-       << " (" << scenario_.get_string("name") << ", seed "
-       << scenario_.get_int("simulation.seed") << ", queue depth " << scenario_.get_int("workload.queue_depth")
-       << ")\n";
+       << " (" << scenario_.get_string("name") << ", seed " << scenario_.get_int("simulation.seed") << ", queue depth "
+       << scenario_.get_int("workload.queue_depth") << ")\n";
     std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);
     os << line;
     os << "------------------------------------------------------------------------------------------------\n";
-    os << (type == "mixed" || type == "rping" || type == "kv_example" || type == "vipl_example" || type == "trace" || type == "perf_server" ? " operation            #ops          " : " #bytes   #iterations   ")
+    os << (type == "mixed" || type == "rping" || type == "kv_example" || type == "vipl_example" || type == "trace" ||
+                   type == "perf_server"
+               ? " operation            #ops          "
+               : " #bytes   #iterations   ")
        << "BW[Gb/s]   BW[MB/s]   MsgRate[Mpps]   t_avg[us]   t_p50[us]   t_p99[us]   data\n";
     for (const write_bw_row& row : r.rows) {
         const double secs = static_cast<double>(row.elapsed_ps) * 1e-12;
@@ -496,22 +516,26 @@ void simulation::print_latency_summary(std::ostream& os) const {
        << ")\n";
     std::snprintf(line, sizeof line, "connection set-up: %.2f us\n", static_cast<double>(r.connect_ps) / 1e6);
     os << line;
-    os << "---------------------------------------------------------------------------------------------------------------------------\n";
+    os << "------------------------------------------------------------------------------------------------------------"
+          "---------------\n";
     os << " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
           "99% percentile[usec]   99.9% percentile[usec]   data\n";
     for (const write_bw_row& row : r.rows) {
         const double avg = mean(row.latencies_ps);
         double var = 0;
         for (std::uint64_t x : row.latencies_ps) var += (static_cast<double>(x) - avg) * (static_cast<double>(x) - avg);
-        const double stdev = row.latencies_ps.empty() ? 0.0 : std::sqrt(var / static_cast<double>(row.latencies_ps.size()));
-        std::snprintf(line, sizeof line, " %-6llu %-11llu %-14.2f %-14.2f %-16.2f %-14.2f %-15.2f %-22.2f %-24.2f %s\n",
-                      static_cast<unsigned long long>(row.size), static_cast<unsigned long long>(row.latencies_ps.size()),
-                      percentile(row.latencies_ps, 0.0001) / 1e6, percentile(row.latencies_ps, 100) / 1e6,
-                      percentile(row.latencies_ps, 50) / 1e6, avg / 1e6, stdev / 1e6, percentile(row.latencies_ps, 99) / 1e6,
-                      percentile(row.latencies_ps, 99.9) / 1e6, row.integrity.ok ? "ok" : "CORRUPT");
+        const double stdev =
+            row.latencies_ps.empty() ? 0.0 : std::sqrt(var / static_cast<double>(row.latencies_ps.size()));
+        std::snprintf(
+            line, sizeof line, " %-6llu %-11llu %-14.2f %-14.2f %-16.2f %-14.2f %-15.2f %-22.2f %-24.2f %s\n",
+            static_cast<unsigned long long>(row.size), static_cast<unsigned long long>(row.latencies_ps.size()),
+            percentile(row.latencies_ps, 0.0001) / 1e6, percentile(row.latencies_ps, 100) / 1e6,
+            percentile(row.latencies_ps, 50) / 1e6, avg / 1e6, stdev / 1e6, percentile(row.latencies_ps, 99) / 1e6,
+            percentile(row.latencies_ps, 99.9) / 1e6, row.integrity.ok ? "ok" : "CORRUPT");
         os << line;
     }
-    os << "---------------------------------------------------------------------------------------------------------------------------\n";
+    os << "------------------------------------------------------------------------------------------------------------"
+          "---------------\n";
     if (!r.error.empty()) os << "workload error: " << r.error << "\n";
 }
 
@@ -524,10 +548,10 @@ void simulation::print_incast_summary(std::ostream& os) const {
     const boost::json::object f = workload_->fabric_results();
     char line[256];
     os << "Incast (" << scenario_.get_string("name") << ", seed " << scenario_.get_int("simulation.seed") << ", "
-       << scenario_.get_string("topology.kind") << " of " << hosts_.size() << " hosts): "
-       << f.at("senders").to_number<std::uint64_t>() << " senders x " << f.at("qps_per_sender").to_number<std::uint64_t>()
-       << " QPs -> " << f.at("receiver").as_string().c_str() << ", "
-       << f.at("bytes_per_sender_per_round").to_number<std::uint64_t>() << " bytes per sender per round\n";
+       << scenario_.get_string("topology.kind") << " of " << hosts_.size()
+       << " hosts): " << f.at("senders").to_number<std::uint64_t>() << " senders x "
+       << f.at("qps_per_sender").to_number<std::uint64_t>() << " QPs -> " << f.at("receiver").as_string().c_str()
+       << ", " << f.at("bytes_per_sender_per_round").to_number<std::uint64_t>() << " bytes per sender per round\n";
     const boost::json::object& rc = f.at("round_completion").as_object();
     const boost::json::object& fc = f.at("flow_completion").as_object();
     std::snprintf(line, sizeof line, "rounds: %zu   round completion [us]: mean %.3f  p50 %.3f  p99 %.3f  max %.3f\n",
@@ -552,16 +576,17 @@ void simulation::print_matrix_summary(std::ostream& os) const {
     const boost::json::object f = workload_->fabric_results();
     char line[256];
     os << f.at("pattern").as_string().c_str() << " (" << scenario_.get_string("name") << ", seed "
-       << scenario_.get_int("simulation.seed") << ", " << scenario_.get_string("topology.kind") << " of " << hosts_.size()
-       << " hosts): " << f.at("flows").to_number<std::uint64_t>() << " flows of "
+       << scenario_.get_int("simulation.seed") << ", " << scenario_.get_string("topology.kind") << " of "
+       << hosts_.size() << " hosts): " << f.at("flows").to_number<std::uint64_t>() << " flows of "
        << f.at("bytes_per_flow").to_number<std::uint64_t>() << " bytes\n";
     const boost::json::object& fc = f.at("flow_completion").as_object();
     const boost::json::object& g = f.at("flow_goodput_gbps").as_object();
-    std::snprintf(line, sizeof line,
-                  "flow completion [us]: p50 %.3f  p99 %.3f  max %.3f   flow goodput [Gb/s]: min %.2f  mean %.2f  max %.2f\n",
-                  fc.at("p50").to_number<double>() / 1e3, fc.at("p99").to_number<double>() / 1e3,
-                  fc.at("max").to_number<double>() / 1e3, g.at("min").to_number<double>(), g.at("mean").to_number<double>(),
-                  g.at("max").to_number<double>());
+    std::snprintf(
+        line, sizeof line,
+        "flow completion [us]: p50 %.3f  p99 %.3f  max %.3f   flow goodput [Gb/s]: min %.2f  mean %.2f  max %.2f\n",
+        fc.at("p50").to_number<double>() / 1e3, fc.at("p99").to_number<double>() / 1e3,
+        fc.at("max").to_number<double>() / 1e3, g.at("min").to_number<double>(), g.at("mean").to_number<double>(),
+        g.at("max").to_number<double>());
     os << line;
     print_goodput_rows(os, "aggregate goodput", r);
 }

@@ -27,7 +27,7 @@ namespace rnic::platform {
 class simulation {
 public:
     // Elaborates the platform. Throws std::runtime_error when the pcap cannot be opened.
-    simulation(const config::Scenario& scenario, const std::string& pcap_path);
+    simulation(const config::scenario& scenario, const std::string& pcap_path);
     ~simulation();
 
     // Runs until the workload is done or the time limit; returns true when the workload finished and
@@ -62,20 +62,20 @@ private:
     // entries, when any host sets keys of its own (hosts.<i>.pcie.*, ...).
     void report_host_side_settings(boost::json::object& modules) const;
 
-    const config::Scenario& scenario_;
+    const config::scenario& scenario_;
     std::vector<std::unique_ptr<host_system>> hosts_;
-    std::unique_ptr<ethernet_link> link_;         // back_to_back
-    std::unique_ptr<fabric> fabric_;              // star, leaf_spine
-    std::unique_ptr<socket_bridge> peer_;         // peer.kind "socket": a real host b behind a socket
-    std::unique_ptr<unplugged_port> unplugged_;   // then the simulated host b's NIC is off the wire
+    std::unique_ptr<ethernet_link> link_;        // back_to_back
+    std::unique_ptr<fabric> fabric_;             // star, leaf_spine
+    std::unique_ptr<socket_bridge> peer_;        // peer.kind "socket": a real host b behind a socket
+    std::unique_ptr<unplugged_port> unplugged_;  // then the simulated host b's NIC is off the wire
     // host_bus.transport "qemu": host a's memory is the guest's RAM and its program serves the proxy.
     std::unique_ptr<qemu::guest_ram> guest_ram_;
     std::unique_ptr<qemu::qemu_remote> qemu_;
     std::string qemu_error_;
-    proto::PcapWriter pcap_;
+    proto::pcap_writer pcap_;
     oob_channel oob_;
     std::unique_ptr<fabric_workload> workload_;  // by workload.type; two-host ones wrapped
-    const host_workload* two_host_ = nullptr;     // the wrapped one, if any
+    const host_workload* two_host_ = nullptr;    // the wrapped one, if any
     bool done_ = false;
 };
 

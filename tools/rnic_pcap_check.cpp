@@ -15,24 +15,25 @@
 namespace {
 
 void usage(std::FILE* to) {
-    std::fputs("usage: rnic-pcap-check [--verbose] [--no-checksum] [--lenient] [--framing mpa|ift|rdmatcp|vitcp] FILE\n"
-               "  Checks the iWARP (MPA/DDP/RDMAP) traffic of every TCP connection in a pcap file.\n"
-               "  --verbose      list every FPDU and the TCP counters\n"
-               "  --framing F    framing after the MPA Request/Reply: mpa (RFC 5044 FPDUs, default) or ift\n"
-               "                 (draft-williams-iwarp-ift-00 frames with Header and Payload CRC; rnic.framing=ift)\n"
-               "                 or rdmatcp (draft-williams-rdmatcp-00 segments: CRC-32, Connection ID, message\n"
-               "                 order; rnic.framing=rdmatcp) or vitcp (draft-dicecco-vitcp-01: the CE exchange\n"
-               "                 instead of MPA, VI segments, optional CRC, message order; rnic.framing=vitcp)\n"
-               "  --no-checksum  accept segments with bad IPv4/TCP checksums (checksum offload captures)\n"
-               "  --lenient      accept non-zero reserved bits (e.g. Linux siw's MPA Res bit 0x08)\n"
-               "Exit status: 0 no error, 1 errors found, 2 usage error or unreadable file.\n",
-               to);
+    std::fputs(
+        "usage: rnic-pcap-check [--verbose] [--no-checksum] [--lenient] [--framing mpa|ift|rdmatcp|vitcp] FILE\n"
+        "  Checks the iWARP (MPA/DDP/RDMAP) traffic of every TCP connection in a pcap file.\n"
+        "  --verbose      list every FPDU and the TCP counters\n"
+        "  --framing F    framing after the MPA Request/Reply: mpa (RFC 5044 FPDUs, default) or ift\n"
+        "                 (draft-williams-iwarp-ift-00 frames with Header and Payload CRC; rnic.framing=ift)\n"
+        "                 or rdmatcp (draft-williams-rdmatcp-00 segments: CRC-32, Connection ID, message\n"
+        "                 order; rnic.framing=rdmatcp) or vitcp (draft-dicecco-vitcp-01: the CE exchange\n"
+        "                 instead of MPA, VI segments, optional CRC, message order; rnic.framing=vitcp)\n"
+        "  --no-checksum  accept segments with bad IPv4/TCP checksums (checksum offload captures)\n"
+        "  --lenient      accept non-zero reserved bits (e.g. Linux siw's MPA Res bit 0x08)\n"
+        "Exit status: 0 no error, 1 errors found, 2 usage error or unreadable file.\n",
+        to);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    rnic::proto::check::Options options;
+    rnic::proto::check::options options;
     bool verbose = false;
     bool vitcp = false;  // VI/TCP has its own start-up: a checker of its own
     const char* file = nullptr;
@@ -47,11 +48,11 @@ int main(int argc, char** argv) {
         } else if (std::strcmp(a, "--framing") == 0 || std::strncmp(a, "--framing=", 10) == 0) {
             const char* value = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : "");
             if (std::strcmp(value, "mpa") == 0) {
-                options.framing = rnic::proto::check::Framing::mpa;
+                options.framing = rnic::proto::check::framing::mpa;
             } else if (std::strcmp(value, "ift") == 0) {
-                options.framing = rnic::proto::check::Framing::ift;
+                options.framing = rnic::proto::check::framing::ift;
             } else if (std::strcmp(value, "rdmatcp") == 0) {
-                options.framing = rnic::proto::check::Framing::rdmatcp;
+                options.framing = rnic::proto::check::framing::rdmatcp;
             } else if (std::strcmp(value, "vitcp") == 0) {
                 vitcp = true;
             } else {

@@ -34,9 +34,12 @@ bool number(const boost::json::object& o, const char* key, double* out) {
 bool integer(const boost::json::object& o, const char* key, std::uint64_t* out) {
     const auto* v = o.if_contains(key);
     if (v == nullptr) return false;
-    if (v->is_uint64()) *out = v->as_uint64();
-    else if (v->is_int64() && v->as_int64() >= 0) *out = static_cast<std::uint64_t>(v->as_int64());
-    else return false;
+    if (v->is_uint64())
+        *out = v->as_uint64();
+    else if (v->is_int64() && v->as_int64() >= 0)
+        *out = static_cast<std::uint64_t>(v->as_int64());
+    else
+        return false;
     return true;
 }
 
@@ -113,8 +116,10 @@ int main(int argc, char** argv) {
             continue;
         }
         char when[64];
-        if (dependent) std::snprintf(when, sizeof when, "after:%llu", static_cast<unsigned long long>(after));
-        else std::snprintf(when, sizeof when, "%.6f", (timing == "posted" ? post_ns : time_ns) / 1000.0);
+        if (dependent)
+            std::snprintf(when, sizeof when, "after:%llu", static_cast<unsigned long long>(after));
+        else
+            std::snprintf(when, sizeof when, "%.6f", (timing == "posted" ? post_ns : time_ns) / 1000.0);
         out << when << ", " << id << ", " << qp << ", " << std::string(op->as_string()) << ", " << size << ", "
             << offset << "\n";
         kept.insert(id);
@@ -127,6 +132,7 @@ int main(int argc, char** argv) {
         std::ofstream f(out_path);
         if (!f || !(f << out.str())) return usage("cannot write " + out_path);
     }
-    if (skipped > 0) std::fprintf(stderr, "rnic-trace-from-results: %zu operation(s) never posted, left out\n", skipped);
+    if (skipped > 0)
+        std::fprintf(stderr, "rnic-trace-from-results: %zu operation(s) never posted, left out\n", skipped);
     return 0;
 }

@@ -48,7 +48,8 @@ std::optional<std::uint64_t> buffer_memory::allocate_region(std::uint64_t bytes)
     // Shared send regions are address space above the capacity; the bytes they hold are counted
     // as they come (hold_send), not carved out here.
     const std::uint64_t floor = params_.shared_send ? params_.capacity : 0;
-    const std::uint64_t ceiling = params_.shared_send ? params_.capacity + params_.send_address_space : params_.capacity;
+    const std::uint64_t ceiling =
+        params_.shared_send ? params_.capacity + params_.send_address_space : params_.capacity;
     std::uint64_t candidate = floor;
     for (const auto& [base, size] : regions_) {
         if (base - candidate >= bytes) break;
@@ -148,8 +149,9 @@ void buffer_memory::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& 
     const std::uint64_t len = gp.get_data_length();
     if (addr > store_.size() || len > store_.size() - addr) {
         ++errors_;
-        RNIC_MLOG_D(error, buf, delay, "access [0x" << std::hex << addr << ", 0x" << addr + len << std::dec
-                                                    << ") outside the buffer memory");
+        RNIC_MLOG_D(
+            error, buf, delay,
+            "access [0x" << std::hex << addr << ", 0x" << addr + len << std::dec << ") outside the buffer memory");
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }

@@ -21,8 +21,8 @@ namespace rnic {
 
 struct buffer_memory_params {
     std::uint64_t capacity = 4ull << 20;
-    std::uint32_t width_bytes = 64;          // datapath width
-    double clock_hz = 500e6;                 // 64 B x 500 MHz = 256 Gb/s per port
+    std::uint32_t width_bytes = 64;                                   // datapath width
+    double clock_hz = 500e6;                                          // 64 B x 500 MHz = 256 Gb/s per port
     sc_core::sc_time latency = sc_core::sc_time(10, sc_core::SC_NS);  // on-chip SRAM access
     // The port is shared by independent pipelines (send-stream appends, segment reads, reassembly)
     // whose loosely-timed callers book it out of time order; backfill serves them in time order.
@@ -81,7 +81,7 @@ private:
     void sample();
 
     buffer_memory_params params_;
-    zeroed_memory store_;  // committed page by page as it is written
+    zeroed_memory store_;                             // committed page by page as it is written
     std::map<std::uint64_t, std::uint64_t> regions_;  // base -> size
     timed_resource port_;
     std::uint64_t in_use_ = 0, peak_ = 0;
@@ -93,7 +93,7 @@ private:
     std::uint64_t send_held_ = 0, send_peak_ = 0;
     struct occupancy_sample {
         std::uint64_t time_ps;
-        std::uint64_t bytes;     // peak within the interval
+        std::uint64_t bytes;  // peak within the interval
     };
     std::vector<occupancy_sample> series_;
     std::uint64_t interval_ps_ = 0;

@@ -6,12 +6,12 @@
 
 namespace rnic::log {
 
-int g_levels[static_cast<int>(category::count_)] = {
+int g_levels[static_cast<int>(category::count)] = {
     3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
 };
 
 namespace {
-const char* const kCategoryNames[] = {"sim", "host", "pcie", "dma", "mem", "buf", "toe",
+const char* const kCategoryNames[] = {"sim", "host", "pcie", "dma", "mem", "buf",  "toe",
                                       "mpa", "rdma", "cp",   "fw",  "drv", "link", "app"};
 const char* const kLevelNames[] = {"off", "error", "warn", "info", "debug", "trace"};
 std::uint64_t g_errors = 0;
@@ -28,7 +28,7 @@ bool parse_level(const std::string& text, level* out) {
 }
 
 bool parse_category(const std::string& text, category* out) {
-    for (int i = 0; i < static_cast<int>(category::count_); ++i) {
+    for (int i = 0; i < static_cast<int>(category::count); ++i) {
         if (text == kCategoryNames[i]) {
             *out = static_cast<category>(i);
             return true;
@@ -37,7 +37,9 @@ bool parse_category(const std::string& text, category* out) {
     return false;
 }
 
-std::string known_levels() { return "off, error, warn, info, debug, trace"; }
+std::string known_levels() {
+    return "off, error, warn, info, debug, trace";
+}
 std::string known_categories() {
     std::string s;
     for (const char* n : kCategoryNames) s += (s.empty() ? "" : ", ") + std::string(n);
@@ -45,10 +47,16 @@ std::string known_categories() {
 }
 }  // namespace
 
-const char* name(category c) { return kCategoryNames[static_cast<int>(c)]; }
-const char* name(level l) { return kLevelNames[static_cast<int>(l)]; }
+const char* name(category c) {
+    return kCategoryNames[static_cast<int>(c)];
+}
+const char* name(level l) {
+    return kLevelNames[static_cast<int>(l)];
+}
 
-void set_level(category c, level l) { g_levels[static_cast<int>(c)] = static_cast<int>(l); }
+void set_level(category c, level l) {
+    g_levels[static_cast<int>(c)] = static_cast<int>(l);
+}
 
 bool configure(const std::string& spec, std::string* error) {
     std::size_t pos = 0;
@@ -78,8 +86,8 @@ bool configure(const std::string& spec, std::string* error) {
                 return false;
             }
             if (!parse_level(lvl_text, &lvl)) {
-                *error = "--log: unknown level \"" + lvl_text + "\" for category " + cat_text +
-                         " (expected one of " + known_levels() + ")";
+                *error = "--log: unknown level \"" + lvl_text + "\" for category " + cat_text + " (expected one of " +
+                         known_levels() + ")";
                 return false;
             }
             set_level(cat, lvl);
@@ -104,7 +112,11 @@ void write(level l, category c, std::uint64_t time_ps, const std::string& who, c
                  message.c_str());
 }
 
-std::uint64_t errors_logged() { return g_errors; }
-std::uint64_t warnings_logged() { return g_warnings; }
+std::uint64_t errors_logged() {
+    return g_errors;
+}
+std::uint64_t warnings_logged() {
+    return g_warnings;
+}
 
 }  // namespace rnic::log

@@ -13,7 +13,7 @@ namespace rnic::log {
 enum class level : int { off = 0, error = 1, warn = 2, info = 3, debug = 4, trace = 5 };
 
 // One category per area of the platform (STYLE.md item 12).
-enum class category : int { sim, host, pcie, dma, mem, buf, toe, mpa, rdma, cp, fw, drv, link, app, count_ };
+enum class category : int { sim, host, pcie, dma, mem, buf, toe, mpa, rdma, cp, fw, drv, link, app, count };
 
 const char* name(category c);
 const char* name(level l);
@@ -22,7 +22,7 @@ const char* name(level l);
 bool configure(const std::string& spec, std::string* error);
 void set_level(category c, level l);
 
-extern int g_levels[static_cast<int>(category::count_)];
+extern int g_levels[static_cast<int>(category::count)];
 inline bool enabled(category c, level l) {
     return static_cast<int>(l) <= g_levels[static_cast<int>(c)];
 }
@@ -40,12 +40,12 @@ std::string format_time(std::uint64_t time_ps);
 
 // Formats only when the level is enabled. `who` is the hierarchical name of the module or software
 // component, `time_ps` the simulated time in picoseconds.
-#define RNIC_LOG_AT(lvl, cat, time_ps, who, expr)                                              \
-    do {                                                                                       \
-        if (::rnic::log::enabled(::rnic::log::category::cat, ::rnic::log::level::lvl)) {       \
-            std::ostringstream rnic_log_os_;                                                   \
-            rnic_log_os_ << expr;                                                              \
-            ::rnic::log::write(::rnic::log::level::lvl, ::rnic::log::category::cat, (time_ps), \
-                               (who), rnic_log_os_.str());                                     \
-        }                                                                                      \
+#define RNIC_LOG_AT(lvl, cat, time_ps, who, expr)                                                     \
+    do {                                                                                              \
+        if (::rnic::log::enabled(::rnic::log::category::cat, ::rnic::log::level::lvl)) {              \
+            std::ostringstream rnic_log_os_;                                                          \
+            rnic_log_os_ << expr;                                                                     \
+            ::rnic::log::write(::rnic::log::level::lvl, ::rnic::log::category::cat, (time_ps), (who), \
+                               rnic_log_os_.str());                                                   \
+        }                                                                                             \
     } while (0)

@@ -9,7 +9,9 @@
 
 namespace rnic {
 
-inline std::uint64_t now_ps() { return to_ps(::rnic::sim_now()); }
+inline std::uint64_t now_ps() {
+    return to_ps(::rnic::sim_now());
+}
 
 }  // namespace rnic
 

@@ -17,14 +17,20 @@ inline const sc_core::sc_time& one_ps() {
 }
 
 // True when the kernel's resolution is the 1 ps these conversions assume.
-inline bool kernel_resolution_is_1ps() { return sc_core::sc_get_time_resolution() == sc_core::sc_time(1, sc_core::SC_PS); }
+inline bool kernel_resolution_is_1ps() {
+    return sc_core::sc_get_time_resolution() == sc_core::sc_time(1, sc_core::SC_PS);
+}
 
-inline std::uint64_t to_ps(const sc_core::sc_time& t) { return t.value(); }
+inline std::uint64_t to_ps(const sc_core::sc_time& t) {
+    return t.value();
+}
 
 // sc_core::sc_time_stamp() without the call into the library: the same kernel time, read from the
 // current simulation context as the library function does. For the per-frame and per-TLP paths,
 // which ask for it tens of times per RDMA Write.
-inline const sc_core::sc_time& sim_now() { return sc_core::sc_get_curr_simcontext()->time_stamp(); }
+inline const sc_core::sc_time& sim_now() {
+    return sc_core::sc_get_curr_simcontext()->time_stamp();
+}
 
 inline sc_core::sc_time from_ps(std::uint64_t ps) {
     sc_core::sc_time t = one_ps();

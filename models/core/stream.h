@@ -12,8 +12,8 @@
 namespace rnic {
 
 enum class stream_kind : std::uint8_t {
-    data,  // ULPDU / FPDU / in-order stream bytes
-    raw,   // bytes sent before MPA full operation (MPA Request/Reply), passed through unframed
+    data,          // ULPDU / FPDU / in-order stream bytes
+    raw,           // bytes sent before MPA full operation (MPA Request/Reply), passed through unframed
     out_of_order,  // a ULPDU found in an out-of-order segment: place it now if it is safe, or refuse
     verbatim,      // test mode (raw_stream work requests): stream bytes in full operation, passed through unframed
     // No bytes: the RDMA engine asks the framing for the acknowledgement of placed messages it owes
@@ -36,9 +36,7 @@ struct stream_ext : tlm::tlm_extension<stream_ext> {
     stream_kind kind = stream_kind::data;
 
     tlm::tlm_extension_base* clone() const override { return new stream_ext(*this); }
-    void copy_from(const tlm::tlm_extension_base& other) override {
-        *this = static_cast<const stream_ext&>(other);
-    }
+    void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const stream_ext&>(other); }
 };
 
 // Control of a received ULPDU's placement (framer -> RDMA engine): where its frame sat in the
@@ -54,9 +52,7 @@ struct placement_ext : tlm::tlm_extension<placement_ext> {
     bool in_error = false;
 
     tlm::tlm_extension_base* clone() const override { return new placement_ext(*this); }
-    void copy_from(const tlm::tlm_extension_base& other) override {
-        *this = static_cast<const placement_ext&>(other);
-    }
+    void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const placement_ext&>(other); }
 };
 
 // Refetch (transmit path, rnic.tcp.retransmit_from = "host"): where a ULPDU's payload came from,
@@ -64,19 +60,17 @@ struct placement_ext : tlm::tlm_extension<placement_ext> {
 // it in NIC buffer memory. The RDMA engine attaches it only to a ULPDU with one host copy of its
 // payload; the framer adds how it framed the ULPDU; the TCP engine records both.
 struct refetch_ext : tlm::tlm_extension<refetch_ext> {
-    std::uint64_t host_addr = 0;     // payload source in host memory
-    std::uint32_t host_len = 0;      // payload bytes there
-    std::uint32_t header_len = 0;    // ULPDU bytes in front of the payload (DDP/RDMAP headers)
-    std::uint8_t header[32] = {};    // those bytes
+    std::uint64_t host_addr = 0;   // payload source in host memory
+    std::uint32_t host_len = 0;    // payload bytes there
+    std::uint32_t header_len = 0;  // ULPDU bytes in front of the payload (DDP/RDMAP headers)
+    std::uint8_t header[32] = {};  // those bytes
     // Filled by the framing unit: how the frame was framed (framing::reframe repeats it).
-    std::uint32_t frame_pos = 0;     // marker-space position of the frame's first byte
+    std::uint32_t frame_pos = 0;  // marker-space position of the frame's first byte
     bool markers = false;
     bool crc = false;
 
     tlm::tlm_extension_base* clone() const override { return new refetch_ext(*this); }
-    void copy_from(const tlm::tlm_extension_base& other) override {
-        *this = static_cast<const refetch_ext&>(other);
-    }
+    void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const refetch_ext&>(other); }
 };
 
 namespace stream_detail {

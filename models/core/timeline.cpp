@@ -35,7 +35,7 @@ public:
             if (error != nullptr) *error = "cannot open timeline file '" + path + "' for writing";
             return false;
         }
-        written_ = dropped_ = 0;
+        written = dropped = 0;
         first_ = true;
         processes_.clear();
         threads_.clear();
@@ -49,7 +49,7 @@ public:
         std::fprintf(file_,
                      "\n],\"otherData\":{\"generator\":\"rnic-vp\",\"time_unit_of_ts\":\"us\","
                      "\"events_written\":%llu,\"events_dropped\":%llu}}\n",
-                     static_cast<unsigned long long>(written_), static_cast<unsigned long long>(dropped_));
+                     static_cast<unsigned long long>(written), static_cast<unsigned long long>(dropped));
         std::fclose(file_);
         file_ = nullptr;
         detail::recording = false;
@@ -57,11 +57,11 @@ public:
 
     bool on() const { return file_ != nullptr; }
 
-    void event(char ph, const std::string& track, const std::string& name, std::uint64_t start_ps,
-               std::uint64_t dur_ps, const args& a, const char* cat) {
+    void event(char ph, const std::string& track, const std::string& name, std::uint64_t start_ps, std::uint64_t dur_ps,
+               const args& a, const char* cat) {
         if (file_ == nullptr) return;
-        if (written_ >= max_events_) {
-            ++dropped_;
+        if (written >= max_events) {
+            ++dropped;
             return;
         }
         const auto [pid, tid] = ids(track);
@@ -73,11 +73,11 @@ public:
         if (ph == 'i') line += ",\"s\":\"t\"";
         line += ",\"args\":" + a.json() + "}";
         emit(line);
-        ++written_;
+        ++written;
     }
 
-    std::uint64_t max_events_ = 2000000;
-    std::uint64_t written_ = 0, dropped_ = 0;
+    std::uint64_t max_events = 2000000;
+    std::uint64_t written = 0, dropped = 0;
 
 private:
     void emit(const std::string& line) {
@@ -125,19 +125,29 @@ std::string escape(const std::string& s) {
     out.reserve(s.size());
     for (const char c : s) {
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            case '\r': out += "\\r"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-                    out += buf;
-                } else {
-                    out += c;
-                }
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+                out += buf;
+            } else {
+                out += c;
+            }
         }
     }
     return out;
@@ -177,11 +187,21 @@ const std::string& args::json() const {
     return json_;
 }
 
-bool open(const std::string& path, std::string* error) { return the_writer().start(path, error); }
-void close() { the_writer().finish(); }
-void set_max_events(std::uint64_t n) { the_writer().max_events_ = n; }
-std::uint64_t events_written() { return the_writer().written_; }
-std::uint64_t events_dropped() { return the_writer().dropped_; }
+bool open(const std::string& path, std::string* error) {
+    return the_writer().start(path, error);
+}
+void close() {
+    the_writer().finish();
+}
+void set_max_events(std::uint64_t n) {
+    the_writer().max_events = n;
+}
+std::uint64_t events_written() {
+    return the_writer().written;
+}
+std::uint64_t events_dropped() {
+    return the_writer().dropped;
+}
 
 void complete_event(const std::string& track, const std::string& name, std::uint64_t start_ps, std::uint64_t dur_ps,
                     const args& a, const char* cat) {

@@ -58,17 +58,19 @@ void close();
 namespace detail {
 extern bool recording;
 }
-inline bool enabled() { return detail::recording; }
+inline bool enabled() {
+    return detail::recording;
+}
 void set_max_events(std::uint64_t n);
 std::uint64_t events_written();
 std::uint64_t events_dropped();
 
 // One complete event. `cat` groups events for filtering (e.g. "pcie", "dma").
-void complete_event(const std::string& track, const std::string& name, std::uint64_t start_ps,
-                    std::uint64_t dur_ps, const args& a = args(), const char* cat = "rnic");
+void complete_event(const std::string& track, const std::string& name, std::uint64_t start_ps, std::uint64_t dur_ps,
+                    const args& a = args(), const char* cat = "rnic");
 // One instant event (ph "i", thread scope), e.g. an interrupt or a refused DMA.
-void instant_event(const std::string& track, const std::string& name, std::uint64_t at_ps,
-                   const args& a = args(), const char* cat = "rnic");
+void instant_event(const std::string& track, const std::string& name, std::uint64_t at_ps, const args& a = args(),
+                   const char* cat = "rnic");
 
 // JSON string escaping (exposed for tests).
 std::string escape(const std::string& s);

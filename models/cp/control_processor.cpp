@@ -42,7 +42,9 @@ control_processor::control_processor(const sc_core::sc_module_name& name, const 
     dont_initialize();
 }
 
-void control_processor::firmware_thread() { program_->run(); }
+void control_processor::firmware_thread() {
+    program_->run();
+}
 
 // Events arrive with an LT delay; they become visible to the firmware at their time.
 void control_processor::post(const fw::event& ev, const sc_core::sc_time& delay) {
@@ -77,7 +79,9 @@ void control_processor::consume_cycles(std::uint64_t cycles) {
     wait(t);
 }
 
-std::uint64_t control_processor::now_ps() const { return to_ps(sc_core::sc_time_stamp()); }
+std::uint64_t control_processor::now_ps() const {
+    return to_ps(sc_core::sc_time_stamp());
+}
 
 void control_processor::arm_timer(std::uint64_t at_ps) {
     const sc_core::sc_time at = from_ps(at_ps);
@@ -86,7 +90,9 @@ void control_processor::arm_timer(std::uint64_t at_ps) {
     timer_event_.notify(at > now ? at - now : sc_core::SC_ZERO_TIME);
 }
 
-void control_processor::timer_method() { post({fw::event_kind::timer, 0, 0}, sc_core::SC_ZERO_TIME); }
+void control_processor::timer_method() {
+    post({fw::event_kind::timer, 0, 0}, sc_core::SC_ZERO_TIME);
+}
 
 bool control_processor::dma_read(std::uint64_t addr, void* dst, std::size_t len) {
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
@@ -109,7 +115,9 @@ void control_processor::raise_msix(std::uint32_t vector) {
     send_msix(irq_out, vector, delay);
 }
 
-int control_processor::create_cq(const fw::cq_params& p) { return rdma_out->create_cq({p.ring, p.entries, p.vector}); }
+int control_processor::create_cq(const fw::cq_params& p) {
+    return rdma_out->create_cq({p.ring, p.entries, p.vector});
+}
 
 int control_processor::create_qp(const fw::qp_params& p) {
     return rdma_out->create_qp({p.sq_ring, p.sq_entries, p.rq_ring, p.rq_entries, p.send_cq, p.recv_cq, p.pd});
@@ -176,14 +184,22 @@ void control_processor::full_operation(std::uint32_t conn, const fw::mpa_mode& m
 void control_processor::on_tcp_event(std::uint32_t conn, toe_event ev, std::uint16_t local_port) {
     fw::event_kind k = fw::event_kind::tcp_closed;
     switch (ev) {
-        case toe_event::established: k = fw::event_kind::tcp_established; break;
-        case toe_event::closed:
-        case toe_event::reset: k = fw::event_kind::tcp_closed; break;
-        case toe_event::failed: k = fw::event_kind::tcp_failed; break;
-        case toe_event::refused: k = fw::event_kind::tcp_refused; break;
-        case toe_event::released:
-            drop_connection_events(conn);
-            return;
+    case toe_event::established:
+        k = fw::event_kind::tcp_established;
+        break;
+    case toe_event::closed:
+    case toe_event::reset:
+        k = fw::event_kind::tcp_closed;
+        break;
+    case toe_event::failed:
+        k = fw::event_kind::tcp_failed;
+        break;
+    case toe_event::refused:
+        k = fw::event_kind::tcp_refused;
+        break;
+    case toe_event::released:
+        drop_connection_events(conn);
+        return;
     }
     post({k, conn, local_port}, sc_core::SC_ZERO_TIME);
 }
@@ -193,17 +209,20 @@ void control_processor::drop_connection_events(std::uint32_t conn) {
     // later it would be applied to the next connection under the same id.
     const auto stale = [conn](const fw::event& ev) {
         switch (ev.kind) {
-            case fw::event_kind::tcp_established:
-            case fw::event_kind::tcp_closed:
-            case fw::event_kind::tcp_failed:
-            case fw::event_kind::startup_bytes:
-            case fw::event_kind::framing_error: return ev.conn == conn;
-            default: return false;
+        case fw::event_kind::tcp_established:
+        case fw::event_kind::tcp_closed:
+        case fw::event_kind::tcp_failed:
+        case fw::event_kind::startup_bytes:
+        case fw::event_kind::framing_error:
+            return ev.conn == conn;
+        default:
+            return false;
         }
     };
     const std::size_t before = incoming_.size() + events_.size();
-    incoming_.erase(std::remove_if(incoming_.begin(), incoming_.end(), [&](const timed_event& t) { return stale(t.ev); }),
-                    incoming_.end());
+    incoming_.erase(
+        std::remove_if(incoming_.begin(), incoming_.end(), [&](const timed_event& t) { return stale(t.ev); }),
+        incoming_.end());
     events_.erase(std::remove_if(events_.begin(), events_.end(), stale), events_.end());
     stale_events_dropped_ += before - incoming_.size() - events_.size();
 }

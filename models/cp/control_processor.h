@@ -85,7 +85,9 @@ public:
     bool deregister_mr(std::uint32_t stag) override { return rdma_out->deregister_mr(stag); }
     bool qp_idle(std::uint32_t qpn) const override { return rdma_out->qp_idle(qpn); }
     bool qp_connect(std::uint32_t qpn, const fw::stream_start& stream) override;
-    void terminate_stream(std::uint32_t conn, std::uint8_t mpa_code) override { rdma_out->llp_terminate(conn, mpa_code); }
+    void terminate_stream(std::uint32_t conn, std::uint8_t mpa_code) override {
+        rdma_out->llp_terminate(conn, mpa_code);
+    }
     bool qp_modify(std::uint32_t qpn, std::uint8_t target) override { return rdma_out->qp_modify(qpn, target); }
     std::int64_t qp_query(std::uint32_t qpn) const override { return rdma_out->qp_query(qpn); }
     int destroy_qp(std::uint32_t qpn) override { return rdma_out->destroy_qp(qpn); }
@@ -131,8 +133,8 @@ private:
         sc_core::sc_time at;
         fw::event ev;
     };
-    std::deque<timed_event> incoming_;   // events not yet visible (in flight)
-    std::deque<fw::event> events_;       // visible to the firmware
+    std::deque<timed_event> incoming_;  // events not yet visible (in flight)
+    std::deque<fw::event> events_;      // visible to the firmware
     sc_core::sc_event incoming_event_, event_ready_, timer_event_;
     sc_core::sc_time busy_ = sc_core::SC_ZERO_TIME;
     std::uint64_t events_handled_ = 0, dma_errors_ = 0, stale_events_dropped_ = 0;

@@ -20,8 +20,8 @@ namespace rnic::fw {
 // zero-length Send consume an untagged buffer of the responder, i.e. one of the application's
 // receive WQEs, which a provider-level RTR must not do (RFC 6581 §4.4.2).
 namespace rtr {
-constexpr std::uint8_t write = 1;  // flag C: zero-length RDMA Write
-constexpr std::uint8_t read = 2;   // flag D: zero-length RDMA Read Request (answered by a zero-length Response)
+constexpr std::uint8_t kWrite = 1;  // flag C: zero-length RDMA Write
+constexpr std::uint8_t kRead = 2;   // flag D: zero-length RDMA Read Request (answered by a zero-length Response)
 }  // namespace rtr
 
 // What the RTR on a stream is: none (client-server: the initiator's first ULP message is it), or
@@ -52,13 +52,24 @@ struct connection_addresses {
     std::uint16_t local_port = 0, remote_port = 0;
 };
 
-struct cq_params { std::uint64_t ring; std::uint32_t entries; std::uint32_t vector; };
+struct cq_params {
+    std::uint64_t ring;
+    std::uint32_t entries;
+    std::uint32_t vector;
+};
 struct qp_params {
-    std::uint64_t sq_ring; std::uint32_t sq_entries; std::uint64_t rq_ring; std::uint32_t rq_entries;
+    std::uint64_t sq_ring;
+    std::uint32_t sq_entries;
+    std::uint64_t rq_ring;
+    std::uint32_t rq_entries;
     std::uint32_t send_cq, recv_cq, pd;
 };
 struct mr_params {
-    std::uint64_t addr; std::uint64_t length; std::uint32_t access; std::uint32_t pd; std::uint64_t to_base;
+    std::uint64_t addr;
+    std::uint64_t length;
+    std::uint32_t access;
+    std::uint32_t pd;
+    std::uint64_t to_base;
     // reg_mr_pages: the host address of each page (empty: contiguous host memory from addr).
     std::vector<std::uint64_t> pages = {};
     unsigned page_shift = 0;
@@ -69,26 +80,27 @@ struct mpa_mode {
     bool rx_markers;
     bool crc;
     std::size_t max_ulpdu;
-    bool pack_fpdus = false;  // mpa_policy::pack_marker_fpdus: several whole FPDUs per segment with markers
+    bool pack_fpdus = false;             // mpa_policy::pack_marker_fpdus: several whole FPDUs per segment with markers
     std::uint16_t read_window = 0xFFFF;  // VI/TCP: the agreed RDMA Read Window (seed 003 §2.2.2.2.6)
     bool urgent_marks = false;
-    bool unreliable = false;  // VI/TCP: Unreliable Delivery agreed (seed 003 §3.3, vitcp_errors.h)  // VI/TCP: the peer sent the Urgent Marker option, we mark (seed 003 §3.7)
+    bool unreliable =
+        false;  // VI/TCP: Unreliable Delivery agreed (seed 003 §3.3, vitcp_errors.h)  // VI/TCP: the peer sent the Urgent Marker option, we mark (seed 003 §3.7)
     bool reliable_reception = false;  // VI/TCP: Reliable Reception agreed (seed 003 §3.2 Message ACK, vitcp_ack.h)
 };
 
 // The MPA policy the NIC was built with (scenario rnic.mpa.*).
 struct mpa_policy {
-    int revision = 1;          // 1 (RFC 5044) or 2 (RFC 6581)
-    bool want_markers = false; // we ask the peer for markers (M bit)
-    bool want_crc = true;      // C bit
+    int revision = 1;           // 1 (RFC 5044) or 2 (RFC 6581)
+    bool want_markers = false;  // we ask the peer for markers (M bit)
+    bool want_crc = true;       // C bit
     // With markers sent, several complete FPDUs may share a segment (RFC 5044 §5, Appendix A);
     // off, each FPDU has a segment of its own.
     bool pack_marker_fpdus = false;
     std::uint16_t ird = 16, ord = 16;
-    std::uint16_t max_ird = 16, max_ord = 16;  // the RDMA engine's limits (rnic.rdma.ird/ord)
-    std::uint64_t timeout_ps = 0;   // negotiation timeout
-    bool peer_to_peer = false;      // every connect asks for an explicit RTR (RFC 6581 §9.2)
-    std::uint8_t rtr_types = rtr::write | rtr::read;  // RTRs this device sends and accepts
+    std::uint16_t max_ird = 16, max_ord = 16;           // the RDMA engine's limits (rnic.rdma.ird/ord)
+    std::uint64_t timeout_ps = 0;                       // negotiation timeout
+    bool peer_to_peer = false;                          // every connect asks for an explicit RTR (RFC 6581 §9.2)
+    std::uint8_t rtr_types = rtr::kWrite | rtr::kRead;  // RTRs this device sends and accepts
     // VI/TCP (rnic.framing = vitcp, seed 003): the CE exchange of §4 replaces the MPA Request/Reply
     // (firmware_vitcp.cpp) with this end's proposal (rnic.vitcp.*).
     bool vitcp = false;
@@ -104,10 +116,10 @@ struct stream_start {
     std::uint32_t conn = 0;
     std::size_t max_ulpdu = 0;
     std::uint32_t ird = 0, ord = 0;
-    bool negotiated = false;          // RFC 6581 values (used as they are); else the wish (0: device's)
-    bool responder = false;           // hold our FPDUs until the initiator's first (RFC 5044 §7.1.2 rule 4)
-    rtr_kind rtr = rtr_kind::none;    // initiator: the RTR to send first (RFC 6581 §9.2)
-    bool peer_acknowledges = false;   // VI/TCP Reliable Reception: sends complete on the peer's Message ACK
+    bool negotiated = false;         // RFC 6581 values (used as they are); else the wish (0: device's)
+    bool responder = false;          // hold our FPDUs until the initiator's first (RFC 5044 §7.1.2 rule 4)
+    rtr_kind rtr = rtr_kind::none;   // initiator: the RTR to send first (RFC 6581 §9.2)
+    bool peer_acknowledges = false;  // VI/TCP Reliable Reception: sends complete on the peer's Message ACK
 };
 
 class hal {
@@ -141,9 +153,9 @@ public:
     // The QP on `conn` (in RTS) sends a Terminate with layer LLP, type MPA and `mpa_code`, then goes
     // to Error and the stream closes (RFC 6581 §8: a negotiation that fails after the Reply).
     virtual void terminate_stream(std::uint32_t conn, std::uint8_t mpa_code) = 0;
-    virtual bool qp_modify(std::uint32_t qpn, std::uint8_t target) = 0;   // regmap::qp_state
-    virtual std::int64_t qp_query(std::uint32_t qpn) const = 0;           // regmap::query_qp_result, -1
-    virtual int destroy_qp(std::uint32_t qpn) = 0;                        // 0, -1 no such, -2 busy
+    virtual bool qp_modify(std::uint32_t qpn, std::uint8_t target) = 0;  // regmap::qp_state
+    virtual std::int64_t qp_query(std::uint32_t qpn) const = 0;          // regmap::query_qp_result, -1
+    virtual int destroy_qp(std::uint32_t qpn) = 0;                       // 0, -1 no such, -2 busy
     virtual int destroy_cq(std::uint32_t cqn) = 0;
     virtual void stream_failed(std::uint32_t conn, const char* why) = 0;
     // CTRL.RESET: every QP, CQ and memory region removed (rdma_ctl_if::reset_objects).

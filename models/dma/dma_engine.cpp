@@ -27,13 +27,14 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, const dma_params& pa
     dma_in.register_b_transport(this, &dma_engine::b_transport);
     const double rate = params_.bytes_per_cycle * params_.clock_hz;  // bytes/s
     if (rate > 0) datapath_ticks_per_byte_ = 1.0 / rate / sc_core::sc_get_time_resolution().to_seconds();
-    for (std::size_t i = 0; i < channels_.size(); ++i) channels_[i].track = std::string(this->name()) + "/ch" + std::to_string(i);
+    for (std::size_t i = 0; i < channels_.size(); ++i)
+        channels_[i].track = std::string(this->name()) + "/ch" + std::to_string(i);
 }
 
 tlm::tlm_response_status dma_engine::bus_transfer(channel& ch, tlm::tlm_command cmd, std::uint64_t addr,
-                                                  unsigned char* data, std::uint32_t len,
-                                                  const sc_core::sc_time& ready, sc_core::sc_time* issued,
-                                                  sc_core::sc_time* finish, bus_txn_ext* bx, atomic_op_ext* aop) {
+                                                  unsigned char* data, std::uint32_t len, const sc_core::sc_time& ready,
+                                                  sc_core::sc_time* issued, sc_core::sc_time* finish, bus_txn_ext* bx,
+                                                  atomic_op_ext* aop) {
     const sc_core::sc_time now = sim_now();
     sc_core::sc_time start = ch.setup.reserve(ready, setup_time_);
     const bool read = cmd == tlm::TLM_READ_COMMAND;
@@ -113,14 +114,13 @@ void dma_engine::fail(tlm::tlm_generic_payload& gp, channel& ch, const sc_core::
     ++ch.stats.errors;
     if (status == tlm::TLM_GENERIC_ERROR_RESPONSE) {
         // A malformed request from a NIC block (SG list, marker breaks): the client's error.
-        RNIC_MLOG_D(error, dma, delay, (gp.is_read() ? "read" : "write") << " of " << gp.get_data_length()
-                                                                          << " bytes refused: " << why);
+        RNIC_MLOG_D(error, dma, delay,
+                    (gp.is_read() ? "read" : "write") << " of " << gp.get_data_length() << " bytes refused: " << why);
     } else {
         // The host refused it; host memory and the bus have logged it already.
-        RNIC_MLOG_D(debug, dma, delay, (gp.is_read() ? "read" : "write") << " of " << gp.get_data_length()
-                                                                          << " bytes at 0x" << std::hex
-                                                                          << gp.get_address() << std::dec
-                                                                          << " failed: " << why);
+        RNIC_MLOG_D(debug, dma, delay,
+                    (gp.is_read() ? "read" : "write") << " of " << gp.get_data_length() << " bytes at 0x" << std::hex
+                                                      << gp.get_address() << std::dec << " failed: " << why);
     }
     gp.set_response_status(status);
 }
@@ -138,7 +138,8 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time
     // The channel whose datapath frees first (ties: the lower number).
     std::size_t ci = 0;
     for (std::size_t i = 1; i < channels_.size(); ++i) {
-        if (std::max(ready, channels_[i].datapath.free_at()) < std::max(ready, channels_[ci].datapath.free_at())) ci = i;
+        if (std::max(ready, channels_[i].datapath.free_at()) < std::max(ready, channels_[ci].datapath.free_at()))
+            ci = i;
     }
     channel& ch = channels_[ci];
     ++ch.stats.transfers;
@@ -166,7 +167,8 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time
     if (covered != len) {
         ++bad_requests_;
         fail(gp, ch, delay, tlm::TLM_GENERIC_ERROR_RESPONSE,
-             "scatter/gather list covers " + std::to_string(covered) + " bytes, the transfer has " + std::to_string(len));
+             "scatter/gather list covers " + std::to_string(covered) + " bytes, the transfer has " +
+                 std::to_string(len));
         return;
     }
     ch.stats.sg_elements += sg.size();
@@ -218,9 +220,8 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time
         const piece& p = pieces[i];
         bus_txn_ext bx;
         sc_core::sc_time issued, finish;
-        const tlm::tlm_response_status st =
-            bus_transfer(ch, gp.get_command(), p.host_addr, gp.get_data_ptr() + p.nic_off, p.len, t, &issued, &finish, &bx,
-                         aop);
+        const tlm::tlm_response_status st = bus_transfer(
+            ch, gp.get_command(), p.host_addr, gp.get_data_ptr() + p.nic_off, p.len, t, &issued, &finish, &bx, aop);
         packets += bx.packets;
         if (p.marker_split) ++fragments;
         if (i == 0) {
@@ -240,8 +241,7 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time
     sc_core::sc_time finish = last;
     if (datapath_ticks_per_byte_ > 0 && len > 0) {
         const auto ticks = static_cast<sc_core::sc_time::value_type>(len * datapath_ticks_per_byte_ + 0.5);
-        const sc_core::sc_time stream_end =
-            ch.datapath.reserve(read ? first_data : first_issue, from_ps(ticks));
+        const sc_core::sc_time stream_end = ch.datapath.reserve(read ? first_data : first_issue, from_ps(ticks));
         finish = std::max(finish, stream_end);
     }
     gp.set_response_status(tlm::TLM_OK_RESPONSE);

@@ -32,10 +32,10 @@ struct sg_element {
 struct dma_ext : tlm::tlm_extension<dma_ext> {
     // ---- Request ----
     std::vector<sg_element> sg;
-    std::uint64_t sgl_ring = 0;       // host address of the SG ring (0: none)
-    std::uint32_t sgl_entries = 0;    // ring size in elements
-    std::uint32_t sgl_first = 0;      // index of the first element
-    std::uint32_t sgl_count = 0;      // elements to use at most (stops early at one flagged last)
+    std::uint64_t sgl_ring = 0;     // host address of the SG ring (0: none)
+    std::uint32_t sgl_entries = 0;  // ring size in elements
+    std::uint32_t sgl_first = 0;    // index of the first element
+    std::uint32_t sgl_count = 0;    // elements to use at most (stops early at one flagged last)
     std::vector<std::uint32_t> marker_breaks;
 
     // ---- Result (filled by the engine) ----

@@ -12,8 +12,8 @@ namespace rnic {
 class latency_histogram {
 public:
     latency_histogram()
-        : edges_ns_({250, 500, 550, 600, 650, 700, 800, 900, 1000, 1250, 1500, 2000, 3000, 5000, 10000, 20000,
-                     50000, 100000}),
+        : edges_ns_({250, 500, 550, 600, 650, 700, 800, 900, 1000, 1250, 1500, 2000, 3000, 5000, 10000, 20000, 50000,
+                     100000}),
           counts_(edges_ns_.size() + 1, 0) {}
 
     void add(std::uint64_t ps) {

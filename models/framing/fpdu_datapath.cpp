@@ -13,7 +13,9 @@ namespace {
 
 constexpr std::uint32_t kInterval = static_cast<std::uint32_t>(mpa::kMarkerInterval);
 
-std::uint64_t words(std::size_t bytes, std::uint32_t width) { return (bytes + width - 1) / width; }
+std::uint64_t words(std::size_t bytes, std::uint32_t width) {
+    return (bytes + width - 1) / width;
+}
 
 // FPDUPTR a Marker at `marker_pos` must carry inside the FPDU that starts at `fpdu_pos`
 // (RFC 5044 §4.3): 0 for a Marker at the FPDU's first position, else the distance back to
@@ -42,17 +44,17 @@ public:
                                std::uint32_t stream_pos, fpdu_rx_result& r) override {
         r = fpdu_rx_result{};
         r.ulpdu.clear();
-        mpa::Deframer::Config cfg;
+        mpa::deframer::config cfg;
         cfg.markers = markers;
         cfg.crc = crc;
         cfg.stream_pos = stream_pos;
-        mpa::Deframer d(cfg, [&r](const std::uint8_t* u, std::size_t n) { r.ulpdu.assign(u, u + n); });
+        mpa::deframer d(cfg, [&r](const std::uint8_t* u, std::size_t n) { r.ulpdu.assign(u, u + n); });
         r.error = d.feed(wire, wire_len);
         if (wire_len >= mpa::kCrcSize) {
             r.crc_computed = proto::crc32c(wire, wire_len - mpa::kCrcSize);
             r.crc_received = proto::get_le32(wire + wire_len - mpa::kCrcSize);
         }
-        if (r.error == mpa::DeframeError::marker_invalid) {
+        if (r.error == mpa::deframe_error::marker_invalid) {
             for (std::uint32_t off = (kInterval - stream_pos % kInterval) % kInterval; off + 4 <= wire_len;
                  off += kInterval) {
                 const std::uint16_t ptr = proto::get_be16(wire + off + 2);
@@ -92,11 +94,11 @@ std::unique_ptr<fpdu_datapath> make_tlm_datapath(std::uint32_t bytes_per_cycle) 
     return std::make_unique<tlm_datapath>(bytes_per_cycle);
 }
 
-datapath_deframer::datapath_deframer(fpdu_datapath& datapath, const mpa::Deframer::Config& cfg, SinkFn sink)
+datapath_deframer::datapath_deframer(fpdu_datapath& datapath, const mpa::deframer::config& cfg, sink_fn sink)
     : dp_(datapath), cfg_(cfg), sink_(std::move(sink)), pos_(cfg.stream_pos) {}
 
-mpa::DeframeError datapath_deframer::feed(const std::uint8_t* data, std::size_t len) {
-    if (error_ != mpa::DeframeError::none) return error_;
+mpa::deframe_error datapath_deframer::feed(const std::uint8_t* data, std::size_t len) {
+    if (error_ != mpa::deframe_error::none) return error_;
     pending_.insert(pending_.end(), data, data + len);
     std::size_t off = 0;
     while (true) {
@@ -106,31 +108,31 @@ mpa::DeframeError datapath_deframer::feed(const std::uint8_t* data, std::size_t 
         if (pending_.size() - off < header + mpa::kLengthFieldSize) break;
         const std::size_t ulpdu_len = proto::get_be16(pending_.data() + off + header);
         if (ulpdu_len > cfg_.max_ulpdu) {
-            error_ = mpa::DeframeError::ulpdu_too_long;
+            error_ = mpa::deframe_error::ulpdu_too_long;
             error_detail_ = format("ULPDU_Length %zu of the FPDU starting at stream byte %llu exceeds the maximum %zu",
                                    ulpdu_len, static_cast<unsigned long long>(consumed_), cfg_.max_ulpdu);
             break;
         }
         const std::size_t wire = mpa::fpdu_wire_length(ulpdu_len, cfg_.markers, pos_);
         if (pending_.size() - off < wire) break;
-        const datapath_cycles cycles = dp_.check_fpdu(pending_.data() + off, wire, cfg_.crc, cfg_.markers, pos_, result_);
-        if (result_.error == mpa::DeframeError::crc_mismatch) {
+        const datapath_cycles cycles =
+            dp_.check_fpdu(pending_.data() + off, wire, cfg_.crc, cfg_.markers, pos_, result_);
+        if (result_.error == mpa::deframe_error::crc_mismatch) {
             error_ = result_.error;
-            error_detail_ = format("CRC mismatch in the FPDU starting at stream byte %llu (ULPDU_Length %zu): "
-                                   "received 0x%08x, computed 0x%08x",
-                                   static_cast<unsigned long long>(consumed_), ulpdu_len,
-                                   static_cast<unsigned>(result_.crc_received),
-                                   static_cast<unsigned>(result_.crc_computed));
+            error_detail_ = format(
+                "CRC mismatch in the FPDU starting at stream byte %llu (ULPDU_Length %zu): "
+                "received 0x%08x, computed 0x%08x",
+                static_cast<unsigned long long>(consumed_), ulpdu_len, static_cast<unsigned>(result_.crc_received),
+                static_cast<unsigned>(result_.crc_computed));
             break;
         }
-        if (result_.error != mpa::DeframeError::none) {
+        if (result_.error != mpa::deframe_error::none) {
             error_ = result_.error;
-            error_detail_ = format("Marker at marker-space position %u has FPDUPTR %u, expected %u for the FPDU "
-                                   "starting at stream byte %llu",
-                                   static_cast<unsigned>(result_.bad_marker_pos),
-                                   static_cast<unsigned>(result_.bad_marker_ptr & 0xFFFC),
-                                   static_cast<unsigned>(result_.expected_ptr & 0xFFFC),
-                                   static_cast<unsigned long long>(consumed_));
+            error_detail_ = format(
+                "Marker at marker-space position %u has FPDUPTR %u, expected %u for the FPDU "
+                "starting at stream byte %llu",
+                static_cast<unsigned>(result_.bad_marker_pos), static_cast<unsigned>(result_.bad_marker_ptr & 0xFFFC),
+                static_cast<unsigned>(result_.expected_ptr & 0xFFFC), static_cast<unsigned long long>(consumed_));
             break;
         }
         off += wire;

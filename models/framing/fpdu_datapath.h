@@ -35,11 +35,11 @@ struct datapath_cycles {
 
 // What the receive datapath found in one FPDU.
 struct fpdu_rx_result {
-    proto::mpa::DeframeError error = proto::mpa::DeframeError::none;
+    proto::mpa::deframe_error error = proto::mpa::deframe_error::none;
     std::uint32_t crc_received = 0, crc_computed = 0;
-    std::uint32_t bad_marker_pos = 0;   // marker-space position of the first bad Marker
+    std::uint32_t bad_marker_pos = 0;  // marker-space position of the first bad Marker
     std::uint16_t bad_marker_ptr = 0, expected_ptr = 0;
-    std::vector<std::uint8_t> ulpdu;    // Markers, ULPDU_Length, PAD and CRC removed
+    std::vector<std::uint8_t> ulpdu;  // Markers, ULPDU_Length, PAD and CRC removed
 };
 
 class fpdu_datapath {
@@ -71,23 +71,23 @@ std::unique_ptr<fpdu_datapath> make_tlm_datapath(std::uint32_t bytes_per_cycle);
 // after the first error), so the MPA framing can use either.
 class datapath_deframer {
 public:
-    using SinkFn = std::function<void(const std::uint8_t* ulpdu, std::size_t len, const datapath_cycles& cycles)>;
-    datapath_deframer(fpdu_datapath& datapath, const proto::mpa::Deframer::Config& cfg, SinkFn sink);
+    using sink_fn = std::function<void(const std::uint8_t* ulpdu, std::size_t len, const datapath_cycles& cycles)>;
+    datapath_deframer(fpdu_datapath& datapath, const proto::mpa::deframer::config& cfg, sink_fn sink);
 
-    proto::mpa::DeframeError feed(const std::uint8_t* data, std::size_t len);
-    proto::mpa::DeframeError error() const { return error_; }
+    proto::mpa::deframe_error feed(const std::uint8_t* data, std::size_t len);
+    proto::mpa::deframe_error error() const { return error_; }
     const std::string& error_detail() const { return error_detail_; }
     std::uint64_t fpdus() const { return fpdus_; }
 
 private:
     fpdu_datapath& dp_;
-    proto::mpa::Deframer::Config cfg_;
-    SinkFn sink_;
+    proto::mpa::deframer::config cfg_;
+    sink_fn sink_;
     std::vector<std::uint8_t> pending_;  // stream bytes from the start of the next FPDU on
     std::uint32_t pos_;                  // marker-space position of pending_[0]
     std::uint64_t consumed_ = 0;         // stream bytes before pending_[0]
     fpdu_rx_result result_;
-    proto::mpa::DeframeError error_ = proto::mpa::DeframeError::none;
+    proto::mpa::deframe_error error_ = proto::mpa::deframe_error::none;
     std::string error_detail_;
     std::uint64_t fpdus_ = 0;
 };

@@ -34,9 +34,9 @@ enum class framing_kind : std::uint8_t { mpa, ift, rdmatcp, vitcp };
 
 // What the MPA negotiation settled for one connection (RFC 5044 §7.1).
 struct mpa_settings {
-    bool tx_markers = false;   // we insert markers (the peer asked for them)
-    bool rx_markers = false;   // the peer inserts markers (we asked for them)
-    bool crc = true;           // either side set C
+    bool tx_markers = false;  // we insert markers (the peer asked for them)
+    bool rx_markers = false;  // the peer inserts markers (we asked for them)
+    bool crc = true;          // either side set C
     std::size_t max_ulpdu = 1454;
     // VI/TCP: the RDMA Read Window agreed in the CE exchange (seed 003 §2.2.2.2.6); others ignore it.
     std::uint16_t read_window = 0xFFFF;

@@ -12,14 +12,14 @@
 namespace rnic {
 
 struct framing_params {
-    framing_kind kind = framing_kind::mpa;   // rnic.framing
+    framing_kind kind = framing_kind::mpa;  // rnic.framing
     // CRC/Marker datapath: the TLM model (proto codecs) or the Verilated RTL (rtl/, 8 or 16 bytes
     // wide; MPA only).
     datapath_model model = datapath_model::tlm;
-    std::uint32_t bytes_per_cycle = 16;      // datapath width (128-bit bus)
-    double clock_hz = 500e6;                 // the RTL's VCD time axis
-    std::string rtl_vcd;                     // RTL only: VCD of the first FPDU sent and received
-    std::uint64_t seed = 0;                  // RDMA/TCP: its Connection IDs and first message numbers
+    std::uint32_t bytes_per_cycle = 16;  // datapath width (128-bit bus)
+    double clock_hz = 500e6;             // the RTL's VCD time axis
+    std::string rtl_vcd;                 // RTL only: VCD of the first FPDU sent and received
+    std::uint64_t seed = 0;              // RDMA/TCP: its Connection IDs and first message numbers
 };
 
 // Throws std::invalid_argument for an RTL width that was not Verilated.

@@ -14,8 +14,8 @@ namespace ift = proto::ift;
 namespace {
 
 // The DDP headers are the only headers IFT carries (seed 001 §3.1): tagged or untagged.
-ift::DecodeOptions ddp_limits() {
-    ift::DecodeOptions limits;
+ift::decode_options ddp_limits() {
+    ift::decode_options limits;
     limits.min_header_size = proto::ddp::kTaggedHeaderSize;
     limits.max_header_size = proto::ddp::kUntaggedHeaderSize;
     return limits;
@@ -31,24 +31,24 @@ class ift_deframer final : public frame_deframer {
 public:
     ift_deframer(std::uint32_t width, frame_sink sink) : deframer_(config(), handlers(width, std::move(sink))) {}
     deframe_status feed(const std::uint8_t* data, std::size_t len) override {
-        const ift::ErrorCode e = deframer_.feed(data, len);
-        if (e == ift::ErrorCode::none) return deframe_status::ok;
-        const bool crc = e == ift::ErrorCode::header_crc_mismatch || e == ift::ErrorCode::payload_crc_mismatch;
+        const ift::error_code e = deframer_.feed(data, len);
+        if (e == ift::error_code::none) return deframe_status::ok;
+        const bool crc = e == ift::error_code::header_crc_mismatch || e == ift::error_code::payload_crc_mismatch;
         return crc ? deframe_status::crc_error : deframe_status::framing_error;
     }
     std::string error_name() const override { return std::string("IFT ") + ift::to_string(deframer_.error()); }
     const std::string& error_detail() const override { return deframer_.error_detail(); }
 
 private:
-    static ift::Deframer::Config config() {
-        ift::Deframer::Config cfg;
+    static ift::deframer::config config() {
+        ift::deframer::config cfg;
         cfg.limits = ddp_limits();
         cfg.limits.max_payload_size = ift::kMaxPayloadSize;
         return cfg;
     }
-    static ift::Deframer::HandlerSet handlers(std::uint32_t width, frame_sink sink) {
-        ift::Deframer::HandlerSet h;
-        h.frame = [width, sink = std::move(sink)](const ift::FrameView& f, bool) {
+    static ift::deframer::handler_set handlers(std::uint32_t width, frame_sink sink) {
+        ift::deframer::handler_set h;
+        h.frame = [width, sink = std::move(sink)](const ift::frame_view& f, bool) {
             std::vector<std::uint8_t> ulpdu(f.header, f.header + f.header_size);
             ulpdu.insert(ulpdu.end(), f.payload, f.payload + f.payload_size);
             const std::uint64_t beats = (f.wire_length + width - 1) / width;
@@ -56,7 +56,7 @@ private:
         };
         return h;
     }
-    ift::Deframer deframer_;
+    ift::deframer deframer_;
 };
 
 }  // namespace

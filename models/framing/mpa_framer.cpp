@@ -73,10 +73,9 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
         return;
     }
     if (!st.full || gp.get_data_length() > st.settings.max_ulpdu) {
-        RNIC_MLOG_D(error, mpa, delay, "connection " << ext->conn << ": ULPDU of " << gp.get_data_length()
-                                                     << " bytes refused ("
-                                                     << (st.full ? "longer than MULPDU" : "not in full operation")
-                                                     << ")");
+        RNIC_MLOG_D(error, mpa, delay,
+                    "connection " << ext->conn << ": ULPDU of " << gp.get_data_length() << " bytes refused ("
+                                  << (st.full ? "longer than MULPDU" : "not in full operation") << ")");
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
@@ -86,8 +85,9 @@ void mpa_framer::tx_b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_t
     if (fpdu_scratch_.empty()) {
         // The framing has no frame for this ULPDU (RDMA/TCP: no message type for an atomic).
         ++tx_refused_;
-        RNIC_MLOG_D(warn, mpa, delay, "connection " << ext->conn << ": ULPDU of " << gp.get_data_length()
-                                                    << " bytes refused: the framing cannot carry it");
+        RNIC_MLOG_D(warn, mpa, delay,
+                    "connection " << ext->conn << ": ULPDU of " << gp.get_data_length()
+                                  << " bytes refused: the framing cannot carry it");
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
@@ -122,8 +122,8 @@ void mpa_framer::send_acknowledgement(stream_ext& ext, conn_state& st, tlm::tlm_
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     if (!st.full || st.failed) return;
     fpdu_scratch_.clear();
-    const datapath_cycles cycles = framing_.build_acknowledgement(tx_options_now(st, delay), st.tx_stream_pos,
-                                                                  fpdu_scratch_);
+    const datapath_cycles cycles =
+        framing_.build_acknowledgement(tx_options_now(st, delay), st.tx_stream_pos, fpdu_scratch_);
     if (fpdu_scratch_.empty()) return;
     tx_crc_.reserve_lt(delay, datapath_time(cycles));
     tx_dp_beats_ += cycles.beats;
@@ -171,8 +171,10 @@ void mpa_framer::feed(std::uint32_t conn, conn_state& st, const std::uint8_t* da
     const bool crc = status == deframe_status::crc_error;
     const std::string& detail = st.deframer->error_detail();
     st.failed = true;
-    if (crc) ++crc_errors_;
-    else ++framing_errors_;
+    if (crc)
+        ++crc_errors_;
+    else
+        ++framing_errors_;
     RNIC_LOG_AT(warn, mpa, to_ps(sim_now() + rx_delay_), name(),
                 "connection " << conn << ": " << st.deframer->error_name() << ": " << detail);
     // RFC 5044 §8 codes: 2 CRC error, 3 Marker and ULPDU length field mismatch (IFT names no
@@ -226,20 +228,20 @@ void mpa_framer::full_operation(std::uint32_t conn, const mpa_settings& settings
     st.rx_fpdu_base = consumed;
     st.rx_next_fpdu = 0;
     conn_state* stp = &st;
-    st.deframer = framing_.make_deframer(rx_options(st), [this, stp](const std::uint8_t* ulpdu, std::size_t len,
-                                                                      const datapath_cycles& c) {
-        deliver(*stp, ulpdu, len, c);
-    });
+    st.deframer =
+        framing_.make_deframer(rx_options(st), [this, stp](const std::uint8_t* ulpdu, std::size_t len,
+                                                           const datapath_cycles& c) { deliver(*stp, ulpdu, len, c); });
     if (framing_.kind() != framing_kind::mpa) {
-        RNIC_MLOG(debug, mpa, "connection " << conn << ": full operation with "
-                                            << (framing_.kind() == framing_kind::ift       ? "IFT"
-                                                : framing_.kind() == framing_kind::rdmatcp ? "RDMA/TCP"
-                                                                                           : "VI/TCP")
-                                            << " framing, MULPDU "
-                                            << st.settings.max_ulpdu);
+        RNIC_MLOG(debug, mpa,
+                  "connection " << conn << ": full operation with "
+                                << (framing_.kind() == framing_kind::ift       ? "IFT"
+                                    : framing_.kind() == framing_kind::rdmatcp ? "RDMA/TCP"
+                                                                               : "VI/TCP")
+                                << " framing, MULPDU " << st.settings.max_ulpdu);
     } else {
-        RNIC_MLOG(debug, mpa, "connection " << conn << ": full operation, markers tx " << settings.tx_markers
-                                            << " rx " << settings.rx_markers << ", CRC " << settings.crc);
+        RNIC_MLOG(debug, mpa,
+                  "connection " << conn << ": full operation, markers tx " << settings.tx_markers << " rx "
+                                << settings.rx_markers << ", CRC " << settings.crc);
     }
     if (consumed < st.startup.size()) {
         std::vector<std::uint8_t> rest(st.startup.begin() + static_cast<std::ptrdiff_t>(consumed), st.startup.end());
@@ -381,7 +383,7 @@ void mpa_framer::report_stats(boost::json::object& out) const {
     out["crc_errors"] = crc_errors_;
     out["framing_errors"] = framing_errors_;
     out["rx_bytes_dropped_after_error"] = rx_dropped_after_error_;
-    if (tx_refused_ != 0) out["tx_ulpdus_refused_by_framing"] = tx_refused_;  // new key, only when non-zero
+    if (tx_refused_ != 0) out["tx_ulpdus_refused_by_framing"] = tx_refused_;     // new key, only when non-zero
     if (tx_verbatim_bytes_ != 0) out["tx_verbatim_bytes"] = tx_verbatim_bytes_;  // new key, test mode only
     // New keys, VI/TCP Reliable Reception only (non-zero there).
     if (tx_acknowledgements_ != 0) out["tx_acknowledgement_frames"] = tx_acknowledgements_;

@@ -35,7 +35,7 @@ namespace rnic {
 struct mpa_framer_params {
     rx_path path = rx_path::buffering;
     double clock_hz = 500e6;
-    double cycles_per_fpdu = 1;              // pipeline fill besides the datapath beats (the RTL's: 1, README)
+    double cycles_per_fpdu = 1;  // pipeline fill besides the datapath beats (the RTL's: 1, README)
     // Markers path: place FPDUs split across out-of-order segments once all their pieces are held
     // (RFC 5044 Appendix A); off, only whole FPDUs inside one segment are placed.
     bool join_split_fpdus = true;
@@ -78,16 +78,16 @@ public:
 
 private:
     struct conn_state {
-        std::uint32_t conn = 0;           // its id (frame_options::conn)
+        std::uint32_t conn = 0;  // its id (frame_options::conn)
         bool full = false;
         mpa_settings settings;
-        std::uint32_t tx_stream_pos = 0;  // marker-space position of the next FPDU byte we send
+        std::uint32_t tx_stream_pos = 0;     // marker-space position of the next FPDU byte we send
         std::uint64_t tx_stream_offset = 0;  // send-stream offset of the next byte the TCP engine takes
         std::vector<std::uint8_t> startup;
         std::unique_ptr<frame_deframer> deframer;  // the in-order stream, from full operation on
         bool failed = false;
-        std::uint64_t rx_fpdu_base = 0;   // TCP stream offset of the first FPDU byte received
-        std::uint32_t rx_next_fpdu = 0;   // marker-space position of the next in-order FPDU
+        std::uint64_t rx_fpdu_base = 0;  // TCP stream offset of the first FPDU byte received
+        std::uint32_t rx_next_fpdu = 0;  // marker-space position of the next in-order FPDU
         // The key of the frame at marker-space position `pos` in the TCP engine's record of frames
         // placed out of order (reassembly_if): its stream offset as counted from full operation.
         std::uint64_t placed_key(std::uint32_t pos) const { return rx_fpdu_base + pos; }
@@ -104,12 +104,12 @@ private:
     }
     // What each direction of a connection frames with.
     static frame_options tx_options(const conn_state& st) {
-        return {st.settings.tx_markers, st.settings.crc, st.conn, st.settings.read_window, st.settings.unreliable,
-                st.settings.reliable_reception};
+        return {st.settings.tx_markers,  st.settings.crc,        st.conn,
+                st.settings.read_window, st.settings.unreliable, st.settings.reliable_reception};
     }
     static frame_options rx_options(const conn_state& st) {
-        return {st.settings.rx_markers, st.settings.crc, st.conn, st.settings.read_window, st.settings.unreliable,
-                st.settings.reliable_reception};
+        return {st.settings.rx_markers,  st.settings.crc,        st.conn,
+                st.settings.read_window, st.settings.unreliable, st.settings.reliable_reception};
     }
     // Transmit options for a frame built now, `delay` ahead: where it starts in the send stream
     // and when (VI/TCP Reliable Reception acknowledges by them).
@@ -152,7 +152,7 @@ private:
     std::uint32_t rx_conn_ = 0;
     std::uint64_t tx_fpdus_ = 0, tx_bytes_ = 0, tx_raw_bytes_ = 0, rx_fpdus_ = 0, rx_bytes_ = 0;
     std::uint64_t crc_errors_ = 0, framing_errors_ = 0, rx_dropped_after_error_ = 0;
-    std::uint64_t tx_refused_ = 0;  // ULPDUs the framing cannot carry (RDMA/TCP: atomics)
+    std::uint64_t tx_refused_ = 0;         // ULPDUs the framing cannot carry (RDMA/TCP: atomics)
     std::uint64_t tx_verbatim_bytes_ = 0;  // test mode: stream bytes passed through unframed (raw_stream)
     // VI/TCP Reliable Reception: NOPs sent to carry a Message ACK; peer error reports received.
     std::uint64_t tx_acknowledgements_ = 0, rx_peer_error_reports_ = 0;

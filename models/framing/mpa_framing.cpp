@@ -10,10 +10,12 @@ namespace mpa = proto::mpa;
 
 namespace {
 
-std::uint64_t words(std::size_t bytes, std::uint32_t width) { return (bytes + width - 1) / width; }
+std::uint64_t words(std::size_t bytes, std::uint32_t width) {
+    return (bytes + width - 1) / width;
+}
 
-mpa::Deframer::Config deframer_config(const frame_options& options, std::uint32_t pos) {
-    mpa::Deframer::Config cfg;
+mpa::deframer::config deframer_config(const frame_options& options, std::uint32_t pos) {
+    mpa::deframer::config cfg;
     cfg.markers = options.markers;
     cfg.crc = options.crc;
     cfg.stream_pos = pos;
@@ -21,17 +23,17 @@ mpa::Deframer::Config deframer_config(const frame_options& options, std::uint32_
     return cfg;
 }
 
-deframe_status status_of(mpa::DeframeError e) {
-    if (e == mpa::DeframeError::none) return deframe_status::ok;
+deframe_status status_of(mpa::deframe_error e) {
+    if (e == mpa::deframe_error::none) return deframe_status::ok;
     // RFC 5044 §8: code 2 is a CRC error; a bad Marker or an impossible ULPDU_Length (code 3) means
     // the FPDUs can no longer be delineated.
-    return e == mpa::DeframeError::crc_mismatch ? deframe_status::crc_error : deframe_status::framing_error;
+    return e == mpa::deframe_error::crc_mismatch ? deframe_status::crc_error : deframe_status::framing_error;
 }
 
 // The TLM datapath: the codec's Deframer checks the FPDUs as the bytes arrive; the datapath's cost
 // follows from each FPDU's wire length (one bus word per cycle, as the RTL measures it). The
 // codec's sink for FPDUs from position `pos` on, charging each and passing it to `sink`.
-mpa::Deframer::SinkFn charged(const frame_options& options, std::uint32_t pos, std::uint32_t width, frame_sink sink) {
+mpa::deframer::sink_fn charged(const frame_options& options, std::uint32_t pos, std::uint32_t width, frame_sink sink) {
     return [markers = options.markers, next = pos, width, sink = std::move(sink)](const std::uint8_t* ulpdu,
                                                                                   std::size_t len) mutable {
         const std::size_t wire = mpa::fpdu_wire_length(len, markers, next);
@@ -52,7 +54,7 @@ public:
     const std::string& error_detail() const override { return deframer_.error_detail(); }
 
 private:
-    mpa::Deframer deframer_;
+    mpa::deframer deframer_;
 };
 
 // The RTL datapath: whole FPDUs are delineated in C++ and checked clock by clock.
@@ -74,7 +76,9 @@ private:
 
 mpa_framing::mpa_framing(std::unique_ptr<fpdu_datapath> datapath) : datapath_(std::move(datapath)) {}
 
-std::size_t mpa_framing::tx_room(std::size_t ulpdu_len) const { return marker_bound(ulpdu_len); }
+std::size_t mpa_framing::tx_room(std::size_t ulpdu_len) const {
+    return marker_bound(ulpdu_len);
+}
 
 std::size_t mpa_framing::marker_bound(std::size_t ulpdu_len) {
     // ULPDU_Length, at most 3 PAD bytes and the CRC (§4.1), and room for a Marker per 512 bytes of
@@ -92,8 +96,8 @@ datapath_cycles mpa_framing::build(const std::uint8_t* ulpdu, std::size_t len, c
     return datapath_->build_fpdu(ulpdu, len, options.crc, options.markers, pos, out);
 }
 
-void mpa_framing::reframe(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options,
-                          std::uint32_t pos, std::vector<std::uint8_t>& out) const {
+void mpa_framing::reframe(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options, std::uint32_t pos,
+                          std::vector<std::uint8_t>& out) const {
     // Both datapaths build the codec's bytes (tests/rtl), so the codec stands for either.
     mpa::build_fpdu(ulpdu, len, options.crc, options.markers, pos, out);
 }
@@ -101,8 +105,8 @@ void mpa_framing::reframe(const std::uint8_t* ulpdu, std::size_t len, const fram
 bool mpa_framing::placement_breaks(const frame_options& options, std::uint32_t frame_pos, std::size_t header_len,
                                    std::size_t payload_len, std::vector<std::uint32_t>* breaks) const {
     if (!options.markers) return false;
-    *breaks = mpa::marker_breaks(mpa::ulpdu_byte_position(frame_pos, header_len),
-                                 static_cast<std::uint32_t>(payload_len));
+    *breaks =
+        mpa::marker_breaks(mpa::ulpdu_byte_position(frame_pos, header_len), static_cast<std::uint32_t>(payload_len));
     return true;
 }
 
@@ -115,13 +119,13 @@ std::unique_ptr<frame_deframer> mpa_framing::make_deframer(const frame_options& 
 
 bool mpa_framing::deframe_whole(const frame_options& options, std::uint32_t pos, const std::uint8_t* data,
                                 std::size_t len, const frame_sink& sink) {
-    const mpa::Deframer::Config cfg = deframer_config(options, pos);
+    const mpa::deframer::config cfg = deframer_config(options, pos);
     if (datapath_->model() == datapath_model::tlm) {
-        mpa::Deframer probe(cfg, charged(options, pos, datapath_->bytes_per_cycle(), sink));
-        return probe.feed(data, len) == mpa::DeframeError::none;
+        mpa::deframer probe(cfg, charged(options, pos, datapath_->bytes_per_cycle(), sink));
+        return probe.feed(data, len) == mpa::deframe_error::none;
     }
     datapath_deframer probe(*datapath_, cfg, sink);
-    return probe.feed(data, len) == mpa::DeframeError::none;
+    return probe.feed(data, len) == mpa::deframe_error::none;
 }
 
 bool mpa_framing::locate_frame(const frame_options& options, const std::uint8_t* data, std::size_t len,

@@ -15,26 +15,26 @@ namespace map = proto::rdmatcp_map;
 class rdmatcp_deframer final : public frame_deframer {
 public:
     rdmatcp_deframer(const rdmatcp_framing& owner, map::session& session, frame_sink sink)
-        : owner_(owner), session_(session), sink_(std::move(sink)), deframer_(rt::Deframer::Config{}, [this](
-                                                                                   const rt::SegmentView& seg) {
-              on_segment(seg);
-          }) {}
+        : owner_(owner),
+          session_(session),
+          sink_(std::move(sink)),
+          deframer_(rt::deframer::config{}, [this](const rt::segment_view& seg) { on_segment(seg); }) {}
 
     deframe_status feed(const std::uint8_t* data, std::size_t len) override {
         if (failed_) return deframe_status::framing_error;
-        const rt::ErrorCode e = deframer_.feed(data, len);
+        const rt::error_code e = deframer_.feed(data, len);
         if (failed_) return deframe_status::framing_error;
-        if (e == rt::ErrorCode::none) return deframe_status::ok;
+        if (e == rt::error_code::none) return deframe_status::ok;
         error_name_ = std::string("RDMA/TCP ") + rt::to_string(e);
         error_detail_ = deframer_.error_detail();
         failed_ = true;
-        return e == rt::ErrorCode::crc_mismatch ? deframe_status::crc_error : deframe_status::framing_error;
+        return e == rt::error_code::crc_mismatch ? deframe_status::crc_error : deframe_status::framing_error;
     }
     std::string error_name() const override { return error_name_; }
     const std::string& error_detail() const override { return error_detail_; }
 
 private:
-    void on_segment(const rt::SegmentView& seg) {
+    void on_segment(const rt::segment_view& seg) {
         if (failed_) return;  // the codec goes on through a chunk; nothing after an error counts
         const std::uint64_t id = seg.header.connection_id;
         std::string why;
@@ -63,7 +63,7 @@ private:
     const rdmatcp_framing& owner_;
     map::session& session_;
     frame_sink sink_;
-    rt::Deframer deframer_;
+    rt::deframer deframer_;
     std::vector<std::uint8_t> ulpdu_;
     bool failed_ = false;
     std::string error_name_;
@@ -83,7 +83,9 @@ mpa_settings rdmatcp_framing::settle(const mpa_settings& negotiated) const {
     return s;
 }
 
-std::size_t rdmatcp_framing::tx_room(std::size_t) const { return map::kMaxAdded; }
+std::size_t rdmatcp_framing::tx_room(std::size_t) const {
+    return map::kMaxAdded;
+}
 
 std::size_t rdmatcp_framing::wire_length(std::size_t ulpdu_len, const frame_options&, std::uint32_t) const {
     return map::wire_length(ulpdu_len);
@@ -132,7 +134,7 @@ const map::session* rdmatcp_framing::session_of(std::uint32_t conn) const {
     return it == conns_.end() ? nullptr : &it->second.session;
 }
 
-void rdmatcp_framing::deliver(const rt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu,
+void rdmatcp_framing::deliver(const rt::segment_view& seg, std::vector<std::uint8_t>& ulpdu,
                               const frame_sink& sink) const {
     const std::uint64_t b = beats(seg.wire_length);
     sink(ulpdu.data(), ulpdu.size(), {b, b});
@@ -152,22 +154,22 @@ bool rdmatcp_framing::deframe_whole(const frame_options& options, std::uint32_t 
     const auto conn = conns_.find(options.conn);
     if (conn == conns_.end() || !conn->second.session.connection_id) return false;  // nothing to check against
     const map::session& s = conn->second.session;
-    rt::Recovery::Settings cfg;
+    rt::recovery::settings cfg;
     cfg.connection_id = *s.connection_id;
     cfg.accept_partial = false;  // whole segments only; a partial tail stays for the in-order path
-    const rt::Recovery recovery(cfg);
+    const rt::recovery recovery(cfg);
     std::vector<std::uint8_t> ulpdu;
     std::size_t at = 0;
     while (at < len) {
-        const rt::Recovery::Candidate c = recovery.examine(data, len, at, pos);
-        if (c.reason == rt::Recovery::Reason::incomplete) break;
-        if (c.reason != rt::Recovery::Reason::accepted) return false;
+        const rt::recovery::candidate c = recovery.examine(data, len, at, pos);
+        if (c.reason == rt::recovery::reason::incomplete) break;
+        if (c.reason != rt::recovery::reason::accepted) return false;
         if (!map::plausible_number(s, c.header)) return false;
         // §3.4 order: only what may be "done immediately when received" is placed now; a Send or
         // Read Request waits for the messages before it (in order, through buffering).
         if (c.header.order != rt::kOrderUnconditional) break;
         std::string why;
-        rt::DecodeOptions decode;
+        rt::decode_options decode;
         decode.connection_id = cfg.connection_id;
         const auto seg = rt::parse(data + at, c.wire_length, &why, nullptr, decode);
         if (!seg || !map::to_ulpdu(*seg, ulpdu, &why)) return false;

@@ -70,10 +70,10 @@ public:
 private:
     struct conn_state {
         proto::rdmatcp_map::session session;
-        std::map<std::uint32_t, proto::rdmatcp::Header> sent;  // position -> header, for reframe
+        std::map<std::uint32_t, proto::rdmatcp::header> sent;  // position -> header, for reframe
     };
     std::uint64_t beats(std::size_t wire) const { return (wire + width_ - 1) / width_; }
-    void deliver(const proto::rdmatcp::SegmentView& seg, std::vector<std::uint8_t>& ulpdu,
+    void deliver(const proto::rdmatcp::segment_view& seg, std::vector<std::uint8_t>& ulpdu,
                  const frame_sink& sink) const;
 
     std::uint32_t width_;

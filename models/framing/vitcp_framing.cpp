@@ -19,7 +19,7 @@ namespace {
 std::optional<ack::vi_error> terminate_class(const std::uint8_t* ulpdu, std::size_t len) {
     namespace ddp = proto::ddp;
     const auto h = ddp::decode_header(ulpdu, len, nullptr);
-    if (!h || h->tagged || h->opcode != ddp::Opcode::terminate || h->queue != ddp::kQueueTerminate) return std::nullopt;
+    if (!h || h->tagged || h->opcode != ddp::opcode::terminate || h->queue != ddp::kQueueTerminate) return std::nullopt;
     const auto t = ddp::decode_terminate(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize, nullptr);
     if (!t) return ack::vi_error::transport;
     return ack::from_terminate(static_cast<std::uint8_t>(t->layer), t->etype);
@@ -27,10 +27,14 @@ std::optional<ack::vi_error> terminate_class(const std::uint8_t* ulpdu, std::siz
 
 peer_error_kind to_peer_error(ack::vi_error e) {
     switch (e) {
-        case ack::vi_error::none: return peer_error_kind::none;
-        case ack::vi_error::memory_protection: return peer_error_kind::memory_protection;
-        case ack::vi_error::descriptor: return peer_error_kind::descriptor;
-        case ack::vi_error::transport: return peer_error_kind::transport;
+    case ack::vi_error::none:
+        return peer_error_kind::none;
+    case ack::vi_error::memory_protection:
+        return peer_error_kind::memory_protection;
+    case ack::vi_error::descriptor:
+        return peer_error_kind::descriptor;
+    case ack::vi_error::transport:
+        return peer_error_kind::transport;
     }
     return peer_error_kind::transport;
 }
@@ -42,20 +46,22 @@ peer_error_kind to_peer_error(ack::vi_error e) {
 class vitcp_deframer final : public frame_deframer {
 public:
     vitcp_deframer(const vitcp_framing& owner, map::session& session, bool crc, frame_sink sink)
-        : owner_(owner), session_(session), sink_(std::move(sink)),
-          deframer_(vt::Deframer::Config{crc, {}, session.level == proto::vitcp_ce::reliability::unreliable},
-                    [this](const vt::SegmentView& seg) { on_segment(seg); }) {}
+        : owner_(owner),
+          session_(session),
+          sink_(std::move(sink)),
+          deframer_(vt::deframer::config{crc, {}, session.level == proto::vitcp_ce::reliability::unreliable},
+                    [this](const vt::segment_view& seg) { on_segment(seg); }) {}
 
     deframe_status feed(const std::uint8_t* data, std::size_t len) override {
         if (failed_) return failed_crc_ ? deframe_status::crc_error : deframe_status::framing_error;
-        const vt::ErrorCode e = deframer_.feed(data, len);
+        const vt::error_code e = deframer_.feed(data, len);
         if (failed_) return failed_crc_ ? deframe_status::crc_error : deframe_status::framing_error;
-        if (e == vt::ErrorCode::none) return deframe_status::ok;
+        if (e == vt::error_code::none) return deframe_status::ok;
         fail_at_expected();
         error_name_ = std::string("VI/TCP ") + vt::to_string(e);
         error_detail_ = deframer_.error_detail();
         failed_ = true;
-        return e == vt::ErrorCode::crc_mismatch ? deframe_status::crc_error : deframe_status::framing_error;
+        return e == vt::error_code::crc_mismatch ? deframe_status::crc_error : deframe_status::framing_error;
     }
     std::string error_name() const override { return error_name_; }
     const std::string& error_detail() const override { return error_detail_; }
@@ -66,7 +72,7 @@ public:
 private:
     // Reliable Reception: the Message ACK and Remote Error Code of a checked segment from the peer
     // (§3.2), as the engine completes work requests by them.
-    void take_fields(const vt::Header& h) {
+    void take_fields(const vt::header& h) {
         const ack::tracker::verdict v = session_.sent_messages.on_fields({h.message_ack, h.remote_error});
         if (v.placed) {
             report_.placed = true;
@@ -82,21 +88,20 @@ private:
     // Reliable Reception error report points (§3.2).
     void fail_at_expected() { session_.rx_failed = map::expected_message(session_); }
 
-    void on_segment(const vt::SegmentView& seg) {
+    void on_segment(const vt::segment_view& seg) {
         if (failed_) return;
         // A segment the codec passed only because the connection may survive a CRC error (the
         // Deframer's continue_after_crc_error, Unreliable Delivery): whether this message's type
         // survives it is vitcp_errors.h's (§3.6 option 2).
-        if (!seg.crc_ok &&
-            !map::connection_survives(session_.level, map::message_error::crc, seg.header.type)) {
+        if (!seg.crc_ok && !map::connection_survives(session_.level, map::message_error::crc, seg.header.type)) {
             failed_ = true;
             failed_crc_ = true;
             fail_at_expected();
             error_name_ = "VI/TCP crc_mismatch";
             error_detail_ = std::string("trailer CRC of ") + vt::to_string(seg.header.type) + " message " +
                             std::to_string(seg.header.message_number) + " does not match, at stream byte " +
-                            std::to_string(deframer_.bytes_consumed()) + " (§3.6: " +
-                            proto::vitcp_ce::to_string(session_.level) + " closes the connection)";
+                            std::to_string(deframer_.bytes_consumed()) +
+                            " (§3.6: " + proto::vitcp_ce::to_string(session_.level) + " closes the connection)";
             return;
         }
         if (session_.acknowledges) take_fields(seg.header);
@@ -115,7 +120,7 @@ private:
         // An error the RDMA engine finds in it is reported against its number (§3.2; a Read
         // Response's is its request's, which is how the draft numbers it).
         const bool counted = ack::acknowledged(seg.header.type);
-        if (seg.header.type != vt::SegmentType::nop) session_.rx_delivering = seg.header.message_number;
+        if (seg.header.type != vt::segment_type::nop) session_.rx_delivering = seg.header.message_number;
         landed_ps_ = 0;
         if (!ulpdu_.empty()) sink_(ulpdu_.data(), ulpdu_.size(), {b, b});  // empty: a NOP
         if (!immediate_.empty()) sink_(immediate_.data(), immediate_.size(), {0, 0});
@@ -131,12 +136,12 @@ private:
     const vitcp_framing& owner_;
     map::session& session_;
     frame_sink sink_;
-    vt::Deframer deframer_;
+    vt::deframer deframer_;
     std::vector<std::uint8_t> ulpdu_;
     std::vector<std::uint8_t> immediate_;  // RFC 7306 Immediate Data an RdmaWrite carried (§3.2 IdV)
     bool failed_ = false;
     bool failed_crc_ = false;
-    bool in_error_ = false;  // during sink_: the segment's message is in error (Unreliable Delivery)
+    bool in_error_ = false;        // during sink_: the segment's message is in error (Unreliable Delivery)
     std::uint64_t landed_ps_ = 0;  // when the segment being delivered has landed (landed())
     peer_acknowledgement report_;  // the peer's Message ACKs since the last take
     std::string error_name_;
@@ -149,7 +154,9 @@ mpa_settings vitcp_framing::settle(const mpa_settings& negotiated) const {
     return s;
 }
 
-std::size_t vitcp_framing::tx_room(std::size_t) const { return map::kMaxAdded; }
+std::size_t vitcp_framing::tx_room(std::size_t) const {
+    return map::kMaxAdded;
+}
 
 std::size_t vitcp_framing::wire_length(std::size_t ulpdu_len, const frame_options& options, std::uint32_t) const {
     return ulpdu_len + map::kMaxAdded - (options.crc ? 0 : vt::kTrailerSize);
@@ -200,7 +207,7 @@ datapath_cycles vitcp_framing::build(const std::uint8_t* ulpdu, std::size_t len,
             return append_nop(c, options, out);
         }
     }
-    vt::Segment seg;
+    vt::segment seg;
     last_refusal_ = map::to_segment(s, ulpdu, len, seg);
     if (last_refusal_ != map::refusal::none) return {0, 0};
     if (s.acknowledges) {
@@ -229,13 +236,13 @@ datapath_cycles vitcp_framing::build_acknowledgement(const frame_options& option
     return append_nop(tx_state(options), options, out);
 }
 
-void vitcp_framing::reframe(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options,
-                            std::uint32_t pos, std::vector<std::uint8_t>& out) const {
+void vitcp_framing::reframe(const std::uint8_t* ulpdu, std::size_t len, const frame_options& options, std::uint32_t pos,
+                            std::vector<std::uint8_t>& out) const {
     const auto conn = conns_.find(options.conn);
     if (conn == conns_.end()) return;
     const auto it = conn->second.sent.find(pos);
     if (it == conn->second.sent.end()) return;
-    vt::Segment seg;
+    vt::segment seg;
     seg.header = it->second.header;
     seg.rdma = it->second.rdma;
     seg.crc = options.crc;
@@ -249,9 +256,9 @@ bool vitcp_framing::connection_survives(std::uint32_t conn, rx_message_error e) 
     if (it == conns_.end()) return false;
     return e == rx_message_error::protection
                ? map::connection_survives(it->second.session.level, map::message_error::protection,
-                                          vt::SegmentType::rdma_write)
+                                          vt::segment_type::rdma_write)
                : map::connection_survives(it->second.session.level, map::message_error::descriptor,
-                                          vt::SegmentType::send);
+                                          vt::segment_type::send);
 }
 
 const map::session* vitcp_framing::session_of(std::uint32_t conn) const {
@@ -282,12 +289,12 @@ bool vitcp_framing::deframe_whole(const frame_options& options, std::uint32_t, c
     std::size_t at = 0;
     while (at < len) {
         std::string why;
-        vt::ErrorCode code = vt::ErrorCode::none;
+        vt::error_code code = vt::error_code::none;
         const auto seg = vt::parse(data + at, len - at, s.crc, &why, &code);
         if (!seg) {
             // A segment cut by the TCP segment's end (re-segmented on the way) stays for the in-order
             // path; anything else at a located start is no segment.
-            if (code == vt::ErrorCode::truncated) break;
+            if (code == vt::error_code::truncated) break;
             return false;
         }
         const map::ooo_verdict v = map::accept_out_of_order(s, *seg, ulpdu, &why);

@@ -85,8 +85,8 @@ public:
 
 private:
     struct sent_headers {
-        proto::vitcp::Header header;
-        std::optional<proto::vitcp::RdmaHeader> rdma;
+        proto::vitcp::header header;
+        std::optional<proto::vitcp::rdma_header> rdma;
     };
     struct conn_state {
         proto::vitcp_map::session session;

@@ -40,9 +40,9 @@ void host_interface::bar_access(tlm::tlm_generic_payload& gp, sc_core::sc_time& 
     const unsigned len = gp.get_data_length();
     if (!msix_.valid_access(offset, len) || gp.get_byte_enable_ptr() != nullptr) {
         ++msix_access_errors_;
-        RNIC_MLOG_D(error, pcie, dev_delay, "MSI-X " << (gp.is_read() ? "read" : "write") << " of " << len
-                                                     << " bytes at BAR0 offset 0x" << std::hex << offset
-                                                     << " refused: only aligned 32- or 64-bit accesses");
+        RNIC_MLOG_D(error, pcie, dev_delay,
+                    "MSI-X " << (gp.is_read() ? "read" : "write") << " of " << len << " bytes at BAR0 offset 0x"
+                             << std::hex << offset << " refused: only aligned 32- or 64-bit accesses");
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
@@ -76,10 +76,10 @@ void host_interface::deliver(const msix_table::message& m, unsigned vector, cons
     sc_core::sc_time host_delay = arrive - sim_now();
     irq_out->b_transport(irq, host_delay);
     if (timeline::enabled()) {
-        timeline::instant_event(track("msix"), "MSI-X " + std::to_string(vector), to_ps(arrive),
-                                timeline::args().add("vector", vector).add("data", m.data).add(
-                                    "programmed", m.programmed ? "yes" : "no"),
-                                "pcie");
+        timeline::instant_event(
+            track("msix"), "MSI-X " + std::to_string(vector), to_ps(arrive),
+            timeline::args().add("vector", vector).add("data", m.data).add("programmed", m.programmed ? "yes" : "no"),
+            "pcie");
     }
 }
 

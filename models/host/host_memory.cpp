@@ -16,8 +16,12 @@ host_memory::host_memory(const sc_core::sc_module_name& name, const host_memory_
     dma_in.register_transport_dbg(this, &host_memory::debug_transport);
 }
 
-void host_memory::map_dma(std::uint64_t base, std::uint64_t len) { dma_map_[base] = len; }
-void host_memory::unmap_dma(std::uint64_t base) { dma_map_.erase(base); }
+void host_memory::map_dma(std::uint64_t base, std::uint64_t len) {
+    dma_map_[base] = len;
+}
+void host_memory::unmap_dma(std::uint64_t base) {
+    dma_map_.erase(base);
+}
 
 bool host_memory::in_range(std::uint64_t addr, std::uint64_t len) const {
     return addr <= store_.size() && len <= store_.size() - addr;
@@ -57,9 +61,9 @@ void host_memory::cpu_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
         return;
     }
     if (!in_range(gp.get_address(), gp.get_data_length()) || gp.get_byte_enable_ptr() != nullptr) {
-        RNIC_MLOG_D(error, host, delay, "CPU access outside memory: address 0x" << std::hex << gp.get_address()
-                                                                                 << std::dec << " length "
-                                                                                 << gp.get_data_length());
+        RNIC_MLOG_D(error, host, delay,
+                    "CPU access outside memory: address 0x" << std::hex << gp.get_address() << std::dec << " length "
+                                                            << gp.get_data_length());
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
@@ -73,13 +77,16 @@ void host_memory::guest_cpu(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
     const std::uint64_t len = gp.get_data_length();
     std::uint8_t* p = gp.get_byte_enable_ptr() == nullptr ? guest_->translate(addr, len) : nullptr;
     if (p == nullptr) {
-        RNIC_MLOG_D(error, host, delay, "CPU access outside the guest's RAM: address 0x" << std::hex << addr << std::dec
-                                                                                      << " length " << len);
+        RNIC_MLOG_D(
+            error, host, delay,
+            "CPU access outside the guest's RAM: address 0x" << std::hex << addr << std::dec << " length " << len);
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
-    if (gp.is_read()) std::memcpy(gp.get_data_ptr(), p, len);
-    else std::memcpy(p, gp.get_data_ptr(), len);
+    if (gp.is_read())
+        std::memcpy(gp.get_data_ptr(), p, len);
+    else
+        std::memcpy(p, gp.get_data_ptr(), len);
     delay += params_.latency;
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
@@ -87,23 +94,26 @@ void host_memory::guest_cpu(tlm::tlm_generic_payload& gp, sc_core::sc_time& dela
 void host_memory::guest_dma(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     const std::uint64_t addr = gp.get_address();
     const std::uint64_t len = gp.get_data_length();
-    std::uint8_t* p = gp.get_byte_enable_ptr() == nullptr && guest_->bus_master() ? guest_->translate(addr, len)
-                                                                                 : nullptr;
+    std::uint8_t* p =
+        gp.get_byte_enable_ptr() == nullptr && guest_->bus_master() ? guest_->translate(addr, len) : nullptr;
     if (p == nullptr) {
         ++dma_refused_;
-        RNIC_MLOG_D(error, host, delay, "DMA " << (gp.is_read() ? "read" : "write") << " refused: [0x" << std::hex
-                                               << addr << ", 0x" << addr + len << std::dec << ") "
-                                               << (guest_->bus_master()
-                                                       ? "is not inside one of the guest's RAM regions"
-                                                       : "while the guest has bus mastering off"));
+        RNIC_MLOG_D(error, host, delay,
+                    "DMA " << (gp.is_read() ? "read" : "write") << " refused: [0x" << std::hex << addr << ", 0x"
+                           << addr + len << std::dec << ") "
+                           << (guest_->bus_master() ? "is not inside one of the guest's RAM regions"
+                                                    : "while the guest has bus mastering off"));
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
-    if (gp.is_read()) std::memcpy(gp.get_data_ptr(), p, len);
-    else std::memcpy(p, gp.get_data_ptr(), len);
+    if (gp.is_read())
+        std::memcpy(gp.get_data_ptr(), p, len);
+    else
+        std::memcpy(p, gp.get_data_ptr(), len);
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
-    RNIC_MLOG_D(debug, host, delay, "DMA " << (gp.is_read() ? "read" : "write") << " of " << len
-                                           << " bytes at guest-physical 0x" << std::hex << addr);
+    RNIC_MLOG_D(debug, host, delay,
+                "DMA " << (gp.is_read() ? "read" : "write") << " of " << len << " bytes at guest-physical 0x"
+                       << std::hex << addr);
     charge_dma(gp, delay);
 }
 
@@ -116,9 +126,9 @@ void host_memory::dma_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
     const std::uint64_t len = gp.get_data_length();
     if (!in_range(addr, len) || !dma_allowed(addr, len) || gp.get_byte_enable_ptr() != nullptr) {
         ++dma_refused_;
-        RNIC_MLOG_D(error, host, delay, "DMA " << (gp.is_read() ? "read" : "write") << " refused: [0x" << std::hex
-                                               << addr << ", 0x" << addr + len << std::dec
-                                               << ") is outside every region mapped for device access");
+        RNIC_MLOG_D(error, host, delay,
+                    "DMA " << (gp.is_read() ? "read" : "write") << " refused: [0x" << std::hex << addr << ", 0x"
+                           << addr + len << std::dec << ") is outside every region mapped for device access");
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
@@ -156,8 +166,10 @@ unsigned int host_memory::debug_transport(tlm::tlm_generic_payload& gp) {
     if (guest_ != nullptr) {
         std::uint8_t* p = guest_->translate(gp.get_address(), gp.get_data_length());
         if (p == nullptr) return 0;
-        if (gp.is_read()) std::memcpy(gp.get_data_ptr(), p, gp.get_data_length());
-        else std::memcpy(p, gp.get_data_ptr(), gp.get_data_length());
+        if (gp.is_read())
+            std::memcpy(gp.get_data_ptr(), p, gp.get_data_length());
+        else
+            std::memcpy(p, gp.get_data_ptr(), gp.get_data_length());
         return gp.get_data_length();
     }
     if (!in_range(gp.get_address(), gp.get_data_length())) return 0;

@@ -31,7 +31,7 @@ class guest_ram;
 struct host_memory_params {
     std::uint64_t size = 64ull << 20;
     sc_core::sc_time latency = sc_core::sc_time(80, sc_core::SC_NS);  // DRAM access latency
-    double bandwidth_bps = 25.6e9 * 8;                                  // one DDR4-3200 channel
+    double bandwidth_bps = 25.6e9 * 8;                                // one DDR4-3200 channel
 };
 
 class host_memory : public sc_core::sc_module, public stats_reporter {
@@ -78,7 +78,7 @@ private:
     void guest_cpu(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
     host_memory_params params_;
-    zeroed_memory store_;  // committed page by page as it is written
+    zeroed_memory store_;                             // committed page by page as it is written
     std::map<std::uint64_t, std::uint64_t> dma_map_;  // base -> length
     timed_resource dma_port_;
     std::uint64_t dma_read_bytes_ = 0, dma_write_bytes_ = 0, dma_reads_ = 0, dma_writes_ = 0;

@@ -27,33 +27,43 @@ std::uint32_t msix_table::read32(std::uint32_t off) const {
         }
         return v;
     }
-    const std::uint32_t index = (off - layout_.table_offset) / msix_entry::size;
+    const std::uint32_t index = (off - layout_.table_offset) / msix_entry::kSize;
     if (index >= entries_.size()) return 0;
     const entry& e = entries_[index];
-    switch ((off - layout_.table_offset) % msix_entry::size) {
-        case msix_entry::addr_lo: return e.addr_lo;
-        case msix_entry::addr_hi: return e.addr_hi;
-        case msix_entry::data: return e.data;
-        default: return e.control;
+    switch ((off - layout_.table_offset) % msix_entry::kSize) {
+    case msix_entry::kAddrLo:
+        return e.addr_lo;
+    case msix_entry::kAddrHi:
+        return e.addr_hi;
+    case msix_entry::kData:
+        return e.data;
+    default:
+        return e.control;
     }
 }
 
 void msix_table::write32(std::uint32_t off, std::uint32_t value, std::vector<unsigned>* released) {
     if (in_page(off, layout_.pba_offset)) return;  // the PBA is read-only
-    const std::uint32_t index = (off - layout_.table_offset) / msix_entry::size;
+    const std::uint32_t index = (off - layout_.table_offset) / msix_entry::kSize;
     if (index >= entries_.size()) return;  // reserved space of the table's page
     entry& e = entries_[index];
-    switch ((off - layout_.table_offset) % msix_entry::size) {
-        case msix_entry::addr_lo: e.addr_lo = value & ~3u; break;  // DWORD aligned: bits 1:0 are zero
-        case msix_entry::addr_hi: e.addr_hi = value; break;
-        case msix_entry::data: e.data = value; break;
-        default: {
-            const bool was_masked = (e.control & msix_entry::mask) != 0;
-            e.control = value & msix_entry::mask;  // other bits reserved
-            if (was_masked && (e.control & msix_entry::mask) == 0 && e.pending && released != nullptr) {
-                released->push_back(index);
-            }
+    switch ((off - layout_.table_offset) % msix_entry::kSize) {
+    case msix_entry::kAddrLo:
+        e.addr_lo = value & ~3u;
+        break;  // DWORD aligned: bits 1:0 are zero
+    case msix_entry::kAddrHi:
+        e.addr_hi = value;
+        break;
+    case msix_entry::kData:
+        e.data = value;
+        break;
+    default: {
+        const bool was_masked = (e.control & msix_entry::kMask) != 0;
+        e.control = value & msix_entry::kMask;  // other bits reserved
+        if (was_masked && (e.control & msix_entry::kMask) == 0 && e.pending && released != nullptr) {
+            released->push_back(index);
         }
+    }
     }
 }
 
@@ -91,7 +101,7 @@ msix_table::message msix_table::message_of(unsigned vector) const {
 msix_table::message msix_table::raise(unsigned vector) {
     ++counters_.raised;
     message m = message_of(vector);
-    if (m.programmed && (entries_[vector].control & msix_entry::mask) != 0) {
+    if (m.programmed && (entries_[vector].control & msix_entry::kMask) != 0) {
         entries_[vector].pending = true;
         ++counters_.masked;
         m.send = false;
@@ -109,6 +119,8 @@ msix_table::message msix_table::take_pending(unsigned vector) {
     return m;
 }
 
-bool msix_table::pending(unsigned vector) const { return vector < entries_.size() && entries_[vector].pending; }
+bool msix_table::pending(unsigned vector) const {
+    return vector < entries_.size() && entries_[vector].pending;
+}
 
 }  // namespace rnic

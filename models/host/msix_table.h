@@ -23,9 +23,9 @@ namespace rnic {
 // A table entry as PCIe Base Specification §7.7.2 lays it out: 16 bytes, Message Address low and
 // high, Message Data, Vector Control (bit 0: Mask).
 namespace msix_entry {
-constexpr std::uint32_t size = 16;
-constexpr std::uint32_t addr_lo = 0x0, addr_hi = 0x4, data = 0x8, control = 0xc;
-constexpr std::uint32_t mask = 1u << 0;
+constexpr std::uint32_t kSize = 16;
+constexpr std::uint32_t kAddrLo = 0x0, kAddrHi = 0x4, kData = 0x8, kControl = 0xc;
+constexpr std::uint32_t kMask = 1u << 0;
 }  // namespace msix_entry
 
 // Where the function puts its table and PBA in its BAR, and how many vectors it has.

@@ -85,9 +85,9 @@ public:
     }
 
     std::uint64_t acquires() const { return acquires_; }
-    std::uint64_t waits() const { return waits_; }          // acquires that had to wait
+    std::uint64_t waits() const { return waits_; }  // acquires that had to wait
     const sc_core::sc_time& wait_total() const { return wait_total_; }
-    std::uint64_t peak() const { return peak_; }            // most units held at once (approximate)
+    std::uint64_t peak() const { return peak_; }  // most units held at once (approximate)
 
 private:
     void retire(const sc_core::sc_time& now) {

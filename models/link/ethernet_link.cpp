@@ -33,8 +33,8 @@ void ethernet_link::transmit(direction& dir, tlm::tlm_generic_payload& gp, sc_co
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     if (len > params_.mtu + proto::net::kEthernetHeaderSize) {
         ++dir.oversize_drops;
-        RNIC_MLOG_D(warn, link, delay, dir.label << ": dropped a " << len << "-byte frame larger than MTU "
-                                                 << params_.mtu << " + 14");
+        RNIC_MLOG_D(warn, link, delay,
+                    dir.label << ": dropped a " << len << "-byte frame larger than MTU " << params_.mtu << " + 14");
         return;
     }
     const sc_core::sc_time now = sim_now();
@@ -67,8 +67,8 @@ void ethernet_link::transmit(direction& dir, tlm::tlm_generic_payload& gp, sc_co
         fault_injector::outcome fate = dir.faults.apply(std::move(bytes));
         if (fate.dropped != fault_injector::cause::none) {
             // A lost frame still took its time on the sender's wire.
-            dir.wire.reserve(now + delay, transfer_time(kPreambleSfd + std::max(len, kMinFrame) + kFcs + kIfg,
-                                                        params_.rate_bps));
+            dir.wire.reserve(now + delay,
+                             transfer_time(kPreambleSfd + std::max(len, kMinFrame) + kFcs + kIfg, params_.rate_bps));
             RNIC_MLOG_D(debug, link, delay, dir.label << ": frame lost");
             return;
         }

@@ -40,9 +40,9 @@ public:
     ethernet_link(const sc_core::sc_module_name& name, const ethernet_link_params& params);
 
     // Write every frame to this pcap (shared by the platform, may be null).
-    void set_pcap(proto::PcapWriter* pcap) { set_pcap(pcap, true, true); }
+    void set_pcap(proto::pcap_writer* pcap) { set_pcap(pcap, true, true); }
     // Only the frames of the chosen directions (a fabric captures what reaches each host once).
-    void set_pcap(proto::PcapWriter* pcap, bool a_to_b, bool b_to_a) {
+    void set_pcap(proto::pcap_writer* pcap, bool a_to_b, bool b_to_a) {
         ab_.pcap = a_to_b ? pcap : nullptr;
         ba_.pcap = b_to_a ? pcap : nullptr;
         if (ab_.pcap != nullptr) ab_.pcap_source = pcap->add_source();
@@ -64,11 +64,11 @@ private:
         const char* label;
         fault_injector faults;
         timed_resource wire;
-        std::deque<in_flight> queue;  // ordered by arrival time
+        std::deque<in_flight> queue;                   // ordered by arrival time
         std::vector<std::vector<std::uint8_t>> spare;  // buffers of delivered frames, for the next ones
         sc_core::sc_event arrival_event;
         std::uint64_t frames = 0, bytes = 0, wire_bytes = 0, oversize_drops = 0;
-        proto::PcapWriter* pcap = nullptr;  // capture at the receiving port, if any
+        proto::pcap_writer* pcap = nullptr;  // capture at the receiving port, if any
         unsigned pcap_source = 0;
     };
 

@@ -69,7 +69,9 @@ std::uint64_t fault_injector::next() {
     return result;
 }
 
-double fault_injector::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+double fault_injector::uniform() {
+    return static_cast<double>(next() >> 11) * 0x1.0p-53;
+}
 
 void fault_injector::corrupt_bit(std::vector<std::uint8_t>& frame) {
     if (frame.empty()) return;
@@ -84,7 +86,8 @@ void fault_injector::corrupt_bit(std::vector<std::uint8_t>& frame) {
     std::uint8_t* ip = frame.data() + net::kEthernetHeaderSize;
     if ((ip[0] >> 4) != 4 || (ip[0] & 0x0f) != 5 || ip[9] != net::kIpProtocolTcp) return;
     const std::size_t ip_len = static_cast<std::size_t>(ip[2]) << 8 | ip[3];
-    if (ip_len < net::kIpv4HeaderSize + net::kTcpBaseHeaderSize || ip_len > frame.size() - net::kEthernetHeaderSize) return;
+    if (ip_len < net::kIpv4HeaderSize + net::kTcpBaseHeaderSize || ip_len > frame.size() - net::kEthernetHeaderSize)
+        return;
     ip[10] = ip[11] = 0;
     const std::uint16_t ip_sum = net::internet_checksum(ip, net::kIpv4HeaderSize);
     ip[10] = static_cast<std::uint8_t>(ip_sum >> 8);
@@ -92,8 +95,18 @@ void fault_injector::corrupt_bit(std::vector<std::uint8_t>& frame) {
     std::uint8_t* tcp = ip + net::kIpv4HeaderSize;
     const std::size_t tcp_len = ip_len - net::kIpv4HeaderSize;
     tcp[16] = tcp[17] = 0;
-    std::uint8_t pseudo[12] = {ip[12], ip[13], ip[14], ip[15], ip[16], ip[17], ip[18], ip[19], 0, net::kIpProtocolTcp,
-                               static_cast<std::uint8_t>(tcp_len >> 8), static_cast<std::uint8_t>(tcp_len)};
+    std::uint8_t pseudo[12] = {ip[12],
+                               ip[13],
+                               ip[14],
+                               ip[15],
+                               ip[16],
+                               ip[17],
+                               ip[18],
+                               ip[19],
+                               0,
+                               net::kIpProtocolTcp,
+                               static_cast<std::uint8_t>(tcp_len >> 8),
+                               static_cast<std::uint8_t>(tcp_len)};
     const std::uint32_t partial = net::checksum_partial(pseudo, sizeof pseudo);
     const std::uint32_t sum = net::checksum_partial(tcp, tcp_len, partial);
     const std::uint16_t folded = static_cast<std::uint16_t>(~sum & 0xffff);
@@ -104,26 +117,26 @@ void fault_injector::corrupt_bit(std::vector<std::uint8_t>& frame) {
 bool fault_injector::split_tcp(const std::vector<std::uint8_t>& frame, std::vector<std::vector<std::uint8_t>>& out) {
     std::string error;
     const auto f = net::parse_tcp_frame(frame.data(), frame.size(), &error);
-    if (!f || f->payload_len < 2 || (f->tcp.flags & (net::tcp_flags::syn | net::tcp_flags::fin)) != 0) return false;
+    if (!f || f->payload_len < 2 || (f->tcp.flags & (net::tcp_flags::kSyn | net::tcp_flags::kFin)) != 0) return false;
     // Cut the payload at a random point into two segments with the same headers (a re-segmenting
     // middlebox, e.g. a proxy or a TSO/LRO pair), so FPDUs no longer line up with segments.
     const std::size_t cut = 1 + static_cast<std::size_t>(next() % (f->payload_len - 1));
     const std::uint8_t* payload = frame.data() + f->payload_offset;
-    net::Endpoints ep;
+    net::endpoints ep;
     ep.src_mac = f->eth.src;
     ep.dst_mac = f->eth.dst;
-    net::TcpHeader first = f->tcp;
-    first.flags = static_cast<std::uint8_t>(first.flags & ~net::tcp_flags::psh);
-    net::TcpHeader second = f->tcp;
+    net::tcp_header first = f->tcp;
+    first.flags = static_cast<std::uint8_t>(first.flags & ~net::tcp_flags::kPsh);
+    net::tcp_header second = f->tcp;
     second.seq = f->tcp.seq + static_cast<std::uint32_t>(cut);
-    if ((f->tcp.flags & net::tcp_flags::urg) != 0) {
+    if ((f->tcp.flags & net::tcp_flags::kUrg) != 0) {
         // The urgent pointer is an offset from each piece's own sequence number (RFC 9293 §3.1): the
         // first piece keeps it (it may now point past its data, as §3.8.5 allows); the second points
         // at the same byte, or carries no URG when that byte was in the first piece.
         if (f->tcp.urgent_pointer >= cut) {
             second.urgent_pointer = static_cast<std::uint16_t>(f->tcp.urgent_pointer - cut);
         } else {
-            second.flags = static_cast<std::uint8_t>(second.flags & ~net::tcp_flags::urg);
+            second.flags = static_cast<std::uint8_t>(second.flags & ~net::tcp_flags::kUrg);
             second.urgent_pointer = 0;
         }
     }
@@ -140,8 +153,8 @@ fault_injector::outcome fault_injector::apply(std::vector<std::uint8_t> frame) {
     ++stats_.frames;
     // Draw every random number in a fixed order whatever the configuration, so that changing one
     // fault's probability does not reshuffle the others.
-    const double u_loss = uniform(), u_ge = uniform(), u_ge_loss = uniform(), u_reorder = uniform(),
-                 u_dup = uniform(), u_corrupt = uniform(), u_reseg = uniform();
+    const double u_loss = uniform(), u_ge = uniform(), u_ge_loss = uniform(), u_reorder = uniform(), u_dup = uniform(),
+                 u_corrupt = uniform(), u_reseg = uniform();
     if (cfg_.ge_good_to_bad > 0) ge_bad_ = ge_bad_ ? !(u_ge < cfg_.ge_bad_to_good) : (u_ge < cfg_.ge_good_to_bad);
     if (cfg_.trace_drops.count(stats_.frames) != 0) {
         o.dropped = cause::trace;

@@ -12,20 +12,20 @@
 namespace rnic {
 
 struct fault_config {
-    double loss = 0.0;                 // independent loss probability per frame
+    double loss = 0.0;  // independent loss probability per frame
     // Gilbert-Elliott two-state burst loss: per-frame transition probabilities and loss in each state.
     double ge_good_to_bad = 0.0;
     double ge_bad_to_good = 1.0;
     double ge_loss_good = 0.0;
     double ge_loss_bad = 0.0;
     std::set<std::uint64_t> trace_drops;  // 1-based frame numbers (in this direction) to drop
-    double reorder = 0.0;              // probability a frame is held back
-    std::uint64_t reorder_delay_ps = 0;  // how long it is held back
-    double duplicate = 0.0;            // probability a frame is sent twice
-    double corrupt = 0.0;              // probability one bit of the frame flips
+    double reorder = 0.0;                 // probability a frame is held back
+    std::uint64_t reorder_delay_ps = 0;   // how long it is held back
+    double duplicate = 0.0;               // probability a frame is sent twice
+    double corrupt = 0.0;                 // probability one bit of the frame flips
     // A corrupting middlebox that also rewrites the TCP checksum: the MPA CRC must catch it.
     bool corrupt_fixes_checksum = false;
-    double resegment = 0.0;            // probability a TCP data segment is split at a random point
+    double resegment = 0.0;  // probability a TCP data segment is split at a random point
 
     bool active() const;
 };

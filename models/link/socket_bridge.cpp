@@ -24,9 +24,13 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-std::int64_t to_ns(const sc_core::sc_time& t) { return static_cast<std::int64_t>(to_ps(t) / 1000); }
+std::int64_t to_ns(const sc_core::sc_time& t) {
+    return static_cast<std::int64_t>(to_ps(t) / 1000);
+}
 
-std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+std::string errno_text(const char* what) {
+    return std::string(what) + ": " + std::strerror(errno);
+}
 
 bool set_nonblocking(int fd) {
     const int flags = ::fcntl(fd, F_GETFL, 0);
@@ -49,8 +53,8 @@ socket_bridge::~socket_bridge() {
 bool socket_bridge::open(std::string* error) {
     const std::string where = params_.address + ":" + std::to_string(params_.port);
     auto failed = [&](const std::string& why) {
-        if (error != nullptr) *error = std::string(name()) + ": " + (params_.listen ? "listen on " : "connect to ") +
-                                       where + ": " + why;
+        if (error != nullptr)
+            *error = std::string(name()) + ": " + (params_.listen ? "listen on " : "connect to ") + where + ": " + why;
         return false;
     };
     if (fd_ >= 0) return true;
@@ -136,7 +140,8 @@ bool socket_bridge::open(std::string* error) {
     }
     fd_ = fd;
     connection_error_.clear();
-    RNIC_LOG_AT(info, link, now_ps(), name(), (params_.listen ? "accepted a connection on " : "connected to ") << where);
+    RNIC_LOG_AT(info, link, now_ps(), name(),
+                (params_.listen ? "accepted a connection on " : "connected to ") << where);
     return true;
 }
 
@@ -194,7 +199,8 @@ void socket_bridge::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
 
 void socket_bridge::flush_tx() {
     while (fd_ >= 0 && tx_sent_ < tx_buf_.size()) {
-        const ssize_t n = ::send(fd_, tx_buf_.data() + tx_sent_, tx_buf_.size() - tx_sent_, MSG_DONTWAIT | MSG_NOSIGNAL);
+        const ssize_t n =
+            ::send(fd_, tx_buf_.data() + tx_sent_, tx_buf_.size() - tx_sent_, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n > 0) {
             tx_sent_ += static_cast<std::size_t>(n);
         } else if (n < 0 && errno == EINTR) {
@@ -244,9 +250,8 @@ void socket_bridge::parse_frames() {
     while (fd_ >= 0 && rx_used_ - off >= 4) {
         const std::uint32_t len = proto::get_be32(rx_buf_.data() + off);
         if (len > kMaxStreamFrame) {
-            fail("bad frame length " + std::to_string(len) + " (above " + std::to_string(kMaxStreamFrame) +
-                 ") after " + std::to_string(frames_from_socket_) +
-                 " good frames: the stream is out of step, connection closed");
+            fail("bad frame length " + std::to_string(len) + " (above " + std::to_string(kMaxStreamFrame) + ") after " +
+                 std::to_string(frames_from_socket_) + " good frames: the stream is out of step, connection closed");
             rx_used_ = 0;
             return;
         }
@@ -255,13 +260,15 @@ void socket_bridge::parse_frames() {
         off += 4 + static_cast<std::size_t>(len);
         if (len < kMinFrame) {
             ++short_frames_;
-            RNIC_MLOG(warn, link, "dropped a " << len << "-byte frame from the socket (shorter than an Ethernet header)");
+            RNIC_MLOG(warn, link,
+                      "dropped a " << len << "-byte frame from the socket (shorter than an Ethernet header)");
             continue;
         }
         if (len > params_.mtu + proto::net::kEthernetHeaderSize) {
             ++oversize_rx_;
-            RNIC_MLOG(warn, link, "dropped a " << len << "-byte frame from the socket (larger than MTU " << params_.mtu
-                                                << " + 14)");
+            RNIC_MLOG(
+                warn, link,
+                "dropped a " << len << "-byte frame from the socket (larger than MTU " << params_.mtu << " + 14)");
             continue;
         }
         ++frames_from_socket_;

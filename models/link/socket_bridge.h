@@ -35,7 +35,7 @@ namespace rnic {
 struct socket_bridge_params {
     std::string address = "127.0.0.1";  // host name or numeric address of the QEMU socket
     std::uint16_t port = 0;
-    bool listen = false;                // false: connect to address:port; true: listen there, accept one
+    bool listen = false;  // false: connect to address:port; true: listen there, accept one
     // Wall-clock time open() waits for the connection (connect retries, or accept).
     std::chrono::milliseconds open_timeout{10000};
     bool realtime = true;
@@ -43,8 +43,8 @@ struct socket_bridge_params {
     sc_core::sc_time realtime_slack = sc_core::sc_time(1, sc_core::SC_MS);
     // Simulated time between two socket polls: the granularity of injection and pacing.
     sc_core::sc_time poll_interval = sc_core::sc_time(20, sc_core::SC_US);
-    std::uint32_t mtu = 1500;                    // larger frames (either way) are dropped and counted
-    std::size_t tx_backlog_bytes = 4u << 20;     // bytes waiting for the socket, at most
+    std::uint32_t mtu = 1500;                 // larger frames (either way) are dropped and counted
+    std::size_t tx_backlog_bytes = 4u << 20;  // bytes waiting for the socket, at most
 };
 
 class socket_bridge : public sc_core::sc_module, public stats_reporter {
@@ -88,10 +88,10 @@ private:
     void start_of_simulation() override;  // sets the epochs of real-time pacing
     void eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void bridge_thread();
-    void poll_socket();              // reads what is there and injects every complete frame
-    void parse_frames();             // consumes complete frames from rx_buf_
-    void flush_tx();                 // writes the backlog as far as the socket takes it
-    void pace();                     // real-time: sleep until simulated time is within the slack
+    void poll_socket();                 // reads what is there and injects every complete frame
+    void parse_frames();                // consumes complete frames from rx_buf_
+    void flush_tx();                    // writes the backlog as far as the socket takes it
+    void pace();                        // real-time: sleep until simulated time is within the slack
     void fail(const std::string& why);  // records the error, logs it, closes the connection
 
     socket_bridge_params params_;
@@ -107,8 +107,8 @@ private:
     sc_core::sc_time max_lead_ = sc_core::SC_ZERO_TIME;
     sc_core::sc_time max_lag_ = sc_core::SC_ZERO_TIME;
     std::uint64_t frames_to_socket_ = 0, bytes_to_socket_ = 0, frames_from_socket_ = 0, bytes_from_socket_ = 0;
-    std::uint64_t short_frames_ = 0, oversize_rx_ = 0, oversize_tx_ = 0, tx_drops_backlog_ = 0,
-                  tx_drops_closed_ = 0, polls_ = 0, sleeps_ = 0;
+    std::uint64_t short_frames_ = 0, oversize_rx_ = 0, oversize_tx_ = 0, tx_drops_backlog_ = 0, tx_drops_closed_ = 0,
+                  polls_ = 0, sleeps_ = 0;
     std::chrono::nanoseconds slept_{0};
 };
 

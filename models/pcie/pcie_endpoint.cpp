@@ -31,8 +31,8 @@ constexpr std::uint32_t kAckInterval[3][5][6] = {
      {163, 203, 182, 246, 374, 630},
      {144, 168, 182, 246, 374, 630}},
 };
-constexpr std::uint32_t kDllpBytes = 8;           // 6-byte DLLP + framing (SDP/END, or the Gen3 SDP token)
-constexpr double kSkpShare = 4.0 / 1538.0;        // SKP ordered sets for clock compensation
+constexpr std::uint32_t kDllpBytes = 8;     // 6-byte DLLP + framing (SDP/END, or the Gen3 SDP token)
+constexpr double kSkpShare = 4.0 / 1538.0;  // SKP ordered sets for clock compensation
 constexpr std::uint64_t k4GiB = 1ull << 32;
 
 int index_of_power(std::uint32_t v, std::uint32_t first, int count) {
@@ -85,7 +85,9 @@ pcie_endpoint::pcie_endpoint(const sc_core::sc_module_name& name, const pcie_par
     down_dir_.track = track("downstream");
 }
 
-bool pcie_endpoint::four_dw(std::uint64_t addr, std::uint32_t) const { return params_.addr64 || addr >= k4GiB; }
+bool pcie_endpoint::four_dw(std::uint64_t addr, std::uint32_t) const {
+    return params_.addr64 || addr >= k4GiB;
+}
 
 sc_core::sc_time pcie_endpoint::send_tlp(direction& dir, tlp_type type, const sc_core::sc_time& ready,
                                          std::uint32_t payload, std::uint64_t addr, bool four, bus_txn_ext* ext) {
@@ -115,12 +117,27 @@ sc_core::sc_time pcie_endpoint::send_tlp(direction& dir, tlp_type type, const sc
     const sc_core::sc_time service = from_ps(static_cast<std::uint64_t>(on_wire * ticks_per_byte_ + 0.5));
     const sc_core::sc_time finish = dir.link.reserve(ready, service);
     switch (type) {
-        case tlp_type::mwr: ++c.mwr; c.mwr_bytes += payload; break;
-        case tlp_type::mrd: ++c.mrd; break;
-        case tlp_type::cpld: ++c.cpld; c.cpld_bytes += payload; break;
-        case tlp_type::cpl: ++c.cpl; break;
-        case tlp_type::msi: ++c.msi; break;
-        case tlp_type::atomic: ++c.atomic; c.atomic_bytes += payload; break;
+    case tlp_type::mwr:
+        ++c.mwr;
+        c.mwr_bytes += payload;
+        break;
+    case tlp_type::mrd:
+        ++c.mrd;
+        break;
+    case tlp_type::cpld:
+        ++c.cpld;
+        c.cpld_bytes += payload;
+        break;
+    case tlp_type::cpl:
+        ++c.cpl;
+        break;
+    case tlp_type::msi:
+        ++c.msi;
+        break;
+    case tlp_type::atomic:
+        ++c.atomic;
+        c.atomic_bytes += payload;
+        break;
     }
     // Completions always have a 3DW header; requests as chosen.
     ++((four && type != tlp_type::cpld && type != tlp_type::cpl) ? c.hdr_4dw : c.hdr_3dw);
@@ -143,13 +160,15 @@ void pcie_endpoint::mmio_transport(tlm::tlm_generic_payload& gp, sc_core::sc_tim
     if (gp.is_write()) {
         // Posted MWr downstream: the CPU goes on after the store leaves it; the device sees the
         // write when the TLP has crossed the link.
-        const sc_core::sc_time arrive = send_tlp(down_dir_, tlp_type::mwr, now + delay, len, addr, params_.addr64, nullptr);
+        const sc_core::sc_time arrive =
+            send_tlp(down_dir_, tlp_type::mwr, now + delay, len, addr, params_.addr64, nullptr);
         sc_core::sc_time dev_delay = arrive - now;
         bar_access(gp, dev_delay);
         delay += params_.posted_write_cost;
     } else {
         // Non-posted MRd downstream, CplD upstream; the CPU stalls for the round trip.
-        const sc_core::sc_time arrive = send_tlp(down_dir_, tlp_type::mrd, now + delay, 0, addr, params_.addr64, nullptr);
+        const sc_core::sc_time arrive =
+            send_tlp(down_dir_, tlp_type::mrd, now + delay, 0, addr, params_.addr64, nullptr);
         sc_core::sc_time dev_delay = arrive - now;
         bar_access(gp, dev_delay);
         const sc_core::sc_time done = send_tlp(up_dir_, tlp_type::cpld, now + dev_delay, len, addr, false, nullptr);
@@ -264,7 +283,7 @@ sc_core::sc_time pcie_endpoint::dma_read(tlm::tlm_generic_payload& gp, const sc_
 }
 
 sc_core::sc_time pcie_endpoint::dma_atomic(tlm::tlm_generic_payload& gp, atomic_op_ext& aop,
-                                          const sc_core::sc_time& ready, bus_txn_ext* ext) {
+                                           const sc_core::sc_time& ready, bus_txn_ext* ext) {
     // One non-posted AtomicOp request upstream (FetchAdd: one 8-byte operand, CAS: compare + swap),
     // holding a tag and a non-posted header credit like a read; the root complex performs it on
     // host memory as one indivisible read-modify-write and answers with a CplD carrying the
@@ -300,8 +319,7 @@ sc_core::sc_time pcie_endpoint::dma_atomic(tlm::tlm_generic_payload& gp, atomic_
         aop.original = original;
         const bool write = aop.kind == atomic_op_ext::op::fetch_add || original == aop.compare;
         if (write) {
-            const std::uint64_t value =
-                aop.kind == atomic_op_ext::op::fetch_add ? original + aop.operand : aop.operand;
+            const std::uint64_t value = aop.kind == atomic_op_ext::op::fetch_add ? original + aop.operand : aop.operand;
             std::uint8_t out[8];
             for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(value >> (8 * i));
             sub.set_command(tlm::TLM_WRITE_COMMAND);
@@ -334,16 +352,17 @@ void pcie_endpoint::dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time
     }
     atomic_op_ext* aop = nullptr;
     gp.get_extension(aop);
-    const sc_core::sc_time finish = aop != nullptr ? dma_atomic(gp, *aop, now + delay, ext)
+    const sc_core::sc_time finish = aop != nullptr  ? dma_atomic(gp, *aop, now + delay, ext)
                                     : gp.is_write() ? dma_write(gp, now + delay, ext)
                                                     : dma_read(gp, now + delay, ext);
     delay = finish - now;
     if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
         count_dma_error();
-        RNIC_MLOG_D(warn, pcie, delay, "DMA " << (gp.is_read() ? "read" : "write") << " of " << gp.get_data_length()
-                                             << " bytes at 0x" << std::hex << gp.get_address() << std::dec
-                                             << (gp.is_read() ? " completed with Unsupported Request"
-                                                              : " dropped by the root complex (Unsupported Request)"));
+        RNIC_MLOG_D(warn, pcie, delay,
+                    "DMA " << (gp.is_read() ? "read" : "write") << " of " << gp.get_data_length() << " bytes at 0x"
+                           << std::hex << gp.get_address() << std::dec
+                           << (gp.is_read() ? " completed with Unsupported Request"
+                                            : " dropped by the root complex (Unsupported Request)"));
         if (timeline::enabled()) {
             timeline::instant_event(up_dir_.track, "refused DMA", to_ps(finish),
                                     timeline::args().add("addr", gp.get_address()).add("bytes", gp.get_data_length()),

@@ -34,15 +34,15 @@
 namespace rnic {
 
 struct pcie_params {
-    int generation = 3;                    // 1..5
-    int lanes = 8;                         // 1, 2, 4, 8, 16
-    std::uint32_t max_payload = 256;       // MPS bytes, 128..4096
-    std::uint32_t max_read_request = 512;  // MRRS bytes, 128..4096
+    int generation = 3;                           // 1..5
+    int lanes = 8;                                // 1, 2, 4, 8, 16
+    std::uint32_t max_payload = 256;              // MPS bytes, 128..4096
+    std::uint32_t max_read_request = 512;         // MRRS bytes, 128..4096
     std::uint32_t read_completion_boundary = 64;  // RCB of the root complex: 64 or 128
-    bool rcb_completions = false;          // completions cut at every RCB (not only the first)
-    int tags = 32;                         // outstanding non-posted requests (0 = unlimited)
+    bool rcb_completions = false;                 // completions cut at every RCB (not only the first)
+    int tags = 32;                                // outstanding non-posted requests (0 = unlimited)
     bool ecrc = false;
-    bool addr64 = false;                   // 4DW headers for every memory request
+    bool addr64 = false;  // 4DW headers for every memory request
     // Root-complex turnaround of a read: request arrival to its completion being ready, excluding
     // host memory's own latency and bandwidth (host_memory adds those). Fitted to pcie-bench's DMA
     // read latency on a Xeon E5-2620v3, Gen3 x8 (docs/calibration.md).
@@ -85,9 +85,9 @@ public:
         std::uint64_t mwr = 0, mrd = 0, cpld = 0, cpl = 0, msi = 0;  // TLPs by type
         std::uint64_t atomic = 0, atomic_bytes = 0;                  // AtomicOp requests (§6.15)
         std::uint64_t hdr_3dw = 0, hdr_4dw = 0;                      // of the above, by header size
-        std::uint64_t ack = 0, update_fc = 0;                         // DLLPs
-        std::uint64_t mwr_bytes = 0, cpld_bytes = 0;                  // payload bytes
-        std::uint64_t wire_bytes = 0;                                 // everything on the lanes
+        std::uint64_t ack = 0, update_fc = 0;                        // DLLPs
+        std::uint64_t mwr_bytes = 0, cpld_bytes = 0;                 // payload bytes
+        std::uint64_t wire_bytes = 0;                                // everything on the lanes
         std::uint64_t tlps() const { return mwr + mrd + cpld + cpl + msi + atomic; }
     };
     const tlp_counts& upstream() const { return up_; }      // device -> host

@@ -38,13 +38,27 @@ sc_core::sc_time pcix_bridge::transaction(txn_type type, const sc_core::sc_time&
     const sc_core::sc_time service = cycles_time(cycles, params_.clock_hz);
     const sc_core::sc_time finish = bus_.reserve(ready, service);
     switch (type) {
-        case txn_type::mem_write: ++counts_.mem_write; break;
-        case txn_type::read_request: ++counts_.read_request; break;
-        case txn_type::split_completion: ++counts_.split_completion; break;
-        case txn_type::split_error: ++counts_.split_error; break;
-        case txn_type::mmio_write: ++counts_.mmio_write; break;
-        case txn_type::mmio_read: ++counts_.mmio_read; break;
-        case txn_type::msi: ++counts_.msi; break;
+    case txn_type::mem_write:
+        ++counts_.mem_write;
+        break;
+    case txn_type::read_request:
+        ++counts_.read_request;
+        break;
+    case txn_type::split_completion:
+        ++counts_.split_completion;
+        break;
+    case txn_type::split_error:
+        ++counts_.split_error;
+        break;
+    case txn_type::mmio_write:
+        ++counts_.mmio_write;
+        break;
+    case txn_type::mmio_read:
+        ++counts_.mmio_read;
+        break;
+    case txn_type::msi:
+        ++counts_.msi;
+        break;
     }
     if (dual_address) ++counts_.dual_address;
     counts_.data_bytes += data_bytes;
@@ -80,8 +94,7 @@ void pcix_bridge::mmio_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&
     }
 }
 
-sc_core::sc_time pcix_bridge::dma_write(tlm::tlm_generic_payload& gp, const sc_core::sc_time& ready,
-                                        bus_txn_ext* ext) {
+sc_core::sc_time pcix_bridge::dma_write(tlm::tlm_generic_payload& gp, const sc_core::sc_time& ready, bus_txn_ext* ext) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     std::uint64_t addr = gp.get_address();
     std::uint32_t len = gp.get_data_length();
@@ -109,8 +122,7 @@ sc_core::sc_time pcix_bridge::dma_write(tlm::tlm_generic_payload& gp, const sc_c
     return t;
 }
 
-sc_core::sc_time pcix_bridge::dma_read(tlm::tlm_generic_payload& gp, const sc_core::sc_time& ready,
-                                       bus_txn_ext* ext) {
+sc_core::sc_time pcix_bridge::dma_read(tlm::tlm_generic_payload& gp, const sc_core::sc_time& ready, bus_txn_ext* ext) {
     // The device's read requests and the bridge's split completions compete for the bus. They are
     // booked in the order the arbiter grants them: whoever is ready first, alternating between the
     // two masters when both wait for the bus.
@@ -142,7 +154,8 @@ sc_core::sc_time pcix_bridge::dma_read(tlm::tlm_generic_payload& gp, const sc_co
         device_had_bus = device;
         if (device) {
             // Memory Read Block; the bridge answers with a Split Response (one more clock).
-            const std::uint32_t req = static_cast<std::uint32_t>(std::min<std::uint64_t>(base + len - next_addr, mmrbc));
+            const std::uint32_t req =
+                static_cast<std::uint32_t>(std::min<std::uint64_t>(base + len - next_addr, mmrbc));
             const sc_core::sc_time slot = splits_.acquire(issue);
             const sc_core::sc_time requested =
                 transaction(txn_type::read_request, slot, next_addr, 0, 1.0, next_addr >= k4GiB, ext);
@@ -175,9 +188,8 @@ sc_core::sc_time pcix_bridge::dma_read(tlm::tlm_generic_payload& gp, const sc_co
         } else {
             const completion c = pending.front();
             pending.pop_front();
-            const sc_core::sc_time done =
-                transaction(c.error ? txn_type::split_error : txn_type::split_completion, c.ready, c.addr, c.len, 0,
-                            false, ext);
+            const sc_core::sc_time done = transaction(c.error ? txn_type::split_error : txn_type::split_completion,
+                                                      c.ready, c.addr, c.len, 0, false, ext);
             if (first_data && !c.error && ext != nullptr) ext->first_data = done;
             first_data = false;
             if (c.last_of_request) splits_.release_at(done);
@@ -207,11 +219,11 @@ void pcix_bridge::dma_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& 
     delay = finish - now;
     if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) {
         count_dma_error();
-        RNIC_MLOG_D(warn, pcie, delay, "PCI-X DMA " << (gp.is_read() ? "read" : "write") << " of "
-                                                    << gp.get_data_length() << " bytes at 0x" << std::hex
-                                                    << gp.get_address() << std::dec
-                                                    << (gp.is_read() ? " answered with a Split Completion Error"
-                                                                     : " dropped by the host bridge"));
+        RNIC_MLOG_D(
+            warn, pcie, delay,
+            "PCI-X DMA " << (gp.is_read() ? "read" : "write") << " of " << gp.get_data_length() << " bytes at 0x"
+                         << std::hex << gp.get_address() << std::dec
+                         << (gp.is_read() ? " answered with a Split Completion Error" : " dropped by the host bridge"));
     }
 }
 

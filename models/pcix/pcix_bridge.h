@@ -31,15 +31,15 @@
 namespace rnic {
 
 struct pcix_params {
-    double clock_hz = 133.33e6;               // PCI-X 133 (7.5 ns clock)
-    std::uint32_t width_bytes = 8;            // 64-bit bus
-    double arbitration_cycles = 1;            // per transaction
-    double target_response_cycles = 2;        // decode B
+    double clock_hz = 133.33e6;         // PCI-X 133 (7.5 ns clock)
+    std::uint32_t width_bytes = 8;      // 64-bit bus
+    double arbitration_cycles = 1;      // per transaction
+    double target_response_cycles = 2;  // decode B
     double turnaround_cycles = 1;
-    std::uint32_t max_read_byte_count = 512;  // MMRBC: 512, 1024, 2048 or 4096 (reset value 512)
-    std::uint32_t max_outstanding_splits = 4; // 1, 2, 3, 4, 8, 12, 16 or 32 (reset value 1)
-    std::uint32_t max_write_burst = 512;      // bytes before the host bridge disconnects at an ADB
-    std::uint32_t split_completion_bytes = 0; // 0: a split completion carries the whole request
+    std::uint32_t max_read_byte_count = 512;   // MMRBC: 512, 1024, 2048 or 4096 (reset value 512)
+    std::uint32_t max_outstanding_splits = 4;  // 1, 2, 3, 4, 8, 12, 16 or 32 (reset value 1)
+    std::uint32_t max_write_burst = 512;       // bytes before the host bridge disconnects at an ADB
+    std::uint32_t split_completion_bytes = 0;  // 0: a split completion carries the whole request
     // Host-bridge turnaround of a read request before host memory's own time.
     sc_core::sc_time completion_latency = sc_core::sc_time(500, sc_core::SC_NS);
     sc_core::sc_time posted_write_cost = sc_core::sc_time(20, sc_core::SC_NS);
@@ -62,9 +62,9 @@ public:
         std::uint64_t split_completion = 0;  // data returned to the device
         std::uint64_t split_error = 0;       // Split Completion Error messages
         std::uint64_t mmio_write = 0, mmio_read = 0, msi = 0;
-        std::uint64_t dual_address = 0;      // transactions with a DAC
-        std::uint64_t data_bytes = 0;        // bytes in data phases
-        std::uint64_t clocks = 0;            // bus clocks used
+        std::uint64_t dual_address = 0;  // transactions with a DAC
+        std::uint64_t data_bytes = 0;    // bytes in data phases
+        std::uint64_t clocks = 0;        // bus clocks used
         std::uint64_t transactions() const {
             return mem_write + read_request + split_completion + split_error + mmio_write + mmio_read + msi;
         }

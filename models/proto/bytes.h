@@ -29,8 +29,7 @@ inline std::uint16_t get_be16(const std::uint8_t* p) {
 }
 
 inline std::uint32_t get_be32(const std::uint8_t* p) {
-    return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
-           std::uint32_t{p[3]};
+    return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
 }
 
 inline std::uint64_t get_be64(const std::uint8_t* p) {
@@ -54,8 +53,7 @@ inline std::uint16_t get_le16(const std::uint8_t* p) {
 }
 
 inline std::uint32_t get_le32(const std::uint8_t* p) {
-    return std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) | (std::uint32_t{p[2]} << 16) |
-           (std::uint32_t{p[3]} << 24);
+    return std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) | (std::uint32_t{p[2]} << 16) | (std::uint32_t{p[3]} << 24);
 }
 
 inline std::uint64_t get_le64(const std::uint8_t* p) {

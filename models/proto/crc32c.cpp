@@ -25,10 +25,10 @@ constexpr std::uint32_t kSeedsReflected = 0x82608EDBu;       // 0xDB710641 bit-r
 // table[k][b]: CRC register contribution of byte b followed by k zero bytes (reflected
 // polynomial). Slicing-by-8 consumes 8 input bytes per step with 8 independent lookups.
 template <std::uint32_t Poly>
-struct SlicingTables {
+struct slicing_tables {
     std::array<std::array<std::uint32_t, 256>, 8> table{};
 
-    constexpr SlicingTables() {
+    constexpr slicing_tables() {
         for (std::uint32_t b = 0; b < 256; ++b) {
             std::uint32_t r = b;
             for (int bit = 0; bit < 8; ++bit) r = (r & 1u) ? (r >> 1) ^ Poly : r >> 1;
@@ -43,21 +43,20 @@ struct SlicingTables {
     }
 };
 
-constexpr SlicingTables<kCastagnoliReflected> kCastagnoliTables{};
-constexpr SlicingTables<kIeeeReflected> kIeeeTables{};
-constexpr SlicingTables<kSeedsReflected> kSeedsTables{};
+constexpr slicing_tables<kCastagnoliReflected> kCastagnoliTables{};
+constexpr slicing_tables<kIeeeReflected> kIeeeTables{};
+constexpr slicing_tables<kSeedsReflected> kSeedsTables{};
 
 // Advances the raw (already pre-inverted) CRC register over `len` bytes.
 template <std::uint32_t Poly>
-std::uint32_t slicing_by_8(const SlicingTables<Poly>& tables, std::uint32_t reg,
-                           const std::uint8_t* p, std::size_t len) {
+std::uint32_t slicing_by_8(const slicing_tables<Poly>& tables, std::uint32_t reg, const std::uint8_t* p,
+                           std::size_t len) {
     const auto& t = tables.table;
     while (len >= 8) {
         const std::uint32_t lo = reg ^ get_le32(p);
         const std::uint32_t hi = get_le32(p + 4);
-        reg = t[7][lo & 0xFFu] ^ t[6][(lo >> 8) & 0xFFu] ^ t[5][(lo >> 16) & 0xFFu] ^
-              t[4][lo >> 24] ^ t[3][hi & 0xFFu] ^ t[2][(hi >> 8) & 0xFFu] ^
-              t[1][(hi >> 16) & 0xFFu] ^ t[0][hi >> 24];
+        reg = t[7][lo & 0xFFu] ^ t[6][(lo >> 8) & 0xFFu] ^ t[5][(lo >> 16) & 0xFFu] ^ t[4][lo >> 24] ^
+              t[3][hi & 0xFFu] ^ t[2][(hi >> 8) & 0xFFu] ^ t[1][(hi >> 16) & 0xFFu] ^ t[0][hi >> 24];
         p += 8;
         len -= 8;
     }
@@ -72,9 +71,8 @@ std::uint32_t castagnoli_portable(std::uint32_t reg, const std::uint8_t* p, std:
 #if RNIC_CRC32C_HAVE_SSE42
 // The crc32 instruction implements exactly the reflected Castagnoli register update.
 // One dependent chain (3-cycle latency per 8 bytes) is far faster than the simulator needs.
-__attribute__((target("sse4.2"))) std::uint32_t castagnoli_sse42(std::uint32_t reg,
-                                                                  const std::uint8_t* p,
-                                                                  std::size_t len) {
+__attribute__((target("sse4.2"))) std::uint32_t castagnoli_sse42(std::uint32_t reg, const std::uint8_t* p,
+                                                                 std::size_t len) {
     while (len != 0 && (reinterpret_cast<std::uintptr_t>(p) & 7u) != 0) {
         reg = _mm_crc32_u8(reg, *p++);
         --len;
@@ -98,13 +96,13 @@ bool cpu_has_sse42() {
 }
 #endif
 
-using RawUpdate = std::uint32_t (*)(std::uint32_t, const std::uint8_t*, std::size_t);
+using raw_update = std::uint32_t (*)(std::uint32_t, const std::uint8_t*, std::size_t);
 
-RawUpdate castagnoli_update() {
+raw_update castagnoli_update() {
 #if RNIC_CRC32C_HAVE_SSE42
-    static const RawUpdate chosen = cpu_has_sse42() ? &castagnoli_sse42 : &castagnoli_portable;
+    static const raw_update chosen = cpu_has_sse42() ? &castagnoli_sse42 : &castagnoli_portable;
 #else
-    static const RawUpdate chosen = &castagnoli_portable;
+    static const raw_update chosen = &castagnoli_portable;
 #endif
     return chosen;
 }
@@ -116,7 +114,9 @@ std::uint32_t crc32c_extend(std::uint32_t crc, const void* data, std::size_t len
     return ~castagnoli_update()(~crc, p, len);
 }
 
-std::uint32_t crc32c(const void* data, std::size_t len) { return crc32c_extend(0, data, len); }
+std::uint32_t crc32c(const void* data, std::size_t len) {
+    return crc32c_extend(0, data, len);
+}
 
 bool crc32c_uses_hardware() {
 #if RNIC_CRC32C_HAVE_SSE42

@@ -19,7 +19,7 @@ std::uint32_t crc32c(const void* data, std::size_t len);
 std::uint32_t crc32c_extend(std::uint32_t crc, const void* data, std::size_t len);
 
 // Streaming CRC32c over bytes fed in any number of pieces.
-class Crc32cStream {
+class crc32c_stream {
 public:
     void update(const void* data, std::size_t len) { value_ = crc32c_extend(value_, data, len); }
     // Conventional CRC of all bytes fed since construction or reset().
@@ -78,7 +78,7 @@ std::uint32_t crc_db710641(const void* data, std::size_t len);
 std::uint32_t crc_db710641_extend(std::uint32_t crc, const void* data, std::size_t len);
 
 // Streaming form, fed in any number of pieces.
-class CrcDb710641Stream {
+class crc_db710641_stream {
 public:
     void update(const void* data, std::size_t len) { value_ = crc_db710641_extend(value_, data, len); }
     // Conventional CRC of all bytes fed since construction or reset().

@@ -60,7 +60,7 @@ constexpr std::uint8_t kOptWindowScale = 3;
 constexpr std::uint8_t kOptSackPermitted = 4;
 constexpr std::uint8_t kOptSack = 5;
 constexpr std::uint8_t kOptTimestamps = 8;
-constexpr std::size_t kTimestampsSize = 10;        // kind, length, TSval, TSecr
+constexpr std::size_t kTimestampsSize = 10;  // kind, length, TSval, TSecr
 constexpr std::size_t kMaxTcpOptions = 40;   // data offset is 4 bits: 60 - 20
 constexpr std::size_t kSackBlockSize = 8;
 constexpr std::size_t kMaxSackBlocks = 4;
@@ -88,10 +88,9 @@ std::uint16_t checksum_without(std::uint32_t folded_sum, std::uint16_t field) {
 }
 
 // RFC 9293 §3.1: pseudo-header = source, destination, zero, protocol, TCP length.
-std::uint32_t pseudo_header_sum(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol,
-                                std::size_t tcp_len) {
-    const std::uint64_t sum = std::uint64_t{src >> 16} + (src & 0xFFFFu) + (dst >> 16) + (dst & 0xFFFFu) +
-                              protocol + static_cast<std::uint16_t>(tcp_len);
+std::uint32_t pseudo_header_sum(std::uint32_t src, std::uint32_t dst, std::uint8_t protocol, std::size_t tcp_len) {
+    const std::uint64_t sum = std::uint64_t{src >> 16} + (src & 0xFFFFu) + (dst >> 16) + (dst & 0xFFFFu) + protocol +
+                              static_cast<std::uint16_t>(tcp_len);
     return fold(sum);
 }
 
@@ -99,19 +98,19 @@ std::uint32_t pseudo_header_sum(std::uint32_t src, std::uint32_t dst, std::uint8
 // scale (4), 2 NOPs + SACK-permitted (4), 2 NOPs + timestamps (12), 2 NOPs + SACK (2 + 8n).
 // The options before SACK take at most 24 bytes; of the SACK blocks only as many as fit the
 // 40-byte option space are written, the first ones (the rest is dropped from the end).
-std::size_t fixed_options_size(const TcpHeader& h) {
+std::size_t fixed_options_size(const tcp_header& h) {
     return (h.mss ? 4 : 0) + (h.window_scale ? 4 : 0) + (h.sack_permitted ? 4 : 0) +
            (h.timestamps ? 2 + kTimestampsSize : 0);
 }
 
-std::size_t sack_blocks_that_fit(const TcpHeader& h) {
+std::size_t sack_blocks_that_fit(const tcp_header& h) {
     if (h.sack_blocks.empty()) return 0;
     const std::size_t room = kMaxTcpOptions - fixed_options_size(h);
     const std::size_t fit = room >= 4 + kSackBlockSize ? (room - 4) / kSackBlockSize : 0;
     return std::min({h.sack_blocks.size(), fit, kMaxSackBlocks});
 }
 
-void encode_options(const TcpHeader& h, std::uint8_t* o) {
+void encode_options(const tcp_header& h, std::uint8_t* o) {
     if (h.mss) {
         o[0] = kOptMss;
         o[1] = 4;
@@ -155,15 +154,15 @@ void encode_options(const TcpHeader& h, std::uint8_t* o) {
     }
 }
 
-bool option_error(std::string* error, ParseError* code, std::string text) {
-    set_code(code, ParseError::bad_length);
+bool option_error(std::string* error, parse_error* code, std::string text) {
+    set_code(code, parse_error::bad_length);
     if (error != nullptr) *error = std::move(text);
     return false;
 }
 
 // Parses the TCP options area; `base` is its offset in the frame (for messages).
-bool parse_options(const std::uint8_t* o, std::size_t len, std::size_t base, TcpHeader& h,
-                   std::string* error, ParseError* code) {
+bool parse_options(const std::uint8_t* o, std::size_t len, std::size_t base, tcp_header& h, std::string* error,
+                   parse_error* code) {
     std::size_t i = 0;
     while (i < len) {
         const std::uint8_t kind = o[i];
@@ -173,27 +172,28 @@ bool parse_options(const std::uint8_t* o, std::size_t len, std::size_t base, Tcp
             continue;
         }
         if (i + 1 >= len || o[i + 1] < 2 || i + o[i + 1] > len) {
-            return option_error(error, code, format("TCP option kind %u at offset %zu has a bad or missing length",
-                                              static_cast<unsigned>(kind), base + i));
+            return option_error(error, code,
+                                format("TCP option kind %u at offset %zu has a bad or missing length",
+                                       static_cast<unsigned>(kind), base + i));
         }
         const std::size_t opt_len = o[i + 1];
         const std::uint8_t* v = o + i + 2;
-        const bool size_ok = (kind == kOptMss && opt_len == 4) || (kind == kOptWindowScale && opt_len == 3) ||
-                             (kind == kOptSackPermitted && opt_len == 2) ||
-                             (kind == kOptSack && opt_len >= 2 + kSackBlockSize &&
-                              (opt_len - 2) % kSackBlockSize == 0) ||
-                             (kind == kOptTimestamps && opt_len == kTimestampsSize) ||
-                             (kind > kOptSack && kind != kOptTimestamps);
+        const bool size_ok =
+            (kind == kOptMss && opt_len == 4) || (kind == kOptWindowScale && opt_len == 3) ||
+            (kind == kOptSackPermitted && opt_len == 2) ||
+            (kind == kOptSack && opt_len >= 2 + kSackBlockSize && (opt_len - 2) % kSackBlockSize == 0) ||
+            (kind == kOptTimestamps && opt_len == kTimestampsSize) || (kind > kOptSack && kind != kOptTimestamps);
         if (!size_ok) {
-            return option_error(error, code, format("TCP option kind %u at offset %zu has length %zu",
-                                              static_cast<unsigned>(kind), base + i, opt_len));
+            return option_error(error, code,
+                                format("TCP option kind %u at offset %zu has length %zu", static_cast<unsigned>(kind),
+                                       base + i, opt_len));
         }
         if (kind == kOptMss) h.mss = get_be16(v);
         if (kind == kOptWindowScale) h.window_scale = v[0];
         if (kind == kOptSackPermitted) h.sack_permitted = true;
         if (kind == kOptSack) {
             for (std::size_t b = 0; b + kSackBlockSize <= opt_len - 2; b += kSackBlockSize)
-                h.sack_blocks.push_back(SackBlock{get_be32(v + b), get_be32(v + b + 4)});
+                h.sack_blocks.push_back(sack_block{get_be32(v + b), get_be32(v + b + 4)});
         }
         if (kind == kOptTimestamps) h.timestamps = std::make_pair(get_be32(v), get_be32(v + 4));
         i += opt_len;  // unknown kinds are skipped by their length
@@ -201,32 +201,34 @@ bool parse_options(const std::uint8_t* o, std::size_t len, std::size_t base, Tcp
     return true;
 }
 
-bool fail_parse(std::string* error, ParseError* code, ParseError kind, std::string text) {
+bool fail_parse(std::string* error, parse_error* code, parse_error kind, std::string text) {
     set_code(code, kind);
     if (error != nullptr) *error = std::move(text);
     return false;
 }
 
-bool parse_ipv4_header(const std::uint8_t* frame, std::size_t len, ParsedTcpFrame& f, std::size_t& ihl,
-                       std::string* error, ParseError* code) {
+bool parse_ipv4_header(const std::uint8_t* frame, std::size_t len, parsed_tcp_frame& f, std::size_t& ihl,
+                       std::string* error, parse_error* code) {
     const std::size_t at = kEthernetHeaderSize;
     const std::uint8_t* ip = frame + at;
     if (len < at + kIpv4HeaderSize)
-        return fail_parse(error, code, ParseError::short_input, format("frame of %zu bytes too short for an IPv4 header at offset %zu", len, at));
+        return fail_parse(error, code, parse_error::short_input,
+                          format("frame of %zu bytes too short for an IPv4 header at offset %zu", len, at));
     if ((ip[0] >> 4) != 4)
-        return fail_parse(error, code, ParseError::bad_version, format("IPv4 version field at offset %zu is %u, not 4", at,
-                                         static_cast<unsigned>(ip[0] >> 4)));
+        return fail_parse(
+            error, code, parse_error::bad_version,
+            format("IPv4 version field at offset %zu is %u, not 4", at, static_cast<unsigned>(ip[0] >> 4)));
     ihl = static_cast<std::size_t>(ip[0] & 0x0F) * 4;
     if (ihl < kIpv4HeaderSize || at + ihl > len)
-        return fail_parse(error, code, ihl < kIpv4HeaderSize ? ParseError::bad_length : ParseError::short_input,
-                           format("IPv4 IHL at offset %zu gives a %zu-byte header (frame has %zu bytes)", at, ihl,
-                                  len));
+        return fail_parse(error, code, ihl < kIpv4HeaderSize ? parse_error::bad_length : parse_error::short_input,
+                          format("IPv4 IHL at offset %zu gives a %zu-byte header (frame has %zu bytes)", at, ihl, len));
     const std::uint16_t sum = internet_checksum(ip, ihl);
     if (sum != 0) {
         const std::uint16_t field = get_be16(ip + 10);
         const std::uint16_t expected = checksum_without(static_cast<std::uint16_t>(~sum), field);
-        return fail_parse(error, code, ParseError::bad_checksum, format("IPv4 header checksum at offset %zu is 0x%04x, expected 0x%04x", at + 10,
-                                         static_cast<unsigned>(field), static_cast<unsigned>(expected)));
+        return fail_parse(error, code, parse_error::bad_checksum,
+                          format("IPv4 header checksum at offset %zu is 0x%04x, expected 0x%04x", at + 10,
+                                 static_cast<unsigned>(field), static_cast<unsigned>(expected)));
     }
     f.ip.dscp_ecn = ip[1];
     f.ip.total_length = get_be16(ip + 2);
@@ -238,40 +240,41 @@ bool parse_ipv4_header(const std::uint8_t* frame, std::size_t len, ParsedTcpFram
     f.ip.src = get_be32(ip + 12);
     f.ip.dst = get_be32(ip + 16);
     if (f.ip.total_length < ihl || at + f.ip.total_length > len)
-        return fail_parse(error, code,
-                           f.ip.total_length < ihl ? ParseError::inconsistent : ParseError::short_input, format("IPv4 total length %u at offset %zu does not fit the %zu-byte frame",
-                                         static_cast<unsigned>(f.ip.total_length), at + 2, len));
+        return fail_parse(error, code, f.ip.total_length < ihl ? parse_error::inconsistent : parse_error::short_input,
+                          format("IPv4 total length %u at offset %zu does not fit the %zu-byte frame",
+                                 static_cast<unsigned>(f.ip.total_length), at + 2, len));
     if ((frag & (kIpFlagMoreFragments | kIpFragmentOffsetMask)) != 0)
-        return fail_parse(error, code, ParseError::unsupported, format("IPv4 fragment (flags/offset 0x%04x at offset %zu) is not supported",
-                                         static_cast<unsigned>(frag), at + 6));
+        return fail_parse(error, code, parse_error::unsupported,
+                          format("IPv4 fragment (flags/offset 0x%04x at offset %zu) is not supported",
+                                 static_cast<unsigned>(frag), at + 6));
     if (f.ip.protocol != kIpProtocolTcp)
-        return fail_parse(error, code, ParseError::unsupported, format("IPv4 protocol %u at offset %zu is not TCP",
-                                         static_cast<unsigned>(f.ip.protocol), at + 9));
+        return fail_parse(
+            error, code, parse_error::unsupported,
+            format("IPv4 protocol %u at offset %zu is not TCP", static_cast<unsigned>(f.ip.protocol), at + 9));
     return true;
 }
 
-bool parse_tcp_header(const std::uint8_t* frame, std::size_t ihl, ParsedTcpFrame& f, std::string* error,
-                      ParseError* code) {
+bool parse_tcp_header(const std::uint8_t* frame, std::size_t ihl, parsed_tcp_frame& f, std::string* error,
+                      parse_error* code) {
     const std::size_t at = kEthernetHeaderSize + ihl;
     const std::uint8_t* tcp = frame + at;
     const std::size_t tcp_len = f.ip.total_length - ihl;
     if (tcp_len < kTcpBaseHeaderSize)
-        return fail_parse(error, code, ParseError::bad_length, format("TCP segment at offset %zu is %zu bytes, shorter than a TCP header", at,
-                                         tcp_len));
+        return fail_parse(error, code, parse_error::bad_length,
+                          format("TCP segment at offset %zu is %zu bytes, shorter than a TCP header", at, tcp_len));
     const std::size_t data_offset = static_cast<std::size_t>(tcp[12] >> 4) * 4;
     if (data_offset < kTcpBaseHeaderSize || data_offset > tcp_len)
-        return fail_parse(error, code,
-                           data_offset < kTcpBaseHeaderSize ? ParseError::bad_length : ParseError::inconsistent,
-                           format("TCP data offset at offset %zu gives %zu bytes (segment has %zu)", at + 12,
-                                         data_offset, tcp_len));
-    const std::uint32_t sum =
-        fold(std::uint64_t{pseudo_header_sum(f.ip.src, f.ip.dst, f.ip.protocol, tcp_len)} +
-             checksum_partial(tcp, tcp_len));
+        return fail_parse(
+            error, code, data_offset < kTcpBaseHeaderSize ? parse_error::bad_length : parse_error::inconsistent,
+            format("TCP data offset at offset %zu gives %zu bytes (segment has %zu)", at + 12, data_offset, tcp_len));
+    const std::uint32_t sum = fold(std::uint64_t{pseudo_header_sum(f.ip.src, f.ip.dst, f.ip.protocol, tcp_len)} +
+                                   checksum_partial(tcp, tcp_len));
     if (sum != 0xFFFFu) {
         const std::uint16_t field = get_be16(tcp + 16);
         const std::uint16_t expected = checksum_without(sum, field);
-        return fail_parse(error, code, ParseError::bad_checksum, format("TCP checksum at offset %zu is 0x%04x, expected 0x%04x", at + 16,
-                                         static_cast<unsigned>(field), static_cast<unsigned>(expected)));
+        return fail_parse(error, code, parse_error::bad_checksum,
+                          format("TCP checksum at offset %zu is 0x%04x, expected 0x%04x", at + 16,
+                                 static_cast<unsigned>(field), static_cast<unsigned>(expected)));
     }
     f.tcp.src_port = get_be16(tcp);
     f.tcp.dst_port = get_be16(tcp + 2);
@@ -290,7 +293,7 @@ bool parse_tcp_header(const std::uint8_t* frame, std::size_t ihl, ParsedTcpFrame
 
 // The portable sum, inlined into both public entry points (most calls are short headers).
 [[gnu::always_inline]] inline std::uint32_t portable_sum(const std::uint8_t* data, std::size_t len,
-                                                        std::uint32_t initial, std::uint64_t wide_sum) {
+                                                         std::uint32_t initial, std::uint64_t wide_sum) {
     // RFC 1071 §2: the one's complement sum is independent of byte order (§2(B)) and may be formed
     // over wider words with the carries folded back at the end (§2(C)). So the bytes are summed
     // as the machine's own little-endian 32-bit halves of 8-byte loads, and the folded 16-bit
@@ -336,7 +339,7 @@ bool parse_tcp_header(const std::uint8_t* frame, std::size_t ihl, ParsedTcpFrame
 
 }  // namespace
 
-std::size_t TcpHeader::options_size() const {
+std::size_t tcp_header::options_size() const {
     const std::size_t blocks = sack_blocks_that_fit(*this);
     return fixed_options_size(*this) + (blocks != 0 ? 4 + blocks * kSackBlockSize : 0);
 }
@@ -345,7 +348,8 @@ std::size_t TcpHeader::options_size() const {
 namespace {
 // A payload-sized buffer: the wide sum of its leading 64-byte blocks is one more term of the
 // portable sum of the rest. Kept out of line so the short calls carry none of it.
-[[gnu::noinline]] std::uint32_t checksum_partial_avx2(const std::uint8_t* data, std::size_t len, std::uint32_t initial) {
+[[gnu::noinline]] std::uint32_t checksum_partial_avx2(const std::uint8_t* data, std::size_t len,
+                                                      std::uint32_t initial) {
     const std::uint64_t bulk = dword_sum_avx2(data, len);
     return portable_sum(data, len, initial, bulk);
 }
@@ -368,19 +372,19 @@ std::uint16_t internet_checksum(const std::uint8_t* data, std::size_t len) {
     return static_cast<std::uint16_t>(~checksum_partial(data, len) & 0xFFFFu);
 }
 
-std::size_t tcp_frame_header_size(const TcpHeader& tcp) {
+std::size_t tcp_frame_header_size(const tcp_header& tcp) {
     return kEthernetHeaderSize + kIpv4HeaderSize + tcp.size();
 }
 
-void build_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader& tcp,
-                     const std::uint8_t* payload, std::size_t payload_len, std::vector<std::uint8_t>& out) {
+void build_tcp_frame(const endpoints& ep, const ipv4_header& ip, const tcp_header& tcp, const std::uint8_t* payload,
+                     std::size_t payload_len, std::vector<std::uint8_t>& out) {
     const std::size_t start = out.size();
     out.resize(start + tcp_frame_header_size(tcp));
     if (payload_len != 0) out.insert(out.end(), payload, payload + payload_len);
     finish_tcp_frame(ep, ip, tcp, out.data() + start, payload_len);
 }
 
-void finish_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader& tcp, std::uint8_t* p,
+void finish_tcp_frame(const endpoints& ep, const ipv4_header& ip, const tcp_header& tcp, std::uint8_t* p,
                       std::size_t payload_len) {
     const std::size_t tcp_len = tcp.size() + payload_len;
 
@@ -411,36 +415,37 @@ void finish_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader
     th[13] = tcp.flags;
     put_be16(th + 14, tcp.window);
     put_be16(th + 16, 0);
-    put_be16(th + 18, (tcp.flags & tcp_flags::urg) != 0 ? tcp.urgent_pointer : 0);
+    put_be16(th + 18, (tcp.flags & tcp_flags::kUrg) != 0 ? tcp.urgent_pointer : 0);
     encode_options(tcp, th + kTcpBaseHeaderSize);
-    const std::uint32_t sum = checksum_partial(
-        th, tcp_len, pseudo_header_sum(get_be32(iph + 12), get_be32(iph + 16), ip.protocol, tcp_len));
+    const std::uint32_t sum =
+        checksum_partial(th, tcp_len, pseudo_header_sum(get_be32(iph + 12), get_be32(iph + 16), ip.protocol, tcp_len));
     put_be16(th + 16, static_cast<std::uint16_t>(~sum & 0xFFFFu));
 }
 
-std::optional<ParsedTcpFrame> parse_tcp_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
-                                              ParseError* code) {
+std::optional<parsed_tcp_frame> parse_tcp_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
+                                                parse_error* code) {
     if (len < kEthernetHeaderSize) {
-        fail_parse(error, code, ParseError::short_input,
-                    format("frame of %zu bytes too short for an Ethernet header", len));
+        fail_parse(error, code, parse_error::short_input,
+                   format("frame of %zu bytes too short for an Ethernet header", len));
         return std::nullopt;
     }
-    ParsedTcpFrame f;
+    parsed_tcp_frame f;
     std::memcpy(f.eth.dst.data(), frame, 6);
     std::memcpy(f.eth.src.data(), frame + 6, 6);
     f.eth.ethertype = get_be16(frame + 12);
     if (f.eth.ethertype != kEtherTypeIpv4) {
-        fail_parse(error, code, ParseError::unsupported, format("EtherType 0x%04x at offset 12 is not IPv4", static_cast<unsigned>(f.eth.ethertype)));
+        fail_parse(error, code, parse_error::unsupported,
+                   format("EtherType 0x%04x at offset 12 is not IPv4", static_cast<unsigned>(f.eth.ethertype)));
         return std::nullopt;
     }
     std::size_t ihl = 0;
     if (!parse_ipv4_header(frame, len, f, ihl, error, code)) return std::nullopt;
     if (!parse_tcp_header(frame, ihl, f, error, code)) return std::nullopt;
-    set_code(code, ParseError::none);
+    set_code(code, parse_error::none);
     return f;
 }
 
-void build_arp_frame(const MacAddress& eth_dst, const MacAddress& eth_src, const ArpPacket& arp,
+void build_arp_frame(const mac_address& eth_dst, const mac_address& eth_src, const arp_packet& arp,
                      std::vector<std::uint8_t>& out) {
     const std::size_t at = out.size();
     out.resize(at + kMinFrameSize, 0);
@@ -449,7 +454,7 @@ void build_arp_frame(const MacAddress& eth_dst, const MacAddress& eth_src, const
     std::memcpy(p + 6, eth_src.data(), 6);
     put_be16(p + 12, kEtherTypeArp);
     std::uint8_t* a = p + kEthernetHeaderSize;
-    put_be16(a, 1);                 // hardware type: Ethernet
+    put_be16(a, 1);  // hardware type: Ethernet
     put_be16(a + 2, kEtherTypeIpv4);
     a[4] = 6;
     a[5] = 4;
@@ -460,10 +465,10 @@ void build_arp_frame(const MacAddress& eth_dst, const MacAddress& eth_src, const
     put_be32(a + 24, arp.target_ip);
 }
 
-std::vector<std::uint8_t> build_arp_request(const MacAddress& sender_mac, std::uint32_t sender_ip,
+std::vector<std::uint8_t> build_arp_request(const mac_address& sender_mac, std::uint32_t sender_ip,
                                             std::uint32_t target_ip) {
-    ArpPacket arp;
-    arp.operation = arp_op::request;
+    arp_packet arp;
+    arp.operation = arp_op::kRequest;
     arp.sender_mac = sender_mac;
     arp.sender_ip = sender_ip;
     arp.target_ip = target_ip;
@@ -472,9 +477,9 @@ std::vector<std::uint8_t> build_arp_request(const MacAddress& sender_mac, std::u
     return out;
 }
 
-std::vector<std::uint8_t> build_arp_reply(const ArpPacket& request, const MacAddress& my_mac) {
-    ArpPacket arp;
-    arp.operation = arp_op::reply;
+std::vector<std::uint8_t> build_arp_reply(const arp_packet& request, const mac_address& my_mac) {
+    arp_packet arp;
+    arp.operation = arp_op::kReply;
     arp.sender_mac = my_mac;
     arp.sender_ip = request.target_ip;
     arp.target_mac = request.sender_mac;
@@ -489,65 +494,68 @@ std::optional<std::uint16_t> frame_ethertype(const std::uint8_t* frame, std::siz
     return get_be16(frame + 12);
 }
 
-std::optional<ParsedArpFrame> parse_arp_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
-                                              ParseError* code) {
-    auto bad = [&](ParseError kind, std::string text) -> std::optional<ParsedArpFrame> {
+std::optional<parsed_arp_frame> parse_arp_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
+                                                parse_error* code) {
+    auto bad = [&](parse_error kind, std::string text) -> std::optional<parsed_arp_frame> {
         set_code(code, kind);
         if (error != nullptr) *error = std::move(text);
         return std::nullopt;
     };
     if (len < kEthernetHeaderSize + kArpPacketSize) {
-        return bad(ParseError::short_input,
-                   format("ARP frame: %zu bytes, need %zu (Ethernet header + ARP packet)", len,
-                          kEthernetHeaderSize + kArpPacketSize));
+        return bad(parse_error::short_input, format("ARP frame: %zu bytes, need %zu (Ethernet header + ARP packet)",
+                                                    len, kEthernetHeaderSize + kArpPacketSize));
     }
-    ParsedArpFrame f;
+    parsed_arp_frame f;
     std::memcpy(f.eth.dst.data(), frame, 6);
     std::memcpy(f.eth.src.data(), frame + 6, 6);
     f.eth.ethertype = get_be16(frame + 12);
     if (f.eth.ethertype != kEtherTypeArp) {
-        return bad(ParseError::unsupported, format("ARP frame: EtherType 0x%04x at offset 12, not 0x0806", f.eth.ethertype));
+        return bad(parse_error::unsupported,
+                   format("ARP frame: EtherType 0x%04x at offset 12, not 0x0806", f.eth.ethertype));
     }
     const std::uint8_t* a = frame + kEthernetHeaderSize;
     const std::uint16_t htype = get_be16(a), ptype = get_be16(a + 2);
-    if (htype != 1) return bad(ParseError::unsupported, format("ARP: hardware type %u at offset 14, not 1 (Ethernet)", htype));
+    if (htype != 1)
+        return bad(parse_error::unsupported, format("ARP: hardware type %u at offset 14, not 1 (Ethernet)", htype));
     if (ptype != kEtherTypeIpv4) {
-        return bad(ParseError::unsupported, format("ARP: protocol type 0x%04x at offset 16, not 0x0800 (IPv4)", ptype));
+        return bad(parse_error::unsupported,
+                   format("ARP: protocol type 0x%04x at offset 16, not 0x0800 (IPv4)", ptype));
     }
     if (a[4] != 6 || a[5] != 4) {
-        return bad(ParseError::bad_length,
+        return bad(parse_error::bad_length,
                    format("ARP: address lengths %u/%u at offset 18, expected 6/4", a[4], a[5]));
     }
     f.arp.operation = get_be16(a + 6);
-    if (f.arp.operation != arp_op::request && f.arp.operation != arp_op::reply) {
-        return bad(ParseError::unsupported, format("ARP: operation %u at offset 20, not 1 (request) or 2 (reply)",
-                                                   f.arp.operation));
+    if (f.arp.operation != arp_op::kRequest && f.arp.operation != arp_op::kReply) {
+        return bad(parse_error::unsupported,
+                   format("ARP: operation %u at offset 20, not 1 (request) or 2 (reply)", f.arp.operation));
     }
     std::memcpy(f.arp.sender_mac.data(), a + 8, 6);
     f.arp.sender_ip = get_be32(a + 14);
     std::memcpy(f.arp.target_mac.data(), a + 18, 6);
     f.arp.target_ip = get_be32(a + 24);
-    set_code(code, ParseError::none);
+    set_code(code, parse_error::none);
     return f;
 }
 
-EcnMark mark_ecn_ce(std::uint8_t* frame, std::size_t len) {
-    if (len < kEthernetHeaderSize + kIpv4HeaderSize || get_be16(frame + 12) != kEtherTypeIpv4) return EcnMark::not_ipv4;
+ecn_mark mark_ecn_ce(std::uint8_t* frame, std::size_t len) {
+    if (len < kEthernetHeaderSize + kIpv4HeaderSize || get_be16(frame + 12) != kEtherTypeIpv4)
+        return ecn_mark::not_ipv4;
     std::uint8_t* ip = frame + kEthernetHeaderSize;
     const std::size_t ihl = static_cast<std::size_t>(ip[0] & 0x0F) * 4;
-    if ((ip[0] >> 4) != 4 || ihl < kIpv4HeaderSize || kEthernetHeaderSize + ihl > len) return EcnMark::not_ipv4;
-    const std::uint8_t field = ip[1] & ecn::mask;
-    if (field == ecn::not_ect) return EcnMark::not_ect;
-    if (field == ecn::ce) return EcnMark::already_ce;
+    if ((ip[0] >> 4) != 4 || ihl < kIpv4HeaderSize || kEthernetHeaderSize + ihl > len) return ecn_mark::not_ipv4;
+    const std::uint8_t field = ip[1] & ecn::kMask;
+    if (field == ecn::kNotEct) return ecn_mark::not_ect;
+    if (field == ecn::kCe) return ecn_mark::already_ce;
     // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), m the 16-bit word holding the TOS byte.
     const std::uint16_t old_word = get_be16(ip);
-    ip[1] = static_cast<std::uint8_t>(ip[1] | ecn::ce);
+    ip[1] = static_cast<std::uint8_t>(ip[1] | ecn::kCe);
     const std::uint16_t new_word = get_be16(ip);
     const std::uint16_t old_sum = get_be16(ip + 10);
-    const std::uint32_t sum = fold(std::uint64_t{static_cast<std::uint16_t>(~old_sum)} +
-                                   static_cast<std::uint16_t>(~old_word) + new_word);
+    const std::uint32_t sum =
+        fold(std::uint64_t{static_cast<std::uint16_t>(~old_sum)} + static_cast<std::uint16_t>(~old_word) + new_word);
     put_be16(ip + 10, static_cast<std::uint16_t>(~sum & 0xFFFFu));
-    return EcnMark::marked;
+    return ecn_mark::marked;
 }
 
 std::optional<std::uint16_t> mac_control_opcode(const std::uint8_t* frame, std::size_t len) {
@@ -555,7 +563,7 @@ std::optional<std::uint16_t> mac_control_opcode(const std::uint8_t* frame, std::
     return get_be16(frame + kEthernetHeaderSize);
 }
 
-std::vector<std::uint8_t> build_pfc_frame(const MacAddress& src, const PfcFrame& pfc) {
+std::vector<std::uint8_t> build_pfc_frame(const mac_address& src, const pfc_frame& pfc) {
     std::vector<std::uint8_t> out(kMinFrameSize, 0);
     std::memcpy(out.data(), kMacControlAddress.data(), 6);
     std::memcpy(out.data() + 6, src.data(), 6);
@@ -567,31 +575,32 @@ std::vector<std::uint8_t> build_pfc_frame(const MacAddress& src, const PfcFrame&
     return out;
 }
 
-std::optional<PfcFrame> parse_pfc_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
-                                        ParseError* code) {
-    auto bad = [&](ParseError kind, std::string text) -> std::optional<PfcFrame> {
+std::optional<pfc_frame> parse_pfc_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
+                                         parse_error* code) {
+    auto bad = [&](parse_error kind, std::string text) -> std::optional<pfc_frame> {
         set_code(code, kind);
         if (error != nullptr) *error = std::move(text);
         return std::nullopt;
     };
     if (len < kPfcFrameSize) {
-        return bad(ParseError::short_input,
+        return bad(parse_error::short_input,
                    format("PFC frame: %zu bytes, need %zu (Ethernet header, opcode, enable vector, 8 times)", len,
                           kPfcFrameSize));
     }
     const std::uint16_t ethertype = get_be16(frame + 12);
     if (ethertype != kEtherTypeMacControl) {
-        return bad(ParseError::unsupported, format("PFC frame: EtherType 0x%04x at offset 12, not 0x8808", ethertype));
+        return bad(parse_error::unsupported, format("PFC frame: EtherType 0x%04x at offset 12, not 0x8808", ethertype));
     }
     const std::uint8_t* p = frame + kEthernetHeaderSize;
     const std::uint16_t opcode = get_be16(p);
     if (opcode != kMacControlPfc) {
-        return bad(ParseError::unsupported, format("PFC frame: MAC control opcode 0x%04x at offset 14, not 0x0101", opcode));
+        return bad(parse_error::unsupported,
+                   format("PFC frame: MAC control opcode 0x%04x at offset 14, not 0x0101", opcode));
     }
-    PfcFrame f;
+    pfc_frame f;
     f.class_enable = p[3];  // p[2] is the reserved octet
     for (std::size_t i = 0; i < f.quanta.size(); ++i) f.quanta[i] = get_be16(p + 4 + 2 * i);
-    set_code(code, ParseError::none);
+    set_code(code, parse_error::none);
     return f;
 }
 
@@ -624,7 +633,7 @@ std::optional<std::uint32_t> parse_ipv4(const std::string& text) {
     return addr;
 }
 
-std::string format_mac(const MacAddress& mac) {
+std::string format_mac(const mac_address& mac) {
     return format("%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 }
 

@@ -14,34 +14,33 @@
 
 namespace rnic::proto::net {
 
-using MacAddress = std::array<std::uint8_t, 6>;
+using mac_address = std::array<std::uint8_t, 6>;
 
 constexpr std::size_t kEthernetHeaderSize = 14;
-constexpr std::size_t kIpv4HeaderSize = 20;      // we never send IPv4 options
-constexpr std::size_t kTcpBaseHeaderSize = 20;   // without options
+constexpr std::size_t kIpv4HeaderSize = 20;     // we never send IPv4 options
+constexpr std::size_t kTcpBaseHeaderSize = 20;  // without options
 constexpr std::uint16_t kEtherTypeIpv4 = 0x0800;
 constexpr std::uint16_t kEtherTypeArp = 0x0806;
 constexpr std::uint8_t kIpProtocolTcp = 6;
 
 namespace tcp_flags {
-constexpr std::uint8_t fin = 0x01;
-constexpr std::uint8_t syn = 0x02;
-constexpr std::uint8_t rst = 0x04;
-constexpr std::uint8_t psh = 0x08;
-constexpr std::uint8_t ack = 0x10;
-constexpr std::uint8_t urg = 0x20;  // the urgent pointer is significant (RFC 9293 §3.1)
-constexpr std::uint8_t ece = 0x40;  // ECN-Echo (RFC 3168 §6.1)
-constexpr std::uint8_t cwr = 0x80;  // Congestion Window Reduced (RFC 3168 §6.1)
+constexpr std::uint8_t kFin = 0x01;
+constexpr std::uint8_t kSyn = 0x02;
+constexpr std::uint8_t kRst = 0x04;
+constexpr std::uint8_t kPsh = 0x08;
+constexpr std::uint8_t kAck = 0x10;
+constexpr std::uint8_t kUrg = 0x20;  // the urgent pointer is significant (RFC 9293 §3.1)
+constexpr std::uint8_t kEce = 0x40;  // ECN-Echo (RFC 3168 §6.1)
+constexpr std::uint8_t kCwr = 0x80;  // Congestion Window Reduced (RFC 3168 §6.1)
 }  // namespace tcp_flags
 
-
-struct EthernetHeader {
-    MacAddress dst{};
-    MacAddress src{};
+struct ethernet_header {
+    mac_address dst{};
+    mac_address src{};
     std::uint16_t ethertype = kEtherTypeIpv4;
 };
 
-struct Ipv4Header {
+struct ipv4_header {
     std::uint8_t dscp_ecn = 0;
     std::uint16_t total_length = 0;  // filled by encode from the payload size
     std::uint16_t identification = 0;
@@ -53,18 +52,18 @@ struct Ipv4Header {
 };
 
 // One SACK block (RFC 2018): [left, right) in sequence space.
-struct SackBlock {
+struct sack_block {
     std::uint32_t left = 0;
     std::uint32_t right = 0;
 };
 
-struct TcpHeader {
+struct tcp_header {
     std::uint16_t src_port = 0;
     std::uint16_t dst_port = 0;
     std::uint32_t seq = 0;
     std::uint32_t ack = 0;
-    std::uint8_t flags = 0;     // tcp_flags::*
-    std::uint16_t window = 0;   // as on the wire (before scaling)
+    std::uint8_t flags = 0;    // tcp_flags::*
+    std::uint16_t window = 0;  // as on the wire (before scaling)
     // RFC 9293 §3.1: an offset from `seq`, meaningful only with tcp_flags::urg (0 on the wire
     // otherwise). Which byte it names is the user's convention: VI/TCP's Urgent Marker points at
     // the urgent byte itself (seed 003 §3.7, after RFC 1122), not past it.
@@ -74,10 +73,10 @@ struct TcpHeader {
     // bytes (the 4-bit data offset); encode never writes more: what does not fit of the SACK
     // blocks is dropped from the end (alone 4 blocks fit, with timestamps 3, with timestamps and
     // all three SYN options 1). Parsing keeps every block it finds.
-    std::optional<std::uint16_t> mss;           // kind 2, SYN only
-    std::optional<std::uint8_t> window_scale;   // kind 3, SYN only
-    bool sack_permitted = false;                // kind 4, SYN only
-    std::vector<SackBlock> sack_blocks;         // kind 5, at most 4 (3 in practice)
+    std::optional<std::uint16_t> mss;          // kind 2, SYN only
+    std::optional<std::uint8_t> window_scale;  // kind 3, SYN only
+    bool sack_permitted = false;               // kind 4, SYN only
+    std::vector<sack_block> sack_blocks;       // kind 5, at most 4 (3 in practice)
     // RFC 7323 §3 timestamps (kind 8, length 10): {TSval, TSecr}. Encoded before the SACK blocks.
     std::optional<std::pair<std::uint32_t, std::uint32_t>> timestamps;
 
@@ -86,9 +85,9 @@ struct TcpHeader {
 };
 
 // Frame-level addressing for one TCP connection.
-struct Endpoints {
-    MacAddress src_mac{};
-    MacAddress dst_mac{};
+struct endpoints {
+    mac_address src_mac{};
+    mac_address dst_mac{};
     std::uint32_t src_ip = 0;
     std::uint32_t dst_ip = 0;
 };
@@ -107,22 +106,21 @@ std::uint16_t internet_checksum(const std::uint8_t* data, std::size_t len);
 // Appends Ethernet + IPv4 + TCP headers and the payload to `out` (no FCS: captures and the
 // link model carry frames without it; the link accounts for the FCS bytes in its timing).
 // Fills IPv4 total length, IPv4 header checksum and the TCP checksum (with pseudo-header).
-void build_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader& tcp,
-                     const std::uint8_t* payload, std::size_t payload_len,
-                     std::vector<std::uint8_t>& out);
+void build_tcp_frame(const endpoints& ep, const ipv4_header& ip, const tcp_header& tcp, const std::uint8_t* payload,
+                     std::size_t payload_len, std::vector<std::uint8_t>& out);
 
 // Bytes of Ethernet + IPv4 + TCP headers (with options) in front of the payload.
-std::size_t tcp_frame_header_size(const TcpHeader& tcp);
+std::size_t tcp_frame_header_size(const tcp_header& tcp);
 // Writes the headers and checksums into frame[0, tcp_frame_header_size(tcp)) for a payload of
 // `payload_len` bytes already in place right behind them: lets a caller move the payload from its
 // buffer straight into the frame, with no intermediate copy.
-void finish_tcp_frame(const Endpoints& ep, const Ipv4Header& ip, const TcpHeader& tcp, std::uint8_t* frame,
+void finish_tcp_frame(const endpoints& ep, const ipv4_header& ip, const tcp_header& tcp, std::uint8_t* frame,
                       std::size_t payload_len);
 
-struct ParsedTcpFrame {
-    EthernetHeader eth;
-    Ipv4Header ip;
-    TcpHeader tcp;
+struct parsed_tcp_frame {
+    ethernet_header eth;
+    ipv4_header ip;
+    tcp_header tcp;
     std::size_t payload_offset = 0;  // from the start of the frame
     std::size_t payload_len = 0;
 };
@@ -135,39 +133,39 @@ struct ParsedTcpFrame {
 // segment shorter than 20 bytes, TCP data offset < 5 words, a TCP option with a bad length),
 // inconsistent (IPv4 total length below the IHL, TCP data offset beyond the segment),
 // bad_checksum (IPv4 header or TCP checksum).
-std::optional<ParsedTcpFrame> parse_tcp_frame(const std::uint8_t* frame, std::size_t len,
-                                              std::string* error, ParseError* code = nullptr);
+std::optional<parsed_tcp_frame> parse_tcp_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
+                                                parse_error* code = nullptr);
 
 // ARP for IPv4 over Ethernet (RFC 826): hardware type 1, protocol type 0x0800, lengths 6 and 4.
 constexpr std::size_t kArpPacketSize = 28;
 constexpr std::size_t kMinFrameSize = 60;  // Ethernet minimum without FCS; ARP frames are padded to it
-constexpr MacAddress kBroadcastMac{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+constexpr mac_address kBroadcastMac{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 namespace arp_op {
-constexpr std::uint16_t request = 1;
-constexpr std::uint16_t reply = 2;
+constexpr std::uint16_t kRequest = 1;
+constexpr std::uint16_t kReply = 2;
 }  // namespace arp_op
 
-struct ArpPacket {
-    std::uint16_t operation = arp_op::request;
-    MacAddress sender_mac{};
+struct arp_packet {
+    std::uint16_t operation = arp_op::kRequest;
+    mac_address sender_mac{};
     std::uint32_t sender_ip = 0;  // host byte order
-    MacAddress target_mac{};      // zero in a request
+    mac_address target_mac{};     // zero in a request
     std::uint32_t target_ip = 0;
 };
 
-struct ParsedArpFrame {
-    EthernetHeader eth;
-    ArpPacket arp;
+struct parsed_arp_frame {
+    ethernet_header eth;
+    arp_packet arp;
 };
 
 // Appends an Ethernet frame carrying `arp` (EtherType 0x0806), zero-padded to 60 bytes.
-void build_arp_frame(const MacAddress& eth_dst, const MacAddress& eth_src, const ArpPacket& arp,
+void build_arp_frame(const mac_address& eth_dst, const mac_address& eth_src, const arp_packet& arp,
                      std::vector<std::uint8_t>& out);
 // A broadcast "who has target_ip? tell sender_ip" frame.
-std::vector<std::uint8_t> build_arp_request(const MacAddress& sender_mac, std::uint32_t sender_ip,
+std::vector<std::uint8_t> build_arp_request(const mac_address& sender_mac, std::uint32_t sender_ip,
                                             std::uint32_t target_ip);
 // The unicast answer of the station (my_mac, request.target_ip) to `request`.
-std::vector<std::uint8_t> build_arp_reply(const ArpPacket& request, const MacAddress& my_mac);
+std::vector<std::uint8_t> build_arp_reply(const arp_packet& request, const mac_address& my_mac);
 
 // The frame's EtherType, or nullopt when it is shorter than an Ethernet header.
 std::optional<std::uint16_t> frame_ethertype(const std::uint8_t* frame, std::size_t len);
@@ -176,19 +174,19 @@ std::optional<std::uint16_t> frame_ethertype(const std::uint8_t* frame, std::siz
 // *code: short_input (frame ends before the 28-byte packet), unsupported (EtherType not ARP, hardware
 // type not Ethernet, protocol type not IPv4, operation not request or reply), bad_length (hardware
 // or protocol address length not 6 / 4).
-std::optional<ParsedArpFrame> parse_arp_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
-                                              ParseError* code = nullptr);
+std::optional<parsed_arp_frame> parse_arp_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
+                                                parse_error* code = nullptr);
 
 // ECN field of the IPv4 TOS byte (RFC 3168 §5): the two low bits.
 namespace ecn {
-constexpr std::uint8_t not_ect = 0;
-constexpr std::uint8_t ect1 = 1;
-constexpr std::uint8_t ect0 = 2;
-constexpr std::uint8_t ce = 3;
-constexpr std::uint8_t mask = 3;
+constexpr std::uint8_t kNotEct = 0;
+constexpr std::uint8_t kEct1 = 1;
+constexpr std::uint8_t kEct0 = 2;
+constexpr std::uint8_t kCe = 3;
+constexpr std::uint8_t kMask = 3;
 }  // namespace ecn
 
-enum class EcnMark {
+enum class ecn_mark {
     not_ipv4,    // not an IPv4 packet with a whole header in the frame: left alone
     not_ect,     // Not-ECT: a router never marks it (RFC 3168 §5)
     marked,      // ECT(0) or ECT(1) became CE
@@ -198,7 +196,7 @@ enum class EcnMark {
 // What a congested router does to a packet it forwards (RFC 3168 §5): sets CE in an ECN-capable
 // IPv4 packet and updates the header checksum incrementally (RFC 1624 eqn. 3), so a header whose
 // checksum was wrong stays wrong. The frame must hold the whole IPv4 header (IHL words).
-EcnMark mark_ecn_ce(std::uint8_t* frame, std::size_t len);
+ecn_mark mark_ecn_ce(std::uint8_t* frame, std::size_t len);
 
 // IEEE 802.3 Annex 31B MAC control frames: EtherType 0x8808, a 2-byte opcode; PAUSE is opcode
 // 0x0001, IEEE 802.1Qbb priority-based flow control (PFC) opcode 0x0101, both sent to the
@@ -206,13 +204,13 @@ EcnMark mark_ecn_ce(std::uint8_t* frame, std::size_t len);
 constexpr std::uint16_t kEtherTypeMacControl = 0x8808;
 constexpr std::uint16_t kMacControlPause = 0x0001;
 constexpr std::uint16_t kMacControlPfc = 0x0101;
-constexpr MacAddress kMacControlAddress{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
+constexpr mac_address kMacControlAddress{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
 // Opcode (2), priority-enable vector (2: a reserved octet, then bit n for priority n), eight
 // 2-byte pause times in quanta of 512 bit times at the port's rate (802.1Qbb §36.1.3.3).
 constexpr std::size_t kPfcFrameSize = kEthernetHeaderSize + 2 + 2 + 8 * 2;
 constexpr std::uint16_t kPfcMaxQuanta = 0xFFFF;
 
-struct PfcFrame {
+struct pfc_frame {
     std::uint8_t class_enable = 0;          // bit n set: quanta[n] applies to priority n
     std::array<std::uint16_t, 8> quanta{};  // 0 resumes that priority at once
 };
@@ -221,14 +219,14 @@ struct PfcFrame {
 // a frame too short to hold the opcode.
 std::optional<std::uint16_t> mac_control_opcode(const std::uint8_t* frame, std::size_t len);
 // A PFC frame from `src` to 01:80:C2:00:00:01, zero-padded to the 60-byte minimum.
-std::vector<std::uint8_t> build_pfc_frame(const MacAddress& src, const PfcFrame& pfc);
+std::vector<std::uint8_t> build_pfc_frame(const mac_address& src, const pfc_frame& pfc);
 // Parses a PFC frame (the reserved octet of the enable vector is ignored, as 802.1Qbb asks).
 // *code: short_input (fewer than 34 bytes), unsupported (EtherType not 0x8808, opcode not 0x0101).
-std::optional<PfcFrame> parse_pfc_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
-                                        ParseError* code = nullptr);
+std::optional<pfc_frame> parse_pfc_frame(const std::uint8_t* frame, std::size_t len, std::string* error,
+                                         parse_error* code = nullptr);
 
-std::string format_ipv4(std::uint32_t addr);          // "10.0.0.1"
+std::string format_ipv4(std::uint32_t addr);  // "10.0.0.1"
 std::optional<std::uint32_t> parse_ipv4(const std::string& text);
-std::string format_mac(const MacAddress& mac);        // "02:00:00:00:00:01"
+std::string format_mac(const mac_address& mac);  // "02:00:00:00:00:01"
 
 }  // namespace rnic::proto::net

@@ -7,7 +7,7 @@
 
 namespace rnic::proto {
 
-enum class ParseError {
+enum class parse_error {
     none,           // success
     short_input,    // fewer bytes than the header, or than a length field announces, are present
     bad_magic,      // a fixed key / magic number does not match (MPA Key, pcap magic)
@@ -20,24 +20,34 @@ enum class ParseError {
     io              // the input could not be read (file open / read error)
 };
 
-inline const char* to_string(ParseError e) {
+inline const char* to_string(parse_error e) {
     switch (e) {
-        case ParseError::none: return "none";
-        case ParseError::short_input: return "short input";
-        case ParseError::bad_magic: return "bad magic";
-        case ParseError::bad_version: return "bad version";
-        case ParseError::reserved_bits: return "reserved bits set";
-        case ParseError::bad_length: return "bad length";
-        case ParseError::inconsistent: return "inconsistent fields";
-        case ParseError::bad_checksum: return "bad checksum";
-        case ParseError::unsupported: return "unsupported";
-        case ParseError::io: return "I/O error";
+    case parse_error::none:
+        return "none";
+    case parse_error::short_input:
+        return "short input";
+    case parse_error::bad_magic:
+        return "bad magic";
+    case parse_error::bad_version:
+        return "bad version";
+    case parse_error::reserved_bits:
+        return "reserved bits set";
+    case parse_error::bad_length:
+        return "bad length";
+    case parse_error::inconsistent:
+        return "inconsistent fields";
+    case parse_error::bad_checksum:
+        return "bad checksum";
+    case parse_error::unsupported:
+        return "unsupported";
+    case parse_error::io:
+        return "I/O error";
     }
     return "unknown parse error";
 }
 
 // Stores `kind` in *code when code is not null (helper for the parsers).
-inline void set_code(ParseError* code, ParseError kind) {
+inline void set_code(parse_error* code, parse_error kind) {
     if (code != nullptr) *code = kind;
 }
 

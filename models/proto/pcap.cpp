@@ -20,7 +20,9 @@ constexpr std::size_t kWriteBuffer = 1 << 20;
 // A record longer than this is taken as corruption rather than allocated.
 constexpr std::uint32_t kMaxRecordLength = 64u << 20;
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+    return std::strerror(err);
+}
 
 void set_error(std::string* error, std::string text) {
     if (error != nullptr) *error = std::move(text);
@@ -30,23 +32,23 @@ std::uint32_t swap32(std::uint32_t v) {
     return (v >> 24) | ((v >> 8) & 0xFF00u) | ((v << 8) & 0xFF0000u) | (v << 24);
 }
 
-struct Format {
+struct format {
     bool big_endian = false;
     bool nanoseconds = false;
 };
 
-std::optional<Format> detect_format(std::uint32_t magic_le) {
-    if (magic_le == kPcapMagicMicroseconds) return Format{false, false};
-    if (magic_le == kPcapMagicNanoseconds) return Format{false, true};
-    if (swap32(magic_le) == kPcapMagicMicroseconds) return Format{true, false};
-    if (swap32(magic_le) == kPcapMagicNanoseconds) return Format{true, true};
+std::optional<format> detect_format(std::uint32_t magic_le) {
+    if (magic_le == kPcapMagicMicroseconds) return format{false, false};
+    if (magic_le == kPcapMagicNanoseconds) return format{false, true};
+    if (swap32(magic_le) == kPcapMagicMicroseconds) return format{true, false};
+    if (swap32(magic_le) == kPcapMagicNanoseconds) return format{true, true};
     return std::nullopt;
 }
 
-std::optional<std::vector<std::uint8_t>> load_file(const std::string& path, std::string* error, ParseError* code) {
+std::optional<std::vector<std::uint8_t>> load_file(const std::string& path, std::string* error, parse_error* code) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (f == nullptr) {
-        set_code(code, ParseError::io);
+        set_code(code, parse_error::io);
         set_error(error, path + ": cannot open: " + errno_text(errno));
         return std::nullopt;
     }
@@ -58,7 +60,7 @@ std::optional<std::vector<std::uint8_t>> load_file(const std::string& path, std:
     const int err = errno;
     std::fclose(f);
     if (failed) {
-        set_code(code, ParseError::io);
+        set_code(code, parse_error::io);
         set_error(error, path + ": read error: " + errno_text(err));
         return std::nullopt;
     }
@@ -67,7 +69,7 @@ std::optional<std::vector<std::uint8_t>> load_file(const std::string& path, std:
 
 }  // namespace
 
-PcapWriter::PcapWriter(PcapWriter&& other) noexcept
+pcap_writer::pcap_writer(pcap_writer&& other) noexcept
     : file_(std::exchange(other.file_, nullptr)),
       good_(other.good_),
       records_(other.records_),
@@ -75,7 +77,7 @@ PcapWriter::PcapWriter(PcapWriter&& other) noexcept
       pending_ps_(other.pending_ps_),
       pending_(std::move(other.pending_)) {}
 
-PcapWriter& PcapWriter::operator=(PcapWriter&& other) noexcept {
+pcap_writer& pcap_writer::operator=(pcap_writer&& other) noexcept {
     if (this != &other) {
         close();
         file_ = std::exchange(other.file_, nullptr);
@@ -88,9 +90,11 @@ PcapWriter& PcapWriter::operator=(PcapWriter&& other) noexcept {
     return *this;
 }
 
-PcapWriter::~PcapWriter() { close(); }
+pcap_writer::~pcap_writer() {
+    close();
+}
 
-bool PcapWriter::open(const std::string& path, std::string* error) {
+bool pcap_writer::open(const std::string& path, std::string* error) {
     close();
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (f == nullptr) {
@@ -117,7 +121,7 @@ bool PcapWriter::open(const std::string& path, std::string* error) {
     return true;
 }
 
-void PcapWriter::write(std::uint64_t time_ns, const std::uint8_t* frame, std::size_t len) {
+void pcap_writer::write(std::uint64_t time_ns, const std::uint8_t* frame, std::size_t len) {
     if (file_ == nullptr) return;
     const std::size_t captured = len < kPcapSnaplen ? len : kPcapSnaplen;
     std::uint8_t rec[kRecordHeaderSize];
@@ -131,7 +135,7 @@ void PcapWriter::write(std::uint64_t time_ns, const std::uint8_t* frame, std::si
     ++records_;
 }
 
-void PcapWriter::write_at(std::uint64_t time_ps, unsigned source, const std::uint8_t* frame, std::size_t len) {
+void pcap_writer::write_at(std::uint64_t time_ps, unsigned source, const std::uint8_t* frame, std::size_t len) {
     if (file_ == nullptr) return;
     if (!pending_.empty() && time_ps != pending_ps_) flush_pending();
     pending_ps_ = time_ps;
@@ -144,7 +148,7 @@ void PcapWriter::write_at(std::uint64_t time_ps, unsigned source, const std::uin
     pending_.push_back({source, std::move(bytes)});
 }
 
-void PcapWriter::flush_pending() {
+void pcap_writer::flush_pending() {
     std::stable_sort(pending_.begin(), pending_.end(),
                      [](const pending_frame& a, const pending_frame& b) { return a.source < b.source; });
     for (pending_frame& f : pending_) {
@@ -154,27 +158,26 @@ void PcapWriter::flush_pending() {
     pending_.clear();
 }
 
-void PcapWriter::close() {
+void pcap_writer::close() {
     if (file_ == nullptr) return;
     flush_pending();
     if (std::fclose(file_) != 0) good_ = false;
     file_ = nullptr;
 }
 
-std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::string* error,
-                                                 ParseError* code) {
+std::optional<std::vector<pcap_record>> read_pcap(const std::string& path, std::string* error, parse_error* code) {
     const auto bytes = load_file(path, error, code);
     if (!bytes) return std::nullopt;
     const std::uint8_t* p = bytes->data();
     const std::size_t size = bytes->size();
     if (size < kFileHeaderSize) {
-        set_code(code, ParseError::short_input);
+        set_code(code, parse_error::short_input);
         set_error(error, path + ": truncated pcap file header (" + std::to_string(size) + " of 24 bytes)");
         return std::nullopt;
     }
     const std::uint32_t magic = get_le32(p);
     if (magic == kPcapngMagic) {
-        set_code(code, ParseError::unsupported);
+        set_code(code, parse_error::unsupported);
         set_error(error, path + ": pcapng files are not supported, only classic pcap");
         return std::nullopt;
     }
@@ -182,36 +185,36 @@ std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::s
     if (!fmt) {
         char hex[16];
         std::snprintf(hex, sizeof hex, "0x%08x", static_cast<unsigned>(magic));
-        set_code(code, ParseError::bad_magic);
+        set_code(code, parse_error::bad_magic);
         set_error(error, path + ": not a pcap file (magic " + hex + ")");
         return std::nullopt;
     }
     auto u32 = [&](std::size_t at) { return fmt->big_endian ? get_be32(p + at) : get_le32(p + at); };
     const std::uint64_t frac_to_ns = fmt->nanoseconds ? 1 : 1000;
 
-    std::vector<PcapRecord> records;
+    std::vector<pcap_record> records;
     std::size_t at = kFileHeaderSize;
     while (at < size) {
-        const std::string where = path + ": record " + std::to_string(records.size() + 1) + " at offset " +
-                                  std::to_string(at);
+        const std::string where =
+            path + ": record " + std::to_string(records.size() + 1) + " at offset " + std::to_string(at);
         if (size - at < kRecordHeaderSize) {
-            set_code(code, ParseError::short_input);
+            set_code(code, parse_error::short_input);
             set_error(error, where + ": truncated record header");
             return std::nullopt;
         }
         const std::uint32_t incl_len = u32(at + 8);
         if (incl_len > kMaxRecordLength) {
-            set_code(code, ParseError::bad_length);
+            set_code(code, parse_error::bad_length);
             set_error(error, where + ": captured length " + std::to_string(incl_len) + " is implausible");
             return std::nullopt;
         }
         if (size - at - kRecordHeaderSize < incl_len) {
-            set_code(code, ParseError::short_input);
+            set_code(code, parse_error::short_input);
             set_error(error, where + ": truncated record data (" + std::to_string(size - at - kRecordHeaderSize) +
                                  " of " + std::to_string(incl_len) + " bytes)");
             return std::nullopt;
         }
-        PcapRecord rec;
+        pcap_record rec;
         rec.time_ns = std::uint64_t{u32(at)} * 1000000000u + std::uint64_t{u32(at + 4)} * frac_to_ns;
         rec.original_length = u32(at + 12);
         const std::uint8_t* data = p + at + kRecordHeaderSize;
@@ -219,7 +222,7 @@ std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::s
         records.push_back(std::move(rec));
         at += kRecordHeaderSize + incl_len;
     }
-    set_code(code, ParseError::none);
+    set_code(code, parse_error::none);
     return records;
 }
 

@@ -22,14 +22,14 @@ constexpr std::uint32_t kPcapSnaplen = 262144;
 // Writes a classic pcap file: nanosecond magic 0xa1b23c4d, version 2.4, LINKTYPE_ETHERNET,
 // snaplen 262144, all fields little-endian. Frames longer than the snaplen are cut to it
 // (the record keeps the original length). Not copyable; movable.
-class PcapWriter {
+class pcap_writer {
 public:
-    PcapWriter() = default;
-    PcapWriter(const PcapWriter&) = delete;
-    PcapWriter& operator=(const PcapWriter&) = delete;
-    PcapWriter(PcapWriter&& other) noexcept;
-    PcapWriter& operator=(PcapWriter&& other) noexcept;
-    ~PcapWriter();
+    pcap_writer() = default;
+    pcap_writer(const pcap_writer&) = delete;
+    pcap_writer& operator=(const pcap_writer&) = delete;
+    pcap_writer(pcap_writer&& other) noexcept;
+    pcap_writer& operator=(pcap_writer&& other) noexcept;
+    ~pcap_writer();
 
     // Creates (truncates) `path` and writes the file header; on failure *error (may be null)
     // names the path and the errno text. Closes a file that was already open.
@@ -59,14 +59,14 @@ private:
         std::vector<std::uint8_t> bytes;
     };
     std::uint64_t pending_ps_ = 0;
-    std::vector<pending_frame> pending_;  // frames of time pending_ps_, in call order
+    std::vector<pending_frame> pending_;            // frames of time pending_ps_, in call order
     std::vector<std::vector<std::uint8_t>> spare_;  // buffers of flushed frames, reused
 };
 
-struct PcapRecord {
+struct pcap_record {
     std::uint64_t time_ns = 0;
-    std::vector<std::uint8_t> data;       // the captured bytes (incl_len)
-    std::uint32_t original_length = 0;    // orig_len: the frame's length on the wire
+    std::vector<std::uint8_t> data;     // the captured bytes (incl_len)
+    std::uint32_t original_length = 0;  // orig_len: the frame's length on the wire
 };
 
 // Reads a classic pcap (micro- or nanosecond magic, either byte order); nullopt + *error on bad
@@ -74,7 +74,7 @@ struct PcapRecord {
 // is none on success, otherwise io (cannot open / read), short_input (truncated file header,
 // record header or record data), unsupported (pcapng), bad_magic (not a pcap magic) or
 // bad_length (implausible captured length).
-std::optional<std::vector<PcapRecord>> read_pcap(const std::string& path, std::string* error,
-                                                 ParseError* code = nullptr);
+std::optional<std::vector<pcap_record>> read_pcap(const std::string& path, std::string* error,
+                                                  parse_error* code = nullptr);
 
 }  // namespace rnic::proto

@@ -52,38 +52,38 @@
 
 namespace rnic::proto::check {
 
-enum class Severity { warning, error };
-enum class Category { capture, tcp, negotiation, reject, crc, framing, header };
-const char* to_string(Severity);
-const char* to_string(Category);
+enum class severity { warning, error };
+enum class category { capture, tcp, negotiation, reject, crc, framing, header };
+const char* to_string(severity);
+const char* to_string(category);
 
 // What frames DDP segments after the MPA Request/Reply: MPA FPDUs (RFC 5044), IFT frames (seed
 // 001) or RDMA/TCP segments (seed 000).
-enum class Framing { mpa, ift, rdmatcp };
+enum class framing { mpa, ift, rdmatcp };
 
-struct Issue {
-    check::Severity severity = Severity::error;
-    check::Category category = Category::header;
+struct issue {
+    check::severity severity = severity::error;
+    check::category category = category::header;
     std::uint64_t frame = 0;  // 1-based frame number in capture order; 0 = found at the end of the capture
     std::string text;
 };
 
 // One FPDU (or IFT frame) with good CRCs (kept only with Options::keep_fpdu_log).
-struct FpduInfo {
+struct fpdu_info {
     std::uint64_t frame = 0;          // frame that completed the FPDU
     std::uint64_t stream_offset = 0;  // of its first byte, counted from the first byte after the Request/Reply
     std::size_t wire_length = 0;      // incl. Markers, PAD and CRC (IFT: size fields and both CRCs)
     std::size_t ulpdu_length = 0;
-    bool header_ok = false;           // the DDP header could be decoded (then `header` is valid)
-    ddp::Header header;
-    std::vector<std::uint8_t> head;   // the ULPDU's first kFpduHeadBytes bytes (DDP + RDMAP headers)
+    bool header_ok = false;  // the DDP header could be decoded (then `header` is valid)
+    ddp::header header;
+    std::vector<std::uint8_t> head;  // the ULPDU's first kFpduHeadBytes bytes (DDP + RDMAP headers)
 };
 constexpr std::size_t kFpduHeadBytes = 96;  // untagged DDP header (18) + the largest RDMAP header (52) fits
 
 // Index 0 of ConnectionReport::directions is initiator -> responder, 1 is responder -> initiator.
-enum Direction : int { kToResponder = 0, kToInitiator = 1 };
+enum direction : int { k_to_responder = 0, k_to_initiator = 1 };
 
-struct DirectionReport {
+struct direction_report {
     // TCP
     std::uint64_t segments = 0;               // segments carrying payload
     std::uint64_t stream_bytes = 0;           // bytes reassembled in order
@@ -92,62 +92,62 @@ struct DirectionReport {
     std::uint64_t missing_bytes = 0;          // in holes never filled
     bool syn = false, fin = false, rst = false;
     // MPA (or IFT)
-    bool full_operation = false;              // reached FPDU framing
-    check::Framing framing = Framing::mpa;           // of the frames after the Request/Reply
+    bool full_operation = false;            // reached FPDU framing
+    check::framing framing = framing::mpa;  // of the frames after the Request/Reply
     bool markers = false;
-    std::uint64_t fpdus = 0;                  // FPDUs (IFT frames) with good CRCs
-    std::uint64_t fpdu_bytes = 0;             // their wire bytes (length field, ULPDU, PAD, CRC, Markers)
+    std::uint64_t fpdus = 0;       // FPDUs (IFT frames) with good CRCs
+    std::uint64_t fpdu_bytes = 0;  // their wire bytes (length field, ULPDU, PAD, CRC, Markers)
     std::uint64_t ulpdu_bytes = 0;
-    std::uint64_t unchecked_bytes = 0;        // stream bytes after a stop (CRC error, reject, no MPA)
+    std::uint64_t unchecked_bytes = 0;  // stream bytes after a stop (CRC error, reject, no MPA)
     // DDP / RDMAP
     std::array<std::uint64_t, 16> opcodes{};  // FPDUs per RDMAP opcode (4-bit field)
     std::uint64_t atomic_fetch_add = 0, atomic_compare_swap = 0;
-    std::uint64_t messages = 0;               // DDP segments with L = 1
+    std::uint64_t messages = 0;                 // DDP segments with L = 1
     std::vector<std::uint8_t> opcode_sequence;  // opcode of every good FPDU in stream order
-    std::vector<std::string> terminates;      // one line per Terminate (at most Options::max_issues)
-    std::vector<FpduInfo> fpdu_log;           // Options::keep_fpdu_log
+    std::vector<std::string> terminates;        // one line per Terminate (at most Options::max_issues)
+    std::vector<fpdu_info> fpdu_log;            // Options::keep_fpdu_log
     // Error counts (every occurrence, even beyond Options::max_issues)
     std::uint64_t bad_crcs = 0, framing_errors = 0, header_errors = 0, tcp_errors = 0;
     std::uint64_t warning_count = 0;
-    std::vector<Issue> issues;                // this direction's errors and warnings
+    std::vector<issue> issues;  // this direction's errors and warnings
 };
 
-struct ConnectionReport {
+struct connection_report {
     std::uint32_t initiator_ip = 0, responder_ip = 0;  // host byte order
     std::uint16_t initiator_port = 0, responder_port = 0;
     bool roles_from_mpa = false;  // the MPA Request told who the initiator is (else the SYN or first sender)
     std::uint64_t first_frame = 0, last_frame = 0;
     std::uint64_t first_time_ns = 0, last_time_ns = 0;
-    std::optional<mpa::RequestReply> request, reply;
-    bool negotiated = false;   // valid Request and Reply, not rejected: Full Operation
+    std::optional<mpa::request_reply> request, reply;
+    bool negotiated = false;  // valid Request and Reply, not rejected: Full Operation
     bool rejected = false;
-    bool crc = false;          // CRC in use (either C bit; always with IFT)
-    std::uint8_t revision = 0; // of the Reply (0 until seen)
-    std::array<DirectionReport, 2> directions;
-    std::vector<Issue> issues;  // connection-level: negotiation, reject
+    bool crc = false;           // CRC in use (either C bit; always with IFT)
+    std::uint8_t revision = 0;  // of the Reply (0 until seen)
+    std::array<direction_report, 2> directions;
+    std::vector<issue> issues;             // connection-level: negotiation, reject
     std::uint64_t negotiation_errors = 0;  // negotiation and reject issues
     std::uint64_t warning_count = 0;       // connection-level warnings
 
-    std::uint64_t errors() const;    // all errors of the connection and both directions
+    std::uint64_t errors() const;  // all errors of the connection and both directions
     std::uint64_t warnings() const;
 };
 
-struct CaptureReport {
+struct capture_report {
     std::uint64_t frames = 0;
     std::uint64_t tcp_frames = 0;
     std::uint64_t other_frames = 0;  // not IPv4/TCP (ARP, ...): ignored
-    std::vector<Issue> issues;       // capture-level (unparsable frames)
+    std::vector<issue> issues;       // capture-level (unparsable frames)
     std::uint64_t capture_errors = 0;
-    std::uint64_t warning_count = 0;  // capture-level warnings
-    std::uint64_t damaged_frames = 0;  // frames with a bad checksum that match no connection (dropped)
-    std::vector<ConnectionReport> connections;  // in order of their first frame
+    std::uint64_t warning_count = 0;             // capture-level warnings
+    std::uint64_t damaged_frames = 0;            // frames with a bad checksum that match no connection (dropped)
+    std::vector<connection_report> connections;  // in order of their first frame
 
     std::uint64_t errors() const;
     std::uint64_t warnings() const;
     bool ok() const { return errors() == 0; }
 };
 
-struct Options {
+struct options {
     // Drop (with a warning) frames whose TCP or IPv4 header checksum is wrong. Turn off for captures taken on a host with checksum
     // offload, where outgoing frames carry no valid checksums: both are then ignored.
     bool verify_checksums = true;
@@ -157,24 +157,23 @@ struct Options {
     bool strict_reserved_bits = true;
     bool keep_fpdu_log = false;
     // Framing after the MPA Request/Reply (rnic.framing of the platform; rnic-pcap-check --framing).
-    check::Framing framing = Framing::mpa;
+    check::framing framing = framing::mpa;
     std::size_t max_issues = 50;  // issues stored per direction / connection / capture
 };
 
 // Feed frames in capture order, then call finish() once.
-class StreamChecker {
+class stream_checker {
 public:
-    explicit StreamChecker(const check::Options& options = check::Options{});
-    ~StreamChecker();
-    StreamChecker(const StreamChecker&) = delete;
-    StreamChecker& operator=(const StreamChecker&) = delete;
+    explicit stream_checker(const check::options& options = check::options{});
+    ~stream_checker();
+    stream_checker(const stream_checker&) = delete;
+    stream_checker& operator=(const stream_checker&) = delete;
 
     // One captured Ethernet frame (without FCS). `original_length` is the length on the wire when
     // the capture cut the frame short (0 = not cut).
-    void add_frame(std::uint64_t time_ns, const std::uint8_t* data, std::size_t len,
-                   std::size_t original_length = 0);
+    void add_frame(std::uint64_t time_ns, const std::uint8_t* data, std::size_t len, std::size_t original_length = 0);
     // Reports holes, incomplete FPDUs and missing negotiation; later add_frame() calls are ignored.
-    const CaptureReport& finish();
+    const capture_report& finish();
 
 private:
     struct Impl;
@@ -182,12 +181,12 @@ private:
 };
 
 // Reads a classic pcap file and checks it; nullopt + *error when the file cannot be read.
-std::optional<CaptureReport> check_pcap_file(const std::string& path, const Options& options, std::string* error);
+std::optional<capture_report> check_pcap_file(const std::string& path, const options& options, std::string* error);
 
 // Human-readable summary: per connection the endpoints, MPA revision, Markers each way, CRC (or the
 // IFT framing), then per direction FPDUs (IFT frames), bytes, opcode histogram and the issues;
 // verbose adds one line per FPDU (needs Options::keep_fpdu_log) and every TCP counter. The last
 // line is "summary: N connections, N FPDUs, ..." ("N IFT frames" when any direction used IFT).
-std::string format_report(const CaptureReport& report, bool verbose);
+std::string format_report(const capture_report& report, bool verbose);
 
 }  // namespace rnic::proto::check

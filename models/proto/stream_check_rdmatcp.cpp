@@ -4,32 +4,32 @@
 
 namespace rnic::proto::check {
 
-RdmaTcpStreams::RdmaTcpStreams(SinkFn sink) : sink_(std::move(sink)) {
+rdma_tcp_streams::rdma_tcp_streams(sink_fn sink) : sink_(std::move(sink)) {
     for (int d = 0; d < 2; ++d) {
         // The Connection ID is checked here, across both directions (§3.4), not per direction.
-        dirs_[d].deframer = std::make_unique<rdmatcp::Deframer>(
-            rdmatcp::Deframer::Config{}, [this, d](const rdmatcp::SegmentView& seg) { on_segment(d, seg); });
+        dirs_[d].deframer = std::make_unique<rdmatcp::deframer>(
+            rdmatcp::deframer::config{}, [this, d](const rdmatcp::segment_view& seg) { on_segment(d, seg); });
     }
 }
 
-std::optional<RdmaTcpStreams::Failure> RdmaTcpStreams::feed(int dir, const std::uint8_t* data, std::size_t len) {
-    DirState& d = dirs_[dir];
+std::optional<rdma_tcp_streams::failure> rdma_tcp_streams::feed(int dir, const std::uint8_t* data, std::size_t len) {
+    dir_state& d = dirs_[dir];
     if (d.failure) return d.failure;
-    const rdmatcp::ErrorCode e = d.deframer->feed(data, len);
-    if (!d.failure && e != rdmatcp::ErrorCode::none) {
-        d.failure = Failure{e == rdmatcp::ErrorCode::crc_mismatch,
+    const rdmatcp::error_code e = d.deframer->feed(data, len);
+    if (!d.failure && e != rdmatcp::error_code::none) {
+        d.failure = failure{e == rdmatcp::error_code::crc_mismatch,
                             std::string("RDMA/TCP ") + rdmatcp::to_string(e) + ": " + d.deframer->error_detail()};
     }
     return d.failure;
 }
 
-void RdmaTcpStreams::on_segment(int dir, const rdmatcp::SegmentView& seg) {
-    DirState& d = dirs_[dir];
+void rdma_tcp_streams::on_segment(int dir, const rdmatcp::segment_view& seg) {
+    dir_state& d = dirs_[dir];
     if (d.failure) return;
     const std::uint64_t at = d.next_offset;
     d.next_offset += seg.wire_length;
     auto fail = [&](const std::string& what) {
-        d.failure = Failure{false, "RDMA/TCP segment at stream byte " + std::to_string(at) + " (" +
+        d.failure = failure{false, "RDMA/TCP segment at stream byte " + std::to_string(at) + " (" +
                                        rdmatcp::to_string(seg.header.type) + ", message " +
                                        std::to_string(seg.header.message_number) + "): " + what};
     };
@@ -46,15 +46,15 @@ void RdmaTcpStreams::on_segment(int dir, const rdmatcp::SegmentView& seg) {
         return;
     }
     if (!rdmatcp_map::accept_in_order(d.receiver, seg.header, seg.payload_len, &why,
-                                         rdmatcp_map::carries_terminate(seg))) {
+                                      rdmatcp_map::carries_terminate(seg))) {
         fail(why);
         return;
     }
-    if (seg.header.type == rdmatcp::MessageType::read_request) {
+    if (seg.header.type == rdmatcp::message_type::read_request) {
         // The other direction's receiver sent it: its Read Response must carry this number.
         dirs_[1 - dir].receiver.tx_read_requests.push_back(seg.header.message_number);
     }
-    Segment s;
+    segment s;
     s.stream_offset = at;
     s.wire_length = seg.wire_length;
     s.view = &seg;

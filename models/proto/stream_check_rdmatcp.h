@@ -19,41 +19,41 @@
 
 namespace rnic::proto::check {
 
-class RdmaTcpStreams {
+class rdma_tcp_streams {
 public:
-    struct Segment {
+    struct segment {
         std::uint64_t stream_offset = 0;  // of its first byte, from the first byte after the Request/Reply
         std::size_t wire_length = 0;
-        const rdmatcp::SegmentView* view = nullptr;
+        const rdmatcp::segment_view* view = nullptr;
         const std::uint8_t* ulpdu = nullptr;  // the DDP/RDMAP segment it carries (valid during the call)
         std::size_t ulpdu_len = 0;
     };
     // Why a direction stopped: a CRC error or something else (framing, order); `text` says what,
     // with the stream byte of the segment.
-    struct Failure {
+    struct failure {
         bool crc = false;
         std::string text;
     };
-    using SinkFn = std::function<void(int dir, const Segment&)>;
+    using sink_fn = std::function<void(int dir, const segment&)>;
 
-    explicit RdmaTcpStreams(SinkFn sink);
+    explicit rdma_tcp_streams(sink_fn sink);
     // Bytes of direction `dir` (0 or 1) in stream order; the first failure stops the direction.
-    std::optional<Failure> feed(int dir, const std::uint8_t* data, std::size_t len);
+    std::optional<failure> feed(int dir, const std::uint8_t* data, std::size_t len);
     std::uint64_t bytes_consumed(int dir) const { return dirs_[dir].deframer->bytes_consumed(); }
     bool at_segment_boundary(int dir) const { return dirs_[dir].deframer->at_segment_boundary(); }
     const std::optional<std::uint64_t>& connection_id() const { return connection_id_; }
 
 private:
-    struct DirState {
-        std::unique_ptr<rdmatcp::Deframer> deframer;
+    struct dir_state {
+        std::unique_ptr<rdmatcp::deframer> deframer;
         rdmatcp_map::session receiver;  // the state of the side receiving this direction
         std::uint64_t next_offset = 0;
-        std::optional<RdmaTcpStreams::Failure> failure;
+        std::optional<rdma_tcp_streams::failure> failure;
     };
-    void on_segment(int dir, const rdmatcp::SegmentView& seg);
+    void on_segment(int dir, const rdmatcp::segment_view& seg);
 
-    SinkFn sink_;
-    std::array<DirState, 2> dirs_;
+    sink_fn sink_;
+    std::array<dir_state, 2> dirs_;
     std::optional<std::uint64_t> connection_id_;
     std::vector<std::uint8_t> ulpdu_;
 };

@@ -21,13 +21,12 @@ std::string format(const char* fmt, Args... args) {
 }
 
 inline const char* opcode_name(unsigned op) {
-    if (op <= static_cast<unsigned>(ddp::Opcode::atomic_response))
-        return ddp::to_string(static_cast<ddp::Opcode>(op));
+    if (op <= static_cast<unsigned>(ddp::opcode::atomic_response)) return ddp::to_string(static_cast<ddp::opcode>(op));
     return "reserved opcode";
 }
 
-inline bool carries_invalidate_stag(ddp::Opcode op) {
-    return op == ddp::Opcode::send_invalidate || op == ddp::Opcode::send_se_invalidate;
+inline bool carries_invalidate_stag(ddp::opcode op) {
+    return op == ddp::opcode::send_invalidate || op == ddp::opcode::send_se_invalidate;
 }
 
 inline std::string endpoint(std::uint32_t ip, std::uint16_t port) {

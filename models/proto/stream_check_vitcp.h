@@ -31,37 +31,37 @@
 
 namespace rnic::proto::check {
 
-struct ViTcpDirectionReport {
-    std::uint64_t bytes = 0;           // stream bytes seen in order
-    std::uint64_t segments = 0;        // VI segments after the CE exchange that passed every check
+struct vi_tcp_direction_report {
+    std::uint64_t bytes = 0;     // stream bytes seen in order
+    std::uint64_t segments = 0;  // VI segments after the CE exchange that passed every check
     std::uint64_t payload_bytes = 0;
     std::map<std::string, std::uint64_t> by_type;  // segments per VI type
-    std::uint64_t unchecked_bytes = 0;  // after an error, or a partial segment at the end
-    std::uint64_t urgent_marks = 0;     // distinct urgent bytes named by URG segments (§3.7), each checked
+    std::uint64_t unchecked_bytes = 0;             // after an error, or a partial segment at the end
+    std::uint64_t urgent_marks = 0;                // distinct urgent bytes named by URG segments (§3.7), each checked
 };
 
-struct ViTcpConnectionReport {
+struct vi_tcp_connection_report {
     std::string name;  // "10.0.0.1:40000 -> 10.0.0.2:18515" (the SYN sender first)
     std::string ce;    // what the CE exchange settled, or why it failed
     bool connected = false;
     bool crc = false;
-    std::array<ViTcpDirectionReport, 2> dir;  // 0: active (SYN sender), 1: passive
+    std::array<vi_tcp_direction_report, 2> dir;  // 0: active (SYN sender), 1: passive
     std::vector<std::string> errors;
     std::vector<std::string> crc_errors;  // the subset of errors that are trailer CRC mismatches
 };
 
-struct ViTcpCaptureReport {
+struct vi_tcp_capture_report {
     std::uint64_t frames = 0, tcp_frames = 0;
-    std::vector<ViTcpConnectionReport> connections;
+    std::vector<vi_tcp_connection_report> connections;
     std::vector<std::string> errors;  // capture-level (unreadable frames)
     std::size_t error_count() const;
 };
 
 // Both directions of one connection in stream order (dir 0 the active side's); testable without a
 // capture.
-class ViTcpStreams {
+class vi_tcp_streams {
 public:
-    explicit ViTcpStreams(ViTcpConnectionReport& report) : rep_(report) {}
+    explicit vi_tcp_streams(vi_tcp_connection_report& report) : rep_(report) {}
     void feed(int dir, const std::uint8_t* data, std::size_t len);
     // A TCP segment of `dir` (frame `frame_no`) carried URG with an urgent pointer naming stream byte
     // `stream_offset` (SEG.SEQ + pointer, from the first byte after the SYN). Seed 003 §3.7: only
@@ -72,15 +72,15 @@ public:
     void finish();
 
 private:
-    struct DirState {
+    struct dir_state {
         std::vector<std::uint8_t> pending;  // bytes before the CE exchange is decided
         bool ce_done = false;
-        std::unique_ptr<vitcp::Deframer> deframer;
+        std::unique_ptr<vitcp::deframer> deframer;
         vitcp_map::session receiver;  // the state of the side receiving this direction
         bool failed = false;
-        std::uint64_t offset = 0;      // stream offset of the next data segment
-        std::uint64_t base = 0;        // stream offset of the first data segment (the CE segment's length)
-        bool may_mark = false;         // the other end's CE segment carried the Urgent Marker option
+        std::uint64_t offset = 0;        // stream offset of the next data segment
+        std::uint64_t base = 0;          // stream offset of the first data segment (the CE segment's length)
+        bool may_mark = false;           // the other end's CE segment carried the Urgent Marker option
         std::set<std::uint64_t> starts;  // stream offsets of the VI segments that passed every check
         std::vector<std::pair<std::uint64_t, std::uint64_t>> urgent;  // (stream offset, frame) claimed
         // Reliable Reception: this direction's completed messages the other has not acknowledged
@@ -90,17 +90,17 @@ private:
     };
     // Reliable Reception: the Message ACK fields of a segment of `dir` against the messages the other
     // direction completed before it in the capture.
-    void check_ack(int dir, const vitcp::SegmentView& seg, std::uint64_t at);
+    void check_ack(int dir, const vitcp::segment_view& seg, std::uint64_t at);
     void check_urgent(int dir);
     void try_ce();
     void start_data();
     void data(int dir, const std::uint8_t* p, std::size_t len);
-    void on_segment(int dir, const vitcp::SegmentView& seg);
+    void on_segment(int dir, const vitcp::segment_view& seg);
     void error(int dir, const std::string& text, bool crc = false);
 
-    ViTcpConnectionReport& rep_;
-    std::array<DirState, 2> dirs_;
-    std::optional<vitcp::CeHeader> request_;
+    vi_tcp_connection_report& rep_;
+    std::array<dir_state, 2> dirs_;
+    std::optional<vitcp::ce_header> request_;
     std::size_t request_len_ = 0;
     bool refused_ = false;
     bool ce_failed_ = false;
@@ -110,8 +110,8 @@ private:
 
 // Checks every TCP connection of the capture as VI/TCP. `verify_checksums`: frames with a bad IPv4
 // or TCP checksum are errors (and skipped) rather than taken.
-ViTcpCaptureReport check_vitcp_capture(const std::vector<PcapRecord>& records, bool verify_checksums);
+vi_tcp_capture_report check_vitcp_capture(const std::vector<pcap_record>& records, bool verify_checksums);
 // The report as rnic-pcap-check prints it.
-std::string format_vitcp_report(const ViTcpCaptureReport& report, bool verbose);
+std::string format_vitcp_report(const vi_tcp_capture_report& report, bool verbose);
 
 }  // namespace rnic::proto::check

@@ -9,7 +9,9 @@
 
 namespace rnic::qemu {
 
-guest_ram::~guest_ram() { clear(); }
+guest_ram::~guest_ram() {
+    clear();
+}
 
 void guest_ram::clear() {
     for (const mapping& m : maps_) ::munmap(m.map_base, m.map_len);

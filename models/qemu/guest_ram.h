@@ -48,8 +48,8 @@ public:
 private:
     struct mapping {
         std::uint64_t gpa, size;
-        std::uint8_t* base;   // this process's address of gpa
-        void* map_base;       // what mmap returned
+        std::uint8_t* base;  // this process's address of gpa
+        void* map_base;      // what mmap returned
         std::size_t map_len;
     };
     std::vector<mapping> maps_;

@@ -56,14 +56,22 @@ bool check_shape(const message& m, cmd want, std::size_t size, std::size_t fds, 
 
 const char* to_string(cmd c) {
     switch (c) {
-        case cmd::sync_sysmem: return "sync_sysmem";
-        case cmd::ret: return "ret";
-        case cmd::pci_cfgwrite: return "pci_cfgwrite";
-        case cmd::pci_cfgread: return "pci_cfgread";
-        case cmd::bar_write: return "bar_write";
-        case cmd::bar_read: return "bar_read";
-        case cmd::set_irqfd: return "set_irqfd";
-        case cmd::device_reset: return "device_reset";
+    case cmd::sync_sysmem:
+        return "sync_sysmem";
+    case cmd::ret:
+        return "ret";
+    case cmd::pci_cfgwrite:
+        return "pci_cfgwrite";
+    case cmd::pci_cfgread:
+        return "pci_cfgread";
+    case cmd::bar_write:
+        return "bar_write";
+    case cmd::bar_read:
+        return "bar_read";
+    case cmd::set_irqfd:
+        return "set_irqfd";
+    case cmd::device_reset:
+        return "device_reset";
     }
     return "unknown";
 }
@@ -278,13 +286,14 @@ mpqemu_channel::result mpqemu_channel::receive(mpqemu::message* out) {
                     }
                     if (b.owner <= consumed_) b.fds.clear();
                 }
-                batches_.erase(std::remove_if(batches_.begin(), batches_.end(),
-                                              [](const fd_batch& b) { return b.fds.empty(); }),
-                               batches_.end());
+                batches_.erase(
+                    std::remove_if(batches_.begin(), batches_.end(), [](const fd_batch& b) { return b.fds.empty(); }),
+                    batches_.end());
                 if (fds.size() > mpqemu::kMaxFds || stray) {
                     for (int fd : fds) ::close(fd);
-                    error_ = stray ? std::string("file descriptors arrived that belong to no message: the stream is "
-                                                 "out of step")
+                    error_ = stray ? std::string(
+                                         "file descriptors arrived that belong to no message: the stream is "
+                                         "out of step")
                                    : std::to_string(fds.size()) + " file descriptors came with one " +
                                          mpqemu::to_string(static_cast<mpqemu::cmd>(c)) + " message (at most " +
                                          std::to_string(mpqemu::kMaxFds) + "): the stream is out of step";

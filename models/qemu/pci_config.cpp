@@ -22,7 +22,9 @@ pci_identity rnic_pci_identity() {
     return p;
 }
 
-pci_config_space::pci_config_space(const pci_identity& id) : id_(id) { reset(); }
+pci_config_space::pci_config_space(const pci_identity& id) : id_(id) {
+    reset();
+}
 
 void pci_config_space::reset() {
     bytes_.fill(0);

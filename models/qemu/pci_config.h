@@ -21,7 +21,7 @@ struct pci_identity {
     std::uint32_t class_code = 0;  // base class << 16 | subclass << 8 | programming interface
     std::uint16_t subsystem_vendor = 0;
     std::uint16_t subsystem = 0;
-    std::uint32_t bar0_size = 0;   // a power of two, at least 16
+    std::uint32_t bar0_size = 0;  // a power of two, at least 16
 };
 
 // The RNIC's identity from models/rnic/regmap.h (the ID and VERSION registers, kBar0Size); class

@@ -35,7 +35,9 @@ qemu_remote::~qemu_remote() {
     if (channel_.fd() >= 0) ::close(channel_.fd());
 }
 
-bool qemu_remote::reply(std::uint64_t value) { return channel_.send(mpqemu::encode_ret(value)); }
+bool qemu_remote::reply(std::uint64_t value) {
+    return channel_.send(mpqemu::encode_ret(value));
+}
 
 std::uint64_t qemu_remote::bar_read(drv::host_bus& bus, const mpqemu::bar_access& a) {
     std::uint32_t off = 0;
@@ -63,7 +65,8 @@ std::uint64_t qemu_remote::bar_read(drv::host_bus& bus, const mpqemu::bar_access
                                     << " refused: the device takes aligned 32- and 64-bit accesses only");
         return ~std::uint64_t{0};
     }
-    RNIC_LOG_AT(debug, host, bus.now_ps(), name_, "BAR0 read " << a.size << " bytes at " << hex(off) << " = " << hex(v));
+    RNIC_LOG_AT(debug, host, bus.now_ps(), name_,
+                "BAR0 read " << a.size << " bytes at " << hex(off) << " = " << hex(v));
     return v;
 }
 
@@ -97,102 +100,104 @@ bool qemu_remote::handle(drv::host_bus& bus, mpqemu::message& m) {
     std::string error;
     const auto c = static_cast<mpqemu::cmd>(m.cmd);
     switch (c) {
-        case mpqemu::cmd::sync_sysmem: {
-            std::vector<mpqemu::ram_region> regions;
-            ++stats_.syncs;
-            if (!mpqemu::decode_sync_sysmem(m, &regions, &error) || !ram_.sync(std::move(regions), &error)) {
-                ++stats_.sync_errors;
-                ram_.clear();
-                RNIC_LOG_AT(error, host, bus.now_ps(), name_,
-                            "guest RAM not mapped: " << error << " (the device's DMA is refused until the next sync)");
-            } else {
-                RNIC_LOG_AT(debug, host, bus.now_ps(), name_,
-                            "guest RAM mapped: " << ram_.regions() << " regions, " << ram_.bytes() << " bytes");
-            }
-            return true;  // no reply
-        }
-        case mpqemu::cmd::pci_cfgread:
-        case mpqemu::cmd::pci_cfgwrite: {
-            mpqemu::config_access a;
-            if (!mpqemu::decode_config(m, &a, &error)) {
-                ++stats_.bad_messages;
-                m.close_fds();
-                RNIC_LOG_AT(error, host, bus.now_ps(), name_, error << " (answered with all-ones)");
-                return reply(~std::uint64_t{0});
-            }
-            if (c == mpqemu::cmd::pci_cfgread) {
-                ++stats_.config_reads;
-                const std::uint32_t v = config_.read(a.address, a.length);
-                RNIC_LOG_AT(trace, host, bus.now_ps(), name_, "config read " << a.length << " at " << hex(a.address) << " = " << hex(v));
-                return reply(v);
-            }
-            ++stats_.config_writes;
-            const bool master = config_.bus_master();
-            config_.write(a.address, a.value, a.length);
-            ram_.set_bus_master(config_.bus_master());
-            RNIC_LOG_AT(trace, host, bus.now_ps(), name_, "config write " << a.length << " at " << hex(a.address) << " = " << hex(a.value));
-            if (master != config_.bus_master()) {
-                RNIC_LOG_AT(info, host, bus.now_ps(), name_,
-                            "bus mastering " << (config_.bus_master() ? "enabled" : "disabled") << " by the guest");
-            }
-            return reply(0);
-        }
-        case mpqemu::cmd::bar_read:
-        case mpqemu::cmd::bar_write: {
-            const steady::time_point t0 = steady::now();
-            mpqemu::bar_access a;
-            if (!mpqemu::decode_bar(m, &a, &error)) {
-                ++stats_.bad_messages;
-                m.close_fds();
-                RNIC_LOG_AT(error, host, bus.now_ps(), name_, error << " (answered with all-ones)");
-                return reply(~std::uint64_t{0});
-            }
-            std::uint64_t v = 0;
-            if (c == mpqemu::cmd::bar_read) {
-                ++stats_.bar_reads;
-                v = bar_read(bus, a);
-            } else {
-                ++stats_.bar_writes;
-                bar_write(bus, a);
-            }
-            const bool ok = reply(v);
-            stats_.bar_wall += steady::now() - t0;
-            return ok;
-        }
-        case mpqemu::cmd::device_reset:
-            ++stats_.resets;
-            m.close_fds();
-            RNIC_LOG_AT(info, host, bus.now_ps(), name_, "device reset by QEMU");
-            config_.reset();
-            ram_.set_bus_master(false);
-            bus.mmio_write32(regmap::CTRL, regmap::ctrl::reset);
-            return reply(0);
-        case mpqemu::cmd::set_irqfd:
-            ++stats_.irqfds;
-            if (!m.data.empty() || m.fds.size() != 2) {
-                ++stats_.bad_messages;
-                RNIC_LOG_AT(error, host, bus.now_ps(), name_,
-                            "set_irqfd with " << m.data.size() << " bytes of data and " << m.fds.size()
-                                              << " descriptors (0 and 2 expected): ignored");
-                m.close_fds();
-                return true;
-            }
-            for (int i = 0; i < 2; ++i) {
-                if (irqfds_[i] >= 0) ::close(irqfds_[i]);
-                irqfds_[i] = m.fds[static_cast<std::size_t>(i)];
-            }
-            m.fds.clear();
-            RNIC_LOG_AT(info, host, bus.now_ps(), name_,
-                        "INTx eventfds received (interrupts cannot reach a TCG guest through the proxy: the driver polls)");
-            return true;
-        case mpqemu::cmd::ret:
-        default:
-            ++stats_.unknown;
-            m.close_fds();
+    case mpqemu::cmd::sync_sysmem: {
+        std::vector<mpqemu::ram_region> regions;
+        ++stats_.syncs;
+        if (!mpqemu::decode_sync_sysmem(m, &regions, &error) || !ram_.sync(std::move(regions), &error)) {
+            ++stats_.sync_errors;
+            ram_.clear();
             RNIC_LOG_AT(error, host, bus.now_ps(), name_,
-                        "unexpected message: command " << m.cmd << " (" << mpqemu::to_string(c) << ") with "
-                                                       << m.data.size() << " bytes of data: skipped, not answered");
+                        "guest RAM not mapped: " << error << " (the device's DMA is refused until the next sync)");
+        } else {
+            RNIC_LOG_AT(debug, host, bus.now_ps(), name_,
+                        "guest RAM mapped: " << ram_.regions() << " regions, " << ram_.bytes() << " bytes");
+        }
+        return true;  // no reply
+    }
+    case mpqemu::cmd::pci_cfgread:
+    case mpqemu::cmd::pci_cfgwrite: {
+        mpqemu::config_access a;
+        if (!mpqemu::decode_config(m, &a, &error)) {
+            ++stats_.bad_messages;
+            m.close_fds();
+            RNIC_LOG_AT(error, host, bus.now_ps(), name_, error << " (answered with all-ones)");
+            return reply(~std::uint64_t{0});
+        }
+        if (c == mpqemu::cmd::pci_cfgread) {
+            ++stats_.config_reads;
+            const std::uint32_t v = config_.read(a.address, a.length);
+            RNIC_LOG_AT(trace, host, bus.now_ps(), name_,
+                        "config read " << a.length << " at " << hex(a.address) << " = " << hex(v));
+            return reply(v);
+        }
+        ++stats_.config_writes;
+        const bool master = config_.bus_master();
+        config_.write(a.address, a.value, a.length);
+        ram_.set_bus_master(config_.bus_master());
+        RNIC_LOG_AT(trace, host, bus.now_ps(), name_,
+                    "config write " << a.length << " at " << hex(a.address) << " = " << hex(a.value));
+        if (master != config_.bus_master()) {
+            RNIC_LOG_AT(info, host, bus.now_ps(), name_,
+                        "bus mastering " << (config_.bus_master() ? "enabled" : "disabled") << " by the guest");
+        }
+        return reply(0);
+    }
+    case mpqemu::cmd::bar_read:
+    case mpqemu::cmd::bar_write: {
+        const steady::time_point t0 = steady::now();
+        mpqemu::bar_access a;
+        if (!mpqemu::decode_bar(m, &a, &error)) {
+            ++stats_.bad_messages;
+            m.close_fds();
+            RNIC_LOG_AT(error, host, bus.now_ps(), name_, error << " (answered with all-ones)");
+            return reply(~std::uint64_t{0});
+        }
+        std::uint64_t v = 0;
+        if (c == mpqemu::cmd::bar_read) {
+            ++stats_.bar_reads;
+            v = bar_read(bus, a);
+        } else {
+            ++stats_.bar_writes;
+            bar_write(bus, a);
+        }
+        const bool ok = reply(v);
+        stats_.bar_wall += steady::now() - t0;
+        return ok;
+    }
+    case mpqemu::cmd::device_reset:
+        ++stats_.resets;
+        m.close_fds();
+        RNIC_LOG_AT(info, host, bus.now_ps(), name_, "device reset by QEMU");
+        config_.reset();
+        ram_.set_bus_master(false);
+        bus.mmio_write32(regmap::CTRL, regmap::ctrl::reset);
+        return reply(0);
+    case mpqemu::cmd::set_irqfd:
+        ++stats_.irqfds;
+        if (!m.data.empty() || m.fds.size() != 2) {
+            ++stats_.bad_messages;
+            RNIC_LOG_AT(error, host, bus.now_ps(), name_,
+                        "set_irqfd with " << m.data.size() << " bytes of data and " << m.fds.size()
+                                          << " descriptors (0 and 2 expected): ignored");
+            m.close_fds();
             return true;
+        }
+        for (int i = 0; i < 2; ++i) {
+            if (irqfds_[i] >= 0) ::close(irqfds_[i]);
+            irqfds_[i] = m.fds[static_cast<std::size_t>(i)];
+        }
+        m.fds.clear();
+        RNIC_LOG_AT(info, host, bus.now_ps(), name_,
+                    "INTx eventfds received (interrupts cannot reach a TCG guest through the proxy: the driver polls)");
+        return true;
+    case mpqemu::cmd::ret:
+    default:
+        ++stats_.unknown;
+        m.close_fds();
+        RNIC_LOG_AT(error, host, bus.now_ps(), name_,
+                    "unexpected message: command " << m.cmd << " (" << mpqemu::to_string(c) << ") with "
+                                                   << m.data.size() << " bytes of data: skipped, not answered");
+        return true;
     }
 }
 
@@ -222,25 +227,25 @@ std::string qemu_remote::run(drv::host_bus& bus) {
     for (;;) {
         mpqemu::message m;
         switch (channel_.receive(&m)) {
-            case mpqemu_channel::result::message:
-                if (!handle(bus, m)) {
-                    RNIC_LOG_AT(error, host, bus.now_ps(), name_, channel_.error());
-                    return channel_.error();
-                }
-                break;
-            case mpqemu_channel::result::again:
-                pace_wait(bus);
-                break;
-            case mpqemu_channel::result::closed:
-                if (!channel_.error().empty()) {
-                    RNIC_LOG_AT(error, host, bus.now_ps(), name_, channel_.error());
-                    return channel_.error();
-                }
-                RNIC_LOG_AT(info, host, bus.now_ps(), name_, "QEMU closed the connection");
-                return "";
-            case mpqemu_channel::result::error:
-                RNIC_LOG_AT(error, host, bus.now_ps(), name_, channel_.error() << ": connection dropped");
+        case mpqemu_channel::result::message:
+            if (!handle(bus, m)) {
+                RNIC_LOG_AT(error, host, bus.now_ps(), name_, channel_.error());
                 return channel_.error();
+            }
+            break;
+        case mpqemu_channel::result::again:
+            pace_wait(bus);
+            break;
+        case mpqemu_channel::result::closed:
+            if (!channel_.error().empty()) {
+                RNIC_LOG_AT(error, host, bus.now_ps(), name_, channel_.error());
+                return channel_.error();
+            }
+            RNIC_LOG_AT(info, host, bus.now_ps(), name_, "QEMU closed the connection");
+            return "";
+        case mpqemu_channel::result::error:
+            RNIC_LOG_AT(error, host, bus.now_ps(), name_, channel_.error() << ": connection dropped");
+            return channel_.error();
         }
     }
 }

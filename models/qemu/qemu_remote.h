@@ -41,9 +41,9 @@ struct qemu_remote_params {
 };
 
 struct qemu_remote_stats {
-    std::uint64_t messages = 0, config_reads = 0, config_writes = 0, bar_reads = 0, bar_writes = 0,
-                  syncs = 0, sync_errors = 0, resets = 0, irqfds = 0, unknown = 0, bad_messages = 0,
-                  refused_accesses = 0, undecoded_accesses = 0;
+    std::uint64_t messages = 0, config_reads = 0, config_writes = 0, bar_reads = 0, bar_writes = 0, syncs = 0,
+                  sync_errors = 0, resets = 0, irqfds = 0, unknown = 0, bad_messages = 0, refused_accesses = 0,
+                  undecoded_accesses = 0;
     // Wall-clock time from a BAR message's arrival to its reply (not deterministic).
     std::chrono::nanoseconds bar_wall{0};
 };

@@ -33,7 +33,7 @@ access_check check_tagged_access(const mr_context* mr, std::uint32_t pd, std::ui
         return r;
     }
     if ((mr->cfg.access & right) == 0) {
-        r.layer = ddp::TermLayer::rdma;
+        r.layer = ddp::term_layer::rdma;
         r.etype = ddp::term::kRdmaRemoteProtection;
         r.code = ddp::term::kRdmaAccessRights;
         r.what = "access rights violation";
@@ -49,12 +49,16 @@ access_check check_tagged_access(const mr_context* mr, std::uint32_t pd, std::ui
 std::uint8_t rdmap_protection_code(const access_check& chk) {
     // A source checked by the RDMAP layer reports RDMAP codes (RFC 5040 §7.2) for what DDP's tagged
     // checks found.
-    if (chk.layer == ddp::TermLayer::rdma) return chk.code;
+    if (chk.layer == ddp::term_layer::rdma) return chk.code;
     switch (chk.code) {
-        case ddp::term::kDdpTaggedInvalidStag: return ddp::term::kRdmaInvalidStag;
-        case ddp::term::kDdpTaggedBaseOrBounds: return ddp::term::kRdmaBaseOrBounds;
-        case ddp::term::kDdpTaggedToWrap: return ddp::term::kRdmaToWrap;
-        default: return ddp::term::kRdmaStagNotAssociated;
+    case ddp::term::kDdpTaggedInvalidStag:
+        return ddp::term::kRdmaInvalidStag;
+    case ddp::term::kDdpTaggedBaseOrBounds:
+        return ddp::term::kRdmaBaseOrBounds;
+    case ddp::term::kDdpTaggedToWrap:
+        return ddp::term::kRdmaToWrap;
+    default:
+        return ddp::term::kRdmaStagNotAssociated;
     }
 }
 

@@ -14,7 +14,7 @@ namespace rnic {
 // Outcome of checking a tagged access: the Terminate it draws, or the host address it reaches.
 struct access_check {
     bool ok = false;
-    proto::ddp::TermLayer layer = proto::ddp::TermLayer::ddp;
+    proto::ddp::term_layer layer = proto::ddp::term_layer::ddp;
     std::uint8_t etype = 0, code = 0;
     std::uint64_t host_addr = 0;  // of the first byte
     const char* what = "";
@@ -39,7 +39,11 @@ bool covers_local(const mr_context* mr, std::uint32_t pd, std::uint64_t addr, st
 bool local_writable(const mr_context* mr, std::uint32_t pd, std::uint64_t addr, std::uint64_t len);
 // Where local buffer address `addr` of region `mr` (checked by covers_local) is: the region's map and
 // the offset in it. A contiguous region gives host address `addr` itself.
-inline region_map local_map(const mr_context& mr) { return mr.cfg.map(); }
-inline std::uint64_t local_offset(const mr_context& mr, std::uint64_t addr) { return addr - mr.cfg.addr; }
+inline region_map local_map(const mr_context& mr) {
+    return mr.cfg.map();
+}
+inline std::uint64_t local_offset(const mr_context& mr, std::uint64_t addr) {
+    return addr - mr.cfg.addr;
+}
 
 }  // namespace rnic

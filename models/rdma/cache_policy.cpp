@@ -39,7 +39,9 @@ int cache_policy::find(std::uint64_t key) const {
     return -1;
 }
 
-bool cache_policy::contains(std::uint64_t key) const { return find(key) >= 0; }
+bool cache_policy::contains(std::uint64_t key) const {
+    return find(key) >= 0;
+}
 
 std::uint64_t cache_policy::next_random() {
     // splitmix64: deterministic for a seed, independent of the platform's other generators.

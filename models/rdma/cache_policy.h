@@ -24,9 +24,9 @@ public:
     // What one access did.
     struct outcome {
         bool hit = false;
-        std::uint32_t line = 0;       // the line that now holds the key (0 .. entries - 1)
-        bool evicted = false;         // a valid line of another key was replaced
-        bool victim_dirty = false;    // ... and it had been written: it must be written back first
+        std::uint32_t line = 0;     // the line that now holds the key (0 .. entries - 1)
+        bool evicted = false;       // a valid line of another key was replaced
+        bool victim_dirty = false;  // ... and it had been written: it must be written back first
         std::uint64_t victim_key = 0;
     };
 

@@ -83,8 +83,8 @@ void completion_unit::post_cqe(std::uint32_t cqn, const cqe_fields& f, sc_core::
     put_le64(cqe + off::imm_data, f.imm_data);
     const std::uint32_t pass = cq.producer / cq.cfg.entries;
     const std::uint32_t phase = (pass % 2 == 0) ? 1u : 0u;
-    put_le32(cqe + off::owner, (phase << 31) | static_cast<std::uint32_t>(f.flags) << off::flags_shift |
-                                   (f.receive ? 1u : 0u));
+    put_le32(cqe + off::owner,
+             (phase << 31) | static_cast<std::uint32_t>(f.flags) << off::kFlagsShift | (f.receive ? 1u : 0u));
     const std::uint64_t addr = cq.cfg.ring + (cq.producer % cq.cfg.entries) * regmap::kCqeSize;
     if (mem_write(res_.dma_out, addr, cqe, sizeof cqe, delay) != tlm::TLM_OK_RESPONSE) {
         RNIC_MLOG_D(error, rdma, delay, "CQ " << cqn << ": CQE write to 0x" << std::hex << addr << " failed");

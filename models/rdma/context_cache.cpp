@@ -8,11 +8,13 @@
 namespace rnic {
 
 namespace {
-constexpr std::uint32_t stag_index(std::uint32_t stag) { return stag >> 8; }
+constexpr std::uint32_t stag_index(std::uint32_t stag) {
+    return stag >> 8;
+}
 }  // namespace
 
-context_cache::context_cache(const sc_core::sc_object& owner, const context_cache_params& params,
-                             std::uint32_t max_qp, std::uint32_t max_mr, tlm::tlm_initiator_socket<>& dma_out)
+context_cache::context_cache(const sc_core::sc_object& owner, const context_cache_params& params, std::uint32_t max_qp,
+                             std::uint32_t max_mr, tlm::tlm_initiator_socket<>& dma_out)
     : owner_(owner), params_(params), max_qp_(max_qp), max_mr_(max_mr), dma_out_(dma_out) {
     const context_cache_params& c = params_;
     if (!c.enabled) return;
@@ -86,8 +88,8 @@ void context_cache::access(array& a, std::uint64_t key, bool write, side s, sc_c
         // No context area (the driver gave none) or the host refused it: the engine goes on with its
         // bookkeeping copy; counted and logged, the miss costs what it cost so far.
         if (dma_errors_++ == 0) {
-            RNIC_MLOG_D(error, rdma, delay, "context cache: cannot reach the context area at 0x" << std::hex << area_
-                                                                                                 << " in host memory");
+            RNIC_MLOG_D(error, rdma, delay,
+                        "context cache: cannot reach the context area at 0x" << std::hex << area_ << " in host memory");
         }
         return;
     }
@@ -112,8 +114,7 @@ void context_cache::report_array(const array& a, boost::json::object& out) {
     out["hit_rate"] = a.accesses == 0 ? 0.0 : static_cast<double>(a.policy->hits()) / static_cast<double>(a.accesses);
 }
 
-void context_cache::report_stats(boost::json::object& out, std::uint64_t work_requests,
-                                 std::uint64_t rx_ulpdus) const {
+void context_cache::report_stats(boost::json::object& out, std::uint64_t work_requests, std::uint64_t rx_ulpdus) const {
     if (!enabled()) return;
     boost::json::object c;
     const std::uint64_t hits = qps_.policy->hits() + (stags_.policy ? stags_.policy->hits() : 0);

@@ -29,11 +29,11 @@ namespace rnic {
 // for the STag table.
 struct context_cache_params {
     bool enabled = false;
-    std::uint32_t entries = 256;        // QP contexts held on chip
-    std::uint32_t associativity = 4;    // 1: direct mapped .. entries: fully associative
+    std::uint32_t entries = 256;      // QP contexts held on chip
+    std::uint32_t associativity = 4;  // 1: direct mapped .. entries: fully associative
     cache_policy::replacement replacement = cache_policy::replacement::lru;
-    std::uint64_t seed = 1;             // of the random replacement
-    std::uint32_t stag_entries = 256;   // STag entries in their own array; 0: they share the QP array
+    std::uint64_t seed = 1;            // of the random replacement
+    std::uint32_t stag_entries = 256;  // STag entries in their own array; 0: they share the QP array
     std::uint32_t qp_context_bytes = 256;
     std::uint32_t stag_entry_bytes = 64;
 };
@@ -69,7 +69,7 @@ private:
     const char* name() const { return owner_.name(); }  // for RNIC_MLOG_D
     struct array {
         std::unique_ptr<cache_policy> policy;
-        std::uint32_t line_bytes = 0;  // the largest entry it holds
+        std::uint32_t line_bytes = 0;    // the largest entry it holds
         std::vector<std::uint8_t> data;  // the on-chip copy of each line
         std::uint64_t accesses = 0;
     };

@@ -4,8 +4,12 @@ namespace rnic {
 
 namespace {
 // STag = 24-bit index << 8 | 8-bit key (RFC 5040 §2.2: the key is the consumer-owned part).
-constexpr std::uint32_t stag_index(std::uint32_t stag) { return stag >> 8; }
-constexpr std::uint8_t stag_key(std::uint32_t stag) { return static_cast<std::uint8_t>(stag & 0xff); }
+constexpr std::uint32_t stag_index(std::uint32_t stag) {
+    return stag >> 8;
+}
+constexpr std::uint8_t stag_key(std::uint32_t stag) {
+    return static_cast<std::uint8_t>(stag & 0xff);
+}
 
 // Makes the first free context of `table` a fresh one with `cfg`; its number, or -1 when all are in use.
 template <typename Context, typename Config>
@@ -30,7 +34,9 @@ context_store::context_store(std::uint32_t max_qp, std::uint32_t max_cq, std::ui
 qp_context* context_store::qp(std::uint32_t qpn) {
     return qpn < qps_.size() && qps_[qpn].valid ? &qps_[qpn] : nullptr;
 }
-const qp_context* context_store::qp(std::uint32_t qpn) const { return const_cast<context_store*>(this)->qp(qpn); }
+const qp_context* context_store::qp(std::uint32_t qpn) const {
+    return const_cast<context_store*>(this)->qp(qpn);
+}
 
 int context_store::create_qp(const qp_config& cfg) {
     if (cq(cfg.send_cq) == nullptr || cq(cfg.recv_cq) == nullptr) return -2;
@@ -55,7 +61,9 @@ cq_context* context_store::cq(std::uint32_t cqn) {
     return cqn < cqs_.size() && cqs_[cqn].valid ? &cqs_[cqn] : nullptr;
 }
 
-int context_store::create_cq(const cq_config& cfg) { return claim_free(cqs_, cfg); }
+int context_store::create_cq(const cq_config& cfg) {
+    return claim_free(cqs_, cfg);
+}
 
 int context_store::destroy_cq(std::uint32_t cqn) {
     if (cq(cqn) == nullptr) return -1;

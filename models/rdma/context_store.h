@@ -68,7 +68,7 @@ struct qp_context {
     struct terminate_info {
         bool valid = false;
         bool received = false;
-        proto::ddp::TermLayer layer = proto::ddp::TermLayer::rdma;
+        proto::ddp::term_layer layer = proto::ddp::term_layer::rdma;
         std::uint8_t etype = 0, code = 0;
     };
 
@@ -80,28 +80,28 @@ struct qp_context {
     std::uint32_t sq_producer = 0, sq_consumer = 0;
     std::deque<doorbell> sq_doorbells;
     std::uint32_t rq_producer = 0, rq_consumer = 0;
-    std::uint32_t send_msn = 0;       // last MSN sent on queue 0
-    std::uint32_t read_req_msn = 0;   // last MSN sent on queue 1 (Read Requests)
-    std::uint32_t read_req_msn_rx = 0;  // last MSN received on queue 1
-    std::uint32_t reads_outstanding = 0;   // Reads and atomics in flight (ORD)
-    std::uint32_t atomic_resp_msn = 0;     // last MSN sent on queue 3
-    std::uint32_t atomic_resp_msn_rx = 0;  // last MSN received on queue 3
-    std::uint64_t acked = 0;          // send-stream bytes acknowledged so far
+    std::uint32_t send_msn = 0;               // last MSN sent on queue 0
+    std::uint32_t read_req_msn = 0;           // last MSN sent on queue 1 (Read Requests)
+    std::uint32_t read_req_msn_rx = 0;        // last MSN received on queue 1
+    std::uint32_t reads_outstanding = 0;      // Reads and atomics in flight (ORD)
+    std::uint32_t atomic_resp_msn = 0;        // last MSN sent on queue 3
+    std::uint32_t atomic_resp_msn_rx = 0;     // last MSN received on queue 3
+    std::uint64_t acked = 0;                  // send-stream bytes acknowledged so far
     std::deque<read_response_job> responses;  // Read Requests accepted, responses not yet sent
-    std::uint32_t recv_msn = 0;       // MSN of the message being (or last) received on queue 0
-    bool recv_active = false;         // a multi-segment Send is being placed
+    std::uint32_t recv_msn = 0;               // MSN of the message being (or last) received on queue 0
+    bool recv_active = false;                 // a multi-segment Send is being placed
     // VI/TCP Unreliable Delivery (vitcp_errors.h): the Send being placed is in error (its receive
     // completes with a transport error); the rest of message recv_msn is dropped.
     bool recv_in_error = false;
     bool recv_discarding = false;
     std::uint64_t recv_wr_id = 0, recv_addr = 0, recv_bytes = 0;
     std::uint32_t recv_len = 0, recv_stag = 0, recv_index = 0;
-    proto::ddp::Opcode recv_opcode = proto::ddp::Opcode::send;  // of the message being received
+    proto::ddp::opcode recv_opcode = proto::ddp::opcode::send;  // of the message being received
     std::deque<pending_completion> pending;
     std::uint32_t terminate_msn = 0;
-    std::uint32_t ird = 0, ord = 0;   // negotiated for this stream (qp_connect)
-    bool hold_tx = false;             // responder: nothing sent before the first FPDU arrived
-    bool raw_sent = false;            // test mode: raw ULPDUs went out (their responses are no request of ours)
+    std::uint32_t ird = 0, ord = 0;  // negotiated for this stream (qp_connect)
+    bool hold_tx = false;            // responder: nothing sent before the first FPDU arrived
+    bool raw_sent = false;           // test mode: raw ULPDUs went out (their responses are no request of ours)
     qp_stream::rtr rtr_to_send = qp_stream::rtr::none;  // initiator: the RTR still to send
     terminate_info term;
     // VI/TCP Reliable Reception (qp_stream::peer_acknowledges, seed 003 §3.2).

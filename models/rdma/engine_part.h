@@ -18,10 +18,10 @@ namespace rnic {
 
 struct rdma_engine_params {
     double clock_hz = 500e6;
-    double cycles_per_wqe = 30;       // WQE decode, validation, scheduling
-    double cycles_per_segment = 12;   // DDP/RDMAP header build or parse, STag lookup
-    std::uint32_t ord = 16;   // outstanding RDMA Reads a QP may issue, at most (RFC 6581 ORD)
-    std::uint32_t ird = 16;   // RDMA Read Requests a QP accepts before responding, at most (IRD)
+    double cycles_per_wqe = 30;      // WQE decode, validation, scheduling
+    double cycles_per_segment = 12;  // DDP/RDMAP header build or parse, STag lookup
+    std::uint32_t ord = 16;          // outstanding RDMA Reads a QP may issue, at most (RFC 6581 ORD)
+    std::uint32_t ird = 16;          // RDMA Read Requests a QP accepts before responding, at most (IRD)
     // Test mode: accept regmap::wr_opcode::raw_ulpdu work requests (a ULPDU sent verbatim).
     bool raw_ulpdu_wqes = false;
     // The atomic unit uses PCIe AtomicOp TLPs (host/atomic_op_ext.h) instead of read-modify-write.

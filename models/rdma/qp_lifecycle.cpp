@@ -45,39 +45,40 @@ void qp_lifecycle::connect(std::uint32_t qpn, qp_context& qp, const qp_stream& s
     qp.state = qp_state::rts;
     res_.contexts->bind_connection(stream.conn, qpn);
     res_.work_event.notify(sc_core::SC_ZERO_TIME);
-    RNIC_MLOG(debug, rdma, "QP " << qpn << " in RTS on connection " << stream.conn << ", MULPDU " << stream.max_ulpdu
-                                 << ", IRD " << qp.ird << ", ORD " << qp.ord
-                                 << (qp.hold_tx ? ", sending after the initiator's first FPDU" : "")
-                                 << (qp.rtr_to_send == qp_stream::rtr::write  ? ", RTR: zero-length Write"
-                                     : qp.rtr_to_send == qp_stream::rtr::read ? ", RTR: zero-length Read"
-                                                                              : ""));
+    RNIC_MLOG(debug, rdma,
+              "QP " << qpn << " in RTS on connection " << stream.conn << ", MULPDU " << stream.max_ulpdu << ", IRD "
+                    << qp.ird << ", ORD " << qp.ord << (qp.hold_tx ? ", sending after the initiator's first FPDU" : "")
+                    << (qp.rtr_to_send == qp_stream::rtr::write  ? ", RTR: zero-length Write"
+                        : qp.rtr_to_send == qp_stream::rtr::read ? ", RTR: zero-length Read"
+                                                                 : ""));
 }
 
 bool qp_lifecycle::modify(std::uint32_t qpn, qp_context& qp, std::uint8_t target) {
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     switch (static_cast<qp_state>(target)) {
-        case qp_state::error:
-            // Abortive: allowed from every state (verbs "modify to Error").
-            if (qp.state == qp_state::idle) {
-                qp.state = qp_state::error;
-                flush_receives(qpn, qp, delay);
-                return true;
-            }
-            if (qp.state != qp_state::error) {
-                RNIC_MLOG(info, rdma, "QP " << qpn << " to Error by the driver");
-                enter_error(qpn, qp, delay);
-            }
+    case qp_state::error:
+        // Abortive: allowed from every state (verbs "modify to Error").
+        if (qp.state == qp_state::idle) {
+            qp.state = qp_state::error;
+            flush_receives(qpn, qp, delay);
             return true;
-        case qp_state::closing:
-            // Graceful (RFC 5040 §6.2, LLP graceful termination): only from RTS; the stream closes
-            // once everything already sent has been acknowledged and answered.
-            if (qp.state != qp_state::rts) return false;
-            qp.state = qp_state::closing;
-            RNIC_MLOG(info, rdma, "QP " << qpn << " to Closing by the driver");
-            res_.work_event.notify(sc_core::SC_ZERO_TIME);  // work held back until now flushes
-            maybe_finish_closing(qpn, qp);
-            return true;
-        default: return false;
+        }
+        if (qp.state != qp_state::error) {
+            RNIC_MLOG(info, rdma, "QP " << qpn << " to Error by the driver");
+            enter_error(qpn, qp, delay);
+        }
+        return true;
+    case qp_state::closing:
+        // Graceful (RFC 5040 §6.2, LLP graceful termination): only from RTS; the stream closes
+        // once everything already sent has been acknowledged and answered.
+        if (qp.state != qp_state::rts) return false;
+        qp.state = qp_state::closing;
+        RNIC_MLOG(info, rdma, "QP " << qpn << " to Closing by the driver");
+        res_.work_event.notify(sc_core::SC_ZERO_TIME);  // work held back until now flushes
+        maybe_finish_closing(qpn, qp);
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -85,26 +86,27 @@ std::uint32_t qp_lifecycle::query_word(const qp_context& qp) {
     namespace q = regmap::query_qp_result;
     std::uint32_t word = static_cast<std::uint32_t>(qp.state);
     if (qp.term.valid) {
-        word |= static_cast<std::uint32_t>(qp.term.layer) << q::layer_shift |
-                static_cast<std::uint32_t>(qp.term.etype) << q::etype_shift |
-                static_cast<std::uint32_t>(qp.term.code) << q::code_shift | q::terminate_valid |
-                (qp.term.received ? q::terminate_received : 0u);
+        word |= static_cast<std::uint32_t>(qp.term.layer) << q::kLayerShift |
+                static_cast<std::uint32_t>(qp.term.etype) << q::kEtypeShift |
+                static_cast<std::uint32_t>(qp.term.code) << q::kCodeShift | q::kTerminateValid |
+                (qp.term.received ? q::kTerminateReceived : 0u);
     }
     return word;
 }
 
 namespace {
 // The completion status a Terminate stands for, at the side that reads it (verbs error classes).
-regmap::cqe_status status_of_terminate(ddp::TermLayer layer, std::uint8_t etype) {
+regmap::cqe_status status_of_terminate(ddp::term_layer layer, std::uint8_t etype) {
     switch (layer) {
-        case ddp::TermLayer::rdma:
-            return etype == ddp::term::kRdmaRemoteProtection ? regmap::cqe_status::remote_access_error
-                                                             : regmap::cqe_status::remote_operation_error;
-        case ddp::TermLayer::ddp:
-            if (etype == ddp::term::kDdpTaggedBuffer) return regmap::cqe_status::remote_access_error;
-            if (etype == ddp::term::kDdpUntaggedBuffer) return regmap::cqe_status::remote_invalid_request;
-            return regmap::cqe_status::remote_operation_error;
-        default: return regmap::cqe_status::transport_error;
+    case ddp::term_layer::rdma:
+        return etype == ddp::term::kRdmaRemoteProtection ? regmap::cqe_status::remote_access_error
+                                                         : regmap::cqe_status::remote_operation_error;
+    case ddp::term_layer::ddp:
+        if (etype == ddp::term::kDdpTaggedBuffer) return regmap::cqe_status::remote_access_error;
+        if (etype == ddp::term::kDdpUntaggedBuffer) return regmap::cqe_status::remote_invalid_request;
+        return regmap::cqe_status::remote_operation_error;
+    default:
+        return regmap::cqe_status::transport_error;
     }
 }
 }  // namespace
@@ -132,7 +134,7 @@ void qp_lifecycle::enter_error(std::uint32_t qpn, qp_context& qp, sc_core::sc_ti
         f.byte_len = p.length;
         f.opcode = static_cast<std::uint8_t>(p.opcode);
         f.status = first && qp.term.valid && qp.term.received ? status_of_terminate(qp.term.layer, qp.term.etype)
-                                                               : regmap::cqe_status::flushed;
+                                                              : regmap::cqe_status::flushed;
         if (f.status == regmap::cqe_status::flushed && remote_pending && p.stream_end > qp.remote_error.after) {
             f.status = qp.remote_error.status;
             remote_pending = false;

@@ -7,8 +7,7 @@ namespace rnic {
 namespace ddp = proto::ddp;
 using qp_state = regmap::qp_state;
 
-rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_params& params,
-                         const framing& framing)
+rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_params& params, const framing& framing)
     : sc_module(name),
       ulpdu_tx_out("ulpdu_tx_out"),
       ulpdu_rx_in("ulpdu_rx_in"),
@@ -21,8 +20,8 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
       toe_out("toe_out"),
       ctx_out("ctx_out"),
       params_(params),
-      res_{*this, params_, ulpdu_tx_out, dma_out, irq_out, toe_out, work_event_, space_event_, read_done_event_,
-           tx_pipe_, rx_pipe_, counters_, ctx_out, framing},
+      res_{*this,        params_,          ulpdu_tx_out, dma_out,  irq_out,   toe_out, work_event_,
+           space_event_, read_done_event_, tx_pipe_,     rx_pipe_, counters_, ctx_out, framing},
       // The completion unit and the QP lifecycle call each other; neither uses the other while
       // they are being constructed.
       completions_(res_, lifecycle_),
@@ -43,12 +42,22 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
 // ---- context programming (firmware) --------------------------------------------------------
 
 // The context module drops a stale cached copy when a QP or an STag entry is made fresh.
-int rdma_engine::create_cq(const cq_config& cfg) { return ctx_out->create_cq(cfg); }
-int rdma_engine::create_qp(const qp_config& cfg) { return ctx_out->create_qp(cfg); }
-std::int64_t rdma_engine::register_mr(const mr_config& cfg) { return ctx_out->register_mr(cfg); }
-bool rdma_engine::deregister_mr(std::uint32_t stag) { return ctx_out->invalidate_stag(stag); }
+int rdma_engine::create_cq(const cq_config& cfg) {
+    return ctx_out->create_cq(cfg);
+}
+int rdma_engine::create_qp(const qp_config& cfg) {
+    return ctx_out->create_qp(cfg);
+}
+std::int64_t rdma_engine::register_mr(const mr_config& cfg) {
+    return ctx_out->register_mr(cfg);
+}
+bool rdma_engine::deregister_mr(std::uint32_t stag) {
+    return ctx_out->invalidate_stag(stag);
+}
 
-bool rdma_engine::qp_valid(std::uint32_t qpn) const { return ctx_out->qp(qpn) != nullptr; }
+bool rdma_engine::qp_valid(std::uint32_t qpn) const {
+    return ctx_out->qp(qpn) != nullptr;
+}
 bool rdma_engine::qp_idle(std::uint32_t qpn) const {
     return qp_valid(qpn) && ctx_out->qp(qpn)->state == qp_state::idle;
 }
@@ -82,7 +91,9 @@ int rdma_engine::destroy_qp(std::uint32_t qpn) {
     return 0;
 }
 
-int rdma_engine::destroy_cq(std::uint32_t cqn) { return ctx_out->destroy_cq(cqn); }
+int rdma_engine::destroy_cq(std::uint32_t cqn) {
+    return ctx_out->destroy_cq(cqn);
+}
 
 bool rdma_engine::has_objects() const {
     auto& ctx = const_cast<rdma_engine*>(this)->ctx_out;
@@ -145,7 +156,7 @@ void rdma_engine::llp_error(std::uint32_t conn, std::uint8_t mpa_code, const sc_
     if (qp->state == qp_state::rts) {
         // RFC 5044 §8: the receiver of a bad FPDU reports it with a Terminate (layer LLP, type MPA)
         // and delivers nothing more from the stream.
-        receive_.send_terminate(qpn, *qp, ddp::TermLayer::llp, ddp::term::kLlpMpa, mpa_code, nullptr, 0, d);
+        receive_.send_terminate(qpn, *qp, ddp::term_layer::llp, ddp::term::kLlpMpa, mpa_code, nullptr, 0, d);
     }
     lifecycle_.enter_error(qpn, *qp, d);
 }
@@ -157,7 +168,7 @@ void rdma_engine::llp_terminate(std::uint32_t conn, std::uint8_t mpa_code) {
     ++counters_.negotiation_terminates;
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
     if (qp->state == qp_state::rts) {
-        receive_.send_terminate(qpn, *qp, ddp::TermLayer::llp, ddp::term::kLlpMpa, mpa_code, nullptr, 0, d);
+        receive_.send_terminate(qpn, *qp, ddp::term_layer::llp, ddp::term::kLlpMpa, mpa_code, nullptr, 0, d);
     }
     lifecycle_.enter_error(qpn, *qp, d);
 }
@@ -181,16 +192,22 @@ namespace {
 // Type), in the verbs classes the Terminates of RFC 5040 map to (status_of_terminate).
 regmap::cqe_status status_of_peer_error(peer_error_kind e) {
     switch (e) {
-        case peer_error_kind::memory_protection: return regmap::cqe_status::remote_access_error;
-        case peer_error_kind::descriptor: return regmap::cqe_status::remote_invalid_request;
-        default: return regmap::cqe_status::transport_error;
+    case peer_error_kind::memory_protection:
+        return regmap::cqe_status::remote_access_error;
+    case peer_error_kind::descriptor:
+        return regmap::cqe_status::remote_invalid_request;
+    default:
+        return regmap::cqe_status::transport_error;
     }
 }
 const char* peer_error_text(peer_error_kind e) {
     switch (e) {
-        case peer_error_kind::memory_protection: return "an RDMA Memory Protection Error";
-        case peer_error_kind::descriptor: return "a VI Descriptor Error";
-        default: return "an Unrecoverable Transport Error";
+    case peer_error_kind::memory_protection:
+        return "an RDMA Memory Protection Error";
+    case peer_error_kind::descriptor:
+        return "a VI Descriptor Error";
+    default:
+        return "an Unrecoverable Transport Error";
     }
 }
 }  // namespace
@@ -213,11 +230,12 @@ void rdma_engine::peer_acknowledged(std::uint32_t conn, const peer_acknowledgeme
     if (report.error == peer_error_kind::none || qp->state == qp_state::error) return;
     ++counters_.remote_errors_reported;
     qp->remote_error = {true, report.error_named, status_of_peer_error(report.error), report.placed_through};
-    RNIC_MLOG_D(warn, rdma, d, "QP " << qpn << ": the peer reports " << peer_error_text(report.error)
-                                     << (report.error_named ? " in our message after send-stream byte " +
-                                                                  std::to_string(report.placed_through)
-                                                            : std::string(" in none of our messages"))
-                                     << "; QP to Error");
+    RNIC_MLOG_D(
+        warn, rdma, d,
+        "QP " << qpn << ": the peer reports " << peer_error_text(report.error)
+              << (report.error_named ? " in our message after send-stream byte " + std::to_string(report.placed_through)
+                                     : std::string(" in none of our messages"))
+              << "; QP to Error");
     lifecycle_.enter_error(qpn, *qp, d);
 }
 
@@ -247,7 +265,9 @@ void rdma_engine::cq_doorbell(std::uint32_t cqn, std::uint32_t consumer, const s
     completions_.cq_doorbell(cqn, consumer, delay);
 }
 
-void rdma_engine::cq_arm(std::uint32_t cqn, const sc_core::sc_time& delay) { completions_.cq_arm(cqn, delay); }
+void rdma_engine::cq_arm(std::uint32_t cqn, const sc_core::sc_time& delay) {
+    completions_.cq_arm(cqn, delay);
+}
 
 // ---- transmit thread -------------------------------------------------------------------------
 
@@ -311,8 +331,10 @@ void rdma_engine::tx_thread() {
             // A doorbell still on its way may have lost its notification (SystemC keeps only the
             // earliest pending one): wake at its arrival at the latest.
             const sc_core::sc_time next = next_doorbell_arrival();
-            if (next == sc_core::SC_ZERO_TIME) wait(work_event_);
-            else wait(next - sim_now(), work_event_);
+            if (next == sc_core::SC_ZERO_TIME)
+                wait(work_event_);
+            else
+                wait(next - sim_now(), work_event_);
             continue;
         }
         serve(static_cast<std::uint32_t>(qpn), *ctx_out->qp(static_cast<std::uint32_t>(qpn)));
@@ -331,8 +353,8 @@ void rdma_engine::fail_overrun_qps() {
         ++counters_.cq_overrun_qp_errors;
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
         if (qp->state == qp_state::rts) {
-            receive_.send_terminate(qpn, *qp, ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic,
-                                    0x00, nullptr, 0, delay);
+            receive_.send_terminate(qpn, *qp, ddp::term_layer::rdma, ddp::term::kRdmaLocalCatastrophic, 0x00, nullptr,
+                                    0, delay);
         }
         lifecycle_.enter_error(qpn, *qp, delay);
         wait(delay);
@@ -444,7 +466,8 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["local_invalidates"] = counters_.local_invalidates;
     out["remote_invalidates"] = counters_.remote_invalidates;
     out["raw_ulpdus"] = counters_.raw_ulpdus;
-    if (counters_.raw_stream_writes != 0) out["raw_stream_writes"] = counters_.raw_stream_writes;  // new key, test mode only
+    if (counters_.raw_stream_writes != 0)
+        out["raw_stream_writes"] = counters_.raw_stream_writes;  // new key, test mode only
     out["atomic_ops_issued"] = counters_.atomic_ops_issued;
     out["atomic_cas_retries"] = counters_.atomic_cas_retries;
     boost::json::array states;
@@ -471,17 +494,17 @@ void rdma_engine::report_diagnostics(boost::json::object& out) const {
     for (std::uint32_t i = 0; i < ctx_out->qp_slots(); ++i) {
         const qp_context* qp = ctx_out->qp(i);
         if (qp == nullptr) continue;
-        boost::json::object q{{"qpn", i},
-                              {"state", regmap::to_string(qp->state)},
-                              {"connection", ctx_out->qpn_of_connection(qp->conn) == static_cast<int>(i)
-                                                 ? boost::json::value(qp->conn)
-                                                 : boost::json::value(nullptr)},
-                              {"sq_posted_not_taken", qp->sq_producer - qp->sq_consumer},
-                              {"awaiting_completion", qp->pending.size()},
-                              {"rq_posted", qp->rq_producer - qp->rq_consumer},
-                              {"reads_outstanding", qp->reads_outstanding},
-                              {"responses_queued", qp->responses.size()},
-                              {"held_for_first_fpdu", qp->hold_tx}};
+        boost::json::object q{
+            {"qpn", i},
+            {"state", regmap::to_string(qp->state)},
+            {"connection", ctx_out->qpn_of_connection(qp->conn) == static_cast<int>(i) ? boost::json::value(qp->conn)
+                                                                                       : boost::json::value(nullptr)},
+            {"sq_posted_not_taken", qp->sq_producer - qp->sq_consumer},
+            {"awaiting_completion", qp->pending.size()},
+            {"rq_posted", qp->rq_producer - qp->rq_consumer},
+            {"reads_outstanding", qp->reads_outstanding},
+            {"responses_queued", qp->responses.size()},
+            {"held_for_first_fpdu", qp->hold_tx}};
         if (qp->term.valid) q["last_terminate"] = terminate_json(qp->term);
         qps.push_back(std::move(q));
     }

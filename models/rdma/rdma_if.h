@@ -30,7 +30,7 @@ struct qp_config {
 struct mr_config {
     std::uint64_t addr = 0;
     std::uint64_t length = 0;
-    std::uint32_t access = 0;   // regmap::mr_access
+    std::uint32_t access = 0;  // regmap::mr_access
     std::uint32_t pd = 0;
     std::uint64_t to_base = 0;  // tagged offset of the first byte
     // reg_mr_pages: the region's bytes are in these pages, and `addr` is the address local work
@@ -62,12 +62,12 @@ struct qp_stream {
 
 class rdma_ctl_if : public virtual sc_core::sc_interface {
 public:
-    virtual int create_cq(const cq_config& cfg) = 0;          // cqn, or -1: no resources
-    virtual int create_qp(const qp_config& cfg) = 0;          // qpn, -1 no resources, -2 bad CQ
+    virtual int create_cq(const cq_config& cfg) = 0;             // cqn, or -1: no resources
+    virtual int create_qp(const qp_config& cfg) = 0;             // qpn, -1 no resources, -2 bad CQ
     virtual std::int64_t register_mr(const mr_config& cfg) = 0;  // STag, or -1
     virtual bool deregister_mr(std::uint32_t stag) = 0;
     virtual bool qp_valid(std::uint32_t qpn) const = 0;
-    virtual bool qp_idle(std::uint32_t qpn) const = 0;        // created, not yet connected
+    virtual bool qp_idle(std::uint32_t qpn) const = 0;  // created, not yet connected
     // The connection is in full operation: the QP goes to RTS on it, with the inbound and outbound
     // RDMA Read limits the MPA exchange settled (RFC 6581 §5; RFC 5040 §6.1).
     virtual bool qp_connect(std::uint32_t qpn, const qp_stream& stream) = 0;

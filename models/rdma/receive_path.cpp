@@ -32,8 +32,8 @@ pending_completion* oldest_unanswered(qp_context& qp) {
 }
 }  // namespace
 
-receive_path::receive_path(const engine_resources& res, completion_unit& completions,
-                           qp_lifecycle& lifecycle, responder& requests)
+receive_path::receive_path(const engine_resources& res, completion_unit& completions, qp_lifecycle& lifecycle,
+                           responder& requests)
     : engine_part(res), completions_(completions), lifecycle_(lifecycle), requests_(requests) {}
 
 void receive_path::receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -64,23 +64,23 @@ void receive_path::receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
         ++counters().rx_dropped;  // after Terminate nothing more is placed (RFC 5040 §6.2)
         return;
     }
-    const auto fail = [&](ddp::TermLayer layer, std::uint8_t etype, std::uint8_t code) {
+    const auto fail = [&](ddp::term_layer layer, std::uint8_t etype, std::uint8_t code) {
         send_terminate(static_cast<std::uint32_t>(qpn), qp, layer, etype, code, ulpdu, len, delay);
         lifecycle_.enter_error(static_cast<std::uint32_t>(qpn), qp, delay);
     };
     if (!h) {
         RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": " << error);
-        fail(ddp::TermLayer::llp, ddp::term::kLlpMpa, ddp::term::kMpaMarkerLengthMismatch);
+        fail(ddp::term_layer::llp, ddp::term::kLlpMpa, ddp::term::kMpaMarkerLengthMismatch);
         return;
     }
     if (h->ddp_version != 1) {
         // RFC 5041 §7.2: invalid DDP version, reported in the buffer model the segment claims.
-        fail(ddp::TermLayer::ddp, h->tagged ? ddp::term::kDdpTaggedBuffer : ddp::term::kDdpUntaggedBuffer,
+        fail(ddp::term_layer::ddp, h->tagged ? ddp::term::kDdpTaggedBuffer : ddp::term::kDdpUntaggedBuffer,
              h->tagged ? ddp::term::kDdpTaggedInvalidVersion : ddp::term::kDdpUntaggedInvalidVersion);
         return;
     }
     if (h->rdmap_version != 1) {
-        fail(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaInvalidVersion);
+        fail(ddp::term_layer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaInvalidVersion);
         return;
     }
     if (qp.hold_tx) {
@@ -91,12 +91,12 @@ void receive_path::receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
         res_.work_event.notify(delay);
     }
     const std::uint32_t n = static_cast<std::uint32_t>(qpn);
-    if (h->opcode == ddp::Opcode::terminate && !h->tagged) {
+    if (h->opcode == ddp::opcode::terminate && !h->tagged) {
         terminate_received(n, qp, ulpdu, len, delay);
         return;
     }
     const bool in_error = where != nullptr && where->in_error;
-    if (in_error && h->tagged && h->opcode == ddp::Opcode::rdma_write) {
+    if (in_error && h->tagged && h->opcode == ddp::opcode::rdma_write) {
         // A Write in a message in error that the connection survives (VI/TCP Unreliable Delivery,
         // seed 003 §3.6 option 2): no descriptor could tell the consumer its data is bad, so none
         // of it is placed (vitcp_errors.h).
@@ -105,7 +105,7 @@ void receive_path::receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
         RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": RDMA Write segment of a message in error dropped");
         return;
     }
-    if (h->tagged && h->opcode == ddp::Opcode::rdma_write) {
+    if (h->tagged && h->opcode == ddp::opcode::rdma_write) {
         if (already_placed) {
             // Its payload went to host memory when the segment arrived out of order; in order now,
             // only the (ordered) rest of the processing remains (RFC 5041 §5: placement may be out
@@ -116,30 +116,31 @@ void receive_path::receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay
         place_tagged(n, qp, *h, ulpdu, len, delay);
         return;
     }
-    if (!h->tagged && (h->opcode == ddp::Opcode::atomic_request || h->opcode == ddp::Opcode::read_request)) {
+    if (!h->tagged && (h->opcode == ddp::opcode::atomic_request || h->opcode == ddp::opcode::read_request)) {
         take_request(n, qp, *h, ulpdu, len, delay);
         return;
     }
-    if (!h->tagged && h->opcode == ddp::Opcode::atomic_response) {
+    if (!h->tagged && h->opcode == ddp::opcode::atomic_response) {
         complete_atomic(n, qp, *h, ulpdu, len, delay);
         return;
     }
-    if (h->tagged && h->opcode == ddp::Opcode::read_response) {
+    if (h->tagged && h->opcode == ddp::opcode::read_response) {
         place_read_response(n, qp, *h, ulpdu, len, already_placed, delay);
         return;
     }
-    const bool is_send = h->opcode == ddp::Opcode::send || h->opcode == ddp::Opcode::send_se ||
-                         h->opcode == ddp::Opcode::send_invalidate || h->opcode == ddp::Opcode::send_se_invalidate ||
-                         h->opcode == ddp::Opcode::immediate || h->opcode == ddp::Opcode::immediate_se;
+    const bool is_send = h->opcode == ddp::opcode::send || h->opcode == ddp::opcode::send_se ||
+                         h->opcode == ddp::opcode::send_invalidate || h->opcode == ddp::opcode::send_se_invalidate ||
+                         h->opcode == ddp::opcode::immediate || h->opcode == ddp::opcode::immediate_se;
     if (!h->tagged && is_send) {
         place_send(n, qp, *h, ulpdu, len, in_error, delay);
         return;
     }
     // A reserved opcode, or a known one in the wrong buffer model (RFC 5040 §7.2 "Unexpected OpCode").
     ++counters().protection_errors;
-    RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": unexpected or unsupported opcode " << ddp::to_string(h->opcode)
-                                         << (h->tagged ? " (tagged)" : " (untagged)"));
-    fail(ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnexpectedOpcode);
+    RNIC_MLOG_D(warn, rdma, delay,
+                "QP " << qpn << ": unexpected or unsupported opcode " << ddp::to_string(h->opcode)
+                      << (h->tagged ? " (tagged)" : " (untagged)"));
+    fail(ddp::term_layer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnexpectedOpcode);
 }
 
 void receive_path::terminate_received(std::uint32_t qpn, qp_context& qp, const std::uint8_t* ulpdu, std::size_t len,
@@ -150,10 +151,10 @@ void receive_path::terminate_received(std::uint32_t qpn, qp_context& qp, const s
     if (t && !qp.term.valid) {
         qp.term = {true, true, t->layer, t->etype, t->code};
     }
-    RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Terminate received from the peer (layer "
-                                         << (t ? static_cast<int>(t->layer) : -1) << ", type "
-                                         << (t ? static_cast<int>(t->etype) : -1) << ", code "
-                                         << (t ? static_cast<int>(t->code) : -1) << "); QP to Error");
+    RNIC_MLOG_D(warn, rdma, delay,
+                "QP " << qpn << ": Terminate received from the peer (layer " << (t ? static_cast<int>(t->layer) : -1)
+                      << ", type " << (t ? static_cast<int>(t->etype) : -1) << ", code "
+                      << (t ? static_cast<int>(t->code) : -1) << "); QP to Error");
     // RFC 5040 §5.4: a Terminate is the last message of the stream; the receiver moves to Error.
     qp.state = qp_state::terminate;
     lifecycle_.enter_error(qpn, qp, delay);
@@ -161,7 +162,7 @@ void receive_path::terminate_received(std::uint32_t qpn, qp_context& qp, const s
 
 // ---- placement -------------------------------------------------------------------------------
 
-void receive_path::place_tagged(std::uint32_t qpn, qp_context& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
+void receive_path::place_tagged(std::uint32_t qpn, qp_context& qp, const ddp::header& h, const std::uint8_t* ulpdu,
                                 std::size_t len, sc_core::sc_time& delay) {
     const std::size_t payload = len - ddp::kTaggedHeaderSize;
     // RFC 5041 §5.2: the STag and TO of a zero-length tagged message are not checked (an RTR, RFC 6581).
@@ -171,9 +172,9 @@ void receive_path::place_tagged(std::uint32_t qpn, qp_context& qp, const ddp::He
                                                  payload, regmap::mr_access::remote_write);
     if (!chk.ok) {
         ++counters().protection_errors;
-        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": RDMA Write to STag 0x" << std::hex << h.stag << " TO 0x"
-                                             << h.tagged_offset << std::dec << " length " << payload << ": "
-                                             << chk.what);
+        RNIC_MLOG_D(warn, rdma, delay,
+                    "QP " << qpn << ": RDMA Write to STag 0x" << std::hex << h.stag << " TO 0x" << h.tagged_offset
+                          << std::dec << " length " << payload << ": " << chk.what);
         if (res_.frames.connection_survives(qp.conn, rx_message_error::protection)) {
             // VI/TCP Unreliable Delivery: the Write is dropped, the connection goes on (vitcp_errors.h).
             ++counters().messages_in_error;
@@ -184,12 +185,10 @@ void receive_path::place_tagged(std::uint32_t qpn, qp_context& qp, const ddp::He
         lifecycle_.enter_error(qpn, qp, delay);
         return;
     }
-    if (payload > 0 &&
-        place_in_region(chk.map, chk.region_off, ulpdu + ddp::kTaggedHeaderSize, payload, ddp::kTaggedHeaderSize,
-                        delay) !=
-            tlm::TLM_OK_RESPONSE) {
+    if (payload > 0 && place_in_region(chk.map, chk.region_off, ulpdu + ddp::kTaggedHeaderSize, payload,
+                                       ddp::kTaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE) {
         // The region was registered but the host refused the DMA: a local catastrophic error.
-        send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic,
+        send_terminate(qpn, qp, ddp::term_layer::rdma, ddp::term::kRdmaLocalCatastrophic,
                        ddp::term::kRdmaCatastrophicStream, ulpdu, len, delay);
         lifecycle_.enter_error(qpn, qp, delay);
         return;
@@ -205,7 +204,7 @@ bool receive_path::place_out_of_order(const qp_context& qp, const std::uint8_t* 
     if (qp.state != qp_state::rts) return false;
     std::string error;
     const auto h = ddp::decode_header(ulpdu, len, &error);
-    if (!h || !h->tagged || h->opcode != ddp::Opcode::rdma_write || h->ddp_version != 1 || h->rdmap_version != 1) {
+    if (!h || !h->tagged || h->opcode != ddp::opcode::rdma_write || h->ddp_version != 1 || h->rdmap_version != 1) {
         return false;
     }
     const std::size_t payload = len - ddp::kTaggedHeaderSize;
@@ -213,10 +212,8 @@ bool receive_path::place_out_of_order(const qp_context& qp, const std::uint8_t* 
     const access_check chk = check_tagged_access(res_.contexts->lookup_stag(h->stag), qp.cfg.pd, h->tagged_offset,
                                                  payload, regmap::mr_access::remote_write);
     if (!chk.ok) return false;
-    if (payload > 0 &&
-        place_in_region(chk.map, chk.region_off, ulpdu + ddp::kTaggedHeaderSize, payload, ddp::kTaggedHeaderSize,
-                        delay) !=
-            tlm::TLM_OK_RESPONSE) {
+    if (payload > 0 && place_in_region(chk.map, chk.region_off, ulpdu + ddp::kTaggedHeaderSize, payload,
+                                       ddp::kTaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE) {
         return false;
     }
     counters().placed_bytes += payload;
@@ -225,8 +222,7 @@ bool receive_path::place_out_of_order(const qp_context& qp, const std::uint8_t* 
 }
 
 tlm::tlm_response_status receive_path::place_payload(std::uint64_t host_addr, const std::uint8_t* payload,
-                                                     std::size_t len, std::size_t header_len,
-                                                     sc_core::sc_time& delay) {
+                                                     std::size_t len, std::size_t header_len, sc_core::sc_time& delay) {
     // When the payload crossed the wire with framing bytes between its bytes (MPA Markers), the
     // framing says where, so that a marker-fragmenting DMA (seed 001 §6) pays one transfer per run.
     dma_ext ext;
@@ -252,21 +248,22 @@ tlm::tlm_response_status receive_path::place_in_region(const region_map& map, st
     return covered || status != tlm::TLM_OK_RESPONSE ? status : tlm::TLM_ADDRESS_ERROR_RESPONSE;
 }
 
-void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
+void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::header& h, const std::uint8_t* ulpdu,
                               std::size_t len, bool in_error, sc_core::sc_time& delay) {
     // RFC 5041 §5.3 / §7.1 untagged checks, in the order of the error codes.
     auto untagged_error = [&](std::uint8_t code, const char* what) {
         ++counters().protection_errors;
-        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": " << ddp::to_string(h.opcode) << " MSN " << h.msn << " MO "
-                                             << h.mo << ": " << what);
-        send_terminate(qpn, qp, ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, code, ulpdu, len, delay);
+        RNIC_MLOG_D(
+            warn, rdma, delay,
+            "QP " << qpn << ": " << ddp::to_string(h.opcode) << " MSN " << h.msn << " MO " << h.mo << ": " << what);
+        send_terminate(qpn, qp, ddp::term_layer::ddp, ddp::term::kDdpUntaggedBuffer, code, ulpdu, len, delay);
         lifecycle_.enter_error(qpn, qp, delay);
     };
     auto local_error = [&](const char* what) {
         // The receiver's own posted buffer is unusable: a local catastrophic error (RFC 5041 §7.2 type 0).
         ++counters().protection_errors;
         RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send MSN " << h.msn << ": " << what);
-        send_terminate(qpn, qp, ddp::TermLayer::ddp, ddp::term::kDdpLocalCatastrophic, 0, ulpdu, len, delay);
+        send_terminate(qpn, qp, ddp::term_layer::ddp, ddp::term::kDdpLocalCatastrophic, 0, ulpdu, len, delay);
         lifecycle_.enter_error(qpn, qp, delay);
     };
     if (h.queue != ddp::kQueueSend) {
@@ -279,8 +276,9 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
     auto drop_message = [&](const char* what, bool wqe) {
         ++counters().messages_in_error;
         ++counters().messages_in_error_dropped;
-        RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send MSN " << h.msn << ": " << what
-                                             << "; the message is dropped, the connection goes on");
+        RNIC_MLOG_D(warn, rdma, delay,
+                    "QP " << qpn << ": Send MSN " << h.msn << ": " << what
+                          << "; the message is dropped, the connection goes on");
         if (wqe) {
             completions_.complete_taken_receive(qpn, qp, regmap::cqe_status::local_length_error, delay);
             ++counters().recv_completions;
@@ -306,12 +304,12 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
         return;
     }
     const std::size_t payload = len - ddp::kUntaggedHeaderSize;
-    const bool immediate = h.opcode == ddp::Opcode::immediate || h.opcode == ddp::Opcode::immediate_se;
+    const bool immediate = h.opcode == ddp::opcode::immediate || h.opcode == ddp::opcode::immediate_se;
     if (immediate && (continuing || !h.last || payload != ddp::kImmediateDataSize)) {
         // RFC 7306 §6.3: exactly 8 bytes of data, in one message of its own.
         ++counters().protection_errors;
         RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Immediate Data with " << payload << " bytes");
-        send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified,
+        send_terminate(qpn, qp, ddp::term_layer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified,
                        ulpdu, len, delay);
         lifecycle_.enter_error(qpn, qp, delay);
         return;
@@ -330,8 +328,7 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
             untagged_error(ddp::term::kDdpUntaggedNoBuffer, "no receive buffer posted");
             return;
         }
-        const std::uint64_t addr =
-            qp.cfg.rq_ring + (qp.rq_consumer % qp.cfg.rq_entries) * regmap::kRecvWqeSize;
+        const std::uint64_t addr = qp.cfg.rq_ring + (qp.rq_consumer % qp.cfg.rq_entries) * regmap::kRecvWqeSize;
         std::uint8_t rqe[regmap::kRecvWqeSize];
         if (mem_read(res_.dma_out, addr, rqe, sizeof rqe, delay) != tlm::TLM_OK_RESPONSE) {
             local_error("receive WQE not readable");
@@ -376,8 +373,9 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
             local_error("posted receive buffer outside its memory region");
             return;
         }
-        if (payload > 0 && place_in_region(local_map(*buffer), local_offset(*buffer, dst), ulpdu + ddp::kUntaggedHeaderSize,
-                                           payload, ddp::kUntaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE) {
+        if (payload > 0 &&
+            place_in_region(local_map(*buffer), local_offset(*buffer, dst), ulpdu + ddp::kUntaggedHeaderSize, payload,
+                            ddp::kUntaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE) {
             local_error("host refused the receive DMA");
             return;
         }
@@ -385,16 +383,17 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
         qp.recv_bytes = std::max<std::uint64_t>(qp.recv_bytes, h.mo + payload);
     }
     if (!h.last) return;
-    if (h.opcode == ddp::Opcode::send_invalidate || h.opcode == ddp::Opcode::send_se_invalidate) {
+    if (h.opcode == ddp::opcode::send_invalidate || h.opcode == ddp::opcode::send_se_invalidate) {
         // RFC 5040 §5.3: invalidate the STag if it is associated with this stream (same protection
         // domain), else Terminate with "STag cannot be invalidated".
         res_.contexts->access_stag(h.invalidate_stag, true, context_if::side::rx, delay, &res_.rx_pipe);
         const mr_context* mr = res_.contexts->lookup_stag(h.invalidate_stag);
         if (mr == nullptr || mr->cfg.pd != qp.cfg.pd) {
             ++counters().protection_errors;
-            RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Send with Invalidate names STag 0x" << std::hex
-                                                 << h.invalidate_stag << " which cannot be invalidated");
-            send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection,
+            RNIC_MLOG_D(warn, rdma, delay,
+                        "QP " << qpn << ": Send with Invalidate names STag 0x" << std::hex << h.invalidate_stag
+                              << " which cannot be invalidated");
+            send_terminate(qpn, qp, ddp::term_layer::rdma, ddp::term::kRdmaRemoteProtection,
                            ddp::term::kRdmaStagCannotInvalidate, ulpdu, len, delay);
             lifecycle_.enter_error(qpn, qp, delay);
             return;
@@ -404,8 +403,8 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
         f.flags |= regmap::cqe_flags::invalidated;
         f.imm_data = h.invalidate_stag;
     }
-    if (h.opcode == ddp::Opcode::send_se || h.opcode == ddp::Opcode::send_se_invalidate ||
-        h.opcode == ddp::Opcode::immediate_se) {
+    if (h.opcode == ddp::opcode::send_se || h.opcode == ddp::opcode::send_se_invalidate ||
+        h.opcode == ddp::opcode::immediate_se) {
         f.flags |= regmap::cqe_flags::solicited;
     }
     // The last segment delivers the message: a receive completion, in MSN order (RFC 5040 §5.5).
@@ -424,7 +423,7 @@ void receive_path::place_send(std::uint32_t qpn, qp_context& qp, const ddp::Head
 
 // ---- responses to our Reads and atomics ------------------------------------------------------
 
-void receive_path::place_read_response(std::uint32_t qpn, qp_context& qp, const ddp::Header& h,
+void receive_path::place_read_response(std::uint32_t qpn, qp_context& qp, const ddp::header& h,
                                        const std::uint8_t* ulpdu, std::size_t len, bool already_placed,
                                        sc_core::sc_time& delay) {
     pending_completion* read = oldest_unanswered(qp);
@@ -447,8 +446,8 @@ void receive_path::place_read_response(std::uint32_t qpn, qp_context& qp, const 
         res_.contexts->access_stag(h.stag, false, context_if::side::rx, delay, &res_.rx_pipe);
         const access_check chk = check_tagged_access(res_.contexts->lookup_stag(h.stag), qp.cfg.pd, h.tagged_offset,
                                                      payload, regmap::mr_access::local_write);
-        if (!chk.ok || (payload > 0 && place_in_region(chk.map, chk.region_off, ulpdu + ddp::kTaggedHeaderSize,
-                                                       payload, ddp::kTaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE)) {
+        if (!chk.ok || (payload > 0 && place_in_region(chk.map, chk.region_off, ulpdu + ddp::kTaggedHeaderSize, payload,
+                                                       ddp::kTaggedHeaderSize, delay) != tlm::TLM_OK_RESPONSE)) {
             ++counters().protection_errors;
             send_terminate(qpn, qp, chk.layer, chk.etype, chk.code, ulpdu, len, delay);
             lifecycle_.enter_error(qpn, qp, delay);
@@ -462,11 +461,11 @@ void receive_path::place_read_response(std::uint32_t qpn, qp_context& qp, const 
     answered(qpn, qp, *read, delay);
 }
 
-void receive_path::complete_atomic(std::uint32_t qpn, qp_context& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
+void receive_path::complete_atomic(std::uint32_t qpn, qp_context& qp, const ddp::header& h, const std::uint8_t* ulpdu,
                                    std::size_t len, sc_core::sc_time& delay) {
     std::string error;
-    const auto resp = ddp::decode_atomic_response(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize,
-                                                  &error);
+    const auto resp =
+        ddp::decode_atomic_response(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize, &error);
     pending_completion* op = oldest_unanswered(qp);
     if (op == nullptr && qp.raw_sent) {
         ++counters().rx_dropped;  // test mode: the answer to a raw Atomic Request (see place_read_response)
@@ -503,38 +502,38 @@ void receive_path::unexpected_response(std::uint32_t qpn, qp_context& qp, const 
     // A response that answers no outstanding request: RFC 5040 §7.2 "Unexpected OpCode".
     ++counters().protection_errors;
     RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": " << what);
-    send_terminate(qpn, qp, ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnexpectedOpcode,
+    send_terminate(qpn, qp, ddp::term_layer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnexpectedOpcode,
                    ulpdu, len, delay);
     lifecycle_.enter_error(qpn, qp, delay);
 }
 
 // ---- requests for the responder, and errors --------------------------------------------------
 
-void receive_path::take_request(std::uint32_t qpn, qp_context& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
+void receive_path::take_request(std::uint32_t qpn, qp_context& qp, const ddp::header& h, const std::uint8_t* ulpdu,
                                 std::size_t len, sc_core::sc_time& delay) {
     // Read Requests and Atomic Requests share queue 1 and its MSN sequence (RFC 5040 §5.1,
     // RFC 7306 §5.2.1 rule 5); DDP untagged-buffer errors otherwise (RFC 5041 §7.2).
     if (h.queue != ddp::kQueueReadRequest) {
-        fail_request(qpn, qp, h, ulpdu, len,
-                     {ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidQn,
-                      "wrong queue"},
-                     delay);
+        fail_request(
+            qpn, qp, h, ulpdu, len,
+            {ddp::term_layer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidQn, "wrong queue"},
+            delay);
         return;
     }
     if (h.msn != qp.read_req_msn_rx + 1) {
         fail_request(qpn, qp, h, ulpdu, len,
-                     {ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidMsn,
+                     {ddp::term_layer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedInvalidMsn,
                       "MSN out of sequence"},
                      delay);
         return;
     }
-    const std::optional<request_refusal> refused = h.opcode == ddp::Opcode::read_request
+    const std::optional<request_refusal> refused = h.opcode == ddp::opcode::read_request
                                                        ? requests_.accept_read_request(qp, h, ulpdu, len, delay)
                                                        : requests_.execute_atomic(qp, h, ulpdu, len, delay);
     if (refused) fail_request(qpn, qp, h, ulpdu, len, *refused, delay);
 }
 
-void receive_path::fail_request(std::uint32_t qpn, qp_context& qp, const ddp::Header& h, const std::uint8_t* ulpdu,
+void receive_path::fail_request(std::uint32_t qpn, qp_context& qp, const ddp::header& h, const std::uint8_t* ulpdu,
                                 std::size_t len, const request_refusal& why, sc_core::sc_time& delay) {
     ++counters().protection_errors;
     RNIC_MLOG_D(warn, rdma, delay,
@@ -543,7 +542,7 @@ void receive_path::fail_request(std::uint32_t qpn, qp_context& qp, const ddp::He
     lifecycle_.enter_error(qpn, qp, delay);
 }
 
-void receive_path::send_terminate(std::uint32_t qpn, qp_context& qp, ddp::TermLayer layer, std::uint8_t etype,
+void receive_path::send_terminate(std::uint32_t qpn, qp_context& qp, ddp::term_layer layer, std::uint8_t etype,
                                   std::uint8_t code, const std::uint8_t* ulpdu, std::size_t len,
                                   sc_core::sc_time& delay) {
     // RFC 5040 §4.8 / §5.3: one Terminate on queue 2, then the stream is dead for placement. Which
@@ -552,12 +551,12 @@ void receive_path::send_terminate(std::uint32_t qpn, qp_context& qp, ddp::TermLa
     // header (M, D); and, for an RDMAP-layer error on an RDMA Read Request, its 28-byte RDMA header
     // too (R; §7.1 rule 3). Atomic Requests and every other message carry no RDMA header (§7.1
     // rule 2, RFC 7306 §8.1 rule 2).
-    ddp::Terminate t;
+    ddp::terminate t;
     t.layer = layer;
     t.etype = etype;
     t.code = code;
-    const bool headers = layer == ddp::TermLayer::ddp ||
-                         (layer == ddp::TermLayer::rdma && etype != ddp::term::kRdmaLocalCatastrophic);
+    const bool headers =
+        layer == ddp::term_layer::ddp || (layer == ddp::term_layer::rdma && etype != ddp::term::kRdmaLocalCatastrophic);
     if (headers && ulpdu != nullptr && len >= 1 && len >= ddp::header_size_from_control(ulpdu[0])) {
         const std::size_t hlen = ddp::header_size_from_control(ulpdu[0]);
         t.d = true;
@@ -565,17 +564,17 @@ void receive_path::send_terminate(std::uint32_t qpn, qp_context& qp, ddp::TermLa
         t.ddp_segment_length = static_cast<std::uint16_t>(len);
         t.ddp_header.assign(ulpdu, ulpdu + hlen);
         const auto h = ddp::decode_header(ulpdu, len, nullptr);
-        if (layer == ddp::TermLayer::rdma && h && !h->tagged && h->opcode == ddp::Opcode::read_request &&
+        if (layer == ddp::term_layer::rdma && h && !h->tagged && h->opcode == ddp::opcode::read_request &&
             len >= hlen + ddp::kReadRequestSize) {
             t.r = true;
             t.rdma_header.assign(ulpdu + hlen, ulpdu + hlen + ddp::kReadRequestSize);
         }
     }
     const std::vector<std::uint8_t> body = ddp::encode(t);
-    ddp::Header h;
+    ddp::header h;
     h.tagged = false;
     h.last = true;
-    h.opcode = ddp::Opcode::terminate;
+    h.opcode = ddp::opcode::terminate;
     h.queue = ddp::kQueueTerminate;
     h.msn = ++qp.terminate_msn;
     h.mo = 0;
@@ -589,8 +588,9 @@ void receive_path::send_terminate(std::uint32_t qpn, qp_context& qp, ddp::TermLa
     sc_core::sc_time d = delay;
     send_stream(res_.ulpdu_tx_out, ext, msg.data(), msg.size(), d);
     ++counters().terminates_sent;
-    RNIC_MLOG_D(warn, rdma, delay, "QP " << qpn << ": Terminate sent (layer " << static_cast<int>(layer) << ", type "
-                                         << static_cast<int>(etype) << ", code " << static_cast<int>(code) << ")");
+    RNIC_MLOG_D(warn, rdma, delay,
+                "QP " << qpn << ": Terminate sent (layer " << static_cast<int>(layer) << ", type "
+                      << static_cast<int>(etype) << ", code " << static_cast<int>(code) << ")");
 }
 
 }  // namespace rnic

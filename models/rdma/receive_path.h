@@ -23,37 +23,37 @@ struct request_refusal;
 
 class receive_path : private engine_part {
 public:
-    receive_path(const engine_resources& res, completion_unit& completions,
-                 qp_lifecycle& lifecycle, responder& requests);
+    receive_path(const engine_resources& res, completion_unit& completions, qp_lifecycle& lifecycle,
+                 responder& requests);
 
     // One ULPDU from the framing unit: in order, or (stream_kind::out_of_order) offered for early
     // placement, which only a valid RDMA Write gets (the response status says whether it was placed).
     void receive(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     // RFC 5040 §4.8 / §5.3: one Terminate on queue 2 carrying the offending DDP header (`ulpdu`, or
     // none); the QP is in Terminate afterwards.
-    void send_terminate(std::uint32_t qpn, qp_context& qp, proto::ddp::TermLayer layer, std::uint8_t etype,
+    void send_terminate(std::uint32_t qpn, qp_context& qp, proto::ddp::term_layer layer, std::uint8_t etype,
                         std::uint8_t code, const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay);
 
 private:
     void terminate_received(std::uint32_t qpn, qp_context& qp, const std::uint8_t* ulpdu, std::size_t len,
                             sc_core::sc_time& delay);
-    void place_tagged(std::uint32_t qpn, qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+    void place_tagged(std::uint32_t qpn, qp_context& qp, const proto::ddp::header& h, const std::uint8_t* ulpdu,
                       std::size_t len, sc_core::sc_time& delay);
     bool place_out_of_order(const qp_context& qp, const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay);
-    void place_send(std::uint32_t qpn, qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+    void place_send(std::uint32_t qpn, qp_context& qp, const proto::ddp::header& h, const std::uint8_t* ulpdu,
                     std::size_t len, bool in_error, sc_core::sc_time& delay);
-    void place_read_response(std::uint32_t qpn, qp_context& qp, const proto::ddp::Header& h,
-                             const std::uint8_t* ulpdu, std::size_t len, bool already_placed, sc_core::sc_time& delay);
-    void complete_atomic(std::uint32_t qpn, qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+    void place_read_response(std::uint32_t qpn, qp_context& qp, const proto::ddp::header& h, const std::uint8_t* ulpdu,
+                             std::size_t len, bool already_placed, sc_core::sc_time& delay);
+    void complete_atomic(std::uint32_t qpn, qp_context& qp, const proto::ddp::header& h, const std::uint8_t* ulpdu,
                          std::size_t len, sc_core::sc_time& delay);
     // The response to `request` (a Read or an atomic) has arrived in full.
     void answered(std::uint32_t qpn, qp_context& qp, pending_completion& request, sc_core::sc_time& delay);
     void unexpected_response(std::uint32_t qpn, qp_context& qp, const char* what, const std::uint8_t* ulpdu,
                              std::size_t len, sc_core::sc_time& delay);
     // A Read or Atomic Request: queue 1 checks, then the responder.
-    void take_request(std::uint32_t qpn, qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+    void take_request(std::uint32_t qpn, qp_context& qp, const proto::ddp::header& h, const std::uint8_t* ulpdu,
                       std::size_t len, sc_core::sc_time& delay);
-    void fail_request(std::uint32_t qpn, qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* ulpdu,
+    void fail_request(std::uint32_t qpn, qp_context& qp, const proto::ddp::header& h, const std::uint8_t* ulpdu,
                       std::size_t len, const request_refusal& why, sc_core::sc_time& delay);
     // DMA-writes a received payload, telling the DMA engine where MPA markers sat between its bytes.
     tlm::tlm_response_status place_payload(std::uint64_t host_addr, const std::uint8_t* payload, std::size_t len,

@@ -21,19 +21,19 @@ responder::responder(const engine_resources& res, transmit_path& transmit, qp_li
 
 // ---- requests (receive side) -----------------------------------------------------------------
 
-std::optional<request_refusal> responder::accept_read_request(qp_context& qp, const ddp::Header& h,
+std::optional<request_refusal> responder::accept_read_request(qp_context& qp, const ddp::header& h,
                                                               const std::uint8_t* ulpdu, std::size_t len,
                                                               sc_core::sc_time& delay) {
     std::string error;
     const auto rr = ddp::decode_read_request(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize, &error);
     if (!rr) {
-        return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified,
+        return request_refusal{ddp::term_layer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnspecified,
                                error};
     }
     if (qp.responses.size() >= qp.ird) {
         // More Reads in flight than the IRD we offered (RFC 5040 §6.1, RFC 6581): queue 1 has no
         // free untagged buffer for this request, a DDP untagged-buffer error (RFC 5041 §7.2).
-        return request_refusal{ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedNoBuffer,
+        return request_refusal{ddp::term_layer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedNoBuffer,
                                "more outstanding Read Requests than IRD"};
     }
     if (rr->size == 0) {
@@ -48,7 +48,7 @@ std::optional<request_refusal> responder::accept_read_request(qp_context& qp, co
     const access_check chk = check_tagged_access(src, qp.cfg.pd, rr->src_to, rr->size, regmap::mr_access::remote_read);
     if (!chk.ok) {
         // A Read Request's source is checked by the RDMAP layer (RFC 5040 §7.2).
-        return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection, rdmap_protection_code(chk),
+        return request_refusal{ddp::term_layer::rdma, ddp::term::kRdmaRemoteProtection, rdmap_protection_code(chk),
                                chk.what};
     }
     qp.read_req_msn_rx = h.msn;
@@ -62,44 +62,44 @@ std::optional<request_refusal> responder::accept_read_request(qp_context& qp, co
     return std::nullopt;
 }
 
-std::optional<request_refusal> responder::execute_atomic(qp_context& qp, const ddp::Header& h,
+std::optional<request_refusal> responder::execute_atomic(qp_context& qp, const ddp::header& h,
                                                          const std::uint8_t* ulpdu, std::size_t len,
                                                          sc_core::sc_time& delay) {
     std::string error;
     const auto req =
         ddp::decode_atomic_request(ulpdu + ddp::kUntaggedHeaderSize, len - ddp::kUntaggedHeaderSize, &error);
-    if (!req || (req->op != ddp::AtomicOpcode::fetch_add && req->op != ddp::AtomicOpcode::compare_swap)) {
+    if (!req || (req->op != ddp::atomic_opcode::fetch_add && req->op != ddp::atomic_opcode::compare_swap)) {
         // RFC 7306 §5.2.1 rule 4: an unsupported AOpCode is an error surfaced to the requester.
-        return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnexpectedOpcode,
+        return request_refusal{ddp::term_layer::rdma, ddp::term::kRdmaRemoteOperation, ddp::term::kRdmaUnexpectedOpcode,
                                req ? "unsupported atomic opcode" : error};
     }
     if (req->tagged_offset % 8 != 0) {
         // RFC 7306 §8.2: misaligned target - Remote Operation Error, catastrophic for the stream;
         // the target memory is not touched.
-        return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaRemoteOperation,
+        return request_refusal{ddp::term_layer::rdma, ddp::term::kRdmaRemoteOperation,
                                ddp::term::kRdmaCatastrophicStream, "target not 64-bit aligned"};
     }
     if (qp.responses.size() >= qp.ird) {
         // Atomic Requests share queue 1 and the IRD with Reads (RFC 7306 §5.2.1).
-        return request_refusal{ddp::TermLayer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedNoBuffer,
+        return request_refusal{ddp::term_layer::ddp, ddp::term::kDdpUntaggedBuffer, ddp::term::kDdpUntaggedNoBuffer,
                                "more outstanding requests than IRD"};
     }
     res_.contexts->access_stag(req->stag, false, context_if::side::rx, delay, &res_.rx_pipe);
     const access_check chk = check_tagged_access(res_.contexts->lookup_stag(req->stag), qp.cfg.pd, req->tagged_offset,
                                                  8, regmap::mr_access::remote_atomic);
     if (!chk.ok) {
-        return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection, rdmap_protection_code(chk),
+        return request_refusal{ddp::term_layer::rdma, ddp::term::kRdmaRemoteProtection, rdmap_protection_code(chk),
                                chk.what};
     }
     if (!chk.map.contiguous(chk.region_off, 8)) {
         // reg_mr_pages keeps an aligned target inside one page (regmap.h); a region that broke the rule is
         // refused here rather than half-updated.
-        return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic,
+        return request_refusal{ddp::term_layer::rdma, ddp::term::kRdmaLocalCatastrophic,
                                ddp::term::kRdmaCatastrophicStream, "atomic target crosses a page of its region"};
     }
     std::uint64_t original = 0;
     if (!perform_atomic(chk.host_addr, *req, &original, delay)) {
-        return request_refusal{ddp::TermLayer::rdma, ddp::term::kRdmaLocalCatastrophic,
+        return request_refusal{ddp::term_layer::rdma, ddp::term::kRdmaLocalCatastrophic,
                                ddp::term::kRdmaCatastrophicStream, "host refused the atomic's memory access"};
     }
     ++counters().atomics_executed;
@@ -113,9 +113,9 @@ std::optional<request_refusal> responder::execute_atomic(qp_context& qp, const d
     return std::nullopt;
 }
 
-bool responder::perform_atomic(std::uint64_t addr, const ddp::AtomicRequest& req, std::uint64_t* original,
+bool responder::perform_atomic(std::uint64_t addr, const ddp::atomic_request& req, std::uint64_t* original,
                                sc_core::sc_time& delay) {
-    const bool add = req.op == ddp::AtomicOpcode::fetch_add;
+    const bool add = req.op == ddp::atomic_opcode::fetch_add;
     const auto compute = [&](std::uint64_t v) {
         return add ? atomic::fetch_add(v, req.add_or_swap_data, req.add_or_swap_mask)
                    : atomic::compare_swap(v, req.add_or_swap_data, req.add_or_swap_mask, req.compare_data,
@@ -188,25 +188,29 @@ void responder::send_next_response(std::uint32_t qpn, qp_context& qp, sc_core::s
 
 void responder::send_read_response(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& issue) {
     const read_response_job job = qp.responses.front();
-    const std::vector<ddp::Segment> segments = ddp::segment_message(job.size, qp.max_ulpdu, true);
-    for (const ddp::Segment& seg : segments) {
-        ddp::Header h;
+    const std::vector<ddp::segment> segments = ddp::segment_message(job.size, qp.max_ulpdu, true);
+    for (const ddp::segment& seg : segments) {
+        ddp::header h;
         h.tagged = true;
         h.last = seg.last;
-        h.opcode = ddp::Opcode::read_response;
+        h.opcode = ddp::opcode::read_response;
         h.stag = job.sink_stag;
         h.tagged_offset = job.sink_to + seg.offset;
         switch (transmit_.emit(qp, h, nullptr, job.src_addr + seg.offset, seg.length, issue, nullptr,
                                job.src_pages.get())) {
-            case transmit_path::emit_status::sent: break;
-            case transmit_path::emit_status::qp_failed: return;
-            case transmit_path::emit_status::payload_unreadable: {
-                RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": Read Response source DMA failed");
-                sc_core::sc_time d = issue;
-                lifecycle_.enter_error(qpn, qp, d);
-                return;
-            }
-            case transmit_path::emit_status::refused: qp.state = qp_state::error; return;
+        case transmit_path::emit_status::sent:
+            break;
+        case transmit_path::emit_status::qp_failed:
+            return;
+        case transmit_path::emit_status::payload_unreadable: {
+            RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": Read Response source DMA failed");
+            sc_core::sc_time d = issue;
+            lifecycle_.enter_error(qpn, qp, d);
+            return;
+        }
+        case transmit_path::emit_status::refused:
+            qp.state = qp_state::error;
+            return;
         }
     }
     qp.responses.pop_front();
@@ -216,15 +220,15 @@ void responder::send_read_response(std::uint32_t qpn, qp_context& qp, sc_core::s
 
 void responder::send_atomic_response(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& issue) {
     const read_response_job job = qp.responses.front();
-    ddp::AtomicResponse resp;
+    ddp::atomic_response resp;
     resp.request_id = job.request_id;
     resp.original_value = job.original;
     std::uint8_t body[ddp::kAtomicResponseSize];
     ddp::encode(resp, body);
-    ddp::Header h;
+    ddp::header h;
     h.tagged = false;
     h.last = true;
-    h.opcode = ddp::Opcode::atomic_response;
+    h.opcode = ddp::opcode::atomic_response;
     h.queue = ddp::kQueueAtomicResponse;  // RFC 7306 §5.2.2 rule 3
     h.msn = ++qp.atomic_resp_msn;
     if (!transmit_.send_untagged(qp, h, body, sizeof body, issue, nullptr)) return;

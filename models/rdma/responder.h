@@ -20,7 +20,7 @@ class transmit_path;
 
 // Why a request is refused: the Terminate it draws (RFC 5040 §7, RFC 5041 §7, RFC 7306 §8).
 struct request_refusal {
-    proto::ddp::TermLayer layer;
+    proto::ddp::term_layer layer;
     std::uint8_t etype, code;
     std::string what;
 };
@@ -32,10 +32,10 @@ public:
     // A Read Request or Atomic Request whose queue number and MSN the receive path has checked: its
     // response is queued (the request's MSN becomes the last one received), or it is refused and
     // nothing has changed.
-    std::optional<request_refusal> accept_read_request(qp_context& qp, const proto::ddp::Header& h,
+    std::optional<request_refusal> accept_read_request(qp_context& qp, const proto::ddp::header& h,
                                                        const std::uint8_t* ulpdu, std::size_t len,
                                                        sc_core::sc_time& delay);
-    std::optional<request_refusal> execute_atomic(qp_context& qp, const proto::ddp::Header& h,
+    std::optional<request_refusal> execute_atomic(qp_context& qp, const proto::ddp::header& h,
                                                   const std::uint8_t* ulpdu, std::size_t len, sc_core::sc_time& delay);
     // Sends the response to the oldest accepted request (transmit thread; Read Responses and Atomic
     // Responses leave in request order, RFC 7306 §7).
@@ -45,7 +45,7 @@ private:
     void send_read_response(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& issue);
     void send_atomic_response(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& issue);
     // Performs the atomic on host memory at `addr`; false when the host refused. Sets *original.
-    bool perform_atomic(std::uint64_t addr, const proto::ddp::AtomicRequest& req, std::uint64_t* original,
+    bool perform_atomic(std::uint64_t addr, const proto::ddp::atomic_request& req, std::uint64_t* original,
                         sc_core::sc_time& delay);
 
     transmit_path& transmit_;

@@ -90,8 +90,7 @@ const std::uint8_t* transmit_path::fetch_extra_slots(qp_context& qp, std::uint32
     if (i + extra < n) return wqe_cache_.data() + static_cast<std::size_t>(i + 1) * regmap::kSendWqeSize;
     extra_cache_.resize(static_cast<std::size_t>(extra) * regmap::kSendWqeSize);
     for (std::uint32_t k = 0; k < extra; ++k) {
-        const std::uint64_t at =
-            qp.cfg.sq_ring + ((qp.sq_consumer + 1 + k) % qp.cfg.sq_entries) * regmap::kSendWqeSize;
+        const std::uint64_t at = qp.cfg.sq_ring + ((qp.sq_consumer + 1 + k) % qp.cfg.sq_entries) * regmap::kSendWqeSize;
         if (mem_read(res_.dma_out, at, extra_cache_.data() + static_cast<std::size_t>(k) * regmap::kSendWqeSize,
                      regmap::kSendWqeSize, issue) != tlm::TLM_OK_RESPONSE) {
             return nullptr;
@@ -142,8 +141,8 @@ void transmit_path::process_wqe(std::uint32_t qpn, qp_context& qp, const send_wq
     using op = regmap::wr_opcode;
     auto reject = [&](regmap::cqe_status status, const std::string& why) {
         ++counters().bad_wqes;
-        RNIC_MLOG_D(warn, rdma, issue, "QP " << qpn << ": WQE " << w.index << " (opcode " << int(w.raw_opcode)
-                                             << "): " << why);
+        RNIC_MLOG_D(warn, rdma, issue,
+                    "QP " << qpn << ": WQE " << w.index << " (opcode " << int(w.raw_opcode) << "): " << why);
         complete_with_error(qpn, qp, w, status, issue);
     };
     if (w.raw_opcode == 0xff) {
@@ -151,44 +150,49 @@ void transmit_path::process_wqe(std::uint32_t qpn, qp_context& qp, const send_wq
         return;
     }
     switch (w.opcode) {
-        case op::rdma_read:
-        case op::atomic_fetch_add:
-        case op::atomic_compare_swap:
-            if (qp.ord == 0) {
-                // RFC 6581 §9.1: the stream negotiated no outbound Reads (the peer's IRD is 0).
-                reject(regmap::cqe_status::bad_opcode, "the QP's ORD is 0: no RDMA Reads or atomics on this stream");
-                return;
-            }
-            if (w.opcode != op::rdma_read && !res_.frames.carries_atomics()) {
-                reject(regmap::cqe_status::bad_opcode, "the framing (RDMA/TCP, seed 000) has no message type for atomics");
-                return;
-            }
-            if (w.opcode == op::rdma_read) {
-                post_read_request(qpn, qp, w, issue);
-            } else {
-                post_atomic(qpn, qp, w, issue);
-            }
+    case op::rdma_read:
+    case op::atomic_fetch_add:
+    case op::atomic_compare_swap:
+        if (qp.ord == 0) {
+            // RFC 6581 §9.1: the stream negotiated no outbound Reads (the peer's IRD is 0).
+            reject(regmap::cqe_status::bad_opcode, "the QP's ORD is 0: no RDMA Reads or atomics on this stream");
             return;
-        case op::local_invalidate: post_local_invalidate(qpn, qp, w, issue); return;
-        case op::raw_ulpdu:
-            if (!params().raw_ulpdu_wqes) {
-                reject(regmap::cqe_status::bad_opcode, "raw ULPDUs are a test mode, off on this device");
-                return;
-            }
-            post_raw_ulpdu(qpn, qp, w, issue);
+        }
+        if (w.opcode != op::rdma_read && !res_.frames.carries_atomics()) {
+            reject(regmap::cqe_status::bad_opcode, "the framing (RDMA/TCP, seed 000) has no message type for atomics");
             return;
-        case op::raw_stream:
-            if (!params().raw_ulpdu_wqes) {
-                reject(regmap::cqe_status::bad_opcode, "raw stream bytes are a test mode, off on this device");
-                return;
-            }
-            post_raw_stream(qpn, qp, w, issue);
+        }
+        if (w.opcode == op::rdma_read) {
+            post_read_request(qpn, qp, w, issue);
+        } else {
+            post_atomic(qpn, qp, w, issue);
+        }
+        return;
+    case op::local_invalidate:
+        post_local_invalidate(qpn, qp, w, issue);
+        return;
+    case op::raw_ulpdu:
+        if (!params().raw_ulpdu_wqes) {
+            reject(regmap::cqe_status::bad_opcode, "raw ULPDUs are a test mode, off on this device");
             return;
-        case op::rdma_write:
-        case op::send:
-        case op::immediate_data:
-        case op::rdma_write_with_imm: break;
-        default: reject(regmap::cqe_status::bad_opcode, "not a work-request opcode of this device"); return;
+        }
+        post_raw_ulpdu(qpn, qp, w, issue);
+        return;
+    case op::raw_stream:
+        if (!params().raw_ulpdu_wqes) {
+            reject(regmap::cqe_status::bad_opcode, "raw stream bytes are a test mode, off on this device");
+            return;
+        }
+        post_raw_stream(qpn, qp, w, issue);
+        return;
+    case op::rdma_write:
+    case op::send:
+    case op::immediate_data:
+    case op::rdma_write_with_imm:
+        break;
+    default:
+        reject(regmap::cqe_status::bad_opcode, "not a work-request opcode of this device");
+        return;
     }
     if (w.inline_payload != nullptr && w.opcode != op::send && w.opcode != op::rdma_write &&
         w.opcode != op::rdma_write_with_imm) {
@@ -204,7 +208,7 @@ void transmit_path::process_wqe(std::uint32_t qpn, qp_context& qp, const send_wq
     }
     std::uint64_t stream_end = 0;
     if (w.opcode == op::rdma_write || w.opcode == op::rdma_write_with_imm) {
-        if (!post_message(qpn, qp, w, true, ddp::Opcode::rdma_write, w.inline_payload, w.length, issue, &stream_end)) {
+        if (!post_message(qpn, qp, w, true, ddp::opcode::rdma_write, w.inline_payload, w.length, issue, &stream_end)) {
             return;
         }
         ++counters().writes;
@@ -212,9 +216,9 @@ void transmit_path::process_wqe(std::uint32_t qpn, qp_context& qp, const send_wq
     }
     if (w.opcode == op::send) {
         // RFC 5040 §4.3/§5: the Send variants differ in SE and in carrying an STag to invalidate.
-        const ddp::Opcode o = w.imm_or_inv != 0
-                                  ? (w.solicited ? ddp::Opcode::send_se_invalidate : ddp::Opcode::send_invalidate)
-                                  : (w.solicited ? ddp::Opcode::send_se : ddp::Opcode::send);
+        const ddp::opcode o = w.imm_or_inv != 0
+                                  ? (w.solicited ? ddp::opcode::send_se_invalidate : ddp::opcode::send_invalidate)
+                                  : (w.solicited ? ddp::opcode::send_se : ddp::opcode::send);
         if (!post_message(qpn, qp, w, false, o, w.inline_payload, w.length, issue, &stream_end)) return;
         ++counters().sends;
         counters().send_bytes += w.length;
@@ -224,7 +228,7 @@ void transmit_path::process_wqe(std::uint32_t qpn, qp_context& qp, const send_wq
         // the peer completes it only once the Write is placed (in-order delivery, RFC 5040 §5.5).
         std::uint8_t imm[ddp::kImmediateDataSize];
         ddp::encode_immediate(w.operand, imm);
-        if (!post_message(qpn, qp, w, false, w.solicited ? ddp::Opcode::immediate_se : ddp::Opcode::immediate, imm,
+        if (!post_message(qpn, qp, w, false, w.solicited ? ddp::opcode::immediate_se : ddp::opcode::immediate, imm,
                           sizeof imm, issue, &stream_end)) {
             return;
         }
@@ -234,10 +238,10 @@ void transmit_path::process_wqe(std::uint32_t qpn, qp_context& qp, const send_wq
     qp.pending.push_back({stream_end, w.index, w.wr_id, w.length, w.opcode, w.signaled});
 }
 
-bool transmit_path::post_message(std::uint32_t qpn, qp_context& qp, const send_wqe& w, bool tagged,
-                                 ddp::Opcode opcode, const std::uint8_t* inline_data, std::uint32_t length,
-                                 sc_core::sc_time& issue, std::uint64_t* stream_end) {
-    const std::vector<ddp::Segment> segments = ddp::segment_message(length, qp.max_ulpdu, tagged);
+bool transmit_path::post_message(std::uint32_t qpn, qp_context& qp, const send_wqe& w, bool tagged, ddp::opcode opcode,
+                                 const std::uint8_t* inline_data, std::uint32_t length, sc_core::sc_time& issue,
+                                 std::uint64_t* stream_end) {
+    const std::vector<ddp::segment> segments = ddp::segment_message(length, qp.max_ulpdu, tagged);
     // Untagged messages on queue 0 carry the next MSN (RFC 5041 §5.1: per queue, from 1).
     const std::uint32_t msn = tagged ? 0 : ++qp.send_msn;
     // A payload in a page-list region is read through its pages, the list held across the waits
@@ -251,8 +255,8 @@ bool transmit_path::post_message(std::uint32_t qpn, qp_context& qp, const send_w
             source = local_offset(*mr, w.local_addr);
         }
     }
-    for (const ddp::Segment& seg : segments) {
-        ddp::Header h;
+    for (const ddp::segment& seg : segments) {
+        ddp::header h;
         h.tagged = tagged;
         h.last = seg.last;
         h.opcode = opcode;
@@ -260,41 +264,40 @@ bool transmit_path::post_message(std::uint32_t qpn, qp_context& qp, const send_w
             h.stag = w.remote_stag;
             h.tagged_offset = w.remote_to + seg.offset;
         } else {
-            h.invalidate_stag = opcode == ddp::Opcode::send_invalidate || opcode == ddp::Opcode::send_se_invalidate
-                                    ? w.imm_or_inv
-                                    : 0;
+            h.invalidate_stag =
+                opcode == ddp::opcode::send_invalidate || opcode == ddp::opcode::send_se_invalidate ? w.imm_or_inv : 0;
             h.queue = ddp::kQueueSend;
             h.msn = msn;
             h.mo = static_cast<std::uint32_t>(seg.offset);
         }
         const std::uint8_t* segment_inline = inline_data != nullptr ? inline_data + seg.offset : nullptr;
-        switch (emit(qp, h, segment_inline, source + seg.offset, seg.length, issue, stream_end,
-                     pages.get())) {
-            case emit_status::sent: break;
-            case emit_status::qp_failed:
-                // The QP failed while this request waited for room: it completes as flushed.
-                complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
-                ++counters().flushed;
-                return false;
-            case emit_status::payload_unreadable:
-                RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": payload DMA read failed at 0x" << std::hex
-                                                      << w.local_addr + seg.offset);
-                complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
-                lifecycle_.enter_error(qpn, qp, issue);
-                return false;
-            case emit_status::refused:
-                RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": the framing unit refused a segment");
-                complete_with_error(qpn, qp, w, regmap::cqe_status::transport_error, issue);
-                lifecycle_.enter_error(qpn, qp, issue);
-                return false;
+        switch (emit(qp, h, segment_inline, source + seg.offset, seg.length, issue, stream_end, pages.get())) {
+        case emit_status::sent:
+            break;
+        case emit_status::qp_failed:
+            // The QP failed while this request waited for room: it completes as flushed.
+            complete_with_error(qpn, qp, w, regmap::cqe_status::flushed, issue);
+            ++counters().flushed;
+            return false;
+        case emit_status::payload_unreadable:
+            RNIC_MLOG_D(error, rdma, issue,
+                        "QP " << qpn << ": payload DMA read failed at 0x" << std::hex << w.local_addr + seg.offset);
+            complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
+            lifecycle_.enter_error(qpn, qp, issue);
+            return false;
+        case emit_status::refused:
+            RNIC_MLOG_D(error, rdma, issue, "QP " << qpn << ": the framing unit refused a segment");
+            complete_with_error(qpn, qp, w, regmap::cqe_status::transport_error, issue);
+            lifecycle_.enter_error(qpn, qp, issue);
+            return false;
         }
     }
     return true;
 }
 
-ddp::Header transmit_path::request_header(const qp_context& qp, ddp::Opcode opcode) {
+ddp::header transmit_path::request_header(const qp_context& qp, ddp::opcode opcode) {
     // Queue 1 carries Read and Atomic Requests; its MSN is taken once the request is sent.
-    ddp::Header h;
+    ddp::header h;
     h.tagged = false;
     h.last = true;
     h.opcode = opcode;
@@ -311,10 +314,10 @@ void transmit_path::send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
     qp.rtr_to_send = qp_stream::rtr::none;
     constexpr std::uint32_t kRtrStag = 1;
     if (kind == qp_stream::rtr::write) {
-        ddp::Header h;
+        ddp::header h;
         h.tagged = true;
         h.last = true;
-        h.opcode = ddp::Opcode::rdma_write;
+        h.opcode = ddp::opcode::rdma_write;
         h.stag = kRtrStag;
         h.tagged_offset = 0;
         const emit_status result = emit(qp, h, nullptr, 0, 0, issue, nullptr);
@@ -324,8 +327,8 @@ void transmit_path::send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
             return;
         }
     } else {
-        const ddp::Header h = request_header(qp, ddp::Opcode::read_request);
-        ddp::ReadRequest rr;
+        const ddp::header h = request_header(qp, ddp::opcode::read_request);
+        ddp::read_request rr;
         rr.sink_stag = kRtrStag;
         rr.sink_to = 0;
         rr.size = 0;
@@ -348,10 +351,10 @@ void transmit_path::send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time
         qp.pending.push_back(p);
     }
     ++counters().rtrs_sent;
-    RNIC_MLOG_D(debug, rdma, issue, "QP " << qpn << ": RTR sent ("
-                                          << (kind == qp_stream::rtr::write ? "zero-length RDMA Write"
-                                                                            : "zero-length RDMA Read Request")
-                                          << ")");
+    RNIC_MLOG_D(debug, rdma, issue,
+                "QP " << qpn << ": RTR sent ("
+                      << (kind == qp_stream::rtr::write ? "zero-length RDMA Write" : "zero-length RDMA Read Request")
+                      << ")");
 }
 
 void transmit_path::send_acknowledgement(qp_context& qp, sc_core::sc_time& issue) {
@@ -379,8 +382,8 @@ void transmit_path::post_read_request(std::uint32_t qpn, qp_context& qp, const s
         return;
     }
     wait_for_ord(qp, issue);
-    const ddp::Header h = request_header(qp, ddp::Opcode::read_request);
-    ddp::ReadRequest rr;
+    const ddp::header h = request_header(qp, ddp::opcode::read_request);
+    ddp::read_request rr;
     rr.sink_stag = w.local_stag;
     rr.sink_to = sink->cfg.to_base + (w.local_addr - sink->cfg.addr);
     rr.size = w.length;
@@ -394,7 +397,7 @@ void transmit_path::post_read_request(std::uint32_t qpn, qp_context& qp, const s
     if (send_request(qpn, qp, h, body, sizeof body, w, issue, p)) ++counters().reads;
 }
 
-bool transmit_path::send_request(std::uint32_t qpn, qp_context& qp, const ddp::Header& h, const std::uint8_t* body,
+bool transmit_path::send_request(std::uint32_t qpn, qp_context& qp, const ddp::header& h, const std::uint8_t* body,
                                  std::size_t body_len, const send_wqe& w, sc_core::sc_time& issue,
                                  pending_completion p) {
     // Reads and atomics: the next MSN of queue 1 is taken only once the request is on its way; it
@@ -423,9 +426,9 @@ void transmit_path::post_atomic(std::uint32_t qpn, qp_context& qp, const send_wq
     std::shared_ptr<const mr_page_list> result_pages = result->cfg.pages;
     const std::uint64_t result_addr = result_pages != nullptr ? local_offset(*result, w.local_addr) : w.local_addr;
     wait_for_ord(qp, issue);  // atomics count against ORD like Reads (RFC 7306 §5.2.1 rule 4)
-    ddp::AtomicRequest req;
+    ddp::atomic_request req;
     const bool add = w.opcode == regmap::wr_opcode::atomic_fetch_add;
-    req.op = add ? ddp::AtomicOpcode::fetch_add : ddp::AtomicOpcode::compare_swap;
+    req.op = add ? ddp::atomic_opcode::fetch_add : ddp::atomic_opcode::compare_swap;
     req.request_id = w.index;
     req.stag = w.remote_stag;
     req.tagged_offset = w.remote_to;
@@ -436,7 +439,7 @@ void transmit_path::post_atomic(std::uint32_t qpn, qp_context& qp, const send_wq
     std::uint8_t body[ddp::kAtomicRequestSize];
     ddp::encode(req, body);
     // RFC 7306 §5.2.1 rule 5: atomics share the Read Request queue.
-    const ddp::Header h = request_header(qp, ddp::Opcode::atomic_request);
+    const ddp::header h = request_header(qp, ddp::opcode::atomic_request);
     pending_completion p{0, w.index, w.wr_id, 8, w.opcode, w.signaled};
     p.atomic = true;
     p.request_id = w.index;
@@ -453,8 +456,9 @@ void transmit_path::post_local_invalidate(std::uint32_t qpn, qp_context& qp, con
     const mr_context* mr = res_.contexts->lookup_stag(w.imm_or_inv);
     if (mr == nullptr || mr->cfg.pd != qp.cfg.pd) {
         ++counters().bad_wqes;
-        RNIC_MLOG_D(warn, rdma, issue, "QP " << qpn << ": local invalidate of STag 0x" << std::hex << w.imm_or_inv
-                                             << ": not a valid STag of this protection domain");
+        RNIC_MLOG_D(warn, rdma, issue,
+                    "QP " << qpn << ": local invalidate of STag 0x" << std::hex << w.imm_or_inv
+                          << ": not a valid STag of this protection domain");
         complete_with_error(qpn, qp, w, regmap::cqe_status::local_protection_error, issue);
         return;
     }
@@ -492,8 +496,7 @@ bool transmit_path::stage_raw(std::uint32_t qpn, qp_context& qp, const send_wqe&
 
 void transmit_path::post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue) {
     sc_core::sc_time data;
-    const bool length_ok =
-        w.length >= 1 && w.length <= qp.max_ulpdu && w.length >= ddp::header_size_from_control(0);
+    const bool length_ok = w.length >= 1 && w.length <= qp.max_ulpdu && w.length >= ddp::header_size_from_control(0);
     if (!stage_raw(qpn, qp, w, length_ok, issue, data)) return;
     stream_ext ext;
     ext.conn = qp.conn;
@@ -528,8 +531,8 @@ void transmit_path::post_raw_stream(std::uint32_t qpn, qp_context& qp, const sen
     qp.pending.push_back({res_.toe->tcp_send_stream_end(qp.conn), w.index, w.wr_id, w.length, w.opcode, w.signaled});
 }
 
-void transmit_path::complete_with_error(std::uint32_t qpn, qp_context& qp, const send_wqe& w,
-                                        regmap::cqe_status status, sc_core::sc_time& delay) {
+void transmit_path::complete_with_error(std::uint32_t qpn, qp_context& qp, const send_wqe& w, regmap::cqe_status status,
+                                        sc_core::sc_time& delay) {
     cqe_fields f;
     f.wr_id = w.wr_id;
     f.opcode = w.raw_opcode;
@@ -539,8 +542,7 @@ void transmit_path::complete_with_error(std::uint32_t qpn, qp_context& qp, const
     completions_.post_cqe(qp.cfg.send_cq, f, delay);
 }
 
-bool transmit_path::check_local(const qp_context& qp, std::uint32_t stag, std::uint64_t addr,
-                                std::uint64_t len) const {
+bool transmit_path::check_local(const qp_context& qp, std::uint32_t stag, std::uint64_t addr, std::uint64_t len) const {
     return covers_local(res_.contexts->lookup_stag(stag), qp.cfg.pd, addr, len);
 }
 
@@ -576,9 +578,9 @@ bool transmit_path::wait_for_space(qp_context& qp, std::size_t ulpdu_len, sc_cor
     return qp.state == qp_state::rts || qp.state == qp_state::closing;
 }
 
-transmit_path::emit_status transmit_path::emit(qp_context& qp, const ddp::Header& h, const std::uint8_t* inline_data,
-                                               std::uint64_t host_addr, std::size_t len, sc_core::sc_time& issue, std::uint64_t* stream_end,
-                                               const mr_page_list* pages) {
+transmit_path::emit_status transmit_path::emit(qp_context& qp, const ddp::header& h, const std::uint8_t* inline_data,
+                                               std::uint64_t host_addr, std::size_t len, sc_core::sc_time& issue,
+                                               std::uint64_t* stream_end, const mr_page_list* pages) {
     const std::size_t header_len = h.size();
     const std::size_t ulpdu_len = header_len + len;
     if (!wait_for_space(qp, ulpdu_len, issue)) return emit_status::qp_failed;
@@ -605,7 +607,9 @@ transmit_path::emit_status transmit_path::emit(qp_context& qp, const ddp::Header
             return emit_status::payload_unreadable;
         }
         // A payload over several pages is not one host range: not refetchable (host_addr 0).
-        refetch.host_addr = pages == nullptr ? host_addr : map.contiguous(host_addr, len) ? map.host_addr(host_addr) : 0;
+        refetch.host_addr = pages == nullptr                 ? host_addr
+                            : map.contiguous(host_addr, len) ? map.host_addr(host_addr)
+                                                             : 0;
         refetch.host_len = static_cast<std::uint32_t>(len);
         refetch.header_len = static_cast<std::uint32_t>(header_len);
         std::memcpy(refetch.header, tx_scratch_.data(), header_len);
@@ -619,8 +623,8 @@ transmit_path::emit_status transmit_path::emit(qp_context& qp, const ddp::Header
     return emit_status::sent;
 }
 
-bool transmit_path::send_untagged(qp_context& qp, const ddp::Header& h, const std::uint8_t* body,
-                                  std::size_t body_len, sc_core::sc_time& issue, std::uint64_t* stream_end) {
+bool transmit_path::send_untagged(qp_context& qp, const ddp::header& h, const std::uint8_t* body, std::size_t body_len,
+                                  sc_core::sc_time& issue, std::uint64_t* stream_end) {
     const emit_status result = emit(qp, h, body, 0, body_len, issue, stream_end);
     if (result == emit_status::refused) qp.state = qp_state::error;
     return result == emit_status::sent;

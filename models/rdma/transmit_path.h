@@ -27,7 +27,7 @@ struct send_wqe {
     std::uint64_t wr_id = 0, local_addr = 0, remote_to = 0, operand = 0, compare = 0;
     std::uint32_t length = 0, local_stag = 0, remote_stag = 0, imm_or_inv = 0;
     std::uint64_t add_or_swap_mask = 0, compare_mask = ~std::uint64_t{0};  // masked atomics
-    std::uint32_t index = 0;  // SQ index of the WQE's last slot (reported in its CQE)
+    std::uint32_t index = 0;                       // SQ index of the WQE's last slot (reported in its CQE)
     const std::uint8_t* inline_payload = nullptr;  // wr_flags::inline_data: the bytes after the WQE
 };
 
@@ -56,11 +56,11 @@ public:
     // send-stream offset after the ULPDU's frame, which the TCP engine reports (toe_ctl_if).
     // With `pages`, host_addr is the payload's offset in a page-list region: read page by page, and
     // refetchable only when it sits in one page (else the TCP engine resends its buffered copy).
-    emit_status emit(qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* inline_data,
-                     std::uint64_t host_addr, std::size_t len, sc_core::sc_time& issue,
-                     std::uint64_t* stream_end, const mr_page_list* pages = nullptr);
+    emit_status emit(qp_context& qp, const proto::ddp::header& h, const std::uint8_t* inline_data,
+                     std::uint64_t host_addr, std::size_t len, sc_core::sc_time& issue, std::uint64_t* stream_end,
+                     const mr_page_list* pages = nullptr);
     // Sends one untagged ULPDU (header + body built by the caller); false when the QP failed.
-    bool send_untagged(qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* body, std::size_t body_len,
+    bool send_untagged(qp_context& qp, const proto::ddp::header& h, const std::uint8_t* body, std::size_t body_len,
                        sc_core::sc_time& issue, std::uint64_t* stream_end);
 
 private:
@@ -73,15 +73,15 @@ private:
     static send_wqe decode_wqe(const std::uint8_t* wqe, const std::uint8_t* masks, std::uint32_t index);
     void process_wqe(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue);
     // RDMA Write, Send variants and Immediate Data: one message of DDP segments.
-    bool post_message(std::uint32_t qpn, qp_context& qp, const send_wqe& w, bool tagged, proto::ddp::Opcode opcode,
+    bool post_message(std::uint32_t qpn, qp_context& qp, const send_wqe& w, bool tagged, proto::ddp::opcode opcode,
                       const std::uint8_t* inline_data, std::uint32_t length, sc_core::sc_time& issue,
                       std::uint64_t* stream_end);
     void post_read_request(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue);
     void post_atomic(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue);
     // The untagged header of the next Read or Atomic Request (queue 1).
-    static proto::ddp::Header request_header(const qp_context& qp, proto::ddp::Opcode opcode);
+    static proto::ddp::header request_header(const qp_context& qp, proto::ddp::opcode opcode);
     // Sends a Read or Atomic Request on queue 1 and records `p` as waiting for its response.
-    bool send_request(std::uint32_t qpn, qp_context& qp, const proto::ddp::Header& h, const std::uint8_t* body,
+    bool send_request(std::uint32_t qpn, qp_context& qp, const proto::ddp::header& h, const std::uint8_t* body,
                       std::size_t body_len, const send_wqe& w, sc_core::sc_time& issue, pending_completion p);
     void post_local_invalidate(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue);
     void post_raw_ulpdu(std::uint32_t qpn, qp_context& qp, const send_wqe& w, sc_core::sc_time& issue);

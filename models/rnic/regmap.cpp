@@ -7,7 +7,8 @@ namespace rnic::regmap {
 const char* to_string(cmd_status s) {
     switch (s) {
 #define RNIC_CMD_STATUS_TEXT(n, v, t, d) \
-    case cmd_status::n: return t;
+    case cmd_status::n:                  \
+        return t;
         RNIC_CMD_STATUSES(RNIC_CMD_STATUS_TEXT)
 #undef RNIC_CMD_STATUS_TEXT
     }
@@ -17,7 +18,8 @@ const char* to_string(cmd_status s) {
 const char* to_string(cqe_status s) {
     switch (s) {
 #define RNIC_CQE_STATUS_TEXT(n, v, t, d) \
-    case cqe_status::n: return t;
+    case cqe_status::n:                  \
+        return t;
         RNIC_CQE_STATUSES(RNIC_CQE_STATUS_TEXT)
 #undef RNIC_CQE_STATUS_TEXT
     }
@@ -27,7 +29,8 @@ const char* to_string(cqe_status s) {
 const char* to_string(qp_state s) {
     switch (s) {
 #define RNIC_QP_STATE_TEXT(n, v, t, d) \
-    case qp_state::n: return t;
+    case qp_state::n:                  \
+        return t;
         RNIC_QP_STATES(RNIC_QP_STATE_TEXT)
 #undef RNIC_QP_STATE_TEXT
     }
@@ -36,10 +39,14 @@ const char* to_string(qp_state s) {
 
 const char* to_string(access a) {
     switch (a) {
-        case access::ro: return "ro";
-        case access::rw: return "rw";
-        case access::wo: return "wo";
-        case access::rw1c: return "rw1c";
+    case access::ro:
+        return "ro";
+    case access::rw:
+        return "rw";
+    case access::wo:
+        return "wo";
+    case access::rw1c:
+        return "rw1c";
     }
     return "?";
 }

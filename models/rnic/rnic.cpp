@@ -80,9 +80,9 @@ rnic_device::rnic_device(const sc_core::sc_module_name& name, const rnic_params&
 // The generic bus blocks learn the device's layouts from their parameters; these are the RNIC's,
 // declared once in regmap.h. The MSI-X entry format is the PCIe specification's: regmap's
 // declaration of it (for the device documentation) must say the same as the bus block's.
-static_assert(regmap::kMsixEntrySize == msix_entry::size && regmap::msix_off::addr_lo == msix_entry::addr_lo &&
-              regmap::msix_off::addr_hi == msix_entry::addr_hi && regmap::msix_off::data == msix_entry::data &&
-              regmap::msix_off::control == msix_entry::control && regmap::msix_ctrl::mask == msix_entry::mask);
+static_assert(regmap::kMsixEntrySize == msix_entry::kSize && regmap::msix_off::addr_lo == msix_entry::kAddrLo &&
+              regmap::msix_off::addr_hi == msix_entry::kAddrHi && regmap::msix_off::data == msix_entry::kData &&
+              regmap::msix_off::control == msix_entry::kControl && regmap::msix_ctrl::mask == msix_entry::kMask);
 
 msix_layout rnic_device::msix_function() {
     msix_layout m;
@@ -126,8 +126,9 @@ void rnic_device::update_station() {
     const std::uint32_t lo = fw_read(regmap::MAC_LO);
     const std::uint32_t hi = fw_read(regmap::MAC_HI);
     tcp_station st;
-    st.mac = {static_cast<std::uint8_t>(hi >> 8), static_cast<std::uint8_t>(hi), static_cast<std::uint8_t>(lo >> 24),
-              static_cast<std::uint8_t>(lo >> 16), static_cast<std::uint8_t>(lo >> 8), static_cast<std::uint8_t>(lo)};
+    st.mac = {static_cast<std::uint8_t>(hi >> 8),  static_cast<std::uint8_t>(hi),
+              static_cast<std::uint8_t>(lo >> 24), static_cast<std::uint8_t>(lo >> 16),
+              static_cast<std::uint8_t>(lo >> 8),  static_cast<std::uint8_t>(lo)};
     st.ip = fw_read(regmap::IPV4_ADDR);
     toe_->set_station(st);
 }
@@ -150,24 +151,33 @@ void rnic_device::host_write(std::uint32_t offset, std::uint32_t value, const sc
         const std::uint32_t qpn = rel / kQpDoorbellStride + (low ? 0 : kQpDoorbellLowCount);
         const std::uint32_t which = rel % kQpDoorbellStride;
         ++doorbells_;
-        if (which == kSqDoorbell) rdma_doorbell_out->sq_doorbell(qpn, value, delay);
-        else if (which == kRqDoorbell) rdma_doorbell_out->rq_doorbell(qpn, value, delay);
+        if (which == kSqDoorbell)
+            rdma_doorbell_out->sq_doorbell(qpn, value, delay);
+        else if (which == kRqDoorbell)
+            rdma_doorbell_out->rq_doorbell(qpn, value, delay);
         return;
     }
     if (offset >= kCqDoorbellBase && offset < kMsixTableOffset) {
         const std::uint32_t cqn = (offset - kCqDoorbellBase) / kCqDoorbellStride;
         const std::uint32_t which = (offset - kCqDoorbellBase) % kCqDoorbellStride;
-        if (which == kCqConsumer) rdma_doorbell_out->cq_doorbell(cqn, value, delay);
-        else if (which == kCqArm) rdma_doorbell_out->cq_arm(cqn, delay);
+        if (which == kCqConsumer)
+            rdma_doorbell_out->cq_doorbell(cqn, value, delay);
+        else if (which == kCqArm)
+            rdma_doorbell_out->cq_arm(cqn, delay);
         return;
     }
     std::size_t i = 0;
     if (!reg_index(offset, &i)) return;
     switch (kRegisters[i].acc) {
-        case access::ro: return;
-        case access::rw1c: regs_[i] &= ~value; return;
-        case access::rw:
-        case access::wo: regs_[i] = value; break;
+    case access::ro:
+        return;
+    case access::rw1c:
+        regs_[i] &= ~value;
+        return;
+    case access::rw:
+    case access::wo:
+        regs_[i] = value;
+        break;
     }
     if (offset == CTRL && (value & ctrl::reset) != 0) {
         reset_registers();
@@ -205,10 +215,10 @@ void rnic_device::mmio_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_tim
     if (gp.get_data_length() != 4 || offset % 4 != 0 || offset >= regmap::kBar0Size ||
         gp.get_byte_enable_ptr() != nullptr) {
         ++mmio_errors_;
-        RNIC_MLOG_D(error, pcie, delay, "BAR0 " << (gp.is_read() ? "read" : "write") << " of "
-                                                << gp.get_data_length() << " bytes at offset 0x" << std::hex << offset
-                                                << " refused: only aligned 32-bit accesses inside 0x"
-                                                << regmap::kBar0Size);
+        RNIC_MLOG_D(error, pcie, delay,
+                    "BAR0 " << (gp.is_read() ? "read" : "write") << " of " << gp.get_data_length()
+                            << " bytes at offset 0x" << std::hex << offset
+                            << " refused: only aligned 32-bit accesses inside 0x" << regmap::kBar0Size);
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }

@@ -76,8 +76,12 @@ template <typename Model>
 struct single_eval<Model, std::void_t<decltype(std::declval<Model&>().rootp->__Vtrigrprev__TOP__clk)>>
     : std::true_type {};
 
-std::uint32_t low_lanes(std::size_t n) { return n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1u; }
-std::size_t lanes(std::uint32_t be) { return static_cast<std::size_t>(__builtin_popcount(be)); }
+std::uint32_t low_lanes(std::size_t n) {
+    return n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
+}
+std::size_t lanes(std::uint32_t be) {
+    return static_cast<std::size_t>(__builtin_popcount(be));
+}
 
 template <int W>
 class rtl_datapath final : public rtl_fpdu_datapath {
@@ -159,7 +163,7 @@ public:
 
     datapath_cycles check_fpdu(const std::uint8_t* wire, std::size_t wire_len, bool crc, bool markers,
                                std::uint32_t stream_pos, fpdu_rx_result& r) override {
-        r.error = mpa::DeframeError::none;
+        r.error = mpa::deframe_error::none;
         r.ulpdu.clear();
         auto& m = *rx_;
         const bool tracing = trace_rx_pending();
@@ -208,16 +212,18 @@ public:
         r.crc_received = m.crc_recv;
         // ULPDU_Length, ULPDU, PAD came out; the ULPDU is what the length field says.
         const std::size_t ulpdu_len = body_.size() >= 2 ? proto::get_be16(body_.data()) : 0;
-        if (body_.size() >= 2 + ulpdu_len) r.ulpdu.assign(body_.begin() + 2, body_.begin() + 2 + static_cast<std::ptrdiff_t>(ulpdu_len));
+        if (body_.size() >= 2 + ulpdu_len)
+            r.ulpdu.assign(body_.begin() + 2, body_.begin() + 2 + static_cast<std::ptrdiff_t>(ulpdu_len));
         if (crc && r.crc_computed != r.crc_received) {
-            r.error = mpa::DeframeError::crc_mismatch;
+            r.error = mpa::deframe_error::crc_mismatch;
         } else if (markers && m.marker_bad) {
             // §8 code 3, judged once the CRC is good (like the software deframer).
-            r.error = mpa::DeframeError::marker_invalid;
+            r.error = mpa::deframe_error::marker_invalid;
             r.bad_marker_pos = m.bad_marker_pos;
             r.bad_marker_ptr = static_cast<std::uint16_t>(m.bad_marker_ptr);
             const std::uint32_t len_pos = stream_pos % mpa::kMarkerInterval == 0 ? stream_pos + 4 : stream_pos;
-            r.expected_ptr = r.bad_marker_pos == stream_pos ? 0 : static_cast<std::uint16_t>(r.bad_marker_pos - len_pos);
+            r.expected_ptr =
+                r.bad_marker_pos == stream_pos ? 0 : static_cast<std::uint16_t>(r.bad_marker_pos - len_pos);
         }
         return c;
     }
@@ -351,15 +357,19 @@ private:
 
 }  // namespace
 
-bool rtl_width_supported(std::uint32_t bytes_per_cycle) { return bytes_per_cycle == 8 || bytes_per_cycle == 16; }
+bool rtl_width_supported(std::uint32_t bytes_per_cycle) {
+    return bytes_per_cycle == 8 || bytes_per_cycle == 16;
+}
 
 std::unique_ptr<rtl_fpdu_datapath> make_rtl_datapath(const rtl_datapath_options& options) {
     switch (options.bytes_per_cycle) {
-        case 8: return std::make_unique<rtl_datapath<8>>(options);
-        case 16: return std::make_unique<rtl_datapath<16>>(options);
-        default:
-            throw std::invalid_argument("no RTL framing datapath of " + std::to_string(options.bytes_per_cycle) +
-                                        " bytes per cycle (Verilated widths: 8, 16)");
+    case 8:
+        return std::make_unique<rtl_datapath<8>>(options);
+    case 16:
+        return std::make_unique<rtl_datapath<16>>(options);
+    default:
+        throw std::invalid_argument("no RTL framing datapath of " + std::to_string(options.bytes_per_cycle) +
+                                    " bytes per cycle (Verilated widths: 8, 16)");
     }
 }
 

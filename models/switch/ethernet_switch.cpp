@@ -73,8 +73,7 @@ std::uint64_t ecmp_flow_hash(const std::uint8_t* frame, std::size_t len, std::ui
             add(iph + 12, 8);  // source, destination
             add(iph + 9, 1);   // protocol
             const bool ports = (iph[9] == net::kIpProtocolTcp || iph[9] == kIpProtocolUdp) &&
-                               (get_be16(iph + 6) & kIpFragmentMask) == 0 &&
-                               net::kEthernetHeaderSize + ihl + 4 <= len;
+                               (get_be16(iph + 6) & kIpFragmentMask) == 0 && net::kEthernetHeaderSize + ihl + 4 <= len;
             if (ports) add(iph + ihl, 4);
         }
     }
@@ -112,8 +111,9 @@ ethernet_switch::ethernet_switch(const sc_core::sc_module_name& name, const ethe
     }
 }
 
-void ethernet_switch::add_route(const net::MacAddress& mac, std::vector<int> ports) {
-    if (ports.empty()) throw std::invalid_argument(std::string(name()) + ": route to " + net::format_mac(mac) + " has no port");
+void ethernet_switch::add_route(const net::mac_address& mac, std::vector<int> ports) {
+    if (ports.empty())
+        throw std::invalid_argument(std::string(name()) + ": route to " + net::format_mac(mac) + " has no port");
     for (const int p : ports) {
         if (p < 0 || p >= this->ports()) {
             throw std::invalid_argument(std::string(name()) + ": route to " + net::format_mac(mac) + " names port " +
@@ -123,8 +123,8 @@ void ethernet_switch::add_route(const net::MacAddress& mac, std::vector<int> por
     routes_[mac] = std::move(ports);
 }
 
-net::MacAddress ethernet_switch::port_mac(int port) const {
-    net::MacAddress mac = params_.mac_base;
+net::mac_address ethernet_switch::port_mac(int port) const {
+    net::mac_address mac = params_.mac_base;
     const unsigned low = ((unsigned{mac[4]} << 8) | mac[5]) + static_cast<unsigned>(port);
     mac[4] = static_cast<std::uint8_t>(low >> 8);
     mac[5] = static_cast<std::uint8_t>(low);
@@ -159,8 +159,8 @@ void ethernet_switch::receive(int port, tlm::tlm_generic_payload& gp, sc_core::s
     }
     if (frame == nullptr || len < net::kEthernetHeaderSize || len > params_.mtu + net::kEthernetHeaderSize) {
         ++in.c.bad_frames;
-        RNIC_MLOG_D(debug, link, delay, "port " << port << ": dropped a " << len << "-byte frame (header 14, MTU "
-                                                 << params_.mtu << ")");
+        RNIC_MLOG_D(debug, link, delay,
+                    "port " << port << ": dropped a " << len << "-byte frame (header 14, MTU " << params_.mtu << ")");
         return;
     }
     if (get_be16(frame + 12) == net::kEtherTypeMacControl) {
@@ -169,7 +169,7 @@ void ethernet_switch::receive(int port, tlm::tlm_generic_payload& gp, sc_core::s
     }
     // Everything that has left by now gives its bytes back before the buffer judges this frame.
     retire_all(now);
-    net::MacAddress dst;
+    net::mac_address dst;
     std::copy(frame, frame + 6, dst.begin());
     const auto route = routes_.find(dst);
     if ((dst[0] & 0x01) != 0 || route == routes_.end()) {
@@ -180,12 +180,12 @@ void ethernet_switch::receive(int port, tlm::tlm_generic_payload& gp, sc_core::s
         return;
     }
     const std::vector<int>& group = route->second;
-    const int out =
-        group.size() == 1 ? group[0] : group[ecmp_flow_hash(frame, len, params_.seed) % group.size()];
+    const int out = group.size() == 1 ? group[0] : group[ecmp_flow_hash(frame, len, params_.seed) % group.size()];
     if (out == port) {
         ++in.c.filtered;
-        RNIC_MLOG_D(debug, link, delay, "port " << port << ": frame to " << net::format_mac(dst)
-                                                 << " routed back to its ingress port: filtered");
+        RNIC_MLOG_D(
+            debug, link, delay,
+            "port " << port << ": frame to " << net::format_mac(dst) << " routed back to its ingress port: filtered");
         return;
     }
     forward(port, out, frame, len, arrival);
@@ -200,7 +200,7 @@ void ethernet_switch::receive_mac_control(int port, const std::uint8_t* frame, s
         return;
     }
     std::string error;
-    const std::optional<net::PfcFrame> pfc = net::parse_pfc_frame(frame, len, &error);
+    const std::optional<net::pfc_frame> pfc = net::parse_pfc_frame(frame, len, &error);
     if (!pfc) {
         ++p.c.bad_frames;
         RNIC_MLOG(debug, link, "port " << port << ": bad PFC frame: " << error);
@@ -248,30 +248,31 @@ void ethernet_switch::forward(int ingress, int output, const std::uint8_t* frame
         q.ready = ready_time(ingress, output, len, arrival);
         q.ingress = ingress;
         q.charged = a.charged;
-        if (a.ecn_congested && net::mark_ecn_ce(q.data.data(), len) == net::EcnMark::marked) ++out.c.ecn_marked;
+        if (a.ecn_congested && net::mark_ecn_ce(q.data.data(), len) == net::ecn_mark::marked) ++out.c.ecn_marked;
         out.queue.push_back(std::move(q));
         note_occupancy(output, sim_now());
         schedule(output);
     } else {
         const char* cause = "";
         switch (a.result) {
-            case shared_buffer::verdict::dt_threshold:
-                ++out.c.drops_dt_threshold;
-                cause = "dynamic threshold";
-                break;
-            case shared_buffer::verdict::buffer_full:
-                ++out.c.drops_buffer_full;
-                cause = "buffer full";
-                break;
-            case shared_buffer::verdict::headroom_full:
-                ++out.c.drops_headroom_full;
-                cause = "PFC headroom full";
-                break;
-            case shared_buffer::verdict::admitted:
-                break;
+        case shared_buffer::verdict::dt_threshold:
+            ++out.c.drops_dt_threshold;
+            cause = "dynamic threshold";
+            break;
+        case shared_buffer::verdict::buffer_full:
+            ++out.c.drops_buffer_full;
+            cause = "buffer full";
+            break;
+        case shared_buffer::verdict::headroom_full:
+            ++out.c.drops_headroom_full;
+            cause = "PFC headroom full";
+            break;
+        case shared_buffer::verdict::admitted:
+            break;
         }
-        RNIC_MLOG(debug, link, "port " << output << ": dropped a " << len << "-byte frame from port " << ingress
-                                       << " (" << cause << ", queue " << buffer_.queue_bytes(output) << " bytes)");
+        RNIC_MLOG(debug, link,
+                  "port " << output << ": dropped a " << len << "-byte frame from port " << ingress << " (" << cause
+                          << ", queue " << buffer_.queue_bytes(output) << " bytes)");
     }
     on_pfc_signal(ingress, a.pfc);
 }
@@ -362,7 +363,7 @@ void ethernet_switch::start_pfc_frame(int port) {
     const sc_core::sc_time now = sim_now();
     const bool pause = p.pfc_to_send == pfc_pending::xoff;
     p.pfc_to_send = pfc_pending::none;
-    net::PfcFrame pfc;
+    net::pfc_frame pfc;
     pfc.class_enable = 0x01;
     pfc.quanta[0] = pause ? net::kPfcMaxQuanta : 0;
     std::vector<std::uint8_t> frame = net::build_pfc_frame(port_mac(port), pfc);
@@ -376,8 +377,9 @@ void ethernet_switch::start_pfc_frame(int port) {
         ++p.c.resume_sent;
         p.pfc_refresh_at.reset();
     }
-    RNIC_MLOG(debug, link, "port " << port << ": PFC " << (pause ? "pause" : "resume") << " sent (ingress holds "
-                                   << buffer_.ingress_bytes(port) << " bytes)");
+    RNIC_MLOG(debug, link,
+              "port " << port << ": PFC " << (pause ? "pause" : "resume") << " sent (ingress holds "
+                      << buffer_.ingress_bytes(port) << " bytes)");
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     send_frame_bytes(*port_out[port], frame.data(), frame.size(), delay);
 }

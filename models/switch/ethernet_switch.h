@@ -97,7 +97,7 @@ struct ethernet_switch_params {
     sc_core::sc_time stats_interval = sc_core::SC_ZERO_TIME;
     std::uint64_t seed = 1;  // salt of the ECMP hash
     // Source MAC of the PFC frames of port i: mac_base with i added to its last two octets.
-    proto::net::MacAddress mac_base{0x02, 0x00, 0x00, 0x5e, 0x00, 0x00};
+    proto::net::mac_address mac_base{0x02, 0x00, 0x00, 0x5e, 0x00, 0x00};
 };
 
 // The ECMP flow hash: FNV-1a (64 bit) over the salt's 8 bytes (little-endian) and the flow key,
@@ -117,11 +117,11 @@ public:
     struct port_counters {
         // Ingress side.
         std::uint64_t frames_in = 0, bytes_in = 0;  // everything received, bad frames included
-        std::uint64_t bad_frames = 0;               // shorter than an Ethernet header, above the MTU, or a malformed PFC frame
-        std::uint64_t flooded = 0;                  // broadcast/multicast/unknown unicast received here
-        std::uint64_t filtered = 0;                 // routed back to this port: dropped
+        std::uint64_t bad_frames = 0;  // shorter than an Ethernet header, above the MTU, or a malformed PFC frame
+        std::uint64_t flooded = 0;     // broadcast/multicast/unknown unicast received here
+        std::uint64_t filtered = 0;    // routed back to this port: dropped
         std::uint64_t pause_received = 0, resume_received = 0;  // PFC (priority 0) with quanta > 0 / 0
-        std::uint64_t mac_control_other = 0;        // other MAC control frames (discarded)
+        std::uint64_t mac_control_other = 0;                    // other MAC control frames (discarded)
         // Egress side.
         std::uint64_t frames_out = 0, bytes_out = 0;  // data frames (PFC frames not included)
         std::uint64_t drops_dt_threshold = 0, drops_buffer_full = 0, drops_headroom_full = 0;
@@ -133,11 +133,11 @@ public:
 
     // Frames to `mac` go to `ports` (one port, or an ECMP group). Throws std::invalid_argument on an
     // empty list or a port out of range; a second call for the same MAC replaces the first.
-    void add_route(const proto::net::MacAddress& mac, std::vector<int> ports);
+    void add_route(const proto::net::mac_address& mac, std::vector<int> ports);
 
     int ports() const { return static_cast<int>(ports_.size()); }
     double port_rate_bps(int port) const { return ports_[port]->rate_bps; }
-    proto::net::MacAddress port_mac(int port) const;
+    proto::net::mac_address port_mac(int port) const;
     const port_counters& counters(int port) const { return ports_[port]->c; }
     const shared_buffer& buffer() const { return buffer_; }
     // Time port `port`'s output queue has spent paused by received PFC frames, up to now.
@@ -193,14 +193,14 @@ private:
     // Wakes the port's method at the next instant it has something to do.
     void schedule(int port);
     bool needs_timely_release(const port_state& p) const;
-    sc_core::sc_time wire_time(std::uint32_t len, double rate_bps) const;        // with IFG
-    sc_core::sc_time serialisation(std::uint32_t len, double rate_bps) const;    // without IFG
+    sc_core::sc_time wire_time(std::uint32_t len, double rate_bps) const;      // with IFG
+    sc_core::sc_time serialisation(std::uint32_t len, double rate_bps) const;  // without IFG
 
     ethernet_switch_params params_;
     shared_buffer buffer_;
     std::vector<std::unique_ptr<port_state>> ports_;
     std::set<int> leaving_ports_;  // ports whose `leaving` is set, in port order
-    std::map<proto::net::MacAddress, std::vector<int>> routes_;
+    std::map<proto::net::mac_address, std::vector<int>> routes_;
 };
 
 }  // namespace rnic

@@ -22,8 +22,8 @@ shared_buffer::shared_buffer(const shared_buffer_config& cfg)
     shared_capacity_ = cfg.buffer_bytes;
     if (cfg.pfc) {
         if (cfg.pfc_xon > cfg.pfc_xoff) {
-            throw std::invalid_argument("shared buffer: PFC xon (" + std::to_string(cfg.pfc_xon) +
-                                        ") above xoff (" + std::to_string(cfg.pfc_xoff) + ")");
+            throw std::invalid_argument("shared buffer: PFC xon (" + std::to_string(cfg.pfc_xon) + ") above xoff (" +
+                                        std::to_string(cfg.pfc_xoff) + ")");
         }
         const std::uint64_t reserved = static_cast<std::uint64_t>(cfg.ports) * cfg.pfc_headroom;
         if (reserved >= cfg.buffer_bytes) {

@@ -46,14 +46,14 @@ namespace rnic {
 
 struct shared_buffer_config {
     int ports = 1;
-    std::uint64_t buffer_bytes = 0;   // B
-    double alpha = 1.0;               // Dynamic Threshold factor
+    std::uint64_t buffer_bytes = 0;  // B
+    double alpha = 1.0;              // Dynamic Threshold factor
     bool ecn = false;
     std::uint64_t ecn_threshold = 0;  // bytes in the output queue (before enqueue) from which to mark
     bool pfc = false;
-    std::uint64_t pfc_xoff = 0;       // pause the ingress's sender when its bytes exceed this
-    std::uint64_t pfc_xon = 0;        // resume it when they fall to this or below
-    std::uint64_t pfc_headroom = 0;   // bytes reserved per ingress port
+    std::uint64_t pfc_xoff = 0;      // pause the ingress's sender when its bytes exceed this
+    std::uint64_t pfc_xon = 0;       // resume it when they fall to this or below
+    std::uint64_t pfc_headroom = 0;  // bytes reserved per ingress port
 };
 
 class shared_buffer {

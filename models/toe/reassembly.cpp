@@ -34,7 +34,9 @@ bool reassembly::take_placed(std::uint32_t conn, std::uint64_t key) {
     return true;
 }
 
-void reassembly::open(std::uint32_t conn) { state(conn) = connection_state{}; }
+void reassembly::open(std::uint32_t conn) {
+    state(conn) = connection_state{};
+}
 
 void reassembly::account(std::uint32_t conn, std::uint64_t out_of_order, sc_core::sc_time& delay) {
     connection_state& st = state(conn);

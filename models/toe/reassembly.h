@@ -55,9 +55,9 @@ public:
     // peak stays readable until `conn` is opened again.
     void forget(std::uint32_t conn);
 
-    std::uint64_t held(std::uint32_t conn) const;          // bytes in the pool now
-    std::uint64_t peak(std::uint32_t conn) const;          // the most at once
-    std::uint64_t placed_pending(std::uint32_t conn) const;  // placed, not yet delivered in order
+    std::uint64_t held(std::uint32_t conn) const;                     // bytes in the pool now
+    std::uint64_t peak(std::uint32_t conn) const;                     // the most at once
+    std::uint64_t placed_pending(std::uint32_t conn) const;           // placed, not yet delivered in order
     std::uint64_t bytes_buffered() const { return bytes_buffered_; }  // written into the pool, all connections
 
 private:

@@ -77,7 +77,7 @@ std::size_t tcp_engine::tcp_send_space(std::uint32_t conn) const {
     if (!params_.retransmit_from_host) return space;
     // Data is fetched from the host just in time: only what the windows let TCP send now (plus one
     // segment), so unsent data does not sit in NIC buffer memory either.
-    const tcp::Connection& t = c->tcp();
+    const tcp::connection& t = c->tcp();
     const std::uint64_t window = std::min<std::uint64_t>(t.cwnd(), t.send_window()) + t.effective_mss();
     const std::uint64_t limit = t.send_stream_acked() + window;
     const std::uint64_t queued = c->appended();
@@ -90,7 +90,7 @@ void tcp_engine::count_live(std::uint32_t* live, std::uint32_t* time_wait) const
     for (const auto& c : conns_) {
         if (!c) continue;
         ++*live;
-        *time_wait += c->tcp().state() == tcp::State::time_wait;
+        *time_wait += c->tcp().state() == tcp::state::time_wait;
     }
 }
 
@@ -128,8 +128,9 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
     connection* c = ext != nullptr ? find(ext->conn) : nullptr;
     const std::size_t len = gp.get_data_length();
     if (c == nullptr || len > c->tcp().send_space() || len > buffer_.send_free()) {
-        RNIC_MLOG_D(error, toe, delay, "stream_tx_in: " << (c == nullptr ? "unknown connection" : "no send space")
-                                                        << " for " << len << " bytes");
+        RNIC_MLOG_D(
+            error, toe, delay,
+            "stream_tx_in: " << (c == nullptr ? "unknown connection" : "no send space") << " for " << len << " bytes");
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
@@ -166,7 +167,7 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
     reschedule_timer();
 }
 
-void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, std::uint64_t stream_offset,
+void tcp_engine::transmit_segment(connection& c, const net::tcp_header& header, std::uint64_t stream_offset,
                                   std::size_t len) {
     sc_core::sc_time delay = c.ctx_delay;
     if (params_.tx_ahead_frames > 0 && len > 0 && stream_offset >= c.sent_high) {
@@ -199,19 +200,19 @@ void tcp_engine::transmit_segment(connection& c, const net::TcpHeader& header, s
         if (params_.retransmit_from_host) c.release_until(c.refetchable_until(c.sent_high));
     }
     const auto it = neighbours_.find(c.remote_ip());
-    net::Endpoints ep;
+    net::endpoints ep;
     ep.src_mac = station_.mac;
     ep.dst_mac = it != neighbours_.end() ? it->second.mac : net::kBroadcastMac;  // filled in on ARP reply
     ep.src_ip = station_.ip;
     ep.dst_ip = c.remote_ip();
-    net::Ipv4Header ip;
+    net::ipv4_header ip;
     ip.identification = static_cast<std::uint16_t>(tx_frames_);
     // RFC 3168 §6.1.4/§6.1.5: new data is ECN-capable; pure ACKs, SYNs and retransmissions are not.
-    if (c.tcp().ecn_active() && len > 0 && !retransmission) ip.dscp_ecn = net::ecn::ect0;
+    if (c.tcp().ecn_active() && len > 0 && !retransmission) ip.dscp_ecn = net::ecn::kEct0;
     if (const auto urgent = c.urgent.pointer_for(stream_offset, len)) {
         // Seed 003 §3.7: the urgent byte is the first byte of the first VI segment in the segment.
-        net::TcpHeader marked = header;
-        marked.flags |= net::tcp_flags::urg;
+        net::tcp_header marked = header;
+        marked.flags |= net::tcp_flags::kUrg;
         marked.urgent_pointer = *urgent;
         net::finish_tcp_frame(ep, ip, marked, frame_scratch_.data(), len);
     } else {
@@ -261,8 +262,7 @@ void tcp_engine::schedule_tx_ready() {
     }
     // Room for one more once all but tx_ahead_frames - 1 of the queued frames have left the wire.
     const std::size_t n = wire_ends_.size();
-    const sc_core::sc_time at =
-        n >= params_.tx_ahead_frames ? wire_ends_[n - params_.tx_ahead_frames] : now;
+    const sc_core::sc_time at = n >= params_.tx_ahead_frames ? wire_ends_[n - params_.tx_ahead_frames] : now;
     tx_ready_event_.notify(at - now);  // an earlier pending notification wins, as it should
 }
 
@@ -315,7 +315,8 @@ void tcp_engine::mac_tx_method() {
         send_frame_bytes(eth_tx, f.bytes.data(), f.bytes.size(), delay);
     }
     mac_schedule();
-    if (!tx_waiting_.empty()) tx_ready_event_.notify(mac_wire_free_ > now ? mac_wire_free_ - now : sc_core::SC_ZERO_TIME);
+    if (!tx_waiting_.empty())
+        tx_ready_event_.notify(mac_wire_free_ > now ? mac_wire_free_ - now : sc_core::SC_ZERO_TIME);
 }
 
 void tcp_engine::handle_mac_control(const std::uint8_t* frame, std::size_t len, const sc_core::sc_time& arrival) {
@@ -330,7 +331,8 @@ void tcp_engine::handle_mac_control(const std::uint8_t* frame, std::size_t len, 
         }
         quanta = pfc->quanta[0];
     } else if (opcode == net::kMacControlPause && len >= net::kEthernetHeaderSize + 4) {
-        quanta = static_cast<std::uint16_t>(frame[net::kEthernetHeaderSize + 2] << 8 | frame[net::kEthernetHeaderSize + 3]);
+        quanta =
+            static_cast<std::uint16_t>(frame[net::kEthernetHeaderSize + 2] << 8 | frame[net::kEthernetHeaderSize + 3]);
     } else {
         ++mac_control_ignored_;
         return;
@@ -339,8 +341,10 @@ void tcp_engine::handle_mac_control(const std::uint8_t* frame, std::size_t len, 
     if (paused_until_ > pause_began_) paused_total_ += std::min(arrival, paused_until_) - pause_began_;
     pause_began_ = arrival;
     paused_until_ = arrival + transfer_time(static_cast<double>(quanta) * 64.0, params_.line_rate_bps);  // 512 bits
-    if (quanta == 0) ++resume_frames_;
-    else ++pause_frames_;
+    if (quanta == 0)
+        ++resume_frames_;
+    else
+        ++pause_frames_;
     mac_schedule();
 }
 
@@ -349,7 +353,8 @@ void tcp_engine::hold_for_arp(std::uint32_t ip, const std::vector<std::uint8_t>&
     if (u.frames.size() >= params_.arp_queue_frames) {
         u.frames.pop_front();
         ++arp_queue_drops_;
-        RNIC_MLOG_D(debug, toe, delay, "ARP: too many frames waiting for " << net::format_ipv4(ip) << ", oldest dropped");
+        RNIC_MLOG_D(debug, toe, delay,
+                    "ARP: too many frames waiting for " << net::format_ipv4(ip) << ", oldest dropped");
     }
     u.frames.push_back(frame);
     ++arp_held_frames_;
@@ -372,8 +377,8 @@ void tcp_engine::handle_arp(const std::uint8_t* frame, std::size_t len, sc_core:
         RNIC_MLOG_D(debug, toe, delay, "dropped a bad ARP frame: " << error);
         return;
     }
-    const net::ArpPacket& a = f->arp;
-    ++(a.operation == net::arp_op::request ? arp_requests_received_ : arp_replies_received_);
+    const net::arp_packet& a = f->arp;
+    ++(a.operation == net::arp_op::kRequest ? arp_requests_received_ : arp_replies_received_);
     if (a.sender_ip == 0 || a.sender_ip == station_.ip) return;  // a probe, or our own address in use
     // RFC 826: update a known sender; learn a new one only from packets meant for us.
     auto it = neighbours_.find(a.sender_ip);
@@ -383,9 +388,10 @@ void tcp_engine::handle_arp(const std::uint8_t* frame, std::size_t len, sc_core:
     } else if (for_us) {
         it = neighbours_.emplace(a.sender_ip, neighbour{a.sender_mac, false}).first;
         ++arp_learned_;
-        RNIC_MLOG_D(debug, toe, delay, "ARP: " << net::format_ipv4(a.sender_ip) << " is at " << net::format_mac(a.sender_mac));
+        RNIC_MLOG_D(debug, toe, delay,
+                    "ARP: " << net::format_ipv4(a.sender_ip) << " is at " << net::format_mac(a.sender_mac));
     }
-    if (for_us && a.operation == net::arp_op::request) {
+    if (for_us && a.operation == net::arp_op::kRequest) {
         const std::vector<std::uint8_t> reply = net::build_arp_reply(a, station_.mac);
         tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
         ++arp_replies_sent_;
@@ -447,9 +453,10 @@ void tcp_engine::refetch(connection& c, std::uint64_t stream_offset, std::size_t
             // the send ring still holds at these positions rather than read past the frame, and
             // count it so that a run that needed it says so.
             ++tx_refetch_failures_;
-            RNIC_MLOG_D(error, toe, delay, "connection " << c.id() << ": the framing re-framed " << refetch_fpdu_.size()
-                                                          << " of the " << r.length << " bytes at stream offset "
-                                                          << r.stream_off << "; retransmitting the staged bytes");
+            RNIC_MLOG_D(error, toe, delay,
+                        "connection " << c.id() << ": the framing re-framed " << refetch_fpdu_.size() << " of the "
+                                      << r.length << " bytes at stream offset " << r.stream_off
+                                      << "; retransmitting the staged bytes");
             read_send_ring(c, from, dst, n, delay);
             continue;
         }
@@ -529,7 +536,7 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
         RNIC_MLOG_D(debug, toe, delay, "dropped a bad frame: " << error);
         return;
     }
-    const bool broadcast = frame->eth.dst == net::MacAddress{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    const bool broadcast = frame->eth.dst == net::mac_address{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     if (frame->eth.dst != station_.mac && !broadcast) {
         ++rx_wrong_mac_;
         return;
@@ -544,13 +551,13 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
         same != by_tuple_.end()) {
         for (const std::uint32_t id : same->second) {
             const connection& conn = *conns_[id];
-            if (conn.tcp().state() != tcp::State::closed) {
+            if (conn.tcp().state() != tcp::state::closed) {
                 c = conns_[id].get();
                 break;
             }
         }
     }
-    const bool syn_only = (frame->tcp.flags & (net::tcp_flags::syn | net::tcp_flags::ack)) == net::tcp_flags::syn;
+    const bool syn_only = (frame->tcp.flags & (net::tcp_flags::kSyn | net::tcp_flags::kAck)) == net::tcp_flags::kSyn;
     if (c == nullptr && syn_only &&
         std::find(listen_ports_.begin(), listen_ports_.end(), frame->tcp.dst_port) != listen_ports_.end()) {
         const std::uint64_t no_region_before = no_region_refusals_;
@@ -585,9 +592,8 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     if (!admit_out_of_order(*c, *frame, gp.get_data_ptr() + frame->payload_offset, delay)) return;
     c->ctx_delay = delay;
     ++c->in_callback;
-    c->tcp().on_segment(time_ns(sim_now() + delay), frame->tcp,
-                        gp.get_data_ptr() + frame->payload_offset, frame->payload_len,
-                        (frame->ip.dscp_ecn & net::ecn::mask) == net::ecn::ce);
+    c->tcp().on_segment(time_ns(sim_now() + delay), frame->tcp, gp.get_data_ptr() + frame->payload_offset,
+                        frame->payload_len, (frame->ip.dscp_ecn & net::ecn::kMask) == net::ecn::kCe);
     --c->in_callback;
     if (c->deferred > 0) {
         const std::size_t len = c->deferred;
@@ -604,32 +610,32 @@ void tcp_engine::eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_ti
     reschedule_timer();
 }
 
-void tcp_engine::send_reset_for(const net::ParsedTcpFrame& f, sc_core::sc_time& delay) {
+void tcp_engine::send_reset_for(const net::parsed_tcp_frame& f, sc_core::sc_time& delay) {
     // RFC 9293 §3.10.7.1 (no connection, state CLOSED): a reset is never answered; otherwise
     // <SEQ=SEG.ACK><CTL=RST> when the segment carries an ACK, else <SEQ=0><ACK=SEG.SEQ+SEG.LEN>
     // <CTL=RST,ACK>, SEG.LEN counting SYN and FIN.
-    if ((f.tcp.flags & net::tcp_flags::rst) != 0) return;
-    net::TcpHeader h;
+    if ((f.tcp.flags & net::tcp_flags::kRst) != 0) return;
+    net::tcp_header h;
     h.src_port = f.tcp.dst_port;
     h.dst_port = f.tcp.src_port;
-    if ((f.tcp.flags & net::tcp_flags::ack) != 0) {
+    if ((f.tcp.flags & net::tcp_flags::kAck) != 0) {
         h.seq = f.tcp.ack;
-        h.flags = net::tcp_flags::rst;
+        h.flags = net::tcp_flags::kRst;
     } else {
         const std::uint32_t len = static_cast<std::uint32_t>(f.payload_len) +
-                                  ((f.tcp.flags & net::tcp_flags::syn) != 0 ? 1 : 0) +
-                                  ((f.tcp.flags & net::tcp_flags::fin) != 0 ? 1 : 0);
+                                  ((f.tcp.flags & net::tcp_flags::kSyn) != 0 ? 1 : 0) +
+                                  ((f.tcp.flags & net::tcp_flags::kFin) != 0 ? 1 : 0);
         h.seq = 0;
         h.ack = f.tcp.seq + len;
-        h.flags = net::tcp_flags::rst | net::tcp_flags::ack;
+        h.flags = net::tcp_flags::kRst | net::tcp_flags::kAck;
     }
     tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
-    net::Endpoints ep;
+    net::endpoints ep;
     ep.src_mac = station_.mac;
     ep.dst_mac = f.eth.src;  // back to where it came from
     ep.src_ip = station_.ip;
     ep.dst_ip = f.ip.src;
-    net::Ipv4Header ip;
+    net::ipv4_header ip;
     ip.identification = static_cast<std::uint16_t>(tx_frames_);
     frame_scratch_.resize(net::tcp_frame_header_size(h));
     net::finish_tcp_frame(ep, ip, h, frame_scratch_.data(), 0);
@@ -644,8 +650,9 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["rx_bad_frames"] = rx_bad_frames_;
     if (params_.honour_pause) {
         const sc_core::sc_time now = sim_now();
-        const sc_core::sc_time running =
-            paused_until_ > pause_began_ ? std::min(now, paused_until_) - std::min(now, pause_began_) : sc_core::SC_ZERO_TIME;
+        const sc_core::sc_time running = paused_until_ > pause_began_
+                                             ? std::min(now, paused_until_) - std::min(now, pause_began_)
+                                             : sc_core::SC_ZERO_TIME;
         out["flow_control"] = {{"pause_frames_received", pause_frames_},
                                {"resume_frames_received", resume_frames_},
                                {"ignored_mac_control_frames", mac_control_ignored_},
@@ -665,10 +672,14 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     if (tx_refetch_failures_ != 0) out["tx_refetch_failures"] = tx_refetch_failures_;  // new key, only when it happened
     // Only with link-paced generation, so that results without it keep their exact keys.
     if (params_.tx_ahead_frames > 0) out["tx_paced_waits"] = tx_paced_waits_;
-    out["arp"] = {{"requests_sent", arp_requests_sent_},         {"replies_sent", arp_replies_sent_},
-                  {"requests_received", arp_requests_received_}, {"replies_received", arp_replies_received_},
-                  {"learned", arp_learned_},                     {"frames_held", arp_held_frames_},
-                  {"queue_drops", arp_queue_drops_},             {"bad_frames", rx_bad_arp_}};
+    out["arp"] = {{"requests_sent", arp_requests_sent_},
+                  {"replies_sent", arp_replies_sent_},
+                  {"requests_received", arp_requests_received_},
+                  {"replies_received", arp_replies_received_},
+                  {"learned", arp_learned_},
+                  {"frames_held", arp_held_frames_},
+                  {"queue_drops", arp_queue_drops_},
+                  {"bad_frames", rx_bad_arp_}};
     report_connections(out);  // connections, rx_reassembly_peak_sum_bytes, tx_held_peak_sum_bytes
     out["tx_pipe_busy_ps"] = to_ps(tx_pipe_.busy_total());
     out["rx_pipe_busy_ps"] = to_ps(rx_pipe_.busy_total());

@@ -35,8 +35,8 @@ namespace rnic {
 
 struct tcp_engine_params {
     double clock_hz = 500e6;
-    double tx_cycles_per_segment = 40;   // header build, checksum offload, scheduling
-    double rx_cycles_per_segment = 50;   // parse, checksum check, lookup, state update
+    double tx_cycles_per_segment = 40;  // header build, checksum offload, scheduling
+    double rx_cycles_per_segment = 50;  // parse, checksum check, lookup, state update
     std::uint32_t mtu = 1500;
     std::uint32_t send_buffer = 256 * 1024;
     std::uint32_t receive_buffer = 256 * 1024;
@@ -86,7 +86,7 @@ struct tcp_engine_params {
 };
 
 struct tcp_station {
-    proto::net::MacAddress mac{};
+    proto::net::mac_address mac{};
     std::uint32_t ip = 0;
 };
 
@@ -101,7 +101,7 @@ public:
     sc_core::sc_export<toe_ctl_if> ctl_in;
     sc_core::sc_port<toe_conn_events_if> conn_events_out;
     sc_core::sc_port<toe_tx_progress_if> tx_progress_out;
-    sc_core::sc_port<framer_ooo_if> ooo_out;  // out-of-order segments offered for direct placement
+    sc_core::sc_port<framer_ooo_if> ooo_out;     // out-of-order segments offered for direct placement
     sc_core::sc_export<reassembly_if> reasm_in;  // the framer records what it placed (reassembly_)
 
     // `framing` (the device's) re-frames retransmissions from host memory; it outlives the engine.
@@ -112,7 +112,7 @@ public:
     void set_station(const tcp_station& st) { station_ = st; }
     // Static neighbour entry (IPv4 -> MAC): used as is, never replaced by ARP. Other neighbours are
     // resolved with ARP requests and learnt from ARP traffic addressed to the station.
-    void add_neighbour(std::uint32_t ip, const proto::net::MacAddress& mac) { neighbours_[ip] = {mac, true}; }
+    void add_neighbour(std::uint32_t ip, const proto::net::mac_address& mac) { neighbours_[ip] = {mac, true}; }
 
     // toe_ctl_if
     int tcp_connect(const tcp_open_params& p) override;
@@ -146,7 +146,7 @@ private:
     void stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void eth_rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void timer_method();
-    void transmit_segment(connection& c, const proto::net::TcpHeader& header, std::uint64_t stream_offset,
+    void transmit_segment(connection& c, const proto::net::tcp_header& header, std::uint64_t stream_offset,
                           std::size_t len);
     void reschedule_timer();
     // The earliest timer of every connection, kept in deadlines_ (deadline, id): re-indexed only for
@@ -159,7 +159,7 @@ private:
     // Connections by (local port, remote port, remote address), in creation order.
     std::map<std::tuple<std::uint16_t, std::uint16_t, std::uint32_t>, std::vector<std::uint32_t>> by_tuple_;
     // Returns false when the segment must be dropped (no NIC buffer for its out-of-order bytes).
-    bool admit_out_of_order(connection& c, const proto::net::ParsedTcpFrame& f, const std::uint8_t* payload,
+    bool admit_out_of_order(connection& c, const proto::net::parsed_tcp_frame& f, const std::uint8_t* payload,
                             sc_core::sc_time& delay);
     // Offers the framer the out-of-order run around an admitted segment, so that FPDUs split across
     // segments can be placed once their pieces are all held (markers, RFC 5044 Appendix A).
@@ -189,7 +189,7 @@ private:
     void hold_for_arp(std::uint32_t ip, const std::vector<std::uint8_t>& frame, sc_core::sc_time& delay);
     void send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay);
     // A reset for a segment that reaches no connection (RFC 9293 §3.10.7.1).
-    void send_reset_for(const proto::net::ParsedTcpFrame& f, sc_core::sc_time& delay);
+    void send_reset_for(const proto::net::parsed_tcp_frame& f, sc_core::sc_time& delay);
     std::uint64_t tx_resets_no_connection_ = 0;
     // Link-paced segment generation (tx_ahead_frames): whether the link has room for another new
     // segment at the connection's current time, remembering it as waiting when not.
@@ -209,7 +209,7 @@ private:
     const framing& framing_;
     tcp_station station_;
     struct neighbour {
-        proto::net::MacAddress mac{};
+        proto::net::mac_address mac{};
         bool is_static = false;
     };
     std::map<std::uint32_t, neighbour> neighbours_;
@@ -219,9 +219,8 @@ private:
         std::deque<std::vector<std::uint8_t>> frames;  // finished frames, destination MAC filled on reply
     };
     std::map<std::uint32_t, unresolved> unresolved_;
-    std::uint64_t arp_requests_sent_ = 0, arp_replies_sent_ = 0, arp_requests_received_ = 0,
-                  arp_replies_received_ = 0, arp_learned_ = 0, arp_held_frames_ = 0, arp_queue_drops_ = 0,
-                  rx_bad_arp_ = 0;
+    std::uint64_t arp_requests_sent_ = 0, arp_replies_sent_ = 0, arp_requests_received_ = 0, arp_replies_received_ = 0,
+                  arp_learned_ = 0, arp_held_frames_ = 0, arp_queue_drops_ = 0, rx_bad_arp_ = 0;
     std::vector<std::unique_ptr<connection>> conns_;
     std::vector<std::uint16_t> listen_ports_;
     // Ports that listened and were closed with tcp_unlisten: a SYN to one draws a reset, unlike a
@@ -232,7 +231,7 @@ private:
     struct ingress_entry {
         sc_core::sc_time start;  // when the pipeline takes it
         std::uint32_t bytes;
-        bool spilled;            // waiting in buffer memory (the on-chip FIFO was full)
+        bool spilled;  // waiting in buffer memory (the on-chip FIFO was full)
     };
     std::deque<ingress_entry> ingress_;
     std::uint64_t ingress_spilled_bytes_ = 0;

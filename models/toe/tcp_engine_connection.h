@@ -20,24 +20,30 @@ namespace tcp = proto::tcp;
 namespace net = proto::net;
 
 namespace toe_detail {
-inline std::uint64_t time_ns(const sc_core::sc_time& t) { return to_ps(t) / 1000; }
+inline std::uint64_t time_ns(const sc_core::sc_time& t) {
+    return to_ps(t) / 1000;
+}
 }  // namespace toe_detail
 
 // One offloaded connection: the proto state machine plus its send stream in buffer memory.
-class tcp_engine::connection : public tcp::Env {
+class tcp_engine::connection : public tcp::env {
 public:
-    connection(tcp_engine& engine, std::uint32_t id, const tcp::Config& cfg, std::uint64_t buffer_base,
+    connection(tcp_engine& engine, std::uint32_t id, const tcp::config& cfg, std::uint64_t buffer_base,
                std::uint32_t remote_ip)
-        : engine_(engine), id_(id), buffer_base_(buffer_base), buffer_size_(cfg.send_buffer),
-          remote_ip_(remote_ip), tcp_(cfg, *this) {}
+        : engine_(engine),
+          id_(id),
+          buffer_base_(buffer_base),
+          buffer_size_(cfg.send_buffer),
+          remote_ip_(remote_ip),
+          tcp_(cfg, *this) {}
 
     // Every non-const use may move the connection's timers: the engine re-indexes its deadline at
     // the next reschedule_timer() (const uses cannot change them).
-    tcp::Connection& tcp() {
+    tcp::connection& tcp() {
         engine_.note_touched(*this);
         return tcp_;
     }
-    const tcp::Connection& tcp() const { return tcp_; }
+    const tcp::connection& tcp() const { return tcp_; }
     std::uint32_t id() const { return id_; }
     std::uint32_t remote_ip() const { return remote_ip_; }
     std::uint16_t local_port() const { return local_port_; }
@@ -54,15 +60,15 @@ public:
     int in_callback = 0;
     std::size_t deferred = 0;
     bool close_deferred = false;
-    std::uint64_t sent_high = 0;    // send-stream offset below which every byte went out at least once
-    bool tx_waiting = false;        // in the engine's queue of connections waiting for link room
+    std::uint64_t sent_high = 0;  // send-stream offset below which every byte went out at least once
+    bool tx_waiting = false;      // in the engine's queue of connections waiting for link room
     // Lifecycle (tcp_engine_connections.cpp): who holds the id and when it can be freed.
     std::uint64_t serial = 0;  // opening order over the engine's life (ids are reused, serials not)
     bool owned = false;        // an owner holds the id: the caller of tcp_connect, or the firmware
                                // once a passive connection was reported established
     bool released = false;     // the owner let it go (tcp_release): freed once closed
     bool finished = false;     // closed (or an unowned passive one reset back to LISTEN)
-    bool touched = false;           // in the engine's list of connections to re-index
+    bool touched = false;      // in the engine's list of connections to re-index
     std::uint64_t indexed_deadline = std::numeric_limits<std::uint64_t>::max();  // its key in deadlines_
     // Link-paced generation: when each append's bytes were there (its end offset, its time), so that
     // a segment built later, when the link has room, never leaves before its bytes arrived.
@@ -71,12 +77,12 @@ public:
     // How each FPDU of the send stream can be rebuilt from host memory (retransmit_from_host).
     struct fpdu_record {
         std::uint64_t stream_off = 0;
-        std::uint32_t length = 0;       // bytes on the wire
-        std::uint64_t host_addr = 0;    // payload in host memory; 0: not refetchable
+        std::uint32_t length = 0;     // bytes on the wire
+        std::uint64_t host_addr = 0;  // payload in host memory; 0: not refetchable
         std::uint32_t payload_len = 0;
         std::uint32_t header_len = 0;
         std::uint8_t header[32] = {};
-        std::uint32_t fpdu_pos = 0;         // the frame's position and options, for framing::reframe
+        std::uint32_t fpdu_pos = 0;  // the frame's position and options, for framing::reframe
         frame_options options{false, false};
     };
     std::deque<fpdu_record> records;
@@ -120,7 +126,7 @@ public:
     std::uint64_t appended() const { return appended_; }
 
     // tcp::Env
-    void transmit(const net::TcpHeader& header, std::uint64_t stream_offset, std::size_t len) override {
+    void transmit(const net::tcp_header& header, std::uint64_t stream_offset, std::size_t len) override {
         engine_.transmit_segment(*this, header, stream_offset, len);
     }
     bool may_transmit() override { return engine_.may_transmit(*this); }
@@ -143,25 +149,25 @@ public:
         if (engine_.params_.retransmit_from_host) release_until(refetchable_until(sent_high));
         engine_.tx_progress_out->on_tx_acked(id_, acked_offset, ctx_delay);
     }
-    void state_changed(tcp::State from, tcp::State to) override {
+    void state_changed(tcp::state from, tcp::state to) override {
         RNIC_LOG_AT(debug, toe, to_ps(sim_now() + ctx_delay), engine_.name(),
                     "connection " << id_ << ": " << tcp::to_string(from) << " -> " << tcp::to_string(to));
         // Once released, the owner hears nothing more of it (it may be gone, and the id may soon
         // name another connection).
         if (released) {
             // nothing reported
-        } else if (to == tcp::State::established) {
+        } else if (to == tcp::state::established) {
             owned = true;  // a passive connection becomes the firmware's when it hears of it
             engine_.conn_events_out->on_tcp_event(id_, toe_event::established, local_port_);
-        } else if (to == tcp::State::closed || to == tcp::State::close_wait) {
+        } else if (to == tcp::state::closed || to == tcp::state::close_wait) {
             // CLOSE-WAIT: the peer closed its direction; the RDMAP stream is over (RFC 5040 §6.2).
             engine_.conn_events_out->on_tcp_event(
-                id_, from == tcp::State::syn_sent ? toe_event::failed : toe_event::closed, local_port_);
+                id_, from == tcp::state::syn_sent ? toe_event::failed : toe_event::closed, local_port_);
         }
         // A passive connection that never got established was never anyone's: free it at once, also
         // when a reset sent it back to LISTEN (RFC 9293 §3.10.7.4; the engine's listening ports
         // answer that peer's next SYN with a fresh connection).
-        if (to == tcp::State::closed || (to == tcp::State::listen && from == tcp::State::syn_received && !owned)) {
+        if (to == tcp::state::closed || (to == tcp::state::listen && from == tcp::state::syn_received && !owned)) {
             if (!owned) released = true;
             finished = true;
             engine_.note_closed(*this);
@@ -176,7 +182,7 @@ private:
     std::uint32_t remote_ip_;
     std::uint16_t local_port_ = 0, remote_port_ = 0;
     std::uint64_t appended_ = 0, released_ = 0;
-    tcp::Connection tcp_;
+    tcp::connection tcp_;
 };
 
 }  // namespace rnic

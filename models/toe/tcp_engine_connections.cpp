@@ -30,7 +30,7 @@ tcp_engine::connection* tcp_engine::create_connection(std::uint16_t local_port, 
         ++no_region_refusals_;
         return nullptr;
     }
-    tcp::Config cfg;
+    tcp::config cfg;
     cfg.local_port = local_port;
     cfg.remote_port = remote_port;
     cfg.iss = static_cast<std::uint32_t>(next_iss());
@@ -76,8 +76,9 @@ int tcp_engine::tcp_connect(const tcp_open_params& p) {
     connection* c = create_connection(p.local_port, p.remote_ip, p.remote_port);
     if (c == nullptr) return no_region_refusals_ != no_region_before ? kNoSendRegion : kNoConnectionSlot;
     c->owned = true;  // the caller holds the id from now on
-    RNIC_MLOG(debug, toe, "connection " << c->id() << ": connect " << net::format_ipv4(p.remote_ip) << ":"
-                                         << p.remote_port << " from port " << p.local_port);
+    RNIC_MLOG(debug, toe,
+              "connection " << c->id() << ": connect " << net::format_ipv4(p.remote_ip) << ":" << p.remote_port
+                            << " from port " << p.local_port);
     c->ctx_delay = sc_core::SC_ZERO_TIME;
     c->tcp().connect(time_ns(sim_now()));
     reschedule_timer();
@@ -105,7 +106,7 @@ bool tcp_engine::tcp_unlisten(std::uint16_t port) {
     std::size_t reset = 0;
     for (const auto& c : conns_) {
         if (c == nullptr || c->owned || c->local_port() != port) continue;
-        if (c->tcp().state() != tcp::State::syn_received) continue;
+        if (c->tcp().state() != tcp::state::syn_received) continue;
         c->ctx_delay = sc_core::SC_ZERO_TIME;
         c->tcp().abort(time_ns(sim_now()));
         ++reset;
@@ -195,7 +196,7 @@ void tcp_engine::free_connection(connection& c) {
 }
 
 boost::json::object tcp_engine::connection_report(const connection& c) const {
-    const tcp::Stats& s = c.tcp().stats();
+    const tcp::stats& s = c.tcp().stats();
     boost::json::object o{{"id", c.id()},
                           {"state", tcp::to_string(c.tcp().state())},
                           {"local_port", c.local_port()},
@@ -228,22 +229,22 @@ void tcp_engine::report_diagnostics(boost::json::object& out) const {
     boost::json::array conns;
     for (const auto& c : conns_) {
         if (c == nullptr) continue;
-        const tcp::Connection& t = c->tcp();
+        const tcp::connection& t = c->tcp();
         const std::uint64_t deadline = t.next_deadline();
-        conns.push_back({{"id", c->id()},
-                         {"state", tcp::to_string(t.state())},
-                         {"local_port", c->local_port()},
-                         {"remote_port", c->remote_port()},
-                         {"send_queued_bytes", c->appended() - t.send_stream_acked()},
-                         {"bytes_in_flight", t.bytes_in_flight()},
-                         {"cwnd", t.cwnd()},
-                         {"send_window", t.send_window()},
-                         {"receive_window", t.receive_window()},
-                         {"out_of_order_bytes", t.out_of_order_bytes()},
-                         {"next_timer_ns", deadline == std::numeric_limits<std::uint64_t>::max()
-                                               ? boost::json::value(nullptr)
-                                               : boost::json::value(deadline)},
-                         {"released", c->released}});
+        conns.push_back(
+            {{"id", c->id()},
+             {"state", tcp::to_string(t.state())},
+             {"local_port", c->local_port()},
+             {"remote_port", c->remote_port()},
+             {"send_queued_bytes", c->appended() - t.send_stream_acked()},
+             {"bytes_in_flight", t.bytes_in_flight()},
+             {"cwnd", t.cwnd()},
+             {"send_window", t.send_window()},
+             {"receive_window", t.receive_window()},
+             {"out_of_order_bytes", t.out_of_order_bytes()},
+             {"next_timer_ns", deadline == std::numeric_limits<std::uint64_t>::max() ? boost::json::value(nullptr)
+                                                                                     : boost::json::value(deadline)},
+             {"released", c->released}});
     }
     out["connections"] = std::move(conns);
 }

@@ -13,9 +13,9 @@ namespace rnic {
 
 using toe_detail::time_ns;
 
-bool tcp_engine::admit_out_of_order(connection& c, const net::ParsedTcpFrame& f, const std::uint8_t* payload,
+bool tcp_engine::admit_out_of_order(connection& c, const net::parsed_tcp_frame& f, const std::uint8_t* payload,
                                     sc_core::sc_time& delay) {
-    if (f.payload_len == 0 || c.tcp().state() != tcp::State::established) return true;
+    if (f.payload_len == 0 || c.tcp().state() != tcp::state::established) return true;
     const std::uint64_t delivered = c.tcp().receive_stream_delivered();
     const std::uint32_t rcv_nxt = c.tcp().irs() + 1 + static_cast<std::uint32_t>(delivered);
     const auto ahead = static_cast<std::int32_t>(f.tcp.seq - rcv_nxt);
@@ -23,11 +23,11 @@ bool tcp_engine::admit_out_of_order(connection& c, const net::ParsedTcpFrame& f,
     ++rx_ooo_segments_;
     // The receive path decides what needs NIC buffer: with markers or the alignment assumption,
     // whole FPDUs found in the segment are placed straight into host memory.
-    if ((f.tcp.flags & net::tcp_flags::urg) != 0) {
+    if ((f.tcp.flags & net::tcp_flags::kUrg) != 0) {
         ooo_out->urgent_pointer(c.id(), delivered + static_cast<std::uint64_t>(ahead), f.tcp.urgent_pointer);
     }
-    const std::size_t placed =
-        ooo_out->place_out_of_order(c.id(), delivered + static_cast<std::uint64_t>(ahead), payload, f.payload_len, delay);
+    const std::size_t placed = ooo_out->place_out_of_order(c.id(), delivered + static_cast<std::uint64_t>(ahead),
+                                                           payload, f.payload_len, delay);
     note_placed_out_of_order();
     const std::size_t need = placed >= f.payload_len ? 0 : f.payload_len - placed;
     if (!reassembly_.fits(need)) {

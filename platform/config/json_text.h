@@ -11,17 +11,17 @@
 
 namespace rnic::config {
 
-struct JsonSyntaxError {
-  std::size_t line = 1;    // 1-based
-  std::size_t column = 1;  // 1-based, in bytes
-  std::string key;         // dotted key where the error was detected ("" if at top level or unknown)
-  std::string message;     // e.g. "expected ',' or '}'", "duplicate key"
+struct json_syntax_error {
+    std::size_t line = 1;    // 1-based
+    std::size_t column = 1;  // 1-based, in bytes
+    std::string key;         // dotted key where the error was detected ("" if at top level or unknown)
+    std::string message;     // e.g. "expected ',' or '}'", "duplicate key"
 };
 
 // Parses a scenario file text. Accepts // and /* */ comments and trailing commas (Boost.JSON allow_comments,
 // allow_trailing_commas); rejects duplicate keys (Boost.JSON would silently keep the last one) and any text after
 // the document. Returns the error, or std::nullopt with the value in `out`.
-std::optional<JsonSyntaxError> parse_json_text(std::string_view text, boost::json::value& out);
+std::optional<json_syntax_error> parse_json_text(std::string_view text, boost::json::value& out);
 
 // Strict JSON (no comments, no trailing commas); nullopt if `text` is not exactly one JSON value.
 std::optional<boost::json::value> try_parse_strict_json(std::string_view text);

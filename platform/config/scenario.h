@@ -44,68 +44,68 @@
 
 namespace rnic::config {
 
-class ScenarioError : public std::runtime_error {
- public:
-  explicit ScenarioError(const std::string& message) : std::runtime_error(message) {}
+class scenario_error : public std::runtime_error {
+public:
+    explicit scenario_error(const std::string& message) : std::runtime_error(message) {}
 };
 
-class Scenario {
- public:
-  // Loads the file at `path` (the path is used verbatim in messages).
-  static Scenario load(const Schema& schema, const std::string& path, const std::vector<std::string>& overrides = {});
-  // Same from JSON text; `origin_name` stands for the file name in messages.
-  static Scenario from_string(const Schema& schema, const std::string& json_text, const std::string& origin_name,
-                              const std::vector<std::string>& overrides = {});
-  // All defaults (plus overrides); origin "(defaults)".
-  static Scenario defaults(const Schema& schema, const std::vector<std::string>& overrides = {});
+class scenario {
+public:
+    // Loads the file at `path` (the path is used verbatim in messages).
+    static scenario load(const schema& schema, const std::string& path, const std::vector<std::string>& overrides = {});
+    // Same from JSON text; `origin_name` stands for the file name in messages.
+    static scenario from_string(const schema& schema, const std::string& json_text, const std::string& origin_name,
+                                const std::vector<std::string>& overrides = {});
+    // All defaults (plus overrides); origin "(defaults)".
+    static scenario defaults(const schema& schema, const std::vector<std::string>& overrides = {});
 
-  bool get_bool(const std::string& path) const;
-  std::int64_t get_int(const std::string& path) const;
-  double get_number(const std::string& path) const;
-  std::string get_string(const std::string& path) const;
-  std::uint64_t get_time_ps(const std::string& path) const;
-  double get_rate_bps(const std::string& path) const;
-  std::uint64_t get_size(const std::string& path) const;
-  double get_frequency_hz(const std::string& path) const;
-  std::vector<std::uint64_t> get_size_list(const std::string& path) const;
-  std::size_t array_size(const std::string& path) const;
-  // Whether `path` names an existing key or element (e.g. to probe "hosts.2").
-  bool has(const std::string& path) const;
-  // Whether the leaf at `path` has a value of its own: false only for an inheriting leaf left unset.
-  bool is_set(const std::string& path) const;
-  // The key whose value the getters return for `path`: `path`, or the key an unset inheriting leaf inherits
-  // (for messages about the value, e.g. a loss trace that cannot be read).
-  std::string value_key(const std::string& path) const;
-  // The subtree at `path` as it appears in as_run() (user notation); "" for the whole tree.
-  const boost::json::value& get_json(const std::string& path) const;
+    bool get_bool(const std::string& path) const;
+    std::int64_t get_int(const std::string& path) const;
+    double get_number(const std::string& path) const;
+    std::string get_string(const std::string& path) const;
+    std::uint64_t get_time_ps(const std::string& path) const;
+    double get_rate_bps(const std::string& path) const;
+    std::uint64_t get_size(const std::string& path) const;
+    double get_frequency_hz(const std::string& path) const;
+    std::vector<std::uint64_t> get_size_list(const std::string& path) const;
+    std::size_t array_size(const std::string& path) const;
+    // Whether `path` names an existing key or element (e.g. to probe "hosts.2").
+    bool has(const std::string& path) const;
+    // Whether the leaf at `path` has a value of its own: false only for an inheriting leaf left unset.
+    bool is_set(const std::string& path) const;
+    // The key whose value the getters return for `path`: `path`, or the key an unset inheriting leaf inherits
+    // (for messages about the value, e.g. a loss trace that cannot be read).
+    std::string value_key(const std::string& path) const;
+    // The subtree at `path` as it appears in as_run() (user notation); "" for the whole tree.
+    const boost::json::value& get_json(const std::string& path) const;
 
-  // The scenario as run: every key (schema order), defaults filled, overrides applied, values in the user's notation
-  // ("100Gbps", 4096 or "4KiB"). Loading its serialization again yields the same as_run().
-  const boost::json::value& as_run() const { return run_; }
-  // as_run() as indented JSON text, for the results file.
-  std::string as_run_text() const;
+    // The scenario as run: every key (schema order), defaults filled, overrides applied, values in the user's notation
+    // ("100Gbps", 4096 or "4KiB"). Loading its serialization again yields the same as_run().
+    const boost::json::value& as_run() const { return run_; }
+    // as_run() as indented JSON text, for the results file.
+    std::string as_run_text() const;
 
-  const std::string& origin() const { return origin_; }
-  const std::vector<std::string>& overrides() const { return overrides_; }
+    const std::string& origin() const { return origin_; }
+    const std::vector<std::string>& overrides() const { return overrides_; }
 
- private:
-  Scenario() = default;
-  static Scenario build(const Schema& schema, const boost::json::value& file_value, const std::string& origin,
-                        const std::vector<std::string>& overrides);
-  struct Found {
-    const config::Node* node;
-    const boost::json::value* run;
-    const boost::json::value* canonical;
-  };
-  // Throws std::logic_error naming `caller` on unknown paths.
-  Found lookup(const std::string& path, const char* caller) const;
-  Found lookup_leaf(const std::string& path, const char* caller, config::Kind kind, config::Kind alt) const;
+private:
+    scenario() = default;
+    static scenario build(const schema& schema, const boost::json::value& file_value, const std::string& origin,
+                          const std::vector<std::string>& overrides);
+    struct found {
+        const config::node* node;
+        const boost::json::value* run;
+        const boost::json::value* canonical;
+    };
+    // Throws std::logic_error naming `caller` on unknown paths.
+    found lookup(const std::string& path, const char* caller) const;
+    found lookup_leaf(const std::string& path, const char* caller, config::kind kind, config::kind alt) const;
 
-  std::shared_ptr<const config::Node> root_;
-  boost::json::value run_;        // user notation
-  boost::json::value canonical_;  // same shape; leaves canonical (uint64 ps/bytes, double bps/Hz, ...)
-  std::string origin_;
-  std::vector<std::string> overrides_;
+    std::shared_ptr<const config::node> root_;
+    boost::json::value run_;        // user notation
+    boost::json::value canonical_;  // same shape; leaves canonical (uint64 ps/bytes, double bps/Hz, ...)
+    std::string origin_;
+    std::vector<std::string> overrides_;
 };
 
 }  // namespace rnic::config

@@ -54,33 +54,81 @@ std::string format_frequency(double hz);
 // User-defined literals for canonical values, handy for schema bounds:
 //   using namespace rnic::config::literals;   link.time("propagation", "500ns", "...", 0, 10_ms);
 namespace literals {
-constexpr std::uint64_t operator""_ps(unsigned long long v) { return v; }
-constexpr std::uint64_t operator""_ns(unsigned long long v) { return v * 1000ULL; }
-constexpr std::uint64_t operator""_us(unsigned long long v) { return v * 1000'000ULL; }
-constexpr std::uint64_t operator""_ms(unsigned long long v) { return v * 1000'000'000ULL; }
-constexpr std::uint64_t operator""_s(unsigned long long v) { return v * 1000'000'000'000ULL; }
+constexpr std::uint64_t operator""_ps(unsigned long long v) {
+    return v;
+}
+constexpr std::uint64_t operator""_ns(unsigned long long v) {
+    return v * 1000ULL;
+}
+constexpr std::uint64_t operator""_us(unsigned long long v) {
+    return v * 1000'000ULL;
+}
+constexpr std::uint64_t operator""_ms(unsigned long long v) {
+    return v * 1000'000'000ULL;
+}
+constexpr std::uint64_t operator""_s(unsigned long long v) {
+    return v * 1000'000'000'000ULL;
+}
 
-constexpr std::uint64_t operator""_B(unsigned long long v) { return v; }
-constexpr std::uint64_t operator""_KB(unsigned long long v) { return v * 1000ULL; }
-constexpr std::uint64_t operator""_MB(unsigned long long v) { return v * 1000'000ULL; }
-constexpr std::uint64_t operator""_GB(unsigned long long v) { return v * 1000'000'000ULL; }
-constexpr std::uint64_t operator""_KiB(unsigned long long v) { return v << 10; }
-constexpr std::uint64_t operator""_MiB(unsigned long long v) { return v << 20; }
-constexpr std::uint64_t operator""_GiB(unsigned long long v) { return v << 30; }
+constexpr std::uint64_t operator""_B(unsigned long long v) {
+    return v;
+}
+constexpr std::uint64_t operator""_KB(unsigned long long v) {
+    return v * 1000ULL;
+}
+constexpr std::uint64_t operator""_MB(unsigned long long v) {
+    return v * 1000'000ULL;
+}
+constexpr std::uint64_t operator""_GB(unsigned long long v) {
+    return v * 1000'000'000ULL;
+}
+constexpr std::uint64_t operator""_KiB(unsigned long long v) {
+    return v << 10;
+}
+constexpr std::uint64_t operator""_MiB(unsigned long long v) {
+    return v << 20;
+}
+constexpr std::uint64_t operator""_GiB(unsigned long long v) {
+    return v << 30;
+}
 
-constexpr double operator""_bps(unsigned long long v) { return static_cast<double>(v); }
-constexpr double operator""_Kbps(unsigned long long v) { return static_cast<double>(v) * 1e3; }
-constexpr double operator""_Mbps(unsigned long long v) { return static_cast<double>(v) * 1e6; }
-constexpr double operator""_Gbps(unsigned long long v) { return static_cast<double>(v) * 1e9; }
-constexpr double operator""_Tbps(unsigned long long v) { return static_cast<double>(v) * 1e12; }
-constexpr double operator""_Gbps(long double v) { return static_cast<double>(v * 1e9L); }
-constexpr double operator""_Tbps(long double v) { return static_cast<double>(v * 1e12L); }
+constexpr double operator""_bps(unsigned long long v) {
+    return static_cast<double>(v);
+}
+constexpr double operator""_Kbps(unsigned long long v) {
+    return static_cast<double>(v) * 1e3;
+}
+constexpr double operator""_Mbps(unsigned long long v) {
+    return static_cast<double>(v) * 1e6;
+}
+constexpr double operator""_Gbps(unsigned long long v) {
+    return static_cast<double>(v) * 1e9;
+}
+constexpr double operator""_Tbps(unsigned long long v) {
+    return static_cast<double>(v) * 1e12;
+}
+constexpr double operator""_Gbps(long double v) {
+    return static_cast<double>(v * 1e9L);
+}
+constexpr double operator""_Tbps(long double v) {
+    return static_cast<double>(v * 1e12L);
+}
 
-constexpr double operator""_Hz(unsigned long long v) { return static_cast<double>(v); }
-constexpr double operator""_kHz(unsigned long long v) { return static_cast<double>(v) * 1e3; }
-constexpr double operator""_MHz(unsigned long long v) { return static_cast<double>(v) * 1e6; }
-constexpr double operator""_GHz(unsigned long long v) { return static_cast<double>(v) * 1e9; }
-constexpr double operator""_GHz(long double v) { return static_cast<double>(v * 1e9L); }
+constexpr double operator""_Hz(unsigned long long v) {
+    return static_cast<double>(v);
+}
+constexpr double operator""_kHz(unsigned long long v) {
+    return static_cast<double>(v) * 1e3;
+}
+constexpr double operator""_MHz(unsigned long long v) {
+    return static_cast<double>(v) * 1e6;
+}
+constexpr double operator""_GHz(unsigned long long v) {
+    return static_cast<double>(v) * 1e9;
+}
+constexpr double operator""_GHz(long double v) {
+    return static_cast<double>(v * 1e9L);
+}
 }  // namespace literals
 
 }  // namespace rnic::config

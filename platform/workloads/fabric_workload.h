@@ -63,8 +63,10 @@ public:
 
     bool has_program(int host) const override { return host == client_ || host == server_; }
     void program(int host, drv::host_bus& bus, const drv::station_config& station) override {
-        if (host == client_) inner_->client(bus, station, server_ip_);
-        else if (host == server_) inner_->server(bus, station);
+        if (host == client_)
+            inner_->client(bus, station, server_ip_);
+        else if (host == server_)
+            inner_->server(bus, station);
     }
     const workload_result& result() const override { return inner_->result(); }
     host_workload& inner() { return *inner_; }

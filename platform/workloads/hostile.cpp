@@ -43,7 +43,11 @@ std::uint64_t layout(std::uint64_t& at, std::uint64_t len) {
 
 hostile::hostile(const hostile_config& cfg, oob_channel& oob, peek_fn target_peek, observe_fn target_observe,
                  std::function<void()> on_done)
-    : cfg_(cfg), oob_(oob), peek_(std::move(target_peek)), observe_(std::move(target_observe)), on_done_(std::move(on_done)) {}
+    : cfg_(cfg),
+      oob_(oob),
+      peek_(std::move(target_peek)),
+      observe_(std::move(target_observe)),
+      on_done_(std::move(on_done)) {}
 
 bool hostile::poll_until(drv::context& ctx, drv::host_bus& bus, drv::completion_queue* cq,
                          const std::function<bool(const drv::work_completion&)>& pred, std::uint64_t budget_ps,
@@ -98,17 +102,19 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
         rings_.add(q->rq_ring, std::uint64_t{q->rq_entries} * regmap::kRecvWqeSize, rk::rq);
     };
     const bool ok =
-        ctx.alloc_pd(&pd) == drv::status::ok &&
-        ctx.alloc_pd(&pd2) == drv::status::ok && ctx.alloc_buffer(arena_len_, &arena_) == drv::status::ok &&
+        ctx.alloc_pd(&pd) == drv::status::ok && ctx.alloc_pd(&pd2) == drv::status::ok &&
+        ctx.alloc_buffer(arena_len_, &arena_) == drv::status::ok &&
         ctx.reg_mr(pd, arena_ + off_w, kLenW, acc::remote_write | acc::remote_read | acc::local_write, &w) ==
             drv::status::ok &&
-        ctx.reg_mr(pd, arena_ + off_at, kLenAt, acc::remote_atomic | acc::remote_write | acc::remote_read | acc::local_write,
+        ctx.reg_mr(pd, arena_ + off_at, kLenAt,
+                   acc::remote_atomic | acc::remote_write | acc::remote_read | acc::local_write,
                    &atm) == drv::status::ok &&
         ctx.reg_mr(pd, arena_ + off_ro, kLenRo, acc::remote_read, &ro) == drv::status::ok &&
         ctx.reg_mr(pd, arena_ + off_nr, kLenNr, acc::local_write, &nr) == drv::status::ok &&
         ctx.reg_mr(pd2, arena_ + off_opd, kLenOpd, acc::remote_write | acc::remote_read | acc::local_write, &opd) ==
             drv::status::ok &&
-        ctx.reg_mr(pd, arena_ + off_stale, kLenStale, acc::remote_write | acc::local_write, &stale) == drv::status::ok &&
+        ctx.reg_mr(pd, arena_ + off_stale, kLenStale, acc::remote_write | acc::local_write, &stale) ==
+            drv::status::ok &&
         ctx.dereg_mr(stale) == drv::status::ok &&
         ctx.reg_mr(pd2, arena_ + off_inv, kLenInv, acc::remote_write | acc::local_write, &inv) == drv::status::ok &&
         ctx.reg_mr(pd, arena_ + off_recv, kLenRecv, acc::local_write, &rcv) == drv::status::ok &&
@@ -168,7 +174,8 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
     li.invalidate_stag = inv.stag;
     drv::work_completion wc;
     if (ctx.post_send(good, li) != drv::status::ok ||
-        !poll_until(ctx, bus, cq_good, [](const drv::work_completion& c) { return c.wr_id == 7; }, 1'000'000'000, &wc) ||
+        !poll_until(
+            ctx, bus, cq_good, [](const drv::work_completion& c) { return c.wr_id == 7; }, 1'000'000'000, &wc) ||
         wc.status != regmap::cqe_status::success) {
         record_failure(result_, "target: local invalidate failed");
     }
@@ -198,11 +205,13 @@ void hostile::client(drv::host_bus& bus, const drv::station_config& station, std
             break;
         }
         drv::work_completion err;
-        const bool seen = poll_until(ctx, bus, cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
-                                     cfg_.answer_timeout_ps, &err);
+        const bool seen = poll_until(
+            ctx, bus, cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
+            cfg_.answer_timeout_ps, &err);
         judge(e, seen ? &err : nullptr);
         if (!seen) ctx.modify_qp_to_error(qp);
-        poll_until(ctx, bus, cq, [](const drv::work_completion&) { return false; }, 0, nullptr);  // drain
+        poll_until(
+            ctx, bus, cq, [](const drv::work_completion&) { return false; }, 0, nullptr);  // drain
         if (ctx.destroy_qp(qp) != drv::status::ok) {
             findings_.push_back("episode " + std::to_string(e) + ": destroy_qp refused");
         } else {
@@ -234,17 +243,23 @@ void hostile::judge(std::uint64_t index, const drv::work_completion* err) {
     ++outcomes_[ep.outcome];
     using kind = attack::expectation::kind;
     switch (ep.expect.what) {
-        case kind::terminate:
-            ep.as_required = err != nullptr && err->terminate.valid && !err->terminate.received &&
-                             err->terminate.layer == ep.expect.layer && err->terminate.etype == ep.expect.etype &&
-                             err->terminate.code == ep.expect.code;
-            break;
-        case kind::peer_terminate: ep.as_required = err != nullptr && err->terminate.valid && err->terminate.received; break;
-        case kind::unknown: ep.as_required = err != nullptr; break;  // mutate: any answer, as long as one comes
-        case kind::closed:  // the stream closed under it: no Terminate of host a's owed (RFC 5044 §8 code 1)
-            ep.as_required = err != nullptr && !(err->terminate.valid && !err->terminate.received);
-            break;
-        case kind::none: ep.as_required = true; break;
+    case kind::terminate:
+        ep.as_required = err != nullptr && err->terminate.valid && !err->terminate.received &&
+                         err->terminate.layer == ep.expect.layer && err->terminate.etype == ep.expect.etype &&
+                         err->terminate.code == ep.expect.code;
+        break;
+    case kind::peer_terminate:
+        ep.as_required = err != nullptr && err->terminate.valid && err->terminate.received;
+        break;
+    case kind::unknown:
+        ep.as_required = err != nullptr;
+        break;          // mutate: any answer, as long as one comes
+    case kind::closed:  // the stream closed under it: no Terminate of host a's owed (RFC 5044 §8 code 1)
+        ep.as_required = err != nullptr && !(err->terminate.valid && !err->terminate.received);
+        break;
+    case kind::none:
+        ep.as_required = true;
+        break;
     }
     if (err == nullptr) ++unanswered_;
     if (ep.as_required) {
@@ -253,9 +268,10 @@ void hostile::judge(std::uint64_t index, const drv::work_completion* err) {
         ++c.wrong;
         ++wrong_;
         if (findings_.size() < 20) {
-            const std::string want = ep.expect.what == kind::terminate
-                                         ? "Terminate " + attack::term_text(ep.expect.layer, ep.expect.etype, ep.expect.code)
-                                         : "an answer";
+            const std::string want =
+                ep.expect.what == kind::terminate
+                    ? "Terminate " + attack::term_text(ep.expect.layer, ep.expect.etype, ep.expect.code)
+                    : "an answer";
             findings_.push_back("episode " + std::to_string(index) + ", " + ep.cls + ": expected " + want + ", got " +
                                 ep.outcome);
         }
@@ -339,7 +355,8 @@ void hostile::server(drv::host_bus& bus, const drv::station_config& station) {
         gw.remote_stag = good_stag_;
         drv::work_completion wc;
         if (ctx.post_send(good, gw) != drv::status::ok ||
-            !poll_until(ctx, bus, cq_good, [](const drv::work_completion&) { return true; }, cfg_.answer_timeout_ps, &wc) ||
+            !poll_until(
+                ctx, bus, cq_good, [](const drv::work_completion&) { return true; }, cfg_.answer_timeout_ps, &wc) ||
             wc.status != regmap::cqe_status::success) {
             record_failure(result_, "peer: the well-behaved QP's first Write failed");
         }
@@ -355,7 +372,8 @@ void hostile::server(drv::host_bus& bus, const drv::station_config& station) {
             cfg_.mode == "mutate" ? gen.mutate(recorded) : gen.episode(cfg_.max_good);
         episode ep;
         ep.cls = cfg_.mode == "mutate" ? "mutated" : batch.back().cls;
-        ep.expect = cfg_.mode == "mutate" ? attack::expectation{attack::expectation::kind::unknown} : batch.back().expect;
+        ep.expect =
+            cfg_.mode == "mutate" ? attack::expectation{attack::expectation::kind::unknown} : batch.back().expect;
         episodes_.push_back(ep);
         oob_.wait_for("ready-" + std::to_string(e));
         drv::queue_pair* qp = nullptr;
@@ -381,7 +399,8 @@ void hostile::server(drv::host_bus& bus, const drv::station_config& station) {
         gr.wr_id = 2;
         gr.opcode = regmap::wr_opcode::rdma_read;
         gr.local_addr = buf + kGoodSink + off;
-        const bool good_posted = ctx.post_send(good, gw) == drv::status::ok && ctx.post_send(good, gr) == drv::status::ok;
+        const bool good_posted =
+            ctx.post_send(good, gw) == drv::status::ok && ctx.post_send(good, gr) == drv::status::ok;
         std::size_t posted = 0;
         bool close_after = false;
         if (target_.peer_frames) {
@@ -433,20 +452,23 @@ void hostile::server(drv::host_bus& bus, const drv::station_config& station) {
         // The answer: the target's Terminate (or, for a mutation it accepted, the end of the batch;
         // then the peer closes the stream itself).
         drv::work_completion err;
-        bool ended = poll_until(ctx, bus, cq,
-                                [&](const drv::work_completion& c) {
-                                    return c.opcode == drv::wc_opcode::qp_error ||
-                                           ((cfg_.mode == "mutate" || close_after) && c.wr_id == 1000 + posted - 1);
-                                },
-                                cfg_.answer_timeout_ps, &err);
+        bool ended = poll_until(
+            ctx, bus, cq,
+            [&](const drv::work_completion& c) {
+                return c.opcode == drv::wc_opcode::qp_error ||
+                       ((cfg_.mode == "mutate" || close_after) && c.wr_id == 1000 + posted - 1);
+            },
+            cfg_.answer_timeout_ps, &err);
         if (ended && err.opcode != drv::wc_opcode::qp_error && close_after) {
             // The target still waits for the rest of the FPDU: the peer closes the stream.
             ctx.disconnect(qp);
-            poll_until(ctx, bus, cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
-                       20'000'000, &err);
+            poll_until(
+                ctx, bus, cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
+                20'000'000, &err);
         } else if (ended && err.opcode != drv::wc_opcode::qp_error) {
-            ended = poll_until(ctx, bus, cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
-                               20'000'000, &err);
+            ended = poll_until(
+                ctx, bus, cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
+                20'000'000, &err);
             if (!ended) ctx.disconnect(qp);
         }
         // The well-behaved QP's two operations complete, and the Read returns what the Write put.
@@ -520,7 +542,9 @@ boost::json::object hostile::report() const {
                        {"ulpdus_over_mulpdu", over_mulpdu_},
                        {"cuts", std::move(cuts)}};
     }
-    o["good_qp"] = {{"operations", good_ops_}, {"errors", good_errors_}, {"bytes_checked", good_bytes_checked_},
+    o["good_qp"] = {{"operations", good_ops_},
+                    {"errors", good_errors_},
+                    {"bytes_checked", good_bytes_checked_},
                     {"ok", good_errors_ == 0 && good_ops_ > 0}};
     return o;
 }

@@ -66,9 +66,9 @@ public:
 
 private:
     struct episode {
-        std::string cls;                // the violation's class ("mutated" in mutate mode)
+        std::string cls;  // the violation's class ("mutated" in mutate mode)
         attack::expectation expect;
-        std::string outcome;            // what host a's RNIC did: "terminate rdmap/1/0x00", "peer closed", ...
+        std::string outcome;  // what host a's RNIC did: "terminate rdmap/1/0x00", "peer closed", ...
         bool as_required = false;
     };
     struct class_count {

@@ -27,13 +27,23 @@ expectation terminate(std::uint8_t layer, std::uint8_t etype, std::uint8_t code)
     return e;
 }
 // RFC 5041 §7.2 tagged buffer errors, RFC 5040 §7.2 RDMAP errors.
-expectation ddp_tagged(std::uint8_t code) { return terminate(kDdp, term::kDdpTaggedBuffer, code); }
-expectation ddp_untagged(std::uint8_t code) { return terminate(kDdp, term::kDdpUntaggedBuffer, code); }
-expectation rdma_protection(std::uint8_t code) { return terminate(kRdma, term::kRdmaRemoteProtection, code); }
-expectation rdma_operation(std::uint8_t code) { return terminate(kRdma, term::kRdmaRemoteOperation, code); }
+expectation ddp_tagged(std::uint8_t code) {
+    return terminate(kDdp, term::kDdpTaggedBuffer, code);
+}
+expectation ddp_untagged(std::uint8_t code) {
+    return terminate(kDdp, term::kDdpUntaggedBuffer, code);
+}
+expectation rdma_protection(std::uint8_t code) {
+    return terminate(kRdma, term::kRdmaRemoteProtection, code);
+}
+expectation rdma_operation(std::uint8_t code) {
+    return terminate(kRdma, term::kRdmaRemoteOperation, code);
+}
 // RFC 5044 §8 codes in a Terminate of layer LLP, error type MPA (RFC 5040 §4.8).
 constexpr std::uint8_t kLlp = 2;
-expectation llp_mpa(std::uint8_t code) { return terminate(kLlp, term::kLlpMpa, code); }
+expectation llp_mpa(std::uint8_t code) {
+    return terminate(kLlp, term::kLlpMpa, code);
+}
 
 }  // namespace
 
@@ -50,11 +60,10 @@ const std::vector<std::string>& generator::classes() {
         "write_across_bounds", "write_before_base", "write_to_wrap", "write_read_only", "write_no_remote",
         "ddp_version", "rdmap_version", "reserved_opcode", "wrong_buffer_model", "unsolicited_read_response",
         "unsolicited_atomic_response", "send_invalid_queue", "send_msn_range", "send_mo_nonzero", "send_too_long",
-        "send_no_receive", "immediate_bad_length", "send_invalidate_bad_stag", "read_invalid_stag",
-        "read_stale_stag", "read_other_pd", "read_no_rights", "read_beyond_bounds", "read_to_wrap",
-        "read_wrong_queue", "read_msn_range", "read_beyond_ird", "read_truncated", "atomic_misaligned",
-        "atomic_read_only", "atomic_invalid_stag", "atomic_beyond_bounds", "atomic_other_pd", "atomic_bad_opcode",
-        "peer_terminate",
+        "send_no_receive", "immediate_bad_length", "send_invalidate_bad_stag", "read_invalid_stag", "read_stale_stag",
+        "read_other_pd", "read_no_rights", "read_beyond_bounds", "read_to_wrap", "read_wrong_queue", "read_msn_range",
+        "read_beyond_ird", "read_truncated", "atomic_misaligned", "atomic_read_only", "atomic_invalid_stag",
+        "atomic_beyond_bounds", "atomic_other_pd", "atomic_bad_opcode", "peer_terminate",
         // Framing damage (the peer frames its own FPDUs, workload.hostile.stream = peer).
         "mpa_bad_crc", "mpa_length_short", "mpa_length_overrun", "mpa_length_beyond_stream", "mpa_ulpdu_runt"};
     return all;
@@ -69,10 +78,14 @@ std::uint64_t generator::pick(std::uint64_t lo, std::uint64_t hi) {
 std::size_t generator::payload_len() {
     const std::size_t max = t_.max_payload;
     switch (pick(0, 5)) {
-        case 0: return 1;
-        case 1: return pick(0, max / 2) | 1;  // odd
-        case 2: return max;
-        default: return pick(1, max);
+    case 0:
+        return 1;
+    case 1:
+        return pick(0, max / 2) | 1;  // odd
+    case 2:
+        return max;
+    default:
+        return pick(1, max);
     }
 }
 
@@ -95,9 +108,9 @@ void generator::new_stream() {
 
 fpdu generator::tagged(const std::string& cls, std::uint32_t stag, std::uint64_t to, std::size_t len) {
     len = std::max(len, kMinTagged);
-    ddp::Header h;
+    ddp::header h;
     h.tagged = true;
-    h.opcode = ddp::Opcode::rdma_write;
+    h.opcode = ddp::opcode::rdma_write;
     h.stag = stag;
     h.tagged_offset = to;
     fpdu f;
@@ -111,9 +124,9 @@ fpdu generator::tagged(const std::string& cls, std::uint32_t stag, std::uint64_t
 
 fpdu generator::untagged(const std::string& cls, std::uint8_t opcode, std::uint32_t queue, std::uint32_t msn,
                          std::uint32_t mo, const std::vector<std::uint8_t>& body, std::uint32_t inv) {
-    ddp::Header h;
+    ddp::header h;
     h.tagged = false;
-    h.opcode = static_cast<ddp::Opcode>(opcode & 0x0f);
+    h.opcode = static_cast<ddp::opcode>(opcode & 0x0f);
     h.queue = queue;
     h.msn = msn;
     h.mo = mo;
@@ -128,7 +141,7 @@ fpdu generator::untagged(const std::string& cls, std::uint8_t opcode, std::uint3
 
 fpdu generator::read_request(const std::string& cls, std::uint32_t stag, std::uint64_t to, std::uint32_t size,
                              std::uint32_t queue, std::uint32_t msn) {
-    ddp::ReadRequest rr;
+    ddp::read_request rr;
     rr.sink_stag = static_cast<std::uint32_t>(pick(1, 0xffffffff));
     rr.sink_to = pick(0, 1u << 20);
     rr.size = size;
@@ -136,13 +149,13 @@ fpdu generator::read_request(const std::string& cls, std::uint32_t stag, std::ui
     rr.src_to = to;
     std::vector<std::uint8_t> body(ddp::kReadRequestSize);
     ddp::encode(rr, body.data());
-    return untagged(cls, static_cast<std::uint8_t>(ddp::Opcode::read_request), queue, msn, 0, body);
+    return untagged(cls, static_cast<std::uint8_t>(ddp::opcode::read_request), queue, msn, 0, body);
 }
 
 fpdu generator::atomic_request(const std::string& cls, std::uint8_t aop, std::uint32_t stag, std::uint64_t to,
                                std::uint32_t msn) {
-    ddp::AtomicRequest req;
-    req.op = static_cast<ddp::AtomicOpcode>(aop);
+    ddp::atomic_request req;
+    req.op = static_cast<ddp::atomic_opcode>(aop);
     req.request_id = static_cast<std::uint32_t>(rng_());
     req.stag = stag;
     req.tagged_offset = to;
@@ -152,7 +165,7 @@ fpdu generator::atomic_request(const std::string& cls, std::uint8_t aop, std::ui
     req.compare_mask = ~0ull;
     std::vector<std::uint8_t> body(ddp::kAtomicRequestSize);
     ddp::encode(req, body.data());
-    return untagged(cls, static_cast<std::uint8_t>(ddp::Opcode::atomic_request), ddp::kQueueReadRequest, msn, 0, body);
+    return untagged(cls, static_cast<std::uint8_t>(ddp::opcode::atomic_request), ddp::kQueueReadRequest, msn, 0, body);
 }
 
 fpdu generator::good() {
@@ -176,14 +189,14 @@ fpdu generator::good() {
         }
         if ((k == 5 || k == 6) && s_.receives_left > 0) {
             --s_.receives_left;
-            const std::uint8_t op = static_cast<std::uint8_t>(pick(0, 1) ? ddp::Opcode::send : ddp::Opcode::send_se);
+            const std::uint8_t op = static_cast<std::uint8_t>(pick(0, 1) ? ddp::opcode::send : ddp::opcode::send_se);
             return untagged("good_send", op, ddp::kQueueSend, s_.send_msn++, 0,
                             bytes(pick(0, std::min<std::size_t>(t_.recv_len, t_.max_payload))));
         }
         if (k == 7 && s_.receives_left > 0) {  // RFC 7306 §6: Immediate Data takes a receive
             --s_.receives_left;
             const std::uint8_t op =
-                static_cast<std::uint8_t>(pick(0, 1) ? ddp::Opcode::immediate : ddp::Opcode::immediate_se);
+                static_cast<std::uint8_t>(pick(0, 1) ? ddp::opcode::immediate : ddp::opcode::immediate_se);
             return untagged("good_immediate", op, ddp::kQueueSend, s_.send_msn++, 0, bytes(8));
         }
         if (k == 8 && s_.requests == 0) {  // one Read Request per stream: never near the IRD
@@ -213,34 +226,42 @@ fpdu generator::violation(const std::string& c) {
         f.expect = e;
         return f;
     };
-    if (c == "write_invalid_stag") return with(tagged(c, bogus_stag(), w.to, len), ddp_tagged(term::kDdpTaggedInvalidStag));
+    if (c == "write_invalid_stag")
+        return with(tagged(c, bogus_stag(), w.to, len), ddp_tagged(term::kDdpTaggedInvalidStag));
     if (c == "write_stale_stag") return tagged_err(t_.stale, t_.stale.to, ddp_tagged(term::kDdpTaggedInvalidStag));
     if (c == "write_invalidated_stag")
         return tagged_err(t_.invalidated, t_.invalidated.to, ddp_tagged(term::kDdpTaggedInvalidStag));
-    if (c == "write_other_pd") return tagged_err(t_.other_pd, t_.other_pd.to, ddp_tagged(term::kDdpTaggedStagNotAssociated));
+    if (c == "write_other_pd")
+        return tagged_err(t_.other_pd, t_.other_pd.to, ddp_tagged(term::kDdpTaggedStagNotAssociated));
     if (c == "write_beyond_bounds")
-        return tagged_err(w, w.to + w.length + pick(0, 1) * pick(0, 1u << 20), ddp_tagged(term::kDdpTaggedBaseOrBounds));
+        return tagged_err(w, w.to + w.length + pick(0, 1) * pick(0, 1u << 20),
+                          ddp_tagged(term::kDdpTaggedBaseOrBounds));
     if (c == "write_across_bounds") {
         const std::size_t n = std::max(kMinTagged, len);
         fpdu f = tagged(c, w.stag, w.to + w.length - pick(1, n - 1), n);
         return with(f, ddp_tagged(term::kDdpTaggedBaseOrBounds));
     }
-    if (c == "write_before_base") return tagged_err(w, w.to - pick(1, std::min<std::uint64_t>(w.to, 4096)), ddp_tagged(term::kDdpTaggedBaseOrBounds));
+    if (c == "write_before_base")
+        return tagged_err(w, w.to - pick(1, std::min<std::uint64_t>(w.to, 4096)),
+                          ddp_tagged(term::kDdpTaggedBaseOrBounds));
     if (c == "write_to_wrap") {
         const std::size_t n = std::max(kMinTagged, len);
         fpdu f = tagged(c, w.stag, ~0ull - pick(0, n - 2), n);
         return with(f, ddp_tagged(term::kDdpTaggedToWrap));
     }
-    if (c == "write_read_only") return tagged_err(t_.read_only, t_.read_only.to, rdma_protection(term::kRdmaAccessRights));
-    if (c == "write_no_remote") return tagged_err(t_.no_remote, t_.no_remote.to, rdma_protection(term::kRdmaAccessRights));
+    if (c == "write_read_only")
+        return tagged_err(t_.read_only, t_.read_only.to, rdma_protection(term::kRdmaAccessRights));
+    if (c == "write_no_remote")
+        return tagged_err(t_.no_remote, t_.no_remote.to, rdma_protection(term::kRdmaAccessRights));
     if (c == "ddp_version") {
         // DV is the low 2 bits of the DDP control byte (RFC 5041 §4.2); reported in the buffer model T claims.
         const bool tag = pick(0, 1) == 0;
         fpdu f = tag ? tagged(c, w.stag, w.to, std::min<std::size_t>(len, w.length))
-                     : untagged(c, static_cast<std::uint8_t>(ddp::Opcode::send), 0, s_.send_msn, 0, bytes(8));
+                     : untagged(c, static_cast<std::uint8_t>(ddp::opcode::send), 0, s_.send_msn, 0, bytes(8));
         const std::uint8_t dv = static_cast<std::uint8_t>(pick(0, 1) ? 0 : pick(2, 3));
         f.ulpdu[0] = static_cast<std::uint8_t>((f.ulpdu[0] & ~0x03) | dv);
-        return with(f, tag ? ddp_tagged(term::kDdpTaggedInvalidVersion) : ddp_untagged(term::kDdpUntaggedInvalidVersion));
+        return with(f,
+                    tag ? ddp_tagged(term::kDdpTaggedInvalidVersion) : ddp_untagged(term::kDdpUntaggedInvalidVersion));
     }
     if (c == "rdmap_version") {
         fpdu f = tagged(c, w.stag, w.to, std::min<std::size_t>(len, w.length));
@@ -269,7 +290,8 @@ fpdu generator::violation(const std::string& c) {
         return with(untagged(c, 11, ddp::kQueueAtomicResponse, 1, 0, bytes(ddp::kAtomicResponseSize)),
                     rdma_operation(term::kRdmaUnexpectedOpcode));
     if (c == "send_invalid_queue") {
-        const std::uint32_t qn = pick(0, 1) ? static_cast<std::uint32_t>(pick(1, 3)) : static_cast<std::uint32_t>(rng_());
+        const std::uint32_t qn =
+            pick(0, 1) ? static_cast<std::uint32_t>(pick(1, 3)) : static_cast<std::uint32_t>(rng_());
         return with(untagged(c, 3, qn == 0 ? 7 : qn, s_.send_msn, 0, bytes(pick(0, 64))),
                     ddp_untagged(term::kDdpUntaggedInvalidQn));
     }
@@ -300,13 +322,15 @@ fpdu generator::violation(const std::string& c) {
     if (c == "read_invalid_stag")
         return with(read_request(c, bogus_stag(), w.to, size, 1, s_.req_msn), rdma_protection(term::kRdmaInvalidStag));
     if (c == "read_stale_stag")
-        return with(read_request(c, t_.stale.stag, t_.stale.to, size, 1, s_.req_msn), rdma_protection(term::kRdmaInvalidStag));
+        return with(read_request(c, t_.stale.stag, t_.stale.to, size, 1, s_.req_msn),
+                    rdma_protection(term::kRdmaInvalidStag));
     if (c == "read_other_pd")
         return with(read_request(c, t_.other_pd.stag, t_.other_pd.to, size, 1, s_.req_msn),
                     rdma_protection(term::kRdmaStagNotAssociated));
     if (c == "read_no_rights")
-        return with(read_request(c, t_.no_remote.stag, t_.no_remote.to, std::min<std::uint32_t>(size, 64), 1, s_.req_msn),
-                    rdma_protection(term::kRdmaAccessRights));
+        return with(
+            read_request(c, t_.no_remote.stag, t_.no_remote.to, std::min<std::uint32_t>(size, 64), 1, s_.req_msn),
+            rdma_protection(term::kRdmaAccessRights));
     if (c == "read_beyond_bounds")
         return with(read_request(c, w.stag, w.to + w.length - pick(0, size - 1), size, 1, s_.req_msn),
                     rdma_protection(term::kRdmaBaseOrBounds));
@@ -314,8 +338,8 @@ fpdu generator::violation(const std::string& c) {
         return with(read_request(c, w.stag, ~0ull - pick(0, size - 1), size + 1, 1, s_.req_msn),
                     rdma_protection(term::kRdmaToWrap));
     if (c == "read_wrong_queue")
-        return with(read_request(c, w.stag, w.to, size, pick(0, 1) ? 0 : static_cast<std::uint32_t>(pick(2, 0xffffffff)),
-                                 s_.req_msn),
+        return with(read_request(c, w.stag, w.to, size,
+                                 pick(0, 1) ? 0 : static_cast<std::uint32_t>(pick(2, 0xffffffff)), s_.req_msn),
                     ddp_untagged(term::kDdpUntaggedInvalidQn));
     if (c == "read_msn_range")
         return with(read_request(c, w.stag, w.to, size, 1, s_.req_msn + static_cast<std::uint32_t>(pick(1, 1000))),
@@ -343,11 +367,12 @@ fpdu generator::violation(const std::string& c) {
     if (c == "atomic_bad_opcode") {
         std::uint8_t aop = static_cast<std::uint8_t>(pick(1, 15));
         if (aop == 2) aop = 1;
-        return with(atomic_request(c, aop, t_.atomic.stag, aligned, s_.req_msn), rdma_operation(term::kRdmaUnexpectedOpcode));
+        return with(atomic_request(c, aop, t_.atomic.stag, aligned, s_.req_msn),
+                    rdma_operation(term::kRdmaUnexpectedOpcode));
     }
     if (c == "peer_terminate") {
-        ddp::Terminate t;
-        t.layer = static_cast<ddp::TermLayer>(pick(0, 2));
+        ddp::terminate t;
+        t.layer = static_cast<ddp::term_layer>(pick(0, 2));
         t.etype = static_cast<std::uint8_t>(pick(0, 3));
         t.code = static_cast<std::uint8_t>(rng_());
         fpdu f = untagged(c, 7, ddp::kQueueTerminate, 1, 0, ddp::encode(t));
@@ -404,32 +429,35 @@ stream_plan generator::frame_stream(const std::vector<fpdu>& episode) {
             p.bytes[at + 1] = static_cast<std::uint8_t>(v);
         };
         switch (f.damage) {
-            case damage::none: break;
-            case damage::bad_crc: {
-                std::uint8_t* crc = &p.bytes[p.bytes.size() - mpa::kCrcSize];
-                if (pick(0, 1) == 0) {
-                    crc[pick(0, 3)] ^= static_cast<std::uint8_t>(1u << pick(0, 7));  // one bit
-                } else {
-                    crc[0] = static_cast<std::uint8_t>(crc[0] + pick(1, 255));       // any other value
-                    for (std::size_t i = 1; i < mpa::kCrcSize; ++i) crc[i] = static_cast<std::uint8_t>(rng_());
-                }
-                break;
+        case damage::none:
+            break;
+        case damage::bad_crc: {
+            std::uint8_t* crc = &p.bytes[p.bytes.size() - mpa::kCrcSize];
+            if (pick(0, 1) == 0) {
+                crc[pick(0, 3)] ^= static_cast<std::uint8_t>(1u << pick(0, 7));  // one bit
+            } else {
+                crc[0] = static_cast<std::uint8_t>(crc[0] + pick(1, 255));  // any other value
+                for (std::size_t i = 1; i < mpa::kCrcSize; ++i) crc[i] = static_cast<std::uint8_t>(rng_());
             }
-            case damage::length_short: set_length(pick(0, n - 1)); break;
-            case damage::length_overrun: {
-                // The receiver reads the declared ULPDU, PAD and CRC from what follows: send enough.
-                const std::size_t declared = std::min<std::size_t>(mpa::kMaxUlpduLength, n + pick(1, 2048));
-                set_length(declared);
-                const std::vector<std::uint8_t> tail = bytes(declared - n + mpa::kCrcSize + 3);
-                p.bytes.insert(p.bytes.end(), tail.begin(), tail.end());
-                break;
-            }
-            case damage::length_beyond: {
-                const auto [first, last] = lengths_beyond_the_stream(n);
-                set_length(pick(first, last));
-                p.close_after = true;
-                break;
-            }
+            break;
+        }
+        case damage::length_short:
+            set_length(pick(0, n - 1));
+            break;
+        case damage::length_overrun: {
+            // The receiver reads the declared ULPDU, PAD and CRC from what follows: send enough.
+            const std::size_t declared = std::min<std::size_t>(mpa::kMaxUlpduLength, n + pick(1, 2048));
+            set_length(declared);
+            const std::vector<std::uint8_t> tail = bytes(declared - n + mpa::kCrcSize + 3);
+            p.bytes.insert(p.bytes.end(), tail.begin(), tail.end());
+            break;
+        }
+        case damage::length_beyond: {
+            const auto [first, last] = lengths_beyond_the_stream(n);
+            set_length(pick(first, last));
+            p.close_after = true;
+            break;
+        }
         }
     }
     const std::size_t total = p.bytes.size();
@@ -458,7 +486,8 @@ stream_plan generator::frame_stream(const std::vector<fpdu>& episode) {
     }
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    while (cuts.size() > t_.max_segments) cuts.erase(cuts.begin() + static_cast<std::ptrdiff_t>(pick(0, cuts.size() - 2)));
+    while (cuts.size() > t_.max_segments)
+        cuts.erase(cuts.begin() + static_cast<std::ptrdiff_t>(pick(0, cuts.size() - 2)));
     p.ends = cuts;
     // What the cuts did to the FPDUs.
     std::size_t seg = 0, seg_start = 0;
@@ -528,9 +557,15 @@ std::vector<fpdu> generator::mutate(const std::vector<fpdu>& conv) {
     std::uint8_t& b = f.ulpdu[at];
     const std::uint8_t was = b;
     switch (pick(0, 2)) {
-        case 0: b = static_cast<std::uint8_t>(b ^ (1u << pick(0, 7))); break;
-        case 1: b = pick(0, 1) ? 0x00 : 0xff; break;
-        default: b = static_cast<std::uint8_t>(rng_()); break;
+    case 0:
+        b = static_cast<std::uint8_t>(b ^ (1u << pick(0, 7)));
+        break;
+    case 1:
+        b = pick(0, 1) ? 0x00 : 0xff;
+        break;
+    default:
+        b = static_cast<std::uint8_t>(rng_());
+        break;
     }
     if (b == was) b = static_cast<std::uint8_t>(was ^ 0x80);
     f.cls = "mutated";

@@ -25,24 +25,24 @@ struct region {
 
 // What the target advertised (or let slip) to the peer.
 struct target {
-    region writable;     // remote write + read, the peer's to write
-    region atomic;       // remote atomic + write + read
-    region read_only;    // remote read only
-    region no_remote;    // registered without remote rights
-    region other_pd;     // another protection domain (the well-behaved QP's)
-    region stale;        // deregistered before the peer started
-    region invalidated;  // invalidated locally before the peer started
-    std::uint32_t receives = 8;    // posted on each hostile stream before it connects
-    std::uint32_t recv_len = 256;  // bytes each
-    std::uint32_t ird = 4;         // inbound Read/Atomic Requests the target accepts at once
-    std::size_t max_payload = 1024;  // payload bytes per ULPDU the peer's NIC can frame
+    region writable;                         // remote write + read, the peer's to write
+    region atomic;                           // remote atomic + write + read
+    region read_only;                        // remote read only
+    region no_remote;                        // registered without remote rights
+    region other_pd;                         // another protection domain (the well-behaved QP's)
+    region stale;                            // deregistered before the peer started
+    region invalidated;                      // invalidated locally before the peer started
+    std::uint32_t receives = 8;              // posted on each hostile stream before it connects
+    std::uint32_t recv_len = 256;            // bytes each
+    std::uint32_t ird = 4;                   // inbound Read/Atomic Requests the target accepts at once
+    std::size_t max_payload = 1024;          // payload bytes per ULPDU the peer's NIC can frame
     std::uint64_t send_buffer = 256 * 1024;  // the target's TCP send stream: Read Responses it absorbs
     std::size_t max_fpdus = 64;              // ULPDUs the peer can post in one episode
     // The peer frames its FPDUs itself (workload.hostile.stream = peer, MPA without markers): then
     // the grammar also damages the framing (CRC, ULPDU_Length) and cuts the TCP stream anywhere.
     bool peer_frames = false;
-    bool crc = true;               // the CRC was negotiated (else the CRC field is zero)
-    std::size_t mulpdu = 1024;     // the peer's MULPDU (RFC 5044 §4.5): good Writes go beyond it too
+    bool crc = true;                // the CRC was negotiated (else the CRC field is zero)
+    std::size_t mulpdu = 1024;      // the peer's MULPDU (RFC 5044 §4.5): good Writes go beyond it too
     std::size_t max_segments = 64;  // TCP segments (work requests) the peer can post in one episode
 };
 
@@ -56,10 +56,10 @@ struct expectation {
 // What the peer does to an FPDU's framing (peer framing only; RFC 5044 §4.1, §8).
 enum class damage : std::uint8_t {
     none,
-    bad_crc,          // the CRC field does not match the FPDU
-    length_short,     // ULPDU_Length smaller than the ULPDU sent
-    length_overrun,   // ULPDU_Length larger than the ULPDU; more bytes follow (the receiver reads into them)
-    length_beyond,    // ULPDU_Length larger than everything the peer sends; then the peer closes
+    bad_crc,         // the CRC field does not match the FPDU
+    length_short,    // ULPDU_Length smaller than the ULPDU sent
+    length_overrun,  // ULPDU_Length larger than the ULPDU; more bytes follow (the receiver reads into them)
+    length_beyond,   // ULPDU_Length larger than everything the peer sends; then the peer closes
 };
 
 struct fpdu {
@@ -73,11 +73,11 @@ struct fpdu {
 // TCP segment ends (each a work request of its own: one segment on the wire, MSS permitting).
 struct stream_plan {
     std::vector<std::uint8_t> bytes;
-    std::vector<std::size_t> ends;  // ascending, the last is bytes.size()
-    std::string cut;                // aligned | split | coalesced | random
-    std::uint64_t fpdus_split = 0;        // FPDUs that span two segments or more
+    std::vector<std::size_t> ends;         // ascending, the last is bytes.size()
+    std::string cut;                       // aligned | split | coalesced | random
+    std::uint64_t fpdus_split = 0;         // FPDUs that span two segments or more
     std::uint64_t segments_coalesced = 0;  // segments that carry the starts of two FPDUs or more
-    bool close_after = false;       // the peer closes the connection once the bytes are sent
+    bool close_after = false;              // the peer closes the connection once the bytes are sent
 };
 
 // "layer/etype/code" as results and logs show it, e.g. "ddp/1/0x00".
@@ -109,21 +109,21 @@ public:
 
 private:
     struct stream {
-        std::uint32_t send_msn = 1;   // next MSN on queue 0
-        std::uint32_t req_msn = 1;    // next MSN on queue 1
+        std::uint32_t send_msn = 1;  // next MSN on queue 0
+        std::uint32_t req_msn = 1;   // next MSN on queue 1
         std::uint32_t receives_left = 0;
-        std::uint32_t requests = 0;   // good Read/Atomic Requests sent
+        std::uint32_t requests = 0;  // good Read/Atomic Requests sent
     };
     void new_stream();
     fpdu good();
     fpdu violation(const std::string& cls);
     std::uint64_t pick(std::uint64_t lo, std::uint64_t hi);  // uniform in [lo, hi]
-    std::size_t payload_len();  // 0, 1, odd, even, the maximum
+    std::size_t payload_len();                               // 0, 1, odd, even, the maximum
     std::vector<std::uint8_t> bytes(std::size_t n);
     std::uint32_t bogus_stag();
     fpdu tagged(const std::string& cls, std::uint32_t stag, std::uint64_t to, std::size_t len);
-    fpdu untagged(const std::string& cls, std::uint8_t opcode, std::uint32_t queue, std::uint32_t msn,
-                  std::uint32_t mo, const std::vector<std::uint8_t>& body, std::uint32_t inv = 0);
+    fpdu untagged(const std::string& cls, std::uint8_t opcode, std::uint32_t queue, std::uint32_t msn, std::uint32_t mo,
+                  const std::vector<std::uint8_t>& body, std::uint32_t inv = 0);
     fpdu read_request(const std::string& cls, std::uint32_t stag, std::uint64_t to, std::uint32_t size,
                       std::uint32_t queue, std::uint32_t msn);
     fpdu atomic_request(const std::string& cls, std::uint8_t aop, std::uint32_t stag, std::uint64_t to,

@@ -16,8 +16,11 @@ namespace {
 constexpr std::uint64_t kRequestTag = 1ull << 62;  // wr_id of a request Send (receiver) or its receive (sender)
 
 boost::json::object spread_ns(const std::vector<std::uint64_t>& v) {
-    return {{"mean", mean_ns(v)},          {"p50", percentile_ns(v, 50)}, {"p99", percentile_ns(v, 99)},
-            {"p999", percentile_ns(v, 99.9)}, {"max", percentile_ns(v, 100)}};
+    return {{"mean", mean_ns(v)},
+            {"p50", percentile_ns(v, 50)},
+            {"p99", percentile_ns(v, 99)},
+            {"p999", percentile_ns(v, 99.9)},
+            {"max", percentile_ns(v, 100)}};
 }
 
 }  // namespace
@@ -45,7 +48,9 @@ void incast::program(int host, drv::host_bus& bus, const drv::station_config& st
     if (it != cfg_.senders.end()) send(static_cast<int>(it - cfg_.senders.begin()), bus, station);
 }
 
-void incast::fail(const std::string& what) { record_failure(result_, what); }
+void incast::fail(const std::string& what) {
+    record_failure(result_, what);
+}
 
 std::uint64_t incast::service_time_ps(int k, std::uint32_t q, std::uint32_t round) const {
     if (cfg_.jitter_ps == 0) return 0;
@@ -102,8 +107,8 @@ void incast::receive(drv::host_bus& bus, const drv::station_config& station) {
         for (std::uint32_t q = 0; q < cfg_.qps; ++q) {
             const std::uint32_t f = k * cfg_.qps + q;
             const std::uint64_t t0 = bus.now_ps();
-            if (!post_receive(f) || ctx.connect(qps[f], sender.ipv4, cfg_.port, static_cast<std::uint16_t>(40000 + f)) !=
-                                        drv::status::ok) {
+            if (!post_receive(f) ||
+                ctx.connect(qps[f], sender.ipv4, cfg_.port, static_cast<std::uint16_t>(40000 + f)) != drv::status::ok) {
                 fail("incast receiver: connecting flow " + std::to_string(q) + " of " +
                      names_[static_cast<std::size_t>(cfg_.senders[k])] + " failed");
                 on_done_();
@@ -158,8 +163,9 @@ void incast::receive(drv::host_bus& bus, const drv::station_config& station) {
                 const auto round = static_cast<std::uint32_t>(wc.imm_data & 0xffffffffu);
                 if (wc.opcode != drv::wc_opcode::recv_imm || !wc.with_imm || k >= n || q >= cfg_.qps || round != r ||
                     wc.wr_id != k * cfg_.qps + q) {
-                    fail("incast receiver: unexpected completion (opcode " + std::to_string(static_cast<int>(wc.opcode)) +
-                         ", immediate " + std::to_string(wc.imm_data) + ") in round " + std::to_string(r));
+                    fail("incast receiver: unexpected completion (opcode " +
+                         std::to_string(static_cast<int>(wc.opcode)) + ", immediate " + std::to_string(wc.imm_data) +
+                         ") in round " + std::to_string(r));
                     on_done_();
                     return;
                 }
@@ -187,16 +193,17 @@ void incast::receive(drv::host_bus& bus, const drv::station_config& station) {
                     std::copy_n(expected.data() + a, len, static_cast<std::uint8_t*>(d));
                     return true;
                 },
-                0,
-                [this](std::uint64_t a, void* d, std::size_t len) { return peek_(cfg_.receiver, a, d, len); },
+                0, [this](std::uint64_t a, void* d, std::size_t len) { return peek_(cfg_.receiver, a, d, len); },
                 mr.addr + k * cfg_.size, cfg_.size);
             if (!part.ok && flows_row.integrity.ok) {
                 RNIC_LOG_AT(error, app, bus.now_ps(), bus.host_name() + ".incast",
-                            "round " << r << ", sender " << names_[static_cast<std::size_t>(cfg_.senders[k])] << ": " << part.detail);
+                            "round " << r << ", sender " << names_[static_cast<std::size_t>(cfg_.senders[k])] << ": "
+                                     << part.detail);
             }
             integrity_result labelled = part;
-            if (!part.ok) labelled.detail = "round " + std::to_string(r) + ", sender " +
-                                            names_[static_cast<std::size_t>(cfg_.senders[k])] + ": " + part.detail;
+            if (!part.ok)
+                labelled.detail = "round " + std::to_string(r) + ", sender " +
+                                  names_[static_cast<std::size_t>(cfg_.senders[k])] + ": " + part.detail;
             merge_integrity(flows_row.integrity, labelled);
         }
     }
@@ -357,7 +364,8 @@ boost::json::object incast::fabric_results() const {
     for (const auto& per_sender : flow_ps_) {
         for (std::size_t i = 0; i < round_ps_.size() * cfg_.qps && i < per_sender.size(); ++i) {
             all.push_back(per_sender[i]);
-            if (per_sender[i] > 0) goodput.push_back(static_cast<double>(chunk()) * 8 / (static_cast<double>(per_sender[i]) * 1e-3));
+            if (per_sender[i] > 0)
+                goodput.push_back(static_cast<double>(chunk()) * 8 / (static_cast<double>(per_sender[i]) * 1e-3));
         }
     }
     o["flow_completion"] = spread_ns(all);
@@ -373,9 +381,9 @@ boost::json::object incast::fabric_results() const {
     for (std::size_t k = 0; k < n; ++k) {
         for (std::size_t r = 0; r < round_ps_.size(); ++r) {
             for (std::uint32_t q = 0; q < cfg_.qps; ++q) {
-                boost::json::object f =
-                    flow_record(names_[static_cast<std::size_t>(cfg_.senders[k])],
-                                names_[static_cast<std::size_t>(cfg_.receiver)], chunk(), flow_ps_[k][r * cfg_.qps + q]);
+                boost::json::object f = flow_record(names_[static_cast<std::size_t>(cfg_.senders[k])],
+                                                    names_[static_cast<std::size_t>(cfg_.receiver)], chunk(),
+                                                    flow_ps_[k][r * cfg_.qps + q]);
                 f["round"] = r;
                 f["qp"] = q;
                 per_flow.push_back(std::move(f));
@@ -386,8 +394,9 @@ boost::json::object incast::fabric_results() const {
     const double secs = static_cast<double>(last_end_ps_ - first_start_ps_) * 1e-12;
     boost::json::array hosts;
     for (std::size_t k = 0; k < n; ++k) {
-        std::vector<std::uint64_t> mine(flow_ps_[k].begin(),
-                                        flow_ps_[k].begin() + static_cast<std::ptrdiff_t>(std::min(flow_ps_[k].size(), round_ps_.size() * cfg_.qps)));
+        std::vector<std::uint64_t> mine(
+            flow_ps_[k].begin(), flow_ps_[k].begin() + static_cast<std::ptrdiff_t>(
+                                                           std::min(flow_ps_[k].size(), round_ps_.size() * cfg_.qps)));
         hosts.push_back({{"host", names_[static_cast<std::size_t>(cfg_.senders[k])]},
                          {"role", "sender"},
                          {"bytes_delivered", sender_bytes_[k]},

@@ -21,11 +21,11 @@ namespace rnic::platform {
 
 struct incast_config {
     int receiver = 0;
-    std::vector<int> senders;      // host indices
-    std::uint32_t qps = 1;         // per sender
+    std::vector<int> senders;        // host indices
+    std::uint32_t qps = 1;           // per sender
     std::uint64_t size = 64 * 1024;  // bytes per sender per round (a multiple of qps x 8)
     std::uint32_t rounds = 10;
-    std::uint16_t port = 18515;    // every sender listens here; the receiver connects to it
+    std::uint16_t port = 18515;  // every sender listens here; the receiver connects to it
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t seed = 1;
     std::uint64_t request_bytes = 64;  // the request Send
@@ -65,9 +65,9 @@ private:
     host_peek peek_;
     std::function<void()> on_done_;
     workload_result result_;
-    std::vector<std::uint64_t> round_ps_;               // completion time of each round
-    std::vector<std::vector<std::uint64_t>> flow_ps_;   // [sender index][round * qps + q]
-    std::vector<std::uint64_t> sender_bytes_;           // per sender index, seen by the receiver
+    std::vector<std::uint64_t> round_ps_;              // completion time of each round
+    std::vector<std::vector<std::uint64_t>> flow_ps_;  // [sender index][round * qps + q]
+    std::vector<std::uint64_t> sender_bytes_;          // per sender index, seen by the receiver
     std::uint64_t first_start_ps_ = 0, last_end_ps_ = 0;
 };
 

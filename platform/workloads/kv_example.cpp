@@ -16,8 +16,8 @@ namespace acc = regmap::mr_access;
 using platform::remote_buffer;
 
 const std::vector<std::string>& kv_keys() {
-    static const std::vector<std::string> keys = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
-                                                  "hotel"};
+    static const std::vector<std::string> keys = {"alpha", "bravo",   "charlie", "delta",
+                                                  "echo",  "foxtrot", "golf",    "hotel"};
     return keys;
 }
 
@@ -36,10 +36,10 @@ constexpr std::uint64_t kStallPs = 20'000'000'000ULL;  // 20 ms
 // fetch, and where the CPU prepares what a Write sends.
 constexpr std::uint64_t kSessionArea = 1024;
 namespace local_off {
-constexpr std::uint64_t lock_original = 0;    // 8 bytes: CmpSwap's original value (taking the lock)
-constexpr std::uint64_t slot = 64;            // kSlotSize bytes: an RDMA Read of one slot
-constexpr std::uint64_t value = 256;          // slot_off::value_len bytes: the new value to Write
-constexpr std::uint64_t unlock_original = 512;  // 8 bytes: CmpSwap's original value (releasing)
+constexpr std::uint64_t kLockOriginal = 0;      // 8 bytes: CmpSwap's original value (taking the lock)
+constexpr std::uint64_t kSlot = 64;             // kSlotSize bytes: an RDMA Read of one slot
+constexpr std::uint64_t kValue = 256;           // slot_off::value_len bytes: the new value to Write
+constexpr std::uint64_t kUnlockOriginal = 512;  // 8 bytes: CmpSwap's original value (releasing)
 }  // namespace local_off
 
 // The text an update stores, so that anyone reading the table sees who wrote which version.
@@ -62,10 +62,10 @@ std::vector<std::uint8_t> initial_table() {
     std::vector<std::uint8_t> t(kSlots * kSlotSize, 0);
     for (const std::string& key : kv_keys()) {
         std::uint64_t i = kv_hash(key) % kSlots;
-        while (t[i * kSlotSize + slot_off::key] != 0) i = (i + 1) % kSlots;
+        while (t[i * kSlotSize + slot_off::kEy] != 0) i = (i + 1) % kSlots;
         std::uint8_t* slot = t.data() + i * kSlotSize;
-        put_string(slot + slot_off::key, kKeyLen, key);
-        put_string(slot + slot_off::text, kTextLen, value_text(key, 0, 0));
+        put_string(slot + slot_off::kEy, kKeyLen, key);
+        put_string(slot + slot_off::kText, kTextLen, value_text(key, 0, 0));
     }
     return t;
 }
@@ -98,7 +98,9 @@ void kv_example::check(const std::string& what, bool ok, const std::string& deta
     platform::record_check(result_, what, ok, detail);
 }
 
-void kv_example::fail(const std::string& what) { platform::record_failure(result_, what); }
+void kv_example::fail(const std::string& what) {
+    platform::record_failure(result_, what);
+}
 
 // =================================================================================================
 // The server (host b): owns the table, then stays out of the way.
@@ -167,14 +169,16 @@ void kv_example::server(drv::host_bus& bus, const drv::station_config& station) 
     for (std::uint32_t i = 0; i < kSlots && bad.empty(); ++i) {
         const std::uint8_t* s = now.data() + i * kSlotSize;
         const std::uint8_t* b = before.data() + i * kSlotSize;
-        const std::string key = get_string(s + slot_off::key, kKeyLen);
-        if (proto::get_le64(s + slot_off::lock) != 0) bad = "slot " + std::to_string(i) + " still locked";
-        else if (std::memcmp(s + slot_off::key, b + slot_off::key, kKeyLen) != 0) bad = "slot " + std::to_string(i) + " key changed";
+        const std::string key = get_string(s + slot_off::kEy, kKeyLen);
+        if (proto::get_le64(s + slot_off::kLock) != 0)
+            bad = "slot " + std::to_string(i) + " still locked";
+        else if (std::memcmp(s + slot_off::kEy, b + slot_off::kEy, kKeyLen) != 0)
+            bad = "slot " + std::to_string(i) + " key changed";
         const auto hot = std::find(kv_keys().begin(), kv_keys().begin() + kHotKeys, key);
         if (bad.empty() && hot != kv_keys().begin() + kHotKeys) {
             const std::uint64_t want = updates_of_key(cfg_, static_cast<std::uint32_t>(hot - kv_keys().begin()));
-            if (proto::get_le64(s + slot_off::version) != want) {
-                bad = key + " at version " + std::to_string(proto::get_le64(s + slot_off::version)) + ", expected " +
+            if (proto::get_le64(s + slot_off::kVersion) != want) {
+                bad = key + " at version " + std::to_string(proto::get_le64(s + slot_off::kVersion)) + ", expected " +
                       std::to_string(want);
             }
         } else if (bad.empty() && std::memcmp(s, b, kSlotSize) != 0) {
@@ -192,16 +196,16 @@ void kv_example::server(drv::host_bus& bus, const drv::station_config& station) 
 
 struct kv_example::session {
     std::uint32_t index = 0;
-    std::uint64_t id = 0;           // the value this client puts in a lock word it holds (never 0)
+    std::uint64_t id = 0;  // the value this client puts in a lock word it holds (never 0)
     drv::queue_pair* qp = nullptr;
-    std::uint64_t local = 0;        // this session's scratch area in the client's registered buffer
+    std::uint64_t local = 0;  // this session's scratch area in the client's registered buffer
     enum class step { waiting, locking, reading, writing, unlocking, done } at = step::waiting;
     std::uint32_t completed = 0;    // updates done
     std::uint32_t key = 0;          // the key of the update in progress
     std::uint64_t started_ps = 0;   // when the update in progress began (first lock attempt)
     std::uint64_t retry_at_ps = 0;  // step::waiting: when to try the lock (again)
     std::uint32_t refused_in_a_row = 0;
-    std::uint64_t rng = 0;          // back-off jitter
+    std::uint64_t rng = 0;  // back-off jitter
 };
 
 void kv_example::client(drv::host_bus& bus, const drv::station_config& station, std::uint32_t server_ip) {
@@ -300,7 +304,7 @@ void kv_example::client(drv::host_bus& bus, const drv::station_config& station, 
             lookups.bytes += kSlotSize;
             std::uint8_t got[kSlotSize];
             bus.mem_read(lookup_buf + i * kSlotSize, got, sizeof got);  // what the Read placed
-            const std::string there = get_string(got + slot_off::key, kKeyLen);
+            const std::string there = get_string(got + slot_off::kEy, kKeyLen);
             if (there == key) return i;
             if (there.empty()) return kSlots;
         }
@@ -321,15 +325,17 @@ void kv_example::client(drv::host_bus& bus, const drv::station_config& station, 
         // Before any update every value is the server's initial one.
         std::uint8_t got[kSlotSize];
         bus.mem_read(lookup_buf + slot_of[k] * kSlotSize, got, sizeof got);
-        if ((proto::get_le64(got + slot_off::version) != 0 ||
-             get_string(got + slot_off::text, kTextLen) != value_text(keys[k], 0, 0)) && not_initial.empty()) {
+        if ((proto::get_le64(got + slot_off::kVersion) != 0 ||
+             get_string(got + slot_off::kText, kTextLen) != value_text(keys[k], 0, 0)) &&
+            not_initial.empty()) {
             not_initial = keys[k];
         }
     }
     lookups.elapsed_ps = bus.now_ps() - lookup_t0;
     lookups.integrity.ok = missing.empty() && not_initial.empty() && result_.error.empty();
-    lookups.integrity.detail = !missing.empty() ? "key " + missing + " not found"
-                               : !not_initial.empty() ? "key " + not_initial + " does not hold its initial value" : "";
+    lookups.integrity.detail = !missing.empty()       ? "key " + missing + " not found"
+                               : !not_initial.empty() ? "key " + not_initial + " does not hold its initial value"
+                                                      : "";
     lookups.integrity.bytes_checked = lookups.bytes;
     result_.rows.push_back(lookups);
     if (!lookups.integrity.ok) fail("kv client: lookup: " + lookups.integrity.detail);
@@ -364,7 +370,7 @@ void kv_example::client(drv::host_bus& bus, const drv::station_config& station, 
         cs.local_addr = local;
         cs.length = 8;
         cs.local_stag = mr.stag;
-        cs.remote_addr = table.addr + slot_of[s.key] * kSlotSize + slot_off::lock;  // 8-byte aligned
+        cs.remote_addr = table.addr + slot_of[s.key] * kSlotSize + slot_off::kLock;  // 8-byte aligned
         cs.remote_stag = table.stag;
         cs.compare = compare;
         cs.operand = swap;
@@ -374,10 +380,10 @@ void kv_example::client(drv::host_bus& bus, const drv::station_config& station, 
     auto take_lock = [&](session& s) {
         if (cfg_.skip_lock) {  // the broken variant: straight to the read
             s.at = step::reading;
-            post(s.qp, read_slot(wr_id(s, step::reading), slot_of[s.key], s.local + local_off::slot));
+            post(s.qp, read_slot(wr_id(s, step::reading), slot_of[s.key], s.local + local_off::kSlot));
             return;
         }
-        post_cmpswap(s, 0, s.id, s.local + local_off::lock_original, step::locking);
+        post_cmpswap(s, 0, s.id, s.local + local_off::kLockOriginal, step::locking);
     };
     auto begin_update = [&](session& s, std::uint64_t now) {
         s.key = s.completed % kHotKeys;
@@ -388,70 +394,75 @@ void kv_example::client(drv::host_bus& bus, const drv::station_config& station, 
     // What each completion means for its session.
     auto on_completion = [&](session& s, const drv::work_completion& wc, std::uint64_t now) {
         switch (s.at) {
-            case step::locking: {
-                const std::uint64_t original = read_u64(bus, s.local + local_off::lock_original);
-                if (original != 0) {
-                    // Someone else holds it: back off for a random while, longer after each refusal,
-                    // and try again. The CmpSwap changed nothing.
-                    ++refused;
-                    s.refused_in_a_row = std::min<std::uint32_t>(s.refused_in_a_row + 1, 5);
-                    s.rng ^= s.rng << 13, s.rng ^= s.rng >> 7, s.rng ^= s.rng << 17;
-                    s.retry_at_ps = now + 300'000 + s.rng % (500'000ULL << s.refused_in_a_row);
-                    s.at = step::waiting;
-                    return;
-                }
-                // The lock is ours: read the current value.
-                s.refused_in_a_row = 0;
-                s.at = step::reading;
-                post(s.qp, read_slot(wr_id(s, step::reading), slot_of[s.key], s.local + local_off::slot));
+        case step::locking: {
+            const std::uint64_t original = read_u64(bus, s.local + local_off::kLockOriginal);
+            if (original != 0) {
+                // Someone else holds it: back off for a random while, longer after each refusal,
+                // and try again. The CmpSwap changed nothing.
+                ++refused;
+                s.refused_in_a_row = std::min<std::uint32_t>(s.refused_in_a_row + 1, 5);
+                s.rng ^= s.rng << 13, s.rng ^= s.rng >> 7, s.rng ^= s.rng << 17;
+                s.retry_at_ps = now + 300'000 + s.rng % (500'000ULL << s.refused_in_a_row);
+                s.at = step::waiting;
                 return;
             }
-            case step::reading: {
-                // The Read placed the slot in our scratch area. Compute the new value there and
-                // RDMA Write it back: version + 1, our id, the text. The lock word and the key are
-                // not part of the Write.
-                std::uint8_t slot[kSlotSize];
-                bus.mem_read(s.local + local_off::slot, slot, sizeof slot);
-                const std::uint64_t version = proto::get_le64(slot + slot_off::version);
-                seen[s.key].push_back({version, s.id});
-                std::uint8_t value[slot_off::value_len] = {};
-                proto::put_le64(value + (slot_off::version - slot_off::value), version + 1);
-                proto::put_le64(value + (slot_off::writer - slot_off::value), s.id);
-                put_string(value + (slot_off::text - slot_off::value), kTextLen, value_text(keys[s.key], version + 1, s.id));
-                bus.mem_write(s.local + local_off::value, value, sizeof value);
-                drv::send_wr wr;
-                wr.wr_id = wr_id(s, step::writing);
-                wr.opcode = regmap::wr_opcode::rdma_write;
-                wr.local_addr = s.local + local_off::value;
-                wr.length = static_cast<std::uint32_t>(slot_off::value_len);
-                wr.local_stag = mr.stag;
-                wr.remote_addr = table.addr + slot_of[s.key] * kSlotSize + slot_off::value;
-                wr.remote_stag = table.stag;
-                s.at = step::writing;
-                post(s.qp, wr);
+            // The lock is ours: read the current value.
+            s.refused_in_a_row = 0;
+            s.at = step::reading;
+            post(s.qp, read_slot(wr_id(s, step::reading), slot_of[s.key], s.local + local_off::kSlot));
+            return;
+        }
+        case step::reading: {
+            // The Read placed the slot in our scratch area. Compute the new value there and
+            // RDMA Write it back: version + 1, our id, the text. The lock word and the key are
+            // not part of the Write.
+            std::uint8_t slot[kSlotSize];
+            bus.mem_read(s.local + local_off::kSlot, slot, sizeof slot);
+            const std::uint64_t version = proto::get_le64(slot + slot_off::kVersion);
+            seen[s.key].push_back({version, s.id});
+            std::uint8_t value[slot_off::kValueLen] = {};
+            proto::put_le64(value + (slot_off::kVersion - slot_off::kValue), version + 1);
+            proto::put_le64(value + (slot_off::kWriter - slot_off::kValue), s.id);
+            put_string(value + (slot_off::kText - slot_off::kValue), kTextLen,
+                       value_text(keys[s.key], version + 1, s.id));
+            bus.mem_write(s.local + local_off::kValue, value, sizeof value);
+            drv::send_wr wr;
+            wr.wr_id = wr_id(s, step::writing);
+            wr.opcode = regmap::wr_opcode::rdma_write;
+            wr.local_addr = s.local + local_off::kValue;
+            wr.length = static_cast<std::uint32_t>(slot_off::kValueLen);
+            wr.local_stag = mr.stag;
+            wr.remote_addr = table.addr + slot_of[s.key] * kSlotSize + slot_off::kValue;
+            wr.remote_stag = table.stag;
+            s.at = step::writing;
+            post(s.qp, wr);
+            return;
+        }
+        case step::writing:
+            // The new value has been delivered. Release with CmpSwap(id -> 0) rather than a plain
+            // Write of 0: the original that comes back proves we still held the lock. (The
+            // responder executes it after the Write, which came first on the same stream.)
+            if (!cfg_.skip_lock) {
+                post_cmpswap(s, s.id, 0, s.local + local_off::kUnlockOriginal, step::unlocking);
                 return;
             }
-            case step::writing:
-                // The new value has been delivered. Release with CmpSwap(id -> 0) rather than a plain
-                // Write of 0: the original that comes back proves we still held the lock. (The
-                // responder executes it after the Write, which came first on the same stream.)
-                if (!cfg_.skip_lock) {
-                    post_cmpswap(s, s.id, 0, s.local + local_off::unlock_original, step::unlocking);
-                    return;
-                }
-                break;
-            case step::unlocking:
-                if (read_u64(bus, s.local + local_off::unlock_original) != s.id) ++stolen;
-                break;
-            case step::waiting:
-            case step::done: fail("kv client: unexpected completion " + std::to_string(wc.wr_id)); return;
+            break;
+        case step::unlocking:
+            if (read_u64(bus, s.local + local_off::kUnlockOriginal) != s.id) ++stolen;
+            break;
+        case step::waiting:
+        case step::done:
+            fail("kv client: unexpected completion " + std::to_string(wc.wr_id));
+            return;
         }
         // One update done.
         updates.latencies_ps.push_back(now - s.started_ps);
-        updates.bytes += kSlotSize + slot_off::value_len + (cfg_.skip_lock ? 0 : 16);
+        updates.bytes += kSlotSize + slot_off::kValueLen + (cfg_.skip_lock ? 0 : 16);
         ++s.completed;
-        if (s.completed == cfg_.updates) s.at = step::done;
-        else begin_update(s, now);
+        if (s.completed == cfg_.updates)
+            s.at = step::done;
+        else
+            begin_update(s, now);
     };
 
     const std::uint64_t t0 = bus.now_ps();
@@ -510,7 +521,8 @@ void kv_example::client(drv::host_bus& bus, const drv::station_config& station, 
             for (const auto& v : seen[k]) versions.push_back(v.first);
             std::sort(versions.begin(), versions.end());
             const std::uint64_t n = updates_of_key(cfg_, k);
-            if (versions.size() != n) lost = keys[k] + ": " + std::to_string(versions.size()) + " updates, expected " + std::to_string(n);
+            if (versions.size() != n)
+                lost = keys[k] + ": " + std::to_string(versions.size()) + " updates, expected " + std::to_string(n);
             for (std::uint64_t i = 0; i < versions.size() && lost.empty(); ++i) {
                 if (versions[i] < i) {
                     lost = keys[k] + ": version " + std::to_string(versions[i]) + " was read by two updates (one lost)";
@@ -520,7 +532,8 @@ void kv_example::client(drv::host_bus& bus, const drv::station_config& station, 
             }
         }
         check("no lost update", lost.empty(), lost);  // each version read exactly once
-        if (!cfg_.skip_lock) check("lock held at release", stolen == 0, std::to_string(stolen) + " releases found another holder");
+        if (!cfg_.skip_lock)
+            check("lock held at release", stolen == 0, std::to_string(stolen) + " releases found another holder");
 
         // Verification by lookup: read every key again; the hot keys hold the last update (version
         // n, by whoever read version n - 1), the others their initial value; no lock is held.
@@ -540,14 +553,16 @@ void kv_example::client(drv::host_bus& bus, const drv::station_config& station, 
                     if (v.first + 1 == want_version) want_writer = v.second;
                 }
             }
-            const std::string text = get_string(got + slot_off::text, kTextLen);
+            const std::string text = get_string(got + slot_off::kText, kTextLen);
             const std::string want_text = value_text(keys[k], want_version, want_writer);
             if (want_version != 0 && want_writer == 0) {
-                wrong = keys[k] + ": no update read version " + std::to_string(want_version - 1) + " (it holds \"" + text + "\")";
-            } else if (proto::get_le64(got + slot_off::lock) != 0) wrong = keys[k] + " still locked";
-            else if (proto::get_le64(got + slot_off::version) != want_version || text != want_text) {
-                wrong = keys[k] + " holds \"" + text + "\" (version " + std::to_string(proto::get_le64(got + slot_off::version)) +
-                        "), expected \"" + want_text + "\"";
+                wrong = keys[k] + ": no update read version " + std::to_string(want_version - 1) + " (it holds \"" +
+                        text + "\")";
+            } else if (proto::get_le64(got + slot_off::kLock) != 0)
+                wrong = keys[k] + " still locked";
+            else if (proto::get_le64(got + slot_off::kVersion) != want_version || text != want_text) {
+                wrong = keys[k] + " holds \"" + text + "\" (version " +
+                        std::to_string(proto::get_le64(got + slot_off::kVersion)) + "), expected \"" + want_text + "\"";
             }
         }
         // The last update on each hot key, the rest unchanged, no lock held.

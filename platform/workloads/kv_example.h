@@ -31,13 +31,13 @@ constexpr std::uint32_t kSlots = 16;
 constexpr std::uint64_t kSlotSize = 128;
 // One slot. The lock word is first so that the atomics address the slot's own tagged offset.
 namespace slot_off {
-constexpr std::uint64_t lock = 0x00;     // u64: 0 free, otherwise the holder's client id
-constexpr std::uint64_t key = 0x08;      // 24 bytes, NUL-padded; empty: the slot is unused
-constexpr std::uint64_t version = 0x20;  // u64: number of updates so far
-constexpr std::uint64_t writer = 0x28;   // u64: client id of the last update (0: the server's initial value)
-constexpr std::uint64_t text = 0x30;     // 80 bytes, NUL-padded: the value itself, human-readable
-constexpr std::uint64_t value = version; // what an update rewrites: version, writer and text
-constexpr std::uint64_t value_len = kSlotSize - value;
+constexpr std::uint64_t kLock = 0x00;       // u64: 0 free, otherwise the holder's client id
+constexpr std::uint64_t kEy = 0x08;         // 24 bytes, NUL-padded; empty: the slot is unused
+constexpr std::uint64_t kVersion = 0x20;    // u64: number of updates so far
+constexpr std::uint64_t kWriter = 0x28;     // u64: client id of the last update (0: the server's initial value)
+constexpr std::uint64_t kText = 0x30;       // 80 bytes, NUL-padded: the value itself, human-readable
+constexpr std::uint64_t kValue = kVersion;  // what an update rewrites: version, writer and text
+constexpr std::uint64_t kValueLen = kSlotSize - kValue;
 }  // namespace slot_off
 constexpr std::size_t kKeyLen = 24;
 constexpr std::size_t kTextLen = 80;
@@ -50,12 +50,12 @@ constexpr std::uint32_t kHotKeys = 2;
 std::uint64_t kv_hash(const std::string& key);
 
 struct kv_example_config {
-    std::uint32_t clients = 1;          // workload.qps: one QP and one client id each
-    std::uint32_t updates = 100;        // workload.iterations: locked updates per client
+    std::uint32_t clients = 1;    // workload.qps: one QP and one client id each
+    std::uint32_t updates = 100;  // workload.iterations: locked updates per client
     std::uint16_t port = 18515;
     std::uint64_t poll_interval_ps = 50000;
-    std::uint64_t seed = 1;             // back-off jitter
-    bool skip_lock = false;             // workload.inject = skip_lock: update without the lock (to see it fail)
+    std::uint64_t seed = 1;  // back-off jitter
+    bool skip_lock = false;  // workload.inject = skip_lock: update without the lock (to see it fail)
 };
 
 class kv_example : public platform::host_workload {

@@ -97,7 +97,9 @@ std::string hex8(unsigned v) {
 
 }  // namespace
 
-const char* to_string(mixed_op op) { return kKinds[static_cast<std::size_t>(op)].name; }
+const char* to_string(mixed_op op) {
+    return kKinds[static_cast<std::size_t>(op)].name;
+}
 
 mixed::mixed(const mixed_config& cfg, oob_channel& oob, peeker peek, std::function<void()> on_done)
     : cfg_(cfg), oob_(oob), peek_(std::move(peek)), on_done_(std::move(on_done)) {
@@ -170,29 +172,29 @@ void mixed::generate() {
                 op.length = 8;
                 op.local_off = 8 * (atomics++ % kResultSlots);
                 switch (op.kind) {
-                    case mixed_op::fetch_add:
-                        op.index = static_cast<std::uint32_t>(r.next() % cfg_.counters);
-                        op.value = r.between(1, 1ULL << 36);
-                        break;
-                    case mixed_op::masked_fetch_add: {
-                        // Fields of 8, 16 or 32 bits, or random boundaries.
-                        static constexpr std::uint64_t kFields[] = {0x8080808080808080ULL, 0x8000800080008000ULL,
-                                                                    0x8000000080000000ULL};
-                        op.index = 8 + static_cast<std::uint32_t>(r.next() % 8);
-                        op.value = r.next();
-                        const std::uint64_t f = r.next() % 4;
-                        op.add_or_swap_mask = f < 3 ? kFields[f] : r.next() & r.next();
-                        break;
-                    }
-                    default:  // CmpSwap, masked or not, on the QP's words 0-7
-                        op.index = static_cast<std::uint32_t>(r.next() % 8);
-                        op.value = r.next();
-                        op.cas_match = r.next() % 10 < 7;
-                        op.miss = r.next() | 1;
-                        op.noise = r.next();
-                        op.add_or_swap_mask = op.kind == mixed_op::masked_cmp_swap ? r.next() : ~0ULL;
-                        op.compare_mask = op.kind == mixed_op::masked_cmp_swap ? r.next() | 1 : ~0ULL;
-                        break;
+                case mixed_op::fetch_add:
+                    op.index = static_cast<std::uint32_t>(r.next() % cfg_.counters);
+                    op.value = r.between(1, 1ULL << 36);
+                    break;
+                case mixed_op::masked_fetch_add: {
+                    // Fields of 8, 16 or 32 bits, or random boundaries.
+                    static constexpr std::uint64_t kFields[] = {0x8080808080808080ULL, 0x8000800080008000ULL,
+                                                                0x8000000080000000ULL};
+                    op.index = 8 + static_cast<std::uint32_t>(r.next() % 8);
+                    op.value = r.next();
+                    const std::uint64_t f = r.next() % 4;
+                    op.add_or_swap_mask = f < 3 ? kFields[f] : r.next() & r.next();
+                    break;
+                }
+                default:  // CmpSwap, masked or not, on the QP's words 0-7
+                    op.index = static_cast<std::uint32_t>(r.next() % 8);
+                    op.value = r.next();
+                    op.cas_match = r.next() % 10 < 7;
+                    op.miss = r.next() | 1;
+                    op.noise = r.next();
+                    op.add_or_swap_mask = op.kind == mixed_op::masked_cmp_swap ? r.next() : ~0ULL;
+                    op.compare_mask = op.kind == mixed_op::masked_cmp_swap ? r.next() | 1 : ~0ULL;
+                    break;
                 }
                 ops_[q].push_back(op);
                 continue;
@@ -224,20 +226,24 @@ void mixed::generate() {
 
 std::vector<mixed::range> mixed::ranges_of(const op_desc& op) const {
     switch (op.kind) {
-        case mixed_op::write:
-        case mixed_op::write_imm:
-            return {{0, op.local_off, op.local_off + op.length, true}, {3, op.remote_off, op.remote_off + op.length, true}};
-        case mixed_op::read:
-            return {{3, op.remote_off, op.remote_off + op.length, false}, {1, op.local_off, op.local_off + op.length, true}};
-        case mixed_op::send:
-        case mixed_op::send_se:
-        case mixed_op::send_inv: return {{0, op.local_off, op.local_off + op.length, true}};
-        case mixed_op::fetch_add:
-        case mixed_op::cmp_swap:
-        case mixed_op::masked_fetch_add:
-        case mixed_op::masked_cmp_swap: return {{2, op.local_off, op.local_off + 8, true}};
-        case mixed_op::immediate:
-        case mixed_op::local_inv: return {};
+    case mixed_op::write:
+    case mixed_op::write_imm:
+        return {{0, op.local_off, op.local_off + op.length, true}, {3, op.remote_off, op.remote_off + op.length, true}};
+    case mixed_op::read:
+        return {{3, op.remote_off, op.remote_off + op.length, false},
+                {1, op.local_off, op.local_off + op.length, true}};
+    case mixed_op::send:
+    case mixed_op::send_se:
+    case mixed_op::send_inv:
+        return {{0, op.local_off, op.local_off + op.length, true}};
+    case mixed_op::fetch_add:
+    case mixed_op::cmp_swap:
+    case mixed_op::masked_fetch_add:
+    case mixed_op::masked_cmp_swap:
+        return {{2, op.local_off, op.local_off + 8, true}};
+    case mixed_op::immediate:
+    case mixed_op::local_inv:
+        return {};
     }
     return {};
 }
@@ -478,7 +484,8 @@ void mixed::client(drv::host_bus& bus, const drv::station_config& station, std::
     std::uint64_t spare_buf = 0;
     if (ok && spares > 0) ok = ctx.alloc_buffer(spares * 64, &spare_buf) == drv::status::ok;
     for (std::uint64_t s = 0; ok && s < spares; ++s) {
-        ok = ctx.reg_mr(pd, spare_buf + 64 * s, 64, regmap::mr_access::local_write, &local_spares[s]) == drv::status::ok;
+        ok =
+            ctx.reg_mr(pd, spare_buf + 64 * s, 64, regmap::mr_access::local_write, &local_spares[s]) == drv::status::ok;
     }
     if (!ok) {
         fail("mixed: client set-up failed (see the log)");
@@ -519,98 +526,100 @@ void mixed::client(drv::host_bus& bus, const drv::station_config& station, std::
         wr.length = op.length;
         const std::uint64_t target = 4096 + q * lay_.server_slice + 4096 + op.remote_off;  // into the server image
         switch (op.kind) {
-            case mixed_op::write:
-            case mixed_op::write_imm:
-            case mixed_op::send:
-            case mixed_op::send_se:
-            case mixed_op::send_inv: {
-                std::vector<std::uint8_t> bytes = payload(cfg_.seed, q, i, op.length);
-                wr.local_addr = client_base(q) + lay_.src + op.local_off;
-                bus.mem_write(wr.local_addr, bytes.data(), bytes.size());
-                if (op.kind == mixed_op::write || op.kind == mixed_op::write_imm) {
-                    wr.opcode = op.kind == mixed_op::write ? regmap::wr_opcode::rdma_write
-                                                           : regmap::wr_opcode::rdma_write_with_imm;
-                    wr.remote_addr = server_base(q) + 4096 + op.remote_off;
-                    std::memcpy(server_image_.data() + target, bytes.data(), bytes.size());
-                    if (op.kind == mixed_op::write_imm) {
-                        wr.imm_data = op.value;
-                        sends_[q].push_back({op.kind, i, {}, wr.imm_data, 0});
-                        ++sends_posted[q];
-                    }
-                } else {
-                    wr.opcode = regmap::wr_opcode::send;
-                    wr.solicited = op.kind == mixed_op::send_se;
-                    std::uint32_t inv = 0;
-                    if (op.kind == mixed_op::send_inv) inv = wr.invalidate_stag = spare_stag[q * cfg_.spare_stags + op.index];
-                    sends_[q].push_back({op.kind, i, std::move(bytes), 0, inv});
+        case mixed_op::write:
+        case mixed_op::write_imm:
+        case mixed_op::send:
+        case mixed_op::send_se:
+        case mixed_op::send_inv: {
+            std::vector<std::uint8_t> bytes = payload(cfg_.seed, q, i, op.length);
+            wr.local_addr = client_base(q) + lay_.src + op.local_off;
+            bus.mem_write(wr.local_addr, bytes.data(), bytes.size());
+            if (op.kind == mixed_op::write || op.kind == mixed_op::write_imm) {
+                wr.opcode =
+                    op.kind == mixed_op::write ? regmap::wr_opcode::rdma_write : regmap::wr_opcode::rdma_write_with_imm;
+                wr.remote_addr = server_base(q) + 4096 + op.remote_off;
+                std::memcpy(server_image_.data() + target, bytes.data(), bytes.size());
+                if (op.kind == mixed_op::write_imm) {
+                    wr.imm_data = op.value;
+                    sends_[q].push_back({op.kind, i, {}, wr.imm_data, 0});
                     ++sends_posted[q];
                 }
-                break;
-            }
-            case mixed_op::immediate:
-                wr.opcode = regmap::wr_opcode::immediate_data;
-                wr.length = 0;
-                wr.imm_data = op.value;
-                sends_[q].push_back({op.kind, i, {}, op.value, 0});
+            } else {
+                wr.opcode = regmap::wr_opcode::send;
+                wr.solicited = op.kind == mixed_op::send_se;
+                std::uint32_t inv = 0;
+                if (op.kind == mixed_op::send_inv)
+                    inv = wr.invalidate_stag = spare_stag[q * cfg_.spare_stags + op.index];
+                sends_[q].push_back({op.kind, i, std::move(bytes), 0, inv});
                 ++sends_posted[q];
-                break;
-            case mixed_op::local_inv:
-                wr.opcode = regmap::wr_opcode::local_invalidate;
-                wr.length = 0;
-                wr.invalidate_stag = local_spares[q * cfg_.spare_stags + op.index].stag;
-                break;
-            case mixed_op::read:
-                wr.opcode = regmap::wr_opcode::rdma_read;
-                wr.local_addr = client_base(q) + lay_.sink + op.local_off;
-                wr.remote_addr = server_base(q) + 4096 + op.remote_off;
-                f.expect.assign(server_image_.begin() + static_cast<std::ptrdiff_t>(target),
-                                server_image_.begin() + static_cast<std::ptrdiff_t>(target + op.length));
-                break;
-            case mixed_op::fetch_add: {
-                wr.opcode = regmap::wr_opcode::atomic_fetch_add;
-                wr.local_addr = client_base(q) + op.local_off;
-                wr.remote_addr = remote.addr + 8ULL * op.index;
-                wr.operand = op.value;
-                // The final counter is the initial value plus every add, whatever their order.
-                std::uint64_t v = 0;
-                std::memcpy(&v, server_image_.data() + 8ULL * op.index, 8);
-                v += op.value;
-                std::memcpy(server_image_.data() + 8ULL * op.index, &v, 8);
-                break;
             }
-            case mixed_op::cmp_swap:
-            case mixed_op::masked_cmp_swap:
-            case mixed_op::masked_fetch_add: {
-                wr.opcode = op.kind == mixed_op::masked_fetch_add ? regmap::wr_opcode::atomic_fetch_add
-                                                                  : regmap::wr_opcode::atomic_compare_swap;
-                wr.local_addr = client_base(q) + op.local_off;
-                wr.remote_addr = server_base(q) + 8ULL * op.index;
-                wr.operand = op.value;
-                // The QP's own word: its atomics execute in the QP's order, so the original each
-                // returns is the shadow's value now.
-                std::uint64_t& word = words_[q * kWords + op.index];
-                f.expect_value = word;
-                if (op.kind == mixed_op::masked_fetch_add) {
+            break;
+        }
+        case mixed_op::immediate:
+            wr.opcode = regmap::wr_opcode::immediate_data;
+            wr.length = 0;
+            wr.imm_data = op.value;
+            sends_[q].push_back({op.kind, i, {}, op.value, 0});
+            ++sends_posted[q];
+            break;
+        case mixed_op::local_inv:
+            wr.opcode = regmap::wr_opcode::local_invalidate;
+            wr.length = 0;
+            wr.invalidate_stag = local_spares[q * cfg_.spare_stags + op.index].stag;
+            break;
+        case mixed_op::read:
+            wr.opcode = regmap::wr_opcode::rdma_read;
+            wr.local_addr = client_base(q) + lay_.sink + op.local_off;
+            wr.remote_addr = server_base(q) + 4096 + op.remote_off;
+            f.expect.assign(server_image_.begin() + static_cast<std::ptrdiff_t>(target),
+                            server_image_.begin() + static_cast<std::ptrdiff_t>(target + op.length));
+            break;
+        case mixed_op::fetch_add: {
+            wr.opcode = regmap::wr_opcode::atomic_fetch_add;
+            wr.local_addr = client_base(q) + op.local_off;
+            wr.remote_addr = remote.addr + 8ULL * op.index;
+            wr.operand = op.value;
+            // The final counter is the initial value plus every add, whatever their order.
+            std::uint64_t v = 0;
+            std::memcpy(&v, server_image_.data() + 8ULL * op.index, 8);
+            v += op.value;
+            std::memcpy(server_image_.data() + 8ULL * op.index, &v, 8);
+            break;
+        }
+        case mixed_op::cmp_swap:
+        case mixed_op::masked_cmp_swap:
+        case mixed_op::masked_fetch_add: {
+            wr.opcode = op.kind == mixed_op::masked_fetch_add ? regmap::wr_opcode::atomic_fetch_add
+                                                              : regmap::wr_opcode::atomic_compare_swap;
+            wr.local_addr = client_base(q) + op.local_off;
+            wr.remote_addr = server_base(q) + 8ULL * op.index;
+            wr.operand = op.value;
+            // The QP's own word: its atomics execute in the QP's order, so the original each
+            // returns is the shadow's value now.
+            std::uint64_t& word = words_[q * kWords + op.index];
+            f.expect_value = word;
+            if (op.kind == mixed_op::masked_fetch_add) {
+                wr.masked = true;
+                wr.add_or_swap_mask = op.add_or_swap_mask;
+                word = rfc_masked_add(word, op.value, op.add_or_swap_mask);
+            } else {
+                // Compare data equal to the word in the compared bits (or differing in one of
+                // them); the uncompared bits are noise.
+                const std::uint64_t cmask = op.compare_mask;
+                const std::uint64_t differ = op.cas_match             ? 0
+                                             : (op.miss & cmask) != 0 ? op.miss & cmask
+                                                                      : cmask & (~cmask + 1);
+                wr.compare = ((word ^ differ) & cmask) | (op.noise & ~cmask);
+                if (op.kind == mixed_op::masked_cmp_swap) {
                     wr.masked = true;
                     wr.add_or_swap_mask = op.add_or_swap_mask;
-                    word = rfc_masked_add(word, op.value, op.add_or_swap_mask);
-                } else {
-                    // Compare data equal to the word in the compared bits (or differing in one of
-                    // them); the uncompared bits are noise.
-                    const std::uint64_t cmask = op.compare_mask;
-                    const std::uint64_t differ = op.cas_match ? 0 : (op.miss & cmask) != 0 ? op.miss & cmask
-                                                                                             : cmask & (~cmask + 1);
-                    wr.compare = ((word ^ differ) & cmask) | (op.noise & ~cmask);
-                    if (op.kind == mixed_op::masked_cmp_swap) {
-                        wr.masked = true;
-                        wr.add_or_swap_mask = op.add_or_swap_mask;
-                        wr.compare_mask = cmask;
-                    }
-                    word = rfc_masked_swap(word, wr.compare, cmask, op.value, op.add_or_swap_mask);
+                    wr.compare_mask = cmask;
                 }
-                std::memcpy(server_image_.data() + 4096 + q * lay_.server_slice + 8ULL * op.index, &word, 8);
-                break;
+                word = rfc_masked_swap(word, wr.compare, cmask, op.value, op.add_or_swap_mask);
             }
+            std::memcpy(server_image_.data() + 4096 + q * lay_.server_slice + 8ULL * op.index, &word, 8);
+            break;
+        }
         }
         f.posted_ps = bus.now_ps();
         if (ctx.post_send(qps[q], wr) != drv::status::ok) return false;
@@ -670,7 +679,8 @@ void mixed::client(drv::host_bus& bus, const drv::station_config& station, std::
                     break;
                 }
                 if (!post(q, next[q])) {
-                    fail("mixed: post_send failed on QP " + std::to_string(q) + " (op " + std::to_string(next[q]) + ")");
+                    fail("mixed: post_send failed on QP " + std::to_string(q) + " (op " + std::to_string(next[q]) +
+                         ")");
                     break;
                 }
                 ++next[q];
@@ -690,8 +700,10 @@ void mixed::client(drv::host_bus& bus, const drv::station_config& station, std::
         }
         if (n == 0 && !progress) {
             // Waiting for completions, or (nothing outstanding) for the server to post receives.
-            if (cfg_.event_mode && outstanding > 0) ctx.wait_cq(cq, 1'000'000'000'000ULL);
-            else bus.spend(cfg_.poll_interval_ps);
+            if (cfg_.event_mode && outstanding > 0)
+                ctx.wait_cq(cq, 1'000'000'000'000ULL);
+            else
+                bus.spend(cfg_.poll_interval_ps);
         }
     }
     elapsed_ps_ = bus.now_ps() - start;
@@ -759,9 +771,9 @@ void mixed::check_final() {
         std::string first;
         for (const fetch_add_record& r : recs) {
             if (r.original != expect && ++bad == 1) {
-                first = "counter " + std::to_string(c) + ": QP " + std::to_string(r.qp) + " op " + std::to_string(r.op) +
-                        " returned " + std::to_string(r.original) + " where the chain of adds expects " +
-                        std::to_string(expect);
+                first = "counter " + std::to_string(c) + ": QP " + std::to_string(r.qp) + " op " +
+                        std::to_string(r.op) + " returned " + std::to_string(r.original) +
+                        " where the chain of adds expects " + std::to_string(expect);
             }
             expect = r.original + r.add;
         }

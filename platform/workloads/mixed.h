@@ -34,18 +34,18 @@ namespace rnic::platform {
 
 struct mixed_config {
     std::uint32_t qps = 1;
-    std::uint32_t operations = 1000;   // per QP
-    std::uint32_t queue_depth = 16;    // per QP
-    std::uint64_t buffer = 1 << 20;    // registered buffer on each side
+    std::uint32_t operations = 1000;  // per QP
+    std::uint32_t queue_depth = 16;   // per QP
+    std::uint64_t buffer = 1 << 20;   // registered buffer on each side
     std::uint16_t port = 18515;
     bool event_mode = false;
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t seed = 1;
     std::uint32_t min_size = 1;
     std::uint32_t max_size = 40 * 1024;
-    std::uint32_t receives = 8;        // receives the server keeps posted per QP
-    std::uint32_t counters = 2;        // shared FetchAdd counters
-    std::uint32_t spare_stags = 4;     // regions per QP and side for Sends with Invalidate / local invalidates
+    std::uint32_t receives = 8;     // receives the server keeps posted per QP
+    std::uint32_t counters = 2;     // shared FetchAdd counters
+    std::uint32_t spare_stags = 4;  // regions per QP and side for Sends with Invalidate / local invalidates
     // CPU time the server spends between accepting one connection and the next (a slow server:
     // the client's next connection is established first and waits for its accept).
     std::uint64_t accept_gap_ps = 0;
@@ -56,8 +56,18 @@ struct mixed_config {
 // The kinds of operation in the mix. A new verb is one more entry here, one in kKinds (mixed.cpp:
 // name and weight), its drawing in mixed::generate and its posting and checking in mixed::client.
 enum class mixed_op : std::uint8_t {
-    write, write_imm, read, send, send_se, send_inv, immediate, fetch_add, cmp_swap, masked_fetch_add,
-    masked_cmp_swap, local_inv,
+    write,
+    write_imm,
+    read,
+    send,
+    send_se,
+    send_inv,
+    immediate,
+    fetch_add,
+    cmp_swap,
+    masked_fetch_add,
+    masked_cmp_swap,
+    local_inv,
 };
 constexpr std::size_t kMixedOpKinds = 12;
 const char* to_string(mixed_op op);
@@ -78,21 +88,21 @@ public:
     struct op_desc {
         mixed_op kind = mixed_op::write;
         std::uint32_t length = 0;
-        std::uint64_t local_off = 0;    // into the QP's source / sink area, or its result slot
-        std::uint64_t remote_off = 0;   // into the QP's target area at the server
-        std::uint32_t index = 0;        // counter (FetchAdd), word (other atomics), spare STag (invalidates)
-        std::uint64_t value = 0;        // add (FetchAdd), swap (CmpSwap), Immediate Data
-        bool cas_match = false;         // CmpSwap: compare equal to the current value (it succeeds)
-        std::uint64_t miss = 0;         // CmpSwap: XORed into the compared bits when it must fail
+        std::uint64_t local_off = 0;   // into the QP's source / sink area, or its result slot
+        std::uint64_t remote_off = 0;  // into the QP's target area at the server
+        std::uint32_t index = 0;       // counter (FetchAdd), word (other atomics), spare STag (invalidates)
+        std::uint64_t value = 0;       // add (FetchAdd), swap (CmpSwap), Immediate Data
+        bool cas_match = false;        // CmpSwap: compare equal to the current value (it succeeds)
+        std::uint64_t miss = 0;        // CmpSwap: XORed into the compared bits when it must fail
         std::uint64_t add_or_swap_mask = 0, compare_mask = 0;  // masked atomics (RFC 7306 §5.1)
-        std::uint64_t noise = 0;        // masked CmpSwap: fills the compare data's uncompared bits
+        std::uint64_t noise = 0;  // masked CmpSwap: fills the compare data's uncompared bits
     };
     const std::vector<op_desc>& sequence(std::uint32_t qp) const { return ops_[qp]; }
 
 private:
     struct area_layout {
-        std::uint64_t client_slice = 0, src = 0, sink = 0, area = 0;   // client: per-QP slice, areas
-        std::uint64_t server_slice = 0, target = 0;                    // server: per-QP slice, target area
+        std::uint64_t client_slice = 0, src = 0, sink = 0, area = 0;  // client: per-QP slice, areas
+        std::uint64_t server_slice = 0, target = 0;                   // server: per-QP slice, target area
     };
     struct range {
         int space;  // 0 client source, 1 client sink, 2 client result slot, 3 server target
@@ -103,8 +113,8 @@ private:
         std::uint32_t op = 0;
         std::uint64_t posted_ps = 0;
         std::vector<range> ranges;
-        std::vector<std::uint8_t> expect;   // RDMA Read: the bytes the sink must hold
-        std::uint64_t expect_value = 0;     // CmpSwap: the original it must return
+        std::vector<std::uint8_t> expect;  // RDMA Read: the bytes the sink must hold
+        std::uint64_t expect_value = 0;    // CmpSwap: the original it must return
     };
     struct fetch_add_record {
         std::uint64_t original, add;
@@ -145,13 +155,13 @@ private:
     std::function<void()> on_done_;
     workload_result result_;
     area_layout lay_;
-    std::vector<std::vector<op_desc>> ops_;             // per QP
-    std::vector<std::vector<in_flight>> flights_;        // per QP, posted and not yet completed
-    std::vector<std::deque<sent_message>> sends_;        // per QP: Sends posted, not yet received
-    std::vector<std::uint8_t> server_image_;             // what the server's buffer must hold
+    std::vector<std::vector<op_desc>> ops_;        // per QP
+    std::vector<std::vector<in_flight>> flights_;  // per QP, posted and not yet completed
+    std::vector<std::deque<sent_message>> sends_;  // per QP: Sends posted, not yet received
+    std::vector<std::uint8_t> server_image_;       // what the server's buffer must hold
     std::uint64_t server_addr_ = 0, client_addr_ = 0;
     std::vector<fetch_add_record> fetch_adds_;
-    std::vector<std::uint64_t> words_;                   // per QP: its atomic words as the shadow sees them
+    std::vector<std::uint64_t> words_;  // per QP: its atomic words as the shadow sees them
     row_stats rows_[kMixedOpKinds];
     std::uint64_t elapsed_ps_ = 0;
     static constexpr std::uint32_t kWords = 16;  // per QP: 0-7 CmpSwap (masked or not), 8-15 masked FetchAdd

@@ -18,7 +18,9 @@ constexpr std::uint64_t kReceives = 4;
 
 // The byte that marks iteration i in a message's last byte: never 0 (the inbox starts zeroed) and
 // never the previous iteration's value.
-std::uint8_t tag(std::uint32_t i) { return static_cast<std::uint8_t>(i % 255 + 1); }
+std::uint8_t tag(std::uint32_t i) {
+    return static_cast<std::uint8_t>(i % 255 + 1);
+}
 }  // namespace
 
 struct perf_lat::side {
@@ -37,15 +39,17 @@ struct perf_lat::side {
 perf_lat::perf_lat(const perf_lat_config& cfg, oob_channel& oob, std::function<void()> on_done)
     : cfg_(cfg), oob_(oob), on_done_(std::move(on_done)) {}
 
-void perf_lat::fail(const std::string& what) { record_failure(result_, what); }
+void perf_lat::fail(const std::string& what) {
+    record_failure(result_, what);
+}
 
 bool perf_lat::setup(side& s, const drv::station_config& station, bool server) {
     s.half = cfg_.buffer / 2;
     if (s.ctx.open(station) != drv::status::ok || s.ctx.alloc_pd(&s.pd) != drv::status::ok ||
         s.ctx.alloc_buffer(cfg_.buffer, &s.buf) != drv::status::ok ||
         s.ctx.reg_mr(s.pd, s.buf, cfg_.buffer,
-                     acc::local_write | acc::remote_write | acc::remote_read | acc::remote_atomic, &s.mr) !=
-            drv::status::ok ||
+                     acc::local_write | acc::remote_write | acc::remote_read | acc::remote_atomic,
+                     &s.mr) != drv::status::ok ||
         s.ctx.create_cq(64, &s.cq) != drv::status::ok ||
         s.ctx.create_qp(s.pd, s.cq, s.cq, 16, 16, &s.qp) != drv::status::ok) {
         fail(std::string(server ? "server" : "client") + " set-up failed (see the log)");
@@ -287,7 +291,8 @@ void perf_lat::client(drv::host_bus& bus, const drv::station_config& station, st
             bus.mem_read(s.buf + s.half, got.data(), got.size());
             row.integrity.bytes_checked = size;
             row.integrity.ok = got == want;
-            if (!row.integrity.ok) row.integrity.detail = "the last RDMA Read returned other bytes than the server holds";
+            if (!row.integrity.ok)
+                row.integrity.detail = "the last RDMA Read returned other bytes than the server holds";
         } else {
             row.integrity.bytes_checked = 8 * static_cast<std::uint64_t>(cfg_.warmup + cfg_.iterations);
         }

@@ -25,10 +25,10 @@ namespace rnic::platform {
 
 struct perf_lat_config {
     enum class kind { write, send, read, atomic } op = kind::write;
-    bool cmp_swap = false;               // atomic_lat: CmpSwap instead of FetchAdd
-    std::vector<std::uint64_t> sizes;    // message sizes (atomic: ignored, 8)
+    bool cmp_swap = false;             // atomic_lat: CmpSwap instead of FetchAdd
+    std::vector<std::uint64_t> sizes;  // message sizes (atomic: ignored, 8)
     std::uint32_t iterations = 1000;
-    std::uint32_t warmup = 16;           // iterations run first and not measured (perftest: 1..)
+    std::uint32_t warmup = 16;  // iterations run first and not measured (perftest: 1..)
     // write_lat / send_lat messages up to this size go inline in the WQE (perftest -I; its default is
     // the device's maximum), so the sender's NIC reads no payload from host memory.
     std::uint32_t max_inline = 192;

@@ -44,8 +44,7 @@ void perf_server::server(drv::host_bus& bus, const drv::station_config& station)
         ctx.reg_mr(pd, data, cfg_.buffer, mr::local_write | mr::remote_write | mr::remote_read | mr::remote_atomic,
                    &data_mr) != drv::status::ok ||
         ctx.reg_mr(pd, recvs, recv_bytes, mr::local_write, &recv_mr) != drv::status::ok ||
-        ctx.reg_mr(pd, reply, 64, 0, &reply_mr) != drv::status::ok ||
-        ctx.create_cq(256, &cq) != drv::status::ok ||
+        ctx.reg_mr(pd, reply, 64, 0, &reply_mr) != drv::status::ok || ctx.create_cq(256, &cq) != drv::status::ok ||
         ctx.create_qp(pd, cq, cq, 16, cfg_.receives, &qp) != drv::status::ok) {
         fail("set-up failed (see the log)");
         return;
@@ -66,8 +65,9 @@ void perf_server::server(drv::host_bus& bus, const drv::station_config& station)
             return;
         }
     }
-    PERF_LOG(info, bus, "waiting for a client on port " << cfg_.port << " (buffer of " << cfg_.buffer << " bytes, STag 0x"
-                                                         << std::hex << data_mr.stag << ")");
+    PERF_LOG(info, bus,
+             "waiting for a client on port " << cfg_.port << " (buffer of " << cfg_.buffer << " bytes, STag 0x"
+                                             << std::hex << data_mr.stag << ")");
     if (ctx.accept(qp, cfg_.port) != drv::status::ok) {
         fail("accept on port " + std::to_string(cfg_.port) + " failed");
         return;
@@ -93,7 +93,8 @@ void perf_server::server(drv::host_bus& bus, const drv::station_config& station)
         return ctx.post_send(qp, wr) == drv::status::ok;
     };
     // Checks [data + kPerfDataOffset, + n) against the pattern; one result row.
-    auto check_area = [&](const char* what, std::uint64_t seed, std::uint64_t n, std::uint64_t ops, std::uint32_t size) {
+    auto check_area = [&](const char* what, std::uint64_t seed, std::uint64_t n, std::uint64_t ops,
+                          std::uint32_t size) {
         std::vector<std::uint8_t> got(n);
         bus.mem_read(data + kPerfDataOffset, got.data(), n);
         workload_row row;
@@ -162,8 +163,9 @@ void perf_server::server(drv::host_bus& bus, const drv::station_config& station)
             sends_row.integrity.bytes_mismatched += bad;
             if (bad != 0 && sends_row.integrity.ok) {
                 sends_row.integrity.ok = false;
-                sends_row.integrity.detail = "Send " + std::to_string(send_index) + " of " + std::to_string(msg.size()) +
-                                             " bytes differs in " + std::to_string(bad) + " bytes";
+                sends_row.integrity.detail = "Send " + std::to_string(send_index) + " of " +
+                                             std::to_string(msg.size()) + " bytes differs in " + std::to_string(bad) +
+                                             " bytes";
                 record_failure(result_, sends_row.integrity.detail);
             }
             ++send_index;
@@ -189,73 +191,74 @@ void perf_server::server(drv::host_bus& bus, const drv::station_config& station)
         const std::uint64_t area = std::min<std::uint64_t>(static_cast<std::uint64_t>(size) * count, span);
         bool ok = true;
         switch (op) {
-            case perf_op::hello:
-                PERF_LOG(info, bus, "hello");
-                ok = send_reply(0, data_mr.to_base, cfg_.buffer, data_mr.stag);
-                break;
-            case perf_op::check_write: {
-                const auto r = check_area("client rdma_write", seed, area, count, size);
-                PERF_LOG(info, bus, "checked " << area << " bytes of " << count << " RDMA Writes of " << size
-                                              << " bytes: " << r.first << " differ");
-                ok = send_reply(r.first == 0 ? 0 : 1, area, r.first, static_cast<std::uint32_t>(r.second));
-                break;
-            }
-            case perf_op::fill_read: {
-                std::vector<std::uint8_t> fill(area);
-                for (std::uint64_t o = 0; o < area; ++o) fill[o] = perf_pattern(seed, o);
-                bus.mem_write(data + kPerfDataOffset, fill.data(), fill.size());
-                workload_row row;
-                row.op = "client rdma_read";
-                row.size = size;
-                row.iterations = count;
-                row.bytes = static_cast<std::uint64_t>(count) * size;
-                result_.rows.push_back(row);  // the client checks what it read
-                ok = send_reply(0, area, 0, 0);
-                break;
-            }
-            case perf_op::expect_sends:
-                if (size == 0 || size > cfg_.max_send || count == 0) {
-                    ok = send_reply(2, 0, 0, 0);
-                    break;
-                }
-                sends_left = count;
-                send_size = size;
-                send_seed = seed;
-                send_index = 0;
-                sends_row = workload_row{};
-                sends_row.op = "client send";
-                sends_row.size = size;
-                ok = send_reply(0, 0, 0, 0);
-                break;
-            case perf_op::check_atomic: {
-                std::uint64_t counter = 0;
-                bus.mem_read(data, &counter, sizeof counter);
-                workload_row row;
-                row.op = "client fetch_add";
-                row.size = 8;
-                row.iterations = count;
-                row.bytes = 8ull * count;
-                row.integrity.bytes_checked = 8;
-                row.integrity.ok = counter == count;
-                if (!row.integrity.ok) {
-                    row.integrity.bytes_mismatched = 8;
-                    row.integrity.detail = "the counter is " + std::to_string(counter) + " after " +
-                                           std::to_string(count) + " FetchAdds of 1";
-                    record_failure(result_, row.integrity.detail);
-                }
-                result_.rows.push_back(row);
-                const std::uint64_t zero64 = 0;
-                bus.mem_write(data, &zero64, sizeof zero64);
-                ok = send_reply(row.integrity.ok ? 0 : 1, counter, 0, 0);
-                break;
-            }
-            case perf_op::bye:
-                said_bye = true;
-                ok = send_reply(0, 0, 0, 0);
-                break;
-            default:
-                PERF_LOG(error, bus, "unknown request op " << static_cast<std::uint32_t>(op) << ": status 2");
+        case perf_op::hello:
+            PERF_LOG(info, bus, "hello");
+            ok = send_reply(0, data_mr.to_base, cfg_.buffer, data_mr.stag);
+            break;
+        case perf_op::check_write: {
+            const auto r = check_area("client rdma_write", seed, area, count, size);
+            PERF_LOG(info, bus,
+                     "checked " << area << " bytes of " << count << " RDMA Writes of " << size << " bytes: " << r.first
+                                << " differ");
+            ok = send_reply(r.first == 0 ? 0 : 1, area, r.first, static_cast<std::uint32_t>(r.second));
+            break;
+        }
+        case perf_op::fill_read: {
+            std::vector<std::uint8_t> fill(area);
+            for (std::uint64_t o = 0; o < area; ++o) fill[o] = perf_pattern(seed, o);
+            bus.mem_write(data + kPerfDataOffset, fill.data(), fill.size());
+            workload_row row;
+            row.op = "client rdma_read";
+            row.size = size;
+            row.iterations = count;
+            row.bytes = static_cast<std::uint64_t>(count) * size;
+            result_.rows.push_back(row);  // the client checks what it read
+            ok = send_reply(0, area, 0, 0);
+            break;
+        }
+        case perf_op::expect_sends:
+            if (size == 0 || size > cfg_.max_send || count == 0) {
                 ok = send_reply(2, 0, 0, 0);
+                break;
+            }
+            sends_left = count;
+            send_size = size;
+            send_seed = seed;
+            send_index = 0;
+            sends_row = workload_row{};
+            sends_row.op = "client send";
+            sends_row.size = size;
+            ok = send_reply(0, 0, 0, 0);
+            break;
+        case perf_op::check_atomic: {
+            std::uint64_t counter = 0;
+            bus.mem_read(data, &counter, sizeof counter);
+            workload_row row;
+            row.op = "client fetch_add";
+            row.size = 8;
+            row.iterations = count;
+            row.bytes = 8ull * count;
+            row.integrity.bytes_checked = 8;
+            row.integrity.ok = counter == count;
+            if (!row.integrity.ok) {
+                row.integrity.bytes_mismatched = 8;
+                row.integrity.detail =
+                    "the counter is " + std::to_string(counter) + " after " + std::to_string(count) + " FetchAdds of 1";
+                record_failure(result_, row.integrity.detail);
+            }
+            result_.rows.push_back(row);
+            const std::uint64_t zero64 = 0;
+            bus.mem_write(data, &zero64, sizeof zero64);
+            ok = send_reply(row.integrity.ok ? 0 : 1, counter, 0, 0);
+            break;
+        }
+        case perf_op::bye:
+            said_bye = true;
+            ok = send_reply(0, 0, 0, 0);
+            break;
+        default:
+            PERF_LOG(error, bus, "unknown request op " << static_cast<std::uint32_t>(op) << ": status 2");
+            ok = send_reply(2, 0, 0, 0);
         }
         if (!ok) {
             fail("post_send failed");

@@ -33,7 +33,14 @@ namespace rnic::platform {
 
 constexpr std::uint32_t kPerfMagic = 0x46524e52;  // "RNRF" little-endian
 constexpr std::uint32_t kPerfDataOffset = 64;
-enum class perf_op : std::uint32_t { hello = 1, check_write = 2, fill_read = 3, expect_sends = 4, check_atomic = 5, bye = 6 };
+enum class perf_op : std::uint32_t {
+    hello = 1,
+    check_write = 2,
+    fill_read = 3,
+    expect_sends = 4,
+    check_atomic = 5,
+    bye = 6
+};
 
 // The byte at data offset `o` of pattern `seed` (the client computes the same).
 inline std::uint8_t perf_pattern(std::uint64_t seed, std::uint64_t o) {
@@ -41,10 +48,10 @@ inline std::uint8_t perf_pattern(std::uint64_t seed, std::uint64_t o) {
 }
 
 struct perf_server_config {
-    std::uint16_t port = 18515;       // perftest's default port
-    std::uint64_t buffer = 1 << 20;   // bytes of the registered buffer
-    std::uint32_t max_send = 4096;    // bytes of each posted receive
-    std::uint32_t receives = 64;      // receives kept posted
+    std::uint16_t port = 18515;                         // perftest's default port
+    std::uint64_t buffer = 1 << 20;                     // bytes of the registered buffer
+    std::uint32_t max_send = 4096;                      // bytes of each posted receive
+    std::uint32_t receives = 64;                        // receives kept posted
     std::uint64_t timeout_ps = 120'000'000'000'000ULL;  // accept, and between two control messages
 };
 

@@ -109,7 +109,9 @@ void probe::check(const std::string& what, bool ok, const std::string& detail) {
     record_check(result_, what, ok, detail);
 }
 
-void probe::fail(const std::string& what) { record_failure(result_, what); }
+void probe::fail(const std::string& what) {
+    record_failure(result_, what);
+}
 
 bool probe::poll_for(side& s, drv::completion_queue* cq, const std::function<bool(const drv::work_completion&)>& pred,
                      std::uint64_t budget_ps, drv::work_completion* out) {
@@ -151,8 +153,10 @@ drv::send_wr probe::baseline_write(side& s, const remote_buffer& a) {
 
 void probe::server(drv::host_bus& bus, const drv::station_config& station) {
     if (cfg_.probe == "page_list" || cfg_.probe == "device_reset") {
-        if (cfg_.probe == "page_list") server_page_list(bus, station);
-        else server_device_reset(bus, station);
+        if (cfg_.probe == "page_list")
+            server_page_list(bus, station);
+        else
+            server_device_reset(bus, station);
         oob_.publish("server-done", {});
         return;
     }
@@ -237,25 +241,32 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
         fail("server accept failed");
         return;
     }
-    if (p == "write_imm") server_write_imm(s);
-    else if (p == "vi_errors" || p == "vi_descriptor" || p == "vi_crc") server_vi(s, before);
-    else if (p == "masked_atomics") server_masked_atomics(s);
-    else if (p == "qp_states") server_qp_states(s);
-    else if (p == "send_regions") server_send_regions(s);
-    else if (p == "cq_overrun") server_cq_overrun(s);
-    else if (p == "response_order" || p == "verbs_misuse" || p == "resource_limits" ||
-             p == "listen_backlog")
+    if (p == "write_imm")
+        server_write_imm(s);
+    else if (p == "vi_errors" || p == "vi_descriptor" || p == "vi_crc")
+        server_vi(s, before);
+    else if (p == "masked_atomics")
+        server_masked_atomics(s);
+    else if (p == "qp_states")
+        server_qp_states(s);
+    else if (p == "send_regions")
+        server_send_regions(s);
+    else if (p == "cq_overrun")
+        server_cq_overrun(s);
+    else if (p == "response_order" || p == "verbs_misuse" || p == "resource_limits" || p == "listen_backlog")
         oob_.wait_for("client-done");
-    else if (p == "abort") server_qp_states(s);
-    else if (p == "peer_to_peer" || p == "responder_waits" || p == "held_close") server_sends_first(s);
+    else if (p == "abort")
+        server_qp_states(s);
+    else if (p == "peer_to_peer" || p == "responder_waits" || p == "held_close")
+        server_sends_first(s);
     else if (p == "zero_based") {
         oob_.wait_for("client-done");
         const std::vector<std::uint8_t> want = pattern(cfg_.seed, 0x2e40, 8192);
         std::vector<std::uint8_t> got(want.size());
         bus.mem_read(s.buf + kOffZ + 100, got.data(), got.size());
         check("server: the Write landed at zero-based TO 100 of its region", got == want);
-    }
-    else server_error_probe(s);
+    } else
+        server_error_probe(s);
     oob_.publish("server-done", {});
 }
 
@@ -263,8 +274,10 @@ void probe::server(drv::host_bus& bus, const drv::station_config& station) {
 
 void probe::client(drv::host_bus& bus, const drv::station_config& station, std::uint32_t server_ip) {
     if (cfg_.probe == "page_list" || cfg_.probe == "device_reset") {
-        if (cfg_.probe == "page_list") client_page_list(bus, station, server_ip);
-        else client_device_reset(bus, station, server_ip);
+        if (cfg_.probe == "page_list")
+            client_page_list(bus, station, server_ip);
+        else
+            client_device_reset(bus, station, server_ip);
         // After a failed set-up the server may wait for a step that never comes: do not wait for it.
         if (result_.setup_ok) oob_.wait_for("server-done");
         result_.finished = result_.error.empty();
@@ -290,8 +303,9 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     if (cfg_.probe == "vi_crc" && (!cfg_.vi_crc || !cfg_.client_link_corrupts_past_checksum)) {
         // Without both nothing is corrupted, or nothing catches it: every Send would succeed and
         // the probe would report the level's error behaviour as broken.
-        fail("probe 'vi_crc' needs rnic.vitcp.crc = true and link corruption the TCP checksum does "
-             "not catch (link.a_to_b.corrupt > 0, link.a_to_b.corrupt_fixes_checksum = true)");
+        fail(
+            "probe 'vi_crc' needs rnic.vitcp.crc = true and link corruption the TCP checksum does "
+            "not catch (link.a_to_b.corrupt > 0, link.a_to_b.corrupt_fixes_checksum = true)");
         on_done_();
         return;
     }
@@ -328,8 +342,10 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
               std::string("returned ") + drv::to_string(st) + " after " + std::to_string(took / 1'000'000) + " us");
         // The firmware's deadline (rnic.mpa.timeout) runs from the connect command; the driver's
         // command timeout is longer, so the firmware's verdict is what returned.
-        check("client: it took the MPA timeout", took >= cfg_.mpa_timeout_ps && took < cfg_.mpa_timeout_ps + 1'000'000'000,
-              std::to_string(took / 1'000'000) + " us, timeout " + std::to_string(cfg_.mpa_timeout_ps / 1'000'000) + " us");
+        check("client: it took the MPA timeout",
+              took >= cfg_.mpa_timeout_ps && took < cfg_.mpa_timeout_ps + 1'000'000'000,
+              std::to_string(took / 1'000'000) + " us, timeout " + std::to_string(cfg_.mpa_timeout_ps / 1'000'000) +
+                  " us");
         result_.setup_ok = true;
         bus.spend(100'000'000);  // 100 us: the connection's close goes out and is answered
         oob_.publish("client-done", {});
@@ -395,24 +411,37 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
     const drv::send_wr w = baseline_write(s, a);
     drv::work_completion wc;
     const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
-                    poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
+                    poll_for(
+                        s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
                     wc.status == regmap::cqe_status::success;
     check("client: first RDMA Write completes", ok);
     oob_.publish("baseline-done", {});
     if (ok) {
         const std::string& p = cfg_.probe;
-        if (p == "write_imm") client_write_imm(s, a);
-        else if (p == "vi_errors" || p == "vi_descriptor" || p == "vi_crc") client_vi(s, a);
-        else if (p == "zero_based") client_zero_based(s);
-        else if (p == "masked_atomics") client_masked_atomics(s, a);
-        else if (p == "qp_states") client_qp_states(s, a);
-        else if (p == "response_order") client_response_order(s, a);
-        else if (p == "abort") client_abort(s, a);
-        else if (p == "verbs_misuse") client_verbs_misuse(s, a);
-        else if (p == "resource_limits") client_resource_limits(s, a);
-        else if (p == "cq_overrun") client_cq_overrun(s, server_ip, a);
-        else if (p == "listen_backlog") {}  // the connection and the first Write were the probe
-        else client_error_probe(s, a);
+        if (p == "write_imm")
+            client_write_imm(s, a);
+        else if (p == "vi_errors" || p == "vi_descriptor" || p == "vi_crc")
+            client_vi(s, a);
+        else if (p == "zero_based")
+            client_zero_based(s);
+        else if (p == "masked_atomics")
+            client_masked_atomics(s, a);
+        else if (p == "qp_states")
+            client_qp_states(s, a);
+        else if (p == "response_order")
+            client_response_order(s, a);
+        else if (p == "abort")
+            client_abort(s, a);
+        else if (p == "verbs_misuse")
+            client_verbs_misuse(s, a);
+        else if (p == "resource_limits")
+            client_resource_limits(s, a);
+        else if (p == "cq_overrun")
+            client_cq_overrun(s, server_ip, a);
+        else if (p == "listen_backlog") {
+        }  // the connection and the first Write were the probe
+        else
+            client_error_probe(s, a);
     }
     oob_.publish("client-done", {});
     oob_.wait_for("server-done");

@@ -26,14 +26,14 @@ struct probe_config {
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t seed = 1;
     std::uint64_t mpa_timeout_ps = 10'000'000'000ULL;  // rnic.mpa.timeout (mpa_timeout checks it)
-    std::string framing = "mpa";                         // rnic.framing (the vi_* probes need vitcp)
-    std::string vi_level = "reliable_delivery";          // rnic.vitcp.reliability (what vi_* expect)
-    bool vi_crc = false;                                 // rnic.vitcp.crc (the raw VI segments' trailer)
+    std::string framing = "mpa";                       // rnic.framing (the vi_* probes need vitcp)
+    std::string vi_level = "reliable_delivery";        // rnic.vitcp.reliability (what vi_* expect)
+    bool vi_crc = false;                               // rnic.vitcp.crc (the raw VI segments' trailer)
     // link.a_to_b corrupts frames and fixes their checksums: only then can vi_crc's Sends arrive
     // with a CRC error for the receiver to catch.
     bool client_link_corrupts_past_checksum = false;
-    std::uint16_t vi_read_window = 16;                   // rnic.vitcp.rdma_read_window (vi_read_window)
-    bool raw_wqes = false;              // rnic.rdma.raw_ulpdu_wqes (the probes that send raw bytes)
+    std::uint16_t vi_read_window = 16;     // rnic.vitcp.rdma_read_window (vi_read_window)
+    bool raw_wqes = false;                 // rnic.rdma.raw_ulpdu_wqes (the probes that send raw bytes)
     bool vi_raw_connect_requests = false;  // rnic.vitcp.raw_connect_requests (vi_ce_*)
     // send_regions: how many connections' send regions each NIC's buffer memory holds (its capacity,
     // hosts.N.buffer_capacity or rnic.buffer.capacity, over rnic.tcp.send_buffer), what they leave
@@ -46,11 +46,11 @@ struct probe_config {
 // The Terminate an error probe must provoke (RFC 5040 §4.8 Figure 9, RFC 5041 §7.2, RFC 7306 §8).
 struct probe_expectation {
     const char* name;
-    bool error;            // an error probe (a Terminate is expected)
-    std::uint8_t layer;    // 0 RDMAP, 1 DDP, 2 LLP
+    bool error;          // an error probe (a Terminate is expected)
+    std::uint8_t layer;  // 0 RDMAP, 1 DDP, 2 LLP
     std::uint8_t etype;
     std::uint8_t code;
-    const char* rule;      // where the rule comes from
+    const char* rule;  // where the rule comes from
 };
 const std::vector<probe_expectation>& probe_catalogue();
 const probe_expectation* find_probe(const std::string& name);
@@ -124,7 +124,7 @@ private:
     // The probes whose client builds the seeds' segments itself (probe_raw_frames.cpp): vi_ce_*,
     // vi_transmit_error, vi_read_window, rdmatcp_*. They connect and accept on their own.
     bool raw_frames_probe() const;
-    bool raw_frames_enabled() const;  // the test mode the probe's raw bytes need is on
+    bool raw_frames_enabled() const;            // the test mode the probe's raw bytes need is on
     std::uint32_t raw_frames_receives() const;  // receives the server posts for them
     // Posts one raw_stream work request per element (one TCP segment each), wr_ids from first_wr_id.
     bool post_raw(side& s, const std::vector<std::vector<std::uint8_t>>& segments, std::uint64_t first_wr_id);

@@ -48,8 +48,8 @@ void probe::server_sends_first(side& s) {
         check("server: Send posted", s.ctx.post_send(s.qp, w) == drv::status::ok);
         check("server: graceful disconnect while held", s.ctx.disconnect(s.qp) == drv::status::ok);
         const bool got = poll_for(s, s.cq, any, kBudgetPs, &wc);
-        check("server: the held Send completes, flushed", got && wc.wr_id == kFirstMessageWrId &&
-                                                              wc.status == regmap::cqe_status::flushed,
+        check("server: the held Send completes, flushed",
+              got && wc.wr_id == kFirstMessageWrId && wc.status == regmap::cqe_status::flushed,
               got ? "wr_id " + std::to_string(wc.wr_id) + ", " + regmap::to_string(wc.status) : "no completion");
         regmap::qp_state state = regmap::qp_state::rts;
         s.ctx.query_qp(s.qp, &state);
@@ -106,12 +106,13 @@ void probe::client_server_sends_first(side& s, std::uint32_t server_ip, const re
         // The server closes before we send anything: we see the stream end, never its message.
         oob_.wait_for("server-closed");
         bool message = false;
-        const bool got = poll_for(s, s.cq,
-                                  [&](const drv::work_completion& c) {
-                                      message |= c.wr_id == kFirstRecvWrId && c.status == regmap::cqe_status::success;
-                                      return c.opcode == drv::wc_opcode::qp_error;
-                                  },
-                                  kBudgetPs, &wc);
+        const bool got = poll_for(
+            s, s.cq,
+            [&](const drv::work_completion& c) {
+                message |= c.wr_id == kFirstRecvWrId && c.status == regmap::cqe_status::success;
+                return c.opcode == drv::wc_opcode::qp_error;
+            },
+            kBudgetPs, &wc);
         check("client: the stream's end arrives as a QP error completion without a Terminate",
               got && !wc.terminate.valid, got ? term_text(wc.terminate) : "none");
         check("client: the server's held message never arrived", !message);
@@ -160,8 +161,7 @@ void probe::server_reject(side& s) {
               st[static_cast<std::size_t>(regmap::device_counter::connections_established)] == 0);
     regmap::qp_state state = regmap::qp_state::rts;
     check("server: its QP untouched by the refusal (idle)",
-          s.ctx.query_qp(s.qp, &state) == drv::status::ok && state == regmap::qp_state::idle,
-          regmap::to_string(state));
+          s.ctx.query_qp(s.qp, &state) == drv::status::ok && state == regmap::qp_state::idle, regmap::to_string(state));
 }
 
 void probe::client_reject(side& s, std::uint32_t server_ip, const remote_buffer& a) {
@@ -181,8 +181,7 @@ void probe::client_reject(side& s, std::uint32_t server_ip, const remote_buffer&
     check("client: nothing can be posted on the refused QP", s.ctx.post_send(s.qp, w) == drv::status::bad_state);
     regmap::qp_state state = regmap::qp_state::rts;
     check("client: the refused QP is idle in the device",
-          s.ctx.query_qp(s.qp, &state) == drv::status::ok && state == regmap::qp_state::idle,
-          regmap::to_string(state));
+          s.ctx.query_qp(s.qp, &state) == drv::status::ok && state == regmap::qp_state::idle, regmap::to_string(state));
     check("client: the refused QP can be destroyed", s.ctx.destroy_qp(s.qp) == drv::status::ok);
     // A second attempt is answered the same way by nobody: no reject is waiting any more, so the
     // connection waits in the server's backlog until the negotiation times out (not run here).
@@ -234,13 +233,14 @@ void probe::client_unlisten(side& s, std::uint32_t server_ip, const remote_buffe
     t0 = s.bus.now_ps();
     st = s.ctx.connect(late, server_ip, a.port, 40002);
     const std::uint64_t took = s.bus.now_ps() - t0;
-    check("client: a connect after the unlisten is refused by a reset", st == drv::status::connection_refused &&
-                                                                            took < 500'000'000,
+    check("client: a connect after the unlisten is refused by a reset",
+          st == drv::status::connection_refused && took < 500'000'000,
           std::string(drv::to_string(st)) + " after " + std::to_string(took / 1'000'000) + " us");
     const drv::send_wr w = baseline_write(s, a);
     drv::work_completion wc;
     const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
-                    poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
+                    poll_for(
+                        s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
                     wc.status == regmap::cqe_status::success;
     check("client: the accepted connection still carries an RDMA Write", ok);
 }
@@ -258,7 +258,7 @@ void probe::client_unlisten(side& s, std::uint32_t server_ip, const remote_buffe
 // connection still carries an RDMA Write.
 
 namespace {
-constexpr std::uint64_t kMostSendRegions = 16;  // the probe opens at most this many connections
+constexpr std::uint64_t kMostSendRegions = 16;              // the probe opens at most this many connections
 constexpr std::uint64_t kTimeWaitPassedPs = 2'000'000'000;  // 2 ms: past the model's 1 ms TIME-WAIT
 constexpr std::uint64_t kRefusedAtOncePs = 500'000'000;     // 500 us: well inside the SYN's 1 ms RTO
 constexpr std::uint16_t kFirstExtraPort = 41000;
@@ -288,8 +288,8 @@ std::string probe::send_regions_unusable() const {
     if (fewest < 2 || fewest > kMostSendRegions) {
         return "needs a NIC whose buffer memory holds 2 to " + std::to_string(kMostSendRegions) +
                " send regions (rnic.tcp.send_buffer each; set hosts.0.buffer_capacity or hosts.1.buffer_capacity); "
-               "they hold " + std::to_string(cfg_.client_send_regions) + " and " +
-               std::to_string(cfg_.server_send_regions);
+               "they hold " +
+               std::to_string(cfg_.client_send_regions) + " and " + std::to_string(cfg_.server_send_regions);
     }
     // A NIC whose regions fill its buffer memory to the byte has nothing left to receive into: with the
     // window clamped to the free reassembly memory its last connection could not receive its MPA
@@ -358,9 +358,9 @@ void probe::client_send_regions(side& s, std::uint32_t server_ip, const remote_b
     std::vector<drv::queue_pair*> qps;
     for (std::uint64_t i = 0; i < extra_connections(cfg_); ++i) {
         drv::queue_pair* qp = nullptr;
-        const bool ok = s.ctx.create_qp(s.pd, s.cq, s.cq, 4, 4, &qp) == drv::status::ok &&
-                        s.ctx.connect(qp, server_ip, a.port, static_cast<std::uint16_t>(kFirstExtraPort + i)) ==
-                            drv::status::ok;
+        const bool ok =
+            s.ctx.create_qp(s.pd, s.cq, s.cq, 4, 4, &qp) == drv::status::ok &&
+            s.ctx.connect(qp, server_ip, a.port, static_cast<std::uint16_t>(kFirstExtraPort + i)) == drv::status::ok;
         check("client: connection " + std::to_string(i + 2) + " of " +
                   std::to_string(std::min(cfg_.client_send_regions, cfg_.server_send_regions)) + " opened",
               ok);
@@ -408,7 +408,8 @@ void probe::client_send_regions(side& s, std::uint32_t server_ip, const remote_b
     const drv::send_wr w = baseline_write(s, a);
     drv::work_completion wc;
     const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
-                    poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
+                    poll_for(
+                        s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
                     wc.status == regmap::cqe_status::success;
     check("client: the first connection still carries an RDMA Write", ok);
 }

@@ -34,7 +34,9 @@ constexpr std::uint64_t kServerLen = kListed * kPage - 0x234;  // ends with its 
 constexpr std::uint64_t kClientLen = kListed * kPage - 0x9c0;
 
 // What each test moves, as offsets in the regions (chosen to cross page boundaries at both ends).
-struct span { std::uint64_t client_off, server_off, len; };
+struct span {
+    std::uint64_t client_off, server_off, len;
+};
 constexpr span kWrite{1000, 2500, 3 * kPage + 777};
 constexpr span kRead{9 * kPage + 3000, 7 * kPage + 4000, 2 * kPage + 1234};
 constexpr span kSend{13 * kPage + 100, 11 * kPage + 3800, 4000};
@@ -106,8 +108,8 @@ struct paged_side {
 
 // Sets up the arena: known contents, 16 of its 24 pages listed in a shuffled order; registers the
 // region over them. False (and *why) on failure.
-bool set_up(paged_side& s, const drv::station_config& station, std::uint64_t seed, std::uint64_t va,
-            std::uint64_t len, std::string* why) {
+bool set_up(paged_side& s, const drv::station_config& station, std::uint64_t seed, std::uint64_t va, std::uint64_t len,
+            std::string* why) {
     s.va = va;
     if (s.ctx.open(station) != drv::status::ok || s.ctx.alloc_pd(&s.pd) != drv::status::ok ||
         s.ctx.alloc_buffer(kArenaPages * kPage, &s.arena) != drv::status::ok) {
@@ -126,7 +128,8 @@ bool set_up(paged_side& s, const drv::station_config& station, std::uint64_t see
         *why = "reg_mr_pages failed";
         return false;
     }
-    if (s.ctx.create_cq(64, &s.cq) != drv::status::ok || s.ctx.create_qp(s.pd, s.cq, s.cq, 16, 16, &s.qp) != drv::status::ok) {
+    if (s.ctx.create_cq(64, &s.cq) != drv::status::ok ||
+        s.ctx.create_qp(s.pd, s.cq, s.cq, 16, 16, &s.qp) != drv::status::ok) {
         *why = "CQ or QP creation failed";
         return false;
     }
@@ -268,7 +271,8 @@ void probe::client_page_list(drv::host_bus& bus, const drv::station_config& stat
     // RDMA Write: source across the client's pages, sink across the server's.
     const std::vector<std::uint8_t> written = pattern(cfg_.seed, 0x3217e, kWrite.len);
     s.write(kWrite.client_off, written);
-    auto [ok, detail] = post(request(1, op::rdma_write, kWrite.client_off, kWrite.len, server.addr + kWrite.server_off));
+    auto [ok, detail] =
+        post(request(1, op::rdma_write, kWrite.client_off, kWrite.len, server.addr + kWrite.server_off));
     check("client: RDMA Write from its pages completes", ok, detail);
     oob_.publish("write-done", {});
     // RDMA Read: the server's pages into the client's.
@@ -315,8 +319,9 @@ void probe::device_refusals(drv::context& ctx, std::uint32_t pd, std::uint64_t a
     // answer bad_parameter, never read or map anything it was not given.
     auto reg = [&](std::uint64_t pbl, std::uint64_t count, unsigned shift, std::uint64_t len) {
         const std::uint64_t p5 = count | static_cast<std::uint64_t>(shift) << 24;
-        return ctx.dev().execute(regmap::command::reg_mr_pages,
-                                 {0x1000, len, acc::local_write | static_cast<std::uint64_t>(pd) << 32, 0x1000, pbl, p5});
+        return ctx.dev().execute(
+            regmap::command::reg_mr_pages,
+            {0x1000, len, acc::local_write | static_cast<std::uint64_t>(pd) << 32, 0x1000, pbl, p5});
     };
     auto refused = [](const drv::command_result& r) {
         return !r.timed_out && r.status == regmap::cmd_status::bad_parameter;
@@ -330,8 +335,7 @@ void probe::device_refusals(drv::context& ctx, std::uint32_t pd, std::uint64_t a
     ctx.bus().mem_read(pbl, saved, sizeof saved);
     ctx.bus().mem_write(pbl, list, sizeof list);
     const drv::command_result outside = reg(0xdead0000000ULL, 1, kShift, 64);
-    check("device: a page list outside mapped memory is refused", refused(outside),
-          regmap::to_string(outside.status));
+    check("device: a page list outside mapped memory is refused", refused(outside), regmap::to_string(outside.status));
     const drv::command_result zero = reg(pbl, 0, kShift, 64);
     check("device: a page count of 0 is refused", refused(zero), regmap::to_string(zero.status));
     const drv::command_result over = reg(pbl, regmap::kMaxPageListEntries + 1, kShift, 64);
@@ -341,9 +345,10 @@ void probe::device_refusals(drv::context& ctx, std::uint32_t pd, std::uint64_t a
     const drv::command_result small = reg(pbl, 1, kShift - 1, 64);
     check("device: a page size under 4 KiB is refused", refused(small), regmap::to_string(small.status));
     const drv::command_result good = reg(pbl, 1, kShift, 64);
-    check("device: the same list with its good page only is taken", !good.timed_out && good.status == regmap::cmd_status::ok,
-          regmap::to_string(good.status));
-    if (good.status == regmap::cmd_status::ok) ctx.dev().execute(regmap::command::dereg_mr, {good.result, 0, 0, 0, 0, 0});
+    check("device: the same list with its good page only is taken",
+          !good.timed_out && good.status == regmap::cmd_status::ok, regmap::to_string(good.status));
+    if (good.status == regmap::cmd_status::ok)
+        ctx.dev().execute(regmap::command::dereg_mr, {good.result, 0, 0, 0, 0, 0});
     ctx.bus().mem_write(pbl, saved, sizeof saved);
 }
 

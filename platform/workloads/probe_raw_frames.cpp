@@ -43,20 +43,26 @@ namespace vt = proto::vitcp;
 namespace {
 using bytes = std::vector<std::uint8_t>;
 
-constexpr std::uint64_t kRawArea = 512 * 1024;    // where the client stages its raw bytes
-constexpr std::uint16_t kClientPort = 40000;      // the client's local port (the Calling Discriminator)
-constexpr std::uint32_t kViSend = 128;            // vi_transmit_error: each Send's bytes
-constexpr std::uint32_t kReadLen = 64;            // vi_read_window: each Read's bytes
-constexpr std::uint32_t kBadWriteOff = 8192;      // rdmatcp_connection_id: where the bad Write aims
+constexpr std::uint64_t kRawArea = 512 * 1024;  // where the client stages its raw bytes
+constexpr std::uint16_t kClientPort = 40000;    // the client's local port (the Calling Discriminator)
+constexpr std::uint32_t kViSend = 128;          // vi_transmit_error: each Send's bytes
+constexpr std::uint32_t kReadLen = 64;          // vi_read_window: each Read's bytes
+constexpr std::uint32_t kBadWriteOff = 8192;    // rdmatcp_connection_id: where the bad Write aims
 constexpr std::uint32_t kBadWriteLen = 64;
 constexpr std::uint16_t kUnknownOption = 0x4242;  // an option type seed 003 does not define
 
-bool ce_probe(const std::string& p) { return p.rfind("vi_ce_", 0) == 0; }
-bool rdmatcp_probe(const std::string& p) { return p.rfind("rdmatcp_", 0) == 0; }
+bool ce_probe(const std::string& p) {
+    return p.rfind("vi_ce_", 0) == 0;
+}
+bool rdmatcp_probe(const std::string& p) {
+    return p.rfind("rdmatcp_", 0) == 0;
+}
 
 // The first Message Number of the client's raw segments: the receiver learns it (seed 000 and 003
 // §3.2/§3.4: "may be varied", "SHOULD be selected at random").
-std::uint32_t first_number(std::uint64_t seed) { return 0x51000000u ^ static_cast<std::uint32_t>(seed * 2654435761u); }
+std::uint32_t first_number(std::uint64_t seed) {
+    return 0x51000000u ^ static_cast<std::uint32_t>(seed * 2654435761u);
+}
 }  // namespace
 
 bool probe::raw_frames_probe() const {
@@ -124,10 +130,10 @@ void probe::client_raw_frames(side& s, std::uint32_t server_ip, const remote_buf
             return std::make_pair(parts, true);
         };
         auto write_ulpdu = [&](std::uint64_t to, const std::uint8_t* data, std::size_t len, bool last) {
-            ddp::Header h;
+            ddp::header h;
             h.tagged = true;
             h.last = last;
-            h.opcode = ddp::Opcode::rdma_write;
+            h.opcode = ddp::opcode::rdma_write;
             h.stag = a.stag;
             h.tagged_offset = to;
             bytes u(h.size());
@@ -157,8 +163,8 @@ void probe::client_raw_frames(side& s, std::uint32_t server_ip, const remote_buf
             }
         } else {
             // A plain Send, its RDMAP opcode then made 12 (reserved: no RDMAP message, RFC 5040 §4.3).
-            ddp::Header h;
-            h.opcode = ddp::Opcode::send;
+            ddp::header h;
+            h.opcode = ddp::opcode::send;
             h.queue = ddp::kQueueSend;
             h.msn = 1;
             bytes u(h.size());
@@ -185,14 +191,14 @@ void probe::client_raw_frames(side& s, std::uint32_t server_ip, const remote_buf
         return;
     }
     // VI/TCP data segments of our own (the server learns the first number, §3.2).
-    auto vi = [&](vt::Segment seg) {
+    auto vi = [&](vt::segment seg) {
         seg.crc = cfg_.vi_crc;
         return vt::encode(seg);
     };
     if (p == "vi_transmit_error") {
         for (std::uint32_t i = 0; i < 3; ++i) {
-            vt::Segment send;
-            send.header.type = vt::SegmentType::send;
+            vt::segment send;
+            send.header.type = vt::segment_type::send;
             send.header.eom = true;
             send.header.message_number = n0 + i;
             send.payload = pattern(cfg_.seed, 0x7e00 + i, kViSend);
@@ -213,11 +219,11 @@ void probe::client_raw_frames(side& s, std::uint32_t server_ip, const remote_buf
     } else {  // vi_read_window
         bytes one;
         for (std::uint32_t i = 0; i <= cfg_.vi_read_window; ++i) {
-            vt::Segment rr;
-            rr.header.type = vt::SegmentType::read_request;
+            vt::segment rr;
+            rr.header.type = vt::segment_type::read_request;
             rr.header.eom = true;
             rr.header.message_number = n0 + i;
-            rr.rdma = vt::RdmaHeader{a.addr + std::uint64_t{kReadLen} * i, a.stag, kReadLen};
+            rr.rdma = vt::rdma_header{a.addr + std::uint64_t{kReadLen} * i, a.stag, kReadLen};
             const bytes wire = vi(rr);
             one.insert(one.end(), wire.begin(), wire.end());
         }
@@ -228,7 +234,8 @@ void probe::client_raw_frames(side& s, std::uint32_t server_ip, const remote_buf
     // the client's own framing numbered, so at Reliable Reception no Message ACK covers them).
     drv::work_completion wc;
     check("client: the raw work request completes",
-          poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc),
+          poll_for(
+              s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc),
           "no completion");
     const bool survives = p == "vi_transmit_error" && cfg_.vi_level == "unreliable";
     regmap::qp_state state{};
@@ -247,7 +254,7 @@ void probe::client_raw_frames(side& s, std::uint32_t server_ip, const remote_buf
 
 void probe::client_vi_ce(side& s, std::uint32_t server_ip, const remote_buffer& a) {
     const std::string& p = cfg_.probe;
-    vt::LocalParameters local;
+    vt::local_parameters local;
     local.attributes = proto::vitcp_ce::attributes_for(
         cfg_.vi_level == "unreliable"           ? proto::vitcp_ce::reliability::unreliable
         : cfg_.vi_level == "reliable_reception" ? proto::vitcp_ce::reliability::reliable_reception
@@ -257,8 +264,8 @@ void probe::client_vi_ce(side& s, std::uint32_t server_ip, const remote_buffer& 
     local.mtu = 1u << 20;
     local.rdma_read_window = cfg_.vi_read_window;
     local.crc = cfg_.vi_crc;
-    vt::Segment req;
-    req.header.type = vt::SegmentType::connect_request;
+    vt::segment req;
+    req.header.type = vt::segment_type::connect_request;
     req.ce = vt::make_request(local, proto::vitcp_ce::port_discriminator(kClientPort),
                               proto::vitcp_ce::port_discriminator(a.port));
     req.crc = cfg_.vi_crc;
@@ -283,8 +290,9 @@ void probe::client_vi_ce(side& s, std::uint32_t server_ip, const remote_buffer& 
     bytes answer;
     const drv::status st = s.ctx.connect(s.qp, server_ip, a.port, kClientPort, {}, &answer, &request);
     if (st == drv::status::invalid_argument) {
-        fail("client: the device would not send the ConnectRequest built here (the probe needs "
-             "rnic.vitcp.raw_connect_requests = true)");
+        fail(
+            "client: the device would not send the ConnectRequest built here (the probe needs "
+            "rnic.vitcp.raw_connect_requests = true)");
         return;
     }
     result_.setup_ok = true;
@@ -295,7 +303,8 @@ void probe::client_vi_ce(side& s, std::uint32_t server_ip, const remote_buffer& 
         const drv::send_wr w = baseline_write(s, a);
         drv::work_completion wc;
         const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
-                        poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
+                        poll_for(
+                            s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
                         wc.status == regmap::cqe_status::success;
         check("client: an RDMA Write over the connection completes", ok);
         oob_.publish("baseline-done", {});
@@ -304,7 +313,7 @@ void probe::client_vi_ce(side& s, std::uint32_t server_ip, const remote_buffer& 
     check("client: the connect is refused", st == drv::status::connection_refused, drv::to_string(st));
     std::string why;
     const auto v = vt::parse(answer.data(), answer.size(), false, &why);
-    const bool reject = v && v->header.type == vt::SegmentType::connect_reject;
+    const bool reject = v && v->header.type == vt::segment_type::connect_reject;
     check("client: the answer is a ConnectReject", reject,
           v ? std::string("a ") + vt::to_string(v->header.type) : "no answer segment (" + why + ")");
     if (reject) {
@@ -351,8 +360,9 @@ void probe::server_raw_frames(side& s, const std::vector<std::uint8_t>& before) 
         std::vector<drv::work_completion> wcs;
         for (std::uint32_t i = 0; i < raw_frames_receives(); ++i) {
             drv::work_completion wc;
-            if (!poll_for(s, s.cq, [](const drv::work_completion& c) { return c.opcode != drv::wc_opcode::qp_error; },
-                          kBudgetPs, &wc)) {
+            if (!poll_for(
+                    s, s.cq, [](const drv::work_completion& c) { return c.opcode != drv::wc_opcode::qp_error; },
+                    kBudgetPs, &wc)) {
                 break;
             }
             wcs.push_back(wc);
@@ -365,9 +375,10 @@ void probe::server_raw_frames(side& s, const std::vector<std::uint8_t>& before) 
                                region(kRecvOff, kViSend) == pattern(cfg_.seed, 0x7e00, kViSend);
             check("server: the Send before the one in error succeeds with its bytes", first, list);
             if (survives) {
-                check("server (unreliable): the Send with the Transmit Error bit completes with a transport error "
-                      "(§3.2: the receiver MUST regard the entire message as in error)",
-                      wcs[1].status == regmap::cqe_status::transport_error, list);
+                check(
+                    "server (unreliable): the Send with the Transmit Error bit completes with a transport error "
+                    "(§3.2: the receiver MUST regard the entire message as in error)",
+                    wcs[1].status == regmap::cqe_status::transport_error, list);
                 check("server (unreliable): the Send after it succeeds with its bytes",
                       wcs[2].status == regmap::cqe_status::success &&
                           region(kRecvOff + 2 * 256, kViSend) == pattern(cfg_.seed, 0x7e02, kViSend),
@@ -381,8 +392,9 @@ void probe::server_raw_frames(side& s, const std::vector<std::uint8_t>& before) 
     } else {
         // vi_read_window: nothing to read from it is answered; the region read from is unchanged.
         drv::work_completion err;
-        const bool seen = poll_for(s, s.cq, [](const drv::work_completion& w) { return w.opcode == drv::wc_opcode::qp_error; },
-                                   kBudgetPs, &err);
+        const bool seen = poll_for(
+            s, s.cq, [](const drv::work_completion& w) { return w.opcode == drv::wc_opcode::qp_error; }, kBudgetPs,
+            &err);
         check("server: the Read Request beyond the RDMA Read Window breaks the connection (§2.2.2.2.6)", seen,
               "no QP error completion");
         check("server: the regions read from are unchanged",

@@ -29,15 +29,16 @@ void probe::server_error_probe(side& s) {
         inv.invalidate_stag = s.a.stag;
         check("server: local invalidate posted", s.ctx.post_send(s.qp, inv) == drv::status::ok);
         drv::work_completion wc;
-        const bool done = poll_for(s, s.cq, [](const drv::work_completion& w) { return w.wr_id == 77; }, kBudgetPs, &wc);
+        const bool done = poll_for(
+            s, s.cq, [](const drv::work_completion& w) { return w.wr_id == 77; }, kBudgetPs, &wc);
         check("server: local invalidate completed", done && wc.status == regmap::cqe_status::success,
               done ? regmap::to_string(wc.status) : "no completion");
         oob_.publish("invalidated", {});
     }
     if (p == "send_invalidate") {
         drv::work_completion wc;
-        const bool got = poll_for(s, s.cq, [](const drv::work_completion& w) { return w.opcode == drv::wc_opcode::recv; },
-                                  kBudgetPs, &wc);
+        const bool got = poll_for(
+            s, s.cq, [](const drv::work_completion& w) { return w.opcode == drv::wc_opcode::recv; }, kBudgetPs, &wc);
         check("server: Send with Invalidate delivered and STag reported",
               got && wc.status == regmap::cqe_status::success && wc.invalidated_stag == s.a.stag,
               got ? "invalidated STag 0x" + std::to_string(wc.invalidated_stag) : "no receive completion");
@@ -45,10 +46,11 @@ void probe::server_error_probe(side& s) {
     }
     // The server's RNIC answers the bad message with a Terminate and reports the QP error.
     drv::work_completion err;
-    const bool seen = poll_for(s, s.cq, [](const drv::work_completion& w) { return w.opcode == drv::wc_opcode::qp_error; },
-                               kBudgetPs, &err);
-    const bool term_ok = seen && err.terminate.valid && !err.terminate.received && err.terminate.layer == expect_->layer &&
-                         err.terminate.etype == expect_->etype && err.terminate.code == expect_->code;
+    const bool seen = poll_for(
+        s, s.cq, [](const drv::work_completion& w) { return w.opcode == drv::wc_opcode::qp_error; }, kBudgetPs, &err);
+    const bool term_ok = seen && err.terminate.valid && !err.terminate.received &&
+                         err.terminate.layer == expect_->layer && err.terminate.etype == expect_->etype &&
+                         err.terminate.code == expect_->code;
     check("server: QP error completion with the Terminate it sent", term_ok,
           seen ? term_text(err.terminate) + ", status " + regmap::to_string(err.status) : "no QP error completion");
     regmap::qp_state state = regmap::qp_state::rts;
@@ -76,8 +78,9 @@ void probe::server_write_imm(side& s) {
     std::string detail;
     for (std::uint32_t i = 0; i < n; ++i) {
         drv::work_completion wc;
-        if (!poll_for(s, s.cq, [](const drv::work_completion& w) { return w.opcode != drv::wc_opcode::qp_error; },
-                      kBudgetPs, &wc)) {
+        if (!poll_for(
+                s, s.cq, [](const drv::work_completion& w) { return w.opcode != drv::wc_opcode::qp_error; }, kBudgetPs,
+                &wc)) {
             detail = "no completion for Immediate Data " + std::to_string(i);
             break;
         }
@@ -92,15 +95,18 @@ void probe::server_write_imm(side& s) {
         const std::vector<std::uint8_t> want = pattern(cfg_.seed, 0x1000 + i, w.length);
         std::vector<std::uint8_t> got(w.length);
         s.bus.mem_read(s.buf + w.addr, got.data(), got.size());
-        if (got == want) ++data_ok;
-        else if (detail.empty()) detail = "Write " + std::to_string(i) + " not fully placed at its Immediate Data";
+        if (got == want)
+            ++data_ok;
+        else if (detail.empty())
+            detail = "Write " + std::to_string(i) + " not fully placed at its Immediate Data";
     }
     check("server: Immediate Data completions in order with their values", in_order == n,
           std::to_string(in_order) + "/" + std::to_string(n));
     check("server: each Write placed before its Immediate Data completed", data_ok == n,
           detail.empty() ? std::to_string(data_ok) + "/" + std::to_string(n) : detail);
     drv::work_completion last;
-    const bool got = poll_for(s, s.cq, [](const drv::work_completion&) { return true; }, kBudgetPs, &last);
+    const bool got = poll_for(
+        s, s.cq, [](const drv::work_completion&) { return true; }, kBudgetPs, &last);
     check("server: Immediate Data with SE completes a receive with the solicited flag",
           got && last.opcode == drv::wc_opcode::recv_imm && last.solicited && last.imm_data == 0x5e5e5e5e5e5e5e5eULL);
 }
@@ -125,10 +131,10 @@ void probe::server_masked_atomics(side& s) {
 void probe::server_qp_states(side& s) {
     // The client closes gracefully: here the stream ends and the QP leaves RTS without a Terminate.
     drv::work_completion err;
-    const bool seen = poll_for(s, s.cq, [](const drv::work_completion& w) { return w.opcode == drv::wc_opcode::qp_error; },
-                               kBudgetPs, &err);
-    check("server: stream close reported as a QP error completion without a Terminate",
-          seen && !err.terminate.valid, seen ? term_text(err.terminate) : "no QP error completion");
+    const bool seen = poll_for(
+        s, s.cq, [](const drv::work_completion& w) { return w.opcode == drv::wc_opcode::qp_error; }, kBudgetPs, &err);
+    check("server: stream close reported as a QP error completion without a Terminate", seen && !err.terminate.valid,
+          seen ? term_text(err.terminate) : "no QP error completion");
     regmap::qp_state state = regmap::qp_state::rts;
     s.ctx.query_qp(s.qp, &state);
     check("server: QP in Error after the peer closed", state == regmap::qp_state::error, regmap::to_string(state));
@@ -140,7 +146,7 @@ void probe::server_qp_states(side& s) {
 void probe::client_error_probe(side& s, const remote_buffer& a) {
     const std::string& p = cfg_.probe;
     // A ULPDU built here and sent verbatim (test mode): for errors no correct driver can commit.
-    auto raw = [&](const ddp::Header& h, const std::uint8_t* body, std::size_t body_len) {
+    auto raw = [&](const ddp::header& h, const std::uint8_t* body, std::size_t body_len) {
         std::vector<std::uint8_t> u(h.size() + body_len);
         ddp::encode(h, u.data());
         if (body_len > 0) std::memcpy(u.data() + h.size(), body, body_len);
@@ -184,14 +190,15 @@ void probe::client_error_probe(side& s, const remote_buffer& a) {
         bad.opcode = regmap::wr_opcode::atomic_fetch_add;
         bad.length = 8;
         bad.remote_addr = a.addr + kAtomicOff + 4;
-        check("client: the driver refuses a misaligned atomic", s.ctx.post_send(s.qp, bad) == drv::status::invalid_argument);
-        ddp::Header h;
+        check("client: the driver refuses a misaligned atomic",
+              s.ctx.post_send(s.qp, bad) == drv::status::invalid_argument);
+        ddp::header h;
         h.tagged = false;
-        h.opcode = ddp::Opcode::atomic_request;
+        h.opcode = ddp::opcode::atomic_request;
         h.queue = ddp::kQueueReadRequest;
         h.msn = 1;
-        ddp::AtomicRequest req;
-        req.op = ddp::AtomicOpcode::fetch_add;
+        ddp::atomic_request req;
+        req.op = ddp::atomic_opcode::fetch_add;
         req.request_id = 9;
         req.stag = a.stag;
         req.tagged_offset = a.addr + kAtomicOff + 4;
@@ -200,9 +207,9 @@ void probe::client_error_probe(side& s, const remote_buffer& a) {
         ddp::encode(req, body);
         wrs.push_back(raw(h, body, sizeof body));
     } else if (p == "unexpected_opcode" || p == "invalid_queue" || p == "msn_out_of_range") {
-        ddp::Header h;
+        ddp::header h;
         h.tagged = false;
-        h.opcode = p == "unexpected_opcode" ? static_cast<ddp::Opcode>(12) : ddp::Opcode::send;  // 12: reserved
+        h.opcode = p == "unexpected_opcode" ? static_cast<ddp::opcode>(12) : ddp::opcode::send;  // 12: reserved
         h.queue = p == "invalid_queue" ? 6 : ddp::kQueueSend;
         h.msn = p == "msn_out_of_range" ? 5 : 1;
         const std::uint8_t body[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
@@ -252,8 +259,8 @@ void probe::client_error_probe(side& s, const remote_buffer& a) {
 void probe::expect_peer_terminate(side& s, drv::send_wr after) {
     // The peer's Terminate comes back: the QP error completion carries it.
     drv::work_completion err;
-    const bool seen = poll_for(s, s.cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; },
-                               kBudgetPs, &err);
+    const bool seen = poll_for(
+        s, s.cq, [](const drv::work_completion& c) { return c.opcode == drv::wc_opcode::qp_error; }, kBudgetPs, &err);
     const bool term_ok = seen && err.terminate.received && err.terminate.layer == expect_->layer &&
                          err.terminate.etype == expect_->etype && err.terminate.code == expect_->code;
     check("client: QP error completion with the peer's Terminate", term_ok,
@@ -287,7 +294,8 @@ void probe::client_write_imm(side& s, const remote_buffer& a) {
         w.signaled = i + 1 == n;
         oob_.publish("imm-" + std::to_string(i), {0, 0, 0, 8192 + off, len});
         while (s.ctx.post_send(s.qp, w) == drv::status::ring_full) {
-            poll_for(s, s.cq, [](const drv::work_completion&) { return true; }, 1'000'000, nullptr);
+            poll_for(
+                s, s.cq, [](const drv::work_completion&) { return true; }, 1'000'000, nullptr);
         }
         off += (len + 63) / 64 * 64;
     }
@@ -298,7 +306,8 @@ void probe::client_write_imm(side& s, const remote_buffer& a) {
     imm.solicited = true;
     check("client: Immediate Data with SE posted", s.ctx.post_send(s.qp, imm) == drv::status::ok);
     drv::work_completion wc;
-    const bool done = poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 999; }, kBudgetPs, &wc);
+    const bool done = poll_for(
+        s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 999; }, kBudgetPs, &wc);
     check("client: Writes with Immediate and Immediate Data complete", done && wc.status == regmap::cqe_status::success,
           done ? regmap::to_string(wc.status) : "no completion");
 }
@@ -322,7 +331,8 @@ void probe::client_zero_based(side& s) {
     r.local_addr = s.buf + 65536;
     drv::work_completion wc;
     const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok && s.ctx.post_send(s.qp, r) == drv::status::ok &&
-                    poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 11; }, kBudgetPs, &wc) &&
+                    poll_for(
+                        s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 11; }, kBudgetPs, &wc) &&
                     wc.status == regmap::cqe_status::success;
     check("client: Write and Read at zero-based offsets complete", ok);
     std::vector<std::uint8_t> back(8192);
@@ -341,7 +351,8 @@ void probe::client_masked_atomics(side& s, const remote_buffer& a) {
     const op ops[] = {
         // FetchAdd of 1 to each 32-bit lane of 0x00000001_ffffffff: the low lane wraps to 0 without
         // carrying into the high lane (add mask bit 31).
-        {regmap::wr_opcode::atomic_fetch_add, 0, 0x0000000100000001ULL, 0, 0x80000000ULL, 0, true, 0x00000001ffffffffULL},
+        {regmap::wr_opcode::atomic_fetch_add, 0, 0x0000000100000001ULL, 0, 0x80000000ULL, 0, true,
+         0x00000001ffffffffULL},
         // CmpSwap comparing the low half only and swapping the high half only: matches, swaps.
         {regmap::wr_opcode::atomic_compare_swap, 8, 0xaaaabbbb00000000ULL, 0x0000000033334444ULL, 0xffffffff00000000ULL,
          0x00000000ffffffffULL, true, 0x1111222233334444ULL},
@@ -369,14 +380,20 @@ void probe::client_masked_atomics(side& s, const remote_buffer& a) {
         ++i;
     }
     drv::work_completion wc;
-    const bool done = poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 53; }, kBudgetPs, &wc);
+    const bool done = poll_for(
+        s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 53; }, kBudgetPs, &wc);
     check("client: masked and plain atomics complete", done && wc.status == regmap::cqe_status::success);
     std::uint8_t got[32];
     s.bus.mem_read(s.buf + 8192, got, sizeof got);
     for (int k = 0; k < 4; ++k) {
         const std::uint64_t v = proto::get_le64(got + 8 * k);
-        check("client: atomic " + std::to_string(k) + " returned the original value", v == ops[k].expect_original,
-              "0x" + [&] { std::ostringstream o; o << std::hex << v; return o.str(); }());
+        check(
+            "client: atomic " + std::to_string(k) + " returned the original value", v == ops[k].expect_original,
+            "0x" + [&] {
+                std::ostringstream o;
+                o << std::hex << v;
+                return o.str();
+            }());
     }
     oob_.publish("atomics-done", {});
 }
@@ -405,7 +422,9 @@ void probe::client_response_order(side& s, const remote_buffer& a) {
     bool all_ok = true;
     for (int i = 0; i < 5; ++i) {
         drv::work_completion wc;
-        if (!poll_for(s, s.cq, [](const drv::work_completion&) { return true; }, kBudgetPs, &wc)) break;
+        if (!poll_for(
+                s, s.cq, [](const drv::work_completion&) { return true; }, kBudgetPs, &wc))
+            break;
         order += (order.empty() ? "" : ",") + std::to_string(wc.wr_id);
         all_ok = all_ok && wc.status == regmap::cqe_status::success;
     }
@@ -433,16 +452,17 @@ void probe::client_abort(side& s, const remote_buffer& a) {
     std::string order;
     for (int i = 0; i < 8; ++i) {
         drv::work_completion wc;
-        if (!poll_for(s, s.cq, [](const drv::work_completion& c) { return c.opcode != drv::wc_opcode::qp_error; },
-                      kBudgetPs, &wc)) {
+        if (!poll_for(
+                s, s.cq, [](const drv::work_completion& c) { return c.opcode != drv::wc_opcode::qp_error; }, kBudgetPs,
+                &wc)) {
             break;
         }
         ++done;
         flushed += wc.status == regmap::cqe_status::flushed;
         order += (order.empty() ? "" : ",") + std::to_string(wc.wr_id);
     }
-    check("client: every posted Write completes exactly once, in order", done == 8 &&
-          order == "60,61,62,63,64,65,66,67", order);
+    check("client: every posted Write completes exactly once, in order",
+          done == 8 && order == "60,61,62,63,64,65,66,67", order);
     check("client: the Writes cut off by the abort are flushed", flushed >= 1, std::to_string(flushed) + " flushed");
     regmap::qp_state state = regmap::qp_state::rts;
     s.ctx.query_qp(s.qp, &state);
@@ -470,8 +490,8 @@ void probe::client_qp_states(side& s, const remote_buffer& a) {
     int good = 0;
     for (int i = 0; i < 4; ++i) {
         drv::work_completion wc;
-        if (poll_for(s, s.cq, [](const drv::work_completion& c) { return c.wr_id >= 20 && c.wr_id < 24; }, kBudgetPs,
-                     &wc) &&
+        if (poll_for(
+                s, s.cq, [](const drv::work_completion& c) { return c.wr_id >= 20 && c.wr_id < 24; }, kBudgetPs, &wc) &&
             wc.status == regmap::cqe_status::success) {
             ++good;
         }

@@ -34,16 +34,15 @@ struct reset_side {
 
 bool open_side(reset_side& s, const drv::station_config& station, std::uint32_t rights) {
     return s.ctx.open(station) == drv::status::ok && s.ctx.alloc_pd(&s.pd) == drv::status::ok &&
-           s.ctx.alloc_buffer(kBuffer, &s.buf) == drv::status::ok &&
-           s.ctx.create_cq(16, &s.cq) == drv::status::ok &&
+           s.ctx.alloc_buffer(kBuffer, &s.buf) == drv::status::ok && s.ctx.create_cq(16, &s.cq) == drv::status::ok &&
            s.ctx.create_qp(s.pd, s.cq, s.cq, 8, 8, &s.qp) == drv::status::ok &&
            s.ctx.reg_mr(s.pd, s.buf, kBuffer, rights, &s.mr) == drv::status::ok;
 }
 
 // Writes `len` pattern bytes (tag) from the start of the client's buffer to the server's region at
 // `to`; true once it completed successfully.
-bool write_and_wait(drv::host_bus& bus, reset_side& s, const remote_buffer& server, std::uint64_t to,
-                    std::uint64_t tag, std::uint64_t seed) {
+bool write_and_wait(drv::host_bus& bus, reset_side& s, const remote_buffer& server, std::uint64_t to, std::uint64_t tag,
+                    std::uint64_t seed) {
     std::vector<std::uint8_t> data(kWrite);
     fill_pattern(data.data(), data.size(), seed, tag);
     bus.mem_write(s.buf, data.data(), data.size());

@@ -27,7 +27,8 @@ void probe::client_resource_limits(side& s, const remote_buffer& a) {
     };
     auto completes = [&](std::uint64_t wr_id) {
         drv::work_completion wc;
-        return poll_for(s, s.cq, [&](const drv::work_completion& x) { return x.wr_id == wr_id; }, kBudgetPs, &wc) &&
+        return poll_for(
+                   s, s.cq, [&](const drv::work_completion& x) { return x.wr_id == wr_id; }, kBudgetPs, &wc) &&
                wc.status == regmap::cqe_status::success;
     };
     // ---- send queue: full until a completion retires its work requests ----
@@ -49,8 +50,8 @@ void probe::client_resource_limits(side& s, const remote_buffer& a) {
               named(full, status::ring_full));
         check("send queue: the signaled last work request completes", completes(100 + depth - 1));
         const status again = c.post_send(s.qp, extra);
-        check("send queue: a post succeeds once the completion retired the ring",
-              again == status::ok && completes(99), named(again, status::ok));
+        check("send queue: a post succeeds once the completion retired the ring", again == status::ok && completes(99),
+              named(again, status::ok));
     }
     // ---- STag table: registrations until refused, one freed, one more succeeds ----
     {
@@ -128,7 +129,8 @@ void probe::client_resource_limits(side& s, const remote_buffer& a) {
             while (chunks.size() < (1u << 16) && c.alloc_buffer(len, &addr) == status::ok) chunks.push_back(addr);
         }
         const status buf = c.alloc_buffer(4096, &addr);
-        check("host memory: alloc_buffer is refused with no_memory when the pool is exhausted", buf == status::no_memory,
+        check("host memory: alloc_buffer is refused with no_memory when the pool is exhausted",
+              buf == status::no_memory,
               named(buf, status::no_memory) + " after " + std::to_string(chunks.size()) + " buffers");
         drv::completion_queue* cq = nullptr;
         const status cq_st = c.create_cq(16, &cq);
@@ -142,8 +144,8 @@ void probe::client_resource_limits(side& s, const remote_buffer& a) {
         for (std::uint64_t b : chunks) freed = freed && c.free_buffer(b) == status::ok;
         check("host memory: every buffer of the probe freed (" + std::to_string(chunks.size()) + ")", freed);
         const status again = c.create_cq(16, &cq);
-        check("host memory: create_cq succeeds once buffers are freed", again == status::ok && c.destroy_cq(cq) == status::ok,
-              named(again, status::ok));
+        check("host memory: create_cq succeeds once buffers are freed",
+              again == status::ok && c.destroy_cq(cq) == status::ok, named(again, status::ok));
         const status twice = chunks.empty() ? status::bad_handle : c.free_buffer(chunks.front());
         check("host memory: freeing a buffer twice is refused with bad_handle", twice == status::bad_handle,
               named(twice, status::bad_handle));
@@ -152,7 +154,8 @@ void probe::client_resource_limits(side& s, const remote_buffer& a) {
     drv::send_wr last = baseline_write(s, a);
     last.wr_id = 7;
     const status st = c.post_send(s.qp, last);
-    check("the first connection still works: an RDMA Write completes", st == status::ok && completes(7), named(st, status::ok));
+    check("the first connection still works: an RDMA Write completes", st == status::ok && completes(7),
+          named(st, status::ok));
 }
 
 // ---- cq_overrun: a CQ too small for the completions its QP produces -----------------------------
@@ -183,7 +186,8 @@ void probe::server_cq_overrun(side& s) {
               t.etype == ddp::term::kRdmaLocalCatastrophic && t.code == 0,
           std::string(regmap::to_string(state)) + (t.valid ? ", " + term_text(t) : ", no Terminate"));
     s.ctx.query_qp(s.qp, &state);
-    check("server: the first connection's QP is still in RTS", state == regmap::qp_state::rts, regmap::to_string(state));
+    check("server: the first connection's QP is still in RTS", state == regmap::qp_state::rts,
+          regmap::to_string(state));
 }
 
 void probe::client_cq_overrun(side& s, std::uint32_t server_ip, const remote_buffer& a) {
@@ -246,7 +250,8 @@ void probe::client_cq_overrun(side& s, std::uint32_t server_ip, const remote_buf
     last.wr_id = 9;
     drv::work_completion wc;
     const bool ok = c.post_send(s.qp, last) == drv::status::ok &&
-                    poll_for(s, s.cq, [](const drv::work_completion& x) { return x.wr_id == 9; }, kBudgetPs, &wc) &&
+                    poll_for(
+                        s, s.cq, [](const drv::work_completion& x) { return x.wr_id == 9; }, kBudgetPs, &wc) &&
                     wc.status == regmap::cqe_status::success;
     check("client: the first connection still carries an RDMA Write", ok);
 }

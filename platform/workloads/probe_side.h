@@ -34,12 +34,12 @@ namespace probe_detail {
 inline constexpr std::uint64_t kBuffer = 256 * 1024;
 inline constexpr std::uint64_t kOffB = 128 * 1024, kOffC = 160 * 1024, kOffZ = 192 * 1024;
 inline constexpr std::uint64_t kLenA = 128 * 1024, kLenB = 32 * 1024, kLenC = 32 * 1024, kLenZ = 64 * 1024;
-inline constexpr std::uint64_t kRecvOff = 64 * 1024;   // receive buffers in A
-inline constexpr std::uint64_t kAtomicOff = 96 * 1024; // atomic targets in A
-inline constexpr std::uint64_t kBaseline = 4096;       // the client's first (good) RDMA Write, at A + 0
+inline constexpr std::uint64_t kRecvOff = 64 * 1024;    // receive buffers in A
+inline constexpr std::uint64_t kAtomicOff = 96 * 1024;  // atomic targets in A
+inline constexpr std::uint64_t kBaseline = 4096;        // the client's first (good) RDMA Write, at A + 0
 inline constexpr std::uint64_t kClientBuffer = 1 << 20;
 inline constexpr std::uint64_t kBudgetPs = 5'000'000'000ULL;  // 5 ms of simulated time to see an outcome
-inline constexpr std::uint64_t kBacklogWaitPs = 200'000'000;   // listen_backlog: the server accepts 200 us late
+inline constexpr std::uint64_t kBacklogWaitPs = 200'000'000;  // listen_backlog: the server accepts 200 us late
 
 inline std::string term_text(const drv::terminate_info& t) {
     std::ostringstream o;

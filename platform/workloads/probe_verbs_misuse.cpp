@@ -43,8 +43,9 @@ void probe::client_verbs_misuse(side& s, const remote_buffer& a) {
         for (std::size_t i = 0; i < st.size(); ++i) o << regmap::kDeviceCounters[i].name << "=" << st[i] << " ";
         check("verbs: query_stats after one RDMA Write",
               ok && at(dc::wqes) == 1 && at(dc::cqes) == 1 && at(dc::terminates_sent) == 0 &&
-                  at(dc::terminates_received) == 0 && at(dc::placed_bytes) == 0 && at(dc::connections_established) == 1 &&
-                  at(dc::connections_failed) == 0 && at(dc::connections_rejected) == 0 && at(dc::commands) == 4,
+                  at(dc::terminates_received) == 0 && at(dc::placed_bytes) == 0 &&
+                  at(dc::connections_established) == 1 && at(dc::connections_failed) == 0 &&
+                  at(dc::connections_rejected) == 0 && at(dc::commands) == 4,
               o.str());
         misuse("query_stats with null output", status::invalid_argument, [&] { return c.query_stats(nullptr); });
     }

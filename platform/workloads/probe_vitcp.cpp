@@ -33,7 +33,9 @@ constexpr std::uint32_t kLongSend = 512, kShortRecv = 64;  // the descriptor err
 constexpr std::uint32_t kFitSend = 128, kFitRecv = 256;
 constexpr std::uint32_t kCrcSends = 40, kCrcLen = 1024;
 
-bool reliable(const std::string& level) { return level != "unreliable"; }
+bool reliable(const std::string& level) {
+    return level != "unreliable";
+}
 
 // Waits until the QP reaches `want` (or `budget_ps` passes); its last state in `got`.
 bool wait_state(drv::host_bus& bus, drv::context& ctx, drv::queue_pair* qp, regmap::qp_state want,
@@ -80,7 +82,7 @@ void probe::client_vi(side& s, const remote_buffer& a) {
         w.remote_stag = a.stag ^ 0x00ABCD00u;
         w.remote_addr = a.addr + kBadWriteOff;
         if (cfg_.probe == "vi_errors") wrs.push_back(w);  // vi_descriptor: the descriptor error alone
-        w.wr_id = 3;  // too long for the server's first receive descriptor
+        w.wr_id = 3;                                      // too long for the server's first receive descriptor
         w.opcode = regmap::wr_opcode::send;
         w.length = kLongSend;
         w.local_addr = s.buf + 16384;
@@ -122,8 +124,9 @@ void probe::client_vi(side& s, const remote_buffer& a) {
     std::vector<regmap::cqe_status> status;
     for (std::size_t i = 0; i < wrs.size(); ++i) {
         drv::work_completion wc;
-        if (!poll_for(s, s.cq, [](const drv::work_completion& c) { return c.opcode != drv::wc_opcode::qp_error; },
-                      kBudgetPs, &wc)) {
+        if (!poll_for(
+                s, s.cq, [](const drv::work_completion& c) { return c.opcode != drv::wc_opcode::qp_error; }, kBudgetPs,
+                &wc)) {
             break;
         }
         if (wc.wr_id != wrs[i].wr_id) {
@@ -176,8 +179,10 @@ void probe::client_vi(side& s, const remote_buffer& a) {
         // Reliable Delivery: descriptors the peer took before the break succeed, then all flush.
         bool shape = true, flushing = false;
         for (const auto st : status) {
-            if (st == regmap::cqe_status::flushed) flushing = true;
-            else if (st != regmap::cqe_status::success || flushing) shape = false;
+            if (st == regmap::cqe_status::flushed)
+                flushing = true;
+            else if (st != regmap::cqe_status::success || flushing)
+                shape = false;
         }
         check("client (" + level + "): descriptors succeed until the break, then complete flushed", shape, list);
         check("client (" + level + "): the VI goes to Error",
@@ -209,8 +214,9 @@ void probe::server_vi(side& s, const std::vector<std::uint8_t>& before) {
     std::vector<drv::work_completion> wcs;
     for (std::uint32_t i = 0; i < n; ++i) {
         drv::work_completion wc;
-        if (!poll_for(s, s.cq, [](const drv::work_completion& c) { return c.opcode != drv::wc_opcode::qp_error; },
-                      kBudgetPs, &wc)) {
+        if (!poll_for(
+                s, s.cq, [](const drv::work_completion& c) { return c.opcode != drv::wc_opcode::qp_error; }, kBudgetPs,
+                &wc)) {
             break;
         }
         wcs.push_back(wc);
@@ -274,8 +280,9 @@ void probe::server_vi(side& s, const std::vector<std::uint8_t>& before) {
                                    std::to_string(other) + " other";
         check("server: every successful receive holds its Send's bytes", data_ok, counts);
         if (!reliable(level)) {
-            check("server (" + level + "): Sends with a CRC error complete their descriptor with a transport error, "
-                  "the others succeed",
+            check("server (" + level +
+                      "): Sends with a CRC error complete their descriptor with a transport error, "
+                      "the others succeed",
                   in_error >= 1 && good >= 1 && flushed == 0 && other == 0, counts);
         } else {
             check("server (" + level + "): the first CRC error breaks the connection: receives succeed, then flush",

@@ -7,9 +7,13 @@
 
 namespace rnic::platform {
 
-void ring_guard::add(std::uint64_t addr, std::uint64_t len, ring_kind kind) { rings_[addr] = {len, kind}; }
+void ring_guard::add(std::uint64_t addr, std::uint64_t len, ring_kind kind) {
+    rings_[addr] = {len, kind};
+}
 
-void ring_guard::remove(std::uint64_t addr) { rings_.erase(addr); }
+void ring_guard::remove(std::uint64_t addr) {
+    rings_.erase(addr);
+}
 
 void ring_guard::exclude(std::uint64_t addr, std::uint64_t len) {
     excl_begin_ = addr;
@@ -19,20 +23,21 @@ void ring_guard::exclude(std::uint64_t addr, std::uint64_t len) {
 std::uint64_t ring_guard::forbidden(std::uint64_t base, const ring& r, std::uint64_t addr, std::uint64_t len) const {
     const std::uint64_t off = addr - base;
     switch (r.kind) {
-        case ring_kind::sq:
-        case ring_kind::rq: return len;  // the driver's work requests: never the device's to write
-        case ring_kind::cq:
-            // A CQE is written whole, into its slot (regmap: 32-byte CQEs).
-            return off % regmap::kCqeSize == 0 && len % regmap::kCqeSize == 0 ? 0 : len;
-        case ring_kind::command: {
-            // Only the status and result words of an entry (they are adjacent: 8 bytes).
-            std::uint64_t bad = 0;
-            for (std::uint64_t i = 0; i < len; ++i) {
-                const std::uint64_t in_entry = (off + i) % regmap::kCommandSize;
-                if (in_entry < regmap::cmd_off::status || in_entry >= regmap::cmd_off::result + 4) ++bad;
-            }
-            return bad;
+    case ring_kind::sq:
+    case ring_kind::rq:
+        return len;  // the driver's work requests: never the device's to write
+    case ring_kind::cq:
+        // A CQE is written whole, into its slot (regmap: 32-byte CQEs).
+        return off % regmap::kCqeSize == 0 && len % regmap::kCqeSize == 0 ? 0 : len;
+    case ring_kind::command: {
+        // Only the status and result words of an entry (they are adjacent: 8 bytes).
+        std::uint64_t bad = 0;
+        for (std::uint64_t i = 0; i < len; ++i) {
+            const std::uint64_t in_entry = (off + i) % regmap::kCommandSize;
+            if (in_entry < regmap::cmd_off::status || in_entry >= regmap::cmd_off::result + 4) ++bad;
         }
+        return bad;
+    }
     }
     return len;
 }

@@ -49,8 +49,8 @@ std::string rping_ping_data(std::uint32_t ping, std::uint32_t size) {
 }
 
 namespace {
-constexpr std::uint32_t kInfo = 16;              // sizeof(struct rping_rdma_info)
-constexpr std::uint32_t kMinSize = 26;           // rping's RPING_MIN_BUFSIZE
+constexpr std::uint32_t kInfo = 16;                     // sizeof(struct rping_rdma_info)
+constexpr std::uint32_t kMinSize = 26;                  // rping's RPING_MIN_BUFSIZE
 constexpr std::uint64_t kWakeCapPs = 1'000'000'000ULL;  // 1 ms: longest sleep between two CQ polls
 constexpr std::uint64_t kRecvId = 1, kSendId = 2, kRdmaId = 3;
 
@@ -196,8 +196,8 @@ rping::got rping::next(side& s, drv::wc_opcode want, const char* step) {
         }
         const drv::work_completion& wc = wcs[0];
         if (wc.opcode == drv::wc_opcode::qp_error || wc.status == regmap::cqe_status::flushed) {
-            RPING_LOG(info, s.bus, "the connection ended (" << regmap::to_string(wc.status) << ") while waiting for "
-                                                            << step);
+            RPING_LOG(info, s.bus,
+                      "the connection ended (" << regmap::to_string(wc.status) << ") while waiting for " << step);
             return got::disconnected;
         }
         if (wc.status != regmap::cqe_status::success) {
@@ -246,11 +246,12 @@ void rping::client(drv::host_bus& bus, const drv::station_config& station, std::
     // workload.rping.private_data asks for some, for a passive side that checks it).
     const std::vector<std::uint8_t> pdata(cfg_.private_data.begin(), cfg_.private_data.end());
     drv::status st = s.ctx.connect(s.qp, server_ip, cfg_.port, 40000, drv::read_limits{1, 1}, nullptr, &pdata);
-    for (std::uint32_t attempt = 2; attempt <= cfg_.connect_attempts &&
-                                    (st == drv::status::connection_refused || st == drv::status::timeout);
+    for (std::uint32_t attempt = 2;
+         attempt <= cfg_.connect_attempts && (st == drv::status::connection_refused || st == drv::status::timeout);
          ++attempt) {
-        RPING_LOG(info, bus, "connect attempt " << attempt - 1 << " failed (" << drv::to_string(st) << "); again in "
-                                                << cfg_.retry_interval_ps / 1e9 << " ms on a fresh QP");
+        RPING_LOG(info, bus,
+                  "connect attempt " << attempt - 1 << " failed (" << drv::to_string(st) << "); again in "
+                                     << cfg_.retry_interval_ps / 1e9 << " ms on a fresh QP");
         for (const std::uint64_t until = bus.now_ps() + cfg_.retry_interval_ps; bus.now_ps() < until;) {
             s.ctx.wait_cq(s.cq, std::min(until - bus.now_ps(), kWakeCapPs));
         }
@@ -415,9 +416,9 @@ void rping::server(drv::host_bus& bus, const drv::station_config& station) {
             if (bad != 0) {
                 s.row.integrity.ok = false;
                 s.row.integrity.first_mismatch = first;
-                s.row.integrity.detail = "ping " + std::to_string(ping) + ": the RDMA Read brought " +
-                                         std::to_string(bad) + " bytes that are not rping's pattern, the first at offset " +
-                                         std::to_string(first);
+                s.row.integrity.detail =
+                    "ping " + std::to_string(ping) + ": the RDMA Read brought " + std::to_string(bad) +
+                    " bytes that are not rping's pattern, the first at offset " + std::to_string(first);
                 fail(s, s.row.integrity.detail);
                 break;
             }
@@ -460,8 +461,8 @@ void rping::server(drv::host_bus& bus, const drv::station_config& station) {
     if (!s.failed && s.row.iterations != cfg_.count) {
         fail(s, "served " + std::to_string(s.row.iterations) + " pings, expected " + std::to_string(cfg_.count));
     } else if (!s.failed) {
-        RPING_LOG(info, bus, "served " << s.row.iterations << " pings; the client "
-                                        << (clean_end ? "disconnected" : "is gone"));
+        RPING_LOG(info, bus,
+                  "served " << s.row.iterations << " pings; the client " << (clean_end ? "disconnected" : "is gone"));
     }
     result_.rows.push_back(s.row);
     finish_side();

@@ -34,11 +34,11 @@
 namespace rnic::platform {
 
 struct rping_config {
-    bool server_role = false;    // with a real peer: host a is the rping server (else the client)
-    bool real_peer = false;      // host b is behind the socket bridge: no out-of-band hand-shake
-    std::uint32_t count = 20;    // pings (the server: pings it expects before the client leaves)
-    std::uint32_t size = 3000;   // ping data size (rping -S), >= 26 like rping's RPING_MIN_BUFSIZE
-    std::uint16_t port = 7174;   // rping's default port
+    bool server_role = false;   // with a real peer: host a is the rping server (else the client)
+    bool real_peer = false;     // host b is behind the socket bridge: no out-of-band hand-shake
+    std::uint32_t count = 20;   // pings (the server: pings it expects before the client leaves)
+    std::uint32_t size = 3000;  // ping data size (rping -S), >= 26 like rping's RPING_MIN_BUFSIZE
+    std::uint16_t port = 7174;  // rping's default port
     bool validate = true;
     std::uint64_t timeout_ps = 30'000'000'000'000ULL;  // each step (accept, connect, completion)
     // Client: time between connect() returning and the first Send. Real rping learns of the

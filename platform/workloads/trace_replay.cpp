@@ -84,11 +84,17 @@ bool parse_time(const std::string& s, std::uint64_t* ps) {
     return true;
 }
 
-bool is_atomic(trace_op_kind k) { return k == trace_op_kind::fetch_add || k == trace_op_kind::cmp_swap; }
-bool consumes_receive(trace_op_kind k) { return k == trace_op_kind::send || k == trace_op_kind::write_imm; }
+bool is_atomic(trace_op_kind k) {
+    return k == trace_op_kind::fetch_add || k == trace_op_kind::cmp_swap;
+}
+bool consumes_receive(trace_op_kind k) {
+    return k == trace_op_kind::send || k == trace_op_kind::write_imm;
+}
 // The client's CPU writes the payload into its mirror before posting (write, write_imm, send), or the
 // NIC places data there (read): either changes the client's bytes of the range.
-bool touches_local(trace_op_kind k) { return !is_atomic(k); }
+bool touches_local(trace_op_kind k) {
+    return !is_atomic(k);
+}
 
 }  // namespace
 
@@ -98,8 +104,8 @@ const char* trace_name(trace_op_kind k) {
 }
 
 const char* result_name(trace_op_kind k) {
-    static const char* const names[kTraceOpKinds] = {"rdma_write", "rdma_read", "send", "atomic_fetch_add",
-                                                     "atomic_compare_swap", "rdma_write_with_imm"};
+    static const char* const names[kTraceOpKinds] = {"rdma_write",       "rdma_read",           "send",
+                                                     "atomic_fetch_add", "atomic_compare_swap", "rdma_write_with_imm"};
     return names[static_cast<std::size_t>(k)];
 }
 
@@ -350,10 +356,11 @@ void trace_replay::server(drv::host_bus& bus, const drv::station_config& station
                 if (final_image_.ok) {
                     final_image_.ok = false;
                     final_image_.first_mismatch = b;
-                    final_image_.detail = "server buffer byte " + std::to_string(b) + " is " + std::to_string(now[b]) +
-                                          ", expected " + std::to_string(shadow_[b]) +
-                                          (w >= 0 ? " (operation " + std::to_string(cfg_.ops[static_cast<std::size_t>(w)].id) + ")"
-                                                  : " (the initial image)");
+                    final_image_.detail =
+                        "server buffer byte " + std::to_string(b) + " is " + std::to_string(now[b]) + ", expected " +
+                        std::to_string(shadow_[b]) +
+                        (w >= 0 ? " (operation " + std::to_string(cfg_.ops[static_cast<std::size_t>(w)].id) + ")"
+                                : " (the initial image)");
                 }
             }
         }
@@ -409,8 +416,10 @@ void trace_replay::client(drv::host_bus& bus, const drv::station_config& station
     std::vector<std::vector<std::size_t>> dependents(n);
     std::vector<std::size_t> timed;
     for (std::size_t i = 0; i < n; ++i) {
-        if (cfg_.ops[i].has_time) timed.push_back(i);
-        else dependents[cfg_.ops[i].after_index].push_back(i);
+        if (cfg_.ops[i].has_time)
+            timed.push_back(i);
+        else
+            dependents[cfg_.ops[i].after_index].push_back(i);
     }
     std::stable_sort(timed.begin(), timed.end(),
                      [&](std::size_t a, std::size_t b) { return cfg_.ops[a].time_ps < cfg_.ops[b].time_ps; });
@@ -448,12 +457,14 @@ void trace_replay::client(drv::host_bus& bus, const drv::station_config& station
             std::fill_n(known.begin() + off, x.size, sx.conflict ? 0 : 1);
             std::fill_n(last_writer_.begin() + off, x.size, static_cast<std::int64_t>(i));
         } else if (is_atomic(x.kind)) {
-            const bool word_known = std::all_of(known.begin() + off, known.begin() + off + 8, [](std::uint8_t k) { return k; });
+            const bool word_known =
+                std::all_of(known.begin() + off, known.begin() + off + 8, [](std::uint8_t k) { return k; });
             sx.atomic_known = word_known && !sx.conflict;
             const std::uint64_t old = proto::get_le64(shadow.data() + x.offset);
             sx.expected_original = old;
             std::uint64_t now = old;
-            if (x.kind == trace_op_kind::fetch_add) now = old + x.id + 1;
+            if (x.kind == trace_op_kind::fetch_add)
+                now = old + x.id + 1;
             else {
                 std::uint64_t st = x.id * 3 + cfg_.seed;
                 now = splitmix(st);  // the swap value; the compare is the shadow's value
@@ -488,13 +499,19 @@ void trace_replay::client(drv::host_bus& bus, const drv::station_config& station
         w.remote_addr = peer.addr + x.offset;
         w.remote_stag = peer.stag;
         switch (x.kind) {
-        case trace_op_kind::write: w.opcode = regmap::wr_opcode::rdma_write; break;
+        case trace_op_kind::write:
+            w.opcode = regmap::wr_opcode::rdma_write;
+            break;
         case trace_op_kind::write_imm:
             w.opcode = regmap::wr_opcode::rdma_write_with_imm;
             w.imm_data = x.id;
             break;
-        case trace_op_kind::send: w.opcode = regmap::wr_opcode::send; break;
-        case trace_op_kind::read: w.opcode = regmap::wr_opcode::rdma_read; break;
+        case trace_op_kind::send:
+            w.opcode = regmap::wr_opcode::send;
+            break;
+        case trace_op_kind::read:
+            w.opcode = regmap::wr_opcode::rdma_read;
+            break;
         case trace_op_kind::fetch_add:
             w.opcode = regmap::wr_opcode::atomic_fetch_add;
             w.local_addr = buf + sx.atomic_slot;
@@ -564,8 +581,9 @@ void trace_replay::client(drv::host_bus& bus, const drv::station_config& station
             ++completed;
             inflight.erase(std::find(inflight.begin(), inflight.end(), i));
             if (wc.status != regmap::cqe_status::success) {
-                fail("trace: operation " + std::to_string(x.id) + " (" + cfg_.path + ":" + std::to_string(x.line) + ", " +
-                     trace_name(x.kind) + " on QP " + std::to_string(x.qp) + ") completed with status " + sx.status);
+                fail("trace: operation " + std::to_string(x.id) + " (" + cfg_.path + ":" + std::to_string(x.line) +
+                     ", " + trace_name(x.kind) + " on QP " + std::to_string(x.qp) + ") completed with status " +
+                     sx.status);
                 break;
             }
             if (sx.conflict) {
@@ -581,7 +599,7 @@ void trace_replay::client(drv::host_bus& bus, const drv::station_config& station
             } else if (is_atomic(x.kind)) {
                 std::uint8_t b[8];
                 bus.mem_read(buf + sx.atomic_slot, b, 8);
-                sx.data = !sx.atomic_known ? data_check::unchecked
+                sx.data = !sx.atomic_known                             ? data_check::unchecked
                           : proto::get_le64(b) == sx.expected_original ? data_check::ok
                                                                        : data_check::mismatch;
             }
@@ -623,9 +641,12 @@ void trace_replay::client(drv::host_bus& bus, const drv::station_config& station
         const trace_op& x = cfg_.ops[i];
         if (!s.done) continue;
         if (x.kind == trace_op_kind::send || x.kind == trace_op_kind::write_imm) {
-            if (!s.received) s.data = data_check::mismatch;  // never arrived
-            else if (s.conflict && x.kind == trace_op_kind::send) s.data = data_check::unchecked;
-            else s.data = s.received_ok ? data_check::ok : data_check::mismatch;
+            if (!s.received)
+                s.data = data_check::mismatch;  // never arrived
+            else if (s.conflict && x.kind == trace_op_kind::send)
+                s.data = data_check::unchecked;
+            else
+                s.data = s.received_ok ? data_check::ok : data_check::mismatch;
         }
     }
     // Writes and atomics: the server's buffer at the end (compared by the server, final_check_).
@@ -706,8 +727,10 @@ boost::json::array trace_replay::operation_log() const {
         const op_state& s = state_[i];
         boost::json::object o;
         o["id"] = x.id;
-        if (x.has_time) o["time_ns"] = static_cast<double>(x.time_ps) / 1000.0;
-        else o["after"] = x.after;
+        if (x.has_time)
+            o["time_ns"] = static_cast<double>(x.time_ps) / 1000.0;
+        else
+            o["after"] = x.after;
         o["qp"] = x.qp;
         o["op"] = trace_name(x.kind);
         o["size"] = x.size;
@@ -716,9 +739,9 @@ boost::json::array trace_replay::operation_log() const {
         o["status"] = s.status;
         if (s.posted) o["post_ns"] = static_cast<double>(s.post_ps) / 1000.0;
         if (s.done) o["complete_ns"] = static_cast<double>(s.done_ps) / 1000.0;
-        o["data"] = s.data == data_check::ok         ? "ok"
-                    : s.data == data_check::mismatch ? "mismatch"
-                    : s.data == data_check::unchecked ? "unchecked"
+        o["data"] = s.data == data_check::ok            ? "ok"
+                    : s.data == data_check::mismatch    ? "mismatch"
+                    : s.data == data_check::unchecked   ? "unchecked"
                     : s.data == data_check::overwritten ? "overwritten"
                                                         : "none";
         out.push_back(std::move(o));

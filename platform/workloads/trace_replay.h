@@ -24,19 +24,19 @@ namespace rnic::platform {
 
 enum class trace_op_kind : std::uint8_t { write, read, send, fetch_add, cmp_swap, write_imm };
 constexpr std::size_t kTraceOpKinds = 6;
-const char* trace_name(trace_op_kind k);    // the trace's word: "write", "read", ...
-const char* result_name(trace_op_kind k);   // the results' row: "rdma_write", "rdma_read", ...
+const char* trace_name(trace_op_kind k);   // the trace's word: "write", "read", ...
+const char* result_name(trace_op_kind k);  // the results' row: "rdma_write", "rdma_read", ...
 
 struct trace_op {
     std::uint64_t id = 0;
-    bool has_time = true;           // else: after `after`
-    std::uint64_t time_ps = 0;      // from the start of the replay
-    std::uint64_t after = 0;        // id of the operation this one waits for
-    std::size_t after_index = 0;    // its index in the trace
+    bool has_time = true;         // else: after `after`
+    std::uint64_t time_ps = 0;    // from the start of the replay
+    std::uint64_t after = 0;      // id of the operation this one waits for
+    std::size_t after_index = 0;  // its index in the trace
     std::uint32_t qp = 0;
     trace_op_kind kind = trace_op_kind::write;
     std::uint32_t size = 0;
-    std::uint64_t offset = 0;       // in the server's buffer (and the client's mirror of it)
+    std::uint64_t offset = 0;  // in the server's buffer (and the client's mirror of it)
     std::size_t line = 0;
 };
 
@@ -76,14 +76,14 @@ private:
         bool posted = false, done = false;
         std::uint64_t post_ps = 0, done_ps = 0;  // from the replay's start
         std::string status = "not posted";
-        bool conflict = false;                   // overlapped another operation in flight
-        bool atomic_known = false;               // the shadow knew the word's value at post
+        bool conflict = false;      // overlapped another operation in flight
+        bool atomic_known = false;  // the shadow knew the word's value at post
         std::uint64_t expected_original = 0;
-        std::uint64_t atomic_slot = 0;           // client: where the original lands
+        std::uint64_t atomic_slot = 0;  // client: where the original lands
         data_check data = data_check::pending;
-        bool received_ok = false;                // server: Send / Immediate Data as expected
+        bool received_ok = false;  // server: Send / Immediate Data as expected
         bool received = false;
-        std::uint64_t final_checked = 0;         // server buffer at the end: bytes it wrote that still match
+        std::uint64_t final_checked = 0;  // server buffer at the end: bytes it wrote that still match
         bool final_mismatch = false;
     };
 

@@ -18,7 +18,9 @@ std::uint64_t mix(std::uint64_t z) {  // splitmix64's finaliser
     return z ^ (z >> 31);
 }
 
-std::uint64_t flow_seed(std::uint64_t seed, std::size_t f) { return seed ^ (0x9e3779b97f4a7c15ULL * (f + 1)); }
+std::uint64_t flow_seed(std::uint64_t seed, std::size_t f) {
+    return seed ^ (0x9e3779b97f4a7c15ULL * (f + 1));
+}
 
 }  // namespace
 
@@ -64,7 +66,8 @@ traffic_matrix::traffic_matrix(const traffic_matrix_config& cfg, std::vector<std
 }
 
 bool traffic_matrix::has_program(int host) const {
-    return std::any_of(flows_.begin(), flows_.end(), [host](const matrix_flow& f) { return f.src == host || f.dst == host; });
+    return std::any_of(flows_.begin(), flows_.end(),
+                       [host](const matrix_flow& f) { return f.src == host || f.dst == host; });
 }
 
 void traffic_matrix::program(int h, drv::host_bus& bus, const drv::station_config& station) {
@@ -221,9 +224,8 @@ void traffic_matrix::finish_host() {
     }
     row.iterations = static_cast<std::uint64_t>(flows_.size()) * cfg_.messages;
     row.bytes = row.iterations * cfg_.size;
-    row.elapsed_ps = last_completion_ps_ > first_post_ps_ && first_post_ps_ != UINT64_MAX
-                         ? last_completion_ps_ - first_post_ps_
-                         : 0;
+    row.elapsed_ps =
+        last_completion_ps_ > first_post_ps_ && first_post_ps_ != UINT64_MAX ? last_completion_ps_ - first_post_ps_ : 0;
     if (result_.error.empty() && row.latencies_ps.size() != flows_.size()) {
         record_failure(result_, "only " + std::to_string(row.latencies_ps.size()) + " of " +
                                     std::to_string(flows_.size()) + " flows completed");
@@ -244,10 +246,11 @@ boost::json::object traffic_matrix::fabric_results() const {
     for (std::size_t f = 0; f < flows_.size(); ++f) {
         if (flow_ps_[f] == 0) continue;
         done.push_back(flow_ps_[f]);
-        goodput.push_back(static_cast<double>(cfg_.size * cfg_.messages) * 8 / (static_cast<double>(flow_ps_[f]) * 1e-3));
+        goodput.push_back(static_cast<double>(cfg_.size * cfg_.messages) * 8 /
+                          (static_cast<double>(flow_ps_[f]) * 1e-3));
     }
-    o["flow_completion"] = {{"p50", percentile_ns(done, 50)}, {"p99", percentile_ns(done, 99)},
-                            {"max", percentile_ns(done, 100)}};
+    o["flow_completion"] = {
+        {"p50", percentile_ns(done, 50)}, {"p99", percentile_ns(done, 99)}, {"max", percentile_ns(done, 100)}};
     std::sort(goodput.begin(), goodput.end());
     double sum = 0;
     for (double g : goodput) sum += g;

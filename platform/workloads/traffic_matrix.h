@@ -24,7 +24,7 @@
 namespace rnic::platform {
 
 struct traffic_matrix_config {
-    bool all_to_all = true;        // else permutation
+    bool all_to_all = true;  // else permutation
     int hosts = 2;
     std::uint64_t size = 64 * 1024;  // bytes per RDMA Write
     std::uint32_t messages = 16;     // per flow
@@ -64,7 +64,7 @@ private:
     std::function<void()> on_done_;
     std::vector<matrix_flow> flows_;
     workload_result result_;
-    std::vector<std::uint64_t> flow_ps_;        // completion time per flow (0: not done)
+    std::vector<std::uint64_t> flow_ps_;              // completion time per flow (0: not done)
     std::vector<std::uint64_t> src_addr_, dst_addr_;  // per flow: the slots at each end
     int hosts_done_ = 0, sources_ = 0;
     bool reported_ = false;

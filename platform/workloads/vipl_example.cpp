@@ -81,8 +81,8 @@ void vipl_example::server(drv::host_bus& bus, const drv::station_config& station
         bus.mem_read(d->local_addr, got.data(), got.size());
         if (d->status != regmap::cqe_status::success || got != message(r, kSendKind, size)) {
             row.integrity.ok = false;
-            row.integrity.detail = "round " + std::to_string(r) + ": the Send delivered " +
-                                   std::to_string(got.size()) + " bytes, not the " + std::to_string(size) + " sent";
+            row.integrity.detail = "round " + std::to_string(r) + ": the Send delivered " + std::to_string(got.size()) +
+                                   " bytes, not the " + std::to_string(size) + " sent";
             ++row.errors;
         }
         row.bytes += got.size();
@@ -165,7 +165,8 @@ void vipl_example::client(drv::host_bus& bus, const drv::station_config& station
         rows[2].integrity.bytes_checked += size;
         if (back != blk) {
             rows[2].integrity.ok = false;
-            rows[2].integrity.detail = "round " + std::to_string(r) + ": the RDMA Read returned other bytes than written";
+            rows[2].integrity.detail =
+                "round " + std::to_string(r) + ": the RDMA Read returned other bytes than written";
             ++rows[2].errors;
             fail("vipl client: " + rows[2].integrity.detail);
         }

@@ -18,10 +18,10 @@
 namespace rnic::examples {
 
 struct vipl_example_config {
-    std::uint32_t rounds = 10;                         // workload.iterations
-    std::vector<std::uint64_t> sizes = {64, 4096};     // workload.sizes
+    std::uint32_t rounds = 10;                      // workload.iterations
+    std::vector<std::uint64_t> sizes = {64, 4096};  // workload.sizes
     std::uint16_t port = 18515;
-    std::uint64_t timeout_ps = 20'000'000'000ULL;      // VipSendWait/VipRecvWait timeout (20 ms)
+    std::uint64_t timeout_ps = 20'000'000'000ULL;  // VipSendWait/VipRecvWait timeout (20 ms)
 };
 
 class vipl_example : public platform::host_workload {

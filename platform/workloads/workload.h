@@ -14,20 +14,20 @@
 namespace rnic::platform {
 
 struct workload_row {
-    std::string op;                            // operation kind ("" for a bandwidth row of one size)
-    std::uint64_t size = 0;                    // message size (0 when sizes vary within the row)
+    std::string op;          // operation kind ("" for a bandwidth row of one size)
+    std::uint64_t size = 0;  // message size (0 when sizes vary within the row)
     std::uint64_t iterations = 0;
     std::uint64_t bytes = 0;
-    std::uint64_t elapsed_ps = 0;              // first post to last completion
-    std::vector<std::uint64_t> latencies_ps;   // post to completion, per operation
-    std::uint64_t errors = 0;                  // completions with a bad status
+    std::uint64_t elapsed_ps = 0;             // first post to last completion
+    std::vector<std::uint64_t> latencies_ps;  // post to completion, per operation
+    std::uint64_t errors = 0;                 // completions with a bad status
     integrity_result integrity;
 };
 
 struct workload_result {
     bool setup_ok = false;
     std::string error;
-    std::uint64_t connect_ps = 0;   // connect() call to QP in RTS, as the client saw it (first QP)
+    std::uint64_t connect_ps = 0;  // connect() call to QP in RTS, as the client saw it (first QP)
     std::vector<workload_row> rows;
     bool finished = false;
 };

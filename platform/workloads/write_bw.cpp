@@ -209,8 +209,10 @@ bool write_bw::run_ops(drv::context& ctx, const qp_list& qps, drv::completion_qu
         int n = 0;
         ctx.poll_cq(cq, 64, &wcs, &n);
         if (n == 0) {
-            if (cfg_.event_mode) ctx.wait_cq(cq, 1'000'000'000'000ULL);
-            else ctx.idle_cq(cq, cfg_.poll_interval_ps);
+            if (cfg_.event_mode)
+                ctx.wait_cq(cq, 1'000'000'000'000ULL);
+            else
+                ctx.idle_cq(cq, cfg_.poll_interval_ps);
             continue;
         }
         const std::uint64_t now = bus.now_ps();
@@ -272,8 +274,10 @@ bool write_bw::run_atomics(drv::context& ctx, const qp_list& qps, drv::completio
         for (std::uint64_t i = 0; i < checked; ++i) {
             std::uint64_t v = 0;
             std::memcpy(&v, results.data() + 8 * i, 8);
-            if (v >= total || seen[v]) ++bad;
-            else seen[v] = true;
+            if (v >= total || seen[v])
+                ++bad;
+            else
+                seen[v] = true;
         }
     }
     row.integrity.bytes_checked = results.size() * qps.size() + 8;
@@ -287,8 +291,8 @@ bool write_bw::run_atomics(drv::context& ctx, const qp_list& qps, drv::completio
     return true;
 }
 
-bool write_bw::run_size(drv::context& ctx, const qp_list& qps, drv::completion_queue* cq,
-                        const drv::memory_region& mr, const remote_buffer& remote, std::uint64_t size) {
+bool write_bw::run_size(drv::context& ctx, const qp_list& qps, drv::completion_queue* cq, const drv::memory_region& mr,
+                        const remote_buffer& remote, std::uint64_t size) {
     drv::host_bus& bus = ctx.bus();
     write_bw_row row;
     row.size = size;

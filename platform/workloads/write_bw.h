@@ -23,8 +23,8 @@
 namespace rnic::platform {
 
 struct write_bw_config {
-    bool send = false;  // Send/Receive (perftest ib_send_bw) instead of RDMA Write
-    bool read = false;  // RDMA Read (perftest ib_read_bw): the client reads the server's buffer
+    bool send = false;    // Send/Receive (perftest ib_send_bw) instead of RDMA Write
+    bool read = false;    // RDMA Read (perftest ib_read_bw): the client reads the server's buffer
     bool atomic = false;  // FetchAdd of 1 on one 64-bit counter at the server (perftest ib_atomic_bw)
     std::vector<std::uint64_t> sizes;
     std::uint32_t iterations = 1000;
@@ -47,8 +47,8 @@ class write_bw : public host_workload {
 public:
     // `check` compares a range of the data's source host with the range it was placed at on the
     // other host; `from_client` says which way the data went.
-    using checker = std::function<integrity_result(bool from_client, std::uint64_t src, std::uint64_t dst,
-                                                   std::uint64_t len)>;
+    using checker =
+        std::function<integrity_result(bool from_client, std::uint64_t src, std::uint64_t dst, std::uint64_t len)>;
 
     write_bw(const write_bw_config& cfg, oob_channel& oob, checker check, std::function<void()> on_done);
 
@@ -67,8 +67,7 @@ private:
                  const std::function<drv::send_wr(std::uint32_t q, std::uint32_t i)>& make_wr, const std::string& what);
     bool run_atomics(drv::context& ctx, const qp_list& qps, drv::completion_queue* cq, const drv::memory_region& mr,
                      const remote_buffer& remote);
-    void serve_receives(drv::context& ctx, const qp_list& qps, drv::completion_queue* cq,
-                        const drv::memory_region& mr);
+    void serve_receives(drv::context& ctx, const qp_list& qps, drv::completion_queue* cq, const drv::memory_region& mr);
     // Bytes of each QP's slice of a buffer of `length` bytes (8-byte aligned).
     std::uint64_t slice_of(std::uint64_t length) const { return length / cfg_.qps / 8 * 8; }
     // Seed of QP q's payload pattern (QP 0 keeps the single-QP pattern).

@@ -37,11 +37,11 @@ inline std::uint16_t free_port() {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
     socklen_t len = sizeof a;
-    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+    const bool bound = ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                       ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0;
     ::close(s);
-    return ntohs(a.sin_port);
+    return bound ? ntohs(a.sin_port) : 0;  // 0: no port (the caller's connect then fails by name)
 }
 
 }  // namespace rnic::test

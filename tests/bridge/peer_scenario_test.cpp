@@ -36,8 +36,8 @@ namespace {
 namespace net = proto::net;
 using bytes = std::vector<std::uint8_t>;
 
-const net::MacAddress kPeerMac{0x52, 0x54, 0, 0, 0, 0x02};
-const net::MacAddress kHostAMac{0x02, 0, 0, 0, 0, 0x0a};  // hosts.0.mac by default
+const net::mac_address kPeerMac{0x52, 0x54, 0, 0, 0, 0x02};
+const net::mac_address kHostAMac{0x02, 0, 0, 0, 0, 0x0a};  // hosts.0.mac by default
 
 // Listens on an ephemeral loopback port; runs `script` on the one connection it accepts.
 class peer_thread {
@@ -47,11 +47,11 @@ public:
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-        ::listen(fd_, 1);
         socklen_t len = sizeof a;
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-        port_ = ntohs(a.sin_port);
+        const bool listening = ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd_, 1) == 0 &&
+                               ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+        EXPECT_TRUE(listening) << "the scripted peer could not listen on a loopback port";
+        port_ = listening ? ntohs(a.sin_port) : 0;
         thread_ = std::thread([this, script = std::move(script)] {
             timeval tv{20, 0};
             const int c = ::accept(fd_, nullptr, nullptr);
@@ -166,10 +166,10 @@ TEST(PeerScenario, HostAAnswersARealPeersArpAcrossTheLinkAndBridge) {
 
 TEST(PeerScenario, GarbageFromThePeerIsReportedNotACrash) {
     peer_thread peer([&](int fd) {
-        write_frame(fd, bytes(3, 0xab), 3);                     // too short for Ethernet
-        write_frame(fd, bytes(8, 0xcd), 0xfffffff0u);          // a length no QEMU sends
+        write_frame(fd, bytes(3, 0xab), 3);            // too short for Ethernet
+        write_frame(fd, bytes(8, 0xcd), 0xfffffff0u);  // a length no QEMU sends
         std::uint8_t b;
-        ::recv(fd, &b, 1, 0);                                   // until the bridge hangs up
+        ::recv(fd, &b, 1, 0);  // until the bridge hangs up
     });
     const sim_run r = run_sim(peer.port(), "garbage");
     ASSERT_TRUE(WIFEXITED(r.status)) << r.output;

@@ -162,14 +162,9 @@ struct sim_result {
 sim_result run_sim(std::uint16_t port, const std::vector<std::string>& sets, const std::string& pcap,
                    const std::string& results) {
     std::string cmd = "cd " + quote(RNIC_SOURCE_DIR) + " && " + quote(RNIC_SIM);
-    std::vector<std::string> all = {"workload.type=rping",
-                                    "peer.kind=socket",
-                                    "peer.port=" + std::to_string(port),
-                                    "peer.open_timeout=60s",
-                                    "simulation.time_limit=120s",
-                                    "rnic.mpa.timeout=10s",
-                                    "workload.rping.timeout=60s",
-                                    "workload.rping.count=" + std::to_string(kCount),
+    std::vector<std::string> all = {"workload.type=rping", "peer.kind=socket", "peer.port=" + std::to_string(port),
+                                    "peer.open_timeout=60s", "simulation.time_limit=120s", "rnic.mpa.timeout=10s",
+                                    "workload.rping.timeout=60s", "workload.rping.count=" + std::to_string(kCount),
                                     "workload.rping.size=" + std::to_string(kSize),
                                     // siw 6.1 leaves an FPDU that arrives right after its MPA Reply unread
                                     // (siw_accept: Reply sent before the socket is the QP's): real rping's
@@ -236,12 +231,14 @@ capture_view view_of(const std::string& pcap, const std::string& client_ip) {
     }
     // tshark's verdict on each FPDU's CRC32c appears only as text: "0x... (Good CRC32)" or
     // "0x... (Bad CRC32, should be 0x...)" (docs: ../shared/specs/wireshark-iwarp.md §3).
-    const std::string verbose = shell("tshark -r " + quote(pcap) +
-                                      " --disable-protocol rpcordma --disable-protocol smb_direct -V 2>/dev/null");
-    for (std::size_t at = verbose.find("(Good CRC32)"); at != std::string::npos; at = verbose.find("(Good CRC32)", at + 1)) {
+    const std::string verbose =
+        shell("tshark -r " + quote(pcap) + " --disable-protocol rpcordma --disable-protocol smb_direct -V 2>/dev/null");
+    for (std::size_t at = verbose.find("(Good CRC32)"); at != std::string::npos;
+         at = verbose.find("(Good CRC32)", at + 1)) {
         ++v.crc_good;
     }
-    for (std::size_t at = verbose.find("(Bad CRC32"); at != std::string::npos; at = verbose.find("(Bad CRC32", at + 1)) {
+    for (std::size_t at = verbose.find("(Bad CRC32"); at != std::string::npos;
+         at = verbose.find("(Bad CRC32", at + 1)) {
         ++v.crc_bad;
     }
     // Times: epoch seconds of the first SYN and of the MPA Reply; the Sends with their source.
@@ -262,7 +259,8 @@ capture_view view_of(const std::string& pcap, const std::string& client_ip) {
         std::getline(in, src, '\t');
         std::getline(in, ops, '\t');
         const std::size_t sends = 1 + static_cast<std::size_t>(std::count(ops.begin(), ops.end(), ','));
-        for (std::size_t i = 0; i < sends; ++i) (src == client_ip ? client_sends : server_sends).push_back(std::stod(t));
+        for (std::size_t i = 0; i < sends; ++i)
+            (src == client_ip ? client_sends : server_sends).push_back(std::stod(t));
     }
     double sum = 0;
     for (std::size_t k = 0; 2 * k + 1 < server_sends.size() && 2 * k < client_sends.size(); ++k) {
@@ -291,8 +289,8 @@ const boost::json::object* row_of(const boost::json::value& r, const std::string
 }
 
 struct interop_case {
-    std::string variant;          // siw variant
-    bool guest_is_client;         // the guest runs rping -c, the platform the server
+    std::string variant;   // siw variant
+    bool guest_is_client;  // the guest runs rping -c, the platform the server
     std::vector<std::string> sets;
 };
 
@@ -306,9 +304,7 @@ protected:
             GTEST_SKIP() << "no guest kernel under " << dir_ << ": run tools/siw-peer/install-deps.sh";
         }
     }
-    bool have_variant(const std::string& variant) {
-        return exists_glob(dir_ + "/initramfs-*-" + variant + ".cpio.gz");
-    }
+    bool have_variant(const std::string& variant) { return exists_glob(dir_ + "/initramfs-*-" + variant + ".cpio.gz"); }
     // Captures, logs and results of this process's runs: a directory of their own (kept for a look
     // afterwards; the path is printed), not the shared guest cache.
     static const std::string& out_dir() {
@@ -354,8 +350,8 @@ protected:
         sets.push_back(std::string("workload.rping.role=") + (c.guest_is_client ? "server" : "client"));
         o.sim = run_sim(port, sets, spcap, results);
         // Without a bridge connection the guest has no peer: do not wait for its rping limit.
-        o.guest_exit = guest.wait_exit(o.sim.results.is_object() && await_guest ? std::chrono::seconds(guest_wait_s + 30)
-                                                                                 : 1s);
+        o.guest_exit =
+            guest.wait_exit(o.sim.results.is_object() && await_guest ? std::chrono::seconds(guest_wait_s + 30) : 1s);
         o.guest_log = read_file(log);
         const std::string client_ip = c.guest_is_client ? "10.0.0.2" : "10.0.0.1";
         o.sim_view = view_of(spcap, client_ip);
@@ -386,10 +382,10 @@ protected:
         EXPECT_EQ(o.sim.results.at("integrity").at("bytes_mismatched").to_number<std::uint64_t>(), 0u);
         for (const capture_view* v : {&o.sim_view, &o.guest_view}) {
             const std::string which = v == &o.sim_view ? "simulator capture" : "guest capture";
-            EXPECT_EQ(v->opcodes.at(3), 4u * kCount) << which;      // Sends: 2 advertisements + 2 go-aheads
+            EXPECT_EQ(v->opcodes.at(3), 4u * kCount) << which;              // Sends: 2 advertisements + 2 go-aheads
             EXPECT_EQ(v->opcodes.at(1), 1u * kCount + rtr_reads) << which;  // RDMA Read Requests
-            EXPECT_GE(v->opcodes.at(2), 1u * kCount) << which;      // Read Responses (3000 bytes each)
-            EXPECT_GE(v->opcodes.at(0), 1u * kCount) << which;      // RDMA Writes of the echo
+            EXPECT_GE(v->opcodes.at(2), 1u * kCount) << which;              // Read Responses (3000 bytes each)
+            EXPECT_GE(v->opcodes.at(0), 1u * kCount) << which;              // RDMA Writes of the echo
             EXPECT_EQ(v->pings, static_cast<std::size_t>(kCount)) << which;
             EXPECT_EQ(v->reply.substr(v->reply.find('\t') + 1, std::string::npos).substr(0, 1), crc ? "1" : "0")
                 << which << ": Reply " << v->reply;
@@ -402,7 +398,8 @@ protected:
         }
         const auto& wl = o.sim.results.at("workload");
         std::printf("  siw %s, %s: platform connect %.3f ms, round trip avg %.3f ms (p50 %.3f, max %.3f)\n",
-                    c.variant.c_str(), c.guest_is_client ? "guest rping -c -> platform server" : "platform client -> guest rping -s",
+                    c.variant.c_str(),
+                    c.guest_is_client ? "guest rping -c -> platform server" : "platform client -> guest rping -s",
                     wl.at("connect_latency_ns").to_number<double>() / 1e6,
                     row->at("latency_ns").at("avg").to_number<double>() / 1e6,
                     row->at("latency_ns").at("p50").to_number<double>() / 1e6,
@@ -410,13 +407,15 @@ protected:
         print_view("simulator capture (simulated time):", o.sim_view);
         print_view("guest capture (QEMU host clock):", o.guest_view);
         const std::size_t at = o.guest_log.find("SIW-PEER: rping ran");
-        if (at != std::string::npos) std::printf("  guest: %s\n", o.guest_log.substr(at, o.guest_log.find('\n', at) - at).c_str());
+        if (at != std::string::npos)
+            std::printf("  guest: %s\n", o.guest_log.substr(at, o.guest_log.find('\n', at) - at).c_str());
     }
 
     std::string dir_;
 };
 
-const std::string kServerArgs = "-s -a 0.0.0.0 -p 7174 -C " + std::to_string(kCount) + " -S " + std::to_string(kSize) + " -v -V";
+const std::string kServerArgs =
+    "-s -a 0.0.0.0 -p 7174 -C " + std::to_string(kCount) + " -S " + std::to_string(kSize) + " -v -V";
 const std::string kClientArgs =
     "-c -a 10.0.0.1 -p 7174 -C " + std::to_string(kCount) + " -S " + std::to_string(kSize) + " -v -V";
 
@@ -454,28 +453,30 @@ TEST_F(RpingInterop, PlatformPeerToPeerClientSendsSiwAZeroLengthWriteRtr) {
     const auto& rdma = o.sim.results.at("modules").at("a.rnic").at("rdma");
     EXPECT_EQ(rdma.at("rtrs_sent").to_number<std::uint64_t>(), 1u);
     // The Reply granted the Write RTR: the word's ORD half carries C (0x8000) and not D.
-    const std::string rtr_write = tshark(path("sim.pcap"), "ip.src == 10.0.0.2 && iwarp_mpa.pdlength",
-                                                "-e iwarp_mpa.privatedata");
-    ASSERT_EQ(rtr_write.size(), 9u) << rtr_write;  // 8 hex digits and a newline
+    const std::string rtr_write =
+        tshark(path("sim.pcap"), "ip.src == 10.0.0.2 && iwarp_mpa.pdlength", "-e iwarp_mpa.privatedata");
+    ASSERT_EQ(rtr_write.size(), 9u) << rtr_write;         // 8 hex digits and a newline
     EXPECT_EQ(rtr_write.substr(0, 1), "8") << rtr_write;  // A
     EXPECT_EQ(rtr_write.substr(4, 1), "8") << rtr_write;  // C only
     // The platform's first FPDU is that zero-length RDMA Write, STag 1.
     const std::string first = tshark(path("sim.pcap"), "ip.src == 10.0.0.1 && iwarp_rdma.opcode",
-                                            "-e iwarp_rdma.opcode -e iwarp_ddp.stag -e iwarp_mpa.ulpdulength");
+                                     "-e iwarp_rdma.opcode -e iwarp_ddp.stag -e iwarp_mpa.ulpdulength");
     EXPECT_EQ(first.substr(0, first.find('\n')), "0x00\t0x00000001\t14") << first;
 }
 
 TEST_F(RpingInterop, PlatformPeerToPeerClientSendsSiwAZeroLengthReadRtr) {
     if (!have_variant("default")) GTEST_SKIP() << "no default guest: tools/siw-peer/mkinitramfs.sh default";
-    const interop_case c{"default", false,
-                         {"rnic.mpa.revision=2", "rnic.mpa.crc=false", "rnic.mpa.peer_to_peer=true", "rnic.mpa.rtr=read"}};
+    const interop_case c{
+        "default",
+        false,
+        {"rnic.mpa.revision=2", "rnic.mpa.crc=false", "rnic.mpa.peer_to_peer=true", "rnic.mpa.rtr=read"}};
     const outcome o = run(c, kServerArgs);
     expect_pass(c, o, false, 1);
     ASSERT_TRUE(o.sim.results.is_object()) << o.sim.output;
     EXPECT_EQ(o.sim.results.at("modules").at("a.rnic").at("rdma").at("rtrs_sent").to_number<std::uint64_t>(), 1u);
     // siw answered the zero-length Read with a zero-length Read Response before anything else.
     const std::string resp = tshark(path("sim.pcap"), "ip.src == 10.0.0.2 && iwarp_rdma.opcode",
-                                           "-e iwarp_rdma.opcode -e iwarp_mpa.ulpdulength");
+                                    "-e iwarp_rdma.opcode -e iwarp_mpa.ulpdulength");
     EXPECT_EQ(resp.substr(0, resp.find('\n')), "0x02\t14") << resp;
 }
 
@@ -547,10 +548,12 @@ TEST_F(RpingInterop, PlatformClientAgainstSiwServerRev1FailsAtSiwsFirstRdmaRead)
 // follows siw's Reply) and leaves nothing open.
 TEST_F(RpingInterop, PlatformAskingSiwForMarkersIsRefusedCleanly) {
     if (!have_variant("default")) GTEST_SKIP() << "no default guest: tools/siw-peer/mkinitramfs.sh default";
-    const interop_case c{"default", false,
-                         {"rnic.mpa.revision=2", "rnic.mpa.crc=false", "rnic.mpa.markers=true", "workload.rping.count=1",
-                          // attempts while the guest boots go unanswered; once it is up each one is refused
-                          "workload.rping.connect_attempts=6"}};
+    const interop_case c{
+        "default",
+        false,
+        {"rnic.mpa.revision=2", "rnic.mpa.crc=false", "rnic.mpa.markers=true", "workload.rping.count=1",
+         // attempts while the guest boots go unanswered; once it is up each one is refused
+         "workload.rping.connect_attempts=6"}};
     const outcome o = run(c, kServerArgs, 30, false);
     const std::string ctx = "\n--- guest log:\n" + o.guest_log + "\n--- simulator:\n" + o.sim.output;
     EXPECT_EQ(o.sim.exit_code, 1) << ctx;
@@ -563,7 +566,7 @@ TEST_F(RpingInterop, PlatformAskingSiwForMarkersIsRefusedCleanly) {
               std::string::npos)
         << ctx;
     EXPECT_NE(o.sim.output.find("after the failed connect the QP is"), std::string::npos) << ctx;
-    EXPECT_EQ(o.sim_view.request, "2\t0\t1\t0\t4") << ctx;  // M = 1 asked
+    EXPECT_EQ(o.sim_view.request, "2\t0\t1\t0\t4") << ctx;                                     // M = 1 asked
     EXPECT_EQ(o.sim_view.reply.substr(0, o.sim_view.reply.rfind('\t')), "2\t0\t0\t1") << ctx;  // R = 1
     // No FPDU ever; the platform sent its FIN after the Reply (the TCP connection is closed, not
     // left half-open), and nothing was reset.
@@ -571,16 +574,18 @@ TEST_F(RpingInterop, PlatformAskingSiwForMarkersIsRefusedCleanly) {
     const auto fins = lines_of(tshark(path("sim.pcap"), "tcp.flags.fin == 1", "-e ip.src"));
     EXPECT_NE(std::find(fins.begin(), fins.end(), "10.0.0.1"), fins.end()) << ctx;
     const auto rep_time = lines_of(tshark(path("sim.pcap"), "iwarp_mpa.key.rep", "-e frame.time_epoch"));
-    const auto fin_time = lines_of(tshark(path("sim.pcap"), "tcp.flags.fin == 1 && ip.src == 10.0.0.1", "-e frame.time_epoch"));
+    const auto fin_time =
+        lines_of(tshark(path("sim.pcap"), "tcp.flags.fin == 1 && ip.src == 10.0.0.1", "-e frame.time_epoch"));
     ASSERT_FALSE(rep_time.empty());
     ASSERT_FALSE(fin_time.empty());
     EXPECT_GE(std::stod(fin_time[0]), std::stod(rep_time[0]));
     // Linux acknowledged our FIN: both directions are closed.
-    const auto fin_seq = lines_of(tshark(path("sim.pcap"), "tcp.flags.fin == 1 && ip.src == 10.0.0.1", "-e tcp.seq_raw"));
+    const auto fin_seq =
+        lines_of(tshark(path("sim.pcap"), "tcp.flags.fin == 1 && ip.src == 10.0.0.1", "-e tcp.seq_raw"));
     ASSERT_FALSE(fin_seq.empty());
-    const auto acks = lines_of(tshark(path("sim.pcap"), "ip.src == 10.0.0.2 && tcp.ack_raw == " +
-                                                           std::to_string(std::stoull(fin_seq[0]) + 1),
-                                      "-e frame.number"));
+    const auto acks = lines_of(
+        tshark(path("sim.pcap"), "ip.src == 10.0.0.2 && tcp.ack_raw == " + std::to_string(std::stoull(fin_seq[0]) + 1),
+               "-e frame.number"));
     EXPECT_FALSE(acks.empty()) << "no ACK of the platform's FIN";
     for (const std::string& l : lines_of(o.sim.output)) {
         if (l.find("rejected") != std::string::npos || l.find("QP is") != std::string::npos ||

@@ -40,7 +40,7 @@ namespace {
 namespace net = proto::net;
 using namespace std::chrono_literals;
 
-const net::MacAddress kNicMac{0x02, 0, 0, 0, 0, 0x0a};
+const net::mac_address kNicMac{0x02, 0, 0, 0, 0, 0x0a};
 constexpr std::uint32_t kNicIp = 0x0a000001, kGuestIp = 0x0a000002;
 constexpr std::uint16_t kRpingPort = 7174;
 
@@ -88,9 +88,15 @@ struct interop_bench : sc_core::sc_module {
     bool established = false;
 
     interop_bench(const sc_core::sc_module_name& n, const socket_bridge_params& bp)
-        : sc_module(n), frames(make_framing(framing_params{})), buffer("buffer", buffer_memory_params{}),
+        : sc_module(n),
+          frames(make_framing(framing_params{})),
+          buffer("buffer", buffer_memory_params{}),
           toe("toe", tcp_engine_params{}, buffer, *frames),
-          bridge("bridge", bp), framer("framer"), rx_out("rx_out"), dma("dma"), stubs("stubs") {
+          bridge("bridge", bp),
+          framer("framer"),
+          rx_out("rx_out"),
+          dma("dma"),
+          stubs("stubs") {
         toe.set_station({kNicMac, kNicIp});
         toe.buf_out.bind(buffer.mem_in);
         toe.dma_out.bind(dma.in);
@@ -123,7 +129,7 @@ struct interop_bench : sc_core::sc_module {
             }
         }
         if (!established) return;
-        proto::mpa::RequestReply req;
+        proto::mpa::request_reply req;
         req.request = true;
         req.revision = 1;
         req.crc = true;
@@ -165,14 +171,14 @@ TEST(SiwInterop, ArpTcpAndMpaNegotiationWithLinuxSoftIwarp) {
     std::string error;
     ASSERT_TRUE(b.bridge.open(&error)) << error;
 
-    std::optional<proto::mpa::RequestReply> reply;
+    std::optional<proto::mpa::request_reply> reply;
     const auto deadline = std::chrono::steady_clock::now() + 90s;
     while (std::chrono::steady_clock::now() < deadline && !reply) {
         sc_core::sc_start(sc_core::sc_time(20, sc_core::SC_MS));
         const std::vector<std::uint8_t> got = b.received();
         if (proto::mpa::request_reply_length(got.data(), got.size()) != 0 &&
             got.size() >= proto::mpa::request_reply_length(got.data(), got.size())) {
-            proto::mpa::DecodeOptions opt;
+            proto::mpa::decode_options opt;
             opt.ignore_reserved_bits = true;  // siw may set its GSO bit
             reply = proto::mpa::decode(got.data(), got.size(), &error, opt);
             ASSERT_TRUE(reply) << "siw's reply does not decode: " << error;

@@ -52,7 +52,9 @@ bytes prefixed(const bytes& frame, std::uint32_t len) {
     std::copy(frame.begin(), frame.end(), out.begin() + 4);
     return out;
 }
-bytes prefixed(const bytes& frame) { return prefixed(frame, static_cast<std::uint32_t>(frame.size())); }
+bytes prefixed(const bytes& frame) {
+    return prefixed(frame, static_cast<std::uint32_t>(frame.size()));
+}
 bool read_frame(int fd, bytes& frame) {
     std::uint8_t len[4];
     if (!read_all(fd, len, 4)) return false;
@@ -107,7 +109,8 @@ struct bridge_bench {
     socket_bridge bridge;
     tb_initiator sim_side;  // plays the simulated link's output toward the bridge
     tb_sink link_in;        // receives what the bridge injects
-    explicit bridge_bench(const socket_bridge_params& p) : bridge("bridge", p), sim_side("sim_side"), link_in("link_in") {
+    explicit bridge_bench(const socket_bridge_params& p)
+        : bridge("bridge", p), sim_side("sim_side"), link_in("link_in") {
         sim_side.out.bind(bridge.eth_rx);
         bridge.eth_tx.bind(link_in.in);
     }
@@ -118,7 +121,8 @@ struct bridge_bench {
     // Runs the simulation in 1 ms steps until `done` or `limit` of wall time.
     void run_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {
         const auto end = std::chrono::steady_clock::now() + limit;
-        while (!done() && std::chrono::steady_clock::now() < end) sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+        while (!done() && std::chrono::steady_clock::now() < end)
+            sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
     }
     std::uint64_t stat(const char* key) {
         boost::json::object o;
@@ -182,8 +186,8 @@ TEST(SocketBridge, FramesRoundTripThroughAPeerByteForByte) {
 TEST(SocketBridge, BadLengthsAreReportedAndNeverCrash) {
     const bytes good = pattern(100, 9);
     socket_peer peer([&](int fd) {
-        bytes s = prefixed(pattern(5, 1));                 // shorter than an Ethernet header
-        const bytes big = prefixed(pattern(2000, 2));      // longer than MTU 1500 + 14
+        bytes s = prefixed(pattern(5, 1));             // shorter than an Ethernet header
+        const bytes big = prefixed(pattern(2000, 2));  // longer than MTU 1500 + 14
         const bytes ok = prefixed(good);
         s.insert(s.end(), big.begin(), big.end());
         s.insert(s.end(), ok.begin(), ok.end());
@@ -287,7 +291,8 @@ TEST(SocketBridge, RefusedConnectionIsAClearError) {
     bridge_bench b(p);
     std::string error;
     EXPECT_FALSE(b.bridge.open(&error));
-    EXPECT_NE(error.find("bridge: connect to 127.0.0.1:" + std::to_string(ntohs(a.sin_port))), std::string::npos) << error;
+    EXPECT_NE(error.find("bridge: connect to 127.0.0.1:" + std::to_string(ntohs(a.sin_port))), std::string::npos)
+        << error;
     EXPECT_NE(error.find("Connection refused"), std::string::npos) << error;
     // Started anyway, the bridge stays inactive and the simulation does not hang.
     sc_core::sc_start();

@@ -17,9 +17,9 @@ namespace {
 namespace net = proto::net;
 using bytes = std::vector<std::uint8_t>;
 
-const net::MacAddress kNicMac{0x02, 0, 0, 0, 0, 0x0a};
-const net::MacAddress kPeerMac{0x52, 0x54, 0, 0, 0, 0x02};
-const net::MacAddress kOtherMac{0x52, 0x54, 0, 0, 0, 0x77};
+const net::mac_address kNicMac{0x02, 0, 0, 0, 0, 0x0a};
+const net::mac_address kPeerMac{0x52, 0x54, 0, 0, 0, 0x02};
+const net::mac_address kOtherMac{0x52, 0x54, 0, 0, 0, 0x77};
 constexpr std::uint32_t kNicIp = 0x0a000001, kPeerIp = 0x0a000002;
 
 struct arp_bench : sc_core::sc_module {
@@ -33,9 +33,16 @@ struct arp_bench : sc_core::sc_module {
     bool connect_at_start = false;
 
     explicit arp_bench(const sc_core::sc_module_name& n)
-        : sc_module(n), frames(make_framing(framing_params{})), buffer("buffer", buffer_memory_params{}),
+        : sc_module(n),
+          frames(make_framing(framing_params{})),
+          buffer("buffer", buffer_memory_params{}),
           toe("toe", tcp_engine_params{}, buffer, *frames),
-          wire("wire"), framer("framer"), eth_out("eth_out"), rx_out("rx_out"), dma("dma"), stubs("stubs") {
+          wire("wire"),
+          framer("framer"),
+          eth_out("eth_out"),
+          rx_out("rx_out"),
+          dma("dma"),
+          stubs("stubs") {
         toe.set_station({kNicMac, kNicIp});
         toe.buf_out.bind(buffer.mem_in);
         toe.dma_out.bind(dma.in);
@@ -67,8 +74,8 @@ struct arp_bench : sc_core::sc_module {
         return o["arp"].as_object()[key].to_number<std::uint64_t>();
     }
     // The TCP frames sent so far (ARP frames left out).
-    std::vector<net::ParsedTcpFrame> tcp_frames() const {
-        std::vector<net::ParsedTcpFrame> out;
+    std::vector<net::parsed_tcp_frame> tcp_frames() const {
+        std::vector<net::parsed_tcp_frame> out;
         for (const auto& it : eth_out.items) {
             if (net::frame_ethertype(it.data.data(), it.data.size()) != net::kEtherTypeIpv4) continue;
             std::string error;
@@ -80,19 +87,20 @@ struct arp_bench : sc_core::sc_module {
     }
     std::size_t arp_frames() const {
         std::size_t n = 0;
-        for (const auto& it : eth_out.items) n += net::frame_ethertype(it.data.data(), it.data.size()) == net::kEtherTypeArp;
+        for (const auto& it : eth_out.items)
+            n += net::frame_ethertype(it.data.data(), it.data.size()) == net::kEtherTypeArp;
         return n;
     }
 };
 
-bytes arp_from(const net::MacAddress& mac, std::uint32_t ip, std::uint32_t target, std::uint16_t op,
-               const net::MacAddress& eth_dst = net::kBroadcastMac) {
-    net::ArpPacket a;
+bytes arp_from(const net::mac_address& mac, std::uint32_t ip, std::uint32_t target, std::uint16_t op,
+               const net::mac_address& eth_dst = net::kBroadcastMac) {
+    net::arp_packet a;
     a.operation = op;
     a.sender_mac = mac;
     a.sender_ip = ip;
     a.target_ip = target;
-    if (op == net::arp_op::reply) a.target_mac = kNicMac;
+    if (op == net::arp_op::kReply) a.target_mac = kNicMac;
     bytes f;
     net::build_arp_frame(eth_dst, mac, a, f);
     return f;
@@ -100,13 +108,13 @@ bytes arp_from(const net::MacAddress& mac, std::uint32_t ip, std::uint32_t targe
 
 TEST(TcpEngineArp, AnswersRequestsForItsOwnAddressOnly) {
     arp_bench b("b");
-    b.inject(arp_from(kPeerMac, kPeerIp, kNicIp, net::arp_op::request));
-    b.inject(arp_from(kPeerMac, kPeerIp, 0x0a000009, net::arp_op::request));  // someone else's address
+    b.inject(arp_from(kPeerMac, kPeerIp, kNicIp, net::arp_op::kRequest));
+    b.inject(arp_from(kPeerMac, kPeerIp, 0x0a000009, net::arp_op::kRequest));  // someone else's address
     sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
     ASSERT_EQ(b.eth_out.items.size(), 1u);
     // "10.0.0.1 is at 02:00:00:00:00:0a", to the asker, padded to 60 bytes.
-    const bytes expected = {0x52, 0x54, 0, 0, 0, 2,    0x02, 0, 0, 0, 0, 0x0a, 0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 2,
-                            0x02, 0, 0, 0, 0, 0x0a, 10, 0, 0, 1,    0x52, 0x54, 0, 0, 0, 2,    10, 0, 0, 2};
+    const bytes expected = {0x52, 0x54, 0, 0, 0, 2, 0x02, 0,  0, 0, 0, 0x0a, 0x08, 0x06, 0, 1, 0x08, 0,  6, 4, 0,
+                            2,    0x02, 0, 0, 0, 0, 0x0a, 10, 0, 0, 1, 0x52, 0x54, 0,    0, 0, 2,    10, 0, 0, 2};
     bytes want = expected;
     want.resize(60, 0);
     EXPECT_EQ(b.eth_out.items[0].data, want);
@@ -129,7 +137,7 @@ TEST(TcpEngineArp, ResolvesThePeerBeforeTheFirstSegmentAndAsksAgainOnRetransmiss
     EXPECT_TRUE(b.tcp_frames().empty());
     EXPECT_EQ(b.arp_stat("frames_held"), 2u);
     // The reply releases both held SYNs, now addressed to the peer's MAC.
-    b.inject(arp_from(kPeerMac, kPeerIp, kNicIp, net::arp_op::reply, kNicMac));
+    b.inject(arp_from(kPeerMac, kPeerIp, kNicIp, net::arp_op::kReply, kNicMac));
     sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
     const auto segs = b.tcp_frames();
     ASSERT_EQ(segs.size(), 2u);
@@ -138,7 +146,7 @@ TEST(TcpEngineArp, ResolvesThePeerBeforeTheFirstSegmentAndAsksAgainOnRetransmiss
         EXPECT_EQ(f.eth.src, kNicMac);
         EXPECT_EQ(f.ip.dst, kPeerIp);
         EXPECT_EQ(f.tcp.dst_port, 4791);
-        EXPECT_EQ(f.tcp.flags & net::tcp_flags::syn, net::tcp_flags::syn);
+        EXPECT_EQ(f.tcp.flags & net::tcp_flags::kSyn, net::tcp_flags::kSyn);
     }
     EXPECT_EQ(b.arp_stat("replies_received"), 1u);
     EXPECT_EQ(b.arp_stat("learned"), 1u);
@@ -158,7 +166,7 @@ TEST(TcpEngineArp, StaticNeighbourIsUsedAsIsAndNeverReplaced) {
     ASSERT_EQ(b.tcp_frames().size(), 1u);
     EXPECT_EQ(b.tcp_frames()[0].eth.dst, kPeerMac);
     // Someone claims the peer's address with another MAC: answered, but the static entry stays.
-    b.inject(arp_from(kOtherMac, kPeerIp, kNicIp, net::arp_op::request));
+    b.inject(arp_from(kOtherMac, kPeerIp, kNicIp, net::arp_op::kRequest));
     sc_core::sc_start(sc_core::sc_time(3, sc_core::SC_MS));  // SYN retransmissions
     EXPECT_EQ(b.arp_stat("replies_sent"), 1u);
     EXPECT_EQ(b.arp_stat("requests_sent"), 0u);
@@ -169,7 +177,7 @@ TEST(TcpEngineArp, StaticNeighbourIsUsedAsIsAndNeverReplaced) {
 
 TEST(TcpEngineArp, BadArpFramesAreCountedAndIgnored) {
     arp_bench b("b");
-    bytes bad = arp_from(kPeerMac, kPeerIp, kNicIp, net::arp_op::request);
+    bytes bad = arp_from(kPeerMac, kPeerIp, kNicIp, net::arp_op::kRequest);
     bad[18] = 8;  // hardware address length
     b.inject(bad);
     b.inject(bytes(bad.begin(), bad.begin() + 20));  // cut inside the ARP packet

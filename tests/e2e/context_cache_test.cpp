@@ -10,8 +10,11 @@ namespace {
 
 boost::json::value run_writes(const std::string& name, std::vector<std::string> sets) {
     const std::string results = temp_path(name + ".json");
-    std::vector<std::string> args = {"--set", "workload.type=write_bw", "--set", "workload.sizes=[64]", "--set",
-                                     "rnic.tcp.send_buffer=16KiB", "--results", results, "--log", "off"};
+    std::vector<std::string> args = {"--set",     "workload.type=write_bw",
+                                     "--set",     "workload.sizes=[64]",
+                                     "--set",     "rnic.tcp.send_buffer=16KiB",
+                                     "--results", results,
+                                     "--log",     "off"};
     for (const std::string& s : sets) {
         args.push_back("--set");
         args.push_back(s);
@@ -23,7 +26,9 @@ boost::json::value run_writes(const std::string& name, std::vector<std::string> 
     return v;
 }
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 const boost::json::value& cache_of(const boost::json::value& r, const char* host) {
     return r.at("modules").at(std::string(host) + ".rnic").at("rdma").at("context_cache");
 }
@@ -91,9 +96,9 @@ TEST(ContextCache, MessageRateFallsOnceActiveQpsExceedTheCache) {
     };
     const double fits = with("4", true), spills = with("8", true);
     const double off4 = with("4", false), off8 = with("8", false);
-    EXPECT_GT(fits, 0.97 * off4);      // all hits after warm-up: close to no cache
-    EXPECT_LT(spills, 0.8 * fits);     // every turn of a QP misses
-    EXPECT_GT(off8, 0.97 * off4);      // without the cache more QPs do not cost
+    EXPECT_GT(fits, 0.97 * off4);   // all hits after warm-up: close to no cache
+    EXPECT_LT(spills, 0.8 * fits);  // every turn of a QP misses
+    EXPECT_GT(off8, 0.97 * off4);   // without the cache more QPs do not cost
 }
 
 TEST(ContextCache, BadGeometryIsRefused) {

@@ -27,7 +27,7 @@ TEST(DmaPool, FreedBlocksAreReusedFirstFitAndMergedWithTheirNeighbours) {
     ASSERT_EQ(c, 0x9000u);
     EXPECT_EQ(pool.allocate(0x8000, 0x1000), 0u);  // 16 KiB left: too small
     EXPECT_TRUE(pool.release(b));
-    EXPECT_FALSE(pool.release(b));  // twice: nothing there
+    EXPECT_FALSE(pool.release(b));                      // twice: nothing there
     EXPECT_EQ(pool.allocate(0x2000, 0x1000), 0x5000u);  // first fit: b's hole
     EXPECT_TRUE(pool.release(0x5000));
     EXPECT_TRUE(pool.release(a));  // a and b merge: 32 KiB from 0x1000

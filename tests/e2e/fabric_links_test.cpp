@@ -9,7 +9,9 @@
 namespace rnic::test {
 namespace {
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 // Frames the link's fault injector dropped in one direction ("a_to_b": host or leaf side sending).
 std::uint64_t dropped(const boost::json::value& link, const char* dir) {
@@ -32,12 +34,15 @@ std::uint64_t retransmitted(const boost::json::object& modules) {
 // are the JSON of hosts.1.link and hosts.2.link.
 std::string three_named_hosts(const std::string& b_link, const std::string& c_link) {
     return R"(hosts=[{"name":"a","mac":"02:00:00:00:00:0a","ipv4":"10.0.0.1"},)"
-           R"({"name":"b","mac":"02:00:00:00:00:0b","ipv4":"10.0.0.2","link":)" + b_link + "},"
-           R"({"name":"c","mac":"02:00:00:00:00:0c","ipv4":"10.0.0.3","link":)" + c_link + "}]";
+           R"({"name":"b","mac":"02:00:00:00:00:0b","ipv4":"10.0.0.2","link":)" +
+           b_link +
+           "},"
+           R"({"name":"c","mac":"02:00:00:00:00:0c","ipv4":"10.0.0.3","link":)" +
+           c_link + "}]";
 }
 
-const std::vector<std::string> kStarPermutation = {"topology.kind=star", "topology.hosts=4",
-                                                   "workload.type=permutation", "workload.matrix.size=64KiB",
+const std::vector<std::string> kStarPermutation = {"topology.kind=star",          "topology.hosts=4",
+                                                   "workload.type=permutation",   "workload.matrix.size=64KiB",
                                                    "workload.matrix.messages=16", "workload.queue_depth=4"};
 
 TEST(FabricLinks, ASlowHostLinkBoundsOnlyItsOwnFlows) {
@@ -73,9 +78,9 @@ TEST(FabricLinks, ASlowHostLinkBoundsOnlyItsOwnFlows) {
 
 TEST(FabricLinks, UnsetKeysFollowLinkKeys) {
     // Host b sets only its propagation: its rate is link.rate's, as every other host's.
-    const boost::json::value r = run_ok("inherit", {"topology.kind=star", "topology.hosts=3", "link.rate=40Gbps",
-                                                    "hosts.1.link.propagation=2us", "workload.sizes=[4096]",
-                                                    "workload.iterations=20"});
+    const boost::json::value r =
+        run_ok("inherit", {"topology.kind=star", "topology.hosts=3", "link.rate=40Gbps", "hosts.1.link.propagation=2us",
+                           "workload.sizes=[4096]", "workload.iterations=20"});
     ASSERT_FALSE(r.as_object().contains("failed"));
     for (const char* host : {"a", "b", "h2"}) {
         EXPECT_EQ(r.at("modules").at("links").at(host).at("rate_gbps").to_number<double>(), 40.0) << host;
@@ -88,8 +93,12 @@ TEST(FabricLinks, LossOnOneHostLinkDropsOnlyThere) {
     // b loses frames on their way to the switch, c on their way from it; every other link direction
     // drops nothing, TCP recovers and every byte arrives intact.
     const std::vector<std::string> sets = {
-        "topology.kind=star", "topology.hosts=4", "workload.type=all_to_all", "workload.matrix.size=16KiB",
-        "workload.matrix.messages=8", "workload.queue_depth=4",
+        "topology.kind=star",
+        "topology.hosts=4",
+        "workload.type=all_to_all",
+        "workload.matrix.size=16KiB",
+        "workload.matrix.messages=8",
+        "workload.queue_depth=4",
         three_named_hosts(R"({"to_switch":{"loss":0.02}})", R"({"from_switch":{"loss":0.02}})")};
     const boost::json::value r = run_ok("host_loss", sets);
     ASSERT_FALSE(r.as_object().contains("failed"));
@@ -108,11 +117,17 @@ TEST(FabricLinks, LossOnOneHostLinkDropsOnlyThere) {
     EXPECT_GT(retransmitted(r.at("modules").as_object()), 0u);
 }
 
-const std::vector<std::string> kLossyUplinks = {
-    "topology.kind=leaf_spine", "topology.hosts=8",          "topology.leaves=2",
-    "topology.spines=2",        "workload.type=incast",       "workload.qps=2",
-    "workload.incast.size=32KiB", "workload.incast.rounds=4", "topology.uplink.up.loss=0.01",
-    "topology.uplink.down.loss=0.01", "hosts.1.link.rate=25Gbps"};
+const std::vector<std::string> kLossyUplinks = {"topology.kind=leaf_spine",
+                                                "topology.hosts=8",
+                                                "topology.leaves=2",
+                                                "topology.spines=2",
+                                                "workload.type=incast",
+                                                "workload.qps=2",
+                                                "workload.incast.size=32KiB",
+                                                "workload.incast.rounds=4",
+                                                "topology.uplink.up.loss=0.01",
+                                                "topology.uplink.down.loss=0.01",
+                                                "hosts.1.link.rate=25Gbps"};
 
 TEST(FabricLinks, LossOnUplinksIsRecovered) {
     const boost::json::value r = run_ok("uplink_loss", kLossyUplinks);

@@ -30,7 +30,9 @@ fabric_run run_fabric(const std::string& tag, const std::vector<std::string>& se
     return out;
 }
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 std::uint64_t switch_drops(const boost::json::object& sw) {
     std::uint64_t drops = 0;
@@ -41,9 +43,9 @@ std::uint64_t switch_drops(const boost::json::object& sw) {
     return drops;
 }
 
-const std::vector<std::string> kStarIncast = {"topology.kind=star", "topology.hosts=8", "workload.type=incast",
-                                              "workload.qps=2", "workload.incast.size=32KiB",
-                                              "workload.incast.rounds=4"};
+const std::vector<std::string> kStarIncast = {"topology.kind=star",         "topology.hosts=8",
+                                              "workload.type=incast",       "workload.qps=2",
+                                              "workload.incast.size=32KiB", "workload.incast.rounds=4"};
 
 // The per-flow list: `count` flows, each complete with `bytes`, whose smallest and largest goodput are
 // the summary's min and max.
@@ -143,9 +145,9 @@ TEST(Fabric, SwitchDropsUnderIncastAreRecoveredByTcp) {
 TEST(Fabric, PfcMakesTheIncastLossless) {
     // The same overflowing incast without and with 802.1Qbb PFC: drops without, none with, the
     // switch pausing the senders' ports and their NICs honouring it (each sender received pauses).
-    std::vector<std::string> sets = {"topology.kind=star", "topology.hosts=17", "workload.type=incast",
-                                     "workload.incast.rounds=3", "switch.buffer=1MiB", "rnic.buffer.capacity=16MiB",
-                                     "rnic.tcp.send_buffer=64KiB", "pcie.generation=4", "pcie.lanes=16"};
+    std::vector<std::string> sets = {"topology.kind=star",         "topology.hosts=17",  "workload.type=incast",
+                                     "workload.incast.rounds=3",   "switch.buffer=1MiB", "rnic.buffer.capacity=16MiB",
+                                     "rnic.tcp.send_buffer=64KiB", "pcie.generation=4",  "pcie.lanes=16"};
     const fabric_run lossy = run_fabric("pfc_off", sets);
     sets.push_back("switch.pfc.enabled=true");
     const fabric_run lossless = run_fabric("pfc_on", sets);
@@ -178,10 +180,10 @@ TEST(Fabric, PfcMakesTheIncastLossless) {
 TEST(Fabric, EcnMarksInsteadOfDrops) {
     // The overflowing incast again, with ECN on the switch and the NICs (RFC 3168): the switch marks
     // CE instead of dropping, the receiver echoes ECE, the senders halve their windows and say CWR.
-    std::vector<std::string> sets = {"topology.kind=star", "topology.hosts=17", "workload.type=incast",
-                                     "workload.incast.rounds=3", "switch.buffer=1MiB", "rnic.buffer.capacity=16MiB",
-                                     "rnic.tcp.send_buffer=64KiB", "pcie.generation=4", "pcie.lanes=16",
-                                     "switch.ecn.enabled=true", "rnic.tcp.ecn=true"};
+    std::vector<std::string> sets = {"topology.kind=star",         "topology.hosts=17",  "workload.type=incast",
+                                     "workload.incast.rounds=3",   "switch.buffer=1MiB", "rnic.buffer.capacity=16MiB",
+                                     "rnic.tcp.send_buffer=64KiB", "pcie.generation=4",  "pcie.lanes=16",
+                                     "switch.ecn.enabled=true",    "rnic.tcp.ecn=true"};
     const fabric_run r = run_fabric("ecn_on", sets);
     ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
     EXPECT_TRUE(r.results.at("integrity").at("ok").as_bool());
@@ -208,7 +210,8 @@ TEST(Fabric, EcnMarksInsteadOfDrops) {
 
 TEST(Fabric, EcnBackToBackNegotiatesAndCompletes) {
     // No switch, nothing marks: ECN is negotiated and changes nothing else.
-    const fabric_run r = run_fabric("ecn_b2b", {"rnic.tcp.ecn=true", "workload.sizes=[4096]", "workload.iterations=100"});
+    const fabric_run r =
+        run_fabric("ecn_b2b", {"rnic.tcp.ecn=true", "workload.sizes=[4096]", "workload.iterations=100"});
     ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
     const auto& c = r.results.at("modules").at("a.rnic").at("toe").at("connections").as_array().at(0).at("ecn");
     EXPECT_TRUE(c.at("negotiated").as_bool());
@@ -217,9 +220,9 @@ TEST(Fabric, EcnBackToBackNegotiatesAndCompletes) {
 }
 
 TEST(Fabric, AllToAllOnAStar) {
-    const fabric_run r = run_fabric("all_to_all", {"topology.kind=star", "topology.hosts=4", "workload.type=all_to_all",
-                                                   "workload.matrix.size=16KiB", "workload.matrix.messages=8",
-                                                   "workload.queue_depth=4"});
+    const fabric_run r = run_fabric(
+        "all_to_all", {"topology.kind=star", "topology.hosts=4", "workload.type=all_to_all",
+                       "workload.matrix.size=16KiB", "workload.matrix.messages=8", "workload.queue_depth=4"});
     ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
     const auto& o = r.results.as_object();
     EXPECT_TRUE(o.at("integrity").at("ok").as_bool());
@@ -266,10 +269,10 @@ TEST(Fabric, DoorbellsArrivingAfterTheEngineSleptAreServed) {
 
 TEST(Fabric, LeafSpineSpreadsFlowsOverTheSpines) {
     // 8 hosts under 2 leaves; the senders under leaf 1 reach host a over either spine, by flow.
-    const fabric_run r = run_fabric("leaf_spine", {"topology.kind=leaf_spine", "topology.hosts=8", "topology.leaves=2",
-                                                   "topology.spines=2", "workload.type=incast", "workload.qps=4",
-                                                   "rnic.buffer.capacity=16MiB",
-                                                   "workload.incast.size=32KiB", "workload.incast.rounds=2"});
+    const fabric_run r = run_fabric(
+        "leaf_spine", {"topology.kind=leaf_spine", "topology.hosts=8", "topology.leaves=2", "topology.spines=2",
+                       "workload.type=incast", "workload.qps=4", "rnic.buffer.capacity=16MiB",
+                       "workload.incast.size=32KiB", "workload.incast.rounds=2"});
     ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
     const auto& o = r.results.as_object();
     EXPECT_TRUE(o.at("integrity").at("ok").as_bool());
@@ -285,9 +288,9 @@ TEST(Fabric, LeafSpineSpreadsFlowsOverTheSpines) {
 }
 
 TEST(Fabric, TwoHostWorkloadBetweenAnyTwoHosts) {
-    const fabric_run r = run_fabric("client_server", {"topology.kind=star", "topology.hosts=6", "workload.client=2",
-                                                      "workload.server=5", "workload.sizes=[4096]",
-                                                      "workload.iterations=50"});
+    const fabric_run r =
+        run_fabric("client_server", {"topology.kind=star", "topology.hosts=6", "workload.client=2", "workload.server=5",
+                                     "workload.sizes=[4096]", "workload.iterations=50"});
     ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
     const auto& o = r.results.as_object();
     EXPECT_TRUE(o.at("integrity").at("ok").as_bool());

@@ -44,9 +44,10 @@ TEST(FabricValidation, DuplicateAddressesAreRefused) {
 }
 
 TEST(FabricValidation, MoreNamedHostsThanTheTopologyHas) {
-    expect_refused({"topology.kind=star", "topology.hosts=2",
-                    R"(hosts=[{"name":"a","ipv4":"10.0.0.1"},{"name":"b","ipv4":"10.0.0.2"},{"name":"c","ipv4":"10.0.0.3"}])"},
-                   {"hosts:", "3 hosts named"});
+    expect_refused(
+        {"topology.kind=star", "topology.hosts=2",
+         R"(hosts=[{"name":"a","ipv4":"10.0.0.1"},{"name":"b","ipv4":"10.0.0.2"},{"name":"c","ipv4":"10.0.0.3"}])"},
+        {"hosts:", "3 hosts named"});
 }
 
 TEST(FabricValidation, SwitchThresholdsMustBeOrdered) {
@@ -60,9 +61,9 @@ TEST(FabricValidation, PfcHeadroomMustLeaveASharedBuffer) {
 }
 
 TEST(FabricValidation, ARealPeerNeedsBackToBack) {
-    expect_refused({"topology.kind=star", "topology.hosts=2", "peer.kind=socket", "peer.port=5000",
-                    "workload.type=rping"},
-                   {"peer.kind"});
+    expect_refused(
+        {"topology.kind=star", "topology.hosts=2", "peer.kind=socket", "peer.port=5000", "workload.type=rping"},
+        {"peer.kind"});
 }
 
 TEST(FabricValidation, IncastKeysAreChecked) {
@@ -85,8 +86,9 @@ TEST(FabricValidation, TrafficMatrixKeysAreChecked) {
     expect_refused({"topology.kind=star", "topology.hosts=20", "workload.type=all_to_all", "rnic.rdma.max_qp=64",
                     "rnic.tcp.max_connections=64"},
                    {"rnic.buffer.capacity", "38 connections"});
-    expect_refused({"topology.kind=star", "topology.hosts=4", "workload.type=permutation", "workload.matrix.size=16MiB"},
-                   {"workload.matrix.size"});
+    expect_refused(
+        {"topology.kind=star", "topology.hosts=4", "workload.type=permutation", "workload.matrix.size=16MiB"},
+        {"workload.matrix.size"});
 }
 
 // hosts.N.buffer_capacity gives one NIC its own buffer memory: the send-region checks hold for the
@@ -103,7 +105,8 @@ TEST(FabricValidation, APerHostBufferCapacityIsCheckedAsTheSmallest) {
 }
 
 TEST(FabricValidation, TwoHostWorkloadHostsMustExistAndDiffer) {
-    expect_refused({"topology.kind=star", "topology.hosts=3", "workload.client=3"}, {"workload.client", "does not exist"});
+    expect_refused({"topology.kind=star", "topology.hosts=3", "workload.client=3"},
+                   {"workload.client", "does not exist"});
     expect_refused({"topology.kind=star", "topology.hosts=3", "workload.client=2", "workload.server=2"},
                    {"workload.server", "must differ"});
     expect_refused({"workload.client=1", "workload.server=0"}, {"workload.client", "back_to_back"});

@@ -26,7 +26,9 @@ const fault_case kFaults[] = {
 
 const char* const kPaths[] = {"buffering", "markers", "aligned"};
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 class FaultsAndPaths : public testing::TestWithParam<std::tuple<int, int>> {};
 
@@ -34,10 +36,13 @@ TEST_P(FaultsAndPaths, EveryByteArrivesAndEveryWriteCompletes) {
     const fault_case& fc = kFaults[std::get<0>(GetParam())];
     const std::string path = kPaths[std::get<1>(GetParam())];
     const std::string results = temp_path(std::string(fc.name) + "-" + path + ".json");
-    std::vector<std::string> args = {"--set", "workload.sizes=[256,4096,20000]", "--set", "workload.iterations=150",
-                                     "--set", "rnic.rx_path=" + path, "--set",
-                                     std::string("rnic.mpa.markers=") + (path == "markers" ? "true" : "false"),
-                                     "--results", results, "--log", "error"};
+    std::vector<std::string> args = {
+        "--set",     "workload.sizes=[256,4096,20000]",
+        "--set",     "workload.iterations=150",
+        "--set",     "rnic.rx_path=" + path,
+        "--set",     std::string("rnic.mpa.markers=") + (path == "markers" ? "true" : "false"),
+        "--results", results,
+        "--log",     "error"};
     for (const std::string& kv : fc.settings) {
         args.insert(args.end(), {"--set", "link.a_to_b." + kv, "--set", "link.b_to_a." + kv});
     }
@@ -59,8 +64,8 @@ TEST_P(FaultsAndPaths, EveryByteArrivesAndEveryWriteCompletes) {
         EXPECT_GT(u64(b.at("toe").at("rx_bad_frames")) + u64(a.at("toe").at("rx_bad_frames")), 0u);
     }
     // Loss and reordering leave holes, so out-of-order data must wait (buffering) or be placed.
-    const bool reordering = std::string(fc.name) == "loss" || std::string(fc.name) == "burst" ||
-                            std::string(fc.name) == "reorder";
+    const bool reordering =
+        std::string(fc.name) == "loss" || std::string(fc.name) == "burst" || std::string(fc.name) == "reorder";
     if (reordering && path == "buffering") {
         EXPECT_GT(u64(b.at("toe").at("rx_bytes_buffered")), 0u);
         EXPECT_EQ(u64(b.at("rdma").at("placed_out_of_order_bytes")), 0u);
@@ -80,8 +85,8 @@ TEST(Faults, BuffersPlacedDirectlyNeedLessNicMemoryThanBuffering) {
     std::uint64_t peak[3] = {};
     for (int p = 0; p < 3; ++p) {
         const std::string results = temp_path(std::string("peak-") + kPaths[p] + ".json");
-        const sim_run r = run_sim({"--scenario", std::string("platform/scenarios/rx-") + kPaths[p] + ".json",
-                                   "--set", "workload.iterations=200", "--results", results, "--log", "error"});
+        const sim_run r = run_sim({"--scenario", std::string("platform/scenarios/rx-") + kPaths[p] + ".json", "--set",
+                                   "workload.iterations=200", "--results", results, "--log", "error"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const boost::json::value v = read_json(results);
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
@@ -118,11 +123,11 @@ TEST(Faults, MarkersJoinFpdusSplitAcrossSegments) {
     for (int join = 0; join < 2; ++join) {
         const std::string results = temp_path(std::string("join-") + std::to_string(join) + ".json");
         const std::string capture = temp_path(std::string("join-") + std::to_string(join) + ".pcap");
-        const sim_run r = run_sim({"--scenario", "platform/scenarios/rx-markers.json", "--set",
-                                   "link.a_to_b.resegment=1", "--set", "link.a_to_b.loss=0.01", "--set",
-                                   "workload.iterations=200", "--set",
-                                   std::string("rnic.mpa.join_split_fpdus=") + (join ? "true" : "false"), "--results",
-                                   results, "--pcap", capture, "--log", "error"});
+        const sim_run r =
+            run_sim({"--scenario", "platform/scenarios/rx-markers.json", "--set", "link.a_to_b.resegment=1", "--set",
+                     "link.a_to_b.loss=0.01", "--set", "workload.iterations=200", "--set",
+                     std::string("rnic.mpa.join_split_fpdus=") + (join ? "true" : "false"), "--results", results,
+                     "--pcap", capture, "--log", "error"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const boost::json::value v = read_json(results);
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
@@ -161,10 +166,10 @@ TEST(Faults, WindowClampedToReassemblyMemoryDropsNothing) {
     const char* clamp[2] = {"none", "auto"};
     for (int i = 0; i < 2; ++i) {
         const std::string results = temp_path(std::string("clamp-") + clamp[i] + ".json");
-        const sim_run r = run_sim({"--set", "rnic.buffer.capacity=288KiB", "--set", "link.a_to_b.loss=0.02",
-                                   "--set", "workload.sizes=[4096,20000]", "--set", "workload.iterations=200",
-                                   "--set", std::string("rnic.tcp.window_clamp=") + clamp[i], "--results", results,
-                                   "--log", "error"});
+        const sim_run r =
+            run_sim({"--set", "rnic.buffer.capacity=288KiB", "--set", "link.a_to_b.loss=0.02", "--set",
+                     "workload.sizes=[4096,20000]", "--set", "workload.iterations=200", "--set",
+                     std::string("rnic.tcp.window_clamp=") + clamp[i], "--results", results, "--log", "error"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const boost::json::value v = read_json(results);
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
@@ -182,9 +187,9 @@ TEST(Faults, WindowClampedToReassemblyMemoryDropsNothing) {
 
 TEST(Faults, LossTraceDropsTheListedFrames) {
     const std::string results = temp_path("trace.json");
-    const sim_run r = run_sim({"--set", "link.a_to_b.loss_trace=traces/loss-burst.txt", "--set",
-                               "workload.sizes=[4096]", "--set", "workload.iterations=300", "--results", results,
-                               "--log", "error"});
+    const sim_run r =
+        run_sim({"--set", "link.a_to_b.loss_trace=traces/loss-burst.txt", "--set", "workload.sizes=[4096]", "--set",
+                 "workload.iterations=300", "--results", results, "--log", "error"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
@@ -250,9 +255,9 @@ TEST(Faults, BadRdmaWritesAreAnsweredWithTheRfcTerminate) {
         SCOPED_TRACE(e.inject);
         const std::string results = temp_path(std::string("inject-") + e.inject + ".json");
         const std::string pcap = temp_path(std::string("inject-") + e.inject + ".pcap");
-        const sim_run r = run_sim({"--set", std::string("workload.inject=") + e.inject, "--set", "workload.sizes=[64]",
-                                   "--set", "workload.iterations=20", "--pcap", pcap, "--results", results, "--log",
-                                   "off"});
+        const sim_run r =
+            run_sim({"--set", std::string("workload.inject=") + e.inject, "--set", "workload.sizes=[64]", "--set",
+                     "workload.iterations=20", "--pcap", pcap, "--results", results, "--log", "off"});
         EXPECT_EQ(r.exit_code, 1) << r.output;
         const boost::json::value v = read_json(results);
         EXPECT_EQ(v.at("status").as_string(), "failed");
@@ -263,10 +268,11 @@ TEST(Faults, BadRdmaWritesAreAnsweredWithTheRfcTerminate) {
         EXPECT_GE(u64(a.at("flushed")), 1u);
         EXPECT_EQ(u64(b.at("placed_bytes")), 0u);  // nothing reached host b's memory
         if (!have_tshark()) continue;
-        const std::string out = shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct " +
-                                      "-Y 'iwarp_rdma.opcode == 7' -T fields -e iwarp_rdma.term_layer " +
-                                      "-e iwarp_rdma.term_etype_ddp -e iwarp_rdma.term_errcode_ddp_tagged " +
-                                      "-e iwarp_rdma.hdrct_d 2>/dev/null");
+        const std::string out =
+            shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct " +
+                  "-Y 'iwarp_rdma.opcode == 7' -T fields -e iwarp_rdma.term_layer " +
+                  "-e iwarp_rdma.term_etype_ddp -e iwarp_rdma.term_errcode_ddp_tagged " +
+                  "-e iwarp_rdma.hdrct_d 2>/dev/null");
         // Layer DDP (1), tagged buffer error (1), the code, and the terminated DDP header included (D).
         EXPECT_EQ(out.substr(0, out.find('\n')), std::string("0x01\t0x01\t") + e.code + "\t1") << out;
     }
@@ -277,7 +283,6 @@ TEST(Faults, RxPathMarkersWithoutMarkersIsRejected) {
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.output.find("rnic.rx_path"), std::string::npos) << r.output;
 }
-
 
 }  // namespace
 }  // namespace rnic::test

@@ -40,16 +40,20 @@ const std::vector<golden_run>& golden_runs() {
         {"write_10g", "default.json", {"link.rate=10Gbps", "workload.sizes=[65536]", "workload.iterations=300"}},
         {"write_64b", "default.json", {"workload.sizes=[64]", "workload.iterations=20000"}},
         {"read_bw", "default.json", {"workload.type=read_bw", "workload.sizes=[256,65536]", "workload.iterations=300"}},
-        {"send_event", "default.json",
+        {"send_event",
+         "default.json",
          {"workload.type=send_bw", "workload.completion=event", "workload.sizes=[4096]", "workload.iterations=500"}},
-        {"incast_pfc", "default.json",
+        {"incast_pfc",
+         "default.json",
          {"topology.kind=star", "topology.hosts=17", "workload.type=incast", "rnic.buffer.capacity=16MiB",
           "switch.buffer=1MiB", "workload.incast.rounds=3", "pcie.generation=4", "pcie.lanes=16",
           "rnic.tcp.send_buffer=64KiB", "switch.pfc.enabled=true"}},
-        {"leaf_spine", "default.json",
+        {"leaf_spine",
+         "default.json",
          {"topology.kind=leaf_spine", "topology.hosts=8", "topology.leaves=2", "topology.spines=2",
           "workload.type=permutation", "workload.matrix.messages=8"}},
-        {"many_qps_loss", "default.json",
+        {"many_qps_loss",
+         "default.json",
          {"workload.qps=64", "workload.sizes=[4096]", "workload.iterations=100", "rnic.buffer.send_regions=shared",
           "link.a_to_b.loss=0.01"}},
     };
@@ -92,8 +96,9 @@ std::map<std::string, std::string> read_digests() {
 std::string run_digests(const golden_run& r) {
     const std::string results = temp_path(std::string(r.name) + ".json");
     const std::string pcap = temp_path(std::string(r.name) + ".pcap");
-    std::vector<std::string> args = {"--scenario", std::string("platform/scenarios/") + r.scenario, "--results",
-                                     results, "--pcap", pcap, "--log", "error"};
+    std::vector<std::string> args = {
+        "--scenario", std::string("platform/scenarios/") + r.scenario, "--results", results, "--pcap", pcap, "--log",
+        "error"};
     for (const std::string& s : r.sets) {
         args.push_back("--set");
         args.push_back(s);

@@ -9,21 +9,24 @@
 namespace rnic::test {
 namespace {
 
-double num(const boost::json::value& v) { return v.to_number<double>(); }
+double num(const boost::json::value& v) {
+    return v.to_number<double>();
+}
 
 // Back to back at 100 Gb/s, 16 KiB RDMA Writes from host a (PCIe Gen4 x16) to host b (`b_bus`), the
 // NICs with a 64 KiB write queue toward their bus (without one the receive side never waits for its
 // bus: WithoutAWriteQueueTheReceiverDoesNotFeelItsBus).
 std::vector<std::string> slow_receiver(const std::vector<std::string>& b_bus) {
-    std::vector<std::string> sets = {"link.rate=100Gbps",         "workload.sizes=[16384]",
-                                     "workload.iterations=400",   "hosts.0.pcie.generation=4",
-                                     "hosts.0.pcie.lanes=16",     "rnic.tcp.rx_placement_backlog=64KiB"};
+    std::vector<std::string> sets = {"link.rate=100Gbps",       "workload.sizes=[16384]",
+                                     "workload.iterations=400", "hosts.0.pcie.generation=4",
+                                     "hosts.0.pcie.lanes=16",   "rnic.tcp.rx_placement_backlog=64KiB"};
     sets.insert(sets.end(), b_bus.begin(), b_bus.end());
     return sets;
 }
 
 TEST(HostBus, AReceiverOnASlowerBusIsLimitedByIt) {
-    const boost::json::value r = run_ok("slow_rx", slow_receiver({"hosts.1.pcie.generation=3", "hosts.1.pcie.lanes=4"}));
+    const boost::json::value r =
+        run_ok("slow_rx", slow_receiver({"hosts.1.pcie.generation=3", "hosts.1.pcie.lanes=4"}));
     ASSERT_FALSE(r.as_object().contains("failed"));
     EXPECT_TRUE(r.at("integrity").at("ok").as_bool());
     const auto& a = r.at("modules").at("a.pcie");
@@ -49,7 +52,8 @@ TEST(HostBus, AReceiverOnASlowerBusIsLimitedByIt) {
 
     // The same run with host b on host a's bus: more than twice the goodput (the CRC datapath, 16 bytes a
     // cycle, is then the limit near 62 Gb/s), so host b's bus was the limit.
-    const boost::json::value fast = run_ok("fast_rx", slow_receiver({"hosts.1.pcie.generation=4", "hosts.1.pcie.lanes=16"}));
+    const boost::json::value fast =
+        run_ok("fast_rx", slow_receiver({"hosts.1.pcie.generation=4", "hosts.1.pcie.lanes=16"}));
     ASSERT_FALSE(fast.as_object().contains("failed"));
     EXPECT_GT(num(fast.at("workload").at("rows").at(0).at("goodput_gbps")), 2.0 * goodput);
 }
@@ -105,8 +109,8 @@ TEST(HostBus, WithoutPerHostKeysTheResultsHaveNoSettings) {
 TEST(HostBus, OneHostOnPciX) {
     // Host b alone on a PCI-X segment: its report and settings say so, host a stays on PCIe.
     const boost::json::value r =
-        run_ok("pcix_b", {"hosts.1.host_bus.kind=pcix", "hosts.1.pcix.max_read_byte_count=4096",
-                          "link.rate=10Gbps", "workload.sizes=[16384]", "workload.iterations=50"});
+        run_ok("pcix_b", {"hosts.1.host_bus.kind=pcix", "hosts.1.pcix.max_read_byte_count=4096", "link.rate=10Gbps",
+                          "workload.sizes=[16384]", "workload.iterations=50"});
     ASSERT_FALSE(r.as_object().contains("failed"));
     EXPECT_TRUE(r.at("integrity").at("ok").as_bool());
     const auto& m = r.at("modules");

@@ -12,11 +12,14 @@
 namespace rnic::test {
 namespace {
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 std::vector<std::uint8_t> from_hex(const std::string& hex) {
     std::vector<std::uint8_t> out;
-    for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+        out.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
     return out;
 }
 
@@ -29,7 +32,8 @@ TEST(IftFraming, TheWireCarriesIftFramesWithGoodCrcs) {
     EXPECT_TRUE(read_json(results).at("integrity").at("ok").as_bool());
     if (!have_tshark()) GTEST_SKIP() << "tshark not installed";
     // Host A's data segments (no loss: each starts with a frame); the 20-byte MPA Request is shorter.
-    std::istringstream payloads(shell("tshark -r " + pcap + " -Y 'ip.src == 10.0.0.1 && tcp.len > 40' -T fields "
+    std::istringstream payloads(shell("tshark -r " + pcap +
+                                      " -Y 'ip.src == 10.0.0.1 && tcp.len > 40' -T fields "
                                       "-e tcp.payload 2>/dev/null"));
     std::size_t frames = 0, segments = 0, payload_bytes = 0;
     for (std::string hex; std::getline(payloads, hex);) {

@@ -8,7 +8,9 @@
 namespace rnic::test {
 namespace {
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 boost::json::value run_bursts(const std::string& name, const std::string& frames, const std::string& buffer) {
     const std::string results = temp_path("ingress-" + name + ".json");
@@ -67,11 +69,16 @@ TEST(Ingress, ASmallSpillAreaFillsAndThenDrops) {
 TEST(Ingress, MarkersBehindASmallFifoNeedSackRecovery) {
     const auto run = [](const std::string& name, std::vector<std::string> extra) {
         const std::string results = temp_path("ingress-markers-" + name + ".json");
-        std::vector<std::string> args = {"--set", "workload.sizes=[64]", "--set", "workload.iterations=4000",
-                                         "--set", "workload.queue_depth=256", "--set", "rnic.rx_path=markers",
-                                         "--set", "rnic.mpa.markers=true", "--set", "rnic.tcp.rx_cycles_per_segment=200",
-                                         "--set", "rnic.tcp.rx_ingress_frames=32", "--set", "simulation.time_limit=50ms",
-                                         "--results", results, "--log", "off"};
+        std::vector<std::string> args = {"--set",     "workload.sizes=[64]",
+                                         "--set",     "workload.iterations=4000",
+                                         "--set",     "workload.queue_depth=256",
+                                         "--set",     "rnic.rx_path=markers",
+                                         "--set",     "rnic.mpa.markers=true",
+                                         "--set",     "rnic.tcp.rx_cycles_per_segment=200",
+                                         "--set",     "rnic.tcp.rx_ingress_frames=32",
+                                         "--set",     "simulation.time_limit=50ms",
+                                         "--results", results,
+                                         "--log",     "off"};
         args.insert(args.end(), extra.begin(), extra.end());
         const sim_run r = run_sim(args);
         return std::make_pair(r, read_json(results));

@@ -11,7 +11,9 @@
 namespace rnic::test {
 namespace {
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 struct kv_run {
     sim_run run;
@@ -46,8 +48,8 @@ void expect_all_checks_pass(const kv_run& r) {
 
 TEST(KvExample, OneClientLooksUpAndUpdatesWithoutContention) {
     const std::string pcap = temp_path("kv-one.pcap");
-    const kv_run r = run_kv("kv-one", {"--set", "workload.type=kv_example", "--set", "workload.iterations=20",
-                                       "--pcap", pcap}, 0);
+    const kv_run r =
+        run_kv("kv-one", {"--set", "workload.type=kv_example", "--set", "workload.iterations=20", "--pcap", pcap}, 0);
     ASSERT_FALSE(r.rows.empty());
     expect_all_checks_pass(r);
     // Eight keys found, at least one RDMA Read each (more where a hash collision makes it probe on).
@@ -76,8 +78,9 @@ TEST(KvExample, ContendingClientsLoseNoUpdate) {
 }
 
 TEST(KvExample, ContendingClientsUnderLossAndReordering) {
-    std::vector<std::string> args = {"--scenario", "platform/scenarios/kv-example.json", "--set", "workload.qps=8",
-                                     "--set", "workload.iterations=30"};
+    std::vector<std::string> args = {"--scenario", "platform/scenarios/kv-example.json",
+                                     "--set",      "workload.qps=8",
+                                     "--set",      "workload.iterations=30"};
     for (const char* dir : {"link.a_to_b.", "link.b_to_a."}) {
         args.insert(args.end(), {"--set", std::string(dir) + "loss=0.02", "--set", std::string(dir) + "reorder=0.03"});
     }
@@ -98,8 +101,8 @@ TEST(KvExample, ContendingClientsUnderLossAndReordering) {
 TEST(KvExample, WithoutTheLockUpdatesAreLostAndTheRunFails) {
     // Same contention, but the clients read-modify-write without taking the lock: concurrent
     // updates read the same version and overwrite each other. The example must notice.
-    const kv_run r = run_kv("kv-nolock", {"--scenario", "platform/scenarios/kv-example.json", "--set",
-                                          "workload.inject=skip_lock"}, 1);
+    const kv_run r = run_kv(
+        "kv-nolock", {"--scenario", "platform/scenarios/kv-example.json", "--set", "workload.inject=skip_lock"}, 1);
     ASSERT_FALSE(r.rows.empty());
     EXPECT_EQ(r.results.at("status").as_string(), "failed");
     ASSERT_TRUE(r.rows.count("update without lock"));
@@ -115,8 +118,10 @@ TEST(KvExample, SixtyFourClientsNeedNoBufferSlicesAndSkipLockIsItsOwn) {
     // The example's memory does not come from workload.buffer (64 slices of 1 MiB would be smaller
     // than the default 64 KiB message size); the NIC buffer is what must hold 64 connections' send
     // streams (64 x 256 KiB).
-    const kv_run r = run_kv("kv-64", {"--set", "workload.type=kv_example", "--set", "workload.qps=64", "--set",
-                                      "workload.iterations=4", "--set", "rnic.buffer.capacity=32MiB"}, 0);
+    const kv_run r = run_kv("kv-64",
+                            {"--set", "workload.type=kv_example", "--set", "workload.qps=64", "--set",
+                             "workload.iterations=4", "--set", "rnic.buffer.capacity=32MiB"},
+                            0);
     ASSERT_FALSE(r.rows.empty());
     expect_all_checks_pass(r);
     EXPECT_EQ(u64(r.rows.at("locked update")->at("iterations")), 256u);

@@ -7,7 +7,9 @@
 namespace rnic::test {
 namespace {
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 // `qps` QPs of 4 KiB Writes on one NIC pair, send regions shared, contexts behind the default cache.
 std::vector<std::string> many_qps(int qps, int iterations, const std::string& host_memory) {
@@ -29,8 +31,9 @@ TEST(ManyConnections, ReservedRegionsRefuseWhatSharedOnesRun) {
     EXPECT_EQ(refused.exit_code, 2) << refused.output;
     EXPECT_NE(refused.output.find("workload.qps"), std::string::npos) << refused.output;
     // ...but run when the bytes they hold share the memory, under loss, every byte checked.
-    const boost::json::value v = run_ok("shared64", {"workload.qps=64", "workload.sizes=[4096]", "workload.iterations=100",
-                                                     "rnic.buffer.send_regions=shared", "link.a_to_b.loss=0.01"});
+    const boost::json::value v =
+        run_ok("shared64", {"workload.qps=64", "workload.sizes=[4096]", "workload.iterations=100",
+                            "rnic.buffer.send_regions=shared", "link.a_to_b.loss=0.01"});
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
     // Each QP walks its 16 KiB slice of the 1 MiB buffer: the whole buffer is compared.
     EXPECT_EQ(u64(v.at("integrity").at("bytes_checked")), 1u << 20);
@@ -48,8 +51,7 @@ TEST(ManyConnections, ReservedRegionsRefuseWhatSharedOnesRun) {
 // The upper bound of issue 15: 4096 QPs on one NIC, each its own TCP connection and context, every
 // byte checked; one more QP is refused before simulation, naming the key.
 TEST(ManyConnections, FourThousandNinetySixQpsRunAndOneMoreIsRefused) {
-    const boost::json::value v =
-        run_ok("qps4096", many_qps(4096, 2, "512MiB"));
+    const boost::json::value v = run_ok("qps4096", many_qps(4096, 2, "512MiB"));
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
     EXPECT_EQ(u64(v.at("integrity").at("bytes_checked")), 4096u * 2 * 4096);  // every byte each QP wrote
     EXPECT_EQ(u64(v.at("workload").at("rows").at(0).at("iterations")), 4096u * 2);
@@ -67,8 +69,7 @@ TEST(ManyConnections, FourThousandNinetySixQpsRunAndOneMoreIsRefused) {
 }
 
 TEST(ManyConnections, AThousandQpsBehindTheContextCache) {
-    const boost::json::value v =
-        run_ok("qps1024", many_qps(1024, 20, "256MiB"));
+    const boost::json::value v = run_ok("qps1024", many_qps(1024, 20, "256MiB"));
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
     EXPECT_EQ(u64(v.at("workload").at("rows").at(0).at("iterations")), 1024u * 20);
     const auto& cache = v.at("modules").at("b.rnic").at("rdma").at("context_cache").as_object();

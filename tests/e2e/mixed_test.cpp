@@ -12,14 +12,17 @@
 namespace rnic::test {
 namespace {
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 // Loss, reordering and corruption caught by the TCP/IP checksums, both directions.
 std::vector<std::string> faults(const std::string& loss, const std::string& reorder, const std::string& corrupt) {
     std::vector<std::string> args;
     for (const char* dir : {"link.a_to_b.", "link.b_to_a."}) {
-        args.insert(args.end(), {"--set", std::string(dir) + "loss=" + loss, "--set", std::string(dir) + "reorder=" + reorder,
-                                 "--set", std::string(dir) + "corrupt=" + corrupt});
+        args.insert(args.end(),
+                    {"--set", std::string(dir) + "loss=" + loss, "--set", std::string(dir) + "reorder=" + reorder,
+                     "--set", std::string(dir) + "corrupt=" + corrupt});
     }
     return args;
 }
@@ -41,9 +44,12 @@ run_result run(const std::string& tag, const std::vector<std::string>& args, int
 }
 
 std::vector<std::string> mixed_args(int qps, int ops, int seed) {
-    return {"--set", "workload.type=mixed", "--set", "workload.qps=" + std::to_string(qps), "--set",
-            "workload.iterations=" + std::to_string(ops), "--set", "workload.buffer=4MiB", "--set",
-            "workload.seed=" + std::to_string(seed), "--log", "error"};
+    return {"--set", "workload.type=mixed",
+            "--set", "workload.qps=" + std::to_string(qps),
+            "--set", "workload.iterations=" + std::to_string(ops),
+            "--set", "workload.buffer=4MiB",
+            "--set", "workload.seed=" + std::to_string(seed),
+            "--log", "error"};
 }
 
 // Every QP had its own connection, on both hosts, and each one carried traffic.
@@ -73,9 +79,9 @@ class AtomicContention : public testing::TestWithParam<std::tuple<bool, const ch
 TEST_P(AtomicContention, ExactTotalAndEveryOriginalOnce) {
     const bool lossy = std::get<0>(GetParam());
     const std::string mode = std::get<1>(GetParam());
-    std::vector<std::string> args = {"--set", "workload.type=atomic_bw", "--set", "workload.qps=4", "--set",
-                                     "workload.iterations=300", "--set", "workload.queue_depth=16", "--set",
-                                     "rnic.rdma.atomics=" + mode, "--log", "error"};
+    std::vector<std::string> args = {"--set", "workload.type=atomic_bw",   "--set", "workload.qps=4",
+                                     "--set", "workload.iterations=300",   "--set", "workload.queue_depth=16",
+                                     "--set", "rnic.rdma.atomics=" + mode, "--log", "error"};
     if (lossy) {
         const auto f = faults("0.01", "0.03", "0");
         args.insert(args.end(), f.begin(), f.end());
@@ -98,12 +104,14 @@ TEST_P(AtomicContention, ExactTotalAndEveryOriginalOnce) {
     if (lossy) {
         const auto& link = v.at("modules").at("link").as_object();
         EXPECT_GT(u64(link.at("a_to_b").at("faults").at("dropped_random")) +
-                      u64(link.at("b_to_a").at("faults").at("dropped_random")), 0u);
+                      u64(link.at("b_to_a").at("faults").at("dropped_random")),
+                  0u);
         EXPECT_GT(u64(link.at("a_to_b").at("faults").at("reordered")), 0u);
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(MultiQp, AtomicContention, testing::Combine(testing::Bool(), testing::Values("rmw", "pcie_atomicop")),
+INSTANTIATE_TEST_SUITE_P(MultiQp, AtomicContention,
+                         testing::Combine(testing::Bool(), testing::Values("rmw", "pcie_atomicop")),
                          [](const testing::TestParamInfo<std::tuple<bool, const char*>>& p) {
                              return std::string(std::get<0>(p.param) ? "LossAndReordering_" : "Clean_") +
                                     std::get<1>(p.param);
@@ -115,9 +123,9 @@ class BandwidthQps : public testing::TestWithParam<const char*> {};
 
 TEST_P(BandwidthQps, EveryQpMovesItsSliceIntact) {
     const std::string type = GetParam();
-    const run_result r = run("bw-3qp-" + type, {"--set", "workload.type=" + type, "--set", "workload.qps=3", "--set",
-                                                "workload.sizes=[100,4096,8000]", "--set", "workload.iterations=40",
-                                                "--log", "error"});
+    const run_result r =
+        run("bw-3qp-" + type, {"--set", "workload.type=" + type, "--set", "workload.qps=3", "--set",
+                               "workload.sizes=[100,4096,8000]", "--set", "workload.iterations=40", "--log", "error"});
     const boost::json::value& v = r.results;
     EXPECT_EQ(v.at("status").as_string(), "ok");
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
@@ -139,9 +147,9 @@ INSTANTIATE_TEST_SUITE_P(MultiQp, BandwidthQps, testing::Values("write_bw", "sen
 
 // ---- Mixed workload ---------------------------------------------------------------------------
 
-const char* const kKinds[] = {"rdma_write",     "rdma_write_with_imm", "rdma_read",           "send",
-                              "send_solicited", "send_invalidate",     "immediate_data",      "atomic_fetch_add",
-                              "atomic_compare_swap", "masked_fetch_add", "masked_compare_swap", "local_invalidate"};
+const char* const kKinds[] = {"rdma_write",          "rdma_write_with_imm", "rdma_read",           "send",
+                              "send_solicited",      "send_invalidate",     "immediate_data",      "atomic_fetch_add",
+                              "atomic_compare_swap", "masked_fetch_add",    "masked_compare_swap", "local_invalidate"};
 
 // Every kind ran, every row's check passed, and the NICs' own counters agree with the mix.
 void expect_mixed_ok(const boost::json::value& v, std::uint64_t total_ops) {
@@ -189,9 +197,9 @@ TEST(Mixed, SeededSequenceOnFourQpsIsCorrectAndOnTheWire) {
     const std::string check = pcap_check(pcap);
     EXPECT_NE(check.find("4 TCP connections"), std::string::npos) << check;
     EXPECT_NE(check.find("exit=0"), std::string::npos) << check;
-    for (const char* opcode : {"RDMA Write (0)", "RDMA Read Request (1)", "RDMA Read Response (2)", "Send (3)",
-                               "Send with Invalidate (4)", "Send with SE (5)", "Immediate Data (8)",
-                               "Atomic Request (10)", "Atomic Response (11)"}) {
+    for (const char* opcode :
+         {"RDMA Write (0)", "RDMA Read Request (1)", "RDMA Read Response (2)", "Send (3)", "Send with Invalidate (4)",
+          "Send with SE (5)", "Immediate Data (8)", "Atomic Request (10)", "Atomic Response (11)"}) {
         EXPECT_NE(check.find(opcode), std::string::npos) << opcode;
     }
 }
@@ -218,7 +226,8 @@ TEST_P(MixedUnderFaults, EveryByteAndEveryAtomicResultCorrect) {
     }
     // The corruption was caught by the checksums and repaired by retransmission.
     EXPECT_GT(u64(v.at("modules").at("a.rnic").at("toe").at("rx_bad_frames")) +
-                  u64(v.at("modules").at("b.rnic").at("toe").at("rx_bad_frames")), 0u);
+                  u64(v.at("modules").at("b.rnic").at("toe").at("rx_bad_frames")),
+              0u);
     std::uint64_t retransmitted = 0;
     for (const auto& c : v.at("modules").at("a.rnic").at("toe").at("connections").as_array()) {
         retransmitted += u64(c.at("bytes_retransmitted"));

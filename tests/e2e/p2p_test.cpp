@@ -26,9 +26,12 @@ p2p_run run_probe(const std::string& name, const std::string& probe, std::vector
     p2p_run p;
     p.pcap = temp_path(name + ".pcap");
     const std::string results = temp_path(name + ".json");
-    std::vector<std::string> args = {"--set", "rnic.mpa.revision=2", "--set", "workload.type=probe",
-                                     "--set", "workload.probe=" + probe, "--pcap", p.pcap, "--results", results,
-                                     "--log", "info"};
+    std::vector<std::string> args = {"--set",     "rnic.mpa.revision=2",
+                                     "--set",     "workload.type=probe",
+                                     "--set",     "workload.probe=" + probe,
+                                     "--pcap",    p.pcap,
+                                     "--results", results,
+                                     "--log",     "info"};
     args.insert(args.end(), extra.begin(), extra.end());
     p.r = run_sim(args);
     p.results = read_json(results);
@@ -116,8 +119,8 @@ TEST(PeerToPeer, ZeroLengthReadRtrIsAnsweredWithAZeroLengthResponse) {
 }
 
 TEST(PeerToPeer, NoRtrOptionInCommonEndsWithTerminateCodeSeven) {
-    const p2p_run p = run_probe("p2p-mismatch", "peer_to_peer",
-                                {"--set", "hosts.0.mpa_rtr=write", "--set", "hosts.1.mpa_rtr=read"});
+    const p2p_run p =
+        run_probe("p2p-mismatch", "peer_to_peer", {"--set", "hosts.0.mpa_rtr=write", "--set", "hosts.1.mpa_rtr=read"});
     EXPECT_EQ(p.r.exit_code, 1) << p.r.output;
     EXPECT_NE(p.r.output.find("no RTR option in common: the responder accepts read, this device sends write"),
               std::string::npos)
@@ -176,9 +179,9 @@ TEST(PeerToPeer, RequestOffersAtMostTheDevicesIrdAndConnects) {
     // rnic.rdma.ird = 8 below rnic.mpa.ird = 16: the Request offers 8 (RFC 6581 §9.1, what the
     // initiator can hold), so a responder taking the whole offer leaves nothing to refuse.
     const std::string pcap = temp_path("ird8.pcap");
-    const sim_run r = run_sim({"--set", "rnic.mpa.revision=2", "--set", "rnic.rdma.ird=8", "--set",
-                               "workload.type=read_lat", "--set", "workload.sizes=[8]", "--set",
-                               "workload.iterations=20", "--pcap", pcap});
+    const sim_run r =
+        run_sim({"--set", "rnic.mpa.revision=2", "--set", "rnic.rdma.ird=8", "--set", "workload.type=read_lat", "--set",
+                 "workload.sizes=[8]", "--set", "workload.iterations=20", "--pcap", pcap});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.output.find("Terminate"), std::string::npos) << r.output;
     if (!have_tshark()) GTEST_SKIP() << "tshark not installed";
@@ -192,9 +195,12 @@ TEST(PeerToPeer, ReadRtrGoesOutUnderANegotiatedOrdOfZeroAndReadsAreRefused) {
     // The initiator wants no Reads (ORD 0); the responder offers IRD 1 for the Read RTR (RFC 6581
     // §9.1). The RTR goes out; later Read work requests complete with "bad opcode" (no ORD), they
     // are not sent into the peer's IRD of 1.
-    const std::vector<std::string> p2p = {"--set", "rnic.mpa.revision=2", "--set", "rnic.mpa.ord=0",
-                                          "--set", "rnic.mpa.peer_to_peer=true", "--set", "rnic.mpa.rtr=read",
-                                          "--set", "workload.sizes=[8]", "--set", "workload.iterations=20",
+    const std::vector<std::string> p2p = {"--set", "rnic.mpa.revision=2",
+                                          "--set", "rnic.mpa.ord=0",
+                                          "--set", "rnic.mpa.peer_to_peer=true",
+                                          "--set", "rnic.mpa.rtr=read",
+                                          "--set", "workload.sizes=[8]",
+                                          "--set", "workload.iterations=20",
                                           "--log", "warn"};
     std::vector<std::string> writes = p2p;
     writes.insert(writes.end(), {"--set", "workload.type=write_lat"});
@@ -217,9 +223,11 @@ TEST(PeerToPeer, AskingForItUnderRevisionOneIsRefused) {
     EXPECT_NE(bad.output.find("rnic.mpa.peer_to_peer"), std::string::npos) << bad.output;
     EXPECT_NE(bad.output.find("set rnic.mpa.revision to 2"), std::string::npos) << bad.output;
     // Per connection, from the driver: connect returns an error, the firmware says why.
-    const sim_run r = run_sim({"--set", "workload.type=probe", "--set", "workload.probe=peer_to_peer", "--log", "warn"});
+    const sim_run r =
+        run_sim({"--set", "workload.type=probe", "--set", "workload.probe=peer_to_peer", "--log", "warn"});
     EXPECT_EQ(r.exit_code, 1) << r.output;
-    EXPECT_NE(r.output.find("connect asks for peer-to-peer, which needs MPA revision 2"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("connect asks for peer-to-peer, which needs MPA revision 2"), std::string::npos)
+        << r.output;
     EXPECT_NE(r.output.find("client connect (peer-to-peer) failed"), std::string::npos) << r.output;
 }
 
@@ -230,8 +238,8 @@ class PeerToPeerWorkload : public ::testing::TestWithParam<const char*> {};
 TEST_P(PeerToPeerWorkload, RunsCleanWithAnRtrOnEveryConnection) {
     const std::string type = GetParam();
     const std::string results = temp_path("p2p-wl-" + type + ".json");
-    std::vector<std::string> args = {"--set", "rnic.mpa.revision=2", "--set", "rnic.mpa.peer_to_peer=true",
-                                     "--set", "workload.type=" + type, "--set", "workload.iterations=200",
+    std::vector<std::string> args = {"--set", "rnic.mpa.revision=2",      "--set",     "rnic.mpa.peer_to_peer=true",
+                                     "--set", "workload.type=" + type,    "--set",     "workload.iterations=200",
                                      "--set", "workload.sizes=[64,4096]", "--results", results};
     if (type == "trace") args.insert(args.end(), {"--set", "workload.trace=traces/ops-storage.csv"});
     const sim_run r = run_sim(args);

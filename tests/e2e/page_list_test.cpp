@@ -11,14 +11,18 @@
 namespace rnic::test {
 namespace {
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 // Runs one probe; its results (null when the run did not get to write them), *output the log.
 boost::json::value run_probe(const std::string& probe, const std::string& tag, std::vector<std::string> extra,
                              const std::string& pcap, std::string* output = nullptr) {
     const std::string results = temp_path(tag + ".json");
-    std::vector<std::string> args = {"--set", "workload.type=probe", "--set", "workload.probe=" + probe,
-                                     "--results", results, "--log", output != nullptr ? "info" : "off"};
+    std::vector<std::string> args = {"--set",     "workload.type=probe",
+                                     "--set",     "workload.probe=" + probe,
+                                     "--results", results,
+                                     "--log",     output != nullptr ? "info" : "off"};
     if (!pcap.empty()) args.insert(args.end(), {"--pcap", pcap});
     args.insert(args.end(), extra.begin(), extra.end());
     const sim_run r = run_sim(args);
@@ -82,10 +86,10 @@ TEST(PageListRegions, WithPcieAtomicOpsTheTargetStaysInOnePage) {
 TEST(PageListRegions, WithTheContextCacheAndRetransmissionsUnderLoss) {
     // STag entries in host memory behind the cache; a lossy link makes TCP resend segments (from
     // its send buffer, the default retransmit source).
-    const boost::json::value v = run_page_list("page-list-lossy",
-                                               {"--set", "rnic.context_cache.enabled=true", "--set",
-                                                "link.a_to_b.loss=0.1", "--set", "link.b_to_a.loss=0.1"},
-                                               "");
+    const boost::json::value v = run_page_list(
+        "page-list-lossy",
+        {"--set", "rnic.context_cache.enabled=true", "--set", "link.a_to_b.loss=0.1", "--set", "link.b_to_a.loss=0.1"},
+        "");
     expect_every_check_passed(v);
     EXPECT_GT(u64(v.at("modules").at("a.rnic").at("toe").at("tx_retransmitted_from_buffer_bytes")) +
                   u64(v.at("modules").at("b.rnic").at("toe").at("tx_retransmitted_from_buffer_bytes")),

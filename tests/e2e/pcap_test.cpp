@@ -10,7 +10,9 @@
 namespace rnic::test {
 namespace {
 
-std::string quiet(const std::string& cmd) { return shell(cmd + " 2>/dev/null"); }
+std::string quiet(const std::string& cmd) {
+    return shell(cmd + " 2>/dev/null");
+}
 
 std::size_t count(const std::string& hay, const std::string& needle) {
     std::size_t n = 0;
@@ -48,7 +50,9 @@ void check_capture(const std::vector<std::string>& extra, const char* tag) {
     EXPECT_NE(check.find("exit=0"), std::string::npos) << check;
 }
 
-TEST(Capture, DecodesInWiresharkWithGoodCrcs) { check_capture({}, "plain"); }
+TEST(Capture, DecodesInWiresharkWithGoodCrcs) {
+    check_capture({}, "plain");
+}
 
 // With markers, tshark 4.0.17 assumes one FPDU per segment (the TCP engine sends them so) and
 // miscounts the markers of a segment that ends exactly on a 512-byte marker position (it counts

@@ -16,8 +16,11 @@ struct lat_run {
 
 lat_run run_lat(const std::string& type, const std::string& sizes, std::vector<std::string> extra = {}) {
     const std::string results = temp_path("lat-" + type + ".json");
-    std::vector<std::string> args = {"--set", "workload.type=" + type, "--set", "workload.sizes=" + sizes, "--set",
-                                     "workload.iterations=200", "--results", results, "--log", "off"};
+    std::vector<std::string> args = {"--set",     "workload.type=" + type,
+                                     "--set",     "workload.sizes=" + sizes,
+                                     "--set",     "workload.iterations=200",
+                                     "--results", results,
+                                     "--log",     "off"};
     args.insert(args.end(), extra.begin(), extra.end());
     lat_run r;
     r.run = run_sim(args);
@@ -85,8 +88,9 @@ TEST(PerfLat, ReadReturnsTheServersBytes) {
 
 // perftest -a: every power of two from 2 bytes up to what fits the buffer (half of it here).
 TEST(PerfLat, AllSizesRunsEveryPowerOfTwoThatFits) {
-    const lat_run r = run_lat("write_lat", "[8]", {"--set", "workload.all_sizes=true", "--set", "workload.buffer=64KiB",
-                                                   "--set", "workload.iterations=20"});
+    const lat_run r = run_lat(
+        "write_lat", "[8]",
+        {"--set", "workload.all_sizes=true", "--set", "workload.buffer=64KiB", "--set", "workload.iterations=20"});
     EXPECT_EQ(r.run.exit_code, 0) << r.run.output;
     const auto& rows = r.results.at("workload").at("rows").as_array();
     ASSERT_EQ(rows.size(), 15u);  // 2 .. 32 KiB

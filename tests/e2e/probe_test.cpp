@@ -14,9 +14,12 @@ namespace {
 
 sim_run run_probe(const std::string& probe, const std::string& pcap, const std::string& results,
                   std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--set", "workload.type=probe", "--set", "workload.probe=" + probe, "--set",
-                                     "rnic.rdma.raw_ulpdu_wqes=true", "--pcap", pcap, "--results", results,
-                                     "--log", "off"};
+    std::vector<std::string> args = {"--set",     "workload.type=probe",
+                                     "--set",     "workload.probe=" + probe,
+                                     "--set",     "rnic.rdma.raw_ulpdu_wqes=true",
+                                     "--pcap",    pcap,
+                                     "--results", results,
+                                     "--log",     "off"};
     args.insert(args.end(), extra.begin(), extra.end());
     return run_sim(args);
 }
@@ -31,25 +34,27 @@ struct error_case {
 };
 
 // gtest prints the case by its probe name.
-void PrintTo(const error_case& e, std::ostream* os) { *os << e.probe; }
+void PrintTo(const error_case& e, std::ostream* os) {
+    *os << e.probe;
+}
 
 // The table is this test's own reading of the RFCs (independent of the probe's).
 const error_case kErrors[] = {
-    {"invalid_stag", "0x01", "0x01", "0x00", 14},        // DDP, tagged buffer, invalid STag
-    {"out_of_bounds", "0x01", "0x01", "0x01", 14},       // DDP, tagged buffer, base or bounds
-    {"pd_mismatch", "0x01", "0x01", "0x02", 14},         // DDP, tagged buffer, STag not associated
-    {"access_rights", "0x00", "0x01", "0x02", 14},       // RDMAP, remote protection, access rights
+    {"invalid_stag", "0x01", "0x01", "0x00", 14},            // DDP, tagged buffer, invalid STag
+    {"out_of_bounds", "0x01", "0x01", "0x01", 14},           // DDP, tagged buffer, base or bounds
+    {"pd_mismatch", "0x01", "0x01", "0x02", 14},             // DDP, tagged buffer, STag not associated
+    {"access_rights", "0x00", "0x01", "0x02", 14},           // RDMAP, remote protection, access rights
     {"read_invalid_stag", "0x00", "0x01", "0x00", 18 + 28},  // RDMAP, remote protection, invalid STag; the Read
                                                              // Request header too (RFC 5040 §7.1 rule 3, Figure 10)
-    {"misaligned_atomic", "0x00", "0x02", "0x07", 18},   // RDMAP, remote operation, catastrophic (stream)
-    {"unexpected_opcode", "0x00", "0x02", "0x06", 18},   // RDMAP, remote operation, unexpected opcode
-    {"invalid_queue", "0x01", "0x02", "0x01", 18},       // DDP, untagged buffer, invalid QN
-    {"no_receive_buffer", "0x01", "0x02", "0x02", 18},   // DDP, untagged buffer, no buffer available
-    {"msn_out_of_range", "0x01", "0x02", "0x03", 18},    // DDP, untagged buffer, MSN range not valid
-    {"message_too_long", "0x01", "0x02", "0x05", 18},    // DDP, untagged buffer, message too long
-    {"too_many_reads", "0x01", "0x02", "0x02", 18},      // DDP, untagged buffer (queue 1), no buffer
-    {"invalidate_bad_stag", "0x00", "0x01", "0x09", 18}, // RDMAP, remote protection, cannot invalidate
-    {"local_invalidate", "0x01", "0x01", "0x00", 14},    // the invalidated STag is invalid to the peer
+    {"misaligned_atomic", "0x00", "0x02", "0x07", 18},       // RDMAP, remote operation, catastrophic (stream)
+    {"unexpected_opcode", "0x00", "0x02", "0x06", 18},       // RDMAP, remote operation, unexpected opcode
+    {"invalid_queue", "0x01", "0x02", "0x01", 18},           // DDP, untagged buffer, invalid QN
+    {"no_receive_buffer", "0x01", "0x02", "0x02", 18},       // DDP, untagged buffer, no buffer available
+    {"msn_out_of_range", "0x01", "0x02", "0x03", 18},        // DDP, untagged buffer, MSN range not valid
+    {"message_too_long", "0x01", "0x02", "0x05", 18},        // DDP, untagged buffer, message too long
+    {"too_many_reads", "0x01", "0x02", "0x02", 18},          // DDP, untagged buffer (queue 1), no buffer
+    {"invalidate_bad_stag", "0x00", "0x01", "0x09", 18},     // RDMAP, remote protection, cannot invalidate
+    {"local_invalidate", "0x01", "0x01", "0x00", 14},        // the invalidated STag is invalid to the peer
     {"send_invalidate", "0x01", "0x01", "0x00", 14},
 };
 
@@ -152,7 +157,8 @@ TEST_P(FeatureProbe, PassesItsChecksWithoutATerminate) {
     if (probe == "response_order") {
         // Host b's responses in request order: Atomic Response (11), Read Response (2) ... per request.
         std::string seq;
-        for (const std::string& l : lines(tshark(pcap, "ip.src == 10.0.0.2 && iwarp_rdma.opcode", "-e iwarp_rdma.opcode"))) {
+        for (const std::string& l :
+             lines(tshark(pcap, "ip.src == 10.0.0.2 && iwarp_rdma.opcode", "-e iwarp_rdma.opcode"))) {
             std::istringstream ops(l);
             for (std::string op; std::getline(ops, op, ',');) {
                 const std::string kind = op == "0x0b" ? "A" : op == "0x02" ? "R" : "?";
@@ -188,7 +194,8 @@ TEST_P(FeatureProbe, PassesItsChecksWithoutATerminate) {
     if (probe == "unlisten") {
         // Host b (10.0.0.2) resets twice: the backlog peer (its MPA Request never answered) when the
         // port closes, and the SYN that came after (RFC 9293 §3.10.7.1: <SEQ=0><ACK=SEG.SEQ+1><RST,ACK>).
-        const auto resets = lines(tshark(pcap, "tcp.flags.reset == 1", "-e ip.src -e tcp.srcport -e tcp.dstport -e tcp.flags.ack"));
+        const auto resets =
+            lines(tshark(pcap, "tcp.flags.reset == 1", "-e ip.src -e tcp.srcport -e tcp.dstport -e tcp.flags.ack"));
         ASSERT_EQ(resets.size(), 2u) << tshark(pcap, "tcp", "-e frame.number -e ip.src -e tcp.flags.str");
         EXPECT_EQ(resets[0].substr(0, resets[0].find('\t')), "10.0.0.2");
         EXPECT_NE(resets[0].find("\t40001\t"), std::string::npos) << resets[0];
@@ -240,9 +247,10 @@ TEST_P(SendRegionsProbe, TheNicThatRunsOutRefusesByNameAndRecovers) {
     if (!have_tshark()) GTEST_SKIP() << "tshark not installed";
     // The refused connection is the third, from port 41001: refused at home it never reaches the wire;
     // refused by the server its SYN is answered <SEQ=0><ACK=SEG.SEQ+1><RST,ACK> (RFC 9293 §3.10.7.1).
-    const auto syns = lines(tshark(pcap, "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.srcport == 41001",
-                                   "-e frame.number"));
-    const auto resets = lines(tshark(pcap, "tcp.flags.reset == 1", "-e ip.src -e tcp.dstport -e tcp.flags.ack -e tcp.seq_raw"));
+    const auto syns =
+        lines(tshark(pcap, "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.srcport == 41001", "-e frame.number"));
+    const auto resets =
+        lines(tshark(pcap, "tcp.flags.reset == 1", "-e ip.src -e tcp.dstport -e tcp.flags.ack -e tcp.seq_raw"));
     if (short_host == 0) {
         EXPECT_TRUE(syns.empty()) << syns.size();
         EXPECT_TRUE(resets.empty()) << resets.size();
@@ -261,10 +269,10 @@ INSTANTIATE_TEST_SUITE_P(Issue19, SendRegionsProbe, ::testing::Values(0, 1),
 // The probe says what it needs instead of running something else.
 TEST(ProbeNegative, SendRegionsNeedsReservedRegionsAndASmallNic) {
     // Shared regions; a NIC with one region; regions that fill the memory to the byte (768 KiB).
-    for (const char* kv : {"rnic.buffer.send_regions=shared", "hosts.1.buffer_capacity=300KiB",
-                           "hosts.1.buffer_capacity=768KiB"}) {
-        const sim_run r = run_sim({"--set", "workload.type=probe", "--set", "workload.probe=send_regions", "--set", kv,
-                                   "--log", "off"});
+    for (const char* kv :
+         {"rnic.buffer.send_regions=shared", "hosts.1.buffer_capacity=300KiB", "hosts.1.buffer_capacity=768KiB"}) {
+        const sim_run r = run_sim(
+            {"--set", "workload.type=probe", "--set", "workload.probe=send_regions", "--set", kv, "--log", "off"});
         EXPECT_EQ(r.exit_code, 1) << kv << "\n" << r.output;
         EXPECT_NE(r.output.find("probe 'send_regions' needs"), std::string::npos) << r.output;
     }

@@ -15,7 +15,9 @@ namespace {
 
 namespace vt = proto::vitcp;
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 const boost::json::object& rdma_of(const boost::json::value& v, const char* host) {
     return v.at("modules").at(host).at("rdma").as_object();
@@ -28,11 +30,11 @@ std::string qp_state(const boost::json::value& v, const char* host) {
 }
 
 // The first VI segment the server (10.0.0.2) sent: its answer to the ConnectRequest.
-std::optional<vt::Segment> server_answer(const std::string& pcap) {
+std::optional<vt::segment> server_answer(const std::string& pcap) {
     std::string error;
     const auto records = proto::read_pcap(pcap, &error);
     if (!records) return std::nullopt;
-    for (const proto::PcapRecord& r : *records) {
+    for (const proto::pcap_record& r : *records) {
         const auto f = proto::net::parse_tcp_frame(r.data.data(), r.data.size(), &error);
         if (!f || f->payload_len == 0 || f->ip.src != 0x0a000002) continue;
         return vt::decode(r.data.data() + f->payload_offset, f->payload_len, false, &error);
@@ -59,11 +61,11 @@ TEST_P(ViTcpConnectRequestProbe, TheServerAnswersAsTheSeedRequires) {
     const auto answer = server_answer(pcap);
     ASSERT_TRUE(answer);
     if (reason == 0) {
-        EXPECT_EQ(answer->header.type, vt::SegmentType::connect_accept);
+        EXPECT_EQ(answer->header.type, vt::segment_type::connect_accept);
         EXPECT_EQ(qp_state(v, "b.rnic"), "rts");
         return;
     }
-    EXPECT_EQ(answer->header.type, vt::SegmentType::connect_reject);
+    EXPECT_EQ(answer->header.type, vt::segment_type::connect_reject);
     EXPECT_EQ(answer->header.remote_error.is_error_code, reason);
     EXPECT_NE(r.output.find("ConnectReject sent"), std::string::npos) << r.output;
     // No data segment either way after the refusal (§4.3: close TCP).
@@ -94,8 +96,8 @@ TEST_P(ViTcpTransmitErrorProbe, TheMessageIsInErrorAndTheLevelDecidesTheConnecti
     const std::string results = temp_path("raw-vi-tre-" + level + ".json");
     const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set",
                                "rnic.vitcp.reliability=" + level, "--set", "rnic.rdma.raw_ulpdu_wqes=true", "--set",
-                               "workload.type=probe", "--set", "workload.probe=vi_transmit_error", "--results",
-                               results, "--log", "off"});
+                               "workload.type=probe", "--set", "workload.probe=vi_transmit_error", "--results", results,
+                               "--log", "off"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
     EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
@@ -183,8 +185,8 @@ TEST(RdmaTcpRawProbe, AMessageTypeRdmapDoesNotKnowIsAnUnexpectedOpcode) {
 
 TEST(RawFramesProbe, EachNeedsItsFramingAndTheRawTestMode) {
     for (const char* probe : {"rdmatcp_connection_id", "vi_transmit_error"}) {
-        const sim_run r = run_sim({"--set", "workload.type=probe", "--set", std::string("workload.probe=") + probe,
-                                   "--log", "warn"});
+        const sim_run r =
+            run_sim({"--set", "workload.type=probe", "--set", std::string("workload.probe=") + probe, "--log", "warn"});
         EXPECT_NE(r.exit_code, 0) << probe;
         EXPECT_NE(r.output.find("needs rnic.framing"), std::string::npos) << r.output;
     }

@@ -21,7 +21,9 @@ namespace {
 
 namespace rt = proto::rdmatcp;
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 std::vector<std::uint8_t> from_hex(const std::string& hex) {
     std::vector<std::uint8_t> out;
@@ -61,8 +63,8 @@ TEST(RdmaTcpFraming, TheWireCarriesSeedSegmentsWithGoodCrcsAndOneConnectionId) {
                 ASSERT_TRUE(v) << src << ": " << error;
                 ASSERT_EQ(at % 4, 0u);  // §5: every segment starts 4-aligned
                 ids.insert(v->header.connection_id);
-                if (v->header.type == rt::MessageType::read_request) ++requests;
-                if (v->header.type == rt::MessageType::read_response) {
+                if (v->header.type == rt::message_type::read_request) ++requests;
+                if (v->header.type == rt::message_type::read_response) {
                     ++responses;
                     response_bytes += v->payload_len;
                 }
@@ -97,11 +99,11 @@ TEST_P(RdmaTcpUnderLoss, EveryByteArrives) {
     const std::string path = std::get<1>(GetParam());
     const std::string results = temp_path(std::string("rdmatcp-") + w.type + "-" + path + ".json");
     const bool lat = std::string(w.type).find("_lat") != std::string::npos;
-    const sim_run r = run_sim({"--set", "rnic.framing=rdmatcp", "--set", std::string("workload.type=") + w.type,
-                               "--set", "rnic.rx_path=" + path, "--set", "link.a_to_b.loss=0.01", "--set",
-                               "link.b_to_a.loss=0.01", "--set",
-                               lat ? "workload.sizes=[64,4096]" : "workload.sizes=[4096,65536]", "--set",
-                               "workload.iterations=150", "--results", results, "--log", "off"});
+    const sim_run r =
+        run_sim({"--set", "rnic.framing=rdmatcp", "--set", std::string("workload.type=") + w.type, "--set",
+                 "rnic.rx_path=" + path, "--set", "link.a_to_b.loss=0.01", "--set", "link.b_to_a.loss=0.01", "--set",
+                 lat ? "workload.sizes=[64,4096]" : "workload.sizes=[4096,65536]", "--set", "workload.iterations=150",
+                 "--results", results, "--log", "off"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
     EXPECT_EQ(v.at("status").as_string(), "ok");
@@ -150,14 +152,18 @@ class RdmaTcpFaults : public ::testing::TestWithParam<const char*> {};
 TEST_P(RdmaTcpFaults, AlignedPathKeepsEveryByteIntact) {
     const std::string fault = GetParam();
     const std::string results = temp_path("rdmatcp-fault-" + fault + ".json");
-    std::vector<std::string> args = {"--set", "rnic.framing=rdmatcp", "--set", "rnic.rx_path=aligned", "--set",
-                                     "workload.sizes=[256,4096,20000]", "--set", "workload.iterations=150",
-                                     "--results", results, "--log", "off"};
+    std::vector<std::string> args = {"--set",     "rnic.framing=rdmatcp",
+                                     "--set",     "rnic.rx_path=aligned",
+                                     "--set",     "workload.sizes=[256,4096,20000]",
+                                     "--set",     "workload.iterations=150",
+                                     "--results", results,
+                                     "--log",     "off"};
     std::vector<std::string> kvs;
     if (fault == "reorder") kvs = {"reorder=0.03", "reorder_delay=4us"};
     if (fault == "resegment") kvs = {"resegment=0.3", "loss=0.01"};
     if (fault == "duplicate") kvs = {"duplicate=0.03"};
-    for (const std::string& kv : kvs) args.insert(args.end(), {"--set", "link.a_to_b." + kv, "--set", "link.b_to_a." + kv});
+    for (const std::string& kv : kvs)
+        args.insert(args.end(), {"--set", "link.a_to_b." + kv, "--set", "link.b_to_a." + kv});
     const sim_run r = run_sim(args);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
@@ -183,10 +189,16 @@ TEST(RdmaTcpFraming, TheSameSeedGivesTheSameResultsAndPcap) {
     for (int i = 0; i < 2; ++i) {
         pcaps[i] = temp_path("rdmatcp-det-" + std::to_string(i) + ".pcap");
         const std::string results = temp_path("rdmatcp-det-" + std::to_string(i) + ".json");
-        const sim_run r = run_sim({"--set", "rnic.framing=rdmatcp", "--set", "rnic.rx_path=aligned", "--set",
-                                   "workload.type=read_bw", "--set", "link.b_to_a.loss=0.01", "--set",
-                                   "workload.sizes=[4096,30000]", "--set", "workload.iterations=60", "--set",
-                                   "simulation.seed=7", "--pcap", pcaps[i], "--results", results, "--log", "off"});
+        const sim_run r = run_sim({"--set",     "rnic.framing=rdmatcp",
+                                   "--set",     "rnic.rx_path=aligned",
+                                   "--set",     "workload.type=read_bw",
+                                   "--set",     "link.b_to_a.loss=0.01",
+                                   "--set",     "workload.sizes=[4096,30000]",
+                                   "--set",     "workload.iterations=60",
+                                   "--set",     "simulation.seed=7",
+                                   "--pcap",    pcaps[i],
+                                   "--results", results,
+                                   "--log",     "off"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         modules[i] = read_json(results).at("modules");
     }
@@ -226,10 +238,10 @@ TEST(RdmaTcpFraming, EveryOperationItCanCarryRunsOnTwoQps) {
              "after:5, 8, 1, write, 70000, 262144\n";
     }
     const std::string results = temp_path("rdmatcp-ops.json");
-    const sim_run r = run_sim({"--set", "rnic.framing=rdmatcp", "--set", "workload.type=trace", "--set",
-                               "workload.trace=" + trace, "--set", "rnic.rx_path=aligned", "--set",
-                               "link.a_to_b.loss=0.02", "--set", "link.b_to_a.loss=0.02", "--results", results,
-                               "--log", "off"});
+    const sim_run r =
+        run_sim({"--set", "rnic.framing=rdmatcp", "--set", "workload.type=trace", "--set", "workload.trace=" + trace,
+                 "--set", "rnic.rx_path=aligned", "--set", "link.a_to_b.loss=0.02", "--set", "link.b_to_a.loss=0.02",
+                 "--results", results, "--log", "off"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
     EXPECT_EQ(v.at("status").as_string(), "ok");

@@ -121,8 +121,8 @@ TEST(VerbsMisuse, EveryMisuseReturnsItsErrorAndLogsItWithTheSimulatedTime) {
           "post_send: send queue of QP", "in error: bad state", "destroy_qp: QP handle: bad handle",
           "destroy_cq: CQ handle: bad handle", "reg_mr: region wraps the address space: out of bounds",
           "create_qp: queue depths must be powers of two up to 65536: invalid argument",
-          "Read/atomic result region lacks local write access: invalid argument",
-          "dereg_mr: unknown STag", "query_stats: null output: invalid argument"}) {
+          "Read/atomic result region lacks local write access: invalid argument", "dereg_mr: unknown STag",
+          "query_stats: null output: invalid argument"}) {
         EXPECT_TRUE(logged(want)) << "no error line with '" << want << "'\n" << r.output;
     }
     // Misuse leaves the device sane: nothing went to Terminate.
@@ -161,9 +161,9 @@ TEST(ResourceLimits, EveryTableAndRingIsRefusedByNameThenRecovers) {
         EXPECT_NE(std::find(checked.begin(), checked.end(), want), checked.end()) << want;
     }
     // Each refusal is logged by name with the simulated time.
-    for (const char* want : {"reg_mr: firmware said no resources: no device resources", "create_qp: no device resources",
-                             "create_cq: no device resources", "post_send: send queue of QP", "alloc_buffer of",
-                             "create_qp rings: no memory"}) {
+    for (const char* want : {"reg_mr: firmware said no resources: no device resources",
+                             "create_qp: no device resources", "create_cq: no device resources",
+                             "post_send: send queue of QP", "alloc_buffer of", "create_qp rings: no memory"}) {
         EXPECT_NE(r.output.find(want), std::string::npos) << "no error line with '" << want << "'";
     }
     // The tables are full only for the probe's own requests: no Terminate, no refused DMA.

@@ -11,10 +11,15 @@ namespace rnic::test {
 void check_retransmit_from_host(const std::string& framing, const std::string& type,
                                 const std::vector<std::string>& sets) {
     const std::string results = temp_path(framing + "-rtx-host-" + type + std::to_string(sets.size()) + ".json");
-    std::vector<std::string> args = {"--set", "rnic.framing=" + framing, "--set", "rnic.tcp.retransmit_from=host",
-                                     "--set", "workload.type=" + type, "--set", "workload.sizes=[4096,65536]", "--set",
-                                     "workload.iterations=150", "--set", "link.a_to_b.loss=0.01", "--set",
-                                     "link.b_to_a.loss=0.01", "--results", results, "--log", "error"};
+    std::vector<std::string> args = {"--set",     "rnic.framing=" + framing,
+                                     "--set",     "rnic.tcp.retransmit_from=host",
+                                     "--set",     "workload.type=" + type,
+                                     "--set",     "workload.sizes=[4096,65536]",
+                                     "--set",     "workload.iterations=150",
+                                     "--set",     "link.a_to_b.loss=0.01",
+                                     "--set",     "link.b_to_a.loss=0.01",
+                                     "--results", results,
+                                     "--log",     "error"};
     for (const std::string& kv : sets) args.insert(args.end(), {"--set", kv});
     const sim_run r = run_sim(args);
     ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -14,8 +14,9 @@ namespace rnic::test {
 namespace {
 
 std::vector<std::string> tshark_lines(const std::string& pcap, const std::string& filter, const std::string& fields) {
-    const std::string out = shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct -Y '" +
-                                  filter + "' -T fields -E separator=/t -E occurrence=a " + fields + " 2>/dev/null");
+    const std::string out =
+        shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct -Y '" + filter +
+              "' -T fields -E separator=/t -E occurrence=a " + fields + " 2>/dev/null");
     std::vector<std::string> v;
     std::istringstream in(out);
     for (std::string l; std::getline(in, l);) {
@@ -27,7 +28,8 @@ std::vector<std::string> tshark_lines(const std::string& pcap, const std::string
 std::size_t count_fpdus(const std::string& pcap, const std::string& filter) {
     // One frame can carry several FPDUs; tshark lists every occurrence's opcode with commas.
     std::size_t n = 0;
-    for (const std::string& l : tshark_lines(pcap, filter, "-e iwarp_rdma.opcode")) n += 1 + std::count(l.begin(), l.end(), ',');
+    for (const std::string& l : tshark_lines(pcap, filter, "-e iwarp_rdma.opcode"))
+        n += 1 + std::count(l.begin(), l.end(), ',');
     return n;
 }
 
@@ -92,8 +94,8 @@ TEST(Rping, TwentyPingsOf3000BytesValidatedOnBothSidesAndDecodedOnTheWire) {
     // The Read Responses carry rping's text: "rdma-ping-0: ABCD..." first, "rdma-ping-19: TUVW..." last.
     std::string reads;
     for (const std::string& l : tshark_lines(pcap, "iwarp_rdma.opcode == 2", "-e data.data")) reads += l + "\n";
-    EXPECT_NE(reads.find("72646d612d70696e672d303a2041424344"), std::string::npos);        // rdma-ping-0: ABCD
-    EXPECT_NE(reads.find("72646d612d70696e672d31393a2054555657"), std::string::npos);      // rdma-ping-19: TUVW
+    EXPECT_NE(reads.find("72646d612d70696e672d303a2041424344"), std::string::npos);    // rdma-ping-0: ABCD
+    EXPECT_NE(reads.find("72646d612d70696e672d31393a2054555657"), std::string::npos);  // rdma-ping-19: TUVW
 }
 
 TEST(Rping, MpaRevision2WithoutCrcAsSoftIwarpDefaults) {

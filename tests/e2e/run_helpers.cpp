@@ -18,8 +18,10 @@ namespace {
 std::string quote(const std::string& s) {
     std::string q = "'";
     for (char c : s) {
-        if (c == '\'') q += "'\\''";
-        else q += c;
+        if (c == '\'')
+            q += "'\\''";
+        else
+            q += c;
     }
     return q + "'";
 }
@@ -36,7 +38,9 @@ std::string shell(const std::string& cmd) {
     return out;
 }
 
-bool have_tshark() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
+bool have_tshark() {
+    return std::system("command -v tshark >/dev/null 2>&1") == 0;
+}
 
 std::string tshark(const std::string& pcap, const std::string& filter, const std::string& fields) {
     return shell("tshark -r " + pcap + " --disable-protocol rpcordma --disable-protocol smb_direct -Y '" + filter +
@@ -90,7 +94,9 @@ void write_file(const std::string& path, const std::string& text) {
     f << text;
 }
 
-boost::json::value read_json(const std::string& path) { return boost::json::parse(read_file(path)); }
+boost::json::value read_json(const std::string& path) {
+    return boost::json::parse(read_file(path));
+}
 
 boost::json::value run_with_sets(const std::string& tag, const std::vector<std::string>& sets, sim_run* run) {
     const std::string results = temp_path(tag + ".json");
@@ -113,7 +119,7 @@ boost::json::value run_ok(const std::string& tag, const std::vector<std::string>
 
 std::vector<std::string> quick_args() {
     return {"--scenario", "platform/scenarios/default.json", "--set", "workload.sizes=[64,1500,9000]",
-            "--set", "workload.iterations=60", "--log", "warn"};
+            "--set",      "workload.iterations=60",          "--log", "warn"};
 }
 
 void expect_refused(const std::vector<std::string>& sets, const std::vector<std::string>& must_contain) {
@@ -124,7 +130,8 @@ void expect_refused(const std::vector<std::string>& sets, const std::vector<std:
     }
     const sim_run r = run_sim(args);
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    for (const std::string& s : must_contain) EXPECT_NE(r.output.find(s), std::string::npos) << s << " in: " << r.output;
+    for (const std::string& s : must_contain)
+        EXPECT_NE(r.output.find(s), std::string::npos) << s << " in: " << r.output;
     EXPECT_EQ(r.output.find("status:"), std::string::npos) << "simulated anyway: " << r.output;
 }
 

@@ -86,8 +86,7 @@ TEST(SimRun, ScenarioAsRunCarriesOverrides) {
 }
 
 TEST(SimRun, MpaRevisionTwoAndEventCompletionsWork) {
-    boost::json::value v =
-        run_quick("rev2", {"--set", "rnic.mpa.revision=2", "--set", "workload.completion=event"});
+    boost::json::value v = run_quick("rev2", {"--set", "rnic.mpa.revision=2", "--set", "workload.completion=event"});
     EXPECT_EQ(v.at("status").as_string(), "ok");
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
     EXPECT_GT(v.at("modules").at("a.rnic").at("rdma").at("interrupts").to_number<std::uint64_t>(), 0u);
@@ -111,8 +110,8 @@ TEST(SimRun, SendsAreReceivedIntoPostedBuffersIntact) {
 
 TEST(SimRun, ReadsFetchTheServersBytesIntact) {
     const std::string pcap = temp_path("read.pcap");
-    boost::json::value v = run_quick("read", {"--set", "workload.type=read_bw", "--set", "link.b_to_a.loss=0.01",
-                                              "--pcap", pcap});
+    boost::json::value v =
+        run_quick("read", {"--set", "workload.type=read_bw", "--set", "link.b_to_a.loss=0.01", "--pcap", pcap});
     EXPECT_EQ(v.at("status").as_string(), "ok");
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
     EXPECT_EQ(v.at("operations").at("rdma_read").at("count").to_number<std::uint64_t>(), 180u);
@@ -129,9 +128,9 @@ TEST(SimRun, FetchAddsOnOneCounterAreLinearizable) {
     // The workload checks that the counter ends at the number of FetchAdd(1)s and that the returned
     // originals are exactly 0..n-1; loss and reordering must not change that.
     const std::string pcap = temp_path("atomic.pcap");
-    boost::json::value v = run_quick("atomic", {"--set", "workload.type=atomic_bw", "--set", "workload.iterations=500",
-                                                "--set", "link.a_to_b.loss=0.01", "--set", "link.a_to_b.reorder=0.02",
-                                                "--pcap", pcap});
+    boost::json::value v =
+        run_quick("atomic", {"--set", "workload.type=atomic_bw", "--set", "workload.iterations=500", "--set",
+                             "link.a_to_b.loss=0.01", "--set", "link.a_to_b.reorder=0.02", "--pcap", pcap});
     EXPECT_EQ(v.at("status").as_string(), "ok");
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
     EXPECT_EQ(v.at("integrity").at("bytes_checked").to_number<std::uint64_t>(), 500u * 8 + 8);
@@ -149,9 +148,10 @@ TEST(SimRun, MarkerFragmentingDmaCostsBusTransfersAndTheTimelineRecordsThem) {
     for (int i = 0; i < 2; ++i) {
         const std::string results = temp_path(std::string("dma-") + modes[i] + ".json");
         const std::string timeline = temp_path(std::string("dma-") + modes[i] + ".trace.json");
-        const sim_run r = run_sim({"--set", "rnic.mpa.markers=true", "--set", std::string("rnic.dma.markers=") + modes[i],
-                                   "--set", "workload.sizes=[9000]", "--set", "workload.iterations=50", "--results",
-                                   results, "--timeline", timeline, "--log", "error"});
+        const sim_run r =
+            run_sim({"--set", "rnic.mpa.markers=true", "--set", std::string("rnic.dma.markers=") + modes[i], "--set",
+                     "workload.sizes=[9000]", "--set", "workload.iterations=50", "--results", results, "--timeline",
+                     timeline, "--log", "error"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const boost::json::value v = read_json(results);
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());

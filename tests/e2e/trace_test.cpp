@@ -22,8 +22,8 @@ struct trace_run {
 trace_run replay(const std::string& trace, std::vector<std::string> extra = {}) {
     static int n = 0;
     const std::string results = temp_path("trace-" + std::to_string(n++) + ".json");
-    std::vector<std::string> args = {"--set", "workload.type=trace", "--set", "workload.trace=" + trace,
-                                     "--results", results, "--log", "off"};
+    std::vector<std::string> args = {
+        "--set", "workload.type=trace", "--set", "workload.trace=" + trace, "--results", results, "--log", "off"};
     args.insert(args.end(), extra.begin(), extra.end());
     trace_run r;
     r.results_path = results;
@@ -34,9 +34,12 @@ trace_run replay(const std::string& trace, std::vector<std::string> extra = {}) 
 
 // Operations per kind as the trace file has them (the results' row names).
 std::map<std::string, std::uint64_t> count_ops(const std::string& text) {
-    static const std::map<std::string, std::string> row = {
-        {"write", "rdma_write"},         {"read", "rdma_read"},          {"send", "send"},
-        {"fetch_add", "atomic_fetch_add"}, {"cmp_swap", "atomic_compare_swap"}, {"write_imm", "rdma_write_with_imm"}};
+    static const std::map<std::string, std::string> row = {{"write", "rdma_write"},
+                                                           {"read", "rdma_read"},
+                                                           {"send", "send"},
+                                                           {"fetch_add", "atomic_fetch_add"},
+                                                           {"cmp_swap", "atomic_compare_swap"},
+                                                           {"write_imm", "rdma_write_with_imm"}};
     std::map<std::string, std::uint64_t> out;
     std::istringstream in(text);
     std::string line;
@@ -51,9 +54,13 @@ std::map<std::string, std::uint64_t> count_ops(const std::string& text) {
     return out;
 }
 
-const boost::json::array& op_log(const trace_run& r) { return r.results.at("workload").at("operation_log").as_array(); }
+const boost::json::array& op_log(const trace_run& r) {
+    return r.results.at("workload").at("operation_log").as_array();
+}
 
-double num(const boost::json::value& o, const char* key) { return o.at(key).to_number<double>(); }
+double num(const boost::json::value& o, const char* key) {
+    return o.at(key).to_number<double>();
+}
 
 // Everything every replay must show: status ok, counts per kind as in the trace, every timed
 // operation posted at or after its time, every dependent one at or after its dependency's completion.
@@ -194,7 +201,8 @@ TEST(Trace, MalformedTraceStopsWithFileAndLine) {
     }
     const trace_run missing = replay("traces/no-such-trace.csv");
     EXPECT_EQ(missing.run.exit_code, 2) << missing.run.output;
-    EXPECT_NE(missing.run.output.find("traces/no-such-trace.csv: cannot open"), std::string::npos) << missing.run.output;
+    EXPECT_NE(missing.run.output.find("traces/no-such-trace.csv: cannot open"), std::string::npos)
+        << missing.run.output;
     const std::string empty = temp_path("empty.csv");
     write_file(empty, "# nothing\n\n");
     EXPECT_EQ(replay(empty).run.exit_code, 2);
@@ -202,7 +210,8 @@ TEST(Trace, MalformedTraceStopsWithFileAndLine) {
 }
 
 std::string convert(const std::string& results, const std::string& out, const std::string& extra = "") {
-    return shell(std::string(RNIC_TRACE_FROM_RESULTS) + " " + results + " -o " + out + " " + extra + " 2>&1; echo exit=$?");
+    return shell(std::string(RNIC_TRACE_FROM_RESULTS) + " " + results + " -o " + out + " " + extra +
+                 " 2>&1; echo exit=$?");
 }
 
 TEST(Trace, ConverterRoundTripReplaysTheSameOperations) {
@@ -228,7 +237,8 @@ TEST(Trace, ConverterRoundTripReplaysTheSameOperations) {
             // Timed operations now start when the first run posted them.
             EXPECT_NEAR(num(b[i], "time_ns"), num(a[i], "post_ns"), 0.001) << i;
         }
-        slower = slower || num(b[i], "complete_ns") - num(b[i], "post_ns") > num(a[i], "complete_ns") - num(a[i], "post_ns");
+        slower =
+            slower || num(b[i], "complete_ns") - num(b[i], "post_ns") > num(a[i], "complete_ns") - num(a[i], "post_ns");
     }
     EXPECT_TRUE(slower);  // the slower configuration shows in the latencies
     // --timing scheduled keeps the trace's own times.
@@ -239,8 +249,10 @@ TEST(Trace, ConverterRoundTripReplaysTheSameOperations) {
 
 TEST(Trace, ConverterRefusesWhatIsNotATraceRunsResults) {
     const std::string other = temp_path("write-bw.json");
-    ASSERT_EQ(run_sim({"--set", "workload.sizes=[64]", "--set", "workload.iterations=10", "--results", other, "--log",
-                       "off"}).exit_code, 0);
+    ASSERT_EQ(
+        run_sim({"--set", "workload.sizes=[64]", "--set", "workload.iterations=10", "--results", other, "--log", "off"})
+            .exit_code,
+        0);
     EXPECT_NE(convert(other, temp_path("x.csv")).find("no workload.operation_log"), std::string::npos);
     const std::string junk = temp_path("junk.json");
     write_file(junk, "{ not json");

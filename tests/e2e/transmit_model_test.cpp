@@ -9,7 +9,9 @@
 namespace rnic::test {
 namespace {
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 // Segments generated as the link drains (rnic.tcp.tx_ahead_frames): unsent data stays unsent
 // instead of queueing in front of the link, so a hole is repaired after about one round trip
@@ -18,19 +20,26 @@ TEST(TransmitModel, SegmentsGeneratedAsTheLinkDrainsShrinkTheReassemblyPeak) {
     std::uint64_t peak[2] = {};
     for (int paced = 0; paced < 2; ++paced) {
         const std::string results = temp_path(std::string("paced-") + std::to_string(paced) + ".json");
-        const sim_run r = run_sim({"--set", "workload.sizes=[16384]", "--set", "workload.iterations=300", "--set",
-                                   "workload.queue_depth=64", "--set", "rnic.tcp.send_buffer=1MiB", "--set",
-                                   "rnic.tcp.receive_buffer=1MiB", "--set", "link.rate=1Gbps", "--set",
-                                   "rnic.buffer.capacity=3MiB", "--set", "link.a_to_b.loss=0.01", "--set",
-                                   std::string("rnic.tcp.tx_ahead_frames=") + (paced ? "2" : "0"), "--results",
-                                   results, "--log", "error"});
+        const sim_run r = run_sim({"--set",     "workload.sizes=[16384]",
+                                   "--set",     "workload.iterations=300",
+                                   "--set",     "workload.queue_depth=64",
+                                   "--set",     "rnic.tcp.send_buffer=1MiB",
+                                   "--set",     "rnic.tcp.receive_buffer=1MiB",
+                                   "--set",     "link.rate=1Gbps",
+                                   "--set",     "rnic.buffer.capacity=3MiB",
+                                   "--set",     "link.a_to_b.loss=0.01",
+                                   "--set",     std::string("rnic.tcp.tx_ahead_frames=") + (paced ? "2" : "0"),
+                                   "--results", results,
+                                   "--log",     "error"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const boost::json::value v = read_json(results);
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
         const boost::json::value& a = v.at("modules").at("a.rnic").at("toe");
         EXPECT_GT(u64(a.at("connections").at(0).at("fast_retransmits")), 10u);  // losses were repaired
-        if (paced) EXPECT_GT(u64(a.at("tx_paced_waits")), 0u);
-        else EXPECT_EQ(a.as_object().if_contains("tx_paced_waits"), nullptr);
+        if (paced)
+            EXPECT_GT(u64(a.at("tx_paced_waits")), 0u);
+        else
+            EXPECT_EQ(a.as_object().if_contains("tx_paced_waits"), nullptr);
         peak[paced] = u64(v.at("modules").at("b.rnic").at("buffer").at("rx_reassembly_peak_bytes"));
     }
     // 1 Gb/s over a 2 m cable: the product is well under 16 KiB; the unpaced window is 1 MiB.
@@ -47,12 +56,12 @@ TEST(TransmitModel, BufferPortServedInTimeOrderCarriesOneConnectionAt100Gbps) {
     const char* order[2] = {"call", "time"};
     for (int i = 0; i < 2; ++i) {
         sim_run r;
-        const boost::json::value v = run_with_sets(
-            std::string("port-order-") + order[i],
-            {"workload.sizes=[16384]", "workload.iterations=400", "workload.queue_depth=64", "link.rate=100Gbps",
-             "pcie.generation=4", "pcie.lanes=16", "rnic.mpa.crc_bytes_per_cycle=32", "rnic.tcp.tx_ahead_frames=8",
-             std::string("rnic.buffer.port_order=") + order[i]},
-            &r);
+        const boost::json::value v =
+            run_with_sets(std::string("port-order-") + order[i],
+                          {"workload.sizes=[16384]", "workload.iterations=400", "workload.queue_depth=64",
+                           "link.rate=100Gbps", "pcie.generation=4", "pcie.lanes=16", "rnic.mpa.crc_bytes_per_cycle=32",
+                           "rnic.tcp.tx_ahead_frames=8", std::string("rnic.buffer.port_order=") + order[i]},
+                          &r);
         ASSERT_EQ(r.exit_code, 0) << r.output;
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
         goodput[i] = v.at("workload").at("rows").at(0).at("goodput_gbps").to_number<double>();
@@ -67,9 +76,9 @@ TEST(TransmitModel, LinkPacedRunsAreDeterministic) {
     for (int i = 0; i < 2; ++i) {
         const std::string results = temp_path("paced-det-" + std::to_string(i) + ".json");
         const std::string capture = temp_path("paced-det-" + std::to_string(i) + ".pcap");
-        const sim_run r = run_sim({"--set", "workload.iterations=200", "--set", "link.a_to_b.loss=0.01", "--set",
-                                   "rnic.tcp.tx_ahead_frames=2", "--results", results, "--pcap", capture, "--log",
-                                   "error"});
+        const sim_run r =
+            run_sim({"--set", "workload.iterations=200", "--set", "link.a_to_b.loss=0.01", "--set",
+                     "rnic.tcp.tx_ahead_frames=2", "--results", results, "--pcap", capture, "--log", "error"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         boost::json::value v = read_json(results);
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
@@ -82,7 +91,6 @@ TEST(TransmitModel, LinkPacedRunsAreDeterministic) {
     EXPECT_GT(pcap[0].size(), 100000u);
 }
 
-
 // 64-byte Writes faster than a 1 Gb/s link takes them: FPDUs wait in the send stream, so TCP can
 // pack them; with markers only rnic.mpa.pack_fpdus lets it (RFC 5044 Appendix A), and the marker
 // stream stays valid, placeable out of order, and checked by rnic-pcap-check.
@@ -92,12 +100,18 @@ TEST(TransmitModel, MarkedFpdusArePackedOnlyWhenAllowed) {
     for (int pack = 0; pack < 2; ++pack) {
         const std::string results = temp_path(std::string("pack-") + std::to_string(pack) + ".json");
         const std::string capture = temp_path(std::string("pack-") + std::to_string(pack) + ".pcap");
-        const sim_run r = run_sim({"--set", "rnic.mpa.markers=true", "--set", "rnic.rx_path=markers", "--set",
-                                   "workload.sizes=[64]", "--set", "workload.iterations=4000", "--set",
-                                   "workload.queue_depth=32", "--set", "link.rate=1Gbps", "--set",
-                                   "link.a_to_b.loss=0.01", "--set", "rnic.tcp.tx_ahead_frames=2", "--set",
-                                   std::string("rnic.mpa.pack_fpdus=") + (pack ? "true" : "false"), "--results",
-                                   results, "--pcap", capture, "--log", "error"});
+        const sim_run r = run_sim({"--set",     "rnic.mpa.markers=true",
+                                   "--set",     "rnic.rx_path=markers",
+                                   "--set",     "workload.sizes=[64]",
+                                   "--set",     "workload.iterations=4000",
+                                   "--set",     "workload.queue_depth=32",
+                                   "--set",     "link.rate=1Gbps",
+                                   "--set",     "link.a_to_b.loss=0.01",
+                                   "--set",     "rnic.tcp.tx_ahead_frames=2",
+                                   "--set",     std::string("rnic.mpa.pack_fpdus=") + (pack ? "true" : "false"),
+                                   "--results", results,
+                                   "--pcap",    capture,
+                                   "--log",     "error"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const boost::json::value v = read_json(results);
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
@@ -111,8 +125,8 @@ TEST(TransmitModel, MarkedFpdusArePackedOnlyWhenAllowed) {
         EXPECT_NE(check.find("4000 FPDUs, 0 bad CRC, 0 framing errors"), std::string::npos) << check;
         EXPECT_NE(check.find("exit=0"), std::string::npos) << check;
     }
-    EXPECT_GE(segments[0], 4000u);     // one FPDU per segment
-    EXPECT_LT(segments[1], 1000u);     // several per segment
+    EXPECT_GE(segments[0], 4000u);  // one FPDU per segment
+    EXPECT_LT(segments[1], 1000u);  // several per segment
     EXPECT_GT(goodput[1], 1.3 * goodput[0]);
 }
 

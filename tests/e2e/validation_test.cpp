@@ -29,18 +29,21 @@ TEST(ScenarioValidation, UnknownKeyIsRejected) {
 }
 
 TEST(ScenarioValidation, UnknownKeyInsideAnArrayElementIsRejected) {
-    expect_rejected({"unknown_host", R"({"hosts": [{"name": "a", "colour": "red"}, {"name": "b", "ipv4": "10.0.0.2"}]})",
+    expect_rejected({"unknown_host",
+                     R"({"hosts": [{"name": "a", "colour": "red"}, {"name": "b", "ipv4": "10.0.0.2"}]})",
                      {"hosts.0.colour", "unknown key"}});
 }
 
 TEST(ScenarioValidation, SackRecoveryNeedsSack) {
-    expect_rejected({"sack_recovery", R"({"rnic": {"tcp": {"sack_recovery": true}}})",
+    expect_rejected({"sack_recovery",
+                     R"({"rnic": {"tcp": {"sack_recovery": true}}})",
                      {"rnic.tcp.sack_recovery", "set rnic.tcp.sack to true"}});
 }
 
 TEST(ScenarioValidation, RealPeerOnlyRunsRping) {
     // The other workloads need the simulated host b's server program, which a real peer replaces.
-    expect_rejected({"socket_peer_write_bw", R"({"peer": {"kind": "socket", "port": 5555}})",
+    expect_rejected({"socket_peer_write_bw",
+                     R"({"peer": {"kind": "socket", "port": 5555}})",
                      {"workload.type", "\"write_bw\" needs the simulated host b", "\"rping\""}});
 }
 
@@ -86,9 +89,11 @@ TEST(ScenarioValidation, MissingFileAndBadOptionsAreRejected) {
 }
 
 TEST(ScenarioValidation, CrossFieldRulesAreChecked) {
-    expect_rejected({"same_ip", R"({"hosts": [{"name": "a", "ipv4": "10.0.0.1"}, {"name": "b", "ipv4": "10.0.0.1"}]})",
+    expect_rejected({"same_ip",
+                     R"({"hosts": [{"name": "a", "ipv4": "10.0.0.1"}, {"name": "b", "ipv4": "10.0.0.1"}]})",
                      {"hosts.1.ipv4"}});
-    expect_rejected({"bad_ip", R"({"hosts": [{"name": "a", "ipv4": "10.0.0.300"}, {"name": "b", "ipv4": "10.0.0.2"}]})",
+    expect_rejected({"bad_ip",
+                     R"({"hosts": [{"name": "a", "ipv4": "10.0.0.300"}, {"name": "b", "ipv4": "10.0.0.2"}]})",
                      {"hosts.0.ipv4"}});
 }
 

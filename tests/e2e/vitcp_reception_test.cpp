@@ -20,7 +20,9 @@ namespace {
 
 namespace vt = proto::vitcp;
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 constexpr std::uint32_t kHostA = 0x0a000001;  // 10.0.0.1, the client
 
@@ -29,7 +31,7 @@ constexpr std::uint32_t kHostA = 0x0a000001;  // 10.0.0.1, the client
 struct wire_segment {
     std::uint64_t time_ns = 0;
     bool from_a = false;
-    vt::Header header;
+    vt::header header;
 };
 
 std::vector<wire_segment> vi_segments(const std::string& pcap) {
@@ -38,7 +40,7 @@ std::vector<wire_segment> vi_segments(const std::string& pcap) {
     EXPECT_TRUE(records) << error;
     std::vector<wire_segment> out;
     if (!records) return out;
-    for (const proto::PcapRecord& r : *records) {
+    for (const proto::pcap_record& r : *records) {
         const auto f = proto::net::parse_tcp_frame(r.data.data(), r.data.size(), &error);
         if (!f || f->payload_len == 0) continue;
         const std::uint8_t* p = r.data.data() + f->payload_offset;
@@ -57,12 +59,12 @@ std::vector<wire_segment> vi_segments(const std::string& pcap) {
 }
 
 struct one_send {
-    double latency_ns = 0;               // the client's post to its completion
-    std::uint64_t last_data_ns = 0;      // the Send's last segment reached the server
-    std::uint32_t message = 0;           // its Message Number
+    double latency_ns = 0;                // the client's post to its completion
+    std::uint64_t last_data_ns = 0;       // the Send's last segment reached the server
+    std::uint32_t message = 0;            // its Message Number
     std::optional<std::uint64_t> ack_ns;  // the first segment from the server acknowledging it
-    std::optional<vt::SegmentType> ack_type;
-    bool any_ack_field = false;          // a segment from the server with a non-zero Message ACK
+    std::optional<vt::segment_type> ack_type;
+    bool any_ack_field = false;  // a segment from the server with a non-zero Message ACK
 };
 
 // One 4 KiB Send from the client into a receive of the server, whose host memory takes 5 us per
@@ -72,10 +74,10 @@ one_send run_one_send(const std::string& level) {
     write_file(trace, "0, 1, 0, send, 4096, 0\n");
     const std::string pcap = temp_path("vitcp-rr-send-" + level + ".pcap");
     const std::string results = temp_path("vitcp-rr-send-" + level + ".json");
-    const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.reliability=" + level, "--set",
-                               "workload.type=trace", "--set", "workload.trace=" + trace, "--set",
-                               "hosts.1.host_memory.latency=5us", "--pcap", pcap, "--results", results, "--log",
-                               "off"});
+    const sim_run r =
+        run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.reliability=" + level, "--set",
+                 "workload.type=trace", "--set", "workload.trace=" + trace, "--set", "hosts.1.host_memory.latency=5us",
+                 "--pcap", pcap, "--results", results, "--log", "off"});
     one_send out;
     EXPECT_EQ(r.exit_code, 0) << r.output;
     if (r.exit_code != 0) return out;
@@ -85,7 +87,7 @@ one_send run_one_send(const std::string& level) {
     EXPECT_EQ(op.at("data").as_string(), "ok");
     out.latency_ns = op.at("complete_ns").to_number<double>() - op.at("post_ns").to_number<double>();
     for (const wire_segment& s : vi_segments(pcap)) {
-        if (s.from_a && s.header.type == vt::SegmentType::send && s.header.eom) {
+        if (s.from_a && s.header.type == vt::segment_type::send && s.header.eom) {
             out.last_data_ns = s.time_ns;
             out.message = s.header.message_number;
         }
@@ -108,7 +110,7 @@ TEST(ViTcpReliableReception, ASendCompletesOnlyOnThePeersMessageAckWhichFollowsP
     const one_send rd = run_one_send("reliable_delivery");
     ASSERT_TRUE(rr.ack_ns) << "no Message ACK of the Send from the server";
     // §3.2 Notes on NOP: the server has nothing else to send, so a NOP carries it.
-    EXPECT_EQ(*rr.ack_type, vt::SegmentType::nop);
+    EXPECT_EQ(*rr.ack_type, vt::segment_type::nop);
     // "Message ACK should not be indicated ... until ... message data has been written to host
     // memory and the associated completion information has been written": with 5 us per host
     // memory access at the server, the ACK leaves well after the data arrived.
@@ -134,11 +136,16 @@ class ViTcpReliableReceptionUnderLoss : public ::testing::TestWithParam<const ch
 TEST_P(ViTcpReliableReceptionUnderLoss, EveryDescriptorCompletesOnItsMessageAck) {
     const std::string type = GetParam();
     const std::string results = temp_path("vitcp-rr-loss-" + type + ".json");
-    const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set",
-                               "rnic.vitcp.reliability=reliable_reception", "--set", "workload.type=" + type,
-                               "--set", "workload.sizes=[4096,65536]", "--set", "workload.iterations=100", "--set",
-                               "link.a_to_b.loss=0.01", "--set", "link.b_to_a.loss=0.01", "--results", results,
-                               "--log", "off"});
+    const sim_run r = run_sim({"--set",     "rnic.framing=vitcp",
+                               "--set",     "rnic.vitcp.crc=true",
+                               "--set",     "rnic.vitcp.reliability=reliable_reception",
+                               "--set",     "workload.type=" + type,
+                               "--set",     "workload.sizes=[4096,65536]",
+                               "--set",     "workload.iterations=100",
+                               "--set",     "link.a_to_b.loss=0.01",
+                               "--set",     "link.b_to_a.loss=0.01",
+                               "--results", results,
+                               "--log",     "off"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
     EXPECT_EQ(v.at("status").as_string(), "ok");
@@ -164,11 +171,17 @@ TEST(ViTcpReliableReception, TheSameSeedGivesTheSameResultsAndPcap) {
     for (int i = 0; i < 2; ++i) {
         pcaps[i] = temp_path("vitcp-rr-det-" + std::to_string(i) + ".pcap");
         const std::string results = temp_path("vitcp-rr-det-" + std::to_string(i) + ".json");
-        const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.reliability=reliable_reception",
-                                   "--set", "workload.type=send_bw", "--set", "link.a_to_b.loss=0.01", "--set",
-                                   "link.b_to_a.loss=0.01", "--set", "workload.sizes=[4096,30000]", "--set",
-                                   "workload.iterations=60", "--set", "simulation.seed=7", "--pcap", pcaps[i],
-                                   "--results", results, "--log", "off"});
+        const sim_run r = run_sim({"--set",     "rnic.framing=vitcp",
+                                   "--set",     "rnic.vitcp.reliability=reliable_reception",
+                                   "--set",     "workload.type=send_bw",
+                                   "--set",     "link.a_to_b.loss=0.01",
+                                   "--set",     "link.b_to_a.loss=0.01",
+                                   "--set",     "workload.sizes=[4096,30000]",
+                                   "--set",     "workload.iterations=60",
+                                   "--set",     "simulation.seed=7",
+                                   "--pcap",    pcaps[i],
+                                   "--results", results,
+                                   "--log",     "off"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         modules[i] = read_json(results).at("modules");
     }
@@ -218,8 +231,8 @@ TEST(ViTcpReliableReception, EveryOperationAndEveryViplDescriptorCompletes) {
 
     const std::string vipl = temp_path("vitcp-rr-vipl.json");
     const sim_run rv = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.reliability=reliable_reception",
-                                "--set", "workload.type=vipl_example", "--set", "workload.sizes=[64,4096,30000]", "--set",
-                                "workload.iterations=30", "--set", "link.a_to_b.loss=0.01", "--set",
+                                "--set", "workload.type=vipl_example", "--set", "workload.sizes=[64,4096,30000]",
+                                "--set", "workload.iterations=30", "--set", "link.a_to_b.loss=0.01", "--set",
                                 "link.b_to_a.loss=0.01", "--results", vipl, "--log", "off"});
     ASSERT_EQ(rv.exit_code, 0) << rv.output;
     const boost::json::value w = read_json(vipl);

@@ -21,7 +21,9 @@ namespace {
 
 namespace vt = proto::vitcp;
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 std::vector<std::uint8_t> from_hex(const std::string& hex) {
     std::vector<std::uint8_t> out;
@@ -61,8 +63,8 @@ TEST(ViTcp, CeExchangeThenViSegmentsWithGoodCrcsOnTheWire) {
                 if (first) {
                     // §4.1: the active side's ConnectRequest, the passive side's ConnectAccept, both
                     // with the CRC option and so a trailer (§3.6).
-                    EXPECT_EQ(v->header.type, std::string(src) == "10.0.0.1" ? vt::SegmentType::connect_request
-                                                                             : vt::SegmentType::connect_accept);
+                    EXPECT_EQ(v->header.type, std::string(src) == "10.0.0.1" ? vt::segment_type::connect_request
+                                                                             : vt::segment_type::connect_accept);
                     ASSERT_TRUE(v->ce);
                     EXPECT_TRUE(v->ce->has_option(vt::kOptionCrc));
                     EXPECT_TRUE(v->crc_present);
@@ -71,8 +73,8 @@ TEST(ViTcp, CeExchangeThenViSegmentsWithGoodCrcsOnTheWire) {
                     EXPECT_FALSE(vt::has_ce_header(v->header.type));
                     EXPECT_TRUE(v->crc_present);  // every data segment: both CE segments had the option
                 }
-                if (v->header.type == vt::SegmentType::read_request) ++requests;
-                if (v->header.type == vt::SegmentType::read_response) {
+                if (v->header.type == vt::segment_type::read_request) ++requests;
+                if (v->header.type == vt::segment_type::read_response) {
                     ++responses;
                     response_bytes += v->payload_len;
                 }
@@ -106,11 +108,11 @@ TEST_P(ViTcpUnderLoss, EveryByteArrives) {
     const bool crc = std::get<1>(GetParam());
     const std::string results = temp_path(std::string("vitcp-") + w.type + (crc ? "-crc" : "") + ".json");
     const bool lat = std::string(w.type).find("_lat") != std::string::npos;
-    const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", std::string("rnic.vitcp.crc=") +
-                               (crc ? "true" : "false"), "--set", std::string("workload.type=") + w.type, "--set",
-                               "link.a_to_b.loss=0.01", "--set", "link.b_to_a.loss=0.01", "--set",
-                               lat ? "workload.sizes=[64,4096]" : "workload.sizes=[4096,65536]", "--set",
-                               "workload.iterations=150", "--results", results, "--log", "off"});
+    const sim_run r =
+        run_sim({"--set", "rnic.framing=vitcp", "--set", std::string("rnic.vitcp.crc=") + (crc ? "true" : "false"),
+                 "--set", std::string("workload.type=") + w.type, "--set", "link.a_to_b.loss=0.01", "--set",
+                 "link.b_to_a.loss=0.01", "--set", lat ? "workload.sizes=[64,4096]" : "workload.sizes=[4096,65536]",
+                 "--set", "workload.iterations=150", "--results", results, "--log", "off"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
     EXPECT_EQ(v.at("status").as_string(), "ok");
@@ -140,14 +142,18 @@ class ViTcpFaults : public ::testing::TestWithParam<const char*> {};
 TEST_P(ViTcpFaults, EveryByteIntact) {
     const std::string fault = GetParam();
     const std::string results = temp_path("vitcp-fault-" + fault + ".json");
-    std::vector<std::string> args = {"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set",
-                                     "workload.sizes=[256,4096,20000]", "--set", "workload.iterations=150",
-                                     "--results", results, "--log", "off"};
+    std::vector<std::string> args = {"--set",     "rnic.framing=vitcp",
+                                     "--set",     "rnic.vitcp.crc=true",
+                                     "--set",     "workload.sizes=[256,4096,20000]",
+                                     "--set",     "workload.iterations=150",
+                                     "--results", results,
+                                     "--log",     "off"};
     std::vector<std::string> kvs;
     if (fault == "reorder") kvs = {"reorder=0.03", "reorder_delay=4us"};
     if (fault == "resegment") kvs = {"resegment=0.3", "loss=0.01"};
     if (fault == "duplicate") kvs = {"duplicate=0.03"};
-    for (const std::string& kv : kvs) args.insert(args.end(), {"--set", "link.a_to_b." + kv, "--set", "link.b_to_a." + kv});
+    for (const std::string& kv : kvs)
+        args.insert(args.end(), {"--set", "link.a_to_b." + kv, "--set", "link.b_to_a." + kv});
     const sim_run r = run_sim(args);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
@@ -169,10 +175,16 @@ TEST(ViTcp, TheSameSeedGivesTheSameResultsAndPcap) {
     for (int i = 0; i < 2; ++i) {
         pcaps[i] = temp_path("vitcp-det-" + std::to_string(i) + ".pcap");
         const std::string results = temp_path("vitcp-det-" + std::to_string(i) + ".json");
-        const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set",
-                                   "workload.type=read_bw", "--set", "link.b_to_a.loss=0.01", "--set",
-                                   "workload.sizes=[4096,30000]", "--set", "workload.iterations=60", "--set",
-                                   "simulation.seed=7", "--pcap", pcaps[i], "--results", results, "--log", "off"});
+        const sim_run r = run_sim({"--set",     "rnic.framing=vitcp",
+                                   "--set",     "rnic.vitcp.crc=true",
+                                   "--set",     "workload.type=read_bw",
+                                   "--set",     "link.b_to_a.loss=0.01",
+                                   "--set",     "workload.sizes=[4096,30000]",
+                                   "--set",     "workload.iterations=60",
+                                   "--set",     "simulation.seed=7",
+                                   "--pcap",    pcaps[i],
+                                   "--results", results,
+                                   "--log",     "off"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         modules[i] = read_json(results).at("modules");
     }
@@ -186,10 +198,10 @@ TEST(ViTcp, TheSameSeedGivesTheSameResultsAndPcap) {
 // connection must be closed immediately".
 TEST(ViTcp, CorruptionPastTheChecksumsIsCaughtByTheCrcAndClosesTheConnection) {
     const std::string results = temp_path("vitcp-corrupt.json");
-    const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set",
-                               "link.a_to_b.corrupt=0.01", "--set", "link.a_to_b.corrupt_fixes_checksum=true", "--set",
-                               "workload.sizes=[4096]", "--set", "workload.iterations=500", "--results", results,
-                               "--log", "off"});
+    const sim_run r =
+        run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set", "link.a_to_b.corrupt=0.01",
+                 "--set", "link.a_to_b.corrupt_fixes_checksum=true", "--set", "workload.sizes=[4096]", "--set",
+                 "workload.iterations=500", "--results", results, "--log", "off"});
     EXPECT_NE(r.exit_code, 0);
     const boost::json::value v = read_json(results);
     const auto& b = v.at("modules").at("b.rnic");
@@ -209,8 +221,8 @@ TEST(ViTcp, ReliabilityMismatchIsRefusedWithConnectRejectAndItsReason) {
     EXPECT_NE(r.output.find("asks for reliable reception, this end runs reliable delivery"), std::string::npos)
         << r.output;
     // The same levels at both ends connect.
-    const sim_run ok = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.reliability=unreliable",
-                                "--set", "workload.iterations=5", "--log", "off"});
+    const sim_run ok = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.reliability=unreliable", "--set",
+                                "workload.iterations=5", "--log", "off"});
     EXPECT_EQ(ok.exit_code, 0) << ok.output;
 }
 
@@ -219,10 +231,10 @@ TEST(ViTcp, ReliabilityMismatchIsRefusedWithConnectRejectAndItsReason) {
 // VipSendWait / VipRecvWait, every byte checked by the example, under loss.
 TEST(ViTcp, ViplExampleRunsEveryDescriptorKindUnderLoss) {
     const std::string results = temp_path("vitcp-vipl.json");
-    const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set",
-                               "workload.type=vipl_example", "--set", "workload.sizes=[64,4096,30000]", "--set",
-                               "workload.iterations=30", "--set", "link.a_to_b.loss=0.01", "--set",
-                               "link.b_to_a.loss=0.01", "--results", results, "--log", "off"});
+    const sim_run r =
+        run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set", "workload.type=vipl_example",
+                 "--set", "workload.sizes=[64,4096,30000]", "--set", "workload.iterations=30", "--set",
+                 "link.a_to_b.loss=0.01", "--set", "link.b_to_a.loss=0.01", "--results", results, "--log", "off"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
     EXPECT_EQ(v.at("status").as_string(), "ok");
@@ -250,10 +262,10 @@ TEST(ViTcp, EveryOperationItCanCarryRunsOnTwoQps) {
              "after:5, 8, 1, write, 70000, 262144\n";
     }
     const std::string results = temp_path("vitcp-ops.json");
-    const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set",
-                               "workload.type=trace", "--set", "workload.trace=" + trace, "--set",
-                               "link.a_to_b.loss=0.02", "--set", "link.b_to_a.loss=0.02", "--results", results,
-                               "--log", "off"});
+    const sim_run r =
+        run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set", "workload.type=trace", "--set",
+                 "workload.trace=" + trace, "--set", "link.a_to_b.loss=0.02", "--set", "link.b_to_a.loss=0.02",
+                 "--results", results, "--log", "off"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
     EXPECT_EQ(v.at("status").as_string(), "ok");
@@ -283,9 +295,13 @@ TEST_P(ViTcpReliability, EachLevelReactsToEachErrorClassAsItRequires) {
     const std::string probe = std::get<0>(GetParam());
     const std::string level = std::get<1>(GetParam());
     const std::string results = temp_path("vitcp-rel-" + probe + "-" + level + ".json");
-    std::vector<std::string> args = {"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set",
-                                     "rnic.vitcp.reliability=" + level, "--set", "workload.type=probe", "--set",
-                                     "workload.probe=" + probe, "--results", results, "--log", "off"};
+    std::vector<std::string> args = {"--set",     "rnic.framing=vitcp",
+                                     "--set",     "rnic.vitcp.crc=true",
+                                     "--set",     "rnic.vitcp.reliability=" + level,
+                                     "--set",     "workload.type=probe",
+                                     "--set",     "workload.probe=" + probe,
+                                     "--results", results,
+                                     "--log",     "off"};
     if (probe == "vi_crc") {
         for (const char* kv : {"link.a_to_b.corrupt=0.05", "link.a_to_b.corrupt_fixes_checksum=true"}) {
             args.insert(args.end(), {"--set", kv});
@@ -301,8 +317,11 @@ TEST_P(ViTcpReliability, EachLevelReactsToEachErrorClassAsItRequires) {
     if (level == "unreliable") {
         EXPECT_EQ(state, "rts");
         ASSERT_NE(rdma.if_contains("messages_in_error"), nullptr);
-        EXPECT_EQ(u64(rdma.at("messages_in_error")), probe == "vi_errors" ? 2u : probe == "vi_descriptor" ? 1u
-                  : u64(v.at("modules").at("link").at("a_to_b").at("faults").at("corrupted")));
+        EXPECT_EQ(u64(rdma.at("messages_in_error")),
+                  probe == "vi_errors" ? 2u
+                  : probe == "vi_descriptor"
+                      ? 1u
+                      : u64(v.at("modules").at("link").at("a_to_b").at("faults").at("corrupted")));
         EXPECT_EQ(u64(b.at("framer").at("crc_errors")), 0u);  // none ended the stream
         EXPECT_EQ(u64(rdma.at("llp_errors")), 0u);
     } else {
@@ -353,8 +372,8 @@ TEST(ViTcp, CrcProbeSaysItNeedsTheCrcAndLinkCorruption) {
         {"--set", "link.a_to_b.corrupt=0.05", "--set", "link.a_to_b.corrupt_fixes_checksum=true"},
         {"--set", "rnic.vitcp.crc=true", "--set", "link.a_to_b.corrupt=0.05"}};
     for (const auto& extra : incomplete) {
-        std::vector<std::string> args = {"--set", "rnic.framing=vitcp", "--set", "workload.type=probe", "--set",
-                                         "workload.probe=vi_crc", "--log", "warn"};
+        std::vector<std::string> args = {"--set", "rnic.framing=vitcp",    "--set", "workload.type=probe",
+                                         "--set", "workload.probe=vi_crc", "--log", "warn"};
         args.insert(args.end(), extra.begin(), extra.end());
         const sim_run r = run_sim(args);
         EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -364,8 +383,8 @@ TEST(ViTcp, CrcProbeSaysItNeedsTheCrcAndLinkCorruption) {
 }
 
 TEST(ViTcp, SettingsItCannotRunWithAreRefusedAtStart) {
-    for (const char* kv : {"rnic.mpa.markers=true", "rnic.mpa.model=rtl",
-                           "rnic.rx_path=aligned", "rnic.vitcp.reliability=best_effort"}) {
+    for (const char* kv : {"rnic.mpa.markers=true", "rnic.mpa.model=rtl", "rnic.rx_path=aligned",
+                           "rnic.vitcp.reliability=best_effort"}) {
         const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", kv});
         EXPECT_EQ(r.exit_code, 2) << kv;
         EXPECT_TRUE(r.output.find("rnic.framing") != std::string::npos ||

@@ -22,12 +22,17 @@ namespace {
 namespace vt = proto::vitcp;
 namespace net = proto::net;
 
-std::uint64_t u64(const boost::json::value& v) { return v.to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v) {
+    return v.to_number<std::uint64_t>();
+}
 
 std::vector<std::string> urgent_args(const std::string& results, const std::vector<std::string>& more) {
-    std::vector<std::string> args = {"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true",
-                                     "--set", "rnic.vitcp.urgent_marker=true", "--set", "rnic.rx_path=urgent",
-                                     "--results", results, "--log", "off"};
+    std::vector<std::string> args = {"--set",     "rnic.framing=vitcp",
+                                     "--set",     "rnic.vitcp.crc=true",
+                                     "--set",     "rnic.vitcp.urgent_marker=true",
+                                     "--set",     "rnic.rx_path=urgent",
+                                     "--results", results,
+                                     "--log",     "off"};
     args.insert(args.end(), more.begin(), more.end());
     return args;
 }
@@ -50,7 +55,7 @@ marks count_marks(const std::string& pcap) {
         const auto v = vt::parse(rec.data.data() + f->payload_offset, f->payload_len, /*crc=*/false, nullptr);
         if (!v || vt::has_ce_header(v->header.type)) continue;
         ++m.data;
-        if ((f->tcp.flags & net::tcp_flags::urg) == 0) continue;
+        if ((f->tcp.flags & net::tcp_flags::kUrg) == 0) continue;
         ++m.marked;
         if (f->tcp.urgent_pointer == 0) ++m.pointer_at_start;
     }
@@ -61,11 +66,15 @@ TEST(ViTcpUrgent, EveryDataSegmentIsMarkedOnlyWhenTheOptionWasOffered) {
     for (const bool offered : {true, false}) {
         const std::string pcap = temp_path(std::string("vitcp-urg-marks-") + (offered ? "on" : "off") + ".pcap");
         const std::string results = temp_path("vitcp-urg-marks.json");
-        std::vector<std::string> args = {"--set", "rnic.framing=vitcp", "--set",
-                                         std::string("rnic.vitcp.urgent_marker=") + (offered ? "true" : "false"),
-                                         "--set", "workload.type=read_bw", "--set", "workload.sizes=[4096]",
-                                         "--set", "workload.iterations=20", "--pcap", pcap, "--results", results,
-                                         "--log", "off"};
+        std::vector<std::string> args = {
+            "--set",     "rnic.framing=vitcp",
+            "--set",     std::string("rnic.vitcp.urgent_marker=") + (offered ? "true" : "false"),
+            "--set",     "workload.type=read_bw",
+            "--set",     "workload.sizes=[4096]",
+            "--set",     "workload.iterations=20",
+            "--pcap",    pcap,
+            "--results", results,
+            "--log",     "off"};
         const sim_run r = run_sim(args);
         ASSERT_EQ(r.exit_code, 0) << r.output;
         const marks m = count_marks(pcap);
@@ -112,8 +121,8 @@ TEST(ViTcpUrgent, TheUrgentPathBuffersLessThanBufferingUnderTheSameLoss) {
     std::uint64_t buffered[2] = {};
     for (int i = 0; i < 2; ++i) {
         const std::string results = temp_path(std::string("vitcp-urg-vs-buf-") + std::to_string(i) + ".json");
-        const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.urgent_marker=true",
-                                   "--set", i == 0 ? "rnic.rx_path=urgent" : "rnic.rx_path=buffering", "--set",
+        const sim_run r = run_sim({"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.urgent_marker=true", "--set",
+                                   i == 0 ? "rnic.rx_path=urgent" : "rnic.rx_path=buffering", "--set",
                                    "link.a_to_b.loss=0.01", "--set", "workload.sizes=[65536]", "--set",
                                    "workload.iterations=150", "--results", results, "--log", "off"});
         ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -127,9 +136,9 @@ TEST(ViTcpUrgent, TheUrgentPathBuffersLessThanBufferingUnderTheSameLoss) {
 
 TEST(ViTcpUrgent, SendsWaitForTheInOrderPath) {
     const std::string results = temp_path("vitcp-urg-send.json");
-    const sim_run r = run_sim(urgent_args(results, {"--set", "workload.type=send_bw", "--set",
-                                                    "link.a_to_b.loss=0.01", "--set", "workload.sizes=[65536]",
-                                                    "--set", "workload.iterations=60"}));
+    const sim_run r =
+        run_sim(urgent_args(results, {"--set", "workload.type=send_bw", "--set", "link.a_to_b.loss=0.01", "--set",
+                                      "workload.sizes=[65536]", "--set", "workload.iterations=60"}));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const boost::json::value v = read_json(results);
     EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
@@ -145,11 +154,10 @@ TEST(ViTcpUrgent, TheSameSeedGivesTheSameResultsAndPcap) {
     for (int i = 0; i < 2; ++i) {
         pcaps[i] = temp_path("vitcp-urg-det-" + std::to_string(i) + ".pcap");
         const std::string results = temp_path("vitcp-urg-det-" + std::to_string(i) + ".json");
-        const sim_run r = run_sim(urgent_args(results, {"--set", "link.a_to_b.loss=0.01", "--set",
-                                                        "link.a_to_b.resegment=0.1", "--set",
-                                                        "workload.sizes=[4096,30000]", "--set",
-                                                        "workload.iterations=60", "--set", "simulation.seed=7",
-                                                        "--pcap", pcaps[i]}));
+        const sim_run r =
+            run_sim(urgent_args(results, {"--set", "link.a_to_b.loss=0.01", "--set", "link.a_to_b.resegment=0.1",
+                                          "--set", "workload.sizes=[4096,30000]", "--set", "workload.iterations=60",
+                                          "--set", "simulation.seed=7", "--pcap", pcaps[i]}));
         ASSERT_EQ(r.exit_code, 0) << r.output;
         modules[i] = read_json(results).at("modules");
     }

@@ -10,13 +10,13 @@ namespace {
 
 TEST(StallDetector, StuckOnlyWhenNothingMovedAndWorkIsOutstanding) {
     stall_detector d;
-    EXPECT_FALSE(d.look(0, 0, true));      // the first look is the baseline
-    EXPECT_FALSE(d.look(5, 100, true));    // progress
+    EXPECT_FALSE(d.look(0, 0, true));    // the first look is the baseline
+    EXPECT_FALSE(d.look(5, 100, true));  // progress
     EXPECT_EQ(d.last_progress_ps(), 100u);
-    EXPECT_FALSE(d.look(5, 200, false));   // nothing moved, but nothing is outstanding either
-    EXPECT_TRUE(d.look(5, 300, true));     // nothing moved while work waits: stuck
+    EXPECT_FALSE(d.look(5, 200, false));  // nothing moved, but nothing is outstanding either
+    EXPECT_TRUE(d.look(5, 300, true));    // nothing moved while work waits: stuck
     EXPECT_EQ(d.last_progress_ps(), 100u);
-    EXPECT_FALSE(d.look(6, 400, true));    // moving again
+    EXPECT_FALSE(d.look(6, 400, true));  // moving again
 }
 
 // Host a's link to b goes bad after a few frames and never recovers (Gilbert-Elliott with no way
@@ -62,8 +62,8 @@ TEST(Watchdog, StopsARunWhoseLinkDiedWithADiagnosticDump) {
 
 TEST(Watchdog, OffItLetsTheSameRunIdleToTheTimeLimit) {
     sim_run r;
-    const boost::json::value v = run_dead_link(
-        "watchdog-off", {"--set", "simulation.watchdog=0ns", "--set", "simulation.time_limit=300ms"}, &r);
+    const boost::json::value v =
+        run_dead_link("watchdog-off", {"--set", "simulation.watchdog=0ns", "--set", "simulation.time_limit=300ms"}, &r);
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_EQ(v.at("status").as_string(), "incomplete: time limit reached");
     EXPECT_EQ(v.at("simulated_time_ps").to_number<std::uint64_t>(), 300'000'000'000ULL);

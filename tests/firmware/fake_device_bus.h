@@ -18,17 +18,21 @@ namespace rnic::drv {
 class fake_device_bus : public host_bus {
 public:
     bool answering = false;
-    std::uint32_t consumer = 0;        // CMDQ_CONS
-    std::uint32_t doorbells = 0;       // CMDQ_PROD writes
+    std::uint32_t consumer = 0;   // CMDQ_CONS
+    std::uint32_t doorbells = 0;  // CMDQ_PROD writes
     std::uint32_t last_producer = 0;
     std::vector<std::uint8_t> mem = std::vector<std::uint8_t>(1 << 20);
 
     std::uint32_t mmio_read32(std::uint32_t offset) override {
         switch (offset) {
-            case regmap::ID: return 0x1a4e0001;
-            case regmap::STATUS: return regmap::status::ready;
-            case regmap::CMDQ_CONS: return consumer;
-            default: return regs_[offset];
+        case regmap::ID:
+            return 0x1a4e0001;
+        case regmap::STATUS:
+            return regmap::status::ready;
+        case regmap::CMDQ_CONS:
+            return consumer;
+        default:
+            return regs_[offset];
         }
     }
     void mmio_write32(std::uint32_t offset, std::uint32_t value) override {
@@ -45,7 +49,8 @@ public:
         const std::uint32_t entries = regs_[regmap::CMDQ_ENTRIES];
         for (; consumer != last_producer; ++consumer) {
             const std::uint64_t slot = ring + (consumer % entries) * regmap::kCommandSize;
-            proto::put_le32(mem.data() + slot + regmap::cmd_off::status, static_cast<std::uint32_t>(regmap::cmd_status::ok));
+            proto::put_le32(mem.data() + slot + regmap::cmd_off::status,
+                            static_cast<std::uint32_t>(regmap::cmd_status::ok));
             proto::put_le32(mem.data() + slot + regmap::cmd_off::result, consumer);
         }
     }

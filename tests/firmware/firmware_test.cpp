@@ -47,7 +47,8 @@ public:
     }
     // A command the host writes only when its doorbell is delivered (at t_ps), into a slot that an
     // earlier command still occupies while the script is being written.
-    void command_written_at_doorbell(std::uint64_t t_ps, regmap::command op, std::initializer_list<std::uint64_t> params) {
+    void command_written_at_doorbell(std::uint64_t t_ps, regmap::command op,
+                                     std::initializer_list<std::uint64_t> params) {
         const std::uint32_t slot = producer_++;
         std::array<std::uint8_t, regmap::kCommandSize> bytes{};
         encode_command(bytes.data(), op, params);
@@ -67,8 +68,8 @@ public:
         doorbell_rings_[script_.size() - 1] = ring_;
     }
     regmap::cmd_status status_of(std::uint32_t slot, std::uint32_t ring = kRing) const {
-        return static_cast<regmap::cmd_status>(proto::get_le32(host_.data() + ring + (slot % kEntries) * regmap::kCommandSize +
-                                                               regmap::cmd_off::status));
+        return static_cast<regmap::cmd_status>(
+            proto::get_le32(host_.data() + ring + (slot % kEntries) * regmap::kCommandSize + regmap::cmd_off::status));
     }
     std::uint32_t result_of(std::uint32_t slot, std::uint32_t ring = kRing) const {
         return proto::get_le32(host_.data() + ring + slot * regmap::kCommandSize + regmap::cmd_off::result);
@@ -77,7 +78,8 @@ public:
         return proto::get_le64(host_.data() + ring + slot * regmap::kCommandSize + regmap::cmd_off::param + 8 * i);
     }
     std::vector<std::uint8_t> peek_bytes(std::uint64_t addr, std::size_t n) const {
-        return {host_.begin() + static_cast<std::ptrdiff_t>(addr), host_.begin() + static_cast<std::ptrdiff_t>(addr + n)};
+        return {host_.begin() + static_cast<std::ptrdiff_t>(addr),
+                host_.begin() + static_cast<std::ptrdiff_t>(addr + n)};
     }
     void poke_bytes(std::uint64_t addr, const std::vector<std::uint8_t>& bytes) {
         std::copy(bytes.begin(), bytes.end(), host_.begin() + static_cast<std::ptrdiff_t>(addr));
@@ -118,7 +120,8 @@ public:
             producer_seen_ = it->second;
             ring_seen_ = doorbell_rings_.at(it->first);
         }
-        for (const auto& [addr, bytes] : deferred_[delivered_]) std::memcpy(host_.data() + addr, bytes.data(), bytes.size());
+        for (const auto& [addr, bytes] : deferred_[delivered_])
+            std::memcpy(host_.data() + addr, bytes.data(), bytes.size());
         ++delivered_;
         return ev;
     }
@@ -129,11 +132,16 @@ public:
     const mpa_policy& policy() const override { return pol_; }
     std::uint32_t reg_read(std::uint32_t offset) override {
         switch (offset) {
-            case regmap::CMDQ_BASE_LO: return ring_seen_;
-            case regmap::CMDQ_BASE_HI: return 0;
-            case regmap::CMDQ_ENTRIES: return kEntries;
-            case regmap::CMDQ_PROD: return producer_seen_;
-            default: return 0;
+        case regmap::CMDQ_BASE_LO:
+            return ring_seen_;
+        case regmap::CMDQ_BASE_HI:
+            return 0;
+        case regmap::CMDQ_ENTRIES:
+            return kEntries;
+        case regmap::CMDQ_PROD:
+            return producer_seen_;
+        default:
+            return 0;
         }
     }
     void reg_write(std::uint32_t, std::uint32_t) override {}
@@ -203,7 +211,8 @@ private:
     std::vector<std::uint8_t> host_;
     std::deque<std::pair<std::uint64_t, event>> script_;
     std::map<std::size_t, std::uint32_t> doorbell_producers_, doorbell_rings_;
-    std::map<std::size_t, std::vector<std::pair<std::uint64_t, std::array<std::uint8_t, regmap::kCommandSize>>>> deferred_;
+    std::map<std::size_t, std::vector<std::pair<std::uint64_t, std::array<std::uint8_t, regmap::kCommandSize>>>>
+        deferred_;
     std::uint32_t ring_ = kRing, ring_seen_ = kRing;
     std::size_t delivered_ = 0;
     std::uint32_t producer_ = 0, producer_seen_ = 0;
@@ -216,15 +225,14 @@ void run(scripted_hal& h) {
     firmware fw(h, costs{});
     try {
         fw.run();
-    } catch (const script_done&) {
-    }
+    } catch (const script_done&) {}
 }
 
 constexpr std::uint64_t kMs = 1'000'000'000ULL;
 constexpr std::uint16_t kPort = 18515;
 
 std::vector<std::uint8_t> request_bytes() {
-    mpa::RequestReply req;
+    mpa::request_reply req;
     req.request = true;
     req.crc = true;
     return mpa::encode(req);
@@ -235,7 +243,7 @@ TEST(FirmwareBacklog, PeerThatNeverSendsItsRequestIsClosedAfterTheTimeout) {
     scripted_hal h;
     h.command(0, regmap::command::listen, {0, kPort});
     h.at(1 * kMs, {event_kind::tcp_established, 3, kPort});  // handshake done, no Request ever
-    h.at(30 * kMs, {event_kind::tcp_closed, 99, 0});          // unrelated: lets time pass the deadline
+    h.at(30 * kMs, {event_kind::tcp_closed, 99, 0});         // unrelated: lets time pass the deadline
     run(h);
     EXPECT_EQ(h.status_of(0), regmap::cmd_status::ok);
     ASSERT_EQ(h.closed.size(), 1u);
@@ -300,7 +308,6 @@ TEST(FirmwareBacklog, ListenOnPortZeroIsABadParameter) {
     EXPECT_EQ(h.status_of(0), regmap::cmd_status::bad_parameter);
 }
 
-
 TEST(FirmwareUnlisten, ResetsUnacceptedBacklogPeersAndLeavesTheAcceptedOne) {
     scripted_hal h;
     h.command(0, regmap::command::listen, {0, kPort});
@@ -320,7 +327,7 @@ TEST(FirmwareUnlisten, ResetsUnacceptedBacklogPeersAndLeavesTheAcceptedOne) {
     EXPECT_EQ(h.result_of(2), 2u);                      // two backlog peers reset
     EXPECT_EQ(h.aborted, (std::vector<std::uint32_t>{4, 6}));
     EXPECT_EQ(h.released, (std::vector<std::uint32_t>{4, 6}));
-    EXPECT_TRUE(h.closed.empty());  // reset, not closed with a FIN; peer 3 untouched
+    EXPECT_TRUE(h.closed.empty());           // reset, not closed with a FIN; peer 3 untouched
     EXPECT_EQ(h.sent_startup.count(4), 0u);  // no Reply for the reset peer
     EXPECT_EQ(h.listening.count(kPort), 0u);
 }
@@ -359,11 +366,13 @@ constexpr std::uint64_t kPdBuf = 0x6000;    // private data the driver sends or 
 constexpr std::uint32_t kPeerIp = 0x0a000002, kOwnIp = 0x0a000001;
 constexpr std::uint16_t kPeerPort = 40001;
 
-std::vector<std::uint8_t> text(const char* s) { return {s, s + std::strlen(s)}; }
+std::vector<std::uint8_t> text(const char* s) {
+    return {s, s + std::strlen(s)};
+}
 
 // A revision 2 Request with the RFC 6581 word (IRD 4, ORD 2) and private data.
 std::vector<std::uint8_t> request_with_private_data(const std::vector<std::uint8_t>& pd) {
-    mpa::RequestReply req;
+    mpa::request_reply req;
     req.request = true;
     req.crc = true;
     req.revision = 2;
@@ -410,8 +419,8 @@ TEST(FirmwarePassive, NextPeerReportsAWaitingPeerOnceWithItsAddressesAndRequest)
     EXPECT_EQ(proto::get_le16(rec.data() + off::ord), 2u);
     EXPECT_EQ(std::vector<std::uint8_t>(rec.begin() + regmap::kPeerRecordSize, rec.end()), text("hello, passive side"));
     EXPECT_EQ(h.status_of(2), regmap::cmd_status::ok);
-    EXPECT_EQ(h.result_of(2), 0u);          // reported once only
-    EXPECT_TRUE(h.sent_startup.empty());    // nothing answered yet
+    EXPECT_EQ(h.result_of(2), 0u);        // reported once only
+    EXPECT_TRUE(h.sent_startup.empty());  // nothing answered yet
     EXPECT_TRUE(h.closed.empty());
 }
 
@@ -469,7 +478,7 @@ TEST(FirmwarePassive, RejectNamingTheReportedPeerSendsAReplyWithTheRejectedBit) 
 TEST(FirmwarePassive, APeerThatLeavesBeforeItIsTakenIsClosedAndItsHandleRefused) {
     scripted_hal h;
     with_reported_peer(h, {});
-    h.at(3 * kMs, {event_kind::tcp_closed, 3, 0});                       // the peer gives up
+    h.at(3 * kMs, {event_kind::tcp_closed, 3, 0});                        // the peer gives up
     h.command(4 * kMs, regmap::command::accept, {5, kPort, 1, 0, 0, 0});  // too late
     h.command(4 * kMs, regmap::command::next_peer, {0, 0, 0, 0, kPeerBuf + 0x800, 256});
     run(h);
@@ -504,7 +513,7 @@ TEST(FirmwarePassive, ConnectCarriesPrivateDataInTheRequestAndGetsTheRepliesBack
               {5, kPeerIp | std::uint64_t{kPort} << 32, 0, regmap::kConnectPrivateData, kPdBuf,
                std::uint64_t{18} << 32 | 64});
     h.at(1 * kMs, {event_kind::tcp_established, 7, 50000});
-    mpa::RequestReply rep;
+    mpa::request_reply rep;
     rep.request = false;
     rep.crc = true;
     rep.revision = 2;
@@ -531,7 +540,7 @@ TEST(FirmwarePassive, ConnectRefusedByAReplyWithPrivateDataReportsItsLength) {
     h.command(0, regmap::command::connect,
               {5, kPeerIp | std::uint64_t{kPort} << 32, 0, regmap::kConnectPrivateData, kPdBuf, 4});
     h.at(1 * kMs, {event_kind::tcp_established, 7, 50000});
-    mpa::RequestReply rep;
+    mpa::request_reply rep;
     rep.request = false;
     rep.reject = true;
     rep.private_data = text("not today");
@@ -539,8 +548,8 @@ TEST(FirmwarePassive, ConnectRefusedByAReplyWithPrivateDataReportsItsLength) {
     h.at(2 * kMs, {event_kind::startup_bytes, 7, 0});
     run(h);
     EXPECT_EQ(h.status_of(0), regmap::cmd_status::connection_refused);
-    EXPECT_EQ(h.result_of(0), 4u);     // bytes written: cut to the buffer
-    EXPECT_EQ(h.param_of(0, 5), 9u);   // the whole length
+    EXPECT_EQ(h.result_of(0), 4u);    // bytes written: cut to the buffer
+    EXPECT_EQ(h.param_of(0, 5), 9u);  // the whole length
     EXPECT_EQ(h.peek_bytes(kPdBuf, 4), text("not "));
 }
 
@@ -588,7 +597,6 @@ TEST(FirmwarePassive, ConnectWithTooMuchPrivateDataIsABadParameter) {
     EXPECT_TRUE(h.sent_startup.empty());
 }
 
-
 TEST(FirmwarePassive, AcceptWithMoreThan508BytesOfPrivateDataIsABadParameter) {
     // RFC 5044 §7.1 PD_Length <= 512, less the RFC 6581 word: the accepting Reply's data is capped
     // like the Request's, and the peer waiting on the port is left for another accept.
@@ -603,7 +611,6 @@ TEST(FirmwarePassive, AcceptWithMoreThan508BytesOfPrivateDataIsABadParameter) {
     EXPECT_TRUE(h.sent_startup.empty());
     EXPECT_TRUE(h.connected_qps.empty());
 }
-
 
 // ---- reg_mr_pages -----------------------------------------------------------------------------
 
@@ -636,19 +643,21 @@ TEST(FirmwarePageList, BadListsAreRefusedWithBadParameter) {
     h.poke(kPbl, {0x7000, 0x3008});
     const std::uint64_t rights = regmap::mr_access::local_write | 1ULL << 32;
     const std::uint64_t atomics = regmap::mr_access::remote_atomic | 1ULL << 32;
-    struct bad { std::uint64_t p1, p2, p3, p4, p5; };
+    struct bad {
+        std::uint64_t p1, p2, p3, p4, p5;
+    };
     const bad cases[] = {
-        {100, rights, 0, kPbl, pages_p5(0, 12, 0)},                                       // count 0
-        {100, rights, 0, kPbl, pages_p5(regmap::kMaxPageListEntries + 1, 12, 0)},        // over the maximum
-        {100, rights, 0, kPbl, pages_p5(1, 11, 0)},                                       // 2 KiB pages
-        {100, rights, 0, kPbl, pages_p5(1, 22, 0)},                                       // 4 MiB pages
-        {100, rights, 0, kPbl, pages_p5(1, 12, 4096)},                                    // offset past the page
-        {4097, rights, 0, kPbl, pages_p5(1, 12, 0)},                                      // longer than the page
-        {0, rights, 0, kPbl, pages_p5(1, 12, 0)},                                         // length 0
-        {100, rights, 0, 0x100000, pages_p5(1, 12, 0)},                                   // list outside memory
-        {100, rights, 0, kPbl + 4, pages_p5(1, 12, 0)},                                   // list not 8-aligned
-        {100, rights, 0, kPbl, pages_p5(2, 12, 0)},                                       // page 1 unaligned
-        {100, atomics, 0, kPbl, pages_p5(1, 12, 4)},                                      // atomics: 4 != 0 mod 8
+        {100, rights, 0, kPbl, pages_p5(0, 12, 0)},                                // count 0
+        {100, rights, 0, kPbl, pages_p5(regmap::kMaxPageListEntries + 1, 12, 0)},  // over the maximum
+        {100, rights, 0, kPbl, pages_p5(1, 11, 0)},                                // 2 KiB pages
+        {100, rights, 0, kPbl, pages_p5(1, 22, 0)},                                // 4 MiB pages
+        {100, rights, 0, kPbl, pages_p5(1, 12, 4096)},                             // offset past the page
+        {4097, rights, 0, kPbl, pages_p5(1, 12, 0)},                               // longer than the page
+        {0, rights, 0, kPbl, pages_p5(1, 12, 0)},                                  // length 0
+        {100, rights, 0, 0x100000, pages_p5(1, 12, 0)},                            // list outside memory
+        {100, rights, 0, kPbl + 4, pages_p5(1, 12, 0)},                            // list not 8-aligned
+        {100, rights, 0, kPbl, pages_p5(2, 12, 0)},                                // page 1 unaligned
+        {100, atomics, 0, kPbl, pages_p5(1, 12, 4)},                               // atomics: 4 != 0 mod 8
     };
     for (const bad& c : cases) {
         h.command(0, regmap::command::reg_mr_pages, {0x1000, c.p1, c.p2, c.p3, c.p4, c.p5});
@@ -701,8 +710,7 @@ TEST(FirmwareCommandRing, AFloodBeyondTheRingIsCountedAndEveryCommandStillThereI
     firmware fw(h, costs{});
     try {
         fw.run();
-    } catch (const script_done&) {
-    }
+    } catch (const script_done&) {}
     ASSERT_EQ(h.mrs.size(), 17u);
     for (std::uint64_t i = 0; i < 16; ++i) EXPECT_EQ(h.mrs[i].addr, 0x1000 + 64 * (i + 4)) << "registration " << i;
     EXPECT_EQ(h.mrs[16].addr, 0x9000u);
@@ -755,7 +763,7 @@ TEST(FirmwareViTcp, ActiveSideSendsAConnectRequestAndTimesOutWithoutAnAnswer) {
     std::string why;
     const auto req = proto::vitcp::decode(h.sent_startup[7].data(), h.sent_startup[7].size(), false, &why);
     ASSERT_TRUE(req) << why;
-    EXPECT_EQ(req->header.type, proto::vitcp::SegmentType::connect_request);
+    EXPECT_EQ(req->header.type, proto::vitcp::segment_type::connect_request);
     EXPECT_EQ(req->ce->called_discriminator, ce::port_discriminator(kPort));
     EXPECT_EQ(h.status_of(0), regmap::cmd_status::connection_timeout);
     EXPECT_EQ(h.closed, std::vector<std::uint32_t>{7});
@@ -784,4 +792,3 @@ TEST(FirmwareViTcp, ActiveSideRefusedByConnectRejectClosesAndSaysSo) {
 
 }  // namespace
 }  // namespace rnic::fw
-

@@ -91,8 +91,8 @@ TEST(HostileGenerator, LengthBeyondTheStreamAlwaysFramesPastTheBytesSent) {
             frame[0] = static_cast<std::uint8_t>(declared >> 8);
             frame[1] = static_cast<std::uint8_t>(declared);
             std::size_t delivered = 0;
-            mpa::Deframer d({}, [&](const std::uint8_t*, std::size_t) { ++delivered; });
-            return d.feed(frame.data(), frame.size()) == mpa::DeframeError::none && delivered == 0 &&
+            mpa::deframer d({}, [&](const std::uint8_t*, std::size_t) { ++delivered; });
+            return d.feed(frame.data(), frame.size()) == mpa::deframe_error::none && delivered == 0 &&
                    !d.at_fpdu_boundary();
         };
         EXPECT_TRUE(waits(first)) << "n = " << n << ", declared " << first;
@@ -141,9 +141,9 @@ TEST(HostileGenerator, PeerFramingDamagesTheFramingAndCutsTheStreamEveryWay) {
         }
         // Feed the stream segment by segment, as the target's TCP delivers it.
         std::vector<std::vector<std::uint8_t>> got;
-        mpa::Deframer d({}, [&](const std::uint8_t* u, std::size_t n) { got.emplace_back(u, u + n); });
+        mpa::deframer d({}, [&](const std::uint8_t* u, std::size_t n) { got.emplace_back(u, u + n); });
         std::size_t from = 0;
-        mpa::DeframeError err = mpa::DeframeError::none;
+        mpa::deframe_error err = mpa::deframe_error::none;
         for (const std::size_t end : p.ends) {
             err = d.feed(p.bytes.data() + from, end - from);
             from = end;
@@ -152,18 +152,18 @@ TEST(HostileGenerator, PeerFramingDamagesTheFramingAndCutsTheStreamEveryWay) {
         ASSERT_GE(got.size(), ep.size() - 1) << c;
         for (std::size_t i = 0; i + 1 < ep.size(); ++i) EXPECT_EQ(got[i], ep[i].ulpdu) << c << " FPDU " << i;
         if (c == "mpa_bad_crc" || c == "mpa_length_short" || c == "mpa_length_overrun") {
-            EXPECT_EQ(err, mpa::DeframeError::crc_mismatch) << c;
+            EXPECT_EQ(err, mpa::deframe_error::crc_mismatch) << c;
             EXPECT_EQ(got.size(), ep.size() - 1) << c;
             EXPECT_EQ(ep.back().expect.layer, 2);  // RFC 5044 §8 code 2 in an LLP Terminate
             EXPECT_EQ(ep.back().expect.code, 2);
         } else if (c == "mpa_length_beyond_stream") {
-            EXPECT_EQ(err, mpa::DeframeError::none);
+            EXPECT_EQ(err, mpa::deframe_error::none);
             EXPECT_FALSE(d.at_fpdu_boundary()) << "the receiver still waits for the rest";
             EXPECT_EQ(got.size(), ep.size() - 1);
             EXPECT_TRUE(p.close_after);
             EXPECT_EQ(ep.back().expect.what, expectation::kind::closed);
         } else {
-            EXPECT_EQ(err, mpa::DeframeError::none) << c;
+            EXPECT_EQ(err, mpa::deframe_error::none) << c;
             ASSERT_EQ(got.size(), ep.size()) << c;
             EXPECT_EQ(got.back(), ep.back().ulpdu) << c;
             EXPECT_TRUE(d.at_fpdu_boundary()) << c;

@@ -8,7 +8,9 @@
 namespace rnic::test {
 namespace {
 
-std::uint64_t u64(const boost::json::value& v, const char* key) { return v.at(key).to_number<std::uint64_t>(); }
+std::uint64_t u64(const boost::json::value& v, const char* key) {
+    return v.at(key).to_number<std::uint64_t>();
+}
 
 boost::json::value hostile_run(const std::string& tag, const std::vector<std::string>& extra, sim_run* r) {
     const std::string results = temp_path("hostile-" + tag + ".json");
@@ -20,8 +22,7 @@ boost::json::value hostile_run(const std::string& tag, const std::vector<std::st
 
 TEST(HostilePeer, GrammarRunKeepsEveryInvariant) {
     sim_run r;
-    const boost::json::value v =
-        hostile_run("grammar", {"--set", "workload.hostile.episodes=12", "--seed", "3"}, &r);
+    const boost::json::value v = hostile_run("grammar", {"--set", "workload.hostile.episodes=12", "--seed", "3"}, &r);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
     const boost::json::value& h = v.at("hostile");
@@ -33,7 +34,7 @@ TEST(HostilePeer, GrammarRunKeepsEveryInvariant) {
     // The driver's rings: the device wrote CQEs and command answers there, nothing else.
     EXPECT_EQ(u64(h, "ring_bytes_outside_grants"), 0u) << boost::json::serialize(h.at("findings"));
     EXPECT_GE(u64(h, "ring_bytes_written"), 12u * 32u);  // at least a CQE an episode
-    EXPECT_EQ(u64(h, "device_bytes_elsewhere"), 0u);  // nor anywhere outside the arena and the rings
+    EXPECT_EQ(u64(h, "device_bytes_elsewhere"), 0u);     // nor anywhere outside the arena and the rings
     EXPECT_EQ(u64(h, "answered_as_required"), 12u) << boost::json::serialize(h.at("findings"));
     EXPECT_EQ(u64(h, "answered_wrongly"), 0u);
     EXPECT_EQ(u64(h, "unanswered"), 0u);
@@ -64,8 +65,8 @@ TEST(HostilePeer, PeerFramedStreamsKeepEveryInvariant) {
     EXPECT_EQ(u64(h, "ring_bytes_outside_grants"), 0u);
     EXPECT_TRUE(h.at("good_qp").at("ok").as_bool());
     const auto& classes = h.at("classes").as_object();
-    for (const char* c : {"mpa_bad_crc", "mpa_length_short", "mpa_length_overrun", "mpa_length_beyond_stream",
-                          "mpa_ulpdu_runt"}) {
+    for (const char* c :
+         {"mpa_bad_crc", "mpa_length_short", "mpa_length_overrun", "mpa_length_beyond_stream", "mpa_ulpdu_runt"}) {
         ASSERT_TRUE(classes.contains(c)) << c << " not drawn in 150 episodes";
         EXPECT_GT(u64(classes.at(c), "sent"), 0u) << c;
         EXPECT_EQ(u64(classes.at(c), "as_required"), u64(classes.at(c), "sent")) << c;
@@ -78,7 +79,8 @@ TEST(HostilePeer, PeerFramedStreamsKeepEveryInvariant) {
     for (const char* cut : {"aligned", "split", "coalesced", "random"}) EXPECT_GT(u64(st.at("cuts"), cut), 0u) << cut;
     // Host a's MPA receiver saw the CRC errors (one a bad-CRC, short or overrun episode) and
     // reported each with an LLP Terminate of code 2.
-    const std::uint64_t crc_classes = u64(classes.at("mpa_bad_crc"), "sent") + u64(classes.at("mpa_length_short"), "sent") +
+    const std::uint64_t crc_classes = u64(classes.at("mpa_bad_crc"), "sent") +
+                                      u64(classes.at("mpa_length_short"), "sent") +
                                       u64(classes.at("mpa_length_overrun"), "sent");
     EXPECT_EQ(u64(v.at("modules").at("a.rnic").at("framer"), "crc_errors"), crc_classes);
     EXPECT_EQ(u64(h.at("outcomes"), "Terminate sent llp/0/0x02"), crc_classes);
@@ -96,10 +98,10 @@ TEST(HostilePeer, PeerFramingNeedsMpaWithoutMarkers) {
         EXPECT_NE(r.output.find("workload.hostile.stream"), std::string::npos) << r.output;
     }
     sim_run r;
-    const boost::json::value v = hostile_run(
-        "nic-markers", {"--set", "rnic.mpa.markers=true", "--set", "workload.hostile.stream=nic", "--set",
-                        "workload.hostile.episodes=10", "--seed", "2"},
-        &r);
+    const boost::json::value v = hostile_run("nic-markers",
+                                             {"--set", "rnic.mpa.markers=true", "--set", "workload.hostile.stream=nic",
+                                              "--set", "workload.hostile.episodes=10", "--seed", "2"},
+                                             &r);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_FALSE(v.at("hostile").as_object().contains("stream"));
 }
@@ -107,7 +109,8 @@ TEST(HostilePeer, PeerFramingNeedsMpaWithoutMarkers) {
 TEST(HostilePeer, MutateRunKeepsEveryInvariant) {
     sim_run r;
     const boost::json::value v = hostile_run(
-        "mutate", {"--set", "workload.hostile.mode=mutate", "--set", "workload.hostile.episodes=12", "--seed", "5"}, &r);
+        "mutate", {"--set", "workload.hostile.mode=mutate", "--set", "workload.hostile.episodes=12", "--seed", "5"},
+        &r);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
     const boost::json::value& h = v.at("hostile");
@@ -133,8 +136,7 @@ TEST(HostilePeer, LongRunReusesConnectionsAndDriverMemory) {
     // memory, 256 KiB each) or a bump allocator's rings would allow. Closed connections are freed
     // once their QPs are destroyed, and their ids, regions and ring memory serve the next ones.
     sim_run r;
-    const boost::json::value v =
-        hostile_run("long", {"--set", "workload.hostile.episodes=400", "--seed", "6"}, &r);
+    const boost::json::value v = hostile_run("long", {"--set", "workload.hostile.episodes=400", "--seed", "6"}, &r);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(v.at("status").as_string(), "ok") << r.output;
     const boost::json::value& h = v.at("hostile");
@@ -185,7 +187,8 @@ TEST(HostilePeer, ThousandsOfConnectDisconnectCyclesLeaveNothingBehind) {
         for (const char* k : {"qps", "cqs", "stags"}) EXPECT_EQ(u64(end, k), u64(base, k)) << nic << " " << k;
         EXPECT_EQ(u64(end, "qps"), 1u) << nic;  // the well-behaved QP
         const std::uint64_t tw = u64(end, "tcp_connections_time_wait");
-        EXPECT_EQ(u64(end, "tcp_connections") - tw, u64(base, "tcp_connections") - u64(base, "tcp_connections_time_wait"))
+        EXPECT_EQ(u64(end, "tcp_connections") - tw,
+                  u64(base, "tcp_connections") - u64(base, "tcp_connections_time_wait"))
             << nic;
         EXPECT_EQ(u64(end, "tcp_connections") - tw, 1u) << nic;
         EXPECT_EQ(u64(end, "buffer_regions"), u64(end, "tcp_connections")) << nic;  // one send region each
@@ -199,7 +202,7 @@ TEST(HostilePeer, ThousandsOfConnectDisconnectCyclesLeaveNothingBehind) {
 
 TEST(HostilePeer, BadScenarioValuesAreRefusedByName) {
     for (const std::string bad : {"workload.hostile.mode=fuzz", "workload.hostile.episodes=0",
-                                   "workload.hostile.max_payload=4KiB", "workload.hostile.answer_timeout=0ns"}) {
+                                  "workload.hostile.max_payload=4KiB", "workload.hostile.answer_timeout=0ns"}) {
         const sim_run r = run_sim({"--set", "workload.type=hostile", "--set", bad});
         EXPECT_EQ(r.exit_code, 2) << bad << "\n" << r.output;
         EXPECT_NE(r.output.find(bad.substr(0, bad.find('='))), std::string::npos) << r.output;
@@ -208,8 +211,9 @@ TEST(HostilePeer, BadScenarioValuesAreRefusedByName) {
 
 TEST(HostilePeer, HelpScenarioListsTheKeys) {
     const sim_run r = run_sim({"--help-scenario"});
-    for (const char* key : {"workload.hostile.mode", "workload.hostile.episodes", "workload.hostile.max_good",
-                            "workload.hostile.max_payload", "workload.hostile.answer_timeout", "workload.hostile.stream"})
+    for (const char* key :
+         {"workload.hostile.mode", "workload.hostile.episodes", "workload.hostile.max_good",
+          "workload.hostile.max_payload", "workload.hostile.answer_timeout", "workload.hostile.stream"})
         EXPECT_NE(r.output.find(key), std::string::npos) << key;
 }
 

@@ -25,7 +25,7 @@ TEST(RingGuard, CqesAndCommandAnswersAreAllowed) {
     ring_guard g = sample();
     g.on_device_write(0x10000 + 5 * regmap::kCqeSize, regmap::kCqeSize);
     g.on_device_write(0x40000 + 3 * regmap::kCommandSize + regmap::cmd_off::status, 8);  // status + result
-    g.on_device_write(0x100000 + 17, 999);  // the arena: its own shadow
+    g.on_device_write(0x100000 + 17, 999);                                               // the arena: its own shadow
     EXPECT_EQ(g.bytes_outside_grants(), 0u);
     EXPECT_EQ(g.allowed_bytes(), regmap::kCqeSize + 8);
     EXPECT_EQ(g.bytes_elsewhere(), 0u);
@@ -34,10 +34,10 @@ TEST(RingGuard, CqesAndCommandAnswersAreAllowed) {
 
 TEST(RingGuard, EveryOtherRingByteTheDeviceWritesIsCounted) {
     ring_guard g = sample();
-    g.on_device_write(0x20000 + 64, 16);                   // a send WQE
-    g.on_device_write(0x30000, 4);                         // a receive WQE
-    g.on_device_write(0x10000 + 8, regmap::kCqeSize);      // a CQE across two slots
-    g.on_device_write(0x40000 + regmap::kCommandSize, 4);  // a command's opcode
+    g.on_device_write(0x20000 + 64, 16);                          // a send WQE
+    g.on_device_write(0x30000, 4);                                // a receive WQE
+    g.on_device_write(0x10000 + 8, regmap::kCqeSize);             // a CQE across two slots
+    g.on_device_write(0x40000 + regmap::kCommandSize, 4);         // a command's opcode
     g.on_device_write(0x40000 + regmap::cmd_off::status - 2, 6);  // 2 bytes before the status word, 4 in it
     EXPECT_EQ(g.bytes_outside_grants(), 16u + 4u + regmap::kCqeSize + 4u + 2u);
     EXPECT_EQ(g.allowed_bytes(), 4u);

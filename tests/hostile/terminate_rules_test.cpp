@@ -25,22 +25,46 @@ struct probe_case {
     const char* name;
     int layer, etype, code;  // -1: no Terminate expected
 };
-void PrintTo(const probe_case& p, std::ostream* os) { *os << p.name; }
+void PrintTo(const probe_case& p, std::ostream* os) {
+    *os << p.name;
+}
 
 // Every value of workload.probe (platform/scenario_schema.cpp).
 const probe_case kProbes[] = {
-    {"invalid_stag", 1, 1, 0x00}, {"out_of_bounds", 1, 1, 0x01}, {"pd_mismatch", 1, 1, 0x02},
-    {"access_rights", 0, 1, 0x02}, {"read_invalid_stag", 0, 1, 0x00}, {"misaligned_atomic", 0, 2, 0x07},
-    {"unexpected_opcode", 0, 2, 0x06}, {"invalid_queue", 1, 2, 0x01}, {"no_receive_buffer", 1, 2, 0x02},
-    {"msn_out_of_range", 1, 2, 0x03}, {"message_too_long", 1, 2, 0x05}, {"too_many_reads", 1, 2, 0x02},
-    {"invalidate_bad_stag", 0, 1, 0x09}, {"local_invalidate", 1, 1, 0x00}, {"send_invalidate", 1, 1, 0x00},
-    {"write_imm", -1, 0, 0}, {"zero_based", -1, 0, 0}, {"masked_atomics", -1, 0, 0}, {"qp_states", -1, 0, 0},
-    {"response_order", -1, 0, 0}, {"abort", -1, 0, 0}, {"reject", -1, 0, 0}, {"verbs_misuse", -1, 0, 0},
-    {"peer_to_peer", -1, 0, 0}, {"responder_waits", -1, 0, 0}, {"listen_backlog", -1, 0, 0},
-    {"mpa_timeout", -1, 0, 0}, {"held_close", -1, 0, 0},
+    {"invalid_stag", 1, 1, 0x00},
+    {"out_of_bounds", 1, 1, 0x01},
+    {"pd_mismatch", 1, 1, 0x02},
+    {"access_rights", 0, 1, 0x02},
+    {"read_invalid_stag", 0, 1, 0x00},
+    {"misaligned_atomic", 0, 2, 0x07},
+    {"unexpected_opcode", 0, 2, 0x06},
+    {"invalid_queue", 1, 2, 0x01},
+    {"no_receive_buffer", 1, 2, 0x02},
+    {"msn_out_of_range", 1, 2, 0x03},
+    {"message_too_long", 1, 2, 0x05},
+    {"too_many_reads", 1, 2, 0x02},
+    {"invalidate_bad_stag", 0, 1, 0x09},
+    {"local_invalidate", 1, 1, 0x00},
+    {"send_invalidate", 1, 1, 0x00},
+    {"write_imm", -1, 0, 0},
+    {"zero_based", -1, 0, 0},
+    {"masked_atomics", -1, 0, 0},
+    {"qp_states", -1, 0, 0},
+    {"response_order", -1, 0, 0},
+    {"abort", -1, 0, 0},
+    {"reject", -1, 0, 0},
+    {"verbs_misuse", -1, 0, 0},
+    {"peer_to_peer", -1, 0, 0},
+    {"responder_waits", -1, 0, 0},
+    {"listen_backlog", -1, 0, 0},
+    {"mpa_timeout", -1, 0, 0},
+    {"held_close", -1, 0, 0},
     // page_list ends with a Write past the region's end: DDP, tagged buffer, base or bounds.
-    {"page_list", 1, 1, 0x01}, {"device_reset", -1, 0, 0}, {"resource_limits", -1, 0, 0},
-    {"unlisten", -1, 0, 0}, {"send_regions", -1, 0, 0},
+    {"page_list", 1, 1, 0x01},
+    {"device_reset", -1, 0, 0},
+    {"resource_limits", -1, 0, 0},
+    {"unlisten", -1, 0, 0},
+    {"send_regions", -1, 0, 0},
     // The overrun QP's RDMAP Local Catastrophic Error: layer 0, type 0, code 0, no headers.
     {"cq_overrun", 0, 0, 0x00},
 };
@@ -49,9 +73,9 @@ const probe_case kProbes[] = {
 // probes (no Terminate exists there; tests/e2e/vitcp_test.cpp ViTcpReliability runs the first
 // three at every reliability level, tests/e2e/raw_frames_probe_test.cpp the rest) and the RDMA/TCP
 // ones (tests/e2e/raw_frames_probe_test.cpp).
-const char* const kViProbes[] = {"vi_errors",          "vi_descriptor",        "vi_crc",
-                                 "vi_ce_version",      "vi_ce_bad_option",     "vi_ce_unknown_option",
-                                 "vi_transmit_error",  "vi_read_window",       "rdmatcp_connection_id",
+const char* const kViProbes[] = {"vi_errors",           "vi_descriptor",    "vi_crc",
+                                 "vi_ce_version",       "vi_ce_bad_option", "vi_ce_unknown_option",
+                                 "vi_transmit_error",   "vi_read_window",   "rdmatcp_connection_id",
                                  "rdmatcp_unknown_type"};
 
 class EveryProbe : public ::testing::TestWithParam<probe_case> {};
@@ -59,24 +83,27 @@ class EveryProbe : public ::testing::TestWithParam<probe_case> {};
 TEST_P(EveryProbe, TerminatesCarryTheHeadersRfc5040Requires) {
     const probe_case& pc = GetParam();
     const std::string pcap = temp_path(std::string("termrule-") + pc.name + ".pcap");
-    std::vector<std::string> args = {"--set", "workload.type=probe", "--set", std::string("workload.probe=") + pc.name,
-                                     "--set", "rnic.rdma.raw_ulpdu_wqes=true", "--pcap", pcap, "--log", "off"};
+    std::vector<std::string> args = {"--set",  "workload.type=probe",
+                                     "--set",  std::string("workload.probe=") + pc.name,
+                                     "--set",  "rnic.rdma.raw_ulpdu_wqes=true",
+                                     "--pcap", pcap,
+                                     "--log",  "off"};
     if (std::string(pc.name) == "peer_to_peer") args.insert(args.end(), {"--set", "rnic.mpa.revision=2"});
     if (std::string(pc.name) == "send_regions") args.insert(args.end(), {"--set", "hosts.1.buffer_capacity=700KiB"});
     const sim_run r = run_sim(args);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    check::Options o;
+    check::options o;
     o.keep_fpdu_log = true;
     std::string error;
     const auto rep = check::check_pcap_file(pcap, o, &error);
     ASSERT_TRUE(rep) << error;
     int terminates = 0;
-    for (const check::ConnectionReport& c : rep->connections) {
+    for (const check::connection_report& c : rep->connections) {
         for (int dir = 0; dir < 2; ++dir) {
-            const check::DirectionReport& d = c.directions[static_cast<std::size_t>(dir)];
-            const check::DirectionReport& other = c.directions[static_cast<std::size_t>(1 - dir)];
-            for (const check::FpduInfo& f : d.fpdu_log) {
-                if (!f.header_ok || f.header.tagged || f.header.opcode != ddp::Opcode::terminate) continue;
+            const check::direction_report& d = c.directions[static_cast<std::size_t>(dir)];
+            const check::direction_report& other = c.directions[static_cast<std::size_t>(1 - dir)];
+            for (const check::fpdu_info& f : d.fpdu_log) {
+                if (!f.header_ok || f.header.tagged || f.header.opcode != ddp::opcode::terminate) continue;
                 ++terminates;
                 SCOPED_TRACE("Terminate in frame " + std::to_string(f.frame));
                 ASSERT_GE(f.head.size(), ddp::kUntaggedHeaderSize);
@@ -92,8 +119,9 @@ TEST_P(EveryProbe, TerminatesCarryTheHeadersRfc5040Requires) {
                 }
                 // The Terminate's ULPDU is exactly its parts: header, control, and what HdrCt announces.
                 std::size_t want_len = ddp::kUntaggedHeaderSize + ddp::kTerminateControlSize;
-                const bool no_headers = t->layer == ddp::TermLayer::llp ||
-                                        (t->layer == ddp::TermLayer::rdma && t->etype == ddp::term::kRdmaLocalCatastrophic);
+                const bool no_headers =
+                    t->layer == ddp::term_layer::llp ||
+                    (t->layer == ddp::term_layer::rdma && t->etype == ddp::term::kRdmaLocalCatastrophic);
                 if (no_headers) {
                     EXPECT_FALSE(t->m || t->d || t->r) << "Figure 10: no header for this error type";
                     EXPECT_EQ(f.ulpdu_length, want_len);
@@ -102,18 +130,19 @@ TEST_P(EveryProbe, TerminatesCarryTheHeadersRfc5040Requires) {
                 EXPECT_TRUE(t->m);
                 ASSERT_TRUE(t->d) << "Figure 10: the DDP header of the terminated segment is included";
                 // The terminated segment: the last FPDU the other side sent with exactly this header.
-                const check::FpduInfo* victim = nullptr;
-                for (const check::FpduInfo& g : other.fpdu_log) {
+                const check::fpdu_info* victim = nullptr;
+                for (const check::fpdu_info& g : other.fpdu_log) {
                     if (g.head.size() >= t->ddp_header.size() &&
                         std::equal(t->ddp_header.begin(), t->ddp_header.end(), g.head.begin()))
                         victim = &g;
                 }
                 ASSERT_NE(victim, nullptr) << "the terminated DDP header matches no FPDU of the peer";
                 EXPECT_EQ(t->ddp_segment_length, victim->ulpdu_length);
-                const bool read_request = victim->header_ok && !victim->header.tagged &&
-                                          victim->header.opcode == ddp::Opcode::read_request;
-                const bool want_r = t->layer == ddp::TermLayer::rdma && read_request;
-                EXPECT_EQ(t->r, want_r) << "§7.1: the RDMA header is included for an RDMAP error on a Read Request only";
+                const bool read_request =
+                    victim->header_ok && !victim->header.tagged && victim->header.opcode == ddp::opcode::read_request;
+                const bool want_r = t->layer == ddp::term_layer::rdma && read_request;
+                EXPECT_EQ(t->r, want_r)
+                    << "§7.1: the RDMA header is included for an RDMAP error on a Read Request only";
                 want_len += 2 + t->ddp_header.size();
                 if (want_r) {
                     ASSERT_EQ(t->rdma_header.size(), ddp::kReadRequestSize);

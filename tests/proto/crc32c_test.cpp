@@ -34,13 +34,13 @@ TEST(Crc32c, CatalogueVectors) {
     EXPECT_EQ(both("The quick brown fox jumps over the lazy dog"), 0x22620404u);
 }
 
-struct KnownAnswer {
+struct known_answer {
     std::vector<std::uint8_t> input;
     std::vector<std::uint8_t> wire;  // as printed in RFC 3720 App. B.4
     std::uint32_t value;
 };
 
-std::vector<KnownAnswer> rfc3720_vectors() {
+std::vector<known_answer> rfc3720_vectors() {
     std::vector<std::uint8_t> inc(32), dec(32);
     std::iota(inc.begin(), inc.end(), std::uint8_t{0});
     for (std::size_t i = 0; i < 32; ++i) dec[i] = static_cast<std::uint8_t>(31 - i);
@@ -94,7 +94,7 @@ TEST(Crc32c, StreamingInRandomChunksEqualsOneShot) {
     std::mt19937_64 rng(3);
     for (int round = 0; round < 200; ++round) {
         const auto data = test::random_bytes(rng, rng() % 2000);
-        Crc32cStream stream;
+        crc32c_stream stream;
         std::size_t at = 0;
         while (at < data.size()) {
             const std::size_t n = std::min<std::size_t>(data.size() - at, rng() % 40);

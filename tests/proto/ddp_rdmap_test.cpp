@@ -14,16 +14,16 @@ namespace {
 using test::hex;
 using test::to_hex;
 
-constexpr Opcode kAllOpcodes[] = {Opcode::rdma_write, Opcode::read_request,  Opcode::read_response,
-                                  Opcode::send,       Opcode::send_invalidate, Opcode::send_se,
-                                  Opcode::send_se_invalidate, Opcode::terminate, Opcode::immediate,
-                                  Opcode::immediate_se, Opcode::atomic_request, Opcode::atomic_response};
+constexpr opcode kAllOpcodes[] = {
+    opcode::rdma_write,      opcode::read_request, opcode::read_response,      opcode::send,
+    opcode::send_invalidate, opcode::send_se,      opcode::send_se_invalidate, opcode::terminate,
+    opcode::immediate,       opcode::immediate_se, opcode::atomic_request,     opcode::atomic_response};
 
 TEST(DdpHeader, RoundTripEveryOpcode) {
     std::uint32_t n = 1;
-    for (const Opcode op : kAllOpcodes) {
+    for (const opcode op : kAllOpcodes) {
         for (const bool last : {false, true}) {
-            Header h;
+            header h;
             h.tagged = is_tagged(op);
             h.last = last;
             h.opcode = op;
@@ -56,15 +56,15 @@ TEST(DdpHeader, RoundTripEveryOpcode) {
 }
 
 TEST(DdpHeader, ControlBytesOnTheWire) {
-    Header send;  // defaults: untagged, last, DV 1, RV 1, Send
+    header send;  // defaults: untagged, last, DV 1, RV 1, Send
     std::uint8_t buf[kUntaggedHeaderSize];
     encode(send, buf);
     EXPECT_EQ(buf[0], 0x41);
     EXPECT_EQ(buf[1], 0x43);
-    Header write;
+    header write;
     write.tagged = true;
     write.last = false;
-    write.opcode = Opcode::rdma_write;
+    write.opcode = opcode::rdma_write;
     write.ddp_version = 0;
     write.rdmap_version = 0;  // RDMA Consortium version (RFC 5040 §4.1)
     encode(write, buf);
@@ -99,16 +99,16 @@ TEST(DdpHeader, DecodeShortInput) {
 }
 
 TEST(DdpOpcodes, NamesAndModel) {
-    EXPECT_STREQ(to_string(Opcode::send_se_invalidate), "Send with SE and Invalidate");
-    EXPECT_STREQ(to_string(Opcode::atomic_response), "Atomic Response");
-    for (const Opcode op : kAllOpcodes) {
-        EXPECT_EQ(is_tagged(op), op == Opcode::rdma_write || op == Opcode::read_response) << to_string(op);
+    EXPECT_STREQ(to_string(opcode::send_se_invalidate), "Send with SE and Invalidate");
+    EXPECT_STREQ(to_string(opcode::atomic_response), "Atomic Response");
+    for (const opcode op : kAllOpcodes) {
+        EXPECT_EQ(is_tagged(op), op == opcode::rdma_write || op == opcode::read_response) << to_string(op);
     }
-    EXPECT_STREQ(to_string(AtomicOpcode::compare_swap), "CmpSwap");
+    EXPECT_STREQ(to_string(atomic_opcode::compare_swap), "CmpSwap");
 }
 
 TEST(ReadRequest, RoundTripAndShort) {
-    ReadRequest rr{0xAAAA, 0x1122334455667788ull, 0xFFFFFFFFu, 0xBBBB, 0x8877665544332211ull};
+    read_request rr{0xAAAA, 0x1122334455667788ull, 0xFFFFFFFFu, 0xBBBB, 0x8877665544332211ull};
     std::uint8_t buf[kReadRequestSize];
     encode(rr, buf);
     EXPECT_EQ(to_hex(buf, 8), "0000aaaa 11223344");
@@ -125,8 +125,8 @@ TEST(ReadRequest, RoundTripAndShort) {
 }
 
 TEST(Atomics, RequestRoundTripAndShort) {
-    AtomicRequest req;
-    req.op = AtomicOpcode::compare_swap;
+    atomic_request req;
+    req.op = atomic_opcode::compare_swap;
     req.request_id = 0xDEADBEEF;
     req.stag = 0x1234;
     req.tagged_offset = 0x1000;
@@ -160,7 +160,7 @@ TEST(Atomics, RequestRoundTripAndShort) {
 
 TEST(Atomics, ResponseAndImmediateRoundTripAndShort) {
     std::uint8_t buf[kAtomicResponseSize];
-    encode(AtomicResponse{7, 0xFEDCBA9876543210ull}, buf);
+    encode(atomic_response{7, 0xFEDCBA9876543210ull}, buf);
     const auto back = decode_atomic_response(buf, sizeof buf, nullptr);
     ASSERT_TRUE(back);
     EXPECT_EQ(back->request_id, 7u);
@@ -177,26 +177,26 @@ TEST(Atomics, ResponseAndImmediateRoundTripAndShort) {
 }
 
 TEST(TerminateHeader, ControlWordOnly) {
-    Terminate t;
-    t.layer = TermLayer::llp;
+    terminate t;
+    t.layer = term_layer::llp;
     t.etype = term::kLlpMpa;
     t.code = term::kMpaCrcError;
     const auto wire = encode(t);
     EXPECT_EQ(to_hex(wire), "20020000");
     const auto back = decode_terminate(wire.data(), wire.size(), nullptr);
     ASSERT_TRUE(back);
-    EXPECT_EQ(back->layer, TermLayer::llp);
+    EXPECT_EQ(back->layer, term_layer::llp);
     EXPECT_EQ(back->code, 2);
     EXPECT_FALSE(back->m || back->d || back->r);
 }
 
 TEST(TerminateHeader, WithUntaggedDdpHeaderAndRdmaHeader) {
-    Header rreq;
-    rreq.opcode = Opcode::read_request;
+    header rreq;
+    rreq.opcode = opcode::read_request;
     rreq.queue = kQueueReadRequest;
     rreq.msn = 5;
-    Terminate t;
-    t.layer = TermLayer::rdma;
+    terminate t;
+    t.layer = term_layer::rdma;
     t.etype = term::kRdmaRemoteProtection;
     t.code = term::kRdmaBaseOrBounds;
     t.m = t.d = t.r = true;
@@ -204,7 +204,7 @@ TEST(TerminateHeader, WithUntaggedDdpHeaderAndRdmaHeader) {
     t.ddp_header.resize(kUntaggedHeaderSize);
     encode(rreq, t.ddp_header.data());
     t.rdma_header.resize(kReadRequestSize);
-    encode(ReadRequest{1, 2, 3, 4, 5}, t.rdma_header.data());
+    encode(read_request{1, 2, 3, 4, 5}, t.rdma_header.data());
     const auto wire = encode(t);
     ASSERT_EQ(wire.size(), 4u + 2 + 18 + 28);
     EXPECT_EQ(to_hex(wire.data(), 4), "0101e000");

@@ -12,37 +12,36 @@
 namespace rnic::proto::mpa {
 namespace {
 
-struct Stream {
+struct stream {
     std::vector<std::vector<std::uint8_t>> ulpdus;
     std::vector<std::uint8_t> wire;
     std::vector<std::size_t> fpdu_starts;  // offsets into wire
 };
 
-Stream make_stream(std::mt19937_64& rng, std::size_t count, std::size_t max_len, bool crc, bool markers,
+stream make_stream(std::mt19937_64& rng, std::size_t count, std::size_t max_len, bool crc, bool markers,
                    std::uint32_t start_pos) {
-    Stream s;
+    stream s;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t len = rng() % 8 == 0 ? 0 : rng() % (max_len + 1);
         s.ulpdus.push_back(test::random_bytes(rng, len));
         s.fpdu_starts.push_back(s.wire.size());
-        build_fpdu(s.ulpdus.back().data(), len, crc, markers,
-                   start_pos + static_cast<std::uint32_t>(s.wire.size()), s.wire);
+        build_fpdu(s.ulpdus.back().data(), len, crc, markers, start_pos + static_cast<std::uint32_t>(s.wire.size()),
+                   s.wire);
     }
     return s;
 }
 
-struct Collector {
+struct collector {
     std::vector<std::vector<std::uint8_t>> got;
-    Deframer::SinkFn sink() {
+    deframer::sink_fn sink() {
         return [this](const std::uint8_t* p, std::size_t n) { got.emplace_back(p, p + n); };
     }
 };
 
 // Feeds `wire` in chunks: 0 = random sizes, otherwise that fixed size.
-DeframeError feed_chunks(Deframer& d, const std::vector<std::uint8_t>& wire, std::size_t chunk,
-                         std::mt19937_64& rng) {
+deframe_error feed_chunks(deframer& d, const std::vector<std::uint8_t>& wire, std::size_t chunk, std::mt19937_64& rng) {
     std::size_t at = 0;
-    DeframeError e = DeframeError::none;
+    deframe_error e = deframe_error::none;
     while (at < wire.size()) {
         std::size_t n = chunk != 0 ? chunk : 1 + rng() % (rng() % 2 == 0 ? 16 : 3000);
         n = std::min(n, wire.size() - at);
@@ -62,11 +61,11 @@ TEST_P(DeframerRoundTrip, ManyFpdusInAnyChunking) {
         std::uint32_t start = static_cast<std::uint32_t>(rng());
         if (round % 3 != 0) start &= ~3u;
         if (round % 7 == 0) start = 0;
-        const Stream s = make_stream(rng, 1 + rng() % 40, round % 2 == 0 ? 100 : 2500, crc, markers, start);
+        const stream s = make_stream(rng, 1 + rng() % 40, round % 2 == 0 ? 100 : 2500, crc, markers, start);
         for (const std::size_t chunk : {std::size_t{0}, std::size_t{1}, std::size_t{7}, s.wire.size()}) {
-            Collector c;
-            Deframer d({markers, crc, start, 65535}, c.sink());
-            ASSERT_EQ(feed_chunks(d, s.wire, chunk, rng), DeframeError::none) << d.error_detail();
+            collector c;
+            deframer d({markers, crc, start, 65535}, c.sink());
+            ASSERT_EQ(feed_chunks(d, s.wire, chunk, rng), deframe_error::none) << d.error_detail();
             ASSERT_EQ(c.got, s.ulpdus) << "round " << round << " chunk " << chunk;
             EXPECT_EQ(d.fpdus(), s.ulpdus.size());
             EXPECT_EQ(d.bytes_consumed(), s.wire.size());
@@ -91,9 +90,9 @@ TEST(Deframer, LargeFpduWithTwoInnerMarkers) {
     ASSERT_EQ(get_be32(wire.data() + 480), 480u);
     ASSERT_EQ(get_be32(wire.data() + 992), 992u);
     for (std::size_t chunk : {std::size_t{1}, std::size_t{481}, wire.size()}) {
-        Collector c;
-        Deframer d({true, true, 32, 65535}, c.sink());
-        EXPECT_EQ(feed_chunks(d, wire, chunk, rng), DeframeError::none) << d.error_detail();
+        collector c;
+        deframer d({true, true, 32, 65535}, c.sink());
+        EXPECT_EQ(feed_chunks(d, wire, chunk, rng), deframe_error::none) << d.error_detail();
         ASSERT_EQ(c.got.size(), 1u);
         EXPECT_EQ(c.got[0], ulpdu);
     }
@@ -102,7 +101,7 @@ TEST(Deframer, LargeFpduWithTwoInnerMarkers) {
 TEST(Deframer, FlippedBitGivesCrcMismatchAndStopsDelivering) {
     std::mt19937_64 rng(6);
     for (const bool markers : {false, true}) {
-        const Stream s = make_stream(rng, 10, 700, true, markers, 0);
+        const stream s = make_stream(rng, 10, 700, true, markers, 0);
         for (int trial = 0; trial < 40; ++trial) {
             auto wire = s.wire;
             const std::size_t victim = 3 + rng() % 5;  // an FPDU in the middle
@@ -110,9 +109,9 @@ TEST(Deframer, FlippedBitGivesCrcMismatchAndStopsDelivering) {
             const std::size_t end = s.fpdu_starts[victim + 1];
             const std::size_t bit = begin * 8 + rng() % ((end - begin) * 8);
             wire[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
-            Collector c;
-            Deframer d({markers, true, 0, 65535}, c.sink());
-            const DeframeError e = feed_chunks(d, wire, trial % 2 == 0 ? 0 : wire.size(), rng);
+            collector c;
+            deframer d({markers, true, 0, 65535}, c.sink());
+            const deframe_error e = feed_chunks(d, wire, trial % 2 == 0 ? 0 : wire.size(), rng);
             // Nothing from the damaged FPDU onwards may be delivered.
             ASSERT_LE(c.got.size(), victim);
             for (std::size_t i = 0; i < c.got.size(); ++i) EXPECT_EQ(c.got[i], s.ulpdus[i]);
@@ -120,7 +119,7 @@ TEST(Deframer, FlippedBitGivesCrcMismatchAndStopsDelivering) {
             // more bytes); a flip anywhere else, Markers included, is a CRC error.
             const std::size_t len_at = begin + (markers && begin % 512 == 0 ? 4 : 0);
             if (bit / 8 < len_at || bit / 8 >= len_at + 2) {
-                EXPECT_EQ(e, DeframeError::crc_mismatch) << d.error_detail();
+                EXPECT_EQ(e, deframe_error::crc_mismatch) << d.error_detail();
                 EXPECT_EQ(c.got.size(), victim);
             }
         }
@@ -134,22 +133,21 @@ TEST(Deframer, CrcErrorDetailNamesStreamByte) {
     const std::size_t second = wire.size();
     build_fpdu(ulpdu.data(), ulpdu.size(), true, false, 0, wire);
     wire.back() ^= 0x01;  // lowest bit of the CRC field's last byte
-    Collector c;
-    Deframer d({false, true, 0, 65535}, c.sink());
-    EXPECT_EQ(d.feed(wire.data(), wire.size()), DeframeError::crc_mismatch);
-    EXPECT_EQ(d.error(), DeframeError::crc_mismatch);
-    EXPECT_NE(d.error_detail().find("stream byte " + std::to_string(second)), std::string::npos)
-        << d.error_detail();
+    collector c;
+    deframer d({false, true, 0, 65535}, c.sink());
+    EXPECT_EQ(d.feed(wire.data(), wire.size()), deframe_error::crc_mismatch);
+    EXPECT_EQ(d.error(), deframe_error::crc_mismatch);
+    EXPECT_NE(d.error_detail().find("stream byte " + std::to_string(second)), std::string::npos) << d.error_detail();
     EXPECT_EQ(c.got.size(), 1u);
     EXPECT_EQ(d.fpdus(), 1u);
     // Sticky: later input is neither consumed nor delivered.
     const std::uint64_t consumed = d.bytes_consumed();
     std::vector<std::uint8_t> good;
     build_fpdu(ulpdu.data(), ulpdu.size(), true, false, 0, good);
-    EXPECT_EQ(d.feed(good.data(), good.size()), DeframeError::crc_mismatch);
+    EXPECT_EQ(d.feed(good.data(), good.size()), deframe_error::crc_mismatch);
     EXPECT_EQ(d.bytes_consumed(), consumed);
     EXPECT_EQ(c.got.size(), 1u);
-    EXPECT_STREQ(to_string(DeframeError::crc_mismatch), "crc_mismatch");
+    EXPECT_STREQ(to_string(deframe_error::crc_mismatch), "crc_mismatch");
 }
 
 TEST(Deframer, CrcNotCheckedWhenDisabled) {
@@ -157,9 +155,9 @@ TEST(Deframer, CrcNotCheckedWhenDisabled) {
     std::vector<std::uint8_t> wire;
     build_fpdu(ulpdu.data(), ulpdu.size(), true, false, 0, wire);
     wire.back() ^= 0xFF;
-    Collector c;
-    Deframer d({false, false, 0, 65535}, c.sink());
-    EXPECT_EQ(d.feed(wire.data(), wire.size()), DeframeError::none);
+    collector c;
+    deframer d({false, false, 0, 65535}, c.sink());
+    EXPECT_EQ(d.feed(wire.data(), wire.size()), deframe_error::none);
     ASSERT_EQ(c.got.size(), 1u);
 }
 
@@ -168,10 +166,10 @@ TEST(Deframer, TooLongUlpdu) {
     std::vector<std::uint8_t> wire;
     build_fpdu(ulpdu.data(), ulpdu.size(), true, false, 0, wire);
     for (const std::size_t chunk : {std::size_t{1}, wire.size()}) {
-        Collector c;
-        Deframer d({false, true, 0, 199}, c.sink());
+        collector c;
+        deframer d({false, true, 0, 199}, c.sink());
         std::mt19937_64 rng(1);
-        EXPECT_EQ(feed_chunks(d, wire, chunk, rng), DeframeError::ulpdu_too_long);
+        EXPECT_EQ(feed_chunks(d, wire, chunk, rng), deframe_error::ulpdu_too_long);
         EXPECT_NE(d.error_detail().find("ULPDU_Length 200"), std::string::npos) << d.error_detail();
         EXPECT_EQ(d.bytes_consumed(), 2u);
         EXPECT_TRUE(c.got.empty());
@@ -183,9 +181,9 @@ TEST(Deframer, ExactMaxUlpduAccepted) {
     const std::vector<std::uint8_t> ulpdu(199, 0x33);
     std::vector<std::uint8_t> wire;
     build_fpdu(ulpdu.data(), ulpdu.size(), true, false, 0, wire);
-    Collector c;
-    Deframer d({false, true, 0, 199}, c.sink());
-    EXPECT_EQ(d.feed(wire.data(), wire.size()), DeframeError::none);
+    collector c;
+    deframer d({false, true, 0, 199}, c.sink());
+    EXPECT_EQ(d.feed(wire.data(), wire.size()), deframe_error::none);
     EXPECT_EQ(c.got.size(), 1u);
 }
 
@@ -202,9 +200,9 @@ TEST(Deframer, WrongFpduptrWithGoodCrcIsMarkerInvalid) {
     std::vector<std::uint8_t> wire;
     build_fpdu(ulpdu.data(), ulpdu.size(), true, true, 32, wire);
     corrupt_marker(wire, 992, 996, true);
-    Collector c;
-    Deframer d({true, true, 32, 65535}, c.sink());
-    EXPECT_EQ(d.feed(wire.data(), wire.size()), DeframeError::marker_invalid);
+    collector c;
+    deframer d({true, true, 32, 65535}, c.sink());
+    EXPECT_EQ(d.feed(wire.data(), wire.size()), deframe_error::marker_invalid);
     EXPECT_NE(d.error_detail().find("FPDUPTR 996, expected 992"), std::string::npos) << d.error_detail();
     EXPECT_TRUE(c.got.empty());
 }
@@ -215,8 +213,8 @@ TEST(Deframer, WrongFpduptrWithBadCrcIsCrcMismatch) {
     std::vector<std::uint8_t> wire;
     build_fpdu(ulpdu.data(), ulpdu.size(), true, true, 32, wire);
     corrupt_marker(wire, 480, 484, false);
-    Deframer d({true, true, 32, 65535}, [](const std::uint8_t*, std::size_t) {});
-    EXPECT_EQ(d.feed(wire.data(), wire.size()), DeframeError::crc_mismatch);
+    deframer d({true, true, 32, 65535}, [](const std::uint8_t*, std::size_t) {});
+    EXPECT_EQ(d.feed(wire.data(), wire.size()), deframe_error::crc_mismatch);
 }
 
 TEST(Deframer, NonZeroLeadingMarkerWithoutCrcIsMarkerInvalid) {
@@ -224,8 +222,8 @@ TEST(Deframer, NonZeroLeadingMarkerWithoutCrcIsMarkerInvalid) {
     std::vector<std::uint8_t> wire;
     build_fpdu(ulpdu.data(), ulpdu.size(), false, true, 0, wire);
     corrupt_marker(wire, 0, 8, false);
-    Deframer d({true, false, 0, 65535}, [](const std::uint8_t*, std::size_t) {});
-    EXPECT_EQ(d.feed(wire.data(), wire.size()), DeframeError::marker_invalid);
+    deframer d({true, false, 0, 65535}, [](const std::uint8_t*, std::size_t) {});
+    EXPECT_EQ(d.feed(wire.data(), wire.size()), deframe_error::marker_invalid);
     EXPECT_STREQ(to_string(d.error()), "marker_invalid");
 }
 
@@ -238,31 +236,31 @@ TEST(Deframer, MarkerReservedBitsAndLowPointerBitsIgnored) {
     wire[480] = 0xAB;
     wire[483] |= 0x03;
     put_le32(wire.data() + wire.size() - 4, crc32c(wire.data(), wire.size() - 4));
-    Collector c;
-    Deframer d({true, true, 32, 65535}, c.sink());
-    EXPECT_EQ(d.feed(wire.data(), wire.size()), DeframeError::none) << d.error_detail();
+    collector c;
+    deframer d({true, true, 32, 65535}, c.sink());
+    EXPECT_EQ(d.feed(wire.data(), wire.size()), deframe_error::none) << d.error_detail();
     ASSERT_EQ(c.got.size(), 1u);
     EXPECT_EQ(c.got[0], ulpdu);
 }
 
 TEST(Deframer, Rfc5044Figures5And6Stream) {
     // Fig. 5's FPDU is the first of the stream; Fig. 6 follows a 492-byte FPDU.
-    std::vector<std::uint8_t> wire =
-        test::hex("00000000 002a4143 00000000 00000000 00000001 00000000 00000000 00000000 00000000 00000000 "
-                  "00000000 00000000 52239983");
-    Collector c;
-    Deframer d({true, true, 0, 65535}, c.sink());
-    ASSERT_EQ(d.feed(wire.data(), wire.size()), DeframeError::none) << d.error_detail();
+    std::vector<std::uint8_t> wire = test::hex(
+        "00000000 002a4143 00000000 00000000 00000001 00000000 00000000 00000000 00000000 00000000 "
+        "00000000 00000000 52239983");
+    collector c;
+    deframer d({true, true, 0, 65535}, c.sink());
+    ASSERT_EQ(d.feed(wire.data(), wire.size()), deframe_error::none) << d.error_detail();
     ASSERT_EQ(c.got.size(), 1u);
     EXPECT_EQ(c.got[0].size(), 42u);
 
-    std::vector<std::uint8_t> fig6 =
-        test::hex("002a4143 00000000 00000000 00000002 00000000 00000014 00000000 00000000 00000000 "
-                  "00000000 00000000 00000000 84925898");
-    Collector c6;
-    Deframer d6({true, true, 0x1ec, 65535}, c6.sink());
+    std::vector<std::uint8_t> fig6 = test::hex(
+        "002a4143 00000000 00000000 00000002 00000000 00000014 00000000 00000000 00000000 "
+        "00000000 00000000 00000000 84925898");
+    collector c6;
+    deframer d6({true, true, 0x1ec, 65535}, c6.sink());
     std::mt19937_64 rng(1);
-    ASSERT_EQ(feed_chunks(d6, fig6, 3, rng), DeframeError::none) << d6.error_detail();
+    ASSERT_EQ(feed_chunks(d6, fig6, 3, rng), deframe_error::none) << d6.error_detail();
     ASSERT_EQ(c6.got.size(), 1u);
     std::vector<std::uint8_t> expected(fig6.begin() + 2, fig6.begin() + 20);  // DDP header
     expected.resize(42, 0);                                                   // 24 zero bytes

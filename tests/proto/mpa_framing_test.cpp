@@ -18,8 +18,8 @@ using test::to_hex;
 
 // Send, Last, QN 0, MSN msn, MO 0 followed by `payload` zero bytes (the RFC 5044 examples).
 std::vector<std::uint8_t> zero_send(std::uint32_t msn, std::size_t payload) {
-    ddp::Header h;
-    h.opcode = ddp::Opcode::send;
+    ddp::header h;
+    h.opcode = ddp::opcode::send;
     h.queue = ddp::kQueueSend;
     h.msn = msn;
     std::vector<std::uint8_t> ulpdu(h.size() + payload, 0);
@@ -60,10 +60,10 @@ TEST(MpaSizes, WireLengthWithoutMarkers) {
 }
 
 TEST(MpaSizes, WireLengthCountsMarkers) {
-    EXPECT_EQ(fpdu_wire_length(42, true, 0), 52u);      // Fig. 5: leading Marker
-    EXPECT_EQ(fpdu_wire_length(42, true, 0x1ec), 52u);  // Fig. 6: inner Marker
-    EXPECT_EQ(fpdu_wire_length(42, true, 4), 48u);      // no Marker reached
-    EXPECT_EQ(fpdu_wire_length(1218, true, 32), 1232u); // two inner Markers
+    EXPECT_EQ(fpdu_wire_length(42, true, 0), 52u);         // Fig. 5: leading Marker
+    EXPECT_EQ(fpdu_wire_length(42, true, 0x1ec), 52u);     // Fig. 6: inner Marker
+    EXPECT_EQ(fpdu_wire_length(42, true, 4), 48u);         // no Marker reached
+    EXPECT_EQ(fpdu_wire_length(1218, true, 32), 1232u);    // two inner Markers
     EXPECT_EQ(fpdu_wire_length(42, true, 512 - 48), 48u);  // next Marker right after the CRC
     EXPECT_EQ(fpdu_wire_length(42, true, 512 - 44), 52u);  // Marker right after the PAD
 }
@@ -100,8 +100,9 @@ TEST(MpaFraming, Rfc5044Figure6AsPartOfAStream) {
     const auto second = zero_send(2, 24);
     build_fpdu(second.data(), second.size(), true, true, static_cast<std::uint32_t>(stream.size()), stream);
     const std::vector<std::uint8_t> fig6(stream.begin() + 0x1ec, stream.end());
-    EXPECT_EQ(to_hex(fig6), "002a4143 00000000 00000000 00000002 00000000 00000014 00000000 00000000 "
-                            "00000000 00000000 00000000 00000000 84925898");
+    EXPECT_EQ(to_hex(fig6),
+              "002a4143 00000000 00000000 00000002 00000000 00000014 00000000 00000000 "
+              "00000000 00000000 00000000 00000000 84925898");
 }
 
 // Fig. 4 layout: ULPDU_Length 0x0010, octets 0-9, Marker FPDUPTR 0x000C, octets 10-15, PAD 2, CRC.
@@ -117,7 +118,7 @@ TEST(MpaFraming, Rfc5044Figure4Layout) {
     EXPECT_EQ(get_be32(out.data() + 12), 0x0000000Cu);
     EXPECT_EQ(std::vector<std::uint8_t>(out.begin() + 16, out.begin() + 22),
               std::vector<std::uint8_t>(ulpdu.begin() + 10, ulpdu.end()));
-    EXPECT_EQ(get_be16(out.data() + 22), 0u);  // PAD
+    EXPECT_EQ(get_be16(out.data() + 22), 0u);                      // PAD
     EXPECT_EQ(get_le32(out.data() + 24), crc32c(out.data(), 24));  // Marker covered
 }
 

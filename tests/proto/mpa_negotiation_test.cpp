@@ -12,7 +12,7 @@ namespace {
 namespace mpa = proto::mpa;
 namespace term = proto::ddp::term;
 
-negotiation_policy rev2(bool p2p = false, std::uint8_t rtrs = rtr::write | rtr::read) {
+negotiation_policy rev2(bool p2p = false, std::uint8_t rtrs = rtr::kWrite | rtr::kRead) {
     negotiation_policy p;
     p.revision = 2;
     p.peer_to_peer = p2p;
@@ -23,24 +23,24 @@ negotiation_policy rev2(bool p2p = false, std::uint8_t rtrs = rtr::write | rtr::
 TEST(MpaNegotiation, RevisionOneRequestCarriesNoEnhancedWordEvenIfPeerToPeerIsAsked) {
     negotiation_policy p;
     p.peer_to_peer = true;  // the firmware refuses this combination earlier; the rules stay safe
-    const mpa::RequestReply req = make_request(p);
+    const mpa::request_reply req = make_request(p);
     EXPECT_EQ(req.revision, 1);
     EXPECT_FALSE(req.enhanced);
     EXPECT_FALSE(req.peer_to_peer);
 }
 
 TEST(MpaNegotiation, PeerToPeerRequestOffersEveryRtrThisDeviceCanSendButNeverTheSendRtr) {
-    const mpa::RequestReply both = make_request(rev2(true));
+    const mpa::request_reply both = make_request(rev2(true));
     EXPECT_TRUE(both.enhanced);
     EXPECT_TRUE(both.peer_to_peer);
     EXPECT_TRUE(both.zero_length_write_rtr);
     EXPECT_TRUE(both.zero_length_read_rtr);
     EXPECT_FALSE(both.zero_length_send_rtr);
-    const mpa::RequestReply read_only = make_request(rev2(true, rtr::read));
+    const mpa::request_reply read_only = make_request(rev2(true, rtr::kRead));
     EXPECT_FALSE(read_only.zero_length_write_rtr);
     EXPECT_TRUE(read_only.zero_length_read_rtr);
     // Client-server: A = 0 and so B, C, D = 0 (§9.2).
-    const mpa::RequestReply cs = make_request(rev2(false));
+    const mpa::request_reply cs = make_request(rev2(false));
     EXPECT_TRUE(cs.enhanced);
     EXPECT_FALSE(cs.peer_to_peer || cs.zero_length_write_rtr || cs.zero_length_read_rtr);
     // The request survives the wire encoding with its flags.
@@ -59,7 +59,7 @@ TEST(MpaNegotiation, RequestOffersNoMoreThanTheDeviceCanHold) {
     us.max_ird = 8;
     us.ord = 16;
     us.max_ord = 4;
-    const mpa::RequestReply req = make_request(us);
+    const mpa::request_reply req = make_request(us);
     EXPECT_EQ(req.ird, 8);
     EXPECT_EQ(req.ord, 4);
     // A responder that takes the whole offer leaves the initiator within its limits.
@@ -74,7 +74,7 @@ TEST(MpaNegotiation, RequestOffersNoMoreThanTheDeviceCanHold) {
 }
 
 TEST(MpaNegotiation, ResponderMatchesTheInitiatorsOrdWithItsIrdAndStaysWithinItsIrd) {
-    mpa::RequestReply req = make_request(rev2());
+    mpa::request_reply req = make_request(rev2());
     req.ird = 4;  // the initiator takes at most 4 inbound Reads
     req.ord = 8;  // and wants to issue 8
     negotiation_policy us = rev2();
@@ -82,8 +82,8 @@ TEST(MpaNegotiation, ResponderMatchesTheInitiatorsOrdWithItsIrdAndStaysWithinIts
     us.ord = 16;
     const responder_outcome out = answer_request(req, us);
     EXPECT_TRUE(out.reply.enhanced);
-    EXPECT_EQ(out.ird, 8u);   // serves the initiator's ORD
-    EXPECT_EQ(out.ord, 4u);   // responder ORD <= initiator IRD
+    EXPECT_EQ(out.ird, 8u);  // serves the initiator's ORD
+    EXPECT_EQ(out.ord, 4u);  // responder ORD <= initiator IRD
     EXPECT_EQ(out.reply.ird, 8);
     EXPECT_EQ(out.reply.ord, 4);
     EXPECT_FALSE(out.expect_rtr);
@@ -93,7 +93,7 @@ TEST(MpaNegotiation, ResponderMatchesTheInitiatorsOrdWithItsIrdAndStaysWithinIts
 }
 
 TEST(MpaNegotiation, AllOnesLeavesTheValueToTheUlpOnBothSides) {
-    mpa::RequestReply req = make_request(rev2());
+    mpa::request_reply req = make_request(rev2());
     req.ird = mpa::kIrdOrdNoNegotiation;
     req.ord = mpa::kIrdOrdNoNegotiation;
     negotiation_policy us = rev2();
@@ -132,7 +132,7 @@ TEST(MpaNegotiation, UnenhancedRequestGetsAnUnenhancedReplyAndNothingNegotiated)
 
 TEST(MpaNegotiation, ResponderGrantsTheCommonRtrOptionsOrProposesItsOwn) {
     // Both offered, both supported: both granted; the initiator then prefers the Write.
-    const mpa::RequestReply req = make_request(rev2(true));
+    const mpa::request_reply req = make_request(rev2(true));
     const responder_outcome both = answer_request(req, rev2());
     EXPECT_TRUE(both.reply.peer_to_peer);
     EXPECT_TRUE(both.reply.zero_length_write_rtr && both.reply.zero_length_read_rtr);
@@ -141,22 +141,22 @@ TEST(MpaNegotiation, ResponderGrantsTheCommonRtrOptionsOrProposesItsOwn) {
     ASSERT_TRUE(i.ok);
     EXPECT_EQ(i.rtr, rtr_kind::write);
     // Only the Read in common.
-    const responder_outcome read = answer_request(req, rev2(false, rtr::read));
+    const responder_outcome read = answer_request(req, rev2(false, rtr::kRead));
     EXPECT_FALSE(read.reply.zero_length_write_rtr);
     EXPECT_TRUE(read.reply.zero_length_read_rtr);
     const initiator_outcome ir = conclude_reply(req, read.reply, rev2(true));
     ASSERT_TRUE(ir.ok);
     EXPECT_EQ(ir.rtr, rtr_kind::read);
     // Nothing in common: the responder proposes what it supports (§9.2 "MUST set at least one").
-    const mpa::RequestReply write_only = make_request(rev2(true, rtr::write));
-    const responder_outcome prop = answer_request(write_only, rev2(false, rtr::read));
+    const mpa::request_reply write_only = make_request(rev2(true, rtr::kWrite));
+    const responder_outcome prop = answer_request(write_only, rev2(false, rtr::kRead));
     EXPECT_TRUE(prop.reply.peer_to_peer);
     EXPECT_FALSE(prop.reply.zero_length_write_rtr);
     EXPECT_TRUE(prop.reply.zero_length_read_rtr);
 }
 
 TEST(MpaNegotiation, ReadRtrGetsAnInboundReadEvenWhenTheInitiatorWantsNoReads) {
-    negotiation_policy init = rev2(true, rtr::read);
+    negotiation_policy init = rev2(true, rtr::kRead);
     init.ord = 0;  // the application will not read
     const responder_outcome r = answer_request(make_request(init), rev2());
     EXPECT_TRUE(r.reply.zero_length_read_rtr);
@@ -171,8 +171,8 @@ TEST(MpaNegotiation, ReadRtrGetsAnInboundReadEvenWhenTheInitiatorWantsNoReads) {
 }
 
 TEST(MpaNegotiation, ReplyWithPeerToPeerToAClientServerRequestWorksButIsReported) {
-    const mpa::RequestReply req = make_request(rev2(false));
-    mpa::RequestReply rep = answer_request(req, rev2()).reply;
+    const mpa::request_reply req = make_request(rev2(false));
+    mpa::request_reply rep = answer_request(req, rev2()).reply;
     ASSERT_FALSE(rep.peer_to_peer);
     EXPECT_TRUE(conclude_reply(req, rep, rev2()).warning.empty());
     rep.peer_to_peer = true;  // violates §9.2 "MUST set Control Flag A to 0 if ... 0 in the request"
@@ -184,9 +184,9 @@ TEST(MpaNegotiation, ReplyWithPeerToPeerToAClientServerRequestWorksButIsReported
 }
 
 TEST(MpaNegotiation, NoMatchingRtrIsTerminateCodeSeven) {
-    const mpa::RequestReply write_only = make_request(rev2(true, rtr::write));
-    const responder_outcome prop = answer_request(write_only, rev2(false, rtr::read));
-    const initiator_outcome i = conclude_reply(write_only, prop.reply, rev2(true, rtr::write));
+    const mpa::request_reply write_only = make_request(rev2(true, rtr::kWrite));
+    const responder_outcome prop = answer_request(write_only, rev2(false, rtr::kRead));
+    const initiator_outcome i = conclude_reply(write_only, prop.reply, rev2(true, rtr::kWrite));
     EXPECT_FALSE(i.ok);
     EXPECT_EQ(i.terminate_code, term::kMpaNoMatchingRtr);
     EXPECT_EQ(i.terminate_code, 7);
@@ -195,19 +195,19 @@ TEST(MpaNegotiation, NoMatchingRtrIsTerminateCodeSeven) {
 }
 
 TEST(MpaNegotiation, ReplyThatDropsThePeerToPeerModelIsTerminateCodeSeven) {
-    const mpa::RequestReply req = make_request(rev2(true));
-    mpa::RequestReply rep = answer_request(req, rev2()).reply;
+    const mpa::request_reply req = make_request(rev2(true));
+    mpa::request_reply rep = answer_request(req, rev2()).reply;
     rep.peer_to_peer = false;  // violates §9.2 "MUST set Control Flag A to 1"
     const initiator_outcome a = conclude_reply(req, rep, rev2(true));
     EXPECT_FALSE(a.ok);
     EXPECT_EQ(a.terminate_code, term::kMpaNoMatchingRtr);
     // An unenhanced Reply cannot carry the model either.
-    mpa::RequestReply plain = rep;
+    mpa::request_reply plain = rep;
     plain.enhanced = false;
     plain.revision = 1;
     EXPECT_EQ(conclude_reply(req, plain, rev2(true)).terminate_code, term::kMpaNoMatchingRtr);
     // Read offered with IRD 0 cannot take the Read RTR.
-    mpa::RequestReply zero = answer_request(req, rev2(false, rtr::read)).reply;
+    mpa::request_reply zero = answer_request(req, rev2(false, rtr::kRead)).reply;
     zero.ird = 0;
     EXPECT_EQ(conclude_reply(req, zero, rev2(true)).terminate_code, term::kMpaNoMatchingRtr);
 }
@@ -216,8 +216,8 @@ TEST(MpaNegotiation, ResponderOrdAboveTheDevicesIrdLimitIsTerminateCodeSix) {
     negotiation_policy init = rev2();
     init.ird = 4;
     init.max_ird = 4;
-    const mpa::RequestReply req = make_request(init);
-    mpa::RequestReply rep = answer_request(req, rev2()).reply;
+    const mpa::request_reply req = make_request(init);
+    mpa::request_reply rep = answer_request(req, rev2()).reply;
     EXPECT_EQ(rep.ord, 4);  // a correct responder stays within our IRD
     ASSERT_TRUE(conclude_reply(req, rep, init).ok);
     rep.ord = 9;  // one that does not
@@ -232,8 +232,8 @@ TEST(MpaNegotiation, InitiatorMirrorsTheRepliesLimits) {
     negotiation_policy init = rev2();
     init.ird = 16;
     init.ord = 16;
-    const mpa::RequestReply req = make_request(init);
-    mpa::RequestReply rep = answer_request(req, rev2()).reply;
+    const mpa::request_reply req = make_request(init);
+    mpa::request_reply rep = answer_request(req, rev2()).reply;
     rep.ird = 3;  // the responder takes 3 of our Reads at a time
     rep.ord = 2;  // and issues at most 2
     const initiator_outcome i = conclude_reply(req, rep, init);

@@ -12,22 +12,22 @@ namespace {
 using test::hex;
 using test::to_hex;
 
-struct FrameVector {
+struct frame_vector {
     const char* name;
-    RequestReply frame;
+    request_reply frame;
     const char* wire;
 };
 
-RequestReply make(bool request, std::uint8_t revision) {
-    RequestReply f;
+request_reply make(bool request, std::uint8_t revision) {
+    request_reply f;
     f.request = request;
     f.revision = revision;
     return f;
 }
 
-std::vector<FrameVector> vectors() {
-    std::vector<FrameVector> v;
-    RequestReply f = make(true, 1);
+std::vector<frame_vector> vectors() {
+    std::vector<frame_vector> v;
+    request_reply f = make(true, 1);
     f.crc = true;
     v.push_back({"req_v1_crc", f, "4d504120 49442052 65712046 72616d65 40010000"});
     f.request = false;
@@ -60,7 +60,7 @@ std::vector<FrameVector> vectors() {
     return v;
 }
 
-void expect_same(const RequestReply& a, const RequestReply& b) {
+void expect_same(const request_reply& a, const request_reply& b) {
     EXPECT_EQ(a.request, b.request);
     EXPECT_EQ(a.marker, b.marker);
     EXPECT_EQ(a.crc, b.crc);
@@ -97,7 +97,7 @@ TEST(MpaRequestReply, TestVectorsDecode) {
 }
 
 TEST(MpaRequestReply, ReadRtrAndNoNegotiationValues) {
-    RequestReply f = make(false, 2);
+    request_reply f = make(false, 2);
     f.enhanced = true;
     f.ird = kIrdOrdNoNegotiation;
     f.ord = 0x1234;
@@ -122,7 +122,7 @@ TEST(MpaRequestReply, LengthNeedsWholeHeader) {
 }
 
 TEST(MpaRequestReply, MaximumPrivateData) {
-    RequestReply f = make(true, 2);
+    request_reply f = make(true, 2);
     f.enhanced = true;
     f.private_data.assign(kMaxPrivateData - kEnhancedDataSize, 0x5A);
     const auto wire = encode(f);
@@ -140,7 +140,9 @@ void expect_error(const std::vector<std::uint8_t>& wire, const std::string& fiel
     EXPECT_FALSE(decode(wire.data(), wire.size(), nullptr));  // a null error pointer is fine
 }
 
-std::vector<std::uint8_t> good_request() { return hex("4d504120 49442052 65712046 72616d65 40010000"); }
+std::vector<std::uint8_t> good_request() {
+    return hex("4d504120 49442052 65712046 72616d65 40010000");
+}
 
 TEST(MpaRequestReply, ErrorShortHeader) {
     const auto wire = good_request();
@@ -154,13 +156,13 @@ TEST(MpaRequestReply, ErrorBadKey) {
 }
 
 TEST(MpaRequestReply, ErrorPrivateDataTooLong) {
-    RequestReply f = make(true, 1);
+    request_reply f = make(true, 1);
     f.private_data.assign(513, 1);
     expect_error(encode(f), "PD_Length 513");
 }
 
 TEST(MpaRequestReply, ErrorPrivateDataTruncated) {
-    RequestReply f = make(true, 1);
+    request_reply f = make(true, 1);
     f.private_data.assign(10, 1);
     auto wire = encode(f);
     wire.pop_back();
@@ -171,7 +173,7 @@ TEST(MpaRequestReply, ErrorReservedBits) {
     auto wire = good_request();
     wire[16] |= 0x08;  // the Res bit Linux siw uses for its GSO experiment
     expect_error(wire, "Res bits");
-    DecodeOptions lenient;
+    decode_options lenient;
     lenient.ignore_reserved_bits = true;  // RFC 5044 §7.1.1: "not checked on reception"
     const auto f = decode(wire.data(), wire.size(), nullptr, lenient);
     ASSERT_TRUE(f);
@@ -183,7 +185,7 @@ TEST(MpaRequestReply, ErrorRejectBitInRequest) {
     auto wire = good_request();
     wire[16] |= 0x20;
     expect_error(wire, "R (reject)");
-    DecodeOptions lenient;
+    decode_options lenient;
     lenient.ignore_reserved_bits = true;
     EXPECT_TRUE(decode(wire.data(), wire.size(), nullptr, lenient));
 }
@@ -197,7 +199,7 @@ TEST(MpaRequestReply, ErrorRevision) {
 }
 
 TEST(MpaRequestReply, ErrorEnhancedNeedsRevision2) {
-    RequestReply f = make(true, 1);
+    request_reply f = make(true, 1);
     f.enhanced = true;
     expect_error(encode(f), "S (enhanced) flag needs Rev 2");
 }
@@ -208,7 +210,7 @@ TEST(MpaRequestReply, ErrorEnhancedWithoutRoomForIrdOrd) {
 }
 
 TEST(MpaRequestReply, ReplyMayCarryRejectAndRevision2WithoutEnhanced) {
-    RequestReply f = make(false, 2);
+    request_reply f = make(false, 2);
     f.reject = true;
     const auto wire = encode(f);
     const auto back = decode(wire.data(), wire.size(), nullptr);

@@ -34,8 +34,8 @@ TEST(InternetChecksum, Rfc1071ExampleAndOddLength) {
     EXPECT_EQ(checksum_partial(nullptr, 0, 0x1ffff), 0x1u);  // initial value gets folded
 }
 
-Endpoints make_endpoints() {
-    Endpoints ep;
+endpoints make_endpoints() {
+    endpoints ep;
     ep.src_mac = {0x02, 0, 0, 0, 0, 0x01};
     ep.dst_mac = {0x02, 0, 0, 0, 0, 0x02};
     ep.src_ip = 0x0a000001;
@@ -43,13 +43,13 @@ Endpoints make_endpoints() {
     return ep;
 }
 
-TcpHeader syn_header() {
-    TcpHeader tcp;
+tcp_header syn_header() {
+    tcp_header tcp;
     tcp.src_port = 40000;
     tcp.dst_port = 5201;
     tcp.seq = 0xFFFFFF00u;
     tcp.ack = 0;
-    tcp.flags = tcp_flags::syn;
+    tcp.flags = tcp_flags::kSyn;
     tcp.window = 65535;
     tcp.mss = 1460;
     tcp.window_scale = 7;
@@ -57,8 +57,8 @@ TcpHeader syn_header() {
     return tcp;
 }
 
-std::vector<std::uint8_t> build(const TcpHeader& tcp, const std::vector<std::uint8_t>& payload,
-                                const Ipv4Header& ip = Ipv4Header{}) {
+std::vector<std::uint8_t> build(const tcp_header& tcp, const std::vector<std::uint8_t>& payload,
+                                const ipv4_header& ip = ipv4_header{}) {
     std::vector<std::uint8_t> frame;
     build_tcp_frame(make_endpoints(), ip, tcp, payload.data(), payload.size(), frame);
     return frame;
@@ -125,7 +125,7 @@ TEST(InternetChecksum, VectorSumEqualsThePortableSum) {
 }
 
 TEST(TcpFrame, BuildThenParseSyn) {
-    Ipv4Header ip;
+    ipv4_header ip;
     ip.identification = 0x1234;
     ip.ttl = 33;
     ip.dscp_ecn = 0x02;
@@ -147,7 +147,7 @@ TEST(TcpFrame, BuildThenParseSyn) {
     EXPECT_EQ(p->tcp.src_port, 40000);
     EXPECT_EQ(p->tcp.dst_port, 5201);
     EXPECT_EQ(p->tcp.seq, 0xFFFFFF00u);
-    EXPECT_EQ(p->tcp.flags, tcp_flags::syn);
+    EXPECT_EQ(p->tcp.flags, tcp_flags::kSyn);
     EXPECT_EQ(p->tcp.window, 65535);
     EXPECT_EQ(p->tcp.mss, std::optional<std::uint16_t>(1460));
     EXPECT_EQ(p->tcp.window_scale, std::optional<std::uint8_t>(7));
@@ -162,22 +162,22 @@ TEST(TcpFrame, BuildThenParseSyn) {
 // RFC 9293 §3.1: the urgent pointer is written at bytes 18-19 of the TCP header and read back; it
 // is sent as zero when URG is clear (the field is meaningful only with URG).
 TEST(TcpFrame, UrgentPointerTravelsWithUrgOnly) {
-    TcpHeader tcp;
+    tcp_header tcp;
     tcp.src_port = 5201;
     tcp.dst_port = 40000;
     tcp.seq = 77;
-    tcp.flags = tcp_flags::ack | tcp_flags::urg;
+    tcp.flags = tcp_flags::kAck | tcp_flags::kUrg;
     tcp.urgent_pointer = 0x0102;
     const auto payload = test::bytes("urgent byte first");
     auto frame = build(tcp, payload);
-    EXPECT_EQ(frame[14 + 20 + 13], tcp_flags::ack | tcp_flags::urg);
+    EXPECT_EQ(frame[14 + 20 + 13], tcp_flags::kAck | tcp_flags::kUrg);
     EXPECT_EQ(frame[14 + 20 + 18], 0x01);
     EXPECT_EQ(frame[14 + 20 + 19], 0x02);
     auto p = parse_tcp_frame(frame.data(), frame.size(), nullptr);
     ASSERT_TRUE(p);
-    EXPECT_EQ(p->tcp.flags, tcp_flags::ack | tcp_flags::urg);
+    EXPECT_EQ(p->tcp.flags, tcp_flags::kAck | tcp_flags::kUrg);
     EXPECT_EQ(p->tcp.urgent_pointer, 0x0102);
-    tcp.flags = tcp_flags::ack;  // a stale pointer without URG is not sent
+    tcp.flags = tcp_flags::kAck;  // a stale pointer without URG is not sent
     frame = build(tcp, payload);
     EXPECT_EQ(frame[14 + 20 + 18], 0);
     EXPECT_EQ(frame[14 + 20 + 19], 0);
@@ -187,12 +187,12 @@ TEST(TcpFrame, UrgentPointerTravelsWithUrgOnly) {
 }
 
 TEST(TcpFrame, PayloadAndSackBlocks) {
-    TcpHeader tcp;
+    tcp_header tcp;
     tcp.src_port = 5201;
     tcp.dst_port = 40000;
     tcp.seq = 1;
     tcp.ack = 1000;
-    tcp.flags = tcp_flags::ack | tcp_flags::psh;
+    tcp.flags = tcp_flags::kAck | tcp_flags::kPsh;
     tcp.sack_blocks = {{100, 200}, {300, 400}, {0xFFFFFFF0u, 0x10}};
     EXPECT_EQ(tcp.options_size(), 4u + 24);
     const auto payload = test::bytes("an odd-length payload");
@@ -202,7 +202,7 @@ TEST(TcpFrame, PayloadAndSackBlocks) {
     ASSERT_EQ(p->tcp.sack_blocks.size(), 3u);
     EXPECT_EQ(p->tcp.sack_blocks[2].left, 0xFFFFFFF0u);
     EXPECT_EQ(p->tcp.sack_blocks[2].right, 0x10u);
-    EXPECT_EQ(p->tcp.flags, tcp_flags::ack | tcp_flags::psh);
+    EXPECT_EQ(p->tcp.flags, tcp_flags::kAck | tcp_flags::kPsh);
     EXPECT_FALSE(p->tcp.mss);
     EXPECT_EQ(std::vector<std::uint8_t>(frame.begin() + static_cast<std::ptrdiff_t>(p->payload_offset), frame.end()),
               payload);
@@ -210,7 +210,7 @@ TEST(TcpFrame, PayloadAndSackBlocks) {
 }
 
 TEST(TcpOptions, SizesAndLimits) {
-    TcpHeader h;
+    tcp_header h;
     EXPECT_EQ(h.options_size(), 0u);
     h.mss = 1460;
     EXPECT_EQ(h.options_size(), 4u);
@@ -220,10 +220,10 @@ TEST(TcpOptions, SizesAndLimits) {
     EXPECT_EQ(h.options_size(), 12u);
     EXPECT_EQ(h.size(), 32u);
     // 40 bytes of option space: with the SYN options only 3 SACK blocks fit, alone 4.
-    h.sack_blocks.assign(5, SackBlock{1, 2});
+    h.sack_blocks.assign(5, sack_block{1, 2});
     EXPECT_EQ(h.options_size(), 12u + 4 + 24);
-    TcpHeader s;
-    s.sack_blocks.assign(5, SackBlock{1, 2});
+    tcp_header s;
+    s.sack_blocks.assign(5, sack_block{1, 2});
     EXPECT_EQ(s.options_size(), 4u + 32);
     const auto frame = build(s, {});
     const auto p = parse_tcp_frame(frame.data(), frame.size(), nullptr);
@@ -251,7 +251,7 @@ void refresh_checksums(std::vector<std::uint8_t>& f) {
 
 // Replaces the TCP options with `options` (a multiple of 4 bytes) and fixes lengths and sums.
 std::vector<std::uint8_t> with_raw_options(const std::vector<std::uint8_t>& options) {
-    TcpHeader tcp;
+    tcp_header tcp;
     tcp.src_port = 1;
     tcp.dst_port = 2;
     auto f = build(tcp, test::bytes("xy"));
@@ -290,10 +290,10 @@ TEST(TcpOptions, BadOptionLengths) {
 }
 
 std::vector<std::uint8_t> plain_frame() {
-    TcpHeader tcp;
+    tcp_header tcp;
     tcp.src_port = 40000;
     tcp.dst_port = 5201;
-    tcp.flags = tcp_flags::ack;
+    tcp.flags = tcp_flags::kAck;
     return build(tcp, test::bytes("payload!"));
 }
 
@@ -401,8 +401,8 @@ TEST(TcpFrameErrors, Fragment) {
 }
 
 TEST(TcpFrame, EthernetPaddingIsNotPayload) {
-    TcpHeader tcp;
-    tcp.flags = tcp_flags::ack;
+    tcp_header tcp;
+    tcp.flags = tcp_flags::kAck;
     auto f = build(tcp, {});
     ASSERT_EQ(f.size(), 54u);
     f.resize(60, 0);  // minimum Ethernet frame without FCS
@@ -412,10 +412,10 @@ TEST(TcpFrame, EthernetPaddingIsNotPayload) {
 }
 
 TEST(TcpFrame, IpHeaderAddressesOverrideEndpoints) {
-    Ipv4Header ip;
+    ipv4_header ip;
     ip.src = 0xC0A80001;
     ip.dst = 0xC0A80002;
-    TcpHeader tcp;
+    tcp_header tcp;
     const auto f = build(tcp, {}, ip);
     const auto p = parse_tcp_frame(f.data(), f.size(), nullptr);
     ASSERT_TRUE(p);

@@ -13,12 +13,12 @@ namespace rnic::proto::net {
 namespace {
 
 using test::hex;
-using Timestamps = std::pair<std::uint32_t, std::uint32_t>;
+using timestamps = std::pair<std::uint32_t, std::uint32_t>;
 
 constexpr std::size_t kOptionsAt = kEthernetHeaderSize + kIpv4HeaderSize + kTcpBaseHeaderSize;
 
-Endpoints make_endpoints() {
-    Endpoints ep;
+endpoints make_endpoints() {
+    endpoints ep;
     ep.src_mac = {0x02, 0, 0, 0, 0, 0x0a};
     ep.dst_mac = {0x02, 0, 0, 0, 0, 0x0b};
     ep.src_ip = 0xc0a80001;
@@ -26,25 +26,26 @@ Endpoints make_endpoints() {
     return ep;
 }
 
-std::vector<std::uint8_t> build(const TcpHeader& tcp, const std::vector<std::uint8_t>& payload = {}) {
+std::vector<std::uint8_t> build(const tcp_header& tcp, const std::vector<std::uint8_t>& payload = {}) {
     std::vector<std::uint8_t> frame;
-    build_tcp_frame(make_endpoints(), Ipv4Header{}, tcp, payload.data(), payload.size(), frame);
+    build_tcp_frame(make_endpoints(), ipv4_header{}, tcp, payload.data(), payload.size(), frame);
     return frame;
 }
 
 // The option bytes of a built frame, as lower-case hex grouped in 32-bit words.
 std::string option_hex(const std::vector<std::uint8_t>& frame) {
-    const std::size_t data_offset = static_cast<std::size_t>(frame[kEthernetHeaderSize + kIpv4HeaderSize + 12] >> 4) * 4;
+    const std::size_t data_offset =
+        static_cast<std::size_t>(frame[kEthernetHeaderSize + kIpv4HeaderSize + 12] >> 4) * 4;
     return test::to_hex(frame.data() + kOptionsAt, data_offset - kTcpBaseHeaderSize);
 }
 
 // A data segment whose options area is replaced by `options` (a multiple of 4 bytes), with the
 // lengths and both checksums made right again.
 std::vector<std::uint8_t> with_raw_options(const std::vector<std::uint8_t>& options) {
-    TcpHeader tcp;
+    tcp_header tcp;
     tcp.src_port = 7;
     tcp.dst_port = 9;
-    tcp.flags = tcp_flags::ack;
+    tcp.flags = tcp_flags::kAck;
     const auto payload = test::bytes("data");
     std::vector<std::uint8_t> frame(kOptionsAt + options.size() + payload.size());
     std::memcpy(frame.data() + kOptionsAt, options.data(), options.size());
@@ -70,7 +71,7 @@ std::vector<std::uint8_t> with_raw_options(const std::vector<std::uint8_t>& opti
 }
 
 TEST(TcpTimestamps, AbsentByDefault) {
-    TcpHeader h;
+    tcp_header h;
     EXPECT_FALSE(h.timestamps);
     EXPECT_EQ(h.options_size(), 0u);
     const auto frame = build(h);
@@ -80,9 +81,9 @@ TEST(TcpTimestamps, AbsentByDefault) {
 }
 
 TEST(TcpTimestamps, AloneTakesTwelveBytesWithTwoNops) {
-    TcpHeader h;
-    h.flags = tcp_flags::ack;
-    h.timestamps = Timestamps{0x01020304u, 0xA0B0C0D0u};
+    tcp_header h;
+    h.flags = tcp_flags::kAck;
+    h.timestamps = timestamps{0x01020304u, 0xA0B0C0D0u};
     EXPECT_EQ(h.options_size(), 12u);
     EXPECT_EQ(h.size(), 32u);
     const auto frame = build(h);
@@ -90,26 +91,26 @@ TEST(TcpTimestamps, AloneTakesTwelveBytesWithTwoNops) {
 }
 
 TEST(TcpTimestamps, SynOptionOrder) {
-    TcpHeader h;
-    h.flags = tcp_flags::syn;
+    tcp_header h;
+    h.flags = tcp_flags::kSyn;
     h.mss = 1460;
     h.window_scale = 7;
     h.sack_permitted = true;
-    h.timestamps = Timestamps{0x11223344u, 0};
+    h.timestamps = timestamps{0x11223344u, 0};
     EXPECT_EQ(h.options_size(), 24u);
     // MSS, NOP + window scale, 2 NOPs + SACK-permitted, 2 NOPs + timestamps.
     EXPECT_EQ(option_hex(build(h)), "020405b4 01030307 01010402 0101080a 11223344 00000000");
 }
 
 TEST(TcpTimestamps, BuildThenParseRoundTrip) {
-    for (const Timestamps& ts : {Timestamps{0, 0}, Timestamps{1, 0xFFFFFFFFu}, Timestamps{0xFFFFFFFFu, 0x80000000u},
-                                Timestamps{0xDEADBEEFu, 0x12345678u}}) {
-        TcpHeader h;
+    for (const timestamps& ts : {timestamps{0, 0}, timestamps{1, 0xFFFFFFFFu}, timestamps{0xFFFFFFFFu, 0x80000000u},
+                                 timestamps{0xDEADBEEFu, 0x12345678u}}) {
+        tcp_header h;
         h.src_port = 4791;
         h.dst_port = 50000;
         h.seq = 0xFFFFFFFEu;
         h.ack = 17;
-        h.flags = tcp_flags::ack | tcp_flags::psh;
+        h.flags = tcp_flags::kAck | tcp_flags::kPsh;
         h.window = 512;
         h.timestamps = ts;
         h.sack_blocks = {{10, 20}};
@@ -131,9 +132,9 @@ TEST(TcpTimestamps, BuildThenParseRoundTrip) {
 }
 
 TEST(TcpTimestamps, ThreeSackBlocksFitBesideTimestamps) {
-    TcpHeader h;
-    h.flags = tcp_flags::ack;
-    h.timestamps = Timestamps{5, 6};
+    tcp_header h;
+    h.flags = tcp_flags::kAck;
+    h.timestamps = timestamps{5, 6};
     h.sack_blocks = {{100, 200}, {300, 400}, {500, 600}, {700, 800}};
     EXPECT_EQ(h.options_size(), 40u);  // 12 + 4 + 3 * 8: the fourth block is dropped
     const auto frame = build(h);
@@ -144,15 +145,15 @@ TEST(TcpTimestamps, ThreeSackBlocksFitBesideTimestamps) {
     ASSERT_EQ(p->tcp.sack_blocks.size(), 3u);
     EXPECT_EQ(p->tcp.sack_blocks[2].left, 500u);  // dropped from the end: the first three stay
     ASSERT_TRUE(p->tcp.timestamps);
-    EXPECT_EQ(*p->tcp.timestamps, (Timestamps{5, 6}));
+    EXPECT_EQ(*p->tcp.timestamps, (timestamps{5, 6}));
 }
 
 TEST(TcpTimestamps, WithAllSynOptionsOnlyOneSackBlockFits) {
-    TcpHeader h;
+    tcp_header h;
     h.mss = 9000;
     h.window_scale = 14;
     h.sack_permitted = true;
-    h.timestamps = Timestamps{1, 2};
+    h.timestamps = timestamps{1, 2};
     h.sack_blocks = {{1, 2}, {3, 4}};
     EXPECT_EQ(h.options_size(), 36u);  // 24 + 4 + 8: a second block would need 44
     const auto frame = build(h);
@@ -163,7 +164,7 @@ TEST(TcpTimestamps, WithAllSynOptionsOnlyOneSackBlockFits) {
     EXPECT_EQ(p->tcp.mss.value_or(0), 9000);
     EXPECT_EQ(p->tcp.window_scale.value_or(0), 14);
     EXPECT_TRUE(p->tcp.sack_permitted);
-    EXPECT_EQ(*p->tcp.timestamps, (Timestamps{1, 2}));
+    EXPECT_EQ(*p->tcp.timestamps, (timestamps{1, 2}));
 }
 
 // Every combination of the options stays within the 40-byte option space, is a multiple of 4,
@@ -172,11 +173,11 @@ TEST(TcpTimestamps, NoCombinationExceedsTheOptionSpace) {
     for (unsigned mask = 0; mask < 16; ++mask) {
         for (std::size_t blocks = 0; blocks <= 6; ++blocks) {
             SCOPED_TRACE("mask " + std::to_string(mask) + ", blocks " + std::to_string(blocks));
-            TcpHeader h;
+            tcp_header h;
             if (mask & 1) h.mss = 536;
             if (mask & 2) h.window_scale = 3;
             h.sack_permitted = (mask & 4) != 0;
-            if (mask & 8) h.timestamps = Timestamps{mask, static_cast<std::uint32_t>(blocks)};
+            if (mask & 8) h.timestamps = timestamps{mask, static_cast<std::uint32_t>(blocks)};
             for (std::size_t b = 0; b < blocks; ++b)
                 h.sack_blocks.push_back({static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b + 1)});
             const std::size_t size = h.options_size();
@@ -224,7 +225,7 @@ TEST(TcpTimestamps, ParsesLinuxStyleDataSegmentWithSack) {
     const auto f = with_raw_options(hex("0101080a 0000abcd 0000dcba 0101050a 00001000 00002000"));
     const auto p = parse_tcp_frame(f.data(), f.size(), nullptr);
     ASSERT_TRUE(p);
-    EXPECT_EQ(*p->tcp.timestamps, (Timestamps{0xabcd, 0xdcba}));
+    EXPECT_EQ(*p->tcp.timestamps, (timestamps{0xabcd, 0xdcba}));
     ASSERT_EQ(p->tcp.sack_blocks.size(), 1u);
     EXPECT_EQ(p->tcp.sack_blocks[0].right, 0x2000u);
 }
@@ -246,7 +247,7 @@ TEST(TcpTimestamps, UnknownKindsAreStillSkipped) {
     std::string error;
     const auto p = parse_tcp_frame(f.data(), f.size(), &error);
     ASSERT_TRUE(p) << error;
-    EXPECT_EQ(*p->tcp.timestamps, (Timestamps{1, 2}));
+    EXPECT_EQ(*p->tcp.timestamps, (timestamps{1, 2}));
 }
 
 }  // namespace

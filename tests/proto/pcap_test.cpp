@@ -37,11 +37,10 @@ std::vector<std::uint8_t> read_file(const std::string& path) {
 TEST(Pcap, WriteThenReadBack) {
     const std::string path = temp_path("rt.pcap");
     std::mt19937_64 rng(1);
-    std::vector<std::vector<std::uint8_t>> frames = {test::random_bytes(rng, 60), test::random_bytes(rng, 1514),
-                                                     {}};
+    std::vector<std::vector<std::uint8_t>> frames = {test::random_bytes(rng, 60), test::random_bytes(rng, 1514), {}};
     const std::uint64_t times[] = {0, 1'234'567'891ull, 5'000'000'000'123ull};
     {
-        PcapWriter w;
+        pcap_writer w;
         EXPECT_FALSE(w.is_open());
         std::string error;
         ASSERT_TRUE(w.open(path, &error)) << error;
@@ -73,7 +72,7 @@ TEST(Pcap, SamePicosecondFramesAreOrderedBySource) {
     const std::string path = temp_path("order.pcap");
     auto frame = [](std::uint8_t tag) { return std::vector<std::uint8_t>(60, tag); };
     {
-        PcapWriter w;
+        pcap_writer w;
         ASSERT_TRUE(w.open(path, nullptr));
         const unsigned a = w.add_source(), b = w.add_source();
         EXPECT_EQ(a, 0u);
@@ -101,7 +100,7 @@ TEST(Pcap, SamePicosecondFramesAreOrderedBySource) {
 TEST(Pcap, OversizedFrameIsCutToSnaplen) {
     const std::string path = temp_path("big.pcap");
     std::vector<std::uint8_t> big(kPcapSnaplen + 10, 0xAB);
-    PcapWriter w;
+    pcap_writer w;
     ASSERT_TRUE(w.open(path, nullptr));
     w.write(1, big.data(), big.size());
     w.close();
@@ -163,7 +162,7 @@ TEST(Pcap, ReadErrors) {
     expect_read_error(path, "pcapng");
 
     {
-        PcapWriter w;
+        pcap_writer w;
         ASSERT_TRUE(w.open(path, nullptr));
         const std::uint8_t frame[100] = {};
         w.write(0, frame, sizeof frame);
@@ -177,7 +176,7 @@ TEST(Pcap, ReadErrors) {
 }
 
 TEST(Pcap, OpenErrorNamesPathAndReason) {
-    PcapWriter w;
+    pcap_writer w;
     std::string error;
     const std::string path = "/nonexistent-dir-for-rnic-test/x.pcap";
     EXPECT_FALSE(w.open(path, &error));
@@ -189,7 +188,9 @@ TEST(Pcap, OpenErrorNamesPathAndReason) {
 // ---------------------------------------------------------------------------------------------
 // tshark end to end
 
-bool have_tshark() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
+bool have_tshark() {
+    return std::system("command -v tshark >/dev/null 2>&1") == 0;
+}
 
 std::string run(const std::string& command) {
     std::string out;
@@ -210,63 +211,63 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 // One TCP connection between 10.0.0.1:40000 (initiator) and 10.0.0.2:5201 (responder),
 // written as a capture with consistent sequence numbers.
-class Capture {
+class capture {
 public:
-    explicit Capture(const std::string& path) { EXPECT_TRUE(writer_.open(path, nullptr)); }
+    explicit capture(const std::string& path) { EXPECT_TRUE(writer_.open(path, nullptr)); }
 
     void handshake() {
-        send(true, {}, net::tcp_flags::syn);
-        send(false, {}, net::tcp_flags::syn | net::tcp_flags::ack);
-        send(true, {}, net::tcp_flags::ack);
+        send(true, {}, net::tcp_flags::kSyn);
+        send(false, {}, net::tcp_flags::kSyn | net::tcp_flags::kAck);
+        send(true, {}, net::tcp_flags::kAck);
     }
 
     // Returns the TCP sequence number of the payload's first byte.
     std::uint32_t send(bool from_initiator, const std::vector<std::uint8_t>& payload,
-                       std::uint8_t flags = net::tcp_flags::ack | net::tcp_flags::psh) {
-        Side& me = from_initiator ? initiator_ : responder_;
-        Side& peer = from_initiator ? responder_ : initiator_;
-        net::Endpoints ep;
+                       std::uint8_t flags = net::tcp_flags::kAck | net::tcp_flags::kPsh) {
+        side& me = from_initiator ? initiator_ : responder_;
+        side& peer = from_initiator ? responder_ : initiator_;
+        net::endpoints ep;
         ep.src_mac = me.mac;
         ep.dst_mac = peer.mac;
         ep.src_ip = me.ip;
         ep.dst_ip = peer.ip;
-        net::TcpHeader tcp;
+        net::tcp_header tcp;
         tcp.src_port = me.port;
         tcp.dst_port = peer.port;
         tcp.seq = me.next_seq;
-        tcp.ack = (flags & net::tcp_flags::ack) != 0 ? peer.next_seq : 0;
+        tcp.ack = (flags & net::tcp_flags::kAck) != 0 ? peer.next_seq : 0;
         tcp.flags = flags;
         tcp.window = 65535;
-        if ((flags & net::tcp_flags::syn) != 0) tcp.mss = 1460;
+        if ((flags & net::tcp_flags::kSyn) != 0) tcp.mss = 1460;
         std::vector<std::uint8_t> frame;
-        net::Ipv4Header ip;
+        net::ipv4_header ip;
         ip.identification = ++ip_id_;
         net::build_tcp_frame(ep, ip, tcp, payload.data(), payload.size(), frame);
         writer_.write(time_ns_ += 1000, frame.data(), frame.size());
         const std::uint32_t seq = me.next_seq;
-        me.next_seq += static_cast<std::uint32_t>(payload.size()) + ((flags & net::tcp_flags::syn) != 0 ? 1 : 0);
+        me.next_seq += static_cast<std::uint32_t>(payload.size()) + ((flags & net::tcp_flags::kSyn) != 0 ? 1 : 0);
         return seq;
     }
 
     void close() { writer_.close(); }
 
 private:
-    struct Side {
-        net::MacAddress mac;
+    struct side {
+        net::mac_address mac;
         std::uint32_t ip;
         std::uint16_t port;
         std::uint32_t next_seq;
     };
-    PcapWriter writer_;
-    Side initiator_{{0x02, 0, 0, 0, 0, 0x01}, 0x0a000001, 40000, 1000};
-    Side responder_{{0x02, 0, 0, 0, 0, 0x02}, 0x0a000002, 5201, 0xFFFFFE00u};  // wraps during the run
+    pcap_writer writer_;
+    side initiator_{{0x02, 0, 0, 0, 0, 0x01}, 0x0a000001, 40000, 1000};
+    side responder_{{0x02, 0, 0, 0, 0, 0x02}, 0x0a000002, 5201, 0xFFFFFE00u};  // wraps during the run
     std::uint64_t time_ns_ = 0;
     std::uint16_t ip_id_ = 0;
 };
 
 std::vector<std::uint8_t> send_ulpdu(std::uint32_t msn, const std::vector<std::uint8_t>& payload) {
-    ddp::Header h;
-    h.opcode = ddp::Opcode::send;
+    ddp::header h;
+    h.opcode = ddp::opcode::send;
     h.msn = msn;
     std::vector<std::uint8_t> u(h.size());
     ddp::encode(h, u.data());
@@ -284,12 +285,12 @@ std::string tshark_verbose(const std::string& path) {
 TEST(PcapTshark, MpaRequestReplyAndSendFpduDecodeWithGoodCrc) {
     if (!have_tshark()) GTEST_SKIP() << "tshark not on PATH";
     const std::string path = temp_path("mpa.pcap");
-    Capture cap(path);
+    capture cap(path);
     cap.handshake();
-    mpa::RequestReply req;
+    mpa::request_reply req;
     req.crc = true;
     cap.send(true, mpa::encode(req));
-    mpa::RequestReply rep = req;
+    mpa::request_reply rep = req;
     rep.request = false;
     cap.send(false, mpa::encode(rep));
     // The test-vector Send (test-vectors.md §5), then one from the responder.
@@ -316,13 +317,13 @@ TEST(PcapTshark, MpaRequestReplyAndSendFpduDecodeWithGoodCrc) {
 TEST(PcapTshark, MarkedFpdusDecodeWithGoodCrc) {
     if (!have_tshark()) GTEST_SKIP() << "tshark not on PATH";
     const std::string path = temp_path("markers.pcap");
-    Capture cap(path);
+    capture cap(path);
     cap.handshake();
-    mpa::RequestReply req;
+    mpa::request_reply req;
     req.crc = true;
     req.marker = true;
     cap.send(true, mpa::encode(req));
-    mpa::RequestReply rep = req;
+    mpa::request_reply rep = req;
     rep.request = false;
     cap.send(false, mpa::encode(rep));
 

@@ -45,9 +45,13 @@ inline std::string to_hex(const std::uint8_t* data, std::size_t len) {
     return s;
 }
 
-inline std::string to_hex(const std::vector<std::uint8_t>& v) { return to_hex(v.data(), v.size()); }
+inline std::string to_hex(const std::vector<std::uint8_t>& v) {
+    return to_hex(v.data(), v.size());
+}
 
-inline std::vector<std::uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
+inline std::vector<std::uint8_t> bytes(const std::string& s) {
+    return {s.begin(), s.end()};
+}
 
 inline std::vector<std::uint8_t> random_bytes(std::mt19937_64& rng, std::size_t n) {
     std::vector<std::uint8_t> v(n);

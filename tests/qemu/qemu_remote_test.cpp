@@ -55,41 +55,41 @@ constexpr std::uint32_t kBase = 0xfeb00000;
 // The remote runs in its own thread; the test is QEMU.
 class RemoteTest : public ::testing::Test {
 protected:
-    socket_pair sp;
-    qemu::guest_ram ram;
-    scripted_bus bus;
-    std::unique_ptr<qemu::qemu_remote> remote;
-    std::thread runner;
-    std::string run_result = "not run";
-    std::chrono::steady_clock::time_point started;
+    socket_pair sp_;
+    qemu::guest_ram ram_;
+    scripted_bus bus_;
+    std::unique_ptr<qemu::qemu_remote> remote_;
+    std::thread runner_;
+    std::string run_result_ = "not run";
+    std::chrono::steady_clock::time_point started_;
 
     void SetUp() override {
-        ASSERT_GE(sp.qemu, 0);
+        ASSERT_GE(sp_.qemu, 0);
         qemu::qemu_remote_params p;
-        p.fd = sp.remote;
-        sp.remote = -1;  // the remote owns it now
+        p.fd = sp_.remote;
+        sp_.remote = -1;  // the remote owns it now
         p.realtime = true;
         p.realtime_slack_ps = 0;
         p.poll_interval_ps = 1'000'000'000;  // 1 ms
-        remote = std::make_unique<qemu::qemu_remote>("a.qemu", p, ram);
-        started = std::chrono::steady_clock::now();
-        runner = std::thread([this] { run_result = remote->run(bus); });
+        remote_ = std::make_unique<qemu::qemu_remote>("a.qemu", p, ram_);
+        started_ = std::chrono::steady_clock::now();
+        runner_ = std::thread([this] { run_result_ = remote_->run(bus_); });
     }
     // Ends the run (QEMU goes away) and waits for the remote.
     void finish() {
-        if (sp.qemu >= 0) ::close(sp.qemu);
-        sp.qemu = -1;
-        if (runner.joinable()) runner.join();
+        if (sp_.qemu >= 0) ::close(sp_.qemu);
+        sp_.qemu = -1;
+        if (runner_.joinable()) runner_.join();
     }
     void TearDown() override { finish(); }
 
     // Sends bytes (and descriptors) as QEMU does; returns the ret value, or kNoReply when none came
     // within `wait_ms`.
     std::uint64_t send(const std::vector<std::uint8_t>& bytes, const std::vector<int>& fds = {}, int wait_ms = 2000) {
-        EXPECT_TRUE(send_with_fds(sp.qemu, bytes, fds));
-        pollfd p{sp.qemu, POLLIN, 0};
+        EXPECT_TRUE(send_with_fds(sp_.qemu, bytes, fds));
+        pollfd p{sp_.qemu, POLLIN, 0};
         if (::poll(&p, 1, wait_ms) <= 0) return kNoReply;
-        const auto reply = read_exact(sp.qemu, 24);
+        const auto reply = read_exact(sp_.qemu, 24);
         if (reply.size() != 24) return kNoReply;
         EXPECT_EQ(reply[0], 1) << "replies are ret messages";
         EXPECT_EQ(reply[8], 8) << "with 8 bytes of data";
@@ -120,26 +120,26 @@ protected:
 };
 
 TEST_F(RemoteTest, BootSequenceAndBarAccessesReachTheDevice) {
-    bus.regs[regmap::ID] = 0x1a4e0001;
-    bus.regs[regmap::STATUS] = 1;
+    bus_.regs[regmap::ID] = 0x1a4e0001;
+    bus_.regs[regmap::STATUS] = 1;
     boot();
     EXPECT_EQ(bar_read(kBase + regmap::ID, 4), 0x1a4e0001u);
     EXPECT_EQ(bar_write(kBase + regmap::CMDQ_PROD, 7, 4), 0u);
     EXPECT_EQ(bar_read(kBase + regmap::STATUS, 4), 1u);
     finish();
-    EXPECT_EQ(run_result, "");
+    EXPECT_EQ(run_result_, "");
     const std::vector<std::string> want = {"r 0", "w 44 7", "r 12"};
-    EXPECT_EQ(bus.log, want);
-    EXPECT_TRUE(remote->bus_master());
-    EXPECT_TRUE(ram.bus_master());
-    EXPECT_EQ(remote->stats().bar_reads, 2u);
-    EXPECT_EQ(remote->stats().bar_writes, 1u);
+    EXPECT_EQ(bus_.log, want);
+    EXPECT_TRUE(remote_->bus_master());
+    EXPECT_TRUE(ram_.bus_master());
+    EXPECT_EQ(remote_->stats().bar_reads, 2u);
+    EXPECT_EQ(remote_->stats().bar_writes, 1u);
 }
 
 TEST_F(RemoteTest, WideAndNarrowAccesses) {
     boot();
-    bus.regs[regmap::CMDQ_BASE_LO] = 0x11223344;
-    bus.regs[regmap::CMDQ_BASE_HI] = 0x55667788;
+    bus_.regs[regmap::CMDQ_BASE_LO] = 0x11223344;
+    bus_.regs[regmap::CMDQ_BASE_HI] = 0x55667788;
     EXPECT_EQ(bar_read(kBase + regmap::CMDQ_BASE_LO, 8), 0x5566778811223344ULL) << "two reads, low word first";
     EXPECT_EQ(bar_read(kBase + regmap::CMDQ_BASE_LO + 1, 2), 0x2233u) << "the bytes of the aligned word";
     EXPECT_EQ(bar_write(kBase + regmap::CTX_BASE_LO, 0x0000000900001000ULL, 8), 0u);
@@ -147,8 +147,8 @@ TEST_F(RemoteTest, WideAndNarrowAccesses) {
     EXPECT_EQ(bar_read(kBase + regmap::CMDQ_BASE_LO + 2, 4), ~0ULL) << "unaligned: all-ones";
     finish();
     const std::vector<std::string> want = {"r 32", "r 36", "r 32", "w 96 4096", "w 100 9"};
-    EXPECT_EQ(bus.log, want);
-    EXPECT_EQ(remote->stats().refused_accesses, 2u);
+    EXPECT_EQ(bus_.log, want);
+    EXPECT_EQ(remote_->stats().refused_accesses, 2u);
 }
 
 TEST_F(RemoteTest, AccessesOutsideBar0OrWithDecodingOffReadAllOnes) {
@@ -160,8 +160,8 @@ TEST_F(RemoteTest, AccessesOutsideBar0OrWithDecodingOffReadAllOnes) {
     EXPECT_EQ(cfg_write(0x04, 0x0004, 2), 0u);  // memory decoding off
     EXPECT_EQ(bar_read(kBase, 4), ~0ULL);
     finish();
-    EXPECT_TRUE(bus.log.empty()) << "nothing reached the device";
-    EXPECT_EQ(remote->stats().undecoded_accesses, 5u);
+    EXPECT_TRUE(bus_.log.empty()) << "nothing reached the device";
+    EXPECT_EQ(remote_->stats().undecoded_accesses, 5u);
 }
 
 TEST_F(RemoteTest, SyncSysmemMapsGuestRamAndBadSyncsUnmapIt) {
@@ -169,20 +169,20 @@ TEST_F(RemoteTest, SyncSysmemMapsGuestRamAndBadSyncsUnmapIt) {
     ASSERT_GE(fd, 0);
     EXPECT_EQ(send(mp::encode_sync_sysmem({{0, 1 << 20, 0, -1}}), {fd}, 100), kNoReply) << "sync gets no reply";
     EXPECT_EQ(cfg_read(0, 2), 0x1a4eu) << "the stream is in step after it";
-    EXPECT_EQ(ram.regions(), 1u);
+    EXPECT_EQ(ram_.regions(), 1u);
     auto* view = static_cast<std::uint8_t*>(::mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
     ASSERT_NE(view, MAP_FAILED);
-    ASSERT_TRUE(ram.write(0x1234, "x", 1));
+    ASSERT_TRUE(ram_.write(0x1234, "x", 1));
     EXPECT_EQ(view[0x1234], 'x');
     ::munmap(view, 1 << 20);
     // A sync whose region runs past its file: nothing mapped, an error logged, no reply, still in step.
     EXPECT_EQ(send(mp::encode_sync_sysmem({{0, 2 << 20, 0, -1}}), {fd}, 100), kNoReply);
     EXPECT_EQ(cfg_read(0, 2), 0x1a4eu);
-    EXPECT_EQ(ram.regions(), 0u);
+    EXPECT_EQ(ram_.regions(), 0u);
     ::close(fd);
     finish();
-    EXPECT_EQ(remote->stats().syncs, 2u);
-    EXPECT_EQ(remote->stats().sync_errors, 1u);
+    EXPECT_EQ(remote_->stats().syncs, 2u);
+    EXPECT_EQ(remote_->stats().sync_errors, 1u);
 }
 
 TEST_F(RemoteTest, UnknownAndMalformedMessagesKeepTheStreamInStep) {
@@ -199,9 +199,9 @@ TEST_F(RemoteTest, UnknownAndMalformedMessagesKeepTheStreamInStep) {
     ::close(e);
     EXPECT_EQ(cfg_read(0x02, 2), 0x0001u);
     finish();
-    EXPECT_EQ(run_result, "");
-    EXPECT_EQ(remote->stats().unknown, 2u);
-    EXPECT_EQ(remote->stats().bad_messages, 3u);
+    EXPECT_EQ(run_result_, "");
+    EXPECT_EQ(remote_->stats().unknown, 2u);
+    EXPECT_EQ(remote_->stats().bad_messages, 3u);
 }
 
 TEST_F(RemoteTest, ResetReachesTheDeviceAndClearsTheFunction) {
@@ -210,29 +210,31 @@ TEST_F(RemoteTest, ResetReachesTheDeviceAndClearsTheFunction) {
     EXPECT_EQ(cfg_read(0x04, 2), 0u);
     EXPECT_EQ(cfg_read(0x10, 4), 0u);
     finish();
-    ASSERT_EQ(bus.log.size(), 1u);
-    EXPECT_EQ(bus.log[0], "w 8 " + std::to_string(regmap::ctrl::reset));
-    EXPECT_FALSE(ram.bus_master());
+    ASSERT_EQ(bus_.log.size(), 1u);
+    EXPECT_EQ(bus_.log[0], "w 8 " + std::to_string(regmap::ctrl::reset));
+    EXPECT_FALSE(ram_.bus_master());
 }
 
 TEST_F(RemoteTest, AStreamOutOfStepEndsTheRunWithAnError) {
     auto bytes = mp::encode(4, nullptr, 0);
     bytes[9] = 0x20;  // 8192 bytes announced
-    ASSERT_TRUE(send_with_fds(sp.qemu, bytes));
-    if (runner.joinable()) runner.join();
-    EXPECT_NE(run_result.find("out of step"), std::string::npos) << run_result;
+    ASSERT_TRUE(send_with_fds(sp_.qemu, bytes));
+    if (runner_.joinable()) runner_.join();
+    EXPECT_NE(run_result_.find("out of step"), std::string::npos) << run_result_;
 }
 
 TEST_F(RemoteTest, SimulatedTimeAdvancesWhileTheGuestIsQuiet) {
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     EXPECT_EQ(cfg_read(0, 2), 0x1a4eu);
     finish();
-    const auto wall_ps = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count()) * 1000;
+    const auto wall_ps =
+        static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started_).count()) *
+        1000;
     // 30 ms of wall time in 1 ms steps: simulated time keeps up (within two steps and scheduling
     // noise) and is never ahead of wall-clock time (slack 0).
-    EXPECT_GE(bus.now, 25'000'000'000ULL);
-    EXPECT_LE(bus.now, wall_ps);
+    EXPECT_GE(bus_.now, 25'000'000'000ULL);
+    EXPECT_LE(bus_.now, wall_ps);
 }
 
 }  // namespace

@@ -80,7 +80,8 @@ void expect_refused(const std::vector<std::string>& sets, const std::string& mes
 }
 
 TEST(QemuScenario, SettingsThatMakeNoSenseAreRefusedNamingTheKey) {
-    expect_refused({"host_bus.transport=qemu", "workload.type=rping"}, "qemu.fd: host_bus.transport \"qemu\" needs exactly one of");
+    expect_refused({"host_bus.transport=qemu", "workload.type=rping"},
+                   "qemu.fd: host_bus.transport \"qemu\" needs exactly one of");
     expect_refused({"host_bus.transport=qemu", "qemu.fd=3", "qemu.listen=/tmp/x", "workload.type=rping"},
                    "needs exactly one of");
     expect_refused({"qemu.fd=3"}, "qemu.fd: only used with host_bus.transport \"qemu\"");
@@ -94,9 +95,11 @@ TEST(QemuScenario, SettingsThatMakeNoSenseAreRefusedNamingTheKey) {
                     "topology.hosts=4", "topology.switch_ports=4"},
                    "replaces host a of a back_to_back topology only");
     expect_refused({"host_bus.transport=bogus"}, "host_bus.transport");
-    expect_refused({"workload.type=perf_server"}, "workload.type: \"perf_server\" serves a client outside the simulation");
+    expect_refused({"workload.type=perf_server"},
+                   "workload.type: \"perf_server\" serves a client outside the simulation");
     // Valid settings, but the descriptor is not an open socket: refused before simulation.
-    expect_refused({"host_bus.transport=qemu", "qemu.fd=250", "workload.type=rping"}, "qemu.fd: descriptor 250 is not open");
+    expect_refused({"host_bus.transport=qemu", "qemu.fd=250", "workload.type=rping"},
+                   "qemu.fd: descriptor 250 is not open");
     // The guest as the rping server (host b runs the client) passes the checks as well.
     expect_refused({"host_bus.transport=qemu", "qemu.fd=250", "workload.type=rping", "workload.rping.role=server"},
                    "qemu.fd: descriptor 250 is not open");
@@ -121,31 +124,32 @@ TEST(QemuScenario, ScriptedProxyReachesTheModelledDevice) {
     const std::string results = ::testing::TempDir() + "qemu-scripted-" + std::to_string(::getpid()) + ".json";
     const std::string out = ::testing::TempDir() + "qemu-scripted-" + std::to_string(::getpid()) + ".out";
     const int ofd = ::open(out.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
-    const pid_t pid = spawn({"--set", "host_bus.transport=qemu", "--set", "qemu.fd=" + std::to_string(sp.remote),
-                             "--set", "workload.type=rping", "--set", "simulation.time_limit=60s", "--results",
-                             results, "--log", "info"},
-                            sp.qemu, ofd);
+    const pid_t pid =
+        spawn({"--set", "host_bus.transport=qemu", "--set", "qemu.fd=" + std::to_string(sp.remote), "--set",
+               "workload.type=rping", "--set", "simulation.time_limit=60s", "--results", results, "--log", "info"},
+              sp.qemu, ofd);
     ::close(ofd);
     ::close(sp.remote);
     sp.remote = -1;
     const int q = sp.qemu;
-    constexpr std::uint32_t base = 0xfe000000;
+    constexpr std::uint32_t kBase = 0xfe000000;
     // What QEMU's proxy and the guest's PCI core do first.
     EXPECT_EQ(exchange(q, mp::encode_config(mp::cmd::pci_cfgread, {0, 0, 4}), true), 0x00011a4eu);
     EXPECT_EQ(exchange(q, mp::encode_config(mp::cmd::pci_cfgwrite, {0x10, 0xffffffff, 4}), true), 0u);
     EXPECT_EQ(exchange(q, mp::encode_config(mp::cmd::pci_cfgread, {0x10, 0, 4}), true), ~(regmap::kBar0Size - 1));
-    exchange(q, mp::encode_config(mp::cmd::pci_cfgwrite, {0x10, base, 4}), true);
+    exchange(q, mp::encode_config(mp::cmd::pci_cfgwrite, {0x10, kBase, 4}), true);
     exchange(q, mp::encode_config(mp::cmd::pci_cfgwrite, {0x04, 0x6, 2}), true);
     const int ram = make_memfd(16 << 20);
     ASSERT_GE(ram, 0);
     exchange(q, mp::encode_sync_sysmem({{0, 16 << 20, 0, -1}}), false, {ram});
     // The device model's registers through host a's PCIe model.
-    EXPECT_EQ(exchange(q, mp::encode_bar(mp::cmd::bar_read, {base + regmap::ID, 0, 4, true}), true), 0x1a4e0001u);
-    EXPECT_EQ(exchange(q, mp::encode_bar(mp::cmd::bar_read, {base + regmap::VERSION, 0, 4, true}), true), 0x00010000u);
-    exchange(q, mp::encode_bar(mp::cmd::bar_write, {base + regmap::CMDQ_BASE_LO, 0x123440, 4, true}), true);
-    EXPECT_EQ(exchange(q, mp::encode_bar(mp::cmd::bar_read, {base + regmap::CMDQ_BASE_LO, 0, 8, true}), true),
-              0x123440u) << "a 64-bit read: CMDQ_BASE_LO and _HI";
-    EXPECT_EQ(exchange(q, mp::encode_bar(mp::cmd::bar_read, {base + regmap::kBar0Size, 0, 4, true}), true), ~0ULL)
+    EXPECT_EQ(exchange(q, mp::encode_bar(mp::cmd::bar_read, {kBase + regmap::ID, 0, 4, true}), true), 0x1a4e0001u);
+    EXPECT_EQ(exchange(q, mp::encode_bar(mp::cmd::bar_read, {kBase + regmap::VERSION, 0, 4, true}), true), 0x00010000u);
+    exchange(q, mp::encode_bar(mp::cmd::bar_write, {kBase + regmap::CMDQ_BASE_LO, 0x123440, 4, true}), true);
+    EXPECT_EQ(exchange(q, mp::encode_bar(mp::cmd::bar_read, {kBase + regmap::CMDQ_BASE_LO, 0, 8, true}), true),
+              0x123440u)
+        << "a 64-bit read: CMDQ_BASE_LO and _HI";
+    EXPECT_EQ(exchange(q, mp::encode_bar(mp::cmd::bar_read, {kBase + regmap::kBar0Size, 0, 4, true}), true), ~0ULL)
         << "beyond BAR0";
     // Garbage that QEMU never sends: answered or skipped, the stream stays in step.
     exchange(q, mp::encode(99, nullptr, 0), false);

@@ -26,28 +26,28 @@
 namespace {
 
 namespace ift = rnic::proto::ift;
-using Bytes = std::vector<std::uint8_t>;
+using bytes = std::vector<std::uint8_t>;
 
-Bytes random_bytes(std::mt19937& rng, std::size_t n) {
-    Bytes b(n);
+bytes random_bytes(std::mt19937& rng, std::size_t n) {
+    bytes b(n);
     for (auto& x : b) x = static_cast<std::uint8_t>(rng());
     return b;
 }
 
-Bytes make_frame(std::mt19937& rng, std::size_t header_size, std::size_t payload_size) {
-    Bytes out;
-    const Bytes h = random_bytes(rng, header_size), p = random_bytes(rng, payload_size);
+bytes make_frame(std::mt19937& rng, std::size_t header_size, std::size_t payload_size) {
+    bytes out;
+    const bytes h = random_bytes(rng, header_size), p = random_bytes(rng, payload_size);
     EXPECT_TRUE(ift::encode(h.data(), h.size(), p.data(), p.size(), out));
     return out;
 }
 
 // What the block reports for one frame.
 struct verdict {
-    int dones = 0;             // done pulses seen
+    int dones = 0;  // done pulses seen
     bool good = false, bad = false;
     std::uint32_t crc_calc = 0, crc_recv = 0;
     std::uint32_t header_size = 0, payload_size = 0, frame_len = 0;
-    std::uint64_t cycle = 0;   // cycles from the first word until done was seen
+    std::uint64_t cycle = 0;  // cycles from the first word until done was seen
 };
 
 // Bus-width specifics: the model class (Verilator's C++ output) and how a word is put on its data
@@ -198,12 +198,12 @@ expected codec_header(const std::uint8_t* p) {
 }
 
 // The codec's streaming receiver on the same bytes: did it accept the header?
-ift::ErrorCode codec_deframer(const std::uint8_t* p, std::size_t len, bool* header_seen) {
-    ift::Deframer::Config cfg;
-    ift::Deframer::HandlerSet h;
+ift::error_code codec_deframer(const std::uint8_t* p, std::size_t len, bool* header_seen) {
+    ift::deframer::config cfg;
+    ift::deframer::handler_set h;
     *header_seen = false;
     h.header = [&](const std::uint8_t*, std::size_t, std::size_t) { *header_seen = true; };
-    ift::Deframer d(cfg, h);
+    ift::deframer d(cfg, h);
     return d.feed(p, len);
 }
 
@@ -223,10 +223,10 @@ INSTANTIATE_TEST_SUITE_P(Widths, IftHeaderCheck, ::testing::Values(8u, 16u),
 // The §3.1 example frame of tests/seeds/ift_test.cpp (14-byte DDP header, Header CRC 0x8bd46316
 // at offset 18), built by the codec.
 TEST_P(IftHeaderCheck, Section31ExampleFrame) {
-    Bytes header;
+    bytes header;
     for (int i = 0; i < 14; ++i) header.push_back(static_cast<std::uint8_t>(0x80 + i));
     const std::string text = "IFT!abc";
-    const Bytes wire = ift::encode(ift::Frame{header, Bytes(text.begin(), text.end())});
+    const bytes wire = ift::encode(ift::frame{header, bytes(text.begin(), text.end())});
     ASSERT_EQ(wire.size(), 33u);
     const verdict v = check_frame(d(), wire.data(), wire.size(), full());
     EXPECT_EQ(v.dones, 1);
@@ -251,7 +251,7 @@ TEST_P(IftHeaderCheck, GoodFramesPassBitExact) {
     for (std::size_t hs : sizes) {
         for (int rep = 0; rep < 3; ++rep) {
             const std::size_t ps = rep == 0 ? 0 : rng() % (rep == 1 ? 64 : 3000);
-            const Bytes f = make_frame(rng, hs, ps);
+            const bytes f = make_frame(rng, hs, ps);
             std::string err;
             ASSERT_TRUE(ift::parse(f.data(), f.size(), &err)) << err;
             const expected e = codec_header(f.data());
@@ -279,16 +279,16 @@ TEST_P(IftHeaderCheck, GoodFramesPassBitExact) {
 TEST_P(IftHeaderCheck, SingleBitFlipsFailLikeTheCodec) {
     std::mt19937 rng(102);
     for (std::size_t hs : {0u, 3u, 14u, 18u, 29u}) {
-        const Bytes f = make_frame(rng, hs, 40);
-        Bytes stream = f;
-        const Bytes tail = random_bytes(rng, 65535 + 8);
+        const bytes f = make_frame(rng, hs, 40);
+        bytes stream = f;
+        const bytes tail = random_bytes(rng, 65535 + 8);
         stream.insert(stream.end(), tail.begin(), tail.end());
         for (std::size_t bit = 0; bit < f.size() * 8; ++bit) {
-            Bytes bad = stream;
+            bytes bad = stream;
             bad[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
             const expected e = codec_header(bad.data());
             bool header_seen = false;
-            const ift::ErrorCode codec = codec_deframer(bad.data(), bad.size(), &header_seen);
+            const ift::error_code codec = codec_deframer(bad.data(), bad.size(), &header_seen);
             const bool in_header = bit / 8 < ift::kPrefixSize + hs + ift::kCrcSize;
             const verdict v = check_frame(d(), bad.data(), bad.size(), full());
             ASSERT_EQ(v.dones, 1) << "header_size " << hs << " bit " << bit;
@@ -299,13 +299,13 @@ TEST_P(IftHeaderCheck, SingleBitFlipsFailLikeTheCodec) {
             if (in_header) {
                 ASSERT_TRUE(v.bad) << "header_size " << hs << " bit " << bit;
                 ASSERT_FALSE(v.good);
-                ASSERT_EQ(codec, ift::ErrorCode::header_crc_mismatch) << "bit " << bit;
+                ASSERT_EQ(codec, ift::error_code::header_crc_mismatch) << "bit " << bit;
                 ASSERT_FALSE(header_seen);
             } else {
                 ASSERT_TRUE(v.good) << "header_size " << hs << " bit " << bit;
                 ASSERT_FALSE(v.bad);
                 ASSERT_TRUE(header_seen);
-                ASSERT_EQ(codec, ift::ErrorCode::payload_crc_mismatch) << "bit " << bit;
+                ASSERT_EQ(codec, ift::error_code::payload_crc_mismatch) << "bit " << bit;
             }
         }
     }
@@ -320,7 +320,7 @@ TEST_P(IftHeaderCheck, AnyWordFillAndIdleCycles) {
     const filler any = [&rng, w](std::size_t) { return 1 + rng() % w; };
     for (int trial = 0; trial < 3000; ++trial) {
         const std::size_t hs = trial % 5 == 0 ? rng() % 600 : rng() % 40;
-        Bytes f = make_frame(rng, hs, rng() % 100);
+        bytes f = make_frame(rng, hs, rng() % 100);
         const bool damage = trial % 2 == 1;
         if (damage) {
             // A flip in the DDP header or the Header CRC (the sizes stay: the frame stays whole).
@@ -346,20 +346,20 @@ TEST_P(IftHeaderCheck, AnyWordFillAndIdleCycles) {
 // the codec Deframer's.
 TEST_P(IftHeaderCheck, StreamDelineatedByFrameLen) {
     std::mt19937 rng(105);
-    Bytes stream;
+    bytes stream;
     std::vector<std::pair<std::size_t, std::size_t>> sizes;
     for (int i = 0; i < 300; ++i) {
         const std::size_t hs = rng() % 3 == 0 ? 14 : rng() % 60;
         const std::size_t ps = rng() % 4 == 0 ? 0 : rng() % 1500;
-        const Bytes f = make_frame(rng, hs, ps);
+        const bytes f = make_frame(rng, hs, ps);
         stream.insert(stream.end(), f.begin(), f.end());
         sizes.emplace_back(hs, ps);
     }
     std::vector<std::pair<std::size_t, std::size_t>> codec_sizes;
-    ift::Deframer::HandlerSet h;
+    ift::deframer::handler_set h;
     h.header = [&](const std::uint8_t*, std::size_t hs, std::size_t ps) { codec_sizes.emplace_back(hs, ps); };
-    ift::Deframer ref(ift::Deframer::Config{}, h);
-    ASSERT_EQ(ref.feed(stream.data(), stream.size()), ift::ErrorCode::none);
+    ift::deframer ref(ift::deframer::config{}, h);
+    ASSERT_EQ(ref.feed(stream.data(), stream.size()), ift::error_code::none);
     ASSERT_EQ(codec_sizes, sizes);
 
     std::vector<std::pair<std::size_t, std::size_t>> rtl_sizes;
@@ -394,8 +394,8 @@ TEST_P(IftHeaderCheck, StreamDelineatedByFrameLen) {
 // the second one checks as usual.
 TEST_P(IftHeaderCheck, NewFrameAbandonsUnfinishedHeader) {
     std::mt19937 rng(106);
-    const Bytes a = make_frame(rng, 200, 10);
-    const Bytes b = make_frame(rng, 5, 10);
+    const bytes a = make_frame(rng, 200, 10);
+    const bytes b = make_frame(rng, 5, 10);
     d().cycle(true, a.data(), width_bytes(), true);
     d().cycle(true, a.data() + width_bytes(), width_bytes(), false);
     EXPECT_TRUE(d().busy());

@@ -24,10 +24,10 @@ namespace {
 using rnic::datapath_cycles;
 using rnic::fpdu_rx_result;
 namespace mpa = rnic::proto::mpa;
-using Bytes = std::vector<std::uint8_t>;
+using bytes = std::vector<std::uint8_t>;
 
-Bytes hex(const std::string& s) {
-    Bytes out;
+bytes hex(const std::string& s) {
+    bytes out;
     std::string digits;
     for (char c : s)
         if (std::isxdigit(static_cast<unsigned char>(c))) digits += c;
@@ -36,8 +36,8 @@ Bytes hex(const std::string& s) {
     return out;
 }
 
-Bytes random_bytes(std::mt19937& rng, std::size_t n) {
-    Bytes b(n);
+bytes random_bytes(std::mt19937& rng, std::size_t n) {
+    bytes b(n);
     for (auto& x : b) x = static_cast<std::uint8_t>(rng());
     return b;
 }
@@ -71,23 +71,23 @@ INSTANTIATE_TEST_SUITE_P(Widths, RtlWidth, ::testing::Values(8u, 16u),
 
 TEST_P(RtlWidth, CrcKnownAnswers) {
     struct kat {
-        Bytes msg;
+        bytes msg;
         std::uint32_t crc;
     };
-    Bytes inc(32), dec(32);
+    bytes inc(32), dec(32);
     for (int i = 0; i < 32; ++i) {
         inc[i] = static_cast<std::uint8_t>(i);
         dec[i] = static_cast<std::uint8_t>(31 - i);
     }
     const std::string fox = "The quick brown fox jumps over the lazy dog";
     const std::vector<kat> kats = {
-        {Bytes{'1', '2', '3', '4', '5', '6', '7', '8', '9'}, 0xE3069283u},  // check value
-        {Bytes{}, 0x00000000u},
-        {Bytes{'a'}, 0xC1D04330u},
-        {Bytes{'a', 'b', 'c'}, 0x364B3FB7u},
-        {Bytes(fox.begin(), fox.end()), 0x22620404u},
-        {Bytes(32, 0x00), 0x8A9136AAu},  // RFC 3720 B.4
-        {Bytes(32, 0xFF), 0x62A8AB43u},
+        {bytes{'1', '2', '3', '4', '5', '6', '7', '8', '9'}, 0xE3069283u},  // check value
+        {bytes{}, 0x00000000u},
+        {bytes{'a'}, 0xC1D04330u},
+        {bytes{'a', 'b', 'c'}, 0x364B3FB7u},
+        {bytes(fox.begin(), fox.end()), 0x22620404u},
+        {bytes(32, 0x00), 0x8A9136AAu},  // RFC 3720 B.4
+        {bytes(32, 0xFF), 0x62A8AB43u},
         {inc, 0x46DD794Eu},
         {dec, 0x113FDB5Cu},
         {hex("01c00000 00000000 00000000 00000000 14000000 00000400 00000014 00000018 28000000 00000000 "
@@ -104,7 +104,7 @@ TEST_P(RtlWidth, CrcKnownAnswers) {
 
 TEST_P(RtlWidth, CrcEveryLengthAndStartLane) {
     std::mt19937 rng(11);
-    const Bytes data = random_bytes(rng, 300);
+    const bytes data = random_bytes(rng, 300);
     for (std::size_t len = 1; len <= data.size(); ++len) {
         const std::uint32_t want = rnic::proto::crc32c(data.data(), len);
         for (std::uint32_t lane = 0; lane < width_bytes(); ++lane) {
@@ -117,10 +117,10 @@ TEST_P(RtlWidth, CrcEveryLengthAndStartLane) {
 
 TEST_P(RtlWidth, CrcEveryByteEnablePatternOfOneWord) {
     std::mt19937 rng(12);
-    const Bytes word = random_bytes(rng, width_bytes());
+    const bytes word = random_bytes(rng, width_bytes());
     const std::uint32_t patterns = width_bytes() == 8 ? 1u << 8 : 1u << 16;
     for (std::uint32_t be = 0; be < patterns; ++be) {
-        Bytes picked;
+        bytes picked;
         for (std::uint32_t j = 0; j < width_bytes(); ++j)
             if (be >> j & 1) picked.push_back(word[j]);
         ASSERT_EQ(dp().crc32c_words(word.data(), &be, 1, nullptr), rnic::proto::crc32c(picked.data(), picked.size()))
@@ -132,9 +132,9 @@ TEST_P(RtlWidth, CrcRandomMultiWordByteEnables) {
     std::mt19937 rng(13);
     for (int trial = 0; trial < 2000; ++trial) {
         const std::size_t nwords = 1 + rng() % 12;
-        const Bytes words = random_bytes(rng, nwords * width_bytes());
+        const bytes words = random_bytes(rng, nwords * width_bytes());
         std::vector<std::uint32_t> be(nwords);
-        Bytes picked;
+        bytes picked;
         for (std::size_t i = 0; i < nwords; ++i) {
             be[i] = static_cast<std::uint32_t>(rng()) & ((width_bytes() == 32 ? 0 : (1u << width_bytes())) - 1u);
             for (std::uint32_t j = 0; j < width_bytes(); ++j)
@@ -151,9 +151,9 @@ TEST_P(RtlWidth, CrcRandomMultiWordByteEnables) {
 
 // Fig. 5: the first FPDU of the stream starts with a Marker (FPDUPTR 0) that the CRC covers.
 TEST_P(RtlWidth, Rfc5044Figure5) {
-    Bytes u = hex("4143 00000000 00000000 00000001 00000000");
+    bytes u = hex("4143 00000000 00000000 00000001 00000000");
     u.resize(42, 0);
-    Bytes out;
+    bytes out;
     dp().build_fpdu(u.data(), u.size(), true, true, 0, out);
     EXPECT_EQ(out, hex("00000000 002a4143 00000000 00000000 00000001 00000000 00000000 00000000 00000000 "
                        "00000000 00000000 00000000 52239983"));
@@ -161,9 +161,9 @@ TEST_P(RtlWidth, Rfc5044Figure5) {
 
 // Fig. 6: the second FPDU starts at 0x1ec; the Marker at 0x200 carries FPDUPTR 0x14.
 TEST_P(RtlWidth, Rfc5044Figure6) {
-    Bytes u = hex("4143 00000000 00000000 00000002 00000000");
+    bytes u = hex("4143 00000000 00000000 00000002 00000000");
     u.resize(42, 0);
-    Bytes out;
+    bytes out;
     dp().build_fpdu(u.data(), u.size(), true, true, 0x1ec, out);
     EXPECT_EQ(out, hex("002a4143 00000000 00000000 00000002 00000000 00000014 00000000 00000000 00000000 "
                        "00000000 00000000 00000000 84925898"));
@@ -183,16 +183,16 @@ TEST_P(RtlWidth, UnmarkedFpduVectors) {
         "000ec140 00000001 00000000 00000000 ebd34c5f",
     };
     for (const std::string& f : fpdus) {
-        const Bytes want = hex(f);
+        const bytes want = hex(f);
         const std::size_t len = rnic::proto::get_be16(want.data());
-        Bytes out;
+        bytes out;
         const datapath_cycles c = dp().build_fpdu(want.data() + 2, len, true, false, 0, out);
         EXPECT_EQ(out, want) << f;
         EXPECT_EQ(c.beats, (want.size() + width_bytes() - 1) / width_bytes());
         fpdu_rx_result r;
         dp().check_fpdu(want.data(), want.size(), true, false, 0, r);
-        EXPECT_EQ(r.error, mpa::DeframeError::none) << f;
-        EXPECT_EQ(r.ulpdu, Bytes(want.begin() + 2, want.begin() + 2 + static_cast<std::ptrdiff_t>(len)));
+        EXPECT_EQ(r.error, mpa::deframe_error::none) << f;
+        EXPECT_EQ(r.ulpdu, bytes(want.begin() + 2, want.begin() + 2 + static_cast<std::ptrdiff_t>(len)));
     }
 }
 
@@ -201,9 +201,9 @@ TEST_P(RtlWidth, UnmarkedFpduVectors) {
 // build_fpdu, and the cycles against the TLM model's ceil(bytes / width).
 TEST_P(RtlWidth, TransmitMatchesCodecEveryLengthAndAlignment) {
     std::mt19937 rng(21);
-    const Bytes payload = random_bytes(rng, 1100);
+    const bytes payload = random_bytes(rng, 1100);
     auto check = [&](std::size_t len, bool crc, bool markers, std::uint32_t pos) {
-        Bytes want, got;
+        bytes want, got;
         mpa::build_fpdu(payload.data(), len, crc, markers, pos, want);
         const datapath_cycles c = dp().build_fpdu(payload.data(), len, crc, markers, pos, got);
         ASSERT_TRUE(got == want) << "len " << len << " crc " << crc << " markers " << markers << " pos " << pos;
@@ -231,10 +231,10 @@ TEST_P(RtlWidth, TransmitMatchesCodecEveryLengthAndAlignment) {
 TEST_P(RtlWidth, TransmitStreamsOfFpdus) {
     std::mt19937 rng(22);
     std::uint32_t pos[2] = {0, 0x1ec};
-    Bytes want[2], got[2];
+    bytes want[2], got[2];
     for (int i = 0; i < 400; ++i) {
         const int conn = static_cast<int>(rng() % 2);
-        const Bytes u = random_bytes(rng, rng() % 1500);
+        const bytes u = random_bytes(rng, rng() % 1500);
         const std::size_t before = want[conn].size();
         mpa::build_fpdu(u.data(), u.size(), true, true, pos[conn], want[conn]);
         dp().build_fpdu(u.data(), u.size(), true, true, pos[conn], got[conn]);
@@ -250,17 +250,17 @@ TEST_P(RtlWidth, TransmitStreamsOfFpdus) {
 
 TEST_P(RtlWidth, ReceiveMatchesCodecEveryLengthAndAlignment) {
     std::mt19937 rng(31);
-    const Bytes payload = random_bytes(rng, 1100);
+    const bytes payload = random_bytes(rng, 1100);
     auto tlm = rnic::make_tlm_datapath(width_bytes());
     for (std::size_t len = 0; len <= payload.size(); len += (len < 600 ? 1 : 7)) {
         for (std::uint32_t pos : {0u, 4u, 496u, 508u, 0xFFFFFFFCu}) {
             for (bool markers : {true, false}) {
-                Bytes wire;
+                bytes wire;
                 mpa::build_fpdu(payload.data(), len, true, markers, pos, wire);
                 fpdu_rx_result r;
                 const datapath_cycles c = dp().check_fpdu(wire.data(), wire.size(), true, markers, pos, r);
-                ASSERT_EQ(r.error, mpa::DeframeError::none) << "len " << len << " pos " << pos;
-                ASSERT_TRUE(r.ulpdu == Bytes(payload.begin(), payload.begin() + static_cast<std::ptrdiff_t>(len)))
+                ASSERT_EQ(r.error, mpa::deframe_error::none) << "len " << len << " pos " << pos;
+                ASSERT_TRUE(r.ulpdu == bytes(payload.begin(), payload.begin() + static_cast<std::ptrdiff_t>(len)))
                     << "len " << len << " pos " << pos << " got " << r.ulpdu.size() << " bytes";
                 ASSERT_EQ(r.crc_computed, r.crc_received);
                 ASSERT_EQ(c.beats, (wire.size() + width_bytes() - 1) / width_bytes());
@@ -275,24 +275,24 @@ TEST_P(RtlWidth, ReceiveMatchesCodecEveryLengthAndAlignment) {
 // Markers, §4.4); without CRC a damaged FPDUPTR is a Marker error (§8 code 3), as in the codec.
 TEST_P(RtlWidth, ReceiveRejectsDamageLikeTheCodec) {
     std::mt19937 rng(32);
-    const Bytes u = random_bytes(rng, 300);
+    const bytes u = random_bytes(rng, 300);
     const std::uint32_t pos = 0x100;
-    Bytes wire;
+    bytes wire;
     mpa::build_fpdu(u.data(), u.size(), true, true, pos, wire);
     auto tlm = rnic::make_tlm_datapath(width_bytes());
     for (std::size_t bit = 0; bit < wire.size() * 8; ++bit) {
-        Bytes bad = wire;
+        bytes bad = wire;
         bad[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
         if (bit / 8 < 2) continue;  // a damaged ULPDU_Length changes the delineation, not this block's job
         fpdu_rx_result r, t;
         dp().check_fpdu(bad.data(), bad.size(), true, true, pos, r);
         tlm->check_fpdu(bad.data(), bad.size(), true, true, pos, t);
-        ASSERT_EQ(r.error, mpa::DeframeError::crc_mismatch) << "bit " << bit;
+        ASSERT_EQ(r.error, mpa::deframe_error::crc_mismatch) << "bit " << bit;
         ASSERT_EQ(t.error, r.error) << "bit " << bit;
         ASSERT_EQ(r.crc_received, t.crc_received);
         ASSERT_EQ(r.crc_computed, t.crc_computed);
     }
-    Bytes nocrc;
+    bytes nocrc;
     mpa::build_fpdu(u.data(), u.size(), false, true, pos, nocrc);
     const std::size_t marker_at = 0x200 - pos;
     ASSERT_EQ(rnic::proto::get_be16(nocrc.data() + marker_at + 2), 0x200 - pos);
@@ -300,7 +300,7 @@ TEST_P(RtlWidth, ReceiveRejectsDamageLikeTheCodec) {
     fpdu_rx_result r, t;
     dp().check_fpdu(nocrc.data(), nocrc.size(), false, true, pos, r);
     tlm->check_fpdu(nocrc.data(), nocrc.size(), false, true, pos, t);
-    EXPECT_EQ(r.error, mpa::DeframeError::marker_invalid);
+    EXPECT_EQ(r.error, mpa::deframe_error::marker_invalid);
     EXPECT_EQ(t.error, r.error);
     EXPECT_EQ(r.bad_marker_pos, 0x200u);
     EXPECT_EQ(r.bad_marker_ptr, 0x0000u);
@@ -310,15 +310,15 @@ TEST_P(RtlWidth, ReceiveRejectsDamageLikeTheCodec) {
     nocrc[marker_at + 2] ^= 0x01;
     nocrc[marker_at + 3] ^= 0x03;
     dp().check_fpdu(nocrc.data(), nocrc.size(), false, true, pos, r);
-    EXPECT_EQ(r.error, mpa::DeframeError::none);
+    EXPECT_EQ(r.error, mpa::deframe_error::none);
 }
 
 // The delineation over the RTL datapath against proto::mpa::Deframer on a marked stream cut at
 // random points.
 TEST_P(RtlWidth, DeframerOverRtlMatchesCodecDeframer) {
     std::mt19937 rng(41);
-    Bytes stream;
-    std::vector<Bytes> sent;
+    bytes stream;
+    std::vector<bytes> sent;
     std::uint32_t pos = 0;
     for (int i = 0; i < 300; ++i) {
         sent.push_back(random_bytes(rng, rng() % 1400));
@@ -326,19 +326,19 @@ TEST_P(RtlWidth, DeframerOverRtlMatchesCodecDeframer) {
         mpa::build_fpdu(sent.back().data(), sent.back().size(), true, true, pos, stream);
         pos += static_cast<std::uint32_t>(stream.size() - before);
     }
-    mpa::Deframer::Config cfg;
+    mpa::deframer::config cfg;
     cfg.markers = true;
-    std::vector<Bytes> got_rtl, got_codec;
+    std::vector<bytes> got_rtl, got_codec;
     std::uint64_t beats = 0;
     rnic::datapath_deframer d(dp(), cfg, [&](const std::uint8_t* p, std::size_t n, const datapath_cycles& c) {
         got_rtl.emplace_back(p, p + n);
         beats += c.beats;
     });
-    mpa::Deframer ref(cfg, [&](const std::uint8_t* p, std::size_t n) { got_codec.emplace_back(p, p + n); });
+    mpa::deframer ref(cfg, [&](const std::uint8_t* p, std::size_t n) { got_codec.emplace_back(p, p + n); });
     for (std::size_t at = 0; at < stream.size();) {
         const std::size_t n = std::min<std::size_t>(1 + rng() % 3000, stream.size() - at);
-        ASSERT_EQ(d.feed(stream.data() + at, n), mpa::DeframeError::none) << d.error_detail();
-        ASSERT_EQ(ref.feed(stream.data() + at, n), mpa::DeframeError::none);
+        ASSERT_EQ(d.feed(stream.data() + at, n), mpa::deframe_error::none) << d.error_detail();
+        ASSERT_EQ(ref.feed(stream.data() + at, n), mpa::deframe_error::none);
         at += n;
     }
     EXPECT_TRUE(got_rtl == sent) << got_rtl.size() << " ULPDUs of " << sent.size();
@@ -349,9 +349,9 @@ TEST_P(RtlWidth, DeframerOverRtlMatchesCodecDeframer) {
     stream[stream.size() / 2] ^= 0x10;
     std::size_t n_rtl = 0, n_codec = 0;
     rnic::datapath_deframer d2(dp(), cfg, [&](const std::uint8_t*, std::size_t, const datapath_cycles&) { ++n_rtl; });
-    mpa::Deframer ref2(cfg, [&](const std::uint8_t*, std::size_t) { ++n_codec; });
-    EXPECT_EQ(d2.feed(stream.data(), stream.size()), mpa::DeframeError::crc_mismatch);
-    EXPECT_EQ(ref2.feed(stream.data(), stream.size()), mpa::DeframeError::crc_mismatch);
+    mpa::deframer ref2(cfg, [&](const std::uint8_t*, std::size_t) { ++n_codec; });
+    EXPECT_EQ(d2.feed(stream.data(), stream.size()), mpa::deframe_error::crc_mismatch);
+    EXPECT_EQ(ref2.feed(stream.data(), stream.size()), mpa::deframe_error::crc_mismatch);
     EXPECT_EQ(n_rtl, n_codec);
     EXPECT_EQ(d2.error_detail(), ref2.error_detail());
 }

@@ -21,10 +21,10 @@ namespace {
 using rnic::datapath_cycles;
 using rnic::fpdu_rx_result;
 namespace mpa = rnic::proto::mpa;
-using Bytes = std::vector<std::uint8_t>;
+using bytes = std::vector<std::uint8_t>;
 
-Bytes random_bytes(std::mt19937& rng, std::size_t n) {
-    Bytes b(n);
+bytes random_bytes(std::mt19937& rng, std::size_t n) {
+    bytes b(n);
     for (auto& x : b) x = static_cast<std::uint8_t>(rng());
     return b;
 }
@@ -58,10 +58,10 @@ TEST(RtlCycleCount, KnownFpdus) {
 #include "rtl_cycle_count_cases.inc"
     };
     std::mt19937 rng(51);
-    const Bytes payload = random_bytes(rng, mpa::kMaxUlpduLength);
+    const bytes payload = random_bytes(rng, mpa::kMaxUlpduLength);
     for (const fpdu_case& k : cases) {
         auto& dp = rtl(k.width);
-        Bytes wire;
+        bytes wire;
         const datapath_cycles t = dp.build_fpdu(payload.data(), k.len, true, k.markers, k.pos, wire);
         fpdu_rx_result r;
         const datapath_cycles c = dp.check_fpdu(wire.data(), wire.size(), true, k.markers, k.pos, r);
@@ -69,7 +69,7 @@ TEST(RtlCycleCount, KnownFpdus) {
                                  (k.markers ? "true" : "false") + ", " + std::to_string(k.pos) + "u, " +
                                  std::to_string(t.beats) + ", " + std::to_string(t.latency) + ", " +
                                  std::to_string(c.beats) + ", " + std::to_string(c.latency) + "},";
-        EXPECT_EQ(r.error, mpa::DeframeError::none) << what;
+        EXPECT_EQ(r.error, mpa::deframe_error::none) << what;
         EXPECT_EQ(t.beats, k.tx_beats) << what;
         EXPECT_EQ(t.latency, k.tx_latency) << what;
         EXPECT_EQ(c.beats, k.rx_beats) << what;
@@ -99,11 +99,11 @@ sweep_result sweep(std::uint32_t width) {
     auto& dp = rtl(width);
     sweep_result s;
     std::mt19937 rng(52);
-    const Bytes payload = random_bytes(rng, 1100);
+    const bytes payload = random_bytes(rng, 1100);
     for (std::size_t len = 0; len <= payload.size(); ++len) {
         for (std::uint32_t pos : {0u, 4u, 256u, 496u, 500u, 504u, 508u, 0xFFFFFE00u, 0xFFFFFFFCu}) {
             for (bool markers : {true, false}) {
-                Bytes wire;
+                bytes wire;
                 s.add(dp.build_fpdu(payload.data(), len, true, markers, pos, wire));
                 fpdu_rx_result r;
                 s.add(dp.check_fpdu(wire.data(), wire.size(), true, markers, pos, r));
@@ -112,10 +112,10 @@ sweep_result sweep(std::uint32_t width) {
     }
     for (bool markers : {true, false}) {
         std::uint32_t pos = 0x1ec;
-        Bytes stream;
+        bytes stream;
         std::vector<std::pair<std::uint32_t, std::size_t>> fpdus;  // (position, length)
         for (int i = 0; i < 300; ++i) {
-            const Bytes u = random_bytes(rng, rng() % 1500);
+            const bytes u = random_bytes(rng, rng() % 1500);
             const std::size_t before = stream.size();
             s.add(dp.build_fpdu(u.data(), u.size(), true, markers, pos, stream));
             fpdus.emplace_back(pos, stream.size() - before);

@@ -49,9 +49,10 @@ void expect_same_wire(const std::string& name, const std::vector<std::string>& a
         }
         // The RTL's pipeline: 1 or 2 cycles per FPDU besides its beats.
         const auto fpdus = r.at("tx_fpdus").to_number<std::uint64_t>() + r.at("rx_fpdus").to_number<std::uint64_t>();
-        const auto beats = r.at("tx_datapath_beats").to_number<std::uint64_t>() + r.at("rx_datapath_beats").to_number<std::uint64_t>();
-        const auto latency =
-            r.at("tx_datapath_latency_cycles").to_number<std::uint64_t>() + r.at("rx_datapath_latency_cycles").to_number<std::uint64_t>();
+        const auto beats =
+            r.at("tx_datapath_beats").to_number<std::uint64_t>() + r.at("rx_datapath_beats").to_number<std::uint64_t>();
+        const auto latency = r.at("tx_datapath_latency_cycles").to_number<std::uint64_t>() +
+                             r.at("rx_datapath_latency_cycles").to_number<std::uint64_t>();
         EXPECT_GE(latency, beats + fpdus) << host;
         EXPECT_LE(latency, beats + 2 * fpdus) << host;
     }
@@ -65,7 +66,9 @@ void expect_same_wire(const std::string& name, const std::vector<std::string>& a
     std::remove(rtl_json.c_str());
 }
 
-TEST(RtlPlatform, DefaultScenarioSameWire) { expect_same_wire("default", quick_args()); }
+TEST(RtlPlatform, DefaultScenarioSameWire) {
+    expect_same_wire("default", quick_args());
+}
 
 TEST(RtlPlatform, SixtyFourBitDatapathSameWire) {
     expect_same_wire("w8", with(quick_args(), {"--set", "rnic.mpa.crc_bytes_per_cycle=8"}));
@@ -74,9 +77,9 @@ TEST(RtlPlatform, SixtyFourBitDatapathSameWire) {
 // Markers both ways and 1% loss: Marker insertion on transmit, removal and FPDUPTR checks on
 // receive, and out-of-order placement located by the Markers, all through the RTL.
 TEST(RtlPlatform, MarkersUnderLossSameWire) {
-    expect_same_wire("markers", {"--scenario", "platform/scenarios/rx-markers.json", "--set",
-                                 "workload.sizes=[1024,4096,9000]", "--set", "workload.iterations=40", "--log",
-                                 "warn"},
+    expect_same_wire("markers",
+                     {"--scenario", "platform/scenarios/rx-markers.json", "--set", "workload.sizes=[1024,4096,9000]",
+                      "--set", "workload.iterations=40", "--log", "warn"},
                      true);
 }
 
@@ -87,8 +90,8 @@ TEST(RtlPlatform, ReadsAndSendsSameWire) {
 
 // Damage that gets past TCP is caught by the RTL's CRC check, with the same Terminate on the wire.
 TEST(RtlPlatform, CorruptionCaughtByRtlCrc) {
-    const std::vector<std::string> args = with(quick_args(), {"--set", "link.a_to_b.corrupt=0.02", "--set",
-                                                              "link.a_to_b.corrupt_fixes_checksum=true"});
+    const std::vector<std::string> args =
+        with(quick_args(), {"--set", "link.a_to_b.corrupt=0.02", "--set", "link.a_to_b.corrupt_fixes_checksum=true"});
     const std::string tlm_json = temp_path("corrupt-tlm.json"), rtl_json = temp_path("corrupt-rtl.json");
     const sim_run tlm = run_sim(with(args, {"--set", "rnic.mpa.model=tlm", "--results", tlm_json}));
     const sim_run rtl = run_sim(with(args, {"--set", "rnic.mpa.model=rtl", "--results", rtl_json}));
@@ -124,7 +127,8 @@ TEST(RtlPlatform, VcdOfOneFpduOnRequest) {
 }
 
 TEST(RtlPlatform, WidthWithoutRtlIsAScenarioError) {
-    const sim_run r = run_sim(with(quick_args(), {"--set", "rnic.mpa.model=rtl", "--set", "rnic.mpa.crc_bytes_per_cycle=4"}));
+    const sim_run r =
+        run_sim(with(quick_args(), {"--set", "rnic.mpa.model=rtl", "--set", "rnic.mpa.crc_bytes_per_cycle=4"}));
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("rnic.mpa.crc_bytes_per_cycle"), std::string::npos) << r.output;
 }

@@ -21,7 +21,7 @@
 namespace rnic::proto {
 namespace {
 
-using seeds_test::Bytes;
+using seeds_test::bytes;
 
 // Bit-at-a-time, LSB-first register, reflected polynomial: the Ethernet algorithm with the
 // seeds' generator. Written independently of the slicing tables in crc32c.cpp.
@@ -38,7 +38,9 @@ std::uint32_t reference(const std::uint8_t* p, std::size_t n) {
     return ~reg;
 }
 
-std::uint32_t crc_of(const std::string& s) { return crc_db710641(s.data(), s.size()); }
+std::uint32_t crc_of(const std::string& s) {
+    return crc_db710641(s.data(), s.size());
+}
 
 TEST(CrcDb710641, PolynomialIsTheDraftsTermList) {
     // 000 §3.4 / 003 §3.6: x^32 + x^31 + x^30 + x^28 + x^27 + x^25 + x^24 + x^22 + x^21 + x^20
@@ -70,7 +72,7 @@ TEST(CrcDb710641, TableMatchesBitwiseReferenceOnRandomInputs) {
     for (int iter = 0; iter < 2000; ++iter) {
         const std::size_t n = seeds_test::uniform(rng, 0, 300);
         const std::size_t misalign = seeds_test::uniform(rng, 0, 7);  // unaligned start pointers
-        Bytes buf = seeds_test::random_bytes(rng, n + misalign);
+        bytes buf = seeds_test::random_bytes(rng, n + misalign);
         const std::uint8_t* p = buf.data() + misalign;
         ASSERT_EQ(crc_db710641(p, n), reference(p, n)) << "length " << n << " misalign " << misalign;
     }
@@ -81,7 +83,7 @@ TEST(CrcDb710641, MatchesBoostCrcWithTheChosenParameters) {
     // width 32, poly 0xDB710641, init 0xFFFFFFFF, xorout 0xFFFFFFFF, reflected in and out.
     std::mt19937_64 rng(7);
     for (int iter = 0; iter < 200; ++iter) {
-        const Bytes data = seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 2000));
+        const bytes data = seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 2000));
         boost::crc_optimal<32, 0xDB710641u, 0xFFFFFFFFu, 0xFFFFFFFFu, true, true> b;
         b.process_bytes(data.data(), data.size());
         ASSERT_EQ(crc_db710641(data.data(), data.size()), b.checksum());
@@ -94,7 +96,7 @@ TEST(CrcDb710641, MatchesBoostCrcWithTheChosenParameters) {
 // and placed in the CRC field. Bit order: Ethernet's, each octet least significant bit first,
 // the first bit being the coefficient of x^(n-1). The CRC field is the last 32 bits, and the
 // coefficient of x^k of R(x) goes to the bit that held x^k in M(x).
-Bytes literal_section_3_6(Bytes segment, std::size_t crc_offset) {
+bytes literal_section_3_6(bytes segment, std::size_t crc_offset) {
     std::memset(segment.data() + crc_offset, 0, 4);  // (a)
     std::vector<int> bits;
     for (std::uint8_t byte : segment)
@@ -121,9 +123,9 @@ TEST(CrcDb710641, Section36ProcedureEqualsCrcOfBytesBeforeTheFieldStoredLittleEn
     std::mt19937_64 rng(36);
     for (int iter = 0; iter < 200; ++iter) {
         const std::size_t body = seeds_test::uniform(rng, 24, 200);  // a VI segment has >= 24 header bytes
-        Bytes seg = seeds_test::random_bytes(rng, body + 4);
-        const Bytes literal = literal_section_3_6(seg, body);
-        Bytes ours = seg;
+        bytes seg = seeds_test::random_bytes(rng, body + 4);
+        const bytes literal = literal_section_3_6(seg, body);
+        bytes ours = seg;
         put_le32(ours.data() + body, crc_db710641(ours.data(), body));
         ASSERT_EQ(seeds_test::to_hex(literal), seeds_test::to_hex(ours)) << "body " << body;
     }
@@ -132,8 +134,8 @@ TEST(CrcDb710641, Section36ProcedureEqualsCrcOfBytesBeforeTheFieldStoredLittleEn
 TEST(CrcDb710641, ZeroedFieldMustNotBeFedToTheTableAlgorithm) {
     // The mistake §3.6 invites: running the table algorithm over the segment *with* the zeroed
     // field multiplies by x^32 twice.
-    const Bytes body = seeds_test::text("VI segment body of some length");
-    Bytes with_zero = body;
+    const bytes body = seeds_test::text("VI segment body of some length");
+    bytes with_zero = body;
     with_zero.resize(body.size() + 4, 0);
     EXPECT_NE(crc_db710641(with_zero.data(), with_zero.size()), crc_db710641(body.data(), body.size()));
 }
@@ -141,7 +143,7 @@ TEST(CrcDb710641, ZeroedFieldMustNotBeFedToTheTableAlgorithm) {
 TEST(CrcDb710641, ResidueOfAGoodSegmentIsConstant) {
     std::mt19937_64 rng(99);
     for (int iter = 0; iter < 100; ++iter) {
-        Bytes seg = seeds_test::random_bytes(rng, seeds_test::uniform(rng, 1, 500));
+        bytes seg = seeds_test::random_bytes(rng, seeds_test::uniform(rng, 1, 500));
         const std::uint32_t crc = crc_db710641(seg.data(), seg.size());
         seg.resize(seg.size() + 4);
         put_le32(seg.data() + seg.size() - 4, crc);
@@ -152,8 +154,8 @@ TEST(CrcDb710641, ResidueOfAGoodSegmentIsConstant) {
 TEST(CrcDb710641, StreamingEqualsOneShotForAnySplit) {
     std::mt19937_64 rng(5);
     for (int iter = 0; iter < 300; ++iter) {
-        const Bytes data = seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 600));
-        CrcDb710641Stream c;
+        const bytes data = seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 600));
+        crc_db710641_stream c;
         std::size_t pos = 0;
         while (pos < data.size()) {
             const std::size_t n = std::min(seeds_test::uniform(rng, 0, 40), data.size() - pos);
@@ -163,10 +165,9 @@ TEST(CrcDb710641, StreamingEqualsOneShotForAnySplit) {
         ASSERT_EQ(c.value(), crc_db710641(data.data(), data.size()));
         // extend(crc(A), B) == crc(A ‖ B)
         const std::size_t cut = data.empty() ? 0 : seeds_test::uniform(rng, 0, data.size());
-        ASSERT_EQ(crc_db710641_extend(crc_db710641(data.data(), cut), data.data() + cut, data.size() - cut),
-                  c.value());
+        ASSERT_EQ(crc_db710641_extend(crc_db710641(data.data(), cut), data.data() + cut, data.size() - cut), c.value());
     }
-    CrcDb710641Stream c;
+    crc_db710641_stream c;
     c.update("xyz", 3);
     c.reset();
     EXPECT_EQ(c.value(), 0u);

@@ -18,49 +18,49 @@
 namespace rnic::proto::rdmatcp {
 namespace {
 
-using seeds_test::Bytes;
-using ReasonCode = Recovery::Reason;
-using Verdict = Recovery::Verdict;
+using seeds_test::bytes;
+using reason_code = recovery::reason;
+using verdict = recovery::verdict;
 
 constexpr std::uint64_t kConn = 0x5EC0DE5EED000001ull;
 
-struct Packet {
+struct packet {
     std::uint32_t stream_offset;
-    seeds_test::Bytes bytes;
+    seeds_test::bytes bytes;
 };
 
-struct Stream {
-    seeds_test::Bytes bytes;
+struct stream {
+    seeds_test::bytes bytes;
     std::set<std::size_t> starts;  // true segment starts (stream offsets)
     std::vector<std::uint32_t> message_numbers;
 };
 
-Bytes make_segment(MessageType t, std::uint32_t msg, const Bytes& payload, std::uint64_t conn = kConn) {
-    Segment s;
+bytes make_segment(message_type t, std::uint32_t msg, const bytes& payload, std::uint64_t conn = kConn) {
+    segment s;
     s.header.type = t;
     s.header.connection_id = conn;
     s.header.message_number = msg;
     s.header.begin = s.header.end = true;
-    if (t != MessageType::read_request) s.payload = payload;
-    if (t == MessageType::rdma_write) s.header.rdma_length = static_cast<std::uint32_t>(s.payload.size());
+    if (t != message_type::read_request) s.payload = payload;
+    if (t == message_type::rdma_write) s.header.rdma_length = static_cast<std::uint32_t>(s.payload.size());
     return encode(s);
 }
 
-void append(Stream& st, const Bytes& seg, std::uint32_t msg) {
+void append(stream& st, const bytes& seg, std::uint32_t msg) {
     st.starts.insert(st.bytes.size());
     st.message_numbers.push_back(msg);
     st.bytes.insert(st.bytes.end(), seg.begin(), seg.end());
 }
 
 // The sender as §2 recommends: each TCP segment carries exactly one RDMA segment of at most EMSS.
-std::vector<Packet> aligned_packets(std::mt19937_64& rng, std::size_t count, std::size_t emss, Stream& st,
+std::vector<packet> aligned_packets(std::mt19937_64& rng, std::size_t count, std::size_t emss, stream& st,
                                     std::uint32_t first_msg) {
-    std::vector<Packet> packets;
+    std::vector<packet> packets;
     for (std::size_t i = 0; i < count; ++i) {
-        const auto t = i % 3 == 0 ? MessageType::rdma_write : MessageType::send;
+        const auto t = i % 3 == 0 ? message_type::rdma_write : message_type::send;
         const std::size_t p = seeds_test::uniform(rng, 1, max_payload(emss, t));
         const std::uint32_t msg = first_msg + static_cast<std::uint32_t>(i);
-        const Bytes seg = make_segment(t, msg, seeds_test::random_bytes(rng, p));
+        const bytes seg = make_segment(t, msg, seeds_test::random_bytes(rng, p));
         EXPECT_LE(seg.size(), emss);
         packets.push_back({static_cast<std::uint32_t>(st.bytes.size()), seg});
         append(st, seg, msg);
@@ -68,28 +68,29 @@ std::vector<Packet> aligned_packets(std::mt19937_64& rng, std::size_t count, std
     return packets;
 }
 
-Recovery::Settings base_config() {
-    Recovery::Settings c;
+recovery::settings base_config() {
+    recovery::settings c;
     c.connection_id = kConn;
     return c;
 }
 
 TEST(RdmaTcpRecovery, AlignedTcpSegmentsAfterALossAreAccepted) {
     std::mt19937_64 rng(50);
-    Stream st;
+    stream st;
     const auto packets = aligned_packets(rng, 40, 1460, st, 1000);
-    Recovery::Settings cfg = base_config();
+    recovery::settings cfg = base_config();
     cfg.check_message_number = true;
     cfg.next_message_number = 1003;  // packet 3 was lost: message 1003 is the oldest incomplete one
     cfg.message_window = 64;
-    Recovery r(cfg);
+    recovery r(cfg);
     for (std::size_t i = 4; i < packets.size(); ++i) {
         for (const bool with_offset : {true, false}) {
-            const auto a = with_offset ? r.assess(packets[i].bytes.data(), packets[i].bytes.size(), packets[i].stream_offset)
-                                       : r.assess(packets[i].bytes.data(), packets[i].bytes.size());
-            EXPECT_EQ(a.verdict, Verdict::aligned) << i;
+            const auto a = with_offset
+                               ? r.assess(packets[i].bytes.data(), packets[i].bytes.size(), packets[i].stream_offset)
+                               : r.assess(packets[i].bytes.data(), packets[i].bytes.size());
+            EXPECT_EQ(a.verdict, verdict::aligned) << i;
             ASSERT_EQ(a.candidates.size(), 1u);
-            EXPECT_EQ(a.candidates[0].reason, ReasonCode::accepted) << a.candidates[0].detail;
+            EXPECT_EQ(a.candidates[0].reason, reason_code::accepted) << a.candidates[0].detail;
             EXPECT_TRUE(a.candidates[0].crc_checked);
             EXPECT_TRUE(a.candidates[0].complete);
             EXPECT_EQ(a.candidates[0].header.message_number, 1000 + i);
@@ -103,22 +104,22 @@ TEST(RdmaTcpRecovery, AlignedTcpSegmentsAfterALossAreAccepted) {
     // Outside the message-number window the same packet is buffered.
     r.config().next_message_number = 5000;
     const auto a = r.assess(packets[10].bytes.data(), packets[10].bytes.size(), packets[10].stream_offset);
-    EXPECT_EQ(a.verdict, Verdict::buffer);
-    EXPECT_EQ(a.candidates[0].reason, ReasonCode::message_number);
+    EXPECT_EQ(a.verdict, verdict::buffer);
+    EXPECT_EQ(a.candidates[0].reason, reason_code::message_number);
 }
 
 TEST(RdmaTcpRecovery, FollowsTheLengthRuleThroughSeveralSegmentsAndAPartialTail) {
     std::mt19937_64 rng(51);
-    Bytes three;
+    bytes three;
     std::vector<std::size_t> ends;
     for (int i = 0; i < 3; ++i) {
-        const Bytes s = make_segment(MessageType::send, 7 + i, seeds_test::random_bytes(rng, 37 + i));
+        const bytes s = make_segment(message_type::send, 7 + i, seeds_test::random_bytes(rng, 37 + i));
         three.insert(three.end(), s.begin(), s.end());
         ends.push_back(three.size());
     }
-    Recovery r(base_config());
+    recovery r(base_config());
     auto a = r.assess(three.data(), three.size(), 0);
-    EXPECT_EQ(a.verdict, Verdict::aligned);
+    EXPECT_EQ(a.verdict, verdict::aligned);
     EXPECT_EQ(a.segments, 3u);
     EXPECT_EQ(a.accepted_end, three.size());
     ASSERT_EQ(a.candidates.size(), 3u);
@@ -128,7 +129,7 @@ TEST(RdmaTcpRecovery, FollowsTheLengthRuleThroughSeveralSegmentsAndAPartialTail)
     // The TCP segment ends in the middle of the third RDMA segment.
     const std::size_t cut = ends[1] + 30;
     a = r.assess(three.data(), cut, 0);
-    EXPECT_EQ(a.verdict, Verdict::aligned);
+    EXPECT_EQ(a.verdict, verdict::aligned);
     EXPECT_EQ(a.segments, 3u);
     EXPECT_TRUE(a.partial_tail);
     EXPECT_FALSE(a.candidates[2].crc_checked);
@@ -136,47 +137,47 @@ TEST(RdmaTcpRecovery, FollowsTheLengthRuleThroughSeveralSegmentsAndAPartialTail)
     r.config().accept_partial = false;
     a = r.assess(three.data(), cut, 0);
     EXPECT_EQ(a.segments, 2u);
-    EXPECT_EQ(a.candidates[2].reason, ReasonCode::incomplete);
+    EXPECT_EQ(a.candidates[2].reason, reason_code::incomplete);
     EXPECT_EQ(a.accepted_end, ends[1]);
     // The next header itself cut: truncated_header, the rest is to be buffered.
     a = r.assess(three.data(), ends[1] + 10, 0);
-    EXPECT_EQ(a.candidates[2].reason, ReasonCode::truncated_header);
+    EXPECT_EQ(a.candidates[2].reason, reason_code::truncated_header);
     EXPECT_EQ(a.accepted_end, ends[1]);
 
     // A good segment followed by garbage: the chain stops at the garbage.
-    Bytes garbage = three;
+    bytes garbage = three;
     garbage.resize(ends[0]);
-    const Bytes junk = seeds_test::random_bytes(rng, 200);
+    const bytes junk = seeds_test::random_bytes(rng, 200);
     garbage.insert(garbage.end(), junk.begin(), junk.end());
     a = r.assess(garbage.data(), garbage.size(), 0);
-    EXPECT_EQ(a.verdict, Verdict::aligned);
+    EXPECT_EQ(a.verdict, verdict::aligned);
     EXPECT_EQ(a.segments, 1u);
     EXPECT_EQ(a.accepted_end, ends[0]);
-    EXPECT_NE(a.candidates.back().reason, ReasonCode::accepted);
+    EXPECT_NE(a.candidates.back().reason, reason_code::accepted);
 }
 
 // A middlebox re-cut the byte stream at arbitrary points. Every TCP segment is assessed as if
 // its predecessor had been lost; an accepted candidate at an offset that is not a true segment
 // start is a false match.
-struct MiddleboxResult {
+struct middlebox_result {
     std::size_t packets = 0, true_start_packets = 0, aligned = 0, resynchronized = 0, false_matches = 0;
     std::size_t missed_true_starts = 0;
-    std::map<ReasonCode, std::size_t> reasons;
+    std::map<reason_code, std::size_t> reasons;
 };
 
-MiddleboxResult run_middlebox(std::uint64_t seed, Recovery::Strategy strategy, bool pass_offset) {
+middlebox_result run_middlebox(std::uint64_t seed, recovery::strategy strategy, bool pass_offset) {
     std::mt19937_64 rng(seed);
-    Stream st;
+    stream st;
     std::uint32_t msg = 1;
     while (st.bytes.size() < 300000) {
-        const auto t = static_cast<MessageType>(rng() % 4);
-        const Bytes seg = make_segment(t, msg, seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 1400)));
+        const auto t = static_cast<message_type>(rng() % 4);
+        const bytes seg = make_segment(t, msg, seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 1400)));
         append(st, seg, msg++);
     }
-    Recovery::Settings cfg = base_config();
+    recovery::settings cfg = base_config();
     cfg.strategy = strategy;
-    Recovery r(cfg);
-    MiddleboxResult res;
+    recovery r(cfg);
+    middlebox_result res;
     std::size_t pos = 0;
     while (pos < st.bytes.size()) {
         const std::size_t len = std::min(seeds_test::uniform(rng, 1, 1500), st.bytes.size() - pos);
@@ -186,15 +187,15 @@ MiddleboxResult run_middlebox(std::uint64_t seed, Recovery::Strategy strategy, b
         if (st.starts.count(pos)) ++res.true_start_packets;
         for (const auto& c : a.candidates) {
             ++res.reasons[c.reason];
-            if (c.reason == ReasonCode::accepted && !st.starts.count(pos + c.offset)) ++res.false_matches;
+            if (c.reason == reason_code::accepted && !st.starts.count(pos + c.offset)) ++res.false_matches;
         }
-        if (a.verdict == Verdict::aligned) ++res.aligned;
-        if (a.verdict == Verdict::resynchronized) ++res.resynchronized;
+        if (a.verdict == verdict::aligned) ++res.aligned;
+        if (a.verdict == verdict::resynchronized) ++res.resynchronized;
         // With scanning, the first true start whose header fits must be found.
-        if (strategy == Recovery::Strategy::scan_words) {
+        if (strategy == recovery::strategy::scan_words) {
             for (auto it = st.starts.lower_bound(pos); it != st.starts.end() && *it < pos + len; ++it) {
                 const std::size_t off = *it - pos;
-                const auto type = static_cast<MessageType>(st.bytes[*it + 1] & 3);
+                const auto type = static_cast<message_type>(st.bytes[*it + 1] & 3);
                 if (off + header_size(type) > len) continue;
                 if (a.first_segment != off) ++res.missed_true_starts;
                 break;
@@ -212,30 +213,30 @@ MiddleboxResult run_middlebox(std::uint64_t seed, Recovery::Strategy strategy, b
 
 TEST(RdmaTcpRecovery, MiddleboxResegmentationAssumeAligned) {
     for (const bool pass_offset : {true, false}) {
-        const auto res = run_middlebox(60, Recovery::Strategy::assume_aligned, pass_offset);
+        const auto res = run_middlebox(60, recovery::strategy::assume_aligned, pass_offset);
         EXPECT_EQ(res.false_matches, 0u);
         // Only packets that happen to begin at a true segment start can be aligned (and are,
         // unless that header is cut by the packet end).
         EXPECT_LE(res.aligned, res.true_start_packets);
         EXPECT_GT(res.packets - res.aligned, res.packets / 2);  // most of them must be buffered
         if (pass_offset) {
-            EXPECT_GT(res.reasons.at(ReasonCode::misaligned), 0u);   // 3 in 4 cut points are not 4-aligned
+            EXPECT_GT(res.reasons.at(reason_code::misaligned), 0u);  // 3 in 4 cut points are not 4-aligned
         } else {
-            EXPECT_EQ(res.reasons.count(ReasonCode::misaligned), 0u);
+            EXPECT_EQ(res.reasons.count(reason_code::misaligned), 0u);
         }
         // False candidates fall at the first checks: version byte or Connection ID.
-        EXPECT_GT(res.reasons.at(ReasonCode::bad_version), 0u);
-        EXPECT_EQ(res.reasons.count(ReasonCode::crc), 0u) << "nothing got as far as the CRC by chance";
+        EXPECT_GT(res.reasons.at(reason_code::bad_version), 0u);
+        EXPECT_EQ(res.reasons.count(reason_code::crc), 0u) << "nothing got as far as the CRC by chance";
     }
 }
 
 TEST(RdmaTcpRecovery, MiddleboxResegmentationScanWords) {
     for (const bool pass_offset : {true, false}) {
-        const auto res = run_middlebox(61, Recovery::Strategy::scan_words, pass_offset);
+        const auto res = run_middlebox(61, recovery::strategy::scan_words, pass_offset);
         EXPECT_EQ(res.false_matches, 0u);
         EXPECT_EQ(res.missed_true_starts, 0u);
         EXPECT_GT(res.resynchronized, res.packets / 3);
-        EXPECT_GT(res.reasons.at(ReasonCode::bad_version), 1000u);
+        EXPECT_GT(res.reasons.at(reason_code::bad_version), 1000u);
     }
 }
 
@@ -243,112 +244,113 @@ TEST(RdmaTcpRecovery, MiddleboxResegmentationScanWords) {
 // protocol tunnelling one): a packet cut right at the embedded copy passes every check the
 // draft lists. It can only be caught by the message-number plausibility, or it is a false match.
 TEST(RdmaTcpRecovery, EmbeddedSegmentIsAFalseMatchUnlessTheMessageNumberGivesItAway) {
-    const Bytes inner = make_segment(MessageType::send, 900000, seeds_test::text("inner segment payload"));
-    const Bytes outer = make_segment(MessageType::send, 41, inner);
-    const std::size_t inner_at = header_size(MessageType::send);  // payload offset of the outer one
-    const Bytes cut(outer.begin() + static_cast<std::ptrdiff_t>(inner_at), outer.end());
+    const bytes inner = make_segment(message_type::send, 900000, seeds_test::text("inner segment payload"));
+    const bytes outer = make_segment(message_type::send, 41, inner);
+    const std::size_t inner_at = header_size(message_type::send);  // payload offset of the outer one
+    const bytes cut(outer.begin() + static_cast<std::ptrdiff_t>(inner_at), outer.end());
     const std::uint32_t stream_offset = 4096 + static_cast<std::uint32_t>(inner_at);  // 4-aligned: not rejected
 
-    Recovery r(base_config());
+    recovery r(base_config());
     auto a = r.assess(cut.data(), cut.size(), stream_offset);
     ASSERT_EQ(a.candidates.size(), 2u);  // the embedded segment, then the outer CRC as a candidate
-    EXPECT_EQ(a.verdict, Verdict::aligned);
-    EXPECT_EQ(a.candidates[0].reason, ReasonCode::accepted);
+    EXPECT_EQ(a.verdict, verdict::aligned);
+    EXPECT_EQ(a.candidates[0].reason, reason_code::accepted);
     EXPECT_TRUE(a.candidates[0].crc_checked);
-    std::size_t false_matches = a.candidates[0].reason == ReasonCode::accepted ? 1 : 0;  // offset 0 is not a true start
+    std::size_t false_matches =
+        a.candidates[0].reason == reason_code::accepted ? 1 : 0;  // offset 0 is not a true start
     EXPECT_EQ(false_matches, 1u);
-    EXPECT_NE(a.candidates[1].reason, ReasonCode::accepted);  // the outer CRC: 4 bytes, no header fits
+    EXPECT_NE(a.candidates[1].reason, reason_code::accepted);  // the outer CRC: 4 bytes, no header fits
 
-    Recovery::Settings cfg = base_config();
+    recovery::settings cfg = base_config();
     cfg.check_message_number = true;
     cfg.next_message_number = 40;
     cfg.message_window = 16;
-    Recovery checked(cfg);
+    recovery checked(cfg);
     a = checked.assess(cut.data(), cut.size(), stream_offset);
-    EXPECT_EQ(a.verdict, Verdict::buffer);
-    EXPECT_EQ(a.candidates[0].reason, ReasonCode::message_number);
+    EXPECT_EQ(a.verdict, verdict::buffer);
+    EXPECT_EQ(a.candidates[0].reason, reason_code::message_number);
 }
 
 TEST(RdmaTcpRecovery, EmbeddedHeaderWithBadCrcOrRunningPastThePacket) {
-    Bytes inner = make_segment(MessageType::send, 41, Bytes(64, 0x33));
+    bytes inner = make_segment(message_type::send, 41, bytes(64, 0x33));
     inner[inner.size() - 1] ^= 0x55;  // CRC wrong
-    const Bytes outer = make_segment(MessageType::send, 40, inner);
-    const Bytes cut(outer.begin() + 24, outer.end());
-    Recovery r(base_config());
+    const bytes outer = make_segment(message_type::send, 40, inner);
+    const bytes cut(outer.begin() + 24, outer.end());
+    recovery r(base_config());
     auto a = r.assess(cut.data(), cut.size(), 24);
-    EXPECT_EQ(a.verdict, Verdict::buffer);
-    EXPECT_EQ(a.candidates[0].reason, ReasonCode::crc);
+    EXPECT_EQ(a.verdict, verdict::buffer);
+    EXPECT_EQ(a.candidates[0].reason, reason_code::crc);
 
     // Only the embedded header fits in the packet: nothing but the header can be checked.
-    const Bytes head(cut.begin(), cut.begin() + 40);
+    const bytes head(cut.begin(), cut.begin() + 40);
     a = r.assess(head.data(), head.size(), 24);
-    EXPECT_EQ(a.verdict, Verdict::aligned);  // a false match: the header alone cannot tell
+    EXPECT_EQ(a.verdict, verdict::aligned);  // a false match: the header alone cannot tell
     EXPECT_FALSE(a.candidates[0].crc_checked);
     EXPECT_TRUE(a.partial_tail);
     r.config().accept_partial = false;
     a = r.assess(head.data(), head.size(), 24);
-    EXPECT_EQ(a.verdict, Verdict::buffer);
-    EXPECT_EQ(a.candidates[0].reason, ReasonCode::incomplete);
+    EXPECT_EQ(a.verdict, verdict::buffer);
+    EXPECT_EQ(a.candidates[0].reason, reason_code::incomplete);
 }
 
 TEST(RdmaTcpRecovery, EachRejectionReason) {
-    Recovery r(base_config());
-    const Bytes good = make_segment(MessageType::send, 5, Bytes(10, 1));
-    auto reason = [&](const Bytes& b, std::optional<std::uint32_t> off = std::nullopt) {
+    recovery r(base_config());
+    const bytes good = make_segment(message_type::send, 5, bytes(10, 1));
+    auto reason = [&](const bytes& b, std::optional<std::uint32_t> off = std::nullopt) {
         return r.examine(b.data(), b.size(), 0, off).reason;
     };
-    EXPECT_EQ(reason(good), ReasonCode::accepted);
-    EXPECT_EQ(reason(good, 8), ReasonCode::accepted);
-    EXPECT_EQ(reason(good, 2), ReasonCode::misaligned);
-    EXPECT_EQ(reason(Bytes(good.begin(), good.begin() + 23)), ReasonCode::truncated_header);
-    EXPECT_EQ(reason({}), ReasonCode::truncated_header);
-    Bytes b = good;
+    EXPECT_EQ(reason(good), reason_code::accepted);
+    EXPECT_EQ(reason(good, 8), reason_code::accepted);
+    EXPECT_EQ(reason(good, 2), reason_code::misaligned);
+    EXPECT_EQ(reason(bytes(good.begin(), good.begin() + 23)), reason_code::truncated_header);
+    EXPECT_EQ(reason({}), reason_code::truncated_header);
+    bytes b = good;
     b[0] = 2;
-    EXPECT_EQ(reason(b), ReasonCode::bad_version);
+    EXPECT_EQ(reason(b), reason_code::bad_version);
     b = good;
     b[11] ^= 1;
-    EXPECT_EQ(reason(b), ReasonCode::connection_id);
+    EXPECT_EQ(reason(b), reason_code::connection_id);
     b = good;
     b[18] = 1;
-    EXPECT_EQ(reason(b), ReasonCode::reserved_bits);
+    EXPECT_EQ(reason(b), reason_code::reserved_bits);
     r.config().ignore_reserved_bits = true;
-    EXPECT_EQ(reason(b), ReasonCode::crc);  // now the CRC objects to the edit
+    EXPECT_EQ(reason(b), reason_code::crc);  // now the CRC objects to the edit
     r.config().ignore_reserved_bits = false;
     b = good;
     put_be32(b.data() + 20, 4);  // B set with Data Offset 4
-    EXPECT_EQ(reason(b), ReasonCode::inconsistent_header);
+    EXPECT_EQ(reason(b), reason_code::inconsistent_header);
     b = good;
     b[30] ^= 1;
-    EXPECT_EQ(reason(b), ReasonCode::crc);
+    EXPECT_EQ(reason(b), reason_code::crc);
     r.config().check_crc = false;
-    EXPECT_EQ(reason(b), ReasonCode::accepted);
+    EXPECT_EQ(reason(b), reason_code::accepted);
     r.config().check_crc = true;
     // Read responses are checked against our outstanding read requests.
-    const Bytes resp = make_segment(MessageType::read_response, 77, Bytes(8, 2));
+    const bytes resp = make_segment(message_type::read_response, 77, bytes(8, 2));
     r.config().check_message_number = true;
     r.config().read_response_first = 70;
     r.config().read_responses_outstanding = 8;
-    EXPECT_EQ(reason(resp), ReasonCode::accepted);
+    EXPECT_EQ(reason(resp), reason_code::accepted);
     r.config().read_responses_outstanding = 7;
-    EXPECT_EQ(reason(resp), ReasonCode::message_number);
+    EXPECT_EQ(reason(resp), reason_code::message_number);
     r.config().read_response_first = 0xFFFFFFF0u;  // windows wrap around 2^32
     r.config().read_responses_outstanding = 100;
-    EXPECT_EQ(reason(resp), ReasonCode::accepted);
-    for (int i = 0; i < static_cast<int>(Recovery::kReasonCount); ++i)
-        EXPECT_STRNE(Recovery::to_string(static_cast<ReasonCode>(i)), "unknown");
-    for (Verdict v : {Verdict::aligned, Verdict::resynchronized, Verdict::buffer})
-        EXPECT_STRNE(Recovery::to_string(v), "unknown");
+    EXPECT_EQ(reason(resp), reason_code::accepted);
+    for (int i = 0; i < static_cast<int>(recovery::kReasonCount); ++i)
+        EXPECT_STRNE(recovery::to_string(static_cast<reason_code>(i)), "unknown");
+    for (verdict v : {verdict::aligned, verdict::resynchronized, verdict::buffer})
+        EXPECT_STRNE(recovery::to_string(v), "unknown");
 }
 
 // A different connection's segments (another random Connection ID) are never accepted.
 TEST(RdmaTcpRecovery, OtherConnectionsAreRejectedByConnectionId) {
     std::mt19937_64 rng(70);
-    Recovery r(base_config());
+    recovery r(base_config());
     for (int i = 0; i < 500; ++i) {
-        const Bytes s = make_segment(MessageType::send, 1, seeds_test::random_bytes(rng, 100), rng());
+        const bytes s = make_segment(message_type::send, 1, seeds_test::random_bytes(rng, 100), rng());
         const auto a = r.assess(s.data(), s.size(), 0);
-        EXPECT_EQ(a.verdict, Verdict::buffer);
-        EXPECT_EQ(a.candidates[0].reason, ReasonCode::connection_id);
+        EXPECT_EQ(a.verdict, verdict::buffer);
+        EXPECT_EQ(a.candidates[0].reason, reason_code::connection_id);
     }
 }
 

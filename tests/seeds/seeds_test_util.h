@@ -14,22 +14,26 @@
 
 namespace rnic::proto::seeds_test {
 
-using Bytes = std::vector<std::uint8_t>;
+using bytes = std::vector<std::uint8_t>;
 
 // Hex text <-> bytes: the protocol tests' helpers (vectors are written in 32-bit words).
 using rnic::proto::test::hex;
 using rnic::proto::test::to_hex;
 
-inline Bytes zeros(std::size_t n) { return Bytes(n, 0); }
-inline Bytes text(const std::string& s) { return {s.begin(), s.end()}; }
-inline Bytes cat(std::initializer_list<Bytes> parts) {
-    Bytes out;
+inline bytes zeros(std::size_t n) {
+    return bytes(n, 0);
+}
+inline bytes text(const std::string& s) {
+    return {s.begin(), s.end()};
+}
+inline bytes cat(std::initializer_list<bytes> parts) {
+    bytes out;
     for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
     return out;
 }
 
-inline Bytes random_bytes(std::mt19937_64& rng, std::size_t n) {
-    Bytes v(n);
+inline bytes random_bytes(std::mt19937_64& rng, std::size_t n) {
+    bytes v(n);
     for (auto& b : v) b = static_cast<std::uint8_t>(rng());
     return v;
 }
@@ -39,7 +43,7 @@ inline std::size_t uniform(std::mt19937_64& rng, std::size_t lo, std::size_t hi)
 }
 
 // Feeds `stream` to `feed` in random chunk sizes 1..max_chunk (some chunks of size 1).
-inline void feed_in_chunks(const Bytes& stream, std::mt19937_64& rng, std::size_t max_chunk,
+inline void feed_in_chunks(const bytes& stream, std::mt19937_64& rng, std::size_t max_chunk,
                            const std::function<void(const std::uint8_t*, std::size_t)>& feed) {
     std::size_t pos = 0;
     while (pos < stream.size()) {
@@ -50,7 +54,7 @@ inline void feed_in_chunks(const Bytes& stream, std::mt19937_64& rng, std::size_
     }
 }
 
-inline Bytes flipped(Bytes v, std::size_t bit) {
+inline bytes flipped(bytes v, std::size_t bit) {
     v[bit / 8] = static_cast<std::uint8_t>(v[bit / 8] ^ (1u << (bit % 8)));
     return v;
 }

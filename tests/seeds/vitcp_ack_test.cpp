@@ -16,7 +16,7 @@ namespace rnic::proto::vitcp_ack {
 namespace {
 
 namespace term = proto::ddp::term;
-using Bytes = std::vector<std::uint8_t>;
+using bytes = std::vector<std::uint8_t>;
 
 constexpr std::uint8_t kRdmap = 0, kDdp = 1, kLlp = 2;
 
@@ -46,28 +46,29 @@ TEST(ViTcpAck, ViErrorTypeBitsAreTheDraftsAndTheFirstSetBitWins) {
     EXPECT_EQ(remote_error_code(vi_error::descriptor).pack(), 0x0002);
     EXPECT_EQ(remote_error_code(vi_error::transport).pack(), 0x0004);
     for (const vi_error e : {vi_error::none, vi_error::memory_protection, vi_error::descriptor, vi_error::transport}) {
-        EXPECT_EQ(from_remote_error_code(vt::RemoteErrorCode::unpack(remote_error_code(e).pack())), e) << to_string(e);
+        EXPECT_EQ(from_remote_error_code(vt::remote_error_code::unpack(remote_error_code(e).pack())), e)
+            << to_string(e);
     }
-    EXPECT_EQ(from_remote_error_code(vt::RemoteErrorCode::unpack(0x0007)), vi_error::memory_protection);
-    EXPECT_EQ(from_remote_error_code(vt::RemoteErrorCode::unpack(0x0006)), vi_error::descriptor);
+    EXPECT_EQ(from_remote_error_code(vt::remote_error_code::unpack(0x0007)), vi_error::memory_protection);
+    EXPECT_EQ(from_remote_error_code(vt::remote_error_code::unpack(0x0006)), vi_error::descriptor);
     // An IS Error Code alone reports no VI error.
-    EXPECT_EQ(from_remote_error_code(vt::RemoteErrorCode::unpack(0x2A00)), vi_error::none);
+    EXPECT_EQ(from_remote_error_code(vt::remote_error_code::unpack(0x2A00)), vi_error::none);
 }
 
 TEST(ViTcpAck, OnlyMessagesWithTheirOwnNumberAreAcknowledged) {
-    EXPECT_TRUE(acknowledged(vt::SegmentType::send));
-    EXPECT_TRUE(acknowledged(vt::SegmentType::rdma_write));
-    EXPECT_TRUE(acknowledged(vt::SegmentType::read_request));
-    EXPECT_FALSE(acknowledged(vt::SegmentType::read_response));  // carries its request's number
-    EXPECT_FALSE(acknowledged(vt::SegmentType::nop));            // "not a VI message"
-    EXPECT_FALSE(acknowledged(vt::SegmentType::connect_request));
+    EXPECT_TRUE(acknowledged(vt::segment_type::send));
+    EXPECT_TRUE(acknowledged(vt::segment_type::rdma_write));
+    EXPECT_TRUE(acknowledged(vt::segment_type::read_request));
+    EXPECT_FALSE(acknowledged(vt::segment_type::read_response));  // carries its request's number
+    EXPECT_FALSE(acknowledged(vt::segment_type::nop));            // "not a VI message"
+    EXPECT_FALSE(acknowledged(vt::segment_type::connect_request));
 }
 
 TEST(ViTcpAck, AMessageIsAcknowledgedOnlyOnceItHasLanded) {
     acknowledger a;
     EXPECT_FALSE(a.owed(1'000'000));  // nothing received yet
     ack_fields f = a.carry(0);
-    EXPECT_EQ(f.message_ack, 0u);     // §3.2 has no "none yet"; the platform sends 0
+    EXPECT_EQ(f.message_ack, 0u);  // §3.2 has no "none yet"; the platform sends 0
     EXPECT_EQ(f.remote_error.pack(), 0);
     a.placed(500, 1000);
     EXPECT_FALSE(a.owed(999));
@@ -171,14 +172,14 @@ TEST(ViTcpAck, MessageNumbersWrapThroughZero) {
 
 // ---- through the codec, with the per-connection session of vitcp_ddp.h ---------------------------
 
-Bytes send_ulpdu(std::uint32_t msn, std::uint32_t mo, bool last, std::size_t n) {
-    ddp::Header h;
-    h.opcode = ddp::Opcode::send;
+bytes send_ulpdu(std::uint32_t msn, std::uint32_t mo, bool last, std::size_t n) {
+    ddp::header h;
+    h.opcode = ddp::opcode::send;
     h.queue = ddp::kQueueSend;
     h.msn = msn;
     h.mo = mo;
     h.last = last;
-    Bytes out(h.size());
+    bytes out(h.size());
     ddp::encode(h, out.data());
     out.resize(out.size() + n, 0x5A);
     return out;
@@ -188,20 +189,20 @@ TEST(ViTcpAck, ANopCarriesTheFieldsAndTheLastMessageSent) {
     vitcp_map::session s;
     s.crc = true;
     s.tx_next_message = 77;
-    const vt::Segment nop = vitcp_map::make_nop(s, {76, remote_error_code(vi_error::transport)});
-    const Bytes wire = vt::encode(nop);
+    const vt::segment nop = vitcp_map::make_nop(s, {76, remote_error_code(vi_error::transport)});
+    const bytes wire = vt::encode(nop);
     ASSERT_EQ(wire.size(), vt::kSegmentHeaderSize + vt::kTrailerSize);
     std::string why;
     const auto v = vt::parse(wire.data(), wire.size(), true, &why);
     ASSERT_TRUE(v) << why;
-    EXPECT_EQ(v->header.type, vt::SegmentType::nop);
+    EXPECT_EQ(v->header.type, vt::segment_type::nop);
     EXPECT_EQ(v->header.message_number, 76u);  // §3.2 Notes on NOP: the last message sent
     EXPECT_EQ(v->header.message_ack, 76u);
     EXPECT_TRUE(v->header.remote_error.transport_error);
     // The receiver's in-order rules take it and hand nothing to the RDMA engine.
     vitcp_map::session rx;
     rx.crc = true;
-    Bytes ulpdu;
+    bytes ulpdu;
     EXPECT_TRUE(vitcp_map::accept_in_order(rx, *v, ulpdu, &why)) << why;
     EXPECT_TRUE(ulpdu.empty());
 }
@@ -228,17 +229,17 @@ TEST(ViTcpAck, ASendOfThreeSegmentsCompletesOnTheNopThatAcknowledgesItsLastOne) 
     std::uint64_t offset = 0;
     std::vector<std::uint64_t> ends;
     for (std::uint32_t i = 0; i < 3; ++i) {
-        const Bytes u = send_ulpdu(1, i * 100, i == 2, 100);
-        vt::Segment seg;
+        const bytes u = send_ulpdu(1, i * 100, i == 2, 100);
+        vt::segment seg;
         ASSERT_EQ(vitcp_map::to_segment(a, u.data(), u.size(), seg), vitcp_map::refusal::none);
-        const Bytes wire = vt::encode(seg);
+        const bytes wire = vt::encode(seg);
         offset += wire.size();
         a.sent_messages.sent(seg.header.message_number, offset);
         ends.push_back(offset);
         std::string why;
         const auto v = vt::parse(wire.data(), wire.size(), false, &why);
         ASSERT_TRUE(v) << why;
-        Bytes ulpdu;
+        bytes ulpdu;
         ASSERT_TRUE(vitcp_map::accept_in_order(b, *v, ulpdu, &why)) << why;
         if (v->header.eom) b.acks.placed(v->header.message_number, 1000 + i);  // landed with its completion
     }
@@ -246,7 +247,7 @@ TEST(ViTcpAck, ASendOfThreeSegmentsCompletesOnTheNopThatAcknowledgesItsLastOne) 
     // Before the last segment landed, B's NOP acknowledges nothing.
     EXPECT_FALSE(b.acks.owed(1001));
     ASSERT_TRUE(b.acks.owed(1002));
-    const Bytes nop = vt::encode(vitcp_map::make_nop(b, b.acks.carry(1002)));
+    const bytes nop = vt::encode(vitcp_map::make_nop(b, b.acks.carry(1002)));
     std::string why;
     const auto v = vt::parse(nop.data(), nop.size(), false, &why);
     ASSERT_TRUE(v) << why;

@@ -14,12 +14,12 @@
 namespace rnic::proto::vitcp_ce {
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
+using bytes = std::vector<std::uint8_t>;
 
 struct pair_run {
     active a;
     passive p;
-    Bytes request;
+    bytes request;
     pair_run(const proposal& us, std::uint16_t local, std::uint16_t remote, std::uint16_t listen)
         : a(us, local, remote), p(listen) {
         a.connect_request();
@@ -40,14 +40,14 @@ TEST(ViTcpCe, ActiveSendsAConnectRequestWithItsProposal) {
     EXPECT_TRUE(a.tcp_established().empty());  // no TCP open asked for yet
     a.connect_request();
     EXPECT_EQ(a.current(), active::state::connecting);
-    const Bytes req = a.tcp_established();
+    const bytes req = a.tcp_established();
     EXPECT_EQ(a.current(), active::state::pending_accept);
     std::string err;
     const auto seg = vt::decode(req.data(), req.size(), false, &err);
     ASSERT_TRUE(seg) << err;
-    EXPECT_EQ(seg->header.type, vt::SegmentType::connect_request);
+    EXPECT_EQ(seg->header.type, vt::segment_type::connect_request);
     EXPECT_TRUE(seg->crc);  // §3.6: a ConnectRequest has a CRC iff it has the CRC option
-    const vt::CeHeader& ce = *seg->ce;
+    const vt::ce_header& ce = *seg->ce;
     EXPECT_TRUE(ce.attributes.reliable_reception);
     EXPECT_FALSE(ce.attributes.reliable_delivery);
     EXPECT_TRUE(ce.attributes.rdma_write_enable && ce.attributes.rdma_read_enable);
@@ -55,8 +55,8 @@ TEST(ViTcpCe, ActiveSendsAConnectRequestWithItsProposal) {
     EXPECT_EQ(ce.rdma_read_window, 8u);
     EXPECT_TRUE(ce.has_option(vt::kOptionCrc));
     EXPECT_TRUE(ce.has_option(vt::kOptionUrgentMarker));
-    EXPECT_EQ(ce.called_discriminator, (Bytes{0x13, 0x88}));   // port 5000
-    EXPECT_EQ(ce.calling_discriminator, (Bytes{0x9C, 0x40}));  // port 40000
+    EXPECT_EQ(ce.called_discriminator, (bytes{0x13, 0x88}));   // port 5000
+    EXPECT_EQ(ce.calling_discriminator, (bytes{0x9C, 0x40}));  // port 40000
     // Byte 1: EOM | type 5; bytes 24-25: Calling Attributes bit 2 (RR), 3, 4 = 0x001C.
     EXPECT_EQ(req[1], 0x85);
     EXPECT_EQ(get_be16(req.data() + 24), 0x001C);
@@ -77,7 +77,7 @@ TEST(ViTcpCe, AcceptNegotiatesTheLesserValuesAndTheCommonOptions) {
     pas.rdma_read_window = 4;
     pas.crc = true;
     pas.urgent_marker = true;
-    const Bytes acc = r.p.accept(pas);
+    const bytes acc = r.p.accept(pas);
     ASSERT_FALSE(acc.empty());
     EXPECT_EQ(r.p.current(), passive::state::connected);
     EXPECT_EQ(r.p.agreed().mtu, 32768u);
@@ -104,7 +104,7 @@ TEST(ViTcpCe, CrcOnlyWhenBothEndsAskForIt) {
         pas.crc = (mask & 2) != 0;
         pair_run r(act, 1, 2, 2);
         ASSERT_EQ(r.p.on_bytes(r.request.data(), r.request.size()), passive::result::request);
-        const Bytes acc = r.p.accept(pas);
+        const bytes acc = r.p.accept(pas);
         ASSERT_EQ(r.a.on_bytes(acc.data(), acc.size()), active::result::connected) << r.a.why();
         EXPECT_EQ(r.a.agreed().crc, mask == 3) << mask;
         EXPECT_EQ(r.p.agreed().crc, mask == 3) << mask;
@@ -116,7 +116,7 @@ TEST(ViTcpCe, CrcOnlyWhenBothEndsAskForIt) {
 TEST(ViTcpCe, TheAnswerMayArriveInPiecesAndDataMayFollowIt) {
     pair_run r(proposal{}, 1, 2, 2);
     ASSERT_EQ(r.p.on_bytes(r.request.data(), r.request.size()), passive::result::request);
-    Bytes acc = r.p.accept(proposal{});
+    bytes acc = r.p.accept(proposal{});
     const std::size_t ce_len = acc.size();
     acc.insert(acc.end(), {1, 2, 3, 4, 5});  // the passive side's first data segment, behind it
     for (std::size_t n : {std::size_t{0}, std::size_t{3}, std::size_t{24}, ce_len - 1}) {
@@ -132,12 +132,12 @@ TEST(ViTcpCe, ReliabilityMismatchIsRejectedWithItsReason) {
     pas.level = reliability::reliable_reception;
     pair_run r(act, 1, 2, 2);
     ASSERT_EQ(r.p.on_bytes(r.request.data(), r.request.size()), passive::result::request);
-    const Bytes rej = r.p.accept(pas);
+    const bytes rej = r.p.accept(pas);
     EXPECT_EQ(r.p.current(), passive::state::disconnected);
     EXPECT_EQ(r.p.reason(), refusal::reliability_mismatch);
     EXPECT_NE(r.p.why().find("unreliable delivery"), std::string::npos) << r.p.why();
     EXPECT_EQ(rej.size(), vt::kSegmentHeaderSize);  // no CRC asked: no trailer
-    EXPECT_EQ(rej[1], 0x87);                         // EOM | ConnectReject
+    EXPECT_EQ(rej[1], 0x87);                        // EOM | ConnectReject
     ASSERT_EQ(r.a.on_bytes(rej.data(), rej.size()), active::result::rejected);
     EXPECT_EQ(r.a.reason(), refusal::reliability_mismatch);
     EXPECT_EQ(r.a.current(), active::state::disconnected);
@@ -148,7 +148,7 @@ TEST(ViTcpCe, PeerToPeerBitsMustMatch) {
     act.peer_to_peer = true;
     pair_run r(act, 1, 2, 2);
     ASSERT_EQ(r.p.on_bytes(r.request.data(), r.request.size()), passive::result::request);
-    const Bytes rej = r.p.accept(pas);
+    const bytes rej = r.p.accept(pas);
     ASSERT_EQ(r.a.on_bytes(rej.data(), rej.size()), active::result::rejected);
     EXPECT_EQ(r.a.reason(), refusal::peer_to_peer_mismatch);
 }
@@ -158,7 +158,7 @@ TEST(ViTcpCe, ConsumerRejectCarriesACrcWhenTheRequestAskedForOne) {
     act.crc = true;
     pair_run r(act, 1, 2, 2);
     ASSERT_EQ(r.p.on_bytes(r.request.data(), r.request.size()), passive::result::request);
-    const Bytes rej = r.p.reject();
+    const bytes rej = r.p.reject();
     EXPECT_EQ(rej.size(), vt::kSegmentHeaderSize + vt::kTrailerSize);  // §3.6: length 28 says so
     ASSERT_EQ(r.a.on_bytes(rej.data(), rej.size()), active::result::rejected);
     EXPECT_EQ(r.a.reason(), refusal::consumer_rejected);
@@ -171,7 +171,7 @@ TEST(ViTcpCe, UnknownDiscriminatorGetsConnectNoMatch) {
     EXPECT_FALSE(r.p.discriminator_matches());
     EXPECT_EQ(r.p.current(), passive::state::matching);
     EXPECT_TRUE(r.p.accept(proposal{}).empty());  // not in Pending Accept
-    const Bytes nm = r.p.no_match();
+    const bytes nm = r.p.no_match();
     EXPECT_EQ(r.p.current(), passive::state::disconnected);
     ASSERT_EQ(r.a.on_bytes(nm.data(), nm.size()), active::result::no_match);
     EXPECT_NE(r.a.why().find("7777"), std::string::npos);
@@ -186,7 +186,7 @@ TEST(ViTcpCe, BadAnswersAreProtocolErrorsNamingWhat) {
 
     pair_run r2(proposal{}, 1, 2, 2);
     ASSERT_EQ(r2.p.on_bytes(r2.request.data(), r2.request.size()), passive::result::request);
-    Bytes acc = r2.p.accept(proposal{});
+    bytes acc = r2.p.accept(proposal{});
     acc[0] = 2;  // Version
     EXPECT_EQ(r2.a.on_bytes(acc.data(), acc.size()), active::result::protocol_error);
     EXPECT_NE(r2.a.why().find("Version"), std::string::npos) << r2.a.why();
@@ -194,14 +194,14 @@ TEST(ViTcpCe, BadAnswersAreProtocolErrorsNamingWhat) {
     // An Accept raising the RDMA Read Window above the proposal (offset 24+4+4+64 = 96).
     pair_run r3(proposal{}, 1, 2, 2);
     ASSERT_EQ(r3.p.on_bytes(r3.request.data(), r3.request.size()), passive::result::request);
-    Bytes acc3 = r3.p.accept(proposal{});
+    bytes acc3 = r3.p.accept(proposal{});
     put_be16(acc3.data() + 96, 0x4000);
     EXPECT_EQ(r3.a.on_bytes(acc3.data(), acc3.size()), active::result::protocol_error);
     EXPECT_NE(r3.a.why().find("RDMA Read Window"), std::string::npos) << r3.a.why();
 
     // A Segment Length below the header: judged once 24 bytes are in, never waits forever.
     pair_run r4(proposal{}, 1, 2, 2);
-    Bytes tiny(24, 0);
+    bytes tiny(24, 0);
     tiny[0] = 1;
     tiny[1] = 0x86;
     put_be16(tiny.data() + 2, 8);
@@ -215,7 +215,7 @@ TEST(ViTcpCe, PassiveRefusesWhatIsNotAValidConnectRequest) {
     proposal us;
     active a(us, 1, 2);
     a.connect_request();
-    Bytes req = a.tcp_established();
+    bytes req = a.tcp_established();
     req[25] |= 0x03;  // two reliability levels in the Calling Attributes (UR and RD)
     EXPECT_EQ(p.on_bytes(req.data(), req.size()), passive::result::invalid);
     EXPECT_EQ(p.reason(), refusal::bad_request);
@@ -223,9 +223,9 @@ TEST(ViTcpCe, PassiveRefusesWhatIsNotAValidConnectRequest) {
 
     passive p2(2);
     p2.tcp_accepted();
-    const Bytes nop = vt::encode([] {
-        vt::Segment s;
-        s.header.type = vt::SegmentType::nop;
+    const bytes nop = vt::encode([] {
+        vt::segment s;
+        s.header.type = vt::segment_type::nop;
         return s;
     }());
     EXPECT_EQ(p2.on_bytes(nop.data(), nop.size()), passive::result::invalid);
@@ -235,7 +235,7 @@ TEST(ViTcpCe, PassiveRefusesWhatIsNotAValidConnectRequest) {
 
 // The ConnectReject that answers an invalid ConnectRequest names why, and the active side reads
 // the reason back from its IS Error Code (§3.2).
-refusal refusal_seen_by_active(const Bytes& request, passive::result* got, std::string* why) {
+refusal refusal_seen_by_active(const bytes& request, passive::result* got, std::string* why) {
     active a(proposal{}, 1, 2);
     a.connect_request();
     (void)a.tcp_established(request);
@@ -243,13 +243,13 @@ refusal refusal_seen_by_active(const Bytes& request, passive::result* got, std::
     p.tcp_accepted();
     *got = p.on_bytes(request.data(), request.size());
     *why = p.why();
-    const Bytes answer = p.refuse();
+    const bytes answer = p.refuse();
     EXPECT_TRUE(p.refuse().empty()) << "answered once";
     std::string detail;
     const auto v = vt::parse(answer.data(), answer.size(), false, &detail);
     EXPECT_TRUE(v) << detail;
     if (!v) return refusal::none;
-    EXPECT_EQ(v->header.type, vt::SegmentType::connect_reject);
+    EXPECT_EQ(v->header.type, vt::segment_type::connect_reject);
     EXPECT_EQ(v->header.version, vt::kVersion);
     EXPECT_EQ(a.on_bytes(answer.data(), answer.size()), active::result::rejected);
     EXPECT_EQ(a.reason(), p.reason());
@@ -257,10 +257,10 @@ refusal refusal_seen_by_active(const Bytes& request, passive::result* got, std::
     return a.reason();
 }
 
-vt::Segment good_request() {
-    vt::Segment s;
-    s.header.type = vt::SegmentType::connect_request;
-    vt::LocalParameters local;
+vt::segment good_request() {
+    vt::segment s;
+    s.header.type = vt::segment_type::connect_request;
+    vt::local_parameters local;
     local.mtu = 4096;
     local.rdma_read_window = 4;
     s.ce = vt::make_request(local, port_discriminator(1), port_discriminator(2));
@@ -271,30 +271,30 @@ TEST(ViTcpCe, AnInvalidConnectRequestIsRefusedWithItsReason) {
     passive::result got{};
     std::string why;
     // §3.2 Version: this end speaks version 1.
-    vt::Segment v2 = good_request();
+    vt::segment v2 = good_request();
     v2.header.version = 2;
     EXPECT_EQ(refusal_seen_by_active(vt::encode(v2), &got, &why), refusal::unsupported_version);
     EXPECT_EQ(got, passive::result::invalid);
     EXPECT_NE(why.find("Version 2"), std::string::npos) << why;
     // §3.3: the CRC option has "Length = 4"; one of 8 is malformed.
-    vt::Segment bad = good_request();
+    vt::segment bad = good_request();
     bad.ce->options.push_back({vt::kOptionCrc, {0, 0, 0, 0}});
     bad.crc = true;
-    Bytes encoded = vt::encode(bad);
+    bytes encoded = vt::encode(bad);
     ASSERT_FALSE(encoded.empty());
     EXPECT_EQ(refusal_seen_by_active(encoded, &got, &why), refusal::bad_option);
     EXPECT_NE(why.find("option"), std::string::npos) << why;
     // Anything else wrong: the generic reason.
-    vt::Segment two_levels = good_request();
+    vt::segment two_levels = good_request();
     two_levels.ce->attributes.unreliable = true;
     EXPECT_EQ(refusal_seen_by_active(vt::encode(two_levels), &got, &why), refusal::bad_request);
 }
 
 TEST(ViTcpCe, AnUnknownOptionIsIgnoredAndTheConnectionIsAccepted) {
     // §3.3: "A receiver MUST ignore any unsupported or unknown options."
-    vt::Segment s = good_request();
+    vt::segment s = good_request();
     s.ce->options.insert(s.ce->options.begin(), {0x4242, {0xde, 0xad, 0xbe, 0xef}});
-    const Bytes request = vt::encode(s);
+    const bytes request = vt::encode(s);
     ASSERT_FALSE(request.empty());
     proposal us;
     us.level = reliability::reliable_delivery;
@@ -305,7 +305,7 @@ TEST(ViTcpCe, AnUnknownOptionIsIgnoredAndTheConnectionIsAccepted) {
     p.tcp_accepted();
     ASSERT_EQ(p.on_bytes(request.data(), request.size()), passive::result::request);
     ASSERT_TRUE(p.discriminator_matches());
-    const Bytes accept = p.accept(us);
+    const bytes accept = p.accept(us);
     ASSERT_EQ(p.current(), passive::state::connected);
     ASSERT_EQ(a.on_bytes(accept.data(), accept.size()), active::result::connected) << a.why();
     EXPECT_EQ(a.agreed().rdma_read_window, 4u);
@@ -314,7 +314,7 @@ TEST(ViTcpCe, AnUnknownOptionIsIgnoredAndTheConnectionIsAccepted) {
 }
 
 TEST(ViTcpCe, AnAcceptCannotFitARequestThatDidNotDecode) {
-    vt::Segment v2 = good_request();
+    vt::segment v2 = good_request();
     v2.header.version = 2;
     active a(proposal{}, 1, 2);
     a.connect_request();
@@ -323,9 +323,9 @@ TEST(ViTcpCe, AnAcceptCannotFitARequestThatDidNotDecode) {
     // did not decode, so nothing was proposed that it could fit.
     passive p(2);
     p.tcp_accepted();
-    const Bytes good = vt::encode(good_request());
+    const bytes good = vt::encode(good_request());
     ASSERT_EQ(p.on_bytes(good.data(), good.size()), passive::result::request);
-    const Bytes accept = p.accept(proposal{});
+    const bytes accept = p.accept(proposal{});
     EXPECT_EQ(a.on_bytes(accept.data(), accept.size()), active::result::protocol_error);
 }
 
@@ -359,9 +359,9 @@ TEST(ViTcpCe, RandomAndDamagedAnswersNeverCrash) {
     std::mt19937_64 rng(20261126);
     pair_run good(proposal{}, 1, 2, 2);
     ASSERT_EQ(good.p.on_bytes(good.request.data(), good.request.size()), passive::result::request);
-    const Bytes accept = good.p.accept(proposal{});
+    const bytes accept = good.p.accept(proposal{});
     for (int i = 0; i < 3000; ++i) {
-        Bytes junk;
+        bytes junk;
         if (i % 2 == 0) {
             junk.resize(rng() % 300);
             for (auto& b : junk) b = static_cast<std::uint8_t>(rng());

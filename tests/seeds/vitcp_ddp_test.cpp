@@ -16,24 +16,24 @@
 namespace rnic::proto::vitcp_map {
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
+using bytes = std::vector<std::uint8_t>;
 
-Bytes payload_of(std::size_t n, std::uint8_t seed) {
-    Bytes b(n);
+bytes payload_of(std::size_t n, std::uint8_t seed) {
+    bytes b(n);
     for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<std::uint8_t>(seed + 7 * i);
     return b;
 }
 
-Bytes ddp_segment(const ddp::Header& h, const Bytes& payload) {
-    Bytes out(h.size());
+bytes ddp_segment(const ddp::header& h, const bytes& payload) {
+    bytes out(h.size());
     ddp::encode(h, out.data());
     out.insert(out.end(), payload.begin(), payload.end());
     return out;
 }
 
-Bytes send_ulpdu(std::uint32_t msn, std::uint32_t mo, bool last, const Bytes& payload) {
-    ddp::Header h;
-    h.opcode = ddp::Opcode::send;
+bytes send_ulpdu(std::uint32_t msn, std::uint32_t mo, bool last, const bytes& payload) {
+    ddp::header h;
+    h.opcode = ddp::opcode::send;
     h.queue = ddp::kQueueSend;
     h.msn = msn;
     h.mo = mo;
@@ -41,8 +41,8 @@ Bytes send_ulpdu(std::uint32_t msn, std::uint32_t mo, bool last, const Bytes& pa
     return ddp_segment(h, payload);
 }
 
-Bytes tagged_ulpdu(ddp::Opcode op, std::uint32_t stag, std::uint64_t to, bool last, const Bytes& payload) {
-    ddp::Header h;
+bytes tagged_ulpdu(ddp::opcode op, std::uint32_t stag, std::uint64_t to, bool last, const bytes& payload) {
+    ddp::header h;
     h.tagged = true;
     h.opcode = op;
     h.stag = stag;
@@ -51,42 +51,42 @@ Bytes tagged_ulpdu(ddp::Opcode op, std::uint32_t stag, std::uint64_t to, bool la
     return ddp_segment(h, payload);
 }
 
-Bytes read_request_ulpdu(std::uint32_t msn, std::uint32_t sink_stag, std::uint64_t sink_to, std::uint32_t size,
+bytes read_request_ulpdu(std::uint32_t msn, std::uint32_t sink_stag, std::uint64_t sink_to, std::uint32_t size,
                          std::uint32_t src_stag, std::uint64_t src_to) {
-    ddp::Header h;
-    h.opcode = ddp::Opcode::read_request;
+    ddp::header h;
+    h.opcode = ddp::opcode::read_request;
     h.queue = ddp::kQueueReadRequest;
     h.msn = msn;
-    Bytes out(h.size() + ddp::kReadRequestSize);
+    bytes out(h.size() + ddp::kReadRequestSize);
     ddp::encode(h, out.data());
-    ddp::encode(ddp::ReadRequest{sink_stag, sink_to, size, src_stag, src_to}, out.data() + h.size());
+    ddp::encode(ddp::read_request{sink_stag, sink_to, size, src_stag, src_to}, out.data() + h.size());
     return out;
 }
 
 // One end's transmit state and the other end's receive state, wired through the codec.
 struct link {
     session tx, rx;
-    Bytes wire;
+    bytes wire;
     std::string why;
     explicit link(bool crc = false, std::uint32_t first = 1000) {
         tx.crc = rx.crc = crc;
         tx.tx_next_message = first;
     }
     // Sends one ULPDU; returns the segment (checked by the codec) or nothing on refusal.
-    std::optional<vt::Segment> send(const Bytes& ulpdu) {
-        vt::Segment s;
+    std::optional<vt::segment> send(const bytes& ulpdu) {
+        vt::segment s;
         if (to_segment(tx, ulpdu.data(), ulpdu.size(), s) != refusal::none) return std::nullopt;
         wire = vt::encode(s);
         EXPECT_EQ(wire.size(), wire_length(ulpdu.data(), ulpdu.size(), tx.crc));
         return s;
     }
     // Receives the last sent segment in order; the rebuilt ULPDU.
-    std::optional<Bytes> receive() {
+    std::optional<bytes> receive() {
         std::string err;
         const auto v = vt::parse(wire.data(), wire.size(), rx.crc, &err);
         EXPECT_TRUE(v) << err;
         if (!v) return std::nullopt;
-        Bytes ulpdu;
+        bytes ulpdu;
         if (!accept_in_order(rx, *v, ulpdu, &why)) return std::nullopt;
         return ulpdu;
     }
@@ -95,10 +95,10 @@ struct link {
 TEST(ViTcpMap, SendOfThreeSegmentsIsOneMessageAndComesBackTheSame) {
     link l;
     for (std::uint32_t i = 0; i < 3; ++i) {
-        const Bytes u = send_ulpdu(1, 1000 * i, i == 2, payload_of(1000, static_cast<std::uint8_t>(i)));
+        const bytes u = send_ulpdu(1, 1000 * i, i == 2, payload_of(1000, static_cast<std::uint8_t>(i)));
         const auto s = l.send(u);
         ASSERT_TRUE(s);
-        EXPECT_EQ(s->header.type, vt::SegmentType::send);
+        EXPECT_EQ(s->header.type, vt::segment_type::send);
         EXPECT_EQ(s->header.message_number, 1000u);  // every segment of a message carries its number
         EXPECT_EQ(s->header.data_offset, 1000 * i);
         EXPECT_EQ(s->header.eom, i == 2);
@@ -108,17 +108,17 @@ TEST(ViTcpMap, SendOfThreeSegmentsIsOneMessageAndComesBackTheSame) {
         EXPECT_EQ(*back, u);  // MSN 1: the first Send message
     }
     // The next Send is message 1001 and MSN 2.
-    const Bytes u2 = send_ulpdu(2, 0, true, payload_of(10, 9));
+    const bytes u2 = send_ulpdu(2, 0, true, payload_of(10, 9));
     ASSERT_EQ(l.send(u2)->header.message_number, 1001u);
     EXPECT_EQ(*l.receive(), u2);
 }
 
 TEST(ViTcpMap, WriteCarriesTheRdmaHeaderAndPlacesWhereTheDdpSegmentDid) {
     link l(true);
-    const Bytes u = tagged_ulpdu(ddp::Opcode::rdma_write, 0x1234, 0x1'0000'0042ull, false, payload_of(700, 3));
+    const bytes u = tagged_ulpdu(ddp::opcode::rdma_write, 0x1234, 0x1'0000'0042ull, false, payload_of(700, 3));
     const auto s = l.send(u);
     ASSERT_TRUE(s);
-    EXPECT_EQ(s->header.type, vt::SegmentType::rdma_write);
+    EXPECT_EQ(s->header.type, vt::segment_type::rdma_write);
     ASSERT_TRUE(s->rdma);
     EXPECT_EQ(s->rdma->address, 0x1'0000'0042ull);
     EXPECT_EQ(s->rdma->memory_handle, 0x1234u);
@@ -128,17 +128,17 @@ TEST(ViTcpMap, WriteCarriesTheRdmaHeaderAndPlacesWhereTheDdpSegmentDid) {
     const auto back = l.receive();
     ASSERT_TRUE(back) << l.why;
     // Rebuilt with L set (the VI message ends here); all else as sent.
-    Bytes expected = u;
+    bytes expected = u;
     expected[0] |= 0x40;
     EXPECT_EQ(*back, expected);
 }
 
 TEST(ViTcpMap, ReadRequestAndInterleavedResponsesRoundTrip) {
     link req(false, 500), resp(false, 9000);  // requester -> responder, responder -> requester
-    const Bytes rr = read_request_ulpdu(1, 0x77, 0x5000, 3000, 0x99, 0x8000'0000ull);
+    const bytes rr = read_request_ulpdu(1, 0x77, 0x5000, 3000, 0x99, 0x8000'0000ull);
     const auto s = req.send(rr);
     ASSERT_TRUE(s);
-    EXPECT_EQ(s->header.type, vt::SegmentType::read_request);
+    EXPECT_EQ(s->header.type, vt::segment_type::read_request);
     EXPECT_EQ(s->rdma->address, 0x8000'0000ull);  // the source: what the peer reads
     EXPECT_EQ(s->rdma->memory_handle, 0x99u);
     EXPECT_EQ(s->rdma->length, 3000u);
@@ -160,29 +160,29 @@ TEST(ViTcpMap, ReadRequestAndInterleavedResponsesRoundTrip) {
     // in between (§2.2.2.2.3: Read Responses may interleave with any other message).
     resp.tx.rx_read_requests = req.rx.rx_read_requests;
     resp.rx.tx_read_requests = req.tx.tx_read_requests;
-    const Bytes r1 = tagged_ulpdu(ddp::Opcode::read_response, 0, 0, false, payload_of(1500, 1));
-    const Bytes send_a = send_ulpdu(1, 0, false, payload_of(100, 2));
-    const Bytes r2 = tagged_ulpdu(ddp::Opcode::read_response, 0, 1500, true, payload_of(1500, 3));
-    const Bytes send_b = send_ulpdu(1, 100, true, payload_of(50, 4));
+    const bytes r1 = tagged_ulpdu(ddp::opcode::read_response, 0, 0, false, payload_of(1500, 1));
+    const bytes send_a = send_ulpdu(1, 0, false, payload_of(100, 2));
+    const bytes r2 = tagged_ulpdu(ddp::opcode::read_response, 0, 1500, true, payload_of(1500, 3));
+    const bytes send_b = send_ulpdu(1, 100, true, payload_of(50, 4));
     const auto s1 = resp.send(send_a);
     ASSERT_TRUE(s1);
     ASSERT_TRUE(resp.receive()) << resp.why;
     const auto s2 = resp.send(r1);
     ASSERT_TRUE(s2);
-    EXPECT_EQ(s2->header.type, vt::SegmentType::read_response);
+    EXPECT_EQ(s2->header.type, vt::segment_type::read_response);
     EXPECT_EQ(s2->header.message_number, 500u);  // §3.2: the Request's number
     EXPECT_EQ(s2->header.data_offset, 0u);
     EXPECT_FALSE(s2->rdma);
     const auto b1 = resp.receive();
     ASSERT_TRUE(b1) << resp.why;
-    EXPECT_EQ(*b1, tagged_ulpdu(ddp::Opcode::read_response, 0x77, 0x5000, false, payload_of(1500, 1)));
+    EXPECT_EQ(*b1, tagged_ulpdu(ddp::opcode::read_response, 0x77, 0x5000, false, payload_of(1500, 1)));
     const auto s3 = resp.send(r2);
     ASSERT_TRUE(s3);
     EXPECT_EQ(s3->header.data_offset, 1500u);
     EXPECT_TRUE(s3->header.eom);
     const auto b2 = resp.receive();
     ASSERT_TRUE(b2) << resp.why;
-    EXPECT_EQ(*b2, tagged_ulpdu(ddp::Opcode::read_response, 0x77, 0x5000 + 1500, true, payload_of(1500, 3)));
+    EXPECT_EQ(*b2, tagged_ulpdu(ddp::opcode::read_response, 0x77, 0x5000 + 1500, true, payload_of(1500, 3)));
     EXPECT_TRUE(resp.rx.tx_read_requests.empty());  // answered
     EXPECT_TRUE(resp.tx.rx_read_requests.empty());
     ASSERT_TRUE(resp.send(send_b));
@@ -194,16 +194,16 @@ TEST(ViTcpMap, ReadRequestAndInterleavedResponsesRoundTrip) {
 // RDMA engine the Immediate Data message again, numbered on the Send queue.
 TEST(ViTcpMap, ImmediateDataRidesAZeroLengthRdmaWriteWithImmediateDataValid) {
     link l(true);
-    ddp::Header h;
-    h.opcode = ddp::Opcode::immediate;
+    ddp::header h;
+    h.opcode = ddp::opcode::immediate;
     h.queue = ddp::kQueueSend;
     h.msn = 1;
-    Bytes imm(ddp::kImmediateDataSize);
+    bytes imm(ddp::kImmediateDataSize);
     ddp::encode_immediate(0x12345678, imm.data());
-    const Bytes u = ddp_segment(h, imm);
+    const bytes u = ddp_segment(h, imm);
     const auto s = l.send(u);
     ASSERT_TRUE(s);
-    EXPECT_EQ(s->header.type, vt::SegmentType::rdma_write);
+    EXPECT_EQ(s->header.type, vt::segment_type::rdma_write);
     EXPECT_TRUE(s->header.immediate_valid);
     EXPECT_EQ(s->header.immediate_data, 0x12345678u);
     EXPECT_TRUE(s->payload.empty());
@@ -211,14 +211,14 @@ TEST(ViTcpMap, ImmediateDataRidesAZeroLengthRdmaWriteWithImmediateDataValid) {
     std::string err;
     const auto v = vt::parse(l.wire.data(), l.wire.size(), true, &err);
     ASSERT_TRUE(v) << err;
-    Bytes write, immediate;
+    bytes write, immediate;
     ASSERT_TRUE(accept_in_order(l.rx, *v, write, &l.why, &immediate)) << l.why;
     EXPECT_TRUE(write.empty());  // zero length: nothing to place
     EXPECT_EQ(immediate, u);
     // A 64-bit value has no VI form.
     ddp::encode_immediate(0x1'0000'0000ull, imm.data());
-    vt::Segment out;
-    const Bytes big = ddp_segment(h, imm);
+    vt::segment out;
+    const bytes big = ddp_segment(h, imm);
     EXPECT_EQ(to_segment(l.tx, big.data(), big.size(), out), refusal::unsupported);
     // Without a place for it, the Immediate Data is refused, never dropped (§3.2 "must be delivered").
     session fresh;
@@ -227,64 +227,64 @@ TEST(ViTcpMap, ImmediateDataRidesAZeroLengthRdmaWriteWithImmediateDataValid) {
     EXPECT_NE(l.why.find("Immediate Data nobody takes"), std::string::npos) << l.why;
 }
 
-vt::SegmentView view_of(const Bytes& wire, bool crc = false) {
+vt::segment_view view_of(const bytes& wire, bool crc = false) {
     std::string err;
     const auto v = vt::parse(wire.data(), wire.size(), crc, &err);
     EXPECT_TRUE(v) << err;
     return *v;
 }
 
-Bytes seg_bytes(vt::SegmentType t, std::uint32_t number, std::uint32_t offset, bool eom, std::size_t payload = 10) {
-    vt::Segment s;
+bytes seg_bytes(vt::segment_type t, std::uint32_t number, std::uint32_t offset, bool eom, std::size_t payload = 10) {
+    vt::segment s;
     s.header.type = t;
     s.header.message_number = number;
     s.header.data_offset = offset;
     s.header.eom = eom;
-    if (vt::has_rdma_header(t)) s.rdma = vt::RdmaHeader{0x1000, 5, static_cast<std::uint32_t>(payload)};
+    if (vt::has_rdma_header(t)) s.rdma = vt::rdma_header{0x1000, 5, static_cast<std::uint32_t>(payload)};
     if (vt::has_payload(t)) s.payload = payload_of(payload, 1);
     return vt::encode(s);
 }
 
 TEST(ViTcpMap, InOrderRulesRefuseWhatTheDraftForbids) {
-    Bytes u;
+    bytes u;
     std::string why;
     {
         session s;  // a second message starts while a Send is open (§2.2.2.2.3)
-        ASSERT_TRUE(accept_in_order(s, view_of(seg_bytes(vt::SegmentType::send, 7, 0, false)), u, &why));
-        EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::SegmentType::rdma_write, 8, 0, true)), u, &why));
+        ASSERT_TRUE(accept_in_order(s, view_of(seg_bytes(vt::segment_type::send, 7, 0, false)), u, &why));
+        EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::segment_type::rdma_write, 8, 0, true)), u, &why));
         EXPECT_NE(why.find("before message 7 ended"), std::string::npos) << why;
     }
     {
         session s;  // a gap in the Data Offsets
-        ASSERT_TRUE(accept_in_order(s, view_of(seg_bytes(vt::SegmentType::send, 7, 0, false)), u, &why));
-        EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::SegmentType::send, 7, 20, true)), u, &why));
+        ASSERT_TRUE(accept_in_order(s, view_of(seg_bytes(vt::segment_type::send, 7, 0, false)), u, &why));
+        EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::segment_type::send, 7, 20, true)), u, &why));
         EXPECT_NE(why.find("Data Offset 20, expected 10"), std::string::npos) << why;
     }
     {
         session s;  // a skipped message number
-        ASSERT_TRUE(accept_in_order(s, view_of(seg_bytes(vt::SegmentType::send, 7, 0, true)), u, &why));
-        EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::SegmentType::send, 9, 0, true)), u, &why));
+        ASSERT_TRUE(accept_in_order(s, view_of(seg_bytes(vt::segment_type::send, 7, 0, true)), u, &why));
+        EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::segment_type::send, 9, 0, true)), u, &why));
         EXPECT_NE(why.find("expected message number 8"), std::string::npos) << why;
     }
     {
         session s;  // a first segment with a non-zero Data Offset
-        EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::SegmentType::send, 7, 5, true)), u, &why));
+        EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::segment_type::send, 7, 5, true)), u, &why));
     }
     {
         session s;  // a Read Response nobody asked for
-        EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::SegmentType::read_response, 7, 0, true)), u, &why));
+        EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::segment_type::read_response, 7, 0, true)), u, &why));
         EXPECT_NE(why.find("outstanding"), std::string::npos) << why;
     }
     {
         session s;  // a CE segment after establishment
-        vt::Segment ce;
-        ce.header.type = vt::SegmentType::connect_reject;
+        vt::segment ce;
+        ce.header.type = vt::segment_type::connect_reject;
         EXPECT_FALSE(accept_in_order(s, view_of(vt::encode(ce)), u, &why));
     }
     {
         session s;  // NOP: carries nothing, changes no sequence
-        vt::Segment nop;
-        nop.header.type = vt::SegmentType::nop;
+        vt::segment nop;
+        nop.header.type = vt::segment_type::nop;
         nop.header.message_number = 12345;
         ASSERT_TRUE(accept_in_order(s, view_of(vt::encode(nop)), u, &why));
         EXPECT_TRUE(u.empty());
@@ -295,57 +295,57 @@ TEST(ViTcpMap, InOrderRulesRefuseWhatTheDraftForbids) {
 TEST(ViTcpMap, ReadRequestsBeyondTheNegotiatedWindowAreAnError) {
     session s;
     s.read_window = 2;
-    Bytes u;
+    bytes u;
     std::string why;
     for (std::uint32_t n = 0; n < 2; ++n) {
-        ASSERT_TRUE(accept_in_order(s, view_of(seg_bytes(vt::SegmentType::read_request, n, 0, true, 0)), u, &why))
+        ASSERT_TRUE(accept_in_order(s, view_of(seg_bytes(vt::segment_type::read_request, n, 0, true, 0)), u, &why))
             << why;
     }
-    EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::SegmentType::read_request, 2, 0, true, 0)), u, &why));
+    EXPECT_FALSE(accept_in_order(s, view_of(seg_bytes(vt::segment_type::read_request, 2, 0, true, 0)), u, &why));
     EXPECT_NE(why.find("RDMA Read Window of 2"), std::string::npos) << why;
     // Answering one frees a place.
     session again;
     again.read_window = 1;
-    ASSERT_TRUE(accept_in_order(again, view_of(seg_bytes(vt::SegmentType::read_request, 0, 0, true, 0)), u, &why));
-    vt::Segment out;
-    const Bytes r = tagged_ulpdu(ddp::Opcode::read_response, 0, 0, true, payload_of(8, 0));
+    ASSERT_TRUE(accept_in_order(again, view_of(seg_bytes(vt::segment_type::read_request, 0, 0, true, 0)), u, &why));
+    vt::segment out;
+    const bytes r = tagged_ulpdu(ddp::opcode::read_response, 0, 0, true, payload_of(8, 0));
     ASSERT_EQ(to_segment(again, r.data(), r.size(), out), refusal::none);
-    EXPECT_TRUE(accept_in_order(again, view_of(seg_bytes(vt::SegmentType::read_request, 1, 0, true, 0)), u, &why))
+    EXPECT_TRUE(accept_in_order(again, view_of(seg_bytes(vt::segment_type::read_request, 1, 0, true, 0)), u, &why))
         << why;
 }
 
 TEST(ViTcpMap, WhatVitcpCannotCarryIsRefusedAndChangesNothing) {
     session s;
     s.tx_next_message = 42;
-    vt::Segment out;
-    auto refuse = [&](const Bytes& u) { return to_segment(s, u.data(), u.size(), out); };
-    ddp::Header se;
-    se.opcode = ddp::Opcode::send_se;
+    vt::segment out;
+    auto refuse = [&](const bytes& u) { return to_segment(s, u.data(), u.size(), out); };
+    ddp::header se;
+    se.opcode = ddp::opcode::send_se;
     se.queue = 0;
     EXPECT_EQ(refuse(ddp_segment(se, {})), refusal::unsupported);
-    ddp::Header inv = se;
-    inv.opcode = ddp::Opcode::send;
+    ddp::header inv = se;
+    inv.opcode = ddp::opcode::send;
     inv.invalidate_stag = 5;  // RsvdULP / Invalidate STag: no VI field
     EXPECT_EQ(refuse(ddp_segment(inv, {})), refusal::unsupported);
-    ddp::Header term = se;
-    term.opcode = ddp::Opcode::terminate;
+    ddp::header term = se;
+    term.opcode = ddp::opcode::terminate;
     term.queue = ddp::kQueueTerminate;
     EXPECT_EQ(refuse(ddp_segment(term, payload_of(28, 0))), refusal::unsupported);
-    ddp::Header atomic = se;
-    atomic.opcode = ddp::Opcode::atomic_request;
+    ddp::header atomic = se;
+    atomic.opcode = ddp::opcode::atomic_request;
     atomic.queue = 1;
     EXPECT_EQ(refuse(ddp_segment(atomic, payload_of(52, 0))), refusal::unsupported);
-    ddp::Header q9 = se;
-    q9.opcode = ddp::Opcode::send;
+    ddp::header q9 = se;
+    q9.opcode = ddp::opcode::send;
     q9.queue = 9;
     EXPECT_EQ(refuse(ddp_segment(q9, {})), refusal::unknown_queue);
-    Bytes short_rr = read_request_ulpdu(1, 1, 1, 1, 1, 1);
+    bytes short_rr = read_request_ulpdu(1, 1, 1, 1, 1, 1);
     short_rr.pop_back();
     EXPECT_EQ(refuse(short_rr), refusal::bad_read_request);
-    EXPECT_EQ(refuse(tagged_ulpdu(ddp::Opcode::read_response, 0, 0, true, {})), refusal::no_read_request);
-    EXPECT_EQ(refuse(Bytes{0x80, 0x40, 0}), refusal::truncated);
-    EXPECT_EQ(refuse(tagged_ulpdu(ddp::Opcode::rdma_write, 1, 0, true, Bytes(65535 - 40 + 1, 0))), refusal::too_long);
-    EXPECT_EQ(refuse(tagged_ulpdu(ddp::Opcode::send, 1, 0, true, {})), refusal::unsupported);  // tagged Send
+    EXPECT_EQ(refuse(tagged_ulpdu(ddp::opcode::read_response, 0, 0, true, {})), refusal::no_read_request);
+    EXPECT_EQ(refuse(bytes{0x80, 0x40, 0}), refusal::truncated);
+    EXPECT_EQ(refuse(tagged_ulpdu(ddp::opcode::rdma_write, 1, 0, true, bytes(65535 - 40 + 1, 0))), refusal::too_long);
+    EXPECT_EQ(refuse(tagged_ulpdu(ddp::opcode::send, 1, 0, true, {})), refusal::unsupported);  // tagged Send
     EXPECT_EQ(s.tx_next_message, 42u);
     EXPECT_TRUE(s.tx_read_requests.empty());
     EXPECT_FALSE(s.tx_send_open);
@@ -353,25 +353,25 @@ TEST(ViTcpMap, WhatVitcpCannotCarryIsRefusedAndChangesNothing) {
 
 TEST(ViTcpMap, CrcOptionPutsATrailerOnEverySegmentAndCatchesDamage) {
     link l(true);
-    const Bytes u = send_ulpdu(1, 0, true, payload_of(200, 5));
+    const bytes u = send_ulpdu(1, 0, true, payload_of(200, 5));
     ASSERT_TRUE(l.send(u));
     EXPECT_EQ(l.wire.size(), 24u + 200 + 4);
-    Bytes bad = l.wire;
+    bytes bad = l.wire;
     bad[100] ^= 0x01;
     std::string err;
-    vt::ErrorCode code = vt::ErrorCode::none;
+    vt::error_code code = vt::error_code::none;
     EXPECT_FALSE(vt::parse(bad.data(), bad.size(), true, &err, &code));
-    EXPECT_EQ(code, vt::ErrorCode::crc_mismatch);
+    EXPECT_EQ(code, vt::error_code::crc_mismatch);
     EXPECT_TRUE(l.receive());
 }
 
 TEST(ViTcpMap, RetransmissionPaddingKeepsSizeAndSetsTransmitError) {
     for (const bool crc : {false, true}) {
         link l(crc);
-        const Bytes u = tagged_ulpdu(ddp::Opcode::rdma_write, 9, 0x40, true, payload_of(300, 7));
+        const bytes u = tagged_ulpdu(ddp::opcode::rdma_write, 9, 0x40, true, payload_of(300, 7));
         ASSERT_TRUE(l.send(u));
-        const Bytes original = l.wire;
-        const Bytes padded = pad_for_retransmission(original.data(), original.size(), crc);
+        const bytes original = l.wire;
+        const bytes padded = pad_for_retransmission(original.data(), original.size(), crc);
         ASSERT_EQ(padded.size(), original.size()) << crc;  // "maintaining the correct size"
         EXPECT_EQ(padded[1], original[1] | 0x20);          // Transmit Error, Type/Flags bit 5
         EXPECT_TRUE(std::equal(padded.begin() + 2, padded.begin() + 40, original.begin() + 2));  // headers
@@ -380,13 +380,13 @@ TEST(ViTcpMap, RetransmissionPaddingKeepsSizeAndSetsTransmitError) {
         const auto v = vt::parse(padded.data(), padded.size(), crc, &err);  // a valid segment, good CRC
         ASSERT_TRUE(v) << err;
         EXPECT_TRUE(v->header.transmit_error);
-        Bytes ulpdu;
+        bytes ulpdu;
         std::string why;
         EXPECT_FALSE(accept_in_order(l.rx, *v, ulpdu, &why));  // §3.2: the whole message in error
         EXPECT_NE(why.find("Transmit Error"), std::string::npos) << why;
     }
     EXPECT_TRUE(pad_for_retransmission(nullptr, 0, false).empty());
-    const Bytes junk(30, 0xEE);
+    const bytes junk(30, 0xEE);
     EXPECT_TRUE(pad_for_retransmission(junk.data(), junk.size(), false).empty());
 }
 
@@ -402,7 +402,7 @@ namespace {
 TEST(ViTcpMap, DamagedSegmentsAndJunkUlpdusNeverCrash) {
     std::mt19937_64 rng(7);
     link l(true);
-    std::vector<Bytes> good;
+    std::vector<bytes> good;
     for (std::uint32_t i = 0; i < 4; ++i) {
         ASSERT_TRUE(l.send(send_ulpdu(1, 100 * i, i == 3, payload_of(100, 1))));
         good.push_back(l.wire);
@@ -411,21 +411,21 @@ TEST(ViTcpMap, DamagedSegmentsAndJunkUlpdusNeverCrash) {
     good.push_back(l.wire);
     std::size_t refused = 0;
     for (int i = 0; i < 5000; ++i) {
-        Bytes seg = good[rng() % good.size()];
+        bytes seg = good[rng() % good.size()];
         seg[rng() % seg.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
         const auto v = vt::parse(seg.data(), seg.size(), /*crc_negotiated=*/false, nullptr);  // CRC not checked
         if (!v) continue;
         session s;
-        Bytes ulpdu;
+        bytes ulpdu;
         std::string why;
         if (!accept_in_order(s, *v, ulpdu, &why)) {
             EXPECT_FALSE(why.empty());
             ++refused;
         }
-        Bytes junk(rng() % 80);
+        bytes junk(rng() % 80);
         for (auto& b : junk) b = static_cast<std::uint8_t>(rng());
         session tx;
-        vt::Segment out;
+        vt::segment out;
         (void)to_segment(tx, junk.data(), junk.size(), out);
     }
     EXPECT_GT(refused, 0u);

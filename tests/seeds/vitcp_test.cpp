@@ -15,32 +15,32 @@
 namespace rnic::proto::vitcp {
 namespace {
 
-using seeds_test::Bytes;
+using seeds_test::bytes;
 using seeds_test::hex;
 using seeds_test::to_hex;
 using seeds_test::zeros;
 
-Segment make(SegmentType t, bool crc = false) {
-    Segment s;
+segment make(segment_type t, bool crc = false) {
+    segment s;
     s.header.type = t;
     s.crc = crc;
-    if (has_rdma_header(t)) s.rdma = RdmaHeader{};
+    if (has_rdma_header(t)) s.rdma = rdma_header{};
     if (has_ce_header(t)) {
-        s.ce = CeHeader{};
+        s.ce = ce_header{};
         if (crc) s.ce->options.push_back({kOptionCrc, {}});
     }
     return s;
 }
 
-Bytes enc(const Segment& s) {
-    Bytes out;
+bytes enc(const segment& s) {
+    bytes out;
     std::string err;
     EXPECT_TRUE(encode(s, out, &err)) << err;
     return out;
 }
 
 // Recomputes the trailer after a test edited a segment that has one.
-void reseal(Bytes& b) {
+void reseal(bytes& b) {
     const std::size_t end = b.size() - 4;
     put_le32(b.data() + end, crc_db710641(b.data(), end));
 }
@@ -50,8 +50,8 @@ void reseal(Bytes& b) {
 // 0xAB05. CRC: generator 0xDB710641 over the 29 bytes before the trailer, computed by a separate
 // bit-serial implementation, least significant byte first, not word aligned (§3.5).
 TEST(ViTcp, ByteExactSendWithTrailer) {
-    Segment s = make(SegmentType::send, true);
-    Header& h = s.header;
+    segment s = make(segment_type::send, true);
+    header& h = s.header;
     h.eom = true;
     h.immediate_valid = true;
     h.data_offset = 0x10;
@@ -63,24 +63,24 @@ TEST(ViTcp, ByteExactSendWithTrailer) {
     h.remote_error.transport_error = true;
     h.remote_error.memory_protection_error = true;
     s.payload = hex("5051525354");
-    EXPECT_EQ(to_hex(enc(s)), to_hex(hex("01 c0 0021"   // Version | Type/Flags | Segment Length
-                                         "00000010"     // Data Offset
-                                         "deadbeef"     // Immediate Data
-                                         "00000124"     // Message Number
-                                         "00000123"     // Message ACK
-                                         "0007 ab05"    // Rx Descriptors Posted | Remote Error Code
-                                         "50515253 54"  // VI Payload Data
+    EXPECT_EQ(to_hex(enc(s)), to_hex(hex("01 c0 0021"    // Version | Type/Flags | Segment Length
+                                         "00000010"      // Data Offset
+                                         "deadbeef"      // Immediate Data
+                                         "00000124"      // Message Number
+                                         "00000123"      // Message ACK
+                                         "0007 ab05"     // Rx Descriptors Posted | Remote Error Code
+                                         "50515253 54"   // VI Payload Data
                                          "d195c446")));  // VI Trailer (CRC)
 }
 
 // §3.4 RDMA header after the segment header. Type/Flags = TrE | RdmaWrite = 0x21; 24+16+8 = 0x30.
 TEST(ViTcp, ByteExactRdmaWriteWithoutTrailer) {
-    Segment s = make(SegmentType::rdma_write);
+    segment s = make(segment_type::rdma_write);
     s.header.eom = false;
     s.header.transmit_error = true;
     s.header.message_number = 0x123;
     s.header.rx_descriptors_posted = 0x10;
-    s.rdma = RdmaHeader{0x0011223344556677ull, 0x8899AABB, 0x500};
+    s.rdma = rdma_header{0x0011223344556677ull, 0x8899AABB, 0x500};
     s.payload = hex("6061626364656667");
     EXPECT_EQ(to_hex(enc(s)), to_hex(hex("01 21 0030 00000000 00000000 00000123 00000000 0010 0000"
                                          "00112233 44556677"  // RDMA Address
@@ -89,9 +89,9 @@ TEST(ViTcp, ByteExactRdmaWriteWithoutTrailer) {
                                          "60616263 64656667")));
 }
 
-CeHeader sample_ce() {
-    CeHeader c;
-    c.attributes = Attributes{};
+ce_header sample_ce() {
+    ce_header c;
+    c.attributes = attributes{};
     c.attributes.reliable_delivery = true;
     c.attributes.rdma_write_enable = true;
     c.attributes.peer_to_peer = true;
@@ -108,18 +108,18 @@ CeHeader sample_ce() {
 // bit 1), 64-byte discriminator fields, options CRC (1,4), Urgent Marker (2,4), End (0), then
 // the trailer: 24 + 140 + 10 + 4 = 178 = 0xB2.
 TEST(ViTcp, ByteExactConnectRequestWithOptionsAndTrailer) {
-    Segment s = make(SegmentType::connect_request, true);
+    segment s = make(segment_type::connect_request, true);
     s.header.message_number = 0x77;
     s.ce = sample_ce();
-    const Bytes expected = seeds_test::cat({
+    const bytes expected = seeds_test::cat({
         hex("01 85 00b2 00000000 00000000 00000077 00000000 0000 0000"),
-        hex("004a 0008"),                                     // Calling Attributes | Calling Discriminator Length
-        hex("00002328"),                                      // MTU Size 9000
-        seeds_test::text("client-1"), zeros(64 - 8),          // Calling Discriminator
-        hex("0004 0007"),                                     // Calling RDMA Read Window | Called Discriminator Length
-        seeds_test::text("service"), zeros(64 - 7),           // Called Discriminator
-        hex("0001 0004  0002 0004  0000"),                    // Options: CRC, Urgent Marker, End
-        hex("a3faef80"),                                      // VI Trailer
+        hex("004a 0008"),                             // Calling Attributes | Calling Discriminator Length
+        hex("00002328"),                              // MTU Size 9000
+        seeds_test::text("client-1"), zeros(64 - 8),  // Calling Discriminator
+        hex("0004 0007"),                             // Calling RDMA Read Window | Called Discriminator Length
+        seeds_test::text("service"), zeros(64 - 7),   // Called Discriminator
+        hex("0001 0004  0002 0004  0000"),            // Options: CRC, Urgent Marker, End
+        hex("a3faef80"),                              // VI Trailer
     });
     EXPECT_EQ(to_hex(enc(s)), to_hex(expected));
     EXPECT_EQ(expected.size(), 178u);
@@ -127,12 +127,12 @@ TEST(ViTcp, ByteExactConnectRequestWithOptionsAndTrailer) {
 
 // §3.6: ConnectReject carries no payload; the Segment Length (24 or 28) tells whether a CRC is there.
 TEST(ViTcp, ConnectRejectCrcByLength) {
-    Segment s = make(SegmentType::connect_reject, true);
+    segment s = make(segment_type::connect_reject, true);
     s.header.message_number = 0x77;
-    const Bytes with = enc(s);
+    const bytes with = enc(s);
     EXPECT_EQ(to_hex(with), to_hex(hex("01 87 001c 00000000 00000000 00000077 00000000 0000 0000 ae383dba")));
     s.crc = false;
-    const Bytes without = enc(s);
+    const bytes without = enc(s);
     EXPECT_EQ(without.size(), 24u);
     std::string err;
     for (const bool negotiated : {false, true}) {  // independent of the connection's CRC setting
@@ -145,14 +145,14 @@ TEST(ViTcp, ConnectRejectCrcByLength) {
     }
 }
 
-Bytes header_bytes(const Header& h) {
-    Bytes b(kSegmentHeaderSize);
+bytes header_bytes(const header& h) {
+    bytes b(kSegmentHeaderSize);
     encode_header(h, b.data());
     return b;
 }
 
 TEST(ViTcp, BitPositions) {
-    Header h;
+    header h;
     h.eom = false;
     EXPECT_EQ(header_bytes(h)[1], 0x00);
     h.eom = true;
@@ -166,14 +166,14 @@ TEST(ViTcp, BitPositions) {
     EXPECT_EQ(header_bytes(h)[1], 0x20);  // TrE: bit 5
     h.transmit_error = false;
     for (std::uint8_t t = 0; t <= kMaxSegmentType; ++t) {
-        h.type = static_cast<SegmentType>(t);
+        h.type = static_cast<segment_type>(t);
         EXPECT_EQ(header_bytes(h)[1], t);  // Type: bits 4-0
         EXPECT_STRNE(to_string(h.type), "unknown");
     }
-    h.type = static_cast<SegmentType>(0xFF);
+    h.type = static_cast<segment_type>(0xFF);
     EXPECT_EQ(header_bytes(h)[1], 0x1F);  // masked to 5 bits
     // Remote Error Code: IS (15-8) | reserved (7-3) | UTE (2) | VDE (1) | MPE (0)
-    RemoteErrorCode r;
+    remote_error_code r;
     r.memory_protection_error = true;
     EXPECT_EQ(r.pack(), 0x0001);
     r = {};
@@ -188,35 +188,37 @@ TEST(ViTcp, BitPositions) {
     r = {};
     r.is_error_code = 0xC3;
     EXPECT_EQ(r.pack(), 0xC300);
-    for (std::uint32_t v = 0; v <= 0xFFFF; v += 0x0101) EXPECT_EQ(RemoteErrorCode::unpack(static_cast<std::uint16_t>(v)).pack(), v);
+    for (std::uint32_t v = 0; v <= 0xFFFF; v += 0x0101)
+        EXPECT_EQ(remote_error_code::unpack(static_cast<std::uint16_t>(v)).pack(), v);
     // Calling Attributes: bit 0 UR, 1 RD, 2 RR, 3 RDMA Write, 4 RDMA Read, 5 DFC, 6 P2P, 15-7 reserved
-    Attributes a;
+    attributes a;
     a.reliable_delivery = false;
     EXPECT_EQ(a.pack(), 0x0000);
-    const std::pair<bool Attributes::*, std::uint16_t> bits[] = {
-        {&Attributes::unreliable, 0x01},        {&Attributes::reliable_delivery, 0x02},
-        {&Attributes::reliable_reception, 0x04}, {&Attributes::rdma_write_enable, 0x08},
-        {&Attributes::rdma_read_enable, 0x10},   {&Attributes::descriptor_flow_control, 0x20},
-        {&Attributes::peer_to_peer, 0x40}};
+    const std::pair<bool attributes::*, std::uint16_t> bits[] = {
+        {&attributes::unreliable, 0x01},         {&attributes::reliable_delivery, 0x02},
+        {&attributes::reliable_reception, 0x04}, {&attributes::rdma_write_enable, 0x08},
+        {&attributes::rdma_read_enable, 0x10},   {&attributes::descriptor_flow_control, 0x20},
+        {&attributes::peer_to_peer, 0x40}};
     for (const auto& [member, value] : bits) {
-        Attributes x;
+        attributes x;
         x.reliable_delivery = false;
         x.*member = true;
         EXPECT_EQ(x.pack(), value);
-        EXPECT_TRUE(Attributes::unpack(value).*member);
+        EXPECT_TRUE(attributes::unpack(value).*member);
     }
     a.reserved = 0x1FF;
     EXPECT_EQ(a.pack(), 0xFF80);
-    for (std::uint32_t v = 0; v <= 0xFFFF; v += 0x0111) EXPECT_EQ(Attributes::unpack(static_cast<std::uint16_t>(v)).pack(), v);
+    for (std::uint32_t v = 0; v <= 0xFFFF; v += 0x0111)
+        EXPECT_EQ(attributes::unpack(static_cast<std::uint16_t>(v)).pack(), v);
 }
 
 TEST(ViTcp, RoundTripEveryTypeWithAndWithoutCrc) {
     std::mt19937_64 rng(21);
     for (int i = 0; i < 600; ++i) {
-        const auto t = static_cast<SegmentType>(i % 9);
+        const auto t = static_cast<segment_type>(i % 9);
         const bool crc = (i / 9) % 2 == 0;
-        Segment s = make(t, crc);
-        Header& h = s.header;
+        segment s = make(t, crc);
+        header& h = s.header;
         h.eom = (rng() & 1) != 0;
         h.immediate_valid = (rng() & 1) != 0;
         h.transmit_error = (rng() & 1) != 0;
@@ -229,29 +231,30 @@ TEST(ViTcp, RoundTripEveryTypeWithAndWithoutCrc) {
         h.remote_error.transport_error = (rng() & 1) != 0;
         h.remote_error.descriptor_error = (rng() & 1) != 0;
         h.remote_error.memory_protection_error = (rng() & 1) != 0;
-        if (s.rdma) *s.rdma = RdmaHeader{rng(), static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng())};
+        if (s.rdma) *s.rdma = rdma_header{rng(), static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(rng())};
         if (s.ce) {
-            CeHeader& c = *s.ce;
-            c.attributes = Attributes::unpack(static_cast<std::uint16_t>(rng() & 0x78));
+            ce_header& c = *s.ce;
+            c.attributes = attributes::unpack(static_cast<std::uint16_t>(rng() & 0x78));
             c.attributes.reliable_reception = true;
             c.mtu = static_cast<std::uint32_t>(rng());
             c.rdma_read_window = static_cast<std::uint16_t>(rng());
             c.calling_discriminator = seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 64));
             c.called_discriminator = seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 64));
             if (rng() & 1) c.options.push_back({kOptionUrgentMarker, {}});
-            c.options.push_back({0x7777, seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 9))});  // unknown: kept
+            c.options.push_back(
+                {0x7777, seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 9))});  // unknown: kept
             c.end_of_options = crc || (rng() & 1) != 0;
         }
         if (has_payload(t)) s.payload = seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 300));
-        const Bytes wire = enc(s);
+        const bytes wire = enc(s);
         ASSERT_FALSE(wire.empty());
         EXPECT_EQ(get_be16(wire.data() + 2), wire.size()) << "Segment Length includes the trailer";
         std::string err;
-        ErrorCode code = ErrorCode::crc_mismatch;
+        error_code code = error_code::crc_mismatch;
         const auto d = decode(wire.data(), wire.size(), crc, &err, &code);
         ASSERT_TRUE(d) << to_string(t) << ": " << err;
-        EXPECT_EQ(code, ErrorCode::none);
-        const Header& g = d->header;
+        EXPECT_EQ(code, error_code::none);
+        const header& g = d->header;
         EXPECT_EQ(g.type, t);
         EXPECT_EQ(g.eom, h.eom);
         EXPECT_EQ(g.immediate_valid, h.immediate_valid);
@@ -289,58 +292,60 @@ TEST(ViTcp, RoundTripEveryTypeWithAndWithoutCrc) {
     }
 }
 
-ErrorCode decode_error(const Bytes& wire, bool crc, const DecodeOptions& options = {}) {
+error_code decode_error(const bytes& wire, bool crc, const decode_options& options = {}) {
     std::string err;
-    ErrorCode code = ErrorCode::none;
+    error_code code = error_code::none;
     const auto v = parse(wire.data(), wire.size(), crc, &err, &code, options);
-    EXPECT_EQ(v.has_value(), code == ErrorCode::none);
-    if (!v) { EXPECT_FALSE(err.empty()); }
+    EXPECT_EQ(v.has_value(), code == error_code::none);
+    if (!v) {
+        EXPECT_FALSE(err.empty());
+    }
     return code;
 }
 
 // §3.6: the CRC covers the entire segment, all headers (CE header and options included) and
 // payload; bytes of other segments are not covered.
 TEST(ViTcp, CrcCoverageBitByBit) {
-    Segment send = make(SegmentType::send, true);
+    segment send = make(segment_type::send, true);
     send.payload = seeds_test::text("covered payload");
-    Segment write = make(SegmentType::rdma_write, true);
+    segment write = make(segment_type::rdma_write, true);
     write.payload = seeds_test::text("x");
-    Segment req = make(SegmentType::connect_request, true);
+    segment req = make(segment_type::connect_request, true);
     req.ce = sample_ce();
-    for (const Segment& s : {send, write, req}) {
-        const Bytes wire = enc(s);
+    for (const segment& s : {send, write, req}) {
+        const bytes wire = enc(s);
         const std::size_t options_start = kSegmentHeaderSize + kCeFixedSize;
         for (std::size_t bit = 0; bit < wire.size() * 8; ++bit) {
             const std::size_t byte = bit / 8;
-            const ErrorCode e = decode_error(seeds_test::flipped(wire, bit), true);
+            const error_code e = decode_error(seeds_test::flipped(wire, bit), true);
             if (byte == 0) {
-                EXPECT_EQ(e, ErrorCode::bad_version);
+                EXPECT_EQ(e, error_code::bad_version);
             } else if (byte < 4 || (s.ce && byte >= options_start && byte < wire.size() - 4)) {
-                EXPECT_NE(e, ErrorCode::none) << "Type/Length/option bit " << bit;  // structure changes
+                EXPECT_NE(e, error_code::none) << "Type/Length/option bit " << bit;  // structure changes
             } else {
-                EXPECT_EQ(e, ErrorCode::crc_mismatch) << to_string(s.header.type) << " bit " << bit;
+                EXPECT_EQ(e, error_code::crc_mismatch) << to_string(s.header.type) << " bit " << bit;
             }
         }
     }
     // Without a negotiated CRC there is no trailer and nothing but the structure is judged.
-    Segment plain = send;
+    segment plain = send;
     plain.crc = false;
-    const Bytes wire = enc(plain);
-    EXPECT_EQ(decode_error(seeds_test::flipped(wire, 8 * 30), false), ErrorCode::none);
+    const bytes wire = enc(plain);
+    EXPECT_EQ(decode_error(seeds_test::flipped(wire, 8 * 30), false), error_code::none);
     // The next segment's bytes are outside this segment's CRC.
-    const Bytes two = seeds_test::cat({enc(send), enc(send)});
+    const bytes two = seeds_test::cat({enc(send), enc(send)});
     for (std::size_t byte = enc(send).size(); byte < two.size(); ++byte) {
-        Bytes t = two;
+        bytes t = two;
         t[byte] ^= 0x10;
-        EXPECT_EQ(decode_error(t, true), ErrorCode::none);
+        EXPECT_EQ(decode_error(t, true), error_code::none);
     }
 }
 
 TEST(ViTcp, OptionsListEndsAtEndOfOptionListOrSegmentEnd) {
-    Segment s = make(SegmentType::connect_accept);
+    segment s = make(segment_type::connect_accept);
     s.ce->options = {{0x1234, hex("aabbcc")}, {kOptionUrgentMarker, {}}};
     s.ce->end_of_options = false;  // no CRC: the list may run to the end of the segment
-    Bytes wire = enc(s);
+    bytes wire = enc(s);
     EXPECT_EQ(wire.size(), 24u + 140 + 7 + 4);
     std::string err;
     auto d = decode(wire.data(), wire.size(), false, &err);
@@ -359,154 +364,158 @@ TEST(ViTcp, OptionsListEndsAtEndOfOptionListOrSegmentEnd) {
 
 // With the CRC option the ConnectRequest/Accept has a trailer whatever the connection setting is.
 TEST(ViTcp, CeTrailerFollowsTheCrcOption) {
-    Segment s = make(SegmentType::connect_accept, true);
-    const Bytes wire = enc(s);
+    segment s = make(segment_type::connect_accept, true);
+    const bytes wire = enc(s);
     EXPECT_EQ(wire.size(), 24u + 140 + 4 + 2 + 4);
     std::string err;
     auto d = decode(wire.data(), wire.size(), false, &err);
     ASSERT_TRUE(d) << err;
     EXPECT_TRUE(d->crc);
-    Segment n = make(SegmentType::connect_accept, false);
+    segment n = make(segment_type::connect_accept, false);
     d = decode(enc(n).data(), enc(n).size(), true, &err);
     ASSERT_TRUE(d) << err;
     EXPECT_FALSE(d->crc);
 }
 
 TEST(ViTcp, EveryDecodeError) {
-    Segment base = make(SegmentType::send, true);
+    segment base = make(segment_type::send, true);
     base.payload = hex("01020304");
-    const Bytes good = enc(base);
-    ASSERT_EQ(decode_error(good, true), ErrorCode::none);
+    const bytes good = enc(base);
+    ASSERT_EQ(decode_error(good, true), error_code::none);
     // truncated
     for (std::size_t n = 0; n < good.size(); ++n)
-        EXPECT_EQ(decode_error(Bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n)), true), ErrorCode::truncated) << n;
+        EXPECT_EQ(decode_error(bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n)), true),
+                  error_code::truncated)
+            << n;
     // bad_version
-    Bytes b = good;
+    bytes b = good;
     b[0] = 2;
-    EXPECT_EQ(decode_error(b, true), ErrorCode::bad_version);
+    EXPECT_EQ(decode_error(b, true), error_code::bad_version);
     // bad_type: 9..31
     for (std::uint8_t t : {9, 17, 31}) {
         b = good;
         b[1] = static_cast<std::uint8_t>((b[1] & 0xE0) | t);
-        EXPECT_EQ(decode_error(b, true), ErrorCode::bad_type) << int{t};
+        EXPECT_EQ(decode_error(b, true), error_code::bad_type) << int{t};
     }
     // length_too_short
     b = good;
     put_be16(b.data() + 2, 23);
-    EXPECT_EQ(decode_error(b, true), ErrorCode::length_too_short);
+    EXPECT_EQ(decode_error(b, true), error_code::length_too_short);
     {
-        Segment n = make(SegmentType::nop, true);
-        Bytes w = enc(n);  // 28 bytes
+        segment n = make(segment_type::nop, true);
+        bytes w = enc(n);  // 28 bytes
         put_be16(w.data() + 2, 26);
-        EXPECT_EQ(decode_error(w, true), ErrorCode::length_too_short);
-        Segment wr = make(SegmentType::rdma_write);
+        EXPECT_EQ(decode_error(w, true), error_code::length_too_short);
+        segment wr = make(segment_type::rdma_write);
         w = enc(wr);  // 40 bytes
         put_be16(w.data() + 2, 39);
-        EXPECT_EQ(decode_error(w, false), ErrorCode::length_too_short);
-        Segment ce = make(SegmentType::connect_request);
+        EXPECT_EQ(decode_error(w, false), error_code::length_too_short);
+        segment ce = make(segment_type::connect_request);
         w = enc(ce);
         put_be16(w.data() + 2, 163);
-        EXPECT_EQ(decode_error(w, false), ErrorCode::length_too_short);
+        EXPECT_EQ(decode_error(w, false), error_code::length_too_short);
     }
     // length_mismatch: ConnectReject of neither 24 nor 28; bytes after the End of Option List
     {
-        Segment rj = make(SegmentType::connect_no_match);
-        Bytes w = enc(rj);
+        segment rj = make(segment_type::connect_no_match);
+        bytes w = enc(rj);
         w.resize(32, 0);
         for (std::uint16_t len : {25, 27, 29, 32}) {
             put_be16(w.data() + 2, len);
-            EXPECT_EQ(decode_error(w, false), ErrorCode::length_mismatch) << len;
+            EXPECT_EQ(decode_error(w, false), error_code::length_mismatch) << len;
         }
-        Segment ce = make(SegmentType::connect_request);
+        segment ce = make(segment_type::connect_request);
         w = enc(ce);  // 166: options = End only
         w.push_back(0xEE);
         put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
-        EXPECT_EQ(decode_error(w, false), ErrorCode::length_mismatch);
-        Segment cc = make(SegmentType::connect_request, true);
+        EXPECT_EQ(decode_error(w, false), error_code::length_mismatch);
+        segment cc = make(segment_type::connect_request, true);
         w = enc(cc);  // CRC option, End, trailer
         w.insert(w.end() - 4, 0xEE);
         put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), ErrorCode::length_mismatch);
+        EXPECT_EQ(decode_error(w, false), error_code::length_mismatch);
     }
     // unexpected_payload
     {
-        Segment n = make(SegmentType::nop);
-        Bytes w = enc(n);
+        segment n = make(segment_type::nop);
+        bytes w = enc(n);
         w.insert(w.end(), {1, 2, 3});
         put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
-        EXPECT_EQ(decode_error(w, false), ErrorCode::unexpected_payload);
-        Segment rr = make(SegmentType::read_request, true);
+        EXPECT_EQ(decode_error(w, false), error_code::unexpected_payload);
+        segment rr = make(segment_type::read_request, true);
         w = enc(rr);
         w.insert(w.end() - 4, 0x55);
         put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
         reseal(w);
-        EXPECT_EQ(decode_error(w, true), ErrorCode::unexpected_payload);
+        EXPECT_EQ(decode_error(w, true), error_code::unexpected_payload);
     }
     // bad_option
     {
-        auto with_option = [](const Bytes& option) {
-            Segment ce = make(SegmentType::connect_request);
+        auto with_option = [](const bytes& option) {
+            segment ce = make(segment_type::connect_request);
             ce.ce->end_of_options = false;
-            Bytes w = enc(ce);
+            bytes w = enc(ce);
             w.insert(w.end(), option.begin(), option.end());
             put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
             return w;
         };
-        EXPECT_EQ(decode_error(with_option(hex("1234 0004")), false), ErrorCode::none);          // unknown, skipped
-        EXPECT_EQ(decode_error(with_option(hex("1234 0002")), false), ErrorCode::bad_option);    // Length < 4
-        EXPECT_EQ(decode_error(with_option(hex("1234 0009 aabb")), false), ErrorCode::bad_option);  // past the end
-        EXPECT_EQ(decode_error(with_option(hex("12")), false), ErrorCode::bad_option);           // 1 byte left
-        EXPECT_EQ(decode_error(with_option(hex("1234 00")), false), ErrorCode::bad_option);      // no room for Length
-        EXPECT_EQ(decode_error(with_option(hex("0002 0005 00")), false), ErrorCode::bad_option);  // Urgent Marker Length 5
-        EXPECT_EQ(decode_error(with_option(hex("0001 0008 00000000 0000")), false), ErrorCode::bad_option);  // CRC Length 8
+        EXPECT_EQ(decode_error(with_option(hex("1234 0004")), false), error_code::none);             // unknown, skipped
+        EXPECT_EQ(decode_error(with_option(hex("1234 0002")), false), error_code::bad_option);       // Length < 4
+        EXPECT_EQ(decode_error(with_option(hex("1234 0009 aabb")), false), error_code::bad_option);  // past the end
+        EXPECT_EQ(decode_error(with_option(hex("12")), false), error_code::bad_option);              // 1 byte left
+        EXPECT_EQ(decode_error(with_option(hex("1234 00")), false), error_code::bad_option);  // no room for Length
+        EXPECT_EQ(decode_error(with_option(hex("0002 0005 00")), false),
+                  error_code::bad_option);  // Urgent Marker Length 5
+        EXPECT_EQ(decode_error(with_option(hex("0001 0008 00000000 0000")), false),
+                  error_code::bad_option);  // CRC Length 8
     }
     // missing_end_of_options: the CRC option without an explicit End (§3.3)
     {
         for (std::uint32_t msg = 0;; ++msg) {
-            Segment ce = make(SegmentType::connect_request);
+            segment ce = make(segment_type::connect_request);
             ce.header.message_number = msg;
             ce.ce->options = {{0x0009, {}}};  // the encoder refuses this segment: build it by hand
             ce.ce->end_of_options = false;
-            Bytes w = enc(ce);
+            bytes w = enc(ce);
             put_be16(w.data() + 164, kOptionCrc);  // the option becomes the CRC option ...
             w.resize(w.size() + 4);                // ... and a trailer follows
             put_be16(w.data() + 2, static_cast<std::uint16_t>(w.size()));
             reseal(w);
             if (get_be16(w.data() + w.size() - 4) == 0) continue;  // a CRC starting 00 00 would read as End
-            EXPECT_EQ(decode_error(w, false), ErrorCode::missing_end_of_options);
+            EXPECT_EQ(decode_error(w, false), error_code::missing_end_of_options);
             break;
         }
-        Segment ce = make(SegmentType::connect_request, true);
+        segment ce = make(segment_type::connect_request, true);
         ce.ce->end_of_options = false;
-        Bytes out;
+        bytes out;
         std::string err;
         EXPECT_FALSE(encode(ce, out, &err));  // the encoder refuses to build it
     }
     // bad_discriminator_length
     {
-        Segment ce = make(SegmentType::connect_accept, true);
-        Bytes w = enc(ce);
+        segment ce = make(segment_type::connect_accept, true);
+        bytes w = enc(ce);
         put_be16(w.data() + 24 + 2, 65);
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), ErrorCode::bad_discriminator_length);
+        EXPECT_EQ(decode_error(w, false), error_code::bad_discriminator_length);
         w = enc(ce);
         put_be16(w.data() + 24 + 74, 200);
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), ErrorCode::bad_discriminator_length);
+        EXPECT_EQ(decode_error(w, false), error_code::bad_discriminator_length);
         w = enc(ce);
         put_be16(w.data() + 24 + 74, 64);
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), ErrorCode::none);
+        EXPECT_EQ(decode_error(w, false), error_code::none);
     }
     // bad_attributes: exactly one reliability level
     {
-        Segment ce = make(SegmentType::connect_request, true);
+        segment ce = make(segment_type::connect_request, true);
         for (std::uint16_t attrs : {0x0000, 0x0003, 0x0006, 0x0007}) {
-            Bytes w = enc(ce);
+            bytes w = enc(ce);
             put_be16(w.data() + 24, attrs);
             reseal(w);
-            EXPECT_EQ(decode_error(w, false), ErrorCode::bad_attributes) << attrs;
+            EXPECT_EQ(decode_error(w, false), error_code::bad_attributes) << attrs;
         }
     }
     // reserved_bits: Remote Error Code bits 7-3, Calling Attributes bits 15-7
@@ -514,107 +523,108 @@ TEST(ViTcp, EveryDecodeError) {
         b = good;
         b[23] |= 0x08;
         reseal(b);
-        EXPECT_EQ(decode_error(b, true), ErrorCode::reserved_bits);
-        DecodeOptions o;
+        EXPECT_EQ(decode_error(b, true), error_code::reserved_bits);
+        decode_options o;
         o.ignore_reserved_bits = true;
-        EXPECT_EQ(decode_error(b, true, o), ErrorCode::none);
-        Segment ce = make(SegmentType::connect_request, true);
-        Bytes w = enc(ce);
+        EXPECT_EQ(decode_error(b, true, o), error_code::none);
+        segment ce = make(segment_type::connect_request, true);
+        bytes w = enc(ce);
         w[24] |= 0x80;  // bit 15
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), ErrorCode::reserved_bits);
-        EXPECT_EQ(decode_error(w, false, o), ErrorCode::none);
+        EXPECT_EQ(decode_error(w, false), error_code::reserved_bits);
+        EXPECT_EQ(decode_error(w, false, o), error_code::none);
         w = enc(ce);
         w[25] |= 0x80;  // bit 7
         reseal(w);
-        EXPECT_EQ(decode_error(w, false), ErrorCode::reserved_bits);
+        EXPECT_EQ(decode_error(w, false), error_code::reserved_bits);
     }
     // bad_data_offset: single-segment messages start at offset 0; NOP is not a message
-    for (SegmentType t : {SegmentType::read_request, SegmentType::connect_request, SegmentType::connect_accept,
-                          SegmentType::connect_reject, SegmentType::connect_no_match, SegmentType::nop,
-                          SegmentType::send}) {
-        Segment s = make(t, true);
+    for (segment_type t :
+         {segment_type::read_request, segment_type::connect_request, segment_type::connect_accept,
+          segment_type::connect_reject, segment_type::connect_no_match, segment_type::nop, segment_type::send}) {
+        segment s = make(t, true);
         s.header.data_offset = 0x100;
-        const Bytes w = enc(s);
-        EXPECT_EQ(decode_error(w, true), is_single_segment_message(t) ? ErrorCode::bad_data_offset : ErrorCode::none) << to_string(t);
+        const bytes w = enc(s);
+        EXPECT_EQ(decode_error(w, true), is_single_segment_message(t) ? error_code::bad_data_offset : error_code::none)
+            << to_string(t);
     }
     // crc_mismatch, and check_crc = false
     b = seeds_test::flipped(good, 8 * 25);
-    EXPECT_EQ(decode_error(b, true), ErrorCode::crc_mismatch);
-    DecodeOptions no_crc;
+    EXPECT_EQ(decode_error(b, true), error_code::crc_mismatch);
+    decode_options no_crc;
     no_crc.check_crc = false;
-    EXPECT_EQ(decode_error(b, true, no_crc), ErrorCode::none);
-    for (int e = 0; e <= static_cast<int>(ErrorCode::crc_mismatch); ++e)
-        EXPECT_STRNE(to_string(static_cast<ErrorCode>(e)), "unknown");
+    EXPECT_EQ(decode_error(b, true, no_crc), error_code::none);
+    for (int e = 0; e <= static_cast<int>(error_code::crc_mismatch); ++e)
+        EXPECT_STRNE(to_string(static_cast<error_code>(e)), "unknown");
 }
 
 // Framing never depends on the CRC setting (Segment Length includes the trailer), but a receiver
 // that is wrong about it sees the trailer as payload, or payload as trailer.
 TEST(ViTcp, WrongCrcSettingConsequences) {
-    Segment s = make(SegmentType::send, true);
+    segment s = make(segment_type::send, true);
     s.payload = hex("0102");
-    const Bytes with = enc(s);
+    const bytes with = enc(s);
     std::string err;
     auto d = decode(with.data(), with.size(), false, &err);
     ASSERT_TRUE(d) << err;
     EXPECT_EQ(d->payload.size(), 6u);  // payload + trailer
-    Segment nop = make(SegmentType::nop, true);
-    EXPECT_EQ(decode_error(enc(nop), false), ErrorCode::unexpected_payload);
+    segment nop = make(segment_type::nop, true);
+    EXPECT_EQ(decode_error(enc(nop), false), error_code::unexpected_payload);
     s.crc = false;
     s.payload = hex("0102030405");
-    EXPECT_EQ(decode_error(enc(s), true), ErrorCode::crc_mismatch);
+    EXPECT_EQ(decode_error(enc(s), true), error_code::crc_mismatch);
 }
 
 TEST(ViTcp, EncodeRefusals) {
-    Bytes out = {7};
+    bytes out = {7};
     std::string err;
-    Segment s = make(SegmentType::send);
-    s.rdma = RdmaHeader{};
+    segment s = make(segment_type::send);
+    s.rdma = rdma_header{};
     EXPECT_FALSE(encode(s, out, &err));
-    s = make(SegmentType::rdma_write);
+    s = make(segment_type::rdma_write);
     s.rdma.reset();
     EXPECT_FALSE(encode(s, out, &err));
-    s = make(SegmentType::nop);
+    s = make(segment_type::nop);
     s.payload = {1};
     EXPECT_FALSE(encode(s, out, &err));
-    s = make(SegmentType::connect_request);
+    s = make(segment_type::connect_request);
     s.ce.reset();
     EXPECT_FALSE(encode(s, out, &err));
-    s = make(SegmentType::connect_request);
+    s = make(segment_type::connect_request);
     s.ce->calling_discriminator.assign(65, 1);
     EXPECT_FALSE(encode(s, out, &err));
-    s = make(SegmentType::connect_request);
+    s = make(segment_type::connect_request);
     s.ce->options.push_back({kOptionEnd, {}});
     EXPECT_FALSE(encode(s, out, &err));
-    s = make(SegmentType::connect_request);
+    s = make(segment_type::connect_request);
     s.crc = true;  // without the CRC option
     EXPECT_FALSE(encode(s, out, &err));
-    s = make(SegmentType::send);
-    s.header.type = static_cast<SegmentType>(9);
+    s = make(segment_type::send);
+    s.header.type = static_cast<segment_type>(9);
     EXPECT_FALSE(encode(s, out, &err));
-    s = make(SegmentType::send, true);
+    s = make(segment_type::send, true);
     s.payload.assign(65535 - 28 + 1, 0);
     EXPECT_FALSE(encode(s, out, &err));
     s.payload.pop_back();
     EXPECT_TRUE(encode(s, out, &err)) << err;
     EXPECT_EQ(out.size(), 1u + 65535);
     EXPECT_EQ(out[0], 7);
-    EXPECT_TRUE(encode(make(SegmentType::connect_request, true)).size() > 0);
+    EXPECT_TRUE(encode(make(segment_type::connect_request, true)).size() > 0);
 }
 
 TEST(ViTcp, Sizes) {
     EXPECT_EQ(kCeFixedSize, 140u);
-    EXPECT_EQ(fixed_headers_size(SegmentType::send), 24u);
-    EXPECT_EQ(fixed_headers_size(SegmentType::rdma_write), 40u);
-    EXPECT_EQ(fixed_headers_size(SegmentType::read_request), 40u);
-    EXPECT_EQ(fixed_headers_size(SegmentType::read_response), 24u);
-    EXPECT_EQ(max_payload(1460, SegmentType::send, false), 1436u);
-    EXPECT_EQ(max_payload(1460, SegmentType::send, true), 1432u);
-    EXPECT_EQ(max_payload(1460, SegmentType::rdma_write, true), 1416u);
-    EXPECT_EQ(max_payload(1460, SegmentType::nop, true), 0u);
-    EXPECT_EQ(max_payload(100000, SegmentType::send, false), 65535u - 24);
-    EXPECT_EQ(max_payload(20, SegmentType::send, false), 0u);
-    EXPECT_EQ(overhead(SegmentType::rdma_write, true), 44u);
+    EXPECT_EQ(fixed_headers_size(segment_type::send), 24u);
+    EXPECT_EQ(fixed_headers_size(segment_type::rdma_write), 40u);
+    EXPECT_EQ(fixed_headers_size(segment_type::read_request), 40u);
+    EXPECT_EQ(fixed_headers_size(segment_type::read_response), 24u);
+    EXPECT_EQ(max_payload(1460, segment_type::send, false), 1436u);
+    EXPECT_EQ(max_payload(1460, segment_type::send, true), 1432u);
+    EXPECT_EQ(max_payload(1460, segment_type::rdma_write, true), 1416u);
+    EXPECT_EQ(max_payload(1460, segment_type::nop, true), 0u);
+    EXPECT_EQ(max_payload(100000, segment_type::send, false), 65535u - 24);
+    EXPECT_EQ(max_payload(20, segment_type::send, false), 0u);
+    EXPECT_EQ(overhead(segment_type::rdma_write, true), 44u);
     EXPECT_EQ(sample_ce().size(), 140u + 10);
 }
 
@@ -622,21 +632,21 @@ TEST(ViTcp, Sizes) {
 // Connection establishment
 
 TEST(ViTcpNegotiation, MtuReadWindowAndCrc) {
-    LocalParameters active;
+    local_parameters active;
     active.attributes.reliable_reception = true;
     active.attributes.reliable_delivery = false;
     active.mtu = 9000;
     active.rdma_read_window = 8;
     active.crc = true;
-    LocalParameters passive = active;
+    local_parameters passive = active;
     passive.mtu = 1500;
     passive.rdma_read_window = 16;
     passive.urgent_marker = true;
-    const CeHeader req = make_request(active, seeds_test::text("me"), seeds_test::text("svc"));
+    const ce_header req = make_request(active, seeds_test::text("me"), seeds_test::text("svc"));
     EXPECT_TRUE(req.has_option(kOptionCrc));
     EXPECT_TRUE(req.end_of_options);
-    const CeHeader acc = make_accept(req, passive);
-    EXPECT_EQ(acc.mtu, 1500u);           // the lesser (§3.3)
+    const ce_header acc = make_accept(req, passive);
+    EXPECT_EQ(acc.mtu, 1500u);            // the lesser (§3.3)
     EXPECT_EQ(acc.rdma_read_window, 8u);  // the lesser (choice)
     std::string err;
     auto g = negotiate(req, acc, &err);
@@ -653,11 +663,11 @@ TEST(ViTcpNegotiation, MtuReadWindowAndCrc) {
     EXPECT_FALSE(g->crc);
     active.crc = false;
     passive.crc = true;
-    const CeHeader req2 = make_request(active, {}, {});
-    const CeHeader acc2 = make_accept(req2, passive);
+    const ce_header req2 = make_request(active, {}, {});
+    const ce_header acc2 = make_accept(req2, passive);
     EXPECT_FALSE(acc2.has_option(kOptionCrc));  // "only if the associated ConnectRequest contained" it
     // Refusals
-    CeHeader bad = acc2;
+    ce_header bad = acc2;
     bad.options.push_back({kOptionCrc, {}});
     EXPECT_FALSE(negotiate(req2, bad, &err));
     bad = acc;
@@ -684,34 +694,34 @@ TEST(ViTcpNegotiation, MtuReadWindowAndCrc) {
 
 TEST(ViTcpDeframer, ConnectAcceptThenCrcSegmentsInRandomChunks) {
     std::mt19937_64 rng(31);
-    LocalParameters local;
+    local_parameters local;
     local.mtu = 4000;
     local.rdma_read_window = 4;
     local.crc = true;
-    const CeHeader request = make_request(local, seeds_test::text("a"), seeds_test::text("b"));
+    const ce_header request = make_request(local, seeds_test::text("a"), seeds_test::text("b"));
     for (int round = 0; round < 20; ++round) {
-        Bytes stream;
-        Segment accept = make(SegmentType::connect_accept, true);
+        bytes stream;
+        segment accept = make(segment_type::connect_accept, true);
         accept.ce = make_accept(request, local);
-        const Bytes a = enc(accept);
+        const bytes a = enc(accept);
         stream.insert(stream.end(), a.begin(), a.end());
-        std::vector<Segment> sent;
+        std::vector<segment> sent;
         for (int i = 0; i < 40; ++i) {
-            const auto t = static_cast<SegmentType>(rng() % 5);  // Send .. NOP
-            Segment s = make(t, true);
+            const auto t = static_cast<segment_type>(rng() % 5);  // Send .. NOP
+            segment s = make(t, true);
             s.header.message_number = static_cast<std::uint32_t>(i);
             if (has_payload(t)) s.payload = seeds_test::random_bytes(rng, seeds_test::uniform(rng, 0, 1200));
-            const Bytes w = enc(s);
+            const bytes w = enc(s);
             stream.insert(stream.end(), w.begin(), w.end());
             sent.push_back(s);
         }
-        std::vector<SegmentView> views;
-        std::vector<Bytes> payloads;
-        Deframer* self = nullptr;
-        Deframer d({}, [&](const SegmentView& v) {
+        std::vector<segment_view> views;
+        std::vector<bytes> payloads;
+        deframer* self = nullptr;
+        deframer d({}, [&](const segment_view& v) {
             views.push_back(v);
             payloads.emplace_back(v.payload, v.payload + v.payload_len);
-            if (v.header.type == SegmentType::connect_accept) {
+            if (v.header.type == segment_type::connect_accept) {
                 std::string err;
                 const auto g = negotiate(request, *v.ce, &err);
                 ASSERT_TRUE(g) << err;
@@ -720,7 +730,7 @@ TEST(ViTcpDeframer, ConnectAcceptThenCrcSegmentsInRandomChunks) {
         });
         self = &d;
         seeds_test::feed_in_chunks(stream, rng, round % 2 ? 30 : 3000, [&](const std::uint8_t* p, std::size_t n) {
-            ASSERT_EQ(d.feed(p, n), ErrorCode::none) << d.error_detail();
+            ASSERT_EQ(d.feed(p, n), error_code::none) << d.error_detail();
         });
         EXPECT_TRUE(d.at_segment_boundary());
         EXPECT_EQ(d.bytes_consumed(), stream.size());
@@ -734,35 +744,36 @@ TEST(ViTcpDeframer, ConnectAcceptThenCrcSegmentsInRandomChunks) {
 }
 
 TEST(ViTcpDeframer, ErrorsAreFatal) {
-    Segment s = make(SegmentType::send, true);
+    segment s = make(segment_type::send, true);
     s.payload = hex("0102");
-    const Bytes a = enc(s);
-    Bytes b = a;
+    const bytes a = enc(s);
+    bytes b = a;
     b[25] ^= 1;  // payload bit: CRC mismatch
-    const Bytes stream = seeds_test::cat({a, b, a});
+    const bytes stream = seeds_test::cat({a, b, a});
     for (std::size_t chunk : {std::size_t{1}, std::size_t{6}, stream.size()}) {
-        Deframer::Config cfg;
+        deframer::config cfg;
         cfg.crc_negotiated = true;
         int delivered = 0;
-        Deframer d(cfg, [&](const SegmentView&) { ++delivered; });
-        ErrorCode e = ErrorCode::none;
+        deframer d(cfg, [&](const segment_view&) { ++delivered; });
+        error_code e = error_code::none;
         for (std::size_t pos = 0; pos < stream.size(); pos += chunk)
             e = d.feed(stream.data() + pos, std::min(chunk, stream.size() - pos));
-        EXPECT_EQ(e, ErrorCode::crc_mismatch);
+        EXPECT_EQ(e, error_code::crc_mismatch);
         EXPECT_EQ(delivered, 1);
-        EXPECT_NE(d.error_detail().find("stream byte " + std::to_string(a.size())), std::string::npos) << d.error_detail();
+        EXPECT_NE(d.error_detail().find("stream byte " + std::to_string(a.size())), std::string::npos)
+            << d.error_detail();
     }
     // The first word is judged before the rest of the segment arrives.
-    for (const Bytes& first : {hex("02 00 0020"), hex("01 0a 0020"), hex("01 00 0010")}) {
-        Deframer d({}, {});
-        EXPECT_EQ(d.feed(first.data(), 3), ErrorCode::none);
-        const ErrorCode e = d.feed(first.data() + 3, 1);
-        EXPECT_NE(e, ErrorCode::none);
+    for (const bytes& first : {hex("02 00 0020"), hex("01 0a 0020"), hex("01 00 0010")}) {
+        deframer d({}, {});
+        EXPECT_EQ(d.feed(first.data(), 3), error_code::none);
+        const error_code e = d.feed(first.data() + 3, 1);
+        EXPECT_NE(e, error_code::none);
         EXPECT_EQ(d.bytes_consumed(), 4u);
     }
-    Deframer d({}, {});
-    const Bytes zero_len = hex("01 00 0000");
-    EXPECT_EQ(d.feed(zero_len.data(), 4), ErrorCode::length_too_short);  // never loops on length 0
+    deframer d({}, {});
+    const bytes zero_len = hex("01 00 0000");
+    EXPECT_EQ(d.feed(zero_len.data(), 4), error_code::length_too_short);  // never loops on length 0
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 namespace rnic::proto {
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
+using bytes = std::vector<std::uint8_t>;
 namespace vt = vitcp;
 namespace map = vitcp_map;
 
@@ -29,8 +29,8 @@ TEST(ViTcpUrgent, NothingIsMarkedBeforeThePeersOption) {
 
 TEST(ViTcpUrgent, TheFirstSegmentStartInsideEachTcpSegmentIsMarked) {
     vitcp_urgent::marker m;
-    m.start(164);           // the CE segment ends at 164: the first data segment starts there
-    m.segment_start(100);   // before start(): never marked
+    m.start(164);          // the CE segment ends at 164: the first data segment starts there
+    m.segment_start(100);  // before start(): never marked
     m.segment_start(164);
     m.segment_start(1624);
     m.segment_start(1700);
@@ -67,13 +67,13 @@ TEST(ViTcpUrgent, TheReceiverTakesTheNamedByteOnlyWhenUrgIsSetAndTheByteIsInTheS
 
 // A whole VI segment as the sender's session frames it, parsed back as a receiver sees it.
 struct framed {
-    Bytes wire;
-    std::optional<vt::SegmentView> view;
+    bytes wire;
+    std::optional<vt::segment_view> view;
 };
 
-framed frame(map::session& tx, const Bytes& ulpdu) {
+framed frame(map::session& tx, const bytes& ulpdu) {
     framed f;
-    vt::Segment s;
+    vt::segment s;
     EXPECT_EQ(map::to_segment(tx, ulpdu.data(), ulpdu.size(), s), map::refusal::none);
     f.wire = vt::encode(s);
     std::string why;
@@ -82,26 +82,26 @@ framed frame(map::session& tx, const Bytes& ulpdu) {
     return f;
 }
 
-Bytes ddp_bytes(const ddp::Header& h, std::size_t payload) {
-    Bytes out(h.size());
+bytes ddp_bytes(const ddp::header& h, std::size_t payload) {
+    bytes out(h.size());
     ddp::encode(h, out.data());
     for (std::size_t i = 0; i < payload; ++i) out.push_back(static_cast<std::uint8_t>(i * 13 + 1));
     return out;
 }
 
-Bytes write_ulpdu(std::uint32_t stag, std::uint64_t to, std::size_t payload) {
-    ddp::Header h;
+bytes write_ulpdu(std::uint32_t stag, std::uint64_t to, std::size_t payload) {
+    ddp::header h;
     h.tagged = true;
-    h.opcode = ddp::Opcode::rdma_write;
+    h.opcode = ddp::opcode::rdma_write;
     h.stag = stag;
     h.tagged_offset = to;
     h.last = true;
     return ddp_bytes(h, payload);
 }
 
-Bytes send_ulpdu(std::uint32_t msn, std::size_t payload) {
-    ddp::Header h;
-    h.opcode = ddp::Opcode::send;
+bytes send_ulpdu(std::uint32_t msn, std::size_t payload) {
+    ddp::header h;
+    h.opcode = ddp::opcode::send;
     h.queue = ddp::kQueueSend;
     h.msn = msn;
     h.last = true;
@@ -115,13 +115,13 @@ TEST(ViTcpUrgent, AnOutOfOrderWriteIsPlacedAsTheInOrderPathWouldRebuildIt) {
     const framed first = frame(tx, write_ulpdu(0x11, 0x1000, 100));
     const framed second = frame(tx, write_ulpdu(0x11, 0x1064, 1400));
     // The first arrives in order; the second, ahead of a hole, is looked at out of order.
-    Bytes in_order, ooo;
+    bytes in_order, ooo;
     std::string why;
     ASSERT_TRUE(map::accept_in_order(rx, *first.view, in_order, &why)) << why;
     const map::session before = rx;
     ASSERT_EQ(map::accept_out_of_order(rx, *second.view, ooo, &why), map::ooo_verdict::place) << why;
     EXPECT_EQ(rx.rx_next_message, before.rx_next_message);  // the in-order state is untouched
-    Bytes later;
+    bytes later;
     ASSERT_TRUE(map::accept_in_order(rx, *second.view, later, &why)) << why;
     EXPECT_EQ(ooo, later);  // the same DDP segment the in-order path delivers afterwards
 }
@@ -129,16 +129,16 @@ TEST(ViTcpUrgent, AnOutOfOrderWriteIsPlacedAsTheInOrderPathWouldRebuildIt) {
 TEST(ViTcpUrgent, SendsReadRequestsAndImmediateDataWaitForTheMessagesBeforeThem) {
     map::session tx, rx;
     tx.tx_next_message = 7;
-    Bytes out;
+    bytes out;
     std::string why;
     const framed send = frame(tx, send_ulpdu(1, 300));
     EXPECT_EQ(map::accept_out_of_order(rx, *send.view, out, &why), map::ooo_verdict::wait);
     EXPECT_TRUE(out.empty());
-    ddp::Header imm;
-    imm.opcode = ddp::Opcode::immediate;
+    ddp::header imm;
+    imm.opcode = ddp::opcode::immediate;
     imm.queue = ddp::kQueueSend;
     imm.msn = 2;
-    Bytes imm_ulpdu(imm.size() + ddp::kImmediateDataSize);
+    bytes imm_ulpdu(imm.size() + ddp::kImmediateDataSize);
     ddp::encode(imm, imm_ulpdu.data());
     ddp::encode_immediate(0x1234, imm_ulpdu.data() + imm.size());
     const framed with_immediate = frame(tx, imm_ulpdu);
@@ -152,7 +152,7 @@ TEST(ViTcpUrgent, SendsReadRequestsAndImmediateDataWaitForTheMessagesBeforeThem)
 TEST(ViTcpUrgent, NumbersNoMessageCanHaveAreNotSegmentStarts) {
     map::session tx, rx;
     tx.tx_next_message = 100;
-    Bytes out;
+    bytes out;
     std::string why;
     const framed w = frame(tx, write_ulpdu(1, 0, 10));
     ASSERT_TRUE(map::accept_in_order(rx, *w.view, out, &why)) << why;  // the receiver expects 101 next
@@ -169,22 +169,22 @@ TEST(ViTcpUrgent, AReadResponseIsPlacedAtTheSinkOfTheRequestItAnswers) {
     map::session requester, responder_tx, responder_rx;
     requester.tx_next_message = 10;
     responder_tx.tx_next_message = 900;
-    ddp::Header rq;
-    rq.opcode = ddp::Opcode::read_request;
+    ddp::header rq;
+    rq.opcode = ddp::opcode::read_request;
     rq.queue = ddp::kQueueReadRequest;
     rq.msn = 1;
-    Bytes rr(rq.size() + ddp::kReadRequestSize);
+    bytes rr(rq.size() + ddp::kReadRequestSize);
     ddp::encode(rq, rr.data());
-    ddp::encode(ddp::ReadRequest{0x55, 0x7000, 3000, 0x66, 0x2000}, rr.data() + rq.size());
+    ddp::encode(ddp::read_request{0x55, 0x7000, 3000, 0x66, 0x2000}, rr.data() + rq.size());
     const framed request = frame(requester, rr);
-    Bytes at_responder;
+    bytes at_responder;
     std::string why;
     ASSERT_TRUE(map::accept_in_order(responder_rx, *request.view, at_responder, &why)) << why;
     responder_tx.rx_read_requests = responder_rx.rx_read_requests;
     // The responder's engine answers with sink STag 0 (it never saw the sink) from TO 0.
-    ddp::Header resp;
+    ddp::header resp;
     resp.tagged = true;
-    resp.opcode = ddp::Opcode::read_response;
+    resp.opcode = ddp::opcode::read_response;
     resp.tagged_offset = 0;
     resp.last = false;
     const framed first_half = frame(responder_tx, ddp_bytes(resp, 1500));
@@ -193,12 +193,12 @@ TEST(ViTcpUrgent, AReadResponseIsPlacedAtTheSinkOfTheRequestItAnswers) {
     resp.last = true;
     const framed second_half = frame(responder_tx, ddp_bytes(resp, 1500));
     ASSERT_EQ(second_half.view->header.data_offset, 1500u);
-    Bytes out;
+    bytes out;
     ASSERT_EQ(map::accept_out_of_order(requester, *second_half.view, out, &why), map::ooo_verdict::place) << why;
     std::string derr;
     const auto d = ddp::decode_header(out.data(), out.size(), &derr);
     ASSERT_TRUE(d) << derr;
-    EXPECT_EQ(d->stag, 0x55u);                 // the sink the requester kept
+    EXPECT_EQ(d->stag, 0x55u);                    // the sink the requester kept
     EXPECT_EQ(d->tagged_offset, 0x7000u + 1500);  // sink TO + Data Offset
     // A Read Response whose number answers none of our Read Requests is not a segment start.
     framed stray = second_half;

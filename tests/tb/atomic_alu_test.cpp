@@ -42,8 +42,8 @@ TEST(AtomicAlu, FetchAddMaskCutsTheCarryAtFieldBoundaries) {
 
 TEST(AtomicAlu, CompareSwapSwapsOnlyOnAMaskedMatch) {
     const std::uint64_t all = ~std::uint64_t{0};
-    EXPECT_EQ(atomic::compare_swap(7, 9, all, 7, all), 9u);   // match: swapped
-    EXPECT_EQ(atomic::compare_swap(7, 9, all, 8, all), 7u);   // no match: unchanged
+    EXPECT_EQ(atomic::compare_swap(7, 9, all, 7, all), 9u);  // match: swapped
+    EXPECT_EQ(atomic::compare_swap(7, 9, all, 8, all), 7u);  // no match: unchanged
     // Only the low byte is compared and only the high byte is swapped.
     EXPECT_EQ(atomic::compare_swap(0x11223344, 0xaa000000, 0xff000000, 0x99999944, 0xff), 0xaa223344u);
     EXPECT_EQ(atomic::compare_swap(0x11223344, 0xaa000000, 0xff000000, 0x99999945, 0xff), 0x11223344u);

@@ -42,8 +42,7 @@ struct bench {
         mem.peek(addr, b, 8);
         return proto::get_le64(b);
     }
-    tlm::tlm_response_status op(atomic_op_ext& aop, std::uint64_t addr, std::uint64_t* returned,
-                                sc_core::sc_time& d) {
+    tlm::tlm_response_status op(atomic_op_ext& aop, std::uint64_t addr, std::uint64_t* returned, sc_core::sc_time& d) {
         std::uint8_t b[8] = {};
         const auto st = mem_transport(dev.out, tlm::TLM_READ_COMMAND, addr, b, 8, d, &aop);
         *returned = proto::get_le64(b);
@@ -104,7 +103,7 @@ TEST(AtomicOpTb, MisalignedOrUnmappedTargetsAreRefusedWithoutAWrite) {
     EXPECT_NE(b.op(aop, 0x4004, &got, d), tlm::TLM_OK_RESPONSE);  // not 8-byte aligned (§6.15.1)
     EXPECT_EQ(b.load(0x4000), 5u);
     EXPECT_NE(b.op(aop, 0x200000, &got, d), tlm::TLM_OK_RESPONSE);  // outside the IOMMU mapping
-    EXPECT_EQ(b.bus.downstream().cpl, 1u);  // answered by a completion without data
+    EXPECT_EQ(b.bus.downstream().cpl, 1u);                          // answered by a completion without data
 }
 
 TEST(AtomicOpTb, PcixHasNoAtomicOps) {

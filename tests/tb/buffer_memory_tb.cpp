@@ -14,7 +14,9 @@ namespace rnic::test {
 namespace {
 
 using bytes = std::vector<std::uint8_t>;
-sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+sc_core::sc_time ns(double v) {
+    return sc_core::sc_time(v, sc_core::SC_NS);
+}
 
 // A memory with round numbers: 16-byte port at 1 GHz (1 ns per beat), 5 ns latency, 4 KiB.
 buffer_memory_params small_params(booking order = booking::backfill) {
@@ -105,8 +107,8 @@ TEST(BufferMemoryTb, BackfillServesAnEarlierAccessBeforeAFutureBooking) {
     buffer_bench b("b", small_params(booking::backfill));
     bytes buf(160, 0);
     sc_core::sc_time late = ns(500), early = sc_core::SC_ZERO_TIME;
-    b.access(tlm::TLM_WRITE_COMMAND, 0, buf.data(), 160, late);   // [505, 515)
-    b.access(tlm::TLM_READ_COMMAND, 0, buf.data(), 160, early);   // [5, 15): the gap before it
+    b.access(tlm::TLM_WRITE_COMMAND, 0, buf.data(), 160, late);  // [505, 515)
+    b.access(tlm::TLM_READ_COMMAND, 0, buf.data(), 160, early);  // [5, 15): the gap before it
     EXPECT_EQ(late, ns(515));
     EXPECT_EQ(early, ns(15));
 }

@@ -10,7 +10,9 @@ namespace {
 
 using namespace rnic::calib;
 
-sc_core::sc_time us(double v) { return sc_core::sc_time(v, sc_core::SC_US); }
+sc_core::sc_time us(double v) {
+    return sc_core::sc_time(v, sc_core::SC_US);
+}
 
 TEST(Calibration, DmaReadRoundTripMatchesPcieBenchWithin3Percent) {
     dma_params dp;
@@ -19,8 +21,8 @@ TEST(Calibration, DmaReadRoundTripMatchesPcieBenchWithin3Percent) {
     int k = 0;
     for (const latency_point& pt : pciebench_read_latency()) {
         const double ns = r.transfer(true, 0x100000, pt.size, us(50.0 * ++k)).to_seconds() * 1e9;
-        EXPECT_NEAR(ns / pt.median_ns, 1.0, 0.03) << pt.size << " bytes: model " << ns << " ns, pcie-bench "
-                                                  << pt.median_ns << " ns";
+        EXPECT_NEAR(ns / pt.median_ns, 1.0, 0.03)
+            << pt.size << " bytes: model " << ns << " ns, pcie-bench " << pt.median_ns << " ns";
     }
 }
 
@@ -43,10 +45,10 @@ TEST(Calibration, GoodputMatchesTheAnalyticalTlpModelWithin2Percent) {
         const pcie_params& p = static_cast<pcie_endpoint&>(*r->bus).params();
         const double wr = r->stream(false, 0x100000, 4096, 500, us(10));
         const double rd = r->stream(true, 0x100000, 4096, 500, us(10000));
-        EXPECT_NEAR(wr / model_write_goodput(p, 4096), 1.0, 0.02) << "Gen" << p.generation << " x" << p.lanes << " MPS "
-                                                                  << p.max_payload << " write";
-        EXPECT_NEAR(rd / model_read_goodput(p, 4096), 1.0, 0.02) << "Gen" << p.generation << " x" << p.lanes << " MPS "
-                                                                 << p.max_payload << " read";
+        EXPECT_NEAR(wr / model_write_goodput(p, 4096), 1.0, 0.02)
+            << "Gen" << p.generation << " x" << p.lanes << " MPS " << p.max_payload << " write";
+        EXPECT_NEAR(rd / model_read_goodput(p, 4096), 1.0, 0.02)
+            << "Gen" << p.generation << " x" << p.lanes << " MPS " << p.max_payload << " read";
     }
 }
 

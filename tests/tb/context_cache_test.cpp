@@ -112,8 +112,8 @@ TEST(CachePolicy, DirtyVictimsAreWrittenBackCleanOnesAreNot) {
     o = c.access(4, false);  // evicts 2, clean
     EXPECT_TRUE(o.evicted);
     EXPECT_FALSE(o.victim_dirty);
-    c.access(4, true);  // a hit that writes makes the line dirty
-    c.access(5, false);  // evicts 3 (clean)
+    c.access(4, true);       // a hit that writes makes the line dirty
+    c.access(5, false);      // evicts 3 (clean)
     o = c.access(6, false);  // evicts 4 (dirty)
     EXPECT_TRUE(o.victim_dirty);
     EXPECT_EQ(c.writebacks(), 2u);
@@ -150,7 +150,7 @@ std::uint32_t bar0_read(rnic_device& nic, std::uint32_t offset) {
 }
 
 TEST(ContextCacheTb, CapabilityRegistersReportTheConfiguredDevice) {
-    const config::Scenario s = config::Scenario::defaults(
+    const config::scenario s = config::scenario::defaults(
         platform::scenario_schema(), {"rnic.rdma.max_qp=4096", "rnic.rdma.max_cq=2048", "rnic.rdma.max_mr=2048",
                                       "rnic.context_cache.enabled=true", "rnic.context_cache.stag_entry_bytes=32B"});
     platform::host_system h("h", platform::build_host_params(s, 0));
@@ -165,7 +165,7 @@ TEST(ContextCacheTb, CapabilityRegistersReportTheConfiguredDevice) {
 }
 
 TEST(ContextCacheTb, DefaultsKeepTheResetValuesAndNoContextArea) {
-    const config::Scenario s = config::Scenario::defaults(platform::scenario_schema(), {});
+    const config::scenario s = config::scenario::defaults(platform::scenario_schema(), {});
     platform::host_system h("h", platform::build_host_params(s, 0));
     EXPECT_EQ(bar0_read(h.nic, regmap::CAP_MAX_QP), 64u);
     EXPECT_EQ(bar0_read(h.nic, regmap::CAP_MAX_CQ), 64u);

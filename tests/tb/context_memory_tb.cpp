@@ -15,8 +15,8 @@ namespace rnic::test {
 namespace {
 
 using side = context_if::side;
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 
 constexpr std::uint64_t kArea = 0x10000;  // where the "driver" put the context tables
 constexpr std::uint32_t kMaxQp = 4, kMaxMr = 4, kQpBytes = 256, kStagBytes = 64;
@@ -58,15 +58,16 @@ private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         const std::uint64_t a = gp.get_address();
         const std::uint32_t len = gp.get_data_length();
-        const bool refused =
-            a < kArea || a + len > kArea + bytes.size() || (a < refuse_to && a + len > refuse_from);
+        const bool refused = a < kArea || a + len > kArea + bytes.size() || (a < refuse_to && a + len > refuse_from);
         txn t{gp.is_write(), a, {}, refused};
         if (refused) {
             gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         } else {
             std::uint8_t* mem = bytes.data() + (a - kArea);
-            if (gp.is_write()) std::memcpy(mem, gp.get_data_ptr(), len);
-            else std::memcpy(gp.get_data_ptr(), mem, len);
+            if (gp.is_write())
+                std::memcpy(mem, gp.get_data_ptr(), len);
+            else
+                std::memcpy(gp.get_data_ptr(), mem, len);
             t.data.assign(mem, mem + len);
             delay += latency;  // a target adds to the delay and never waits
             gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -123,7 +124,9 @@ struct bench {
     }
 };
 
-std::uint64_t qp_address(std::uint32_t qpn) { return kArea + std::uint64_t{qpn} * kQpBytes; }
+std::uint64_t qp_address(std::uint32_t qpn) {
+    return kArea + std::uint64_t{qpn} * kQpBytes;
+}
 
 const sc_time k0 = sc_core::SC_ZERO_TIME, k100(100, SC_NS), k200(200, SC_NS);
 
@@ -136,14 +139,14 @@ TEST(ContextMemoryTb, LruOverThreeQpsCountsHitsMissesFetchesAndWriteBacksExactly
     const std::vector<std::uint8_t> image2 = b.mem.at(qp_address(2), kQpBytes);
 
     // Two lines, LRU. Each access's time: a fetch is one 100 ns read, a dirty victim adds its write.
-    EXPECT_EQ(b.qp(0, true), k100);            // miss: read QP 0
+    EXPECT_EQ(b.qp(0, true), k100);             // miss: read QP 0
     EXPECT_EQ(b.qp(1, false, side::rx), k100);  // miss: read QP 1
     // Someone changes QP 0's bytes in host memory: the write-back must carry the line, not re-read.
     std::memset(b.mem.bytes.data() + (qp_address(0) - kArea), 0xee, kQpBytes);
-    EXPECT_EQ(b.qp(0, true), k0);              // hit; QP 1 is now the least recently used
-    EXPECT_EQ(b.qp(2, true), k100);            // miss: evicts QP 1, clean (no write); read QP 2
+    EXPECT_EQ(b.qp(0, true), k0);               // hit; QP 1 is now the least recently used
+    EXPECT_EQ(b.qp(2, true), k100);             // miss: evicts QP 1, clean (no write); read QP 2
     EXPECT_EQ(b.qp(1, false, side::rx), k200);  // miss: evicts QP 0, dirty: write it, read QP 1
-    EXPECT_EQ(b.qp(0, false), k200);           // miss: evicts QP 2, dirty: write it, read QP 0
+    EXPECT_EQ(b.qp(0, false), k200);            // miss: evicts QP 2, dirty: write it, read QP 0
 
     // Exactly these transactions, in this order.
     struct want {
@@ -177,8 +180,8 @@ TEST(ContextMemoryTb, LruOverThreeQpsCountsHitsMissesFetchesAndWriteBacksExactly
     EXPECT_EQ(c.at("dma_errors").as_uint64(), 0u);
     EXPECT_EQ(c.at("tx_fetches").as_uint64(), 3u);
     EXPECT_EQ(c.at("rx_fetches").as_uint64(), 2u);
-    EXPECT_DOUBLE_EQ(c.at("fetches_per_wr").as_double(), 0.5);        // 3 of 6 work requests
-    EXPECT_DOUBLE_EQ(c.at("fetches_per_rx_ulpdu").as_double(), 0.5);  // 2 of 4 ULPDUs
+    EXPECT_DOUBLE_EQ(c.at("fetches_per_wr").as_double(), 0.5);          // 3 of 6 work requests
+    EXPECT_DOUBLE_EQ(c.at("fetches_per_rx_ulpdu").as_double(), 0.5);    // 2 of 4 ULPDUs
     EXPECT_DOUBLE_EQ(c.at("miss_latency_mean_ns").as_double(), 140.0);  // (3 x 100 + 2 x 200) / 5
     EXPECT_DOUBLE_EQ(c.at("miss_latency_max_ns").as_double(), 200.0);
     const boost::json::object& q = c.at("qp").as_object();
@@ -266,7 +269,7 @@ TEST(ContextMemoryTb, HostMemoryRefusingTheAreaIsCountedNotFatal) {
     const boost::json::object& c = r.at("context_cache").as_object();
     EXPECT_EQ(c.at("dma_errors").as_uint64(), 2u);
     EXPECT_EQ(c.at("misses").as_uint64(), 3u);
-    EXPECT_EQ(c.at("fetch_bytes").as_uint64(), 2u * kQpBytes);  // attempted: the refused one and QP 0
+    EXPECT_EQ(c.at("fetch_bytes").as_uint64(), 2u * kQpBytes);         // attempted: the refused one and QP 0
     EXPECT_DOUBLE_EQ(c.at("miss_latency_max_ns").as_double(), 100.0);  // only the miss that completed
 }
 

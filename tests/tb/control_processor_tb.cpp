@@ -24,7 +24,9 @@ namespace {
 using bytes = std::vector<std::uint8_t>;
 using regmap::cmd_status;
 using regmap::command;
-sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+sc_core::sc_time ns(double v) {
+    return sc_core::sc_time(v, sc_core::SC_NS);
+}
 
 constexpr std::uint64_t kRing = 0x1000;
 constexpr std::uint32_t kEntries = 8;
@@ -110,8 +112,8 @@ struct cp_bench : sc_core::sc_module {
     explicit cp_bench(const sc_core::sc_module_name& n, control_processor_params p = control_processor_params{},
                       fw::costs costs = fw::costs{}, fw::program_factory program = nullptr)
         : sc_module(n),
-          cp("cp", p,
-             program ? program : [costs](fw::hal& h) { return std::make_unique<fw::firmware>(h, costs); }),
+          cp(
+              "cp", p, program ? program : [costs](fw::hal& h) { return std::make_unique<fw::firmware>(h, costs); }),
           host("host"),
           stubs("stubs"),
           irq("irq"),
@@ -203,13 +205,13 @@ TEST(ControlProcessorTb, RunsTheProgramItIsGiven) {
     b.ring(ns(1000));
     sc_core::sc_start(ns(10000));
     ASSERT_EQ(b.irq.items.size(), 2u);
-    EXPECT_EQ(b.irq.items[0].at, ns(300));   // 300 cycles at 1 GHz
+    EXPECT_EQ(b.irq.items[0].at, ns(300));  // 300 cycles at 1 GHz
     EXPECT_EQ(b.irq.items[1].at, ns(1300));
     EXPECT_EQ(b.cp.commands_executed(), 2u);
     EXPECT_EQ(b.stat("doorbells_counted"), 2u);
     boost::json::object o;
     b.cp.report_stats(o);
-    EXPECT_FALSE(o.contains("commands_executed"));  // the firmware's counters are the firmware's
+    EXPECT_FALSE(o.contains("commands_executed"));      // the firmware's counters are the firmware's
     EXPECT_EQ(b.stubs.regs.count(regmap::STATUS), 0u);  // nothing but the program writes registers
 }
 
@@ -296,9 +298,7 @@ TEST(ControlProcessorTb, QueryStatsWritesTheEnginesCountersToHostMemory) {
     EXPECT_EQ(b.status(slot), static_cast<std::uint32_t>(cmd_status::ok));
     EXPECT_EQ(b.result(slot), regmap::kDeviceCounterCount);
     using c = regmap::device_counter;
-    auto counter = [&](c which) {
-        return proto::get_le64(b.host.mem.data() + 0x4000 + 8 * static_cast<int>(which));
-    };
+    auto counter = [&](c which) { return proto::get_le64(b.host.mem.data() + 0x4000 + 8 * static_cast<int>(which)); };
     EXPECT_EQ(counter(c::wqes), 11u);
     EXPECT_EQ(counter(c::placed_bytes), 15u);
     EXPECT_EQ(counter(c::tcp_retransmitted_bytes), 16u);

@@ -88,7 +88,9 @@ struct dma_bench {
 
 // Ends elaboration once every bench of a test is built (multi-sockets register their callbacks
 // then); simulated time stays at zero and the models are driven by direct calls.
-void elaborate() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
+void elaborate() {
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+}
 
 std::vector<std::uint8_t> pattern(std::size_t n, std::uint8_t seed) {
     std::vector<std::uint8_t> v(n);

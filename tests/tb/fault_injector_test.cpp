@@ -14,22 +14,22 @@ namespace {
 namespace net = proto::net;
 
 std::vector<std::uint8_t> tcp_frame(std::size_t payload_len, std::uint32_t seq = 1000) {
-    net::Endpoints ep;
+    net::endpoints ep;
     ep.src_mac = {2, 0, 0, 0, 0, 1};
     ep.dst_mac = {2, 0, 0, 0, 0, 2};
     ep.src_ip = 0x0a000001;
     ep.dst_ip = 0x0a000002;
-    net::TcpHeader h;
+    net::tcp_header h;
     h.src_port = 40000;
     h.dst_port = 18515;
     h.seq = seq;
     h.ack = 7;
-    h.flags = net::tcp_flags::ack | net::tcp_flags::psh;
+    h.flags = net::tcp_flags::kAck | net::tcp_flags::kPsh;
     h.window = 1000;
     std::vector<std::uint8_t> payload(payload_len);
     for (std::size_t i = 0; i < payload_len; ++i) payload[i] = static_cast<std::uint8_t>(i * 31 + 7);
     std::vector<std::uint8_t> out;
-    net::build_tcp_frame(ep, net::Ipv4Header{}, h, payload.data(), payload.size(), out);
+    net::build_tcp_frame(ep, net::ipv4_header{}, h, payload.data(), payload.size(), out);
     return out;
 }
 
@@ -71,13 +71,27 @@ TEST(FaultInjector, InertOnlyWithoutFaultsAndThenAppliesNothing) {
     for (int k = 0; k < 7; ++k) {
         fault_config cfg;
         switch (k) {
-            case 0: cfg.loss = 0.1; break;
-            case 1: cfg.ge_good_to_bad = 0.1; break;
-            case 2: cfg.trace_drops = {3}; break;
-            case 3: cfg.reorder = 0.1; break;
-            case 4: cfg.duplicate = 0.1; break;
-            case 5: cfg.corrupt = 0.1; break;
-            default: cfg.resegment = 0.1; break;
+        case 0:
+            cfg.loss = 0.1;
+            break;
+        case 1:
+            cfg.ge_good_to_bad = 0.1;
+            break;
+        case 2:
+            cfg.trace_drops = {3};
+            break;
+        case 3:
+            cfg.reorder = 0.1;
+            break;
+        case 4:
+            cfg.duplicate = 0.1;
+            break;
+        case 5:
+            cfg.corrupt = 0.1;
+            break;
+        default:
+            cfg.resegment = 0.1;
+            break;
         }
         EXPECT_FALSE(fault_injector(cfg, 5).inert()) << "fault " << k;
     }
@@ -194,9 +208,12 @@ TEST(FaultInjector, ResegmentationSplitsThePayloadAtConsistentSequenceNumbers) {
     EXPECT_EQ(a->tcp.seq, orig->tcp.seq);
     EXPECT_EQ(b->tcp.seq, static_cast<std::uint32_t>(orig->tcp.seq + a->payload_len));
     EXPECT_EQ(a->payload_len + b->payload_len, 1000u);
-    std::vector<std::uint8_t> joined(o.frames[0].begin() + static_cast<std::ptrdiff_t>(a->payload_offset), o.frames[0].end());
-    joined.insert(joined.end(), o.frames[1].begin() + static_cast<std::ptrdiff_t>(b->payload_offset), o.frames[1].end());
-    EXPECT_TRUE(std::equal(joined.begin(), joined.end(), frame.begin() + static_cast<std::ptrdiff_t>(orig->payload_offset)));
+    std::vector<std::uint8_t> joined(o.frames[0].begin() + static_cast<std::ptrdiff_t>(a->payload_offset),
+                                     o.frames[0].end());
+    joined.insert(joined.end(), o.frames[1].begin() + static_cast<std::ptrdiff_t>(b->payload_offset),
+                  o.frames[1].end());
+    EXPECT_TRUE(
+        std::equal(joined.begin(), joined.end(), frame.begin() + static_cast<std::ptrdiff_t>(orig->payload_offset)));
     // SYNs and empty ACKs are never split.
     fault_injector inj2(cfg, 5);
     EXPECT_EQ(inj2.apply(tcp_frame(0)).frames.size(), 1u);

@@ -24,9 +24,9 @@ using bytes = std::vector<std::uint8_t>;
 
 // A tagged RDMA Write ULPDU: 14 header bytes, then `payload` patterned bytes.
 bytes write_ulpdu(std::size_t payload, std::uint8_t seed = 1) {
-    ddp::Header h;
+    ddp::header h;
     h.tagged = true;
-    h.opcode = ddp::Opcode::rdma_write;
+    h.opcode = ddp::opcode::rdma_write;
     h.stag = 0x1234;
     h.tagged_offset = 0x1000;
     bytes u(h.size() + payload);
@@ -128,7 +128,7 @@ TEST(MpaFramingIf, MarkerBreaksOfTheCodec) {
     EXPECT_EQ(mpa::marker_breaks(4, 1448), (std::vector<std::uint32_t>{508, 1016}));
     EXPECT_TRUE(mpa::marker_breaks(4, 508).empty());  // ending exactly at a Marker needs no break
     EXPECT_EQ(mpa::marker_breaks(500, 100), (std::vector<std::uint32_t>{12}));
-    EXPECT_EQ(mpa::marker_breaks(513, 600), (std::vector<std::uint32_t>{508}));  // a start inside a Marker
+    EXPECT_EQ(mpa::marker_breaks(513, 600), (std::vector<std::uint32_t>{508}));         // a start inside a Marker
     EXPECT_EQ(mpa::marker_breaks(0xfffffff0u, 100), (std::vector<std::uint32_t>{16}));  // wraps at 2^32
     // ULPDU_Length behind the leading Marker at 0, then 14 header bytes: the payload is at 20.
     EXPECT_EQ(mpa::ulpdu_byte_position(0, 14), 20u);
@@ -146,7 +146,9 @@ bytes frame_stream(framing& f, const frame_options& o, const std::vector<bytes>&
     return stream;
 }
 
-std::vector<bytes> sample() { return {write_ulpdu(100), write_ulpdu(1448, 3), write_ulpdu(0), write_ulpdu(3000, 5)}; }
+std::vector<bytes> sample() {
+    return {write_ulpdu(100), write_ulpdu(1448, 3), write_ulpdu(0), write_ulpdu(3000, 5)};
+}
 
 TEST(MpaFramingIf, InOrderDeframerReturnsTheUlpdusAndStopsAtACrcError) {
     for (const auto& p : {mpa_params(), mpa_params(datapath_model::rtl, 16)}) {
@@ -154,9 +156,8 @@ TEST(MpaFramingIf, InOrderDeframerReturnsTheUlpdusAndStopsAtACrcError) {
         const frame_options o{true, true};
         bytes stream = frame_stream(*f, o, sample());
         std::vector<bytes> got;
-        auto d = f->make_deframer(o, [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) {
-            got.emplace_back(u, u + n);
-        });
+        auto d = f->make_deframer(
+            o, [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) { got.emplace_back(u, u + n); });
         for (std::size_t at = 0; at < stream.size(); at += 7) {
             ASSERT_EQ(d->feed(stream.data() + at, std::min<std::size_t>(7, stream.size() - at)), deframe_status::ok);
         }
@@ -164,9 +165,8 @@ TEST(MpaFramingIf, InOrderDeframerReturnsTheUlpdusAndStopsAtACrcError) {
         // A flipped payload bit in the second frame: a CRC error (RFC 5044 §8 code 2), nothing after it.
         stream[300] ^= 0x10;
         got.clear();
-        auto bad = f->make_deframer(o, [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) {
-            got.emplace_back(u, u + n);
-        });
+        auto bad = f->make_deframer(
+            o, [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) { got.emplace_back(u, u + n); });
         EXPECT_EQ(bad->feed(stream.data(), stream.size()), deframe_status::crc_error);
         EXPECT_EQ(got.size(), 1u);
         EXPECT_EQ(bad->error_name(), "crc_mismatch");
@@ -195,19 +195,17 @@ TEST(MpaFramingIf, MarkersLocateAFrameOutOfOrderAndItDeframesThere) {
     ASSERT_TRUE(f->locate_frame(o, stream.data() + seg, stream.size() - seg, seg, &start));
     EXPECT_EQ(start, starts[k]);
     std::vector<bytes> got;
-    EXPECT_TRUE(f->deframe_whole(o, starts[2], stream.data() + starts[2], stream.size() - starts[2],
-                                 [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) {
-                                     got.emplace_back(u, u + n);
-                                 }));
+    EXPECT_TRUE(f->deframe_whole(
+        o, starts[2], stream.data() + starts[2], stream.size() - starts[2],
+        [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) { got.emplace_back(u, u + n); }));
     EXPECT_EQ(got, (std::vector<bytes>{sample()[2], sample()[3]}));
     // A corrupted frame there is not one: nothing of it is delivered.
     bytes bad(stream.begin() + starts[2], stream.end());
     bad[8] ^= 0x01;
     got.clear();
-    EXPECT_FALSE(f->deframe_whole(o, starts[2], bad.data(), bad.size(),
-                                  [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) {
-                                      got.emplace_back(u, u + n);
-                                  }));
+    EXPECT_FALSE(f->deframe_whole(
+        o, starts[2], bad.data(), bad.size(),
+        [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) { got.emplace_back(u, u + n); }));
     EXPECT_TRUE(got.empty());
     // Without Markers nothing locates a frame; joining split frames needs Markers and the TLM datapath.
     EXPECT_FALSE(f->locate_frame({false, true}, stream.data(), stream.size(), 0, &start));
@@ -271,18 +269,16 @@ TEST(IftFramingIf, DeframesInOrderAndOutOfOrderButLocatesNothing) {
     std::vector<std::uint32_t> starts;
     bytes stream = frame_stream(*f, {}, sample(), &starts);
     std::vector<bytes> got;
-    auto d = f->make_deframer({}, [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) {
-        got.emplace_back(u, u + n);
-    });
+    auto d = f->make_deframer(
+        {}, [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) { got.emplace_back(u, u + n); });
     for (std::size_t at = 0; at < stream.size(); at += 5) {
         ASSERT_EQ(d->feed(stream.data() + at, std::min<std::size_t>(5, stream.size() - at)), deframe_status::ok);
     }
     EXPECT_EQ(got, sample());
     got.clear();
-    EXPECT_TRUE(f->deframe_whole({}, starts[1], stream.data() + starts[1], stream.size() - starts[1] - 10,
-                                 [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) {
-                                     got.emplace_back(u, u + n);
-                                 }));
+    EXPECT_TRUE(f->deframe_whole(
+        {}, starts[1], stream.data() + starts[1], stream.size() - starts[1] - 10,
+        [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) { got.emplace_back(u, u + n); }));
     EXPECT_EQ(got, (std::vector<bytes>{sample()[1], sample()[2]}));  // the last frame is cut: left alone
     std::uint32_t start = 0;
     EXPECT_FALSE(f->locates_frames());

@@ -13,7 +13,7 @@ namespace {
 using platform::host_bus_kind;
 
 TEST(HostSystemTb, PcieIsTheDefaultAndKeepsItsKeys) {
-    const config::Scenario s = config::Scenario::defaults(platform::scenario_schema(), {"pcie.lanes=16"});
+    const config::scenario s = config::scenario::defaults(platform::scenario_schema(), {"pcie.lanes=16"});
     const platform::host_params p = platform::build_host_params(s, 0);
     EXPECT_EQ(p.pcie.kind, host_bus_kind::pcie);
     EXPECT_EQ(p.pcie.pcie.lanes, 16);
@@ -28,7 +28,7 @@ TEST(HostSystemTb, PcieIsTheDefaultAndKeepsItsKeys) {
 }
 
 TEST(HostSystemTb, PcixIsChosenByTheScenario) {
-    const config::Scenario s = config::Scenario::defaults(
+    const config::scenario s = config::scenario::defaults(
         platform::scenario_schema(),
         {"host_bus.kind=pcix", "pcix.max_read_byte_count=4096", "pcix.max_outstanding_splits=8"});
     const platform::host_params p = platform::build_host_params(s, 1);
@@ -45,11 +45,12 @@ TEST(HostSystemTb, PcixIsChosenByTheScenario) {
 }
 
 TEST(HostSystemTb, BadHostBusKeysAreRejected) {
-    EXPECT_THROW(config::Scenario::defaults(platform::scenario_schema(), {"host_bus.kind=pci"}), config::ScenarioError);
-    EXPECT_THROW(config::Scenario::defaults(platform::scenario_schema(), {"pcix.max_read_byte_count=1000"}),
-                 config::ScenarioError);
-    EXPECT_THROW(config::Scenario::defaults(platform::scenario_schema(), {"pcie.tlps_per_ack=65"}),
-                 config::ScenarioError);
+    EXPECT_THROW(config::scenario::defaults(platform::scenario_schema(), {"host_bus.kind=pci"}),
+                 config::scenario_error);
+    EXPECT_THROW(config::scenario::defaults(platform::scenario_schema(), {"pcix.max_read_byte_count=1000"}),
+                 config::scenario_error);
+    EXPECT_THROW(config::scenario::defaults(platform::scenario_schema(), {"pcie.tlps_per_ack=65"}),
+                 config::scenario_error);
 }
 
 }  // namespace

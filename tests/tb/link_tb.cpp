@@ -35,7 +35,7 @@ TEST(LinkTb, FramesArriveAfterSerialisationAndPropagation) {
     p.propagation = sc_core::sc_time(1, sc_core::SC_US);
     link_bench b(p);
     const std::string pcap_path = "/tmp/rnic-link-tb-" + std::to_string(::getpid()) + ".pcap";
-    proto::PcapWriter pcap;
+    proto::pcap_writer pcap;
     std::string err;
     ASSERT_TRUE(pcap.open(pcap_path, &err)) << err;
     b.link.set_pcap(&pcap);

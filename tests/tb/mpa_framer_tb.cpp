@@ -27,7 +27,9 @@ namespace mpa = proto::mpa;
 namespace ddp = proto::ddp;
 namespace ift = proto::ift;
 using bytes = std::vector<std::uint8_t>;
-sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+sc_core::sc_time ns(double v) {
+    return sc_core::sc_time(v, sc_core::SC_NS);
+}
 
 constexpr std::uint32_t kConn = 3;
 
@@ -50,8 +52,9 @@ struct ulpdu_sink : sc_core::sc_module {
         const stream_ext* ext = get_stream_ext(gp);
         const placement_ext* where = find_ext<placement_ext>(gp);
         ASSERT_NE(where, nullptr) << "a ULPDU to the RDMA engine carries where its frame sat";
-        items.push_back({sc_core::sc_time_stamp() + delay, bytes(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length()),
-                         ext->kind, where->already_placed, where->frame_pos});
+        items.push_back({sc_core::sc_time_stamp() + delay,
+                         bytes(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length()), ext->kind,
+                         where->already_placed, where->frame_pos});
         const bool refuse = refuse_out_of_order && ext->kind == stream_kind::out_of_order;
         gp.set_response_status(refuse ? tlm::TLM_GENERIC_ERROR_RESPONSE : tlm::TLM_OK_RESPONSE);
     }
@@ -92,7 +95,14 @@ struct framer_bench : sc_core::sc_module {
     ulpdu_sink ulpdus;             // to the RDMA engine
     event_stubs events;
     framer_bench(const sc_core::sc_module_name& n, const mpa_framer_params& p, const framing_params& f = {})
-        : sc_module(n), frames(make_framing(f)), placed(pool), framer("framer", p, *frames), rdma_tx("rdma_tx"), toe_rx("toe_rx"), fpdus("fpdus"), ulpdus("ulpdus"),
+        : sc_module(n),
+          frames(make_framing(f)),
+          placed(pool),
+          framer("framer", p, *frames),
+          rdma_tx("rdma_tx"),
+          toe_rx("toe_rx"),
+          fpdus("fpdus"),
+          ulpdus("ulpdus"),
           events("events") {
         rdma_tx.out.bind(framer.ulpdu_tx_in);
         toe_rx.out.bind(framer.stream_rx_in);
@@ -131,13 +141,15 @@ struct framer_bench : sc_core::sc_module {
 
 // ulpdu_tx_in is a multi-passthrough socket: its initiators reach it only once elaboration has
 // completed the binding, so a test that transmits starts the kernel (at time 0) first.
-void elaborate() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
+void elaborate() {
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+}
 
 // A tagged RDMA Write ULPDU (DDP header + payload) of `payload` bytes.
 bytes write_ulpdu(std::size_t payload, std::uint8_t seed) {
-    ddp::Header h;
+    ddp::header h;
     h.tagged = true;
-    h.opcode = ddp::Opcode::rdma_write;
+    h.opcode = ddp::opcode::rdma_write;
     h.stag = 0x100 + seed;
     h.tagged_offset = 4096u * seed;
     bytes u(ddp::kTaggedHeaderSize + payload);
@@ -193,11 +205,11 @@ TEST(MpaFramerTb, FpdusMatchTheCodecBitForBitForEveryMpaFraming) {
             EXPECT_EQ(sent, codec_stream(ulpdus, markers, crc));
             // And the codec's deframer gets the ULPDUs back, CRCs checked when negotiated.
             std::vector<bytes> back;
-            mpa::Deframer::Config cfg;
+            mpa::deframer::config cfg;
             cfg.markers = markers;
             cfg.crc = crc;
-            mpa::Deframer d(cfg, [&](const std::uint8_t* p, std::size_t n) { back.emplace_back(p, p + n); });
-            EXPECT_EQ(d.feed(sent.data(), sent.size()), mpa::DeframeError::none) << d.error_detail();
+            mpa::deframer d(cfg, [&](const std::uint8_t* p, std::size_t n) { back.emplace_back(p, p + n); });
+            EXPECT_EQ(d.feed(sent.data(), sent.size()), mpa::deframe_error::none) << d.error_detail();
             EXPECT_EQ(back, ulpdus);
             EXPECT_EQ(b.stat("tx_fpdus"), ulpdus.size());
             EXPECT_EQ(b.stat("tx_fpdu_bytes"), sent.size());
@@ -319,8 +331,8 @@ TEST(MpaFramerTb, CrcErrorIsDetectedReportedAndEndsTheStream) {
     // The last byte of the second FPDU is its CRC's last byte.
     bytes first;
     mpa::build_fpdu(ulpdus[0].data(), ulpdus[0].size(), true, true, 0, first);
-    const std::size_t second_end = first.size() + mpa::fpdu_wire_length(ulpdus[1].size(), true,
-                                                                        static_cast<std::uint32_t>(first.size()));
+    const std::size_t second_end =
+        first.size() + mpa::fpdu_wire_length(ulpdus[1].size(), true, static_cast<std::uint32_t>(first.size()));
     stream[second_end - 1] ^= 0x01;
     b.receive(stream.data(), stream.size());
     ASSERT_EQ(b.ulpdus.items.size(), 1u);  // the first FPDU only
@@ -579,8 +591,8 @@ TEST(MpaFramerTb, RdmaTcpSegmentsGoThroughTheFramerAndBack) {
         sent.push_back(u);
     }
     // An RFC 7306 Atomic Request: no seed type carries it, the framer refuses it and counts it.
-    ddp::Header h;
-    h.opcode = ddp::Opcode::atomic_request;
+    ddp::header h;
+    h.opcode = ddp::opcode::atomic_request;
     h.queue = ddp::kQueueReadRequest;
     bytes atomic(h.size() + ddp::kAtomicRequestSize);
     ddp::encode(h, atomic.data());
@@ -595,14 +607,15 @@ TEST(MpaFramerTb, RdmaTcpSegmentsGoThroughTheFramerAndBack) {
         std::string error;
         const auto v = rt::parse(wire.data(), wire.size(), &error);
         ASSERT_TRUE(v) << error;
-        EXPECT_EQ(v->header.type, rt::MessageType::rdma_write);
+        EXPECT_EQ(v->header.type, rt::message_type::rdma_write);
         EXPECT_EQ(v->payload_len, sent[i].size() - ddp::kTaggedHeaderSize);
         EXPECT_LE(wire.size(), 1460u);  // one frame per TCP segment at EMSS 1460 (§2)
         if (i == 0) id = v->header.connection_id;
         EXPECT_EQ(v->header.connection_id, id);
         stream.insert(stream.end(), wire.begin(), wire.end());
     }
-    for (std::size_t at = 0; at < stream.size(); at += 333) b.receive(stream.data() + at, std::min<std::size_t>(333, stream.size() - at));
+    for (std::size_t at = 0; at < stream.size(); at += 333)
+        b.receive(stream.data() + at, std::min<std::size_t>(333, stream.size() - at));
     EXPECT_EQ(b.ulpdus.ulpdus(), sent);
     EXPECT_EQ(b.stat("crc_errors") + b.stat("framing_errors"), 0u);
     EXPECT_TRUE(b.events.llp_codes.empty());
@@ -638,10 +651,12 @@ TEST(MpaFramerTb, RdmaTcpAlignedPathPlacesCheckedSegmentsAndCountsFalseCandidate
     b.receive(stream.data(), at[1]);  // the first segment in order: b learns the Connection ID
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
     // The second is lost; the third arrives: aligned, checked, placed (§5).
-    EXPECT_EQ(b.framer.ooo_in->place_out_of_order(kConn, at[2], stream.data() + at[2], at[3] - at[2], d), at[3] - at[2]);
+    EXPECT_EQ(b.framer.ooo_in->place_out_of_order(kConn, at[2], stream.data() + at[2], at[3] - at[2], d),
+              at[3] - at[2]);
     EXPECT_EQ(b.stat("ooo_fpdus_placed"), 1u);
     // The fourth re-cut by a middlebox: its TCP segment starts 8 bytes in, a false candidate.
-    EXPECT_EQ(b.framer.ooo_in->place_out_of_order(kConn, at[3] + 8, stream.data() + at[3] + 8, at[4] - at[3] - 8, d), 0u);
+    EXPECT_EQ(b.framer.ooo_in->place_out_of_order(kConn, at[3] + 8, stream.data() + at[3] + 8, at[4] - at[3] - 8, d),
+              0u);
     EXPECT_EQ(b.stat("ooo_false_candidates"), 1u);
     // The hole fills: everything is delivered in order, the third marked as already placed.
     b.receive(stream.data() + at[1], stream.size() - at[1]);

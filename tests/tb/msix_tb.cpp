@@ -16,10 +16,14 @@ namespace {
 
 using namespace regmap;
 
-std::uint32_t entry(unsigned vector, std::uint32_t field) { return kMsixTableOffset + vector * kMsixEntrySize + field; }
+std::uint32_t entry(unsigned vector, std::uint32_t field) {
+    return kMsixTableOffset + vector * kMsixEntrySize + field;
+}
 
 // The RNIC's layout (regmap.h), as the platform hands it to the bus in front of the device.
-msix_layout rnic_layout() { return msix_layout{kMsixVectors, kMsixTableOffset, kMsixPbaOffset, kMsixPageSize}; }
+msix_layout rnic_layout() {
+    return msix_layout{kMsixVectors, kMsixTableOffset, kMsixPbaOffset, kMsixPageSize};
+}
 
 TEST(MsixTable, ResetStateIsMaskedAndUnprogrammed) {
     msix_table t(rnic_layout());
@@ -44,7 +48,7 @@ TEST(MsixTable, RegionAndAccessRules) {
     EXPECT_TRUE(t.valid_access(entry(1, msix_off::addr_lo), 8));
     EXPECT_FALSE(t.valid_access(entry(1, msix_off::data), 2));
     EXPECT_FALSE(t.valid_access(entry(1, msix_off::data) + 2, 4));
-    EXPECT_TRUE(t.valid_access(entry(1, msix_off::data), 8));     // Message Data + Vector Control
+    EXPECT_TRUE(t.valid_access(entry(1, msix_off::data), 8));      // Message Data + Vector Control
     EXPECT_FALSE(t.valid_access(entry(1, msix_off::addr_hi), 8));  // a QWORD must be 8-aligned
 }
 
@@ -58,13 +62,13 @@ TEST(MsixTable, LayoutComesFromTheParameters) {
     EXPECT_FALSE(t.claims(kMsixTableOffset));
     EXPECT_FALSE(t.claims(0x1ffc));
     std::vector<unsigned> released;
-    t.write(0x2000 + 2 * msix_entry::size + msix_entry::addr_lo, 8, 0xfee00000ull, &released);
-    t.write(0x2000 + 2 * msix_entry::size + msix_entry::data, 4, 77, &released);
-    EXPECT_EQ(t.read(0x2000 + 2 * msix_entry::size + msix_entry::data, 4), 77u);
+    t.write(0x2000 + 2 * msix_entry::kSize + msix_entry::kAddrLo, 8, 0xfee00000ull, &released);
+    t.write(0x2000 + 2 * msix_entry::kSize + msix_entry::kData, 4, 77, &released);
+    EXPECT_EQ(t.read(0x2000 + 2 * msix_entry::kSize + msix_entry::kData, 4), 77u);
     EXPECT_FALSE(t.raise(2).send);  // masked at reset
     EXPECT_EQ(t.read(0x3000, 4), 1u << 2);
-    EXPECT_EQ(t.read(0x2000 + 4 * msix_entry::size, 4), 0u);  // past the last entry: reads as zero
-    EXPECT_FALSE(t.raise(4).programmed);                      // beyond the table: the fallback
+    EXPECT_EQ(t.read(0x2000 + 4 * msix_entry::kSize, 4), 0u);  // past the last entry: reads as zero
+    EXPECT_FALSE(t.raise(4).programmed);                       // beyond the table: the fallback
 
     const msix_table none{msix_layout{}};
     EXPECT_EQ(none.vectors(), 0u);

@@ -14,7 +14,9 @@
 namespace rnic::test {
 namespace {
 
-sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+sc_core::sc_time ns(double v) {
+    return sc_core::sc_time(v, sc_core::SC_NS);
+}
 
 TEST(OccupancyPool, AFullPoolWaitsForTheEarliestRelease) {
     occupancy_pool p(2);

@@ -34,7 +34,9 @@ struct pcie_bench {
     }
 };
 
-sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+sc_core::sc_time ns(double v) {
+    return sc_core::sc_time(v, sc_core::SC_NS);
+}
 
 TEST(PcieTb, WritesAreCutIntoMaxPayloadTlps) {
     pcie_params p;

@@ -31,8 +31,12 @@ struct pcix_bench {
     }
 };
 
-sc_core::sc_time clocks(double n) { return sc_core::sc_time(n / pcix_params{}.clock_hz, sc_core::SC_SEC); }
-sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+sc_core::sc_time clocks(double n) {
+    return sc_core::sc_time(n / pcix_params{}.clock_hz, sc_core::SC_SEC);
+}
+sc_core::sc_time ns(double v) {
+    return sc_core::sc_time(v, sc_core::SC_NS);
+}
 
 TEST(PcixTb, PeakIs1066MegabytesPerSecond) {
     EXPECT_NEAR(pcix_params{}.peak_bytes_per_second() / 1e6, 1066.6, 0.1);
@@ -98,8 +102,8 @@ TEST(PcixTb, ASmallReadRoundTripIsRequestLatencyAndCompletion) {
     ASSERT_EQ(mem_read(b.dev.out, 0x1000, buf, sizeof buf, d), tlm::TLM_OK_RESPONSE);
     // Request (1+1+1+2+1 split response+1 = 7 clocks), bridge + memory latency, completion (6 + 8 data).
     const host_memory_params m;
-    const sc_core::sc_time expect = clocks(7) + pcix_params{}.completion_latency + m.latency +
-                                    transfer_time(64, m.bandwidth_bps) + clocks(14);
+    const sc_core::sc_time expect =
+        clocks(7) + pcix_params{}.completion_latency + m.latency + transfer_time(64, m.bandwidth_bps) + clocks(14);
     EXPECT_EQ(d, expect);
 }
 
@@ -170,7 +174,7 @@ TEST(BusCalendar, FillsGapsAndMergesIntervals) {
     EXPECT_EQ(c.reserve(ns(0), ns(5)), ns(5));
     EXPECT_EQ(c.reserve(ns(0), ns(200)), ns(310));
     EXPECT_EQ(c.reserve(ns(5), ns(95)), ns(100));  // exactly fills [5, 100)
-    EXPECT_EQ(c.intervals(), 1u);                   // [0, 310) merged
+    EXPECT_EQ(c.intervals(), 1u);                  // [0, 310) merged
     EXPECT_EQ(c.busy_total(), ns(310));
     EXPECT_EQ(c.next_idle(ns(50)), ns(310));
     EXPECT_EQ(c.reserve(ns(400), ns(10)), ns(410));

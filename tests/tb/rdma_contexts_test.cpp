@@ -102,7 +102,7 @@ TEST(AccessChecks, TaggedChecksInTheOrderOfTheErrorCodes) {
         EXPECT_FALSE(c.ok);
         return std::make_pair(c.layer, c.code);
     };
-    const auto ddp_code = [](std::uint8_t c) { return std::make_pair(ddp::TermLayer::ddp, c); };
+    const auto ddp_code = [](std::uint8_t c) { return std::make_pair(ddp::term_layer::ddp, c); };
     EXPECT_EQ(code(nullptr, 1, 0x5000, 8, access::remote_read), ddp_code(ddp::term::kDdpTaggedInvalidStag));
     // The protection domain is checked before the bounds, the bounds before the rights.
     EXPECT_EQ(code(&mr, 2, 0x9000, 8, access::remote_write), ddp_code(ddp::term::kDdpTaggedStagNotAssociated));
@@ -110,7 +110,7 @@ TEST(AccessChecks, TaggedChecksInTheOrderOfTheErrorCodes) {
     EXPECT_EQ(code(&mr, 1, 0x4fff, 1, access::remote_write), ddp_code(ddp::term::kDdpTaggedBaseOrBounds));
     EXPECT_EQ(code(&mr, 1, 0x50f9, 8, access::remote_write), ddp_code(ddp::term::kDdpTaggedBaseOrBounds));
     EXPECT_EQ(code(&mr, 1, 0x5000, 8, access::remote_write),
-              std::make_pair(ddp::TermLayer::rdma, ddp::term::kRdmaAccessRights));
+              std::make_pair(ddp::term_layer::rdma, ddp::term::kRdmaAccessRights));
     const access_check ok = check_tagged_access(&mr, 1, 0x50f8, 8, access::remote_read);
     ASSERT_TRUE(ok.ok);
     EXPECT_EQ(ok.host_addr, 0x100f8u);  // base + (TO - base TO)
@@ -126,7 +126,7 @@ TEST(AccessChecks, RdmapCodesForASourceCheckedByRdmap) {
     EXPECT_EQ(rdmap_protection_code(c), ddp::term::kRdmaToWrap);
     c.code = ddp::term::kDdpTaggedStagNotAssociated;
     EXPECT_EQ(rdmap_protection_code(c), ddp::term::kRdmaStagNotAssociated);
-    c.layer = ddp::TermLayer::rdma;
+    c.layer = ddp::term_layer::rdma;
     c.code = ddp::term::kRdmaAccessRights;
     EXPECT_EQ(rdmap_protection_code(c), ddp::term::kRdmaAccessRights);
 }
@@ -207,8 +207,7 @@ TEST(PageList, ChecksAreTheContiguousRegionsAndTranslationGoesThroughThePages) {
     ASSERT_TRUE(w.ok);
     EXPECT_EQ(w.host_addr, 0x5ff0u);
     EXPECT_EQ(w.region_off, 0xff0u - 0x234u);
-    EXPECT_EQ(runs_of(w.map, w.region_off, 0x20),
-              (std::vector<run>{{0x5ff0, 0x10, 0}, {0x2000, 0x10, 0x10}}));
+    EXPECT_EQ(runs_of(w.map, w.region_off, 0x20), (std::vector<run>{{0x5ff0, 0x10, 0}, {0x2000, 0x10, 0x10}}));
     // Bounds exactly as for a contiguous region of the same length: one byte past the end is refused.
     const access_check past = check_tagged_access(&mr, 1, 0x7f0000001ff0, 0x11, access::remote_write);
     EXPECT_FALSE(past.ok);

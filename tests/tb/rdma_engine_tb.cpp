@@ -23,11 +23,13 @@ namespace {
 
 namespace ddp = proto::ddp;
 using bytes = std::vector<std::uint8_t>;
-sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+sc_core::sc_time ns(double v) {
+    return sc_core::sc_time(v, sc_core::SC_NS);
+}
 
 constexpr std::uint32_t kConn = 7;
 constexpr std::uint64_t kSqRing = 0x1000, kRqRing = 0x2000, kCqRing = 0x3000;
-constexpr std::uint64_t kRegion = 0x10000;  // a registered region of 4 KiB
+constexpr std::uint64_t kRegion = 0x10000;   // a registered region of 4 KiB
 constexpr std::uint64_t kRecvBuf = 0x20000;  // receive buffers, registered with local write
 constexpr std::uint32_t kPd = 5;
 const sc_core::sc_time kMemLatency = ns(100);
@@ -86,14 +88,21 @@ struct rdma_bench : sc_core::sc_module {
     context_memory ctx;
     host_mem host;
     toe_stub toe;
-    tb_initiator framer;    // ULPDUs from the framing unit
-    tb_sink tx_out, irq;    // ULPDUs to the framing unit; MSI-X requests
+    tb_initiator framer;  // ULPDUs from the framing unit
+    tb_sink tx_out, irq;  // ULPDUs to the framing unit; MSI-X requests
     std::uint32_t qpn = 0, cqn = 0, stag = 0, recv_stag = 0;
 
-    explicit rdma_bench(const sc_core::sc_module_name& n, std::uint32_t region_access = regmap::mr_access::remote_write |
-                                                                                         regmap::mr_access::remote_read)
-        : sc_module(n), frames(make_framing(framing_params{})), rdma("rdma", rdma_engine_params{}, *frames), ctx("ctx", context_memory_params{}), host("host"),
-          toe("toe"), framer("framer"), tx_out("tx_out"), irq("irq") {
+    explicit rdma_bench(const sc_core::sc_module_name& n,
+                        std::uint32_t region_access = regmap::mr_access::remote_write | regmap::mr_access::remote_read)
+        : sc_module(n),
+          frames(make_framing(framing_params{})),
+          rdma("rdma", rdma_engine_params{}, *frames),
+          ctx("ctx", context_memory_params{}),
+          host("host"),
+          toe("toe"),
+          framer("framer"),
+          tx_out("tx_out"),
+          irq("irq") {
         rdma.ctx_out.bind(ctx.ctx_in);
         rdma.dma_out.bind(host.in);
         ctx.dma_out.bind(host.ctx_in);
@@ -141,10 +150,10 @@ struct rdma_bench : sc_core::sc_module {
 };
 
 bytes tagged_write(std::uint32_t stag, std::uint64_t to, const bytes& payload, bool last = true) {
-    ddp::Header h;
+    ddp::header h;
     h.tagged = true;
     h.last = last;
-    h.opcode = ddp::Opcode::rdma_write;
+    h.opcode = ddp::opcode::rdma_write;
     h.stag = stag;
     h.tagged_offset = to;
     bytes u(ddp::kTaggedHeaderSize);
@@ -153,9 +162,9 @@ bytes tagged_write(std::uint32_t stag, std::uint64_t to, const bytes& payload, b
     return u;
 }
 
-bytes untagged(ddp::Opcode op, std::uint32_t queue, std::uint32_t msn, std::uint32_t mo, const bytes& body,
+bytes untagged(ddp::opcode op, std::uint32_t queue, std::uint32_t msn, std::uint32_t mo, const bytes& body,
                bool last = true) {
-    ddp::Header h;
+    ddp::header h;
     h.tagged = false;
     h.last = last;
     h.opcode = op;
@@ -175,18 +184,18 @@ bytes pattern(std::size_t n, std::uint8_t first) {
 }
 
 // The Terminate the engine sent (the only ULPDU on tx_out), decoded.
-ddp::Terminate sent_terminate(const rdma_bench& b) {
+ddp::terminate sent_terminate(const rdma_bench& b) {
     EXPECT_EQ(b.tx_out.items.size(), 1u);
     if (b.tx_out.items.empty()) return {};
     const bytes& u = b.tx_out.items.back().data;
     std::string error;
     const auto h = ddp::decode_header(u.data(), u.size(), &error);
-    EXPECT_TRUE(h && !h->tagged && h->opcode == ddp::Opcode::terminate && h->queue == ddp::kQueueTerminate) << error;
+    EXPECT_TRUE(h && !h->tagged && h->opcode == ddp::opcode::terminate && h->queue == ddp::kQueueTerminate) << error;
     EXPECT_EQ(b.tx_out.items.back().conn, kConn);
-    const auto t = ddp::decode_terminate(u.data() + ddp::kUntaggedHeaderSize, u.size() - ddp::kUntaggedHeaderSize,
-                                         &error);
+    const auto t =
+        ddp::decode_terminate(u.data() + ddp::kUntaggedHeaderSize, u.size() - ddp::kUntaggedHeaderSize, &error);
     EXPECT_TRUE(t) << error;
-    return t.value_or(ddp::Terminate{});
+    return t.value_or(ddp::terminate{});
 }
 
 TEST(RdmaEngineTb, TaggedWriteIsPlacedAtItsOffsetInTheRegion) {
@@ -215,9 +224,9 @@ TEST(RdmaEngineTb, SendLandsInThePostedReceiveAndCompletesWithACqe) {
     rdma_bench b("b");
     b.post_receive(0, 0xabcdef0012345678ull, kRecvBuf + 64, 1024);
     const bytes first = pattern(700, 1), second = pattern(300, 0x80);
-    b.deliver(untagged(ddp::Opcode::send_se, ddp::kQueueSend, 1, 0, first, false));
+    b.deliver(untagged(ddp::opcode::send_se, ddp::kQueueSend, 1, 0, first, false));
     EXPECT_EQ(b.stat("cqes"), 0u);  // not before the last segment (RFC 5040 §5.5)
-    b.deliver(untagged(ddp::Opcode::send_se, ddp::kQueueSend, 1, 700, second, true));
+    b.deliver(untagged(ddp::opcode::send_se, ddp::kQueueSend, 1, 700, second, true));
     EXPECT_EQ(b.host.at(kRecvBuf + 64, 700), first);
     EXPECT_EQ(b.host.at(kRecvBuf + 764, 300), second);
     ASSERT_EQ(b.stat("cqes"), 1u);
@@ -230,9 +239,9 @@ TEST(RdmaEngineTb, SendLandsInThePostedReceiveAndCompletesWithACqe) {
     EXPECT_EQ(proto::get_le16(cqe + off::qpn), b.qpn);
     EXPECT_EQ(proto::get_le32(cqe + off::wqe_index), 0u);
     // Phase 1 on the first pass, the solicited flag of Send with SE, the receive bit.
-    EXPECT_EQ(proto::get_le32(cqe + off::owner),
-              regmap::cqe_owner::phase | std::uint32_t{regmap::cqe_flags::solicited} << off::flags_shift |
-                  regmap::cqe_owner::receive);
+    EXPECT_EQ(proto::get_le32(cqe + off::owner), regmap::cqe_owner::kPhase |
+                                                     std::uint32_t{regmap::cqe_flags::solicited} << off::kFlagsShift |
+                                                     regmap::cqe_owner::kReceive);
     EXPECT_EQ(b.stat("recv_completions"), 1u);
     EXPECT_TRUE(b.irq.items.empty());  // the CQ is not armed
 }
@@ -242,11 +251,11 @@ TEST(RdmaEngineTb, ArmedCqRaisesItsVectorOnTheNextCompletion) {
     b.rdma.doorbell_in->cq_arm(b.cqn, sc_core::SC_ZERO_TIME);
     b.post_receive(0, 1, kRecvBuf, 64);
     b.post_receive(1, 2, kRecvBuf + 64, 64);
-    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 1, 0, pattern(8, 0)));
+    b.deliver(untagged(ddp::opcode::send, ddp::kQueueSend, 1, 0, pattern(8, 0)));
     ASSERT_EQ(b.irq.items.size(), 1u);
     EXPECT_EQ(b.irq.items[0].address, 1u);  // the CQ's vector
     // One interrupt per arm: the second completion raises nothing.
-    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 2, 0, pattern(8, 0)));
+    b.deliver(untagged(ddp::opcode::send, ddp::kQueueSend, 2, 0, pattern(8, 0)));
     EXPECT_EQ(b.irq.items.size(), 1u);
     EXPECT_EQ(proto::get_le64(b.host.mem.data() + kCqRing + regmap::kCqeSize + regmap::cqe_off::wr_id), 2u);
     EXPECT_EQ(b.stat("interrupts"), 1u);
@@ -256,7 +265,7 @@ TEST(RdmaEngineTb, ReadRequestIsAnsweredByReadResponsesFromTheRegion) {
     rdma_bench b("b");
     const bytes src = pattern(2500, 3);
     std::memcpy(b.host.mem.data() + kRegion + 1000, src.data(), src.size());
-    ddp::ReadRequest rr;
+    ddp::read_request rr;
     rr.sink_stag = 0x4242;
     rr.sink_to = 0x900000;
     rr.size = 2500;
@@ -264,7 +273,7 @@ TEST(RdmaEngineTb, ReadRequestIsAnsweredByReadResponsesFromTheRegion) {
     rr.src_to = 1000;
     bytes body(ddp::kReadRequestSize);
     ddp::encode(rr, body.data());
-    b.deliver(untagged(ddp::Opcode::read_request, ddp::kQueueReadRequest, 1, 0, body));
+    b.deliver(untagged(ddp::opcode::read_request, ddp::kQueueReadRequest, 1, 0, body));
     sc_core::sc_start(ns(10000));  // the transmit thread sends the responses
     // MULPDU 1000: 986 payload bytes beside the 14-byte tagged header (RFC 5041 §5.2).
     const auto segs = ddp::segment_message(2500, 1000, true);
@@ -277,7 +286,7 @@ TEST(RdmaEngineTb, ReadRequestIsAnsweredByReadResponsesFromTheRegion) {
         const auto h = ddp::decode_header(u.data(), u.size(), &error);
         ASSERT_TRUE(h) << error;
         EXPECT_TRUE(h->tagged);
-        EXPECT_EQ(h->opcode, ddp::Opcode::read_response);
+        EXPECT_EQ(h->opcode, ddp::opcode::read_response);
         EXPECT_EQ(h->stag, 0x4242u);
         EXPECT_EQ(h->tagged_offset, 0x900000u + segs[i].offset);
         EXPECT_EQ(h->last, i == 2);
@@ -292,7 +301,7 @@ TEST(RdmaEngineTb, ReadRequestIsAnsweredByReadResponsesFromTheRegion) {
 }
 
 struct rejected {
-    ddp::TermLayer layer;
+    ddp::term_layer layer;
     std::uint8_t etype, code;
 };
 
@@ -301,7 +310,7 @@ void expect_rejected_write(rdma_bench& b, const bytes& ulpdu, const rejected& wa
     b.deliver(ulpdu);
     EXPECT_EQ(b.host.writes.size() - writes, 1u);  // the QP error CQE only: no payload
     EXPECT_EQ(b.host.at(kRegion, 4096), bytes(4096, 0));
-    const ddp::Terminate t = sent_terminate(b);
+    const ddp::terminate t = sent_terminate(b);
     EXPECT_EQ(t.layer, want.layer);
     EXPECT_EQ(t.etype, want.etype);
     EXPECT_EQ(t.code, want.code);
@@ -326,7 +335,7 @@ TEST(RdmaEngineTb, WriteToAnUnknownStagIsTerminatedAndNotPlaced) {
     rdma_bench b("b");
     // STag index 0x3f was never registered (the low 8 bits are the key).
     expect_rejected_write(b, tagged_write((b.stag & 0xff) | 0x3f00, 0, pattern(64, 1)),
-                          {ddp::TermLayer::ddp, ddp::term::kDdpTaggedBuffer, ddp::term::kDdpTaggedInvalidStag});
+                          {ddp::term_layer::ddp, ddp::term::kDdpTaggedBuffer, ddp::term::kDdpTaggedInvalidStag});
 }
 
 TEST(RdmaEngineTb, DestroyingAQpInErrorReleasesItsConnectionOnce) {
@@ -350,27 +359,27 @@ TEST(RdmaEngineTb, WritePastTheRegionIsABoundsError) {
     rdma_bench b("b");
     // 4090 + 64 runs past the 4 KiB region (RFC 5041 §7.1: base or bounds).
     expect_rejected_write(b, tagged_write(b.stag, 4090, pattern(64, 1)),
-                          {ddp::TermLayer::ddp, ddp::term::kDdpTaggedBuffer, ddp::term::kDdpTaggedBaseOrBounds});
+                          {ddp::term_layer::ddp, ddp::term::kDdpTaggedBuffer, ddp::term::kDdpTaggedBaseOrBounds});
 }
 
 TEST(RdmaEngineTb, WriteWithoutRemoteWriteRightIsAnAccessRightsError) {
     rdma_bench b("b", regmap::mr_access::remote_read);
     expect_rejected_write(b, tagged_write(b.stag, 0, pattern(64, 1)),
-                          {ddp::TermLayer::rdma, ddp::term::kRdmaRemoteProtection, ddp::term::kRdmaAccessRights});
+                          {ddp::term_layer::rdma, ddp::term::kRdmaRemoteProtection, ddp::term::kRdmaAccessRights});
 }
 
 TEST(RdmaEngineTb, ReadRequestWithoutRemoteReadRightIsTerminatedAndSendsNoData) {
     rdma_bench b("b", regmap::mr_access::remote_write);
-    ddp::ReadRequest rr;
+    ddp::read_request rr;
     rr.sink_stag = 1;
     rr.size = 100;
     rr.src_stag = b.stag;
     bytes body(ddp::kReadRequestSize);
     ddp::encode(rr, body.data());
-    b.deliver(untagged(ddp::Opcode::read_request, ddp::kQueueReadRequest, 1, 0, body));
+    b.deliver(untagged(ddp::opcode::read_request, ddp::kQueueReadRequest, 1, 0, body));
     sc_core::sc_start(ns(10000));
-    const ddp::Terminate t = sent_terminate(b);  // and no Read Response
-    EXPECT_EQ(t.layer, ddp::TermLayer::rdma);
+    const ddp::terminate t = sent_terminate(b);  // and no Read Response
+    EXPECT_EQ(t.layer, ddp::term_layer::rdma);
     EXPECT_EQ(t.etype, ddp::term::kRdmaRemoteProtection);
     EXPECT_EQ(t.code, ddp::term::kRdmaAccessRights);
     EXPECT_EQ(b.stat("read_responses_sent"), 0u);
@@ -378,9 +387,9 @@ TEST(RdmaEngineTb, ReadRequestWithoutRemoteReadRightIsTerminatedAndSendsNoData) 
 
 TEST(RdmaEngineTb, SendWithoutAPostedReceiveIsANoBufferError) {
     rdma_bench b("b");
-    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 1, 0, pattern(32, 0)));
-    const ddp::Terminate t = sent_terminate(b);
-    EXPECT_EQ(t.layer, ddp::TermLayer::ddp);
+    b.deliver(untagged(ddp::opcode::send, ddp::kQueueSend, 1, 0, pattern(32, 0)));
+    const ddp::terminate t = sent_terminate(b);
+    EXPECT_EQ(t.layer, ddp::term_layer::ddp);
     EXPECT_EQ(t.etype, ddp::term::kDdpUntaggedBuffer);
     EXPECT_EQ(t.code, ddp::term::kDdpUntaggedNoBuffer);
     EXPECT_EQ(t.ddp_header.size(), ddp::kUntaggedHeaderSize);
@@ -390,8 +399,8 @@ TEST(RdmaEngineTb, SendWithoutAPostedReceiveIsANoBufferError) {
 TEST(RdmaEngineTb, SendLongerThanThePostedBufferIsTooLongAndNotPlaced) {
     rdma_bench b("b");
     b.post_receive(0, 9, kRecvBuf, 16);
-    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 1, 0, pattern(17, 1)));
-    const ddp::Terminate t = sent_terminate(b);
+    b.deliver(untagged(ddp::opcode::send, ddp::kQueueSend, 1, 0, pattern(17, 1)));
+    const ddp::terminate t = sent_terminate(b);
     EXPECT_EQ(t.code, ddp::term::kDdpUntaggedMessageTooLong);
     EXPECT_EQ(b.host.at(kRecvBuf, 17), bytes(17, 0));
 }
@@ -408,7 +417,7 @@ TEST(RdmaEngineTb, OutOfOrderWriteIsPlacedWhenSafeAndRefusedWithoutTerminateOthe
     EXPECT_EQ(st, tlm::TLM_GENERIC_ERROR_RESPONSE);
     // A Send is never placed out of order.
     b.post_receive(0, 1, kRecvBuf, 64);
-    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 1, 0, pattern(8, 0)), stream_kind::out_of_order, &st);
+    b.deliver(untagged(ddp::opcode::send, ddp::kQueueSend, 1, 0, pattern(8, 0)), stream_kind::out_of_order, &st);
     EXPECT_EQ(st, tlm::TLM_GENERIC_ERROR_RESPONSE);
     EXPECT_EQ(b.host.at(kRecvBuf, 8), bytes(8, 0));
     EXPECT_TRUE(b.tx_out.items.empty());
@@ -428,14 +437,14 @@ TEST(RdmaEngineTb, CqOverrunSendsTheQpWhoseCompletionWasLostToErrorAndOthersCarr
     // Sixteen Sends fill the first QP's 16-entry CQ; the driver consumes nothing.
     for (std::uint32_t i = 0; i < 16; ++i) {
         b.post_receive(i, 100 + i, kRecvBuf + 64 * i, 64);
-        b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, i + 1, 0, pattern(8, static_cast<std::uint8_t>(i))));
+        b.deliver(untagged(ddp::opcode::send, ddp::kQueueSend, i + 1, 0, pattern(8, static_cast<std::uint8_t>(i))));
     }
     ASSERT_EQ(b.stat("cqes"), 16u);
     EXPECT_EQ(b.qp_state(), static_cast<std::uint8_t>(regmap::qp_state::rts));
     // The seventeenth completion finds no room: it is lost, and so the QP can no longer account for
     // its work: Error, and the peer is told (RDMAP Local Catastrophic Error).
     b.post_receive(16, 116, kRecvBuf, 64);
-    b.deliver(untagged(ddp::Opcode::send, ddp::kQueueSend, 17, 0, pattern(8, 0x11)));
+    b.deliver(untagged(ddp::opcode::send, ddp::kQueueSend, 17, 0, pattern(8, 0x11)));
     sc_core::sc_start(ns(2000));  // the engine's transmit thread takes it from there
     EXPECT_GE(b.stat("cq_overruns"), 1u);
     EXPECT_EQ(b.stat("cq_overrun_qp_errors"), 1u);
@@ -444,17 +453,17 @@ TEST(RdmaEngineTb, CqOverrunSendsTheQpWhoseCompletionWasLostToErrorAndOthersCarr
     // Catastrophic Error): the valid bit, not the fields, tells (it used to read as "none").
     namespace q = regmap::query_qp_result;
     const std::uint32_t word = b.rdma.qp_query(b.qpn);
-    EXPECT_EQ(word & q::terminate_valid, q::terminate_valid);
-    EXPECT_EQ(word & q::terminate_received, 0u);
-    EXPECT_EQ(word >> q::code_shift, 0u);
+    EXPECT_EQ(word & q::kTerminateValid, q::kTerminateValid);
+    EXPECT_EQ(word & q::kTerminateReceived, 0u);
+    EXPECT_EQ(word >> q::kCodeShift, 0u);
     // The driver is told asynchronously (verbs IBV_EVENT_CQ_ERR): one event naming the CQ, however
     // many completions it lost; acknowledged, it is gone.
     EXPECT_EQ(b.rdma.async_event(),
               static_cast<std::uint32_t>(regmap::async_event::cq_error) << regmap::kAsyncEventTypeShift | b.cqn);
     b.rdma.ack_async_event();
     EXPECT_EQ(b.rdma.async_event(), 0u);
-    const ddp::Terminate t = sent_terminate(b);
-    EXPECT_EQ(t.layer, ddp::TermLayer::rdma);
+    const ddp::terminate t = sent_terminate(b);
+    EXPECT_EQ(t.layer, ddp::term_layer::rdma);
     EXPECT_EQ(t.etype, ddp::term::kRdmaLocalCatastrophic);
     EXPECT_EQ(t.code, 0u);
     EXPECT_EQ(b.toe.closed, std::vector<std::uint32_t>{kConn});
@@ -467,7 +476,7 @@ TEST(RdmaEngineTb, CqOverrunSendsTheQpWhoseCompletionWasLostToErrorAndOthersCarr
     b.rdma.doorbell_in->rq_doorbell(qp2, 1, sc_core::SC_ZERO_TIME);
     stream_ext ext;
     ext.conn = kConn + 1;
-    const bytes u = untagged(ddp::Opcode::send, ddp::kQueueSend, 1, 0, pattern(8, 0x40));
+    const bytes u = untagged(ddp::opcode::send, ddp::kQueueSend, 1, 0, pattern(8, 0x40));
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
     ASSERT_EQ(send_stream(b.framer.out, ext, u.data(), u.size(), d), tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(b.host.at(kRecvBuf + 2048, 8), pattern(8, 0x40));

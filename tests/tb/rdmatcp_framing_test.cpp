@@ -30,15 +30,15 @@ bytes patterned(std::size_t n, std::uint8_t seed) {
     return b;
 }
 
-bytes ulpdu(const ddp::Header& h, const bytes& payload) {
+bytes ulpdu(const ddp::header& h, const bytes& payload) {
     bytes u(h.size());
     ddp::encode(h, u.data());
     u.insert(u.end(), payload.begin(), payload.end());
     return u;
 }
 
-bytes tagged_ulpdu(ddp::Opcode op, std::uint32_t stag, std::size_t n, std::uint64_t to, bool last, std::uint8_t seed) {
-    ddp::Header h;
+bytes tagged_ulpdu(ddp::opcode op, std::uint32_t stag, std::size_t n, std::uint64_t to, bool last, std::uint8_t seed) {
+    ddp::header h;
     h.tagged = true;
     h.last = last;
     h.opcode = op;
@@ -48,12 +48,12 @@ bytes tagged_ulpdu(ddp::Opcode op, std::uint32_t stag, std::size_t n, std::uint6
 }
 
 bytes write_ulpdu(std::size_t n, std::uint64_t to, bool last = true, std::uint8_t seed = 1) {
-    return tagged_ulpdu(ddp::Opcode::rdma_write, 0xA1B2C3D4, n, to, last, seed);
+    return tagged_ulpdu(ddp::opcode::rdma_write, 0xA1B2C3D4, n, to, last, seed);
 }
 
-bytes send_ulpdu(std::size_t n, std::uint32_t msn, std::uint32_t mo, bool last,
-                 ddp::Opcode op = ddp::Opcode::send, std::uint32_t inv = 0, std::uint8_t seed = 2) {
-    ddp::Header h;
+bytes send_ulpdu(std::size_t n, std::uint32_t msn, std::uint32_t mo, bool last, ddp::opcode op = ddp::opcode::send,
+                 std::uint32_t inv = 0, std::uint8_t seed = 2) {
+    ddp::header h;
     h.last = last;
     h.opcode = op;
     h.invalidate_stag = inv;
@@ -64,11 +64,11 @@ bytes send_ulpdu(std::size_t n, std::uint32_t msn, std::uint32_t mo, bool last,
 }
 
 bytes read_request_ulpdu(std::uint32_t msn) {
-    ddp::Header h;
-    h.opcode = ddp::Opcode::read_request;
+    ddp::header h;
+    h.opcode = ddp::opcode::read_request;
     h.queue = ddp::kQueueReadRequest;
     h.msn = msn;
-    ddp::ReadRequest rr;
+    ddp::read_request rr;
     rr.sink_stag = 0x11223344;
     rr.sink_to = 0x0102030405060708ull;
     rr.size = 3000;
@@ -80,12 +80,12 @@ bytes read_request_ulpdu(std::uint32_t msn) {
 }
 
 bytes read_response_ulpdu(std::size_t n, std::uint64_t to, bool last, std::uint8_t seed = 3) {
-    return tagged_ulpdu(ddp::Opcode::read_response, 0x11223344, n, to, last, seed);  // the sink STag
+    return tagged_ulpdu(ddp::opcode::read_response, 0x11223344, n, to, last, seed);  // the sink STag
 }
 
 bytes terminate_ulpdu() {
-    ddp::Header h;
-    h.opcode = ddp::Opcode::terminate;
+    ddp::header h;
+    h.opcode = ddp::opcode::terminate;
     h.queue = ddp::kQueueTerminate;
     h.msn = 1;
     return ulpdu(h, bytes(28, 0));
@@ -127,11 +127,11 @@ struct side {
     std::uint32_t pos = 0;
 };
 
-rt::SegmentView parsed(const bytes& wire) {
+rt::segment_view parsed(const bytes& wire) {
     std::string error;
     const auto v = rt::parse(wire.data(), wire.size(), &error);
     EXPECT_TRUE(v) << error;
-    return v ? *v : rt::SegmentView{};
+    return v ? *v : rt::segment_view{};
 }
 
 TEST(RdmaTcpFramingIf, EveryMessageTypeIsTheSeedsSegmentAndComesBackAsTheSameUlpdu) {
@@ -141,8 +141,8 @@ TEST(RdmaTcpFramingIf, EveryMessageTypeIsTheSeedsSegmentAndComesBackAsTheSameUlp
     const bytes ww = a.send(w);
     EXPECT_EQ(ww.size(), a.f->wire_length(w.size(), opts(), 0));
     EXPECT_EQ(ww.size() % 4, 0u);  // §3.4 padding
-    rt::SegmentView v = parsed(ww);
-    EXPECT_EQ(v.header.type, rt::MessageType::rdma_write);
+    rt::segment_view v = parsed(ww);
+    EXPECT_EQ(v.header.type, rt::message_type::rdma_write);
     EXPECT_TRUE(v.header.begin && v.header.end);
     EXPECT_EQ(v.header.buffer_id, 0xA1B2C3D4u);
     EXPECT_EQ(v.header.buffer_offset, 0x56789ABCu);
@@ -154,10 +154,10 @@ TEST(RdmaTcpFramingIf, EveryMessageTypeIsTheSeedsSegmentAndComesBackAsTheSameUlp
     const std::uint32_t first = v.header.message_number;
 
     // Send in two DDP segments -> one Send message of two segments (§3.1): B, E, Data Offset = MO.
-    const bytes s1 = a.send(send_ulpdu(600, 7, 0, false, ddp::Opcode::send_se_invalidate, 0xCAFE));
-    const bytes s2 = a.send(send_ulpdu(300, 7, 600, true, ddp::Opcode::send_se_invalidate, 0xCAFE));
+    const bytes s1 = a.send(send_ulpdu(600, 7, 0, false, ddp::opcode::send_se_invalidate, 0xCAFE));
+    const bytes s2 = a.send(send_ulpdu(300, 7, 600, true, ddp::opcode::send_se_invalidate, 0xCAFE));
     v = parsed(s1);
-    EXPECT_EQ(v.header.type, rt::MessageType::send);
+    EXPECT_EQ(v.header.type, rt::message_type::send);
     EXPECT_TRUE(v.header.begin && !v.header.end);
     EXPECT_EQ(v.header.data_offset, 0u);
     EXPECT_EQ(v.header.order, 0u);
@@ -171,7 +171,7 @@ TEST(RdmaTcpFramingIf, EveryMessageTypeIsTheSeedsSegmentAndComesBackAsTheSameUlp
     // RDMA Read Request -> RDMA_Read_Request (§3.3): one segment, no payload, Buffer = source.
     const bytes rq = a.send(read_request_ulpdu(1));
     v = parsed(rq);
-    EXPECT_EQ(v.header.type, rt::MessageType::read_request);
+    EXPECT_EQ(v.header.type, rt::message_type::read_request);
     EXPECT_EQ(v.payload_len, 0u);
     EXPECT_EQ(v.header.buffer_id, 0x55667788u);
     EXPECT_EQ(v.header.buffer_offset, 0x44332211u);
@@ -188,8 +188,8 @@ TEST(RdmaTcpFramingIf, EveryMessageTypeIsTheSeedsSegmentAndComesBackAsTheSameUlp
     }
     ASSERT_EQ(b.got.size(), 4u);
     EXPECT_EQ(b.got[0], w);
-    EXPECT_EQ(b.got[1], send_ulpdu(600, 7, 0, false, ddp::Opcode::send_se_invalidate, 0xCAFE));
-    EXPECT_EQ(b.got[2], send_ulpdu(300, 7, 600, true, ddp::Opcode::send_se_invalidate, 0xCAFE));
+    EXPECT_EQ(b.got[1], send_ulpdu(600, 7, 0, false, ddp::opcode::send_se_invalidate, 0xCAFE));
+    EXPECT_EQ(b.got[2], send_ulpdu(300, 7, 600, true, ddp::opcode::send_se_invalidate, 0xCAFE));
     EXPECT_EQ(b.got[3], read_request_ulpdu(1));
     EXPECT_EQ(*b.session().connection_id, id);
 
@@ -198,7 +198,7 @@ TEST(RdmaTcpFramingIf, EveryMessageTypeIsTheSeedsSegmentAndComesBackAsTheSameUlp
     const bytes r1 = b.send(read_response_ulpdu(1400, 0x0102030405060708ull, false));
     const bytes r2 = b.send(read_response_ulpdu(1600, 0x0102030405060708ull + 1400, true));
     v = parsed(r1);
-    EXPECT_EQ(v.header.type, rt::MessageType::read_response);
+    EXPECT_EQ(v.header.type, rt::message_type::read_response);
     EXPECT_EQ(v.header.connection_id, id);
     EXPECT_EQ(v.header.message_number, first + 2);
     EXPECT_TRUE(v.header.begin && !v.header.end);
@@ -209,7 +209,7 @@ TEST(RdmaTcpFramingIf, EveryMessageTypeIsTheSeedsSegmentAndComesBackAsTheSameUlp
     EXPECT_TRUE(!v.header.begin && v.header.end);
     // b's own sequence starts elsewhere (its own random start); a Terminate is a Send message.
     const bytes t = b.send(terminate_ulpdu());
-    EXPECT_EQ(parsed(t).header.type, rt::MessageType::send);
+    EXPECT_EQ(parsed(t).header.type, rt::message_type::send);
     bytes back = r1;
     back.insert(back.end(), r2.begin(), r2.end());
     back.insert(back.end(), t.begin(), t.end());
@@ -255,8 +255,8 @@ TEST(RdmaTcpFramingIf, SettlesWithoutMarkersWithTheCrcAndAFramePerSegment) {
 
 TEST(RdmaTcpFramingIf, AtomicsAndUnanswerableResponsesAreRefusedWithAName) {
     side a(1);
-    ddp::Header h;
-    h.opcode = ddp::Opcode::atomic_request;
+    ddp::header h;
+    h.opcode = ddp::opcode::atomic_request;
     h.queue = ddp::kQueueReadRequest;
     bytes out;
     const bytes atomic = ulpdu(h, bytes(ddp::kAtomicRequestSize, 0));
@@ -264,7 +264,7 @@ TEST(RdmaTcpFramingIf, AtomicsAndUnanswerableResponsesAreRefusedWithAName) {
     EXPECT_TRUE(out.empty());
     const auto& r = static_cast<const rdmatcp_framing&>(*a.f);
     EXPECT_EQ(r.last_refusal(), proto::rdmatcp_map::refusal::atomic);
-    h.opcode = ddp::Opcode::atomic_response;
+    h.opcode = ddp::opcode::atomic_response;
     h.queue = ddp::kQueueAtomicResponse;
     const bytes aresp = ulpdu(h, bytes(ddp::kAtomicResponseSize, 0));
     a.f->build(aresp.data(), aresp.size(), opts(), 0, out);
@@ -307,7 +307,8 @@ TEST(RdmaTcpFramingIf, InOrderReceiveRejectsBadCrcLengthVersionAndConnectionId) 
         bytes bad = w;
         bad[c.at] ^= c.xor_mask;
         EXPECT_EQ(b.deframer->feed(bad.data(), bad.size()), c.want) << c.what;
-        EXPECT_NE(b.deframer->error_name().find(c.name_has), std::string::npos) << c.what << ": " << b.deframer->error_name();
+        EXPECT_NE(b.deframer->error_name().find(c.name_has), std::string::npos)
+            << c.what << ": " << b.deframer->error_name();
         EXPECT_TRUE(b.got.empty()) << c.what;
         EXPECT_EQ(b.deframer->feed(w.data(), w.size()), deframe_status::framing_error) << c.what << ": stays failed";
     }
@@ -360,7 +361,8 @@ TEST(RdmaTcpFramingIf, InOrderReceiveHoldsTheMessageSequence) {
         const bytes w = x2.send(write_ulpdu(10, 0));
         ASSERT_EQ(z.deframer->feed(open2.data(), open2.size()), deframe_status::ok);
         EXPECT_EQ(z.deframer->feed(w.data(), w.size()), deframe_status::framing_error);
-        EXPECT_NE(z.deframer->error_detail().find("before Send message"), std::string::npos) << z.deframer->error_detail();
+        EXPECT_NE(z.deframer->error_detail().find("before Send message"), std::string::npos)
+            << z.deframer->error_detail();
     }
     {
         // A Read Response that answers none of our Read Requests (§3.4).
@@ -377,8 +379,8 @@ TEST(RdmaTcpFramingIf, InOrderReceiveHoldsTheMessageSequence) {
 TEST(RdmaTcpFramingIf, ControlDataThatDoesNotFitTheTypeIsAFramingError) {
     // A well-formed seed segment (good CRC) whose Control Data is not what the type carries.
     side b(2);
-    rt::Header h;
-    h.type = rt::MessageType::rdma_write;
+    rt::header h;
+    h.type = rt::message_type::rdma_write;
     h.connection_id = 42;
     h.rdma_length = 4;
     const std::uint8_t control[4] = {0x80 | 0x40 | 0x01, 0x40 | 0x00, 0, 0};  // CLEN 1, not 2
@@ -399,9 +401,9 @@ struct ooo_result {
 
 ooo_result offer(side& s, std::uint32_t pos, const std::uint8_t* data, std::size_t len) {
     ooo_result r;
-    r.frame = s.f->deframe_whole(opts(), pos, data, len, [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) {
-        r.placed.emplace_back(u, u + n);
-    });
+    r.frame = s.f->deframe_whole(
+        opts(), pos, data, len,
+        [&](const std::uint8_t* u, std::size_t n, const datapath_cycles&) { r.placed.emplace_back(u, u + n); });
     return r;
 }
 
@@ -460,7 +462,7 @@ TEST(RdmaTcpFramingOoo, SendsAndReadRequestsWaitForTheirOrder) {
     const std::uint32_t at = a.pos;
     const bytes s = a.send(send_ulpdu(100, 1, 0, true));
     ooo_result r = offer(b, at, s.data(), s.size());
-    EXPECT_TRUE(r.frame);  // a good segment, not a false candidate ...
+    EXPECT_TRUE(r.frame);           // a good segment, not a false candidate ...
     EXPECT_TRUE(r.placed.empty());  // ... but order 0 (§3.4): processed only in order
     const std::uint32_t at2 = a.pos;
     const bytes rq = a.send(read_request_ulpdu(1));

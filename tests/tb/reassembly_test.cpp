@@ -28,7 +28,9 @@ struct pool_stub : reassembly_pool_if {
     }
 };
 
-sc_core::sc_time zero() { return sc_core::SC_ZERO_TIME; }
+sc_core::sc_time zero() {
+    return sc_core::SC_ZERO_TIME;
+}
 
 }  // namespace
 

@@ -14,7 +14,9 @@ namespace rnic::test {
 namespace {
 
 using bytes = std::vector<std::uint8_t>;
-sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+sc_core::sc_time ns(double v) {
+    return sc_core::sc_time(v, sc_core::SC_NS);
+}
 
 // The host's memory: 64 KiB, 100 ns per access.
 struct host_mem : rnic::test::tb_memory {
@@ -27,7 +29,12 @@ struct device_bench : sc_core::sc_module {
     host_mem host;
     tb_sink irq, eth_out;
     explicit device_bench(const sc_core::sc_module_name& n)
-        : sc_module(n), nic("nic", rnic_params{}, [](fw::hal& h) { return std::make_unique<fw::firmware>(h, fw::costs{}); }), bar0("bar0"), wire("wire"), host("host"), irq("irq"),
+        : sc_module(n),
+          nic("nic", rnic_params{}, [](fw::hal& h) { return std::make_unique<fw::firmware>(h, fw::costs{}); }),
+          bar0("bar0"),
+          wire("wire"),
+          host("host"),
+          irq("irq"),
           eth_out("eth_out") {
         bar0.out.bind(nic.mmio_in);
         nic.dma_out.bind(host.in);

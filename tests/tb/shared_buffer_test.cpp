@@ -26,7 +26,6 @@ shared_buffer_config config(int ports, std::uint64_t bytes, double alpha) {
     return c;
 }
 
-
 TEST(SharedBuffer, DynamicThresholdAdmitsUpToTheLimitAndDropsTheNext) {
     // B = 9000, alpha = 1, L = 1000: the 5th frame meets the limit with equality
     // (q = 4000: 4000 + 1000 <= 1 * (9000 - 4000)) and is admitted; the 6th is not.
@@ -261,19 +260,19 @@ TEST(SharedBuffer, IntervalMaxTraceKeepsTheMaximumOfEachInterval) {
 }
 
 std::vector<std::uint8_t> tcp_frame(std::uint8_t tos) {
-    net::Endpoints ep;
+    net::endpoints ep;
     ep.src_mac = {2, 0, 0, 0, 0, 1};
     ep.dst_mac = {2, 0, 0, 0, 0, 2};
     ep.src_ip = 0x0a000001;
     ep.dst_ip = 0x0a000002;
-    net::Ipv4Header ip;
+    net::ipv4_header ip;
     ip.dscp_ecn = tos;
     ip.identification = 0x1234;
-    net::TcpHeader h;
+    net::tcp_header h;
     h.src_port = 40000;
     h.dst_port = 4791;
     h.seq = 1;
-    h.flags = net::tcp_flags::ack;
+    h.flags = net::tcp_flags::kAck;
     h.window = 100;
     const std::vector<std::uint8_t> payload(100, 0x5a);
     std::vector<std::uint8_t> out;
@@ -283,47 +282,47 @@ std::vector<std::uint8_t> tcp_frame(std::uint8_t tos) {
 
 TEST(SharedBuffer, CeMarkingSetsCeAndKeepsTheIpv4ChecksumValid) {
     for (const std::uint8_t dscp : {0x00, 0xb8}) {  // best effort, EF
-        for (const std::uint8_t ect : {net::ecn::ect0, net::ecn::ect1}) {
+        for (const std::uint8_t ect : {net::ecn::kEct0, net::ecn::kEct1}) {
             std::vector<std::uint8_t> f = tcp_frame(static_cast<std::uint8_t>(dscp | ect));
-            ASSERT_EQ(net::mark_ecn_ce(f.data(), f.size()), net::EcnMark::marked);
+            ASSERT_EQ(net::mark_ecn_ce(f.data(), f.size()), net::ecn_mark::marked);
             std::string error;
             const auto parsed = net::parse_tcp_frame(f.data(), f.size(), &error);
             ASSERT_TRUE(parsed) << error;
-            EXPECT_EQ(parsed->ip.dscp_ecn, dscp | net::ecn::ce);
-            EXPECT_EQ(f, tcp_frame(static_cast<std::uint8_t>(dscp | net::ecn::ce)));  // as if built with CE
+            EXPECT_EQ(parsed->ip.dscp_ecn, dscp | net::ecn::kCe);
+            EXPECT_EQ(f, tcp_frame(static_cast<std::uint8_t>(dscp | net::ecn::kCe)));  // as if built with CE
         }
     }
     std::vector<std::uint8_t> not_ect = tcp_frame(0xb8);
     const std::vector<std::uint8_t> before = not_ect;
-    EXPECT_EQ(net::mark_ecn_ce(not_ect.data(), not_ect.size()), net::EcnMark::not_ect);
+    EXPECT_EQ(net::mark_ecn_ce(not_ect.data(), not_ect.size()), net::ecn_mark::not_ect);
     EXPECT_EQ(not_ect, before);
-    std::vector<std::uint8_t> ce = tcp_frame(net::ecn::ce);
+    std::vector<std::uint8_t> ce = tcp_frame(net::ecn::kCe);
     const std::vector<std::uint8_t> ce_before = ce;
-    EXPECT_EQ(net::mark_ecn_ce(ce.data(), ce.size()), net::EcnMark::already_ce);
+    EXPECT_EQ(net::mark_ecn_ce(ce.data(), ce.size()), net::ecn_mark::already_ce);
     EXPECT_EQ(ce, ce_before);
 }
 
 TEST(SharedBuffer, CeMarkingLeavesOtherFramesAlone) {
     std::vector<std::uint8_t> arp = net::build_arp_request({2, 0, 0, 0, 0, 1}, 0x0a000001, 0x0a000002);
     const std::vector<std::uint8_t> arp_before = arp;
-    EXPECT_EQ(net::mark_ecn_ce(arp.data(), arp.size()), net::EcnMark::not_ipv4);
+    EXPECT_EQ(net::mark_ecn_ce(arp.data(), arp.size()), net::ecn_mark::not_ipv4);
     EXPECT_EQ(arp, arp_before);
-    std::vector<std::uint8_t> f = tcp_frame(net::ecn::ect0);
-    EXPECT_EQ(net::mark_ecn_ce(f.data(), 33), net::EcnMark::not_ipv4);  // header cut short
-    f[14] = 0x46;                                                      // IHL 6 words...
-    EXPECT_EQ(net::mark_ecn_ce(f.data(), 37), net::EcnMark::not_ipv4);  // ...beyond the frame
-    f[14] = 0x65;                                                      // version 6
-    EXPECT_EQ(net::mark_ecn_ce(f.data(), f.size()), net::EcnMark::not_ipv4);
-    EXPECT_EQ(net::mark_ecn_ce(f.data(), 0), net::EcnMark::not_ipv4);
+    std::vector<std::uint8_t> f = tcp_frame(net::ecn::kEct0);
+    EXPECT_EQ(net::mark_ecn_ce(f.data(), 33), net::ecn_mark::not_ipv4);  // header cut short
+    f[14] = 0x46;                                                        // IHL 6 words...
+    EXPECT_EQ(net::mark_ecn_ce(f.data(), 37), net::ecn_mark::not_ipv4);  // ...beyond the frame
+    f[14] = 0x65;                                                        // version 6
+    EXPECT_EQ(net::mark_ecn_ce(f.data(), f.size()), net::ecn_mark::not_ipv4);
+    EXPECT_EQ(net::mark_ecn_ce(f.data(), 0), net::ecn_mark::not_ipv4);
     // A header whose checksum was wrong stays wrong (incremental update, RFC 1624).
-    std::vector<std::uint8_t> bad = tcp_frame(net::ecn::ect0);
+    std::vector<std::uint8_t> bad = tcp_frame(net::ecn::kEct0);
     bad[24] ^= 0x01;
-    ASSERT_EQ(net::mark_ecn_ce(bad.data(), bad.size()), net::EcnMark::marked);
+    ASSERT_EQ(net::mark_ecn_ce(bad.data(), bad.size()), net::ecn_mark::marked);
     EXPECT_FALSE(net::parse_tcp_frame(bad.data(), bad.size(), nullptr));
 }
 
 TEST(SharedBuffer, PfcFramesRoundTrip) {
-    net::PfcFrame p;
+    net::pfc_frame p;
     p.class_enable = 0x01;
     p.quanta[0] = net::kPfcMaxQuanta;
     const std::vector<std::uint8_t> f = net::build_pfc_frame({2, 0, 0, 0, 0xfe, 3}, p);
@@ -337,22 +336,22 @@ TEST(SharedBuffer, PfcFramesRoundTrip) {
     EXPECT_EQ(parsed->class_enable, 0x01);
     EXPECT_EQ(parsed->quanta, p.quanta);
 
-    proto::ParseError code = proto::ParseError::none;
+    proto::parse_error code = proto::parse_error::none;
     std::string error;
     EXPECT_FALSE(net::parse_pfc_frame(f.data(), 33, &error, &code));
-    EXPECT_EQ(code, proto::ParseError::short_input);
+    EXPECT_EQ(code, proto::parse_error::short_input);
     std::vector<std::uint8_t> pause = f;
     pause[14] = 0x00;  // opcode 0x0001: 802.3 PAUSE
     pause[15] = 0x01;
     EXPECT_FALSE(net::parse_pfc_frame(pause.data(), pause.size(), &error, &code));
-    EXPECT_EQ(code, proto::ParseError::unsupported);
+    EXPECT_EQ(code, proto::parse_error::unsupported);
     EXPECT_EQ(net::mac_control_opcode(pause.data(), pause.size()), net::kMacControlPause);
     std::vector<std::uint8_t> ip = f;
     ip[12] = 0x08;
     ip[13] = 0x00;
     EXPECT_FALSE(net::mac_control_opcode(ip.data(), ip.size()));
     EXPECT_FALSE(net::parse_pfc_frame(ip.data(), ip.size(), &error, &code));
-    EXPECT_EQ(code, proto::ParseError::unsupported);
+    EXPECT_EQ(code, proto::parse_error::unsupported);
 }
 
 }  // namespace

@@ -24,17 +24,29 @@ using sc_core::sc_time;
 
 constexpr std::uint64_t kBytePs = 800;  // one byte at 10 Gb/s
 
-sc_time ps(std::uint64_t v) { return sc_time(static_cast<double>(v), sc_core::SC_PS); }
-sc_time ns(std::uint64_t v) { return ps(v * 1000); }
-sc_time us(std::uint64_t v) { return ps(v * 1000000); }
+sc_time ps(std::uint64_t v) {
+    return sc_time(static_cast<double>(v), sc_core::SC_PS);
+}
+sc_time ns(std::uint64_t v) {
+    return ps(v * 1000);
+}
+sc_time us(std::uint64_t v) {
+    return ps(v * 1000000);
+}
 // Wire time of a frame (preamble/SFD, frame padded to 60, FCS, IFG) and its last bit.
-sc_time wire(std::uint64_t len) { return ps((8 + std::max<std::uint64_t>(len, 60) + 4 + 12) * kBytePs); }
-sc_time last_bit(std::uint64_t len) { return ps((8 + std::max<std::uint64_t>(len, 60) + 4) * kBytePs); }
+sc_time wire(std::uint64_t len) {
+    return ps((8 + std::max<std::uint64_t>(len, 60) + 4 + 12) * kBytePs);
+}
+sc_time last_bit(std::uint64_t len) {
+    return ps((8 + std::max<std::uint64_t>(len, 60) + 4) * kBytePs);
+}
 
-net::MacAddress host_mac(int i) { return {0x02, 0x00, 0x00, 0x00, 0x00, static_cast<std::uint8_t>(i + 1)}; }
+net::mac_address host_mac(int i) {
+    return {0x02, 0x00, 0x00, 0x00, 0x00, static_cast<std::uint8_t>(i + 1)};
+}
 
 // A frame of `len` bytes with a local experimental EtherType (IEEE 802 0x88B5), filled with `tag`.
-std::vector<std::uint8_t> raw_frame(const net::MacAddress& dst, const net::MacAddress& src, std::size_t len,
+std::vector<std::uint8_t> raw_frame(const net::mac_address& dst, const net::mac_address& src, std::size_t len,
                                     std::uint8_t tag) {
     std::vector<std::uint8_t> f(len, tag);
     std::copy(dst.begin(), dst.end(), f.begin());
@@ -45,22 +57,22 @@ std::vector<std::uint8_t> raw_frame(const net::MacAddress& dst, const net::MacAd
 }
 
 // An Ethernet/IPv4/TCP frame of exactly `len` bytes (54 bytes of headers, the rest payload).
-std::vector<std::uint8_t> tcp_frame(const net::MacAddress& dst, const net::MacAddress& src, std::uint32_t src_ip,
-                                    std::uint32_t dst_ip, std::uint16_t sport, std::uint16_t dport,
-                                    std::size_t len, std::uint8_t tos = 0) {
-    net::Endpoints ep;
+std::vector<std::uint8_t> tcp_frame(const net::mac_address& dst, const net::mac_address& src, std::uint32_t src_ip,
+                                    std::uint32_t dst_ip, std::uint16_t sport, std::uint16_t dport, std::size_t len,
+                                    std::uint8_t tos = 0) {
+    net::endpoints ep;
     ep.src_mac = src;
     ep.dst_mac = dst;
     ep.src_ip = src_ip;
     ep.dst_ip = dst_ip;
-    net::Ipv4Header ip;
+    net::ipv4_header ip;
     ip.dscp_ecn = tos;
-    net::TcpHeader h;
+    net::tcp_header h;
     h.src_port = sport;
     h.dst_port = dport;
     h.seq = 1000;
     h.ack = 1;
-    h.flags = net::tcp_flags::ack;
+    h.flags = net::tcp_flags::kAck;
     h.window = 512;
     const std::vector<std::uint8_t> payload(len - 54, static_cast<std::uint8_t>(sport));
     std::vector<std::uint8_t> out;
@@ -69,7 +81,7 @@ std::vector<std::uint8_t> tcp_frame(const net::MacAddress& dst, const net::MacAd
 }
 
 std::vector<std::uint8_t> pfc_frame(std::uint16_t quanta, std::uint8_t class_enable = 0x01) {
-    net::PfcFrame p;
+    net::pfc_frame p;
     p.class_enable = class_enable;
     for (std::uint16_t& q : p.quanta) q = quanta;
     return net::build_pfc_frame(host_mac(40), p);
@@ -125,8 +137,8 @@ struct switch_bench {
             sw.port_out[i]->bind(sinks.back()->in);
         }
     }
-    void send(sc_time at, int port, std::vector<std::uint8_t> frame,
-              tlm::tlm_command command = tlm::TLM_WRITE_COMMAND, tlm::tlm_response_status* status = nullptr) {
+    void send(sc_time at, int port, std::vector<std::uint8_t> frame, tlm::tlm_command command = tlm::TLM_WRITE_COMMAND,
+              tlm::tlm_response_status* status = nullptr) {
         player.shots.push_back({at, port, std::move(frame), command, status});
     }
     const std::vector<tb_sink::item>& got(int port) const { return sinks[port]->items; }
@@ -248,7 +260,6 @@ TEST(SwitchTb, FramesCrossLinksWithoutDoubleCountedWireTime) {
     EXPECT_TRUE(rx_a.items.empty());
 }
 
-
 TEST(SwitchTb, DynamicThresholdDropsExactlyAtTheLimit) {
     ethernet_switch_params p = params_10g(4);
     p.buffer_bytes = 9000;
@@ -283,15 +294,15 @@ TEST(SwitchTb, EcnMarksAboveTheThresholdWithAValidChecksum) {
     p.ecn_threshold = 2000;
     switch_bench b("", p);
     b.sw.add_route(host_mac(2), {2});
-    const std::uint8_t tos[] = {net::ecn::ect0, net::ecn::ect0, net::ecn::ect0,
-                                0xb8 | net::ecn::not_ect, 0xb8 | net::ecn::ect1, net::ecn::ce};
+    const std::uint8_t tos[] = {net::ecn::kEct0,          net::ecn::kEct0,        net::ecn::kEct0,
+                                0xb8 | net::ecn::kNotEct, 0xb8 | net::ecn::kEct1, net::ecn::kCe};
     // Queue before each: 0, 1000, 2000, 3000, 4000, 5000 bytes.
-    const std::uint8_t expected[] = {net::ecn::ect0, net::ecn::ect0, net::ecn::ce,
-                                     0xb8 | net::ecn::not_ect, 0xb8 | net::ecn::ce, net::ecn::ce};
+    const std::uint8_t expected[] = {net::ecn::kEct0,          net::ecn::kEct0,      net::ecn::kCe,
+                                     0xb8 | net::ecn::kNotEct, 0xb8 | net::ecn::kCe, net::ecn::kCe};
     for (int i = 0; i < 6; ++i) {
         b.send(us(1), 0,
-               tcp_frame(host_mac(2), host_mac(0), 0x0a000001, 0x0a000003, static_cast<std::uint16_t>(40000 + i),
-                         4791, 1000, tos[i]));
+               tcp_frame(host_mac(2), host_mac(0), 0x0a000001, 0x0a000003, static_cast<std::uint16_t>(40000 + i), 4791,
+                         1000, tos[i]));
     }
     sc_core::sc_start(us(10));
     ASSERT_EQ(b.got(2).size(), 6u);
@@ -321,7 +332,7 @@ TEST(SwitchTb, PfcPauseAtXoffAndResumeAtXon) {
     EXPECT_TRUE(is_pfc(b.got(0)[0], 0xFFFF));
     const std::vector<std::uint8_t>& pause = b.got(0)[0].data;
     EXPECT_TRUE(std::equal(net::kMacControlAddress.begin(), net::kMacControlAddress.end(), pause.begin()));
-    const net::MacAddress src = b.sw.port_mac(0);
+    const net::mac_address src = b.sw.port_mac(0);
     EXPECT_TRUE(std::equal(src.begin(), src.end(), pause.begin() + 6));
     const sc_time fourth_start = t0 + ns(500) + wire(1000) * 3;
     EXPECT_EQ(b.got(0)[1].at, fourth_start + last_bit(1000));
@@ -447,7 +458,8 @@ TEST(SwitchFlowHash, CoversTheFiveTupleOnly) {
     EXPECT_EQ(h(raw), h(raw_frame(host_mac(9), host_mac(0), 300, 2)));
     EXPECT_NE(h(raw), h(raw_frame(host_mac(9), host_mac(1), 100, 1)));
     // Whatever the frame, no reading past its end.
-    for (std::size_t len = 0; len <= base.size(); ++len) (void)h(std::vector<std::uint8_t>(base.begin(), base.begin() + len));
+    for (std::size_t len = 0; len <= base.size(); ++len)
+        (void)h(std::vector<std::uint8_t>(base.begin(), base.begin() + len));
 }
 
 TEST(SwitchTb, EcmpSpreadsFlowsAndKeepsEachFlowOnOnePort) {
@@ -503,7 +515,8 @@ TEST(SwitchTb, BroadcastAndUnknownUnicastAreFlooded) {
     }
     for (int port : {0, 1, 3}) {
         const auto& items = b.got(port);
-        const bool has = std::any_of(items.begin(), items.end(), [](const tb_sink::item& it) { return it.data[20] == 0x33; });
+        const bool has =
+            std::any_of(items.begin(), items.end(), [](const tb_sink::item& it) { return it.data[20] == 0x33; });
         EXPECT_TRUE(has) << port;
     }
     EXPECT_EQ(b.got(0).size(), 2u);

@@ -59,8 +59,10 @@ struct tb_memory : sc_core::sc_module {
             gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
             return;
         }
-        if (gp.is_read()) std::memcpy(gp.get_data_ptr(), mem.data() + a, len);
-        else std::memcpy(mem.data() + a, gp.get_data_ptr(), len);
+        if (gp.is_read())
+            std::memcpy(gp.get_data_ptr(), mem.data() + a, len);
+        else
+            std::memcpy(mem.data() + a, gp.get_data_ptr(), len);
         delay += latency;
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
     }

@@ -22,11 +22,15 @@ namespace {
 
 namespace net = proto::net;
 using bytes = std::vector<std::uint8_t>;
-sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
-sc_core::sc_time us(double v) { return sc_core::sc_time(v, sc_core::SC_US); }
+sc_core::sc_time ns(double v) {
+    return sc_core::sc_time(v, sc_core::SC_NS);
+}
+sc_core::sc_time us(double v) {
+    return sc_core::sc_time(v, sc_core::SC_US);
+}
 
-const net::MacAddress kNicMac{0x02, 0, 0, 0, 0, 0x0a};
-const net::MacAddress kPeerMac{0x52, 0x54, 0, 0, 0, 0x02};
+const net::mac_address kNicMac{0x02, 0, 0, 0, 0, 0x0a};
+const net::mac_address kPeerMac{0x52, 0x54, 0, 0, 0, 0x02};
 constexpr std::uint32_t kNicIp = 0x0a000001, kPeerIp = 0x0a000002;
 constexpr std::uint16_t kNicPort = 4791, kPeerPort = 40000;
 constexpr std::uint32_t kPeerIss = 1000;
@@ -35,8 +39,8 @@ constexpr std::uint32_t kPeerIss = 1000;
 struct toe_stubs : sc_core::sc_module, toe_conn_events_if, toe_tx_progress_if, framer_ooo_if {
     sc_core::sc_port<reassembly_if> reasm_out;  // as the framer: what it placed, recorded with the engine
     std::vector<std::pair<std::uint32_t, toe_event>> events;
-    std::vector<std::uint64_t> acked;  // acknowledged send-stream offsets, as reported
-    std::uint64_t offered = 0;         // out-of-order segments offered for placement
+    std::vector<std::uint64_t> acked;     // acknowledged send-stream offsets, as reported
+    std::uint64_t offered = 0;            // out-of-order segments offered for placement
     std::vector<std::uint32_t> released;  // connections the engine freed (connection_released)
     explicit toe_stubs(const sc_core::sc_module_name& n) : sc_module(n), reasm_out("reasm_out") {}
     std::vector<std::uint16_t> event_ports;  // the local port each event names (refused: the listening port)
@@ -79,9 +83,16 @@ struct toe_bench : sc_core::sc_module {
 
     explicit toe_bench(const sc_core::sc_module_name& n, tcp_engine_params p = tcp_engine_params{},
                        framing_params fp = framing_params{}, buffer_memory_params bp = buffer_memory_params{})
-        : sc_module(n), frames(make_framing(fp)), buffer("buffer", bp),
-          toe("toe", p, buffer, *frames), wire("wire"),
-          framer("framer"), eth_out("eth_out"), rx_out("rx_out"), dma("dma"), stubs("stubs") {
+        : sc_module(n),
+          frames(make_framing(fp)),
+          buffer("buffer", bp),
+          toe("toe", p, buffer, *frames),
+          wire("wire"),
+          framer("framer"),
+          eth_out("eth_out"),
+          rx_out("rx_out"),
+          dma("dma"),
+          stubs("stubs") {
         toe.set_station({kNicMac, kNicIp});
         toe.add_neighbour(kPeerIp, kPeerMac);
         toe.buf_out.bind(buffer.mem_in);
@@ -98,11 +109,11 @@ struct toe_bench : sc_core::sc_module {
     // A segment from the peer; seq/ack as absolute sequence numbers.
     void peer_sends(std::uint8_t flags, std::uint32_t seq, std::uint32_t ack, const bytes& payload = {},
                     bool syn_options = false) {
-        net::Endpoints ep{kPeerMac, kNicMac, kPeerIp, kNicIp};
-        net::Ipv4Header ip;
+        net::endpoints ep{kPeerMac, kNicMac, kPeerIp, kNicIp};
+        net::ipv4_header ip;
         ip.src = kPeerIp;
         ip.dst = kNicIp;
-        net::TcpHeader t;
+        net::tcp_header t;
         t.src_port = peer_port;
         t.dst_port = kNicPort;
         t.seq = seq;
@@ -115,14 +126,14 @@ struct toe_bench : sc_core::sc_module {
         sc_core::sc_time d = sc_core::SC_ZERO_TIME;
         send_frame_bytes(wire.out, f.data(), f.size(), d);
     }
-    net::ParsedTcpFrame frame(std::size_t i) const {
+    net::parsed_tcp_frame frame(std::size_t i) const {
         std::string error;
         const auto f = net::parse_tcp_frame(eth_out.items.at(i).data.data(), eth_out.items.at(i).data.size(), &error);
         EXPECT_TRUE(f) << error;
-        return f.value_or(net::ParsedTcpFrame{});
+        return f.value_or(net::parsed_tcp_frame{});
     }
     bytes payload(std::size_t i) const {
-        const net::ParsedTcpFrame f = frame(i);
+        const net::parsed_tcp_frame f = frame(i);
         const bytes& d = eth_out.items.at(i).data;
         return bytes(d.begin() + static_cast<std::ptrdiff_t>(f.payload_offset),
                      d.begin() + static_cast<std::ptrdiff_t>(f.payload_offset + f.payload_len));
@@ -130,11 +141,11 @@ struct toe_bench : sc_core::sc_module {
     // Passive open: listen, SYN in, SYN-ACK out, ACK in.
     void handshake() {
         toe.tcp_listen(kNicPort);
-        peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+        peer_sends(net::tcp_flags::kSyn, kPeerIss, 0, {}, true);
         sc_core::sc_start(us(1));
         ASSERT_EQ(eth_out.items.size(), 1u);
         nic_iss = frame(0).tcp.seq;
-        peer_sends(net::tcp_flags::ack, kPeerIss + 1, nic_iss + 1);
+        peer_sends(net::tcp_flags::kAck, kPeerIss + 1, nic_iss + 1);
         sc_core::sc_start(us(1));
         ASSERT_EQ(stubs.events.size(), 1u);
         conn = stubs.events[0].first;
@@ -156,11 +167,11 @@ struct toe_bench : sc_core::sc_module {
     }
     // Both directions closed, the peer first: its FIN, our close, its ACK of our FIN.
     void passive_close() {
-        peer_sends(net::tcp_flags::fin | net::tcp_flags::ack, kPeerIss + 1, nic_iss + 1);
+        peer_sends(net::tcp_flags::kFin | net::tcp_flags::kAck, kPeerIss + 1, nic_iss + 1);
         sc_core::sc_start(us(10));
         toe.tcp_close(conn);
         sc_core::sc_start(us(10));
-        peer_sends(net::tcp_flags::ack, kPeerIss + 2, nic_iss + 2);
+        peer_sends(net::tcp_flags::kAck, kPeerIss + 2, nic_iss + 2);
         sc_core::sc_start(us(10));
     }
 };
@@ -174,25 +185,25 @@ bytes pattern(std::size_t n, std::uint8_t first) {
 TEST(TcpEngineTb, PassiveOpenAnswersASynAndIsEstablishedByTheAck) {
     toe_bench b("b");
     b.toe.tcp_listen(kNicPort);
-    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    b.peer_sends(net::tcp_flags::kSyn, kPeerIss, 0, {}, true);
     sc_core::sc_start(us(1));
     ASSERT_EQ(b.eth_out.items.size(), 1u);
-    const net::ParsedTcpFrame synack = b.frame(0);
+    const net::parsed_tcp_frame synack = b.frame(0);
     EXPECT_EQ(synack.eth.dst, kPeerMac);
     EXPECT_EQ(synack.eth.src, kNicMac);
     EXPECT_EQ(synack.ip.src, kNicIp);
     EXPECT_EQ(synack.ip.dst, kPeerIp);
     EXPECT_EQ(synack.tcp.src_port, kNicPort);
     EXPECT_EQ(synack.tcp.dst_port, kPeerPort);
-    EXPECT_EQ(synack.tcp.flags & (net::tcp_flags::syn | net::tcp_flags::ack),
-              net::tcp_flags::syn | net::tcp_flags::ack);
+    EXPECT_EQ(synack.tcp.flags & (net::tcp_flags::kSyn | net::tcp_flags::kAck),
+              net::tcp_flags::kSyn | net::tcp_flags::kAck);
     EXPECT_EQ(synack.tcp.ack, kPeerIss + 1);
     ASSERT_TRUE(synack.tcp.mss.has_value());
     EXPECT_EQ(*synack.tcp.mss, 1460u);  // MTU 1500 - 40
     // The receive pipeline (50 cycles) then the transmit pipeline (40 cycles) at 500 MHz.
     EXPECT_GE(b.eth_out.items[0].at, ns(180));
     EXPECT_TRUE(b.stubs.events.empty());  // not established before the ACK
-    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, synack.tcp.seq + 1);
+    b.peer_sends(net::tcp_flags::kAck, kPeerIss + 1, synack.tcp.seq + 1);
     sc_core::sc_start(us(1));
     ASSERT_EQ(b.stubs.events.size(), 1u);
     EXPECT_EQ(b.stubs.events[0].second, toe_event::established);
@@ -204,29 +215,29 @@ TEST(TcpEngineTb, SegmentsToNoConnectionAreAnsweredWithAResetButASynIsDropped) {
     toe_bench b("b");
     // A SYN to a port nobody listens on is dropped unanswered (the model's choice: hosts start
     // together, and a client's SYN retransmission finds its server listening by then).
-    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    b.peer_sends(net::tcp_flags::kSyn, kPeerIss, 0, {}, true);
     sc_core::sc_start(us(1));
     EXPECT_TRUE(b.eth_out.items.empty());
     // A segment with ACK (e.g. of a connection long gone): <SEQ=SEG.ACK><RST> (RFC 9293 §3.10.7.1).
-    b.peer_sends(net::tcp_flags::ack | net::tcp_flags::psh, 5000, 777, pattern(10, 1));
+    b.peer_sends(net::tcp_flags::kAck | net::tcp_flags::kPsh, 5000, 777, pattern(10, 1));
     sc_core::sc_start(us(1));
     ASSERT_EQ(b.eth_out.items.size(), 1u);
     const auto rst = b.frame(0);
-    EXPECT_EQ(rst.tcp.flags, net::tcp_flags::rst);
+    EXPECT_EQ(rst.tcp.flags, net::tcp_flags::kRst);
     EXPECT_EQ(rst.tcp.seq, 777u);
     EXPECT_EQ(rst.tcp.src_port, kNicPort);
     EXPECT_EQ(rst.tcp.dst_port, kPeerPort);
     EXPECT_EQ(rst.eth.dst, kPeerMac);
     EXPECT_EQ(rst.ip.dst, kPeerIp);
     // Without ACK (a FIN alone): <SEQ=0><ACK=SEG.SEQ+SEG.LEN><RST,ACK>, the FIN counting one.
-    b.peer_sends(net::tcp_flags::fin, 6000, 0, pattern(4, 1));
+    b.peer_sends(net::tcp_flags::kFin, 6000, 0, pattern(4, 1));
     sc_core::sc_start(us(1));
     ASSERT_EQ(b.eth_out.items.size(), 2u);
-    EXPECT_EQ(b.frame(1).tcp.flags, net::tcp_flags::rst | net::tcp_flags::ack);
+    EXPECT_EQ(b.frame(1).tcp.flags, net::tcp_flags::kRst | net::tcp_flags::kAck);
     EXPECT_EQ(b.frame(1).tcp.seq, 0u);
     EXPECT_EQ(b.frame(1).tcp.ack, 6000u + 4u + 1u);
     // A reset is never answered.
-    b.peer_sends(net::tcp_flags::rst, 5010, 0);
+    b.peer_sends(net::tcp_flags::kRst, 5010, 0);
     sc_core::sc_start(us(1));
     EXPECT_EQ(b.eth_out.items.size(), 2u);
     EXPECT_EQ(b.stat("rx_no_connection"), 4u);
@@ -238,16 +249,16 @@ TEST(TcpEngineTb, UnlistenRefusesTheNextSynWithAResetAndKeepsTheEstablishedConne
     toe_bench b("b");
     b.handshake();  // one connection established on kNicPort
     EXPECT_TRUE(b.toe.tcp_unlisten(kNicPort));
-    EXPECT_FALSE(b.toe.tcp_unlisten(kNicPort));  // no longer listening
+    EXPECT_FALSE(b.toe.tcp_unlisten(kNicPort));      // no longer listening
     EXPECT_FALSE(b.toe.tcp_unlisten(kNicPort + 1));  // never listened
     // A new peer's SYN to the closed port: <SEQ=0><ACK=SEG.SEQ+1><RST,ACK> (RFC 9293 §3.10.7.1).
     b.peer_port = kPeerPort + 1;
     const std::size_t before = b.eth_out.items.size();
-    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    b.peer_sends(net::tcp_flags::kSyn, kPeerIss, 0, {}, true);
     sc_core::sc_start(us(10));
     ASSERT_EQ(b.eth_out.items.size(), before + 1);
     const auto rst = b.frame(before);
-    EXPECT_EQ(rst.tcp.flags, net::tcp_flags::rst | net::tcp_flags::ack);
+    EXPECT_EQ(rst.tcp.flags, net::tcp_flags::kRst | net::tcp_flags::kAck);
     EXPECT_EQ(rst.tcp.seq, 0u);
     EXPECT_EQ(rst.tcp.ack, kPeerIss + 1);
     EXPECT_EQ(rst.tcp.dst_port, kPeerPort + 1);
@@ -255,24 +266,24 @@ TEST(TcpEngineTb, UnlistenRefusesTheNextSynWithAResetAndKeepsTheEstablishedConne
     // The connection taken before the unlisten still carries data.
     b.peer_port = kPeerPort;
     const bytes data = pattern(100, 9);
-    b.peer_sends(net::tcp_flags::ack | net::tcp_flags::psh, kPeerIss + 1, b.nic_iss + 1, data);
+    b.peer_sends(net::tcp_flags::kAck | net::tcp_flags::kPsh, kPeerIss + 1, b.nic_iss + 1, data);
     sc_core::sc_start(us(10));
     EXPECT_EQ(b.delivered(), data);
     // Listening again: the next SYN is answered with a SYN-ACK.
     b.toe.tcp_listen(kNicPort);
     b.peer_port = kPeerPort + 2;
     const std::size_t again = b.eth_out.items.size();
-    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    b.peer_sends(net::tcp_flags::kSyn, kPeerIss, 0, {}, true);
     sc_core::sc_start(us(10));
     ASSERT_EQ(b.eth_out.items.size(), again + 1);
-    EXPECT_EQ(b.frame(again).tcp.flags & (net::tcp_flags::syn | net::tcp_flags::ack),
-              net::tcp_flags::syn | net::tcp_flags::ack);
+    EXPECT_EQ(b.frame(again).tcp.flags & (net::tcp_flags::kSyn | net::tcp_flags::kAck),
+              net::tcp_flags::kSyn | net::tcp_flags::kAck);
 }
 
 TEST(TcpEngineTb, UnlistenResetsAHalfOpenHandshakeOnThePort) {
     toe_bench b("b");
     b.toe.tcp_listen(kNicPort);
-    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    b.peer_sends(net::tcp_flags::kSyn, kPeerIss, 0, {}, true);
     sc_core::sc_start(us(1));
     ASSERT_EQ(b.eth_out.items.size(), 1u);  // SYN-ACK: SYN-RECEIVED
     const std::uint32_t iss = b.frame(0).tcp.seq;
@@ -280,14 +291,14 @@ TEST(TcpEngineTb, UnlistenResetsAHalfOpenHandshakeOnThePort) {
     sc_core::sc_start(us(10));
     ASSERT_EQ(b.eth_out.items.size(), 2u);
     const auto rst = b.frame(1);
-    EXPECT_EQ(rst.tcp.flags & net::tcp_flags::rst, net::tcp_flags::rst);
+    EXPECT_EQ(rst.tcp.flags & net::tcp_flags::kRst, net::tcp_flags::kRst);
     EXPECT_EQ(rst.tcp.seq, iss + 1);  // SND.NXT after our SYN (RFC 9293 §3.10.5)
     EXPECT_EQ(b.stat("connections_freed"), 1u);
     // The peer's ACK of the SYN-ACK now finds no connection: a reset, nothing established.
-    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, iss + 1);
+    b.peer_sends(net::tcp_flags::kAck, kPeerIss + 1, iss + 1);
     sc_core::sc_start(us(10));
     ASSERT_EQ(b.eth_out.items.size(), 3u);
-    EXPECT_EQ(b.frame(2).tcp.flags, net::tcp_flags::rst);
+    EXPECT_EQ(b.frame(2).tcp.flags, net::tcp_flags::kRst);
     for (const auto& e : b.stubs.events) EXPECT_NE(e.second, toe_event::established);
 }
 
@@ -295,13 +306,13 @@ TEST(TcpEngineTb, InOrderDataIsDeliveredAndAcknowledged) {
     toe_bench b("b");
     b.handshake();
     const bytes data = pattern(300, 1);
-    b.peer_sends(net::tcp_flags::ack | net::tcp_flags::psh, kPeerIss + 1, b.nic_iss + 1, data);
+    b.peer_sends(net::tcp_flags::kAck | net::tcp_flags::kPsh, kPeerIss + 1, b.nic_iss + 1, data);
     sc_core::sc_start(us(10));
     EXPECT_EQ(b.delivered(), data);
     EXPECT_EQ(b.rx_out.items.at(0).conn, b.conn);
     ASSERT_EQ(b.eth_out.items.size(), 2u);
     const auto ack = b.frame(1);
-    EXPECT_EQ(ack.tcp.flags & net::tcp_flags::ack, net::tcp_flags::ack);
+    EXPECT_EQ(ack.tcp.flags & net::tcp_flags::kAck, net::tcp_flags::kAck);
     EXPECT_EQ(ack.tcp.ack, kPeerIss + 1 + 300);
     EXPECT_EQ(ack.payload_len, 0u);
 }
@@ -312,7 +323,7 @@ TEST(TcpEngineTb, OutOfOrderSegmentIsHeldAndDeliveredInOrderOnceTheHoleFills) {
     const bytes first = pattern(500, 1), second = pattern(400, 0x90);
     const std::uint32_t seq0 = kPeerIss + 1;
     // The second segment arrives first: nothing is delivered, a duplicate ACK asks for the hole.
-    b.peer_sends(net::tcp_flags::ack, seq0 + 500, b.nic_iss + 1, second);
+    b.peer_sends(net::tcp_flags::kAck, seq0 + 500, b.nic_iss + 1, second);
     sc_core::sc_start(us(10));
     EXPECT_TRUE(b.rx_out.items.empty());
     EXPECT_EQ(b.stubs.offered, 1u);  // offered to the framer for direct placement first
@@ -320,7 +331,7 @@ TEST(TcpEngineTb, OutOfOrderSegmentIsHeldAndDeliveredInOrderOnceTheHoleFills) {
     EXPECT_EQ(b.frame(1).tcp.ack, seq0);
     EXPECT_EQ(b.buffer.occupancy(), 400u);  // held in buffer memory
     // The hole fills: both segments' bytes go up in stream order, and the ACK covers both.
-    b.peer_sends(net::tcp_flags::ack, seq0, b.nic_iss + 1, first);
+    b.peer_sends(net::tcp_flags::kAck, seq0, b.nic_iss + 1, first);
     sc_core::sc_start(us(10));
     bytes want = first;
     want.insert(want.end(), second.begin(), second.end());
@@ -340,13 +351,13 @@ TEST(TcpEngineTb, FramesPlacedOutOfOrderFillTheWriteQueueToTheHostBusAndHoldTheN
     b.stubs.place_landing = us(50);
     const std::uint32_t seq0 = kPeerIss + 1;
     // Out of order, placed whole by the framer, landing 50 us later: 1200 bytes > the 1000-byte queue.
-    b.peer_sends(net::tcp_flags::ack, seq0 + 500, b.nic_iss + 1, pattern(1200, 7));
+    b.peer_sends(net::tcp_flags::kAck, seq0 + 500, b.nic_iss + 1, pattern(1200, 7));
     sc_core::sc_start(us(1));
     EXPECT_EQ(b.stubs.offered, 1u);
     EXPECT_EQ(b.buffer.occupancy(), 0u);  // placed, nothing held in buffer memory
     const std::size_t acks_before = b.eth_out.items.size();
     // The next segment cannot enter the pipeline until the placed bytes have landed.
-    b.peer_sends(net::tcp_flags::ack, seq0 + 1700, b.nic_iss + 1, pattern(100, 3));
+    b.peer_sends(net::tcp_flags::kAck, seq0 + 1700, b.nic_iss + 1, pattern(100, 3));
     sc_core::sc_start(us(100));
     ASSERT_GT(b.eth_out.items.size(), acks_before);
     EXPECT_GE(b.eth_out.items[acks_before].at, us(50));
@@ -370,12 +381,12 @@ TEST(TcpEngineTb, AFullWriteQueueToTheHostBusFillsTheIngressFifoAndItDrops) {
     b.stubs.place_landing = us(50);
     const std::uint32_t seq0 = kPeerIss + 1;
     // Placed out of order, landing 50 us later: the queue stays over its 1000 bytes until then.
-    b.peer_sends(net::tcp_flags::ack, seq0 + 500, b.nic_iss + 1, pattern(1200, 7));
+    b.peer_sends(net::tcp_flags::kAck, seq0 + 500, b.nic_iss + 1, pattern(1200, 7));
     sc_core::sc_start(us(1));
     // The next frame waits in the FIFO for the queue; the one after finds the FIFO full.
-    b.peer_sends(net::tcp_flags::ack, seq0 + 1700, b.nic_iss + 1, pattern(100, 3));
+    b.peer_sends(net::tcp_flags::kAck, seq0 + 1700, b.nic_iss + 1, pattern(100, 3));
     sc_core::sc_start(us(1));
-    b.peer_sends(net::tcp_flags::ack, seq0 + 1800, b.nic_iss + 1, pattern(100, 4));
+    b.peer_sends(net::tcp_flags::kAck, seq0 + 1800, b.nic_iss + 1, pattern(100, 4));
     sc_core::sc_start(us(100));
     boost::json::object o;
     b.toe.report_stats(o);
@@ -400,7 +411,7 @@ TEST(TcpEngineTb, StreamBytesGoOutAsASegmentAndTheAckIsReported) {
     EXPECT_EQ(seg.tcp.seq, b.nic_iss + 1);
     EXPECT_EQ(b.payload(1), fpdu);
     EXPECT_EQ(b.buffer.occupancy(), 200u);  // kept until acknowledged
-    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, b.nic_iss + 1 + 200);
+    b.peer_sends(net::tcp_flags::kAck, kPeerIss + 1, b.nic_iss + 1 + 200);
     sc_core::sc_start(us(10));
     ASSERT_FALSE(b.stubs.acked.empty());
     EXPECT_EQ(b.stubs.acked.back(), 200u);
@@ -423,15 +434,16 @@ TEST(TcpEngineTb, RetransmitFromHostKeepsFramesWithoutAHostCopyUntilAcknowledged
         refetch.host_addr = host_addr;
         refetch.host_len = static_cast<std::uint32_t>(data.size());
         sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-        ASSERT_EQ(send_stream(b.framer.out, ext, data.data(), data.size(), d, nullptr, host_addr != 0 ? &refetch : nullptr),
-                  tlm::TLM_OK_RESPONSE);
+        ASSERT_EQ(
+            send_stream(b.framer.out, ext, data.data(), data.size(), d, nullptr, host_addr != 0 ? &refetch : nullptr),
+            tlm::TLM_OK_RESPONSE);
     };
     append(pattern(100, 1), 0x10000);  // refetchable: let go once sent
     append(pattern(200, 2), 0);        // no host copy: held
     append(pattern(300, 3), 0x20000);  // refetchable, but behind the held one in the ring
     sc_core::sc_start(us(10));
     EXPECT_EQ(b.buffer.occupancy(), 500u);  // from the held frame to the end of the stream
-    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, b.nic_iss + 1 + 300);  // acknowledges it
+    b.peer_sends(net::tcp_flags::kAck, kPeerIss + 1, b.nic_iss + 1 + 300);  // acknowledges it
     sc_core::sc_start(us(10));
     EXPECT_EQ(b.buffer.occupancy(), 0u);
 }
@@ -495,7 +507,7 @@ TEST(TcpEngineTb, LostSegmentIsRetransmittedAfterTheRto) {
     EXPECT_EQ(b.payload(2), fpdu);  // the same bytes, read back from buffer memory
     EXPECT_EQ(b.toe.tcp_retransmitted_bytes(), 600u * (b.eth_out.items.size() - 2));
     // Acknowledged now: no more retransmissions.
-    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, b.nic_iss + 1 + 600);
+    b.peer_sends(net::tcp_flags::kAck, kPeerIss + 1, b.nic_iss + 1 + 600);
     sc_core::sc_start(us(10));
     const std::size_t frames = b.eth_out.items.size();
     sc_core::sc_start(us(5000));
@@ -505,16 +517,16 @@ TEST(TcpEngineTb, LostSegmentIsRetransmittedAfterTheRto) {
 TEST(TcpEngineTb, CorruptChecksumIsDroppedAndCounted) {
     toe_bench b("b");
     b.handshake();
-    net::Endpoints ep{kPeerMac, kNicMac, kPeerIp, kNicIp};
-    net::Ipv4Header ip;
+    net::endpoints ep{kPeerMac, kNicMac, kPeerIp, kNicIp};
+    net::ipv4_header ip;
     ip.src = kPeerIp;
     ip.dst = kNicIp;
-    net::TcpHeader t;
+    net::tcp_header t;
     t.src_port = kPeerPort;
     t.dst_port = kNicPort;
     t.seq = kPeerIss + 1;
     t.ack = b.nic_iss + 1;
-    t.flags = net::tcp_flags::ack;
+    t.flags = net::tcp_flags::kAck;
     t.window = 0xffff;
     const bytes data = pattern(50, 1);
     bytes f;
@@ -543,8 +555,8 @@ TEST(TcpEngineTb, ClosedConnectionIsFreedOnlyWhenReleasedAndItsIdServesTheNextCo
     EXPECT_EQ(b.stat("connections_freed"), 0u);
     b.toe.tcp_release(first);
     EXPECT_EQ(b.stubs.released, std::vector<std::uint32_t>{first});  // the framer forgets it
-    EXPECT_EQ(b.toe.tcp_local_port(first), 0u);                        // the id names nothing now
-    EXPECT_EQ(b.buffer.rx_free(), all_free);                            // the region is back
+    EXPECT_EQ(b.toe.tcp_local_port(first), 0u);                      // the id names nothing now
+    EXPECT_EQ(b.buffer.rx_free(), all_free);                         // the region is back
     // A new peer connection takes the freed id and starts clean.
     b.peer_port = kPeerPort + 1;
     b.stubs.events.clear();
@@ -570,8 +582,8 @@ TEST(TcpEngineTb, ReleasedWhileClosingIsFreedAfterTimeWait) {
     b.toe.tcp_close(b.conn);
     b.toe.tcp_release(b.conn);
     sc_core::sc_start(us(10));
-    b.peer_sends(net::tcp_flags::ack, kPeerIss + 1, b.nic_iss + 2);  // our FIN acknowledged
-    b.peer_sends(net::tcp_flags::fin | net::tcp_flags::ack, kPeerIss + 1, b.nic_iss + 2);
+    b.peer_sends(net::tcp_flags::kAck, kPeerIss + 1, b.nic_iss + 2);  // our FIN acknowledged
+    b.peer_sends(net::tcp_flags::kFin | net::tcp_flags::kAck, kPeerIss + 1, b.nic_iss + 2);
     sc_core::sc_start(us(10));
     EXPECT_EQ(b.connections().at(0).as_object().at("state").as_string(), "TIME-WAIT");
     EXPECT_TRUE(b.stubs.released.empty());  // TIME-WAIT still holds the connection (RFC 9293 §3.6.1)
@@ -583,10 +595,10 @@ TEST(TcpEngineTb, ReleasedWhileClosingIsFreedAfterTimeWait) {
 TEST(TcpEngineTb, PassiveConnectionResetBeforeEstablishedIsFreedWithoutAnOwner) {
     toe_bench b("b");
     b.toe.tcp_listen(kNicPort);
-    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    b.peer_sends(net::tcp_flags::kSyn, kPeerIss, 0, {}, true);
     sc_core::sc_start(us(1));
     ASSERT_EQ(b.eth_out.items.size(), 1u);  // SYN-ACK
-    b.peer_sends(net::tcp_flags::rst, kPeerIss + 1, 0);
+    b.peer_sends(net::tcp_flags::kRst, kPeerIss + 1, 0);
     sc_core::sc_start(us(10));
     // Nobody ever heard of it (no established event), so nobody has to release it: freed at once.
     ASSERT_EQ(b.stubs.events.size(), 1u);
@@ -604,7 +616,7 @@ TEST(TcpEngineTb, FullConnectionTableRefusesNewConnectionsUntilOneIsFreed) {
     // A second peer: no slot, its SYN is dropped and counted.
     b.peer_port = kPeerPort + 1;
     const std::size_t frames = b.eth_out.items.size();
-    b.peer_sends(net::tcp_flags::syn, kPeerIss, 0, {}, true);
+    b.peer_sends(net::tcp_flags::kSyn, kPeerIss, 0, {}, true);
     sc_core::sc_start(us(10));
     EXPECT_EQ(b.eth_out.items.size(), frames);
     EXPECT_EQ(b.stat("connections_refused_table_full"), 1u);
@@ -636,11 +648,11 @@ TEST(TcpEngineTb, ASynThatGetsNoSendRegionIsResetAtOnceAndReportedRefused) {
     const std::size_t before = b.eth_out.items.size();
     b.stubs.events.clear();
     b.stubs.event_ports.clear();
-    b.peer_sends(net::tcp_flags::syn, kPeerIss + 1000, 0, {}, true);
+    b.peer_sends(net::tcp_flags::kSyn, kPeerIss + 1000, 0, {}, true);
     sc_core::sc_start(us(10));
     ASSERT_EQ(b.eth_out.items.size(), before + 1);
     const auto rst = b.frame(before);
-    EXPECT_EQ(rst.tcp.flags, net::tcp_flags::rst | net::tcp_flags::ack);
+    EXPECT_EQ(rst.tcp.flags, net::tcp_flags::kRst | net::tcp_flags::kAck);
     EXPECT_EQ(rst.tcp.seq, 0u);
     EXPECT_EQ(rst.tcp.ack, kPeerIss + 1000 + 1);
     EXPECT_EQ(rst.tcp.src_port, kNicPort);

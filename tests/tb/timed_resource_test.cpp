@@ -8,7 +8,9 @@
 namespace rnic::test {
 namespace {
 
-sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
+sc_core::sc_time ns(double v) {
+    return sc_core::sc_time(v, sc_core::SC_NS);
+}
 
 TEST(TimedResource, InOrderBookingWaitsBehindAFutureBooking) {
     timed_resource r(booking::in_order);
@@ -33,8 +35,8 @@ TEST(TimedResource, BackfillServesAnEarlierTransferInTheGapBeforeAFutureBooking)
 
 TEST(TimedResource, BackfillSkipsGapsTooShortAndNeverMovesABooking) {
     timed_resource r(booking::backfill);
-    r.reserve(ns(20), ns(10));   // [20, 30)
-    r.reserve(ns(45), ns(10));   // [45, 55)
+    r.reserve(ns(20), ns(10));  // [20, 30)
+    r.reserve(ns(45), ns(10));  // [45, 55)
     // 15 ns of work ready at 10: [10, 20) is too short, [30, 45) fits exactly.
     EXPECT_EQ(r.reserve(ns(10), ns(15)), ns(45));
     // Now [20, 55) is one busy block: 20 ns ready at 0 cannot fit before 20 and goes after 55.

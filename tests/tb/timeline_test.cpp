@@ -25,8 +25,8 @@ TEST(Timeline, WritesCompleteEventsWithTracksAndExactTimes) {
     timeline::complete_event("x/y", "ignored", 0, 1);  // off: nothing happens
     ASSERT_TRUE(timeline::open(path));
     EXPECT_TRUE(timeline::enabled());
-    timeline::complete_event("a.pcie/upstream", "MWr", 1234567, 89, timeline::args().add("bytes", 256).add("addr", "0x10"),
-                             "pcie");
+    timeline::complete_event("a.pcie/upstream", "MWr", 1234567, 89,
+                             timeline::args().add("bytes", 256).add("addr", "0x10"), "pcie");
     timeline::complete_event("a.pcie/downstream", "CplD", 2000000, 1000);
     timeline::instant_event("a.pcie/msix", "MSI-X 3", 5000000, timeline::args().add("vector", 3u));
     timeline::complete_event("b.rnic.dma/ch0", "weird \"name\"\n", 0, 0, timeline::args().add("ratio", 0.5));

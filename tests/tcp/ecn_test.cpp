@@ -12,24 +12,24 @@ namespace net = rnic::proto::net;
 namespace tcp = rnic::proto::tcp;
 namespace tf = rnic::proto::net::tcp_flags;
 
-using handpair::Segment;
+using handpair::segment;
 
-struct Pair : handpair::HandPair<> {
-    Pair(bool a_ecn, bool b_ecn)
-        : HandPair([&](tcp::Config& ca, tcp::Config& cb) {
+struct pair : handpair::hand_pair<> {
+    pair(bool a_ecn, bool b_ecn)
+        : hand_pair([&](tcp::config& ca, tcp::config& cb) {
               ca.ecn = a_ecn;
               cb.ecn = b_ecn;
           }) {}
 };
 
 TEST(TcpEcn, NegotiatedWhenBothOffer) {
-    Pair p(true, true);
-    const Segment syn = p.pass(p.a);
-    EXPECT_TRUE(syn.h.flags & tf::ece);
-    EXPECT_TRUE(syn.h.flags & tf::cwr);
-    const Segment syn_ack = p.pass(p.b);
-    EXPECT_TRUE(syn_ack.h.flags & tf::ece);
-    EXPECT_FALSE(syn_ack.h.flags & tf::cwr);  // §6.1.1: ECE alone, so that it is not a reflected SYN
+    pair p(true, true);
+    const segment syn = p.pass(p.a);
+    EXPECT_TRUE(syn.h.flags & tf::kEce);
+    EXPECT_TRUE(syn.h.flags & tf::kCwr);
+    const segment syn_ack = p.pass(p.b);
+    EXPECT_TRUE(syn_ack.h.flags & tf::kEce);
+    EXPECT_FALSE(syn_ack.h.flags & tf::kCwr);  // §6.1.1: ECE alone, so that it is not a reflected SYN
     p.pass(p.a);
     EXPECT_TRUE(p.a.conn->ecn_active());
     EXPECT_TRUE(p.b.conn->ecn_active());
@@ -37,11 +37,11 @@ TEST(TcpEcn, NegotiatedWhenBothOffer) {
 
 TEST(TcpEcn, NotUsedUnlessBothOffer) {
     for (const auto& [a, b] : {std::pair{true, false}, std::pair{false, true}, std::pair{false, false}}) {
-        Pair p(a, b);
-        const Segment syn = p.pass(p.a);
-        EXPECT_EQ((syn.h.flags & (tf::ece | tf::cwr)) != 0, a);
-        const Segment syn_ack = p.pass(p.b);
-        EXPECT_FALSE(syn_ack.h.flags & tf::ece) << a << b;
+        pair p(a, b);
+        const segment syn = p.pass(p.a);
+        EXPECT_EQ((syn.h.flags & (tf::kEce | tf::kCwr)) != 0, a);
+        const segment syn_ack = p.pass(p.b);
+        EXPECT_FALSE(syn_ack.h.flags & tf::kEce) << a << b;
         p.pass(p.a);
         EXPECT_FALSE(p.a.conn->ecn_active()) << a << b;
         EXPECT_FALSE(p.b.conn->ecn_active()) << a << b;
@@ -49,7 +49,7 @@ TEST(TcpEcn, NotUsedUnlessBothOffer) {
 }
 
 TEST(TcpEcn, CeIsEchoedUntilCwrAndTheSenderReducesOnce) {
-    Pair p(true, true);
+    pair p(true, true);
     p.handshake();
     p.a.conn->on_send_data(p.now, 8 * 1460);
     ASSERT_GE(p.a.out.size(), 4u);
@@ -57,9 +57,9 @@ TEST(TcpEcn, CeIsEchoedUntilCwrAndTheSenderReducesOnce) {
     // The first data segment arrives marked CE: every ACK from b echoes ECE from then on.
     p.pass(p.a, /*ce=*/true);
     ASSERT_FALSE(p.b.out.empty());
-    EXPECT_TRUE(p.b.out.back().h.flags & tf::ece);
+    EXPECT_TRUE(p.b.out.back().h.flags & tf::kEce);
     p.pass(p.a);  // not marked: b still echoes (no CWR seen yet)
-    EXPECT_TRUE(p.b.out.back().h.flags & tf::ece);
+    EXPECT_TRUE(p.b.out.back().h.flags & tf::kEce);
     EXPECT_EQ(p.b.conn->stats().ecn_ce_received, 1u);
     // a takes the ECE ACKs: one reduction for this window, however many ECEs.
     const std::size_t acks = p.b.out.size();
@@ -76,12 +76,12 @@ TEST(TcpEcn, CeIsEchoedUntilCwrAndTheSenderReducesOnce) {
             p.pass(p.b);  // ACKs open a's reduced window for the new data
             continue;
         }
-        const Segment s = p.pass(p.a);
-        if (s.h.flags & tf::cwr) {
+        const segment s = p.pass(p.a);
+        if (s.h.flags & tf::kCwr) {
             saw_cwr = true;
             EXPECT_GT(s.len, 0u);  // on new data, never on a pure ACK
             ASSERT_FALSE(p.b.out.empty());
-            EXPECT_FALSE(p.b.out.back().h.flags & tf::ece);
+            EXPECT_FALSE(p.b.out.back().h.flags & tf::kEce);
         }
     }
     EXPECT_TRUE(saw_cwr);
@@ -89,7 +89,7 @@ TEST(TcpEcn, CeIsEchoedUntilCwrAndTheSenderReducesOnce) {
 }
 
 TEST(TcpEcn, AReductionPerWindowNotPerAck) {
-    Pair p(true, true);
+    pair p(true, true);
     p.handshake();
     // Two windows of data, CE on a segment of each: two reductions, not one per ECE ACK.
     for (int window = 0; window < 2; ++window) {
@@ -106,13 +106,13 @@ TEST(TcpEcn, AReductionPerWindowNotPerAck) {
 }
 
 TEST(TcpEcn, CeWithoutNegotiationIsCountedButNotEchoed) {
-    Pair p(true, false);
+    pair p(true, false);
     p.handshake();
     p.a.conn->on_send_data(p.now, 1460);
     p.pass(p.a, /*ce=*/true);
     EXPECT_EQ(p.b.conn->stats().ecn_ce_received, 1u);
     ASSERT_FALSE(p.b.out.empty());
-    EXPECT_FALSE(p.b.out.back().h.flags & tf::ece);
+    EXPECT_FALSE(p.b.out.back().h.flags & tf::kEce);
 }
 
 }  // namespace

@@ -19,24 +19,26 @@ namespace handpair {
 namespace net = rnic::proto::net;
 namespace tcp = rnic::proto::tcp;
 
-struct Segment {
-    net::TcpHeader h;
+struct segment {
+    net::tcp_header h;
     std::size_t len = 0;
 };
 
-class Side : public tcp::Env {
+class side : public tcp::env {
 public:
-    std::deque<Segment> out;
-    std::unique_ptr<tcp::Connection> conn;
-    void transmit(const net::TcpHeader& header, std::uint64_t, std::size_t len) override { out.push_back({header, len}); }
+    std::deque<segment> out;
+    std::unique_ptr<tcp::connection> conn;
+    void transmit(const net::tcp_header& header, std::uint64_t, std::size_t len) override {
+        out.push_back({header, len});
+    }
     void deliver(const std::uint8_t*, std::size_t) override {}
     void acked(std::uint64_t) override {}
-    void state_changed(tcp::State, tcp::State) override {}
+    void state_changed(tcp::state, tcp::state) override {}
 };
 
 // `SideT` lets a test override Env hooks (e.g. may_transmit) on both sides.
-template <typename SideT = Side>
-struct HandPair {
+template <typename SideT = side>
+struct hand_pair {
     SideT a, b;
     std::vector<std::uint8_t> zeros = std::vector<std::uint8_t>(64 * 1024, 0);
     std::uint64_t now = 1000;
@@ -44,25 +46,25 @@ struct HandPair {
     // The configurations start from tcp::Config's defaults with the ports and ISSs set here;
     // `configure` adjusts them before the connections exist. A connects at once.
     template <typename Configure>
-    explicit HandPair(Configure configure) {
-        tcp::Config ca, cb;
+    explicit hand_pair(Configure configure) {
+        tcp::config ca, cb;
         ca.local_port = 40000;
         ca.remote_port = 18515;
         ca.iss = 1000;
         cb.local_port = 18515;
         cb.iss = 5000;
         configure(ca, cb);
-        a.conn = std::make_unique<tcp::Connection>(ca, a);
-        b.conn = std::make_unique<tcp::Connection>(cb, b);
+        a.conn = std::make_unique<tcp::connection>(ca, a);
+        b.conn = std::make_unique<tcp::connection>(cb, b);
         b.conn->listen();
         a.conn->connect(now);
     }
-    HandPair() : HandPair([](tcp::Config&, tcp::Config&) {}) {}
+    hand_pair() : hand_pair([](tcp::config&, tcp::config&) {}) {}
 
     // Hands the oldest segment `from` sent to the other side, 1 us later; returns it.
-    Segment pass(SideT& from, bool ce = false) {
+    segment pass(SideT& from, bool ce = false) {
         SideT& to = &from == &a ? b : a;
-        Segment s = from.out.front();
+        segment s = from.out.front();
         from.out.pop_front();
         now += 1000;
         to.conn->on_segment(now, s.h, s.len > 0 ? zeros.data() : nullptr, s.len, ce);
@@ -72,8 +74,8 @@ struct HandPair {
         pass(a);  // SYN
         pass(b);  // SYN-ACK
         pass(a);  // ACK
-        ASSERT_EQ(a.conn->state(), tcp::State::established);
-        ASSERT_EQ(b.conn->state(), tcp::State::established);
+        ASSERT_EQ(a.conn->state(), tcp::state::established);
+        ASSERT_EQ(b.conn->state(), tcp::state::established);
     }
     void drain(SideT& s) {
         while (!s.out.empty()) pass(s);

@@ -12,9 +12,9 @@ namespace {
 namespace tcp = rnic::proto::tcp;
 
 // B holds segments 2 and 3 of A's first five (segment 1 lost), and segment 5 (segment 4 lost).
-struct Held : handpair::HandPair<> {
+struct held : handpair::hand_pair<> {
     std::vector<std::uint8_t> pattern = std::vector<std::uint8_t>(5 * 1000);
-    Held() {
+    held() {
         for (std::size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<std::uint8_t>(i * 7 + 3);
         handshake();
         a.conn->on_send_data(now, 1000);
@@ -23,7 +23,7 @@ struct Held : handpair::HandPair<> {
             a.conn->on_send_data(now, 1000);
         }
         for (int i = 0; i < 5; ++i) {
-            const handpair::Segment s = a.out.front();
+            const handpair::segment s = a.out.front();
             a.out.pop_front();
             if (i == 0 || i == 3) continue;  // lost
             now += 1000;
@@ -33,7 +33,7 @@ struct Held : handpair::HandPair<> {
 };
 
 TEST(TcpHeldRuns, RunsAroundAnOffsetAndTheirBytes) {
-    Held h;
+    held h;
     ASSERT_EQ(h.b.conn->receive_stream_delivered(), 0u);
     ASSERT_EQ(h.b.conn->out_of_order_bytes(), 3000u);
     // Held: [1000, 3000) and [4000, 5000).
@@ -57,11 +57,11 @@ TEST(TcpHeldRuns, RunsAroundAnOffsetAndTheirBytes) {
 }
 
 TEST(TcpHeldRuns, OffsetsFollowDelivery) {
-    Held h;
+    held h;
     // The first segment arrives: [0, 3000) is delivered, [4000, 5000) stays held.
     h.a.conn->on_timer(h.now + 10'000'000'000ULL);  // RTO: the first segment again
     ASSERT_FALSE(h.a.out.empty());
-    const handpair::Segment s = h.a.out.back();
+    const handpair::segment s = h.a.out.back();
     h.b.conn->on_segment(h.now + 10'000'000'000ULL, s.h, h.pattern.data(), s.len);
     ASSERT_EQ(h.b.conn->receive_stream_delivered(), 3000u);
     EXPECT_EQ(h.b.conn->out_of_order_bytes(), 1000u);

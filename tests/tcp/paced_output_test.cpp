@@ -12,10 +12,10 @@ namespace {
 namespace net = rnic::proto::net;
 namespace tcp = rnic::proto::tcp;
 
-using handpair::Segment;
+using handpair::segment;
 
 // A side whose owner takes `room` more new data segments, then says no.
-class Side : public handpair::Side {
+class side : public handpair::side {
 public:
     std::size_t room = SIZE_MAX;
     std::size_t refusals = 0;
@@ -29,22 +29,22 @@ public:
     }
 };
 
-struct Pair : handpair::HandPair<Side> {
-    Pair() {
+struct pair : handpair::hand_pair<side> {
+    pair() {
         pass(a);  // SYN
         pass(b);  // SYN-ACK
         pass(a);  // ACK
     }
-    std::size_t data_segments_out(const Side& s) const {
+    std::size_t data_segments_out(const side& s) const {
         std::size_t n = 0;
-        for (const Segment& seg : s.out) n += seg.len > 0 ? 1 : 0;
+        for (const segment& seg : s.out) n += seg.len > 0 ? 1 : 0;
         return n;
     }
 };
 
 TEST(TcpPacedOutput, NewDataStopsWhereTheOwnerSaysNoAndIsNotInFlight) {
-    Pair p;
-    ASSERT_EQ(p.a.conn->state(), tcp::State::established);
+    pair p;
+    ASSERT_EQ(p.a.conn->state(), tcp::state::established);
     p.a.room = 3;
     p.a.conn->on_send_data(p.now, 10 * 1460);  // the initial window would take all ten
     EXPECT_EQ(p.data_segments_out(p.a), 3u);
@@ -61,7 +61,7 @@ TEST(TcpPacedOutput, NewDataStopsWhereTheOwnerSaysNoAndIsNotInFlight) {
 }
 
 TEST(TcpPacedOutput, AcksAndFastRetransmissionsDoNotWait) {
-    Pair p;
+    pair p;
     p.a.room = 6;
     p.a.conn->on_send_data(p.now, 20 * 1460);
     ASSERT_EQ(p.data_segments_out(p.a), 6u);
@@ -83,7 +83,7 @@ TEST(TcpPacedOutput, AcksAndFastRetransmissionsDoNotWait) {
 }
 
 TEST(TcpPacedOutput, WithoutRefusalsNothingChanges) {
-    Pair p;
+    pair p;
     p.a.conn->on_send_data(p.now, 10 * 1460);
     EXPECT_EQ(p.data_segments_out(p.a), 10u);
     EXPECT_EQ(p.a.refusals, 0u);

@@ -8,15 +8,15 @@ namespace {
 constexpr std::uint64_t kMss = 1460;
 
 // Drops the first `times` transmissions (original included) of the data segment at `offset` from A.
-std::function<bool(int, const SentSegment&)> drop_segment(std::uint64_t offset, int times, int* count) {
-    return [offset, times, count](int from, const SentSegment& s) {
+std::function<bool(int, const sent_segment&)> drop_segment(std::uint64_t offset, int times, int* count) {
+    return [offset, times, count](int from, const sent_segment& s) {
         if (from != 0 || s.len == 0 || s.stream_offset != offset) return false;
         return (*count)++ < times;
     };
 }
 
 TEST(TcpRecovery, SingleLossRecoveredByFastRetransmit) {
-    NetConfig net;
+    net_config net;
     net.rate_bps = 1'000'000'000;
     Sim sim(Sim::config_a(), Sim::config_b(), net);
     int dropped = 0;
@@ -27,7 +27,7 @@ TEST(TcpRecovery, SingleLossRecoveredByFastRetransmit) {
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == total; }));
     EXPECT_EQ(dropped, 2);  // the original (dropped) and one retransmission
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    const tcp::Stats& st = sim.conn_a().stats();
+    const tcp::stats& st = sim.conn_a().stats();
     EXPECT_EQ(st.fast_retransmits, 1u);
     EXPECT_EQ(st.retransmit_timeouts, 0u);
     EXPECT_EQ(st.bytes_retransmitted, kMss);
@@ -35,8 +35,8 @@ TEST(TcpRecovery, SingleLossRecoveredByFastRetransmit) {
     EXPECT_GT(sim.conn_b().stats().out_of_order_segments, 0u);
     EXPECT_FALSE(sim.conn_a().in_fast_recovery());
     // The retransmission went out on the third duplicate ACK.
-    const SentSegment* rexmit = nullptr;
-    for (const SentSegment& s : sim.a().sent) {
+    const sent_segment* rexmit = nullptr;
+    for (const sent_segment& s : sim.a().sent) {
         if (s.retransmission) rexmit = &s;
     }
     ASSERT_NE(rexmit, nullptr);
@@ -51,13 +51,13 @@ TEST(TcpRecovery, NewRenoRepairsTwoLossesInOneWindowWithPartialAck) {
     int d1 = 0, d2 = 0;
     auto f1 = drop_segment(100 * kMss, 1, &d1);
     auto f2 = drop_segment(110 * kMss, 1, &d2);
-    sim.drop = [&](int from, const SentSegment& s) { return f1(from, s) || f2(from, s); };
+    sim.drop = [&](int from, const sent_segment& s) { return f1(from, s) || f2(from, s); };
     const std::uint64_t total = 2'000'000;
     sim.a().tx_total = total;
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == total; }));
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    const tcp::Stats& st = sim.conn_a().stats();
+    const tcp::stats& st = sim.conn_a().stats();
     EXPECT_EQ(st.fast_retransmits, 1u);  // one recovery episode
     EXPECT_EQ(st.retransmit_timeouts, 0u);
     EXPECT_EQ(st.bytes_retransmitted, 2 * kMss);
@@ -68,8 +68,8 @@ TEST(TcpRecovery, LostRetransmissionTimesOutWithExponentialBackoff) {
     int dropped = 0;
     const std::uint64_t target = 50 * kMss;
     sim.drop = drop_segment(target, 3, &dropped);  // original, fast retransmit, first RTO retransmit
-    std::vector<SentSegment> tx;
-    sim.a().on_transmit = [&](const SentSegment& s) {
+    std::vector<sent_segment> tx;
+    sim.a().on_transmit = [&](const sent_segment& s) {
         if (s.len > 0 && s.stream_offset == target) tx.push_back(s);
     };
     const std::uint64_t total = 1'000'000;
@@ -77,7 +77,7 @@ TEST(TcpRecovery, LostRetransmissionTimesOutWithExponentialBackoff) {
     sim.open();
     ASSERT_TRUE(sim.run(60 * kSec, [&] { return sim.b().rx_bytes == total; }));
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    const tcp::Stats& st = sim.conn_a().stats();
+    const tcp::stats& st = sim.conn_a().stats();
     EXPECT_EQ(st.fast_retransmits, 1u);
     EXPECT_EQ(st.retransmit_timeouts, 2u);
     ASSERT_EQ(tx.size(), 4u);
@@ -86,26 +86,26 @@ TEST(TcpRecovery, LostRetransmissionTimesOutWithExponentialBackoff) {
     EXPECT_EQ(tx[2].rto, 2 * base);        // first timeout doubled it...
     EXPECT_EQ(tx[3].rto, 4 * base);        // ...and the second again
     EXPECT_EQ(tx[3].time - tx[2].time, 2 * base);
-    EXPECT_EQ(tx[2].cwnd, kMss);           // loss window
+    EXPECT_EQ(tx[2].cwnd, kMss);  // loss window
     EXPECT_EQ(tx[3].cwnd, kMss);
     // After the timeout new RTT samples bring the RTO back down.
     EXPECT_EQ(sim.conn_a().rto(), 200 * kMs);
 }
 
 TEST(TcpRecovery, RtoRetransmissionsAreCappedAndGiveUp) {
-    tcp::Config ca = Sim::config_a();
+    tcp::config ca = Sim::config_a();
     ca.rto_max_ns = 1 * kSec;
     ca.max_retransmits = 4;
     Sim sim(ca, Sim::config_b());
     sim.a().tx_total = 100'000;
     sim.open();
     sim.run(1 * kMs);
-    ASSERT_EQ(sim.conn_a().state(), State::established);
-    sim.drop = [](int from, const SentSegment&) { return from == 1; };  // B goes silent
+    ASSERT_EQ(sim.conn_a().state(), state::established);
+    sim.drop = [](int from, const sent_segment&) { return from == 1; };  // B goes silent
     sim.a().tx_total = 200'000;
     sim.pump();
     sim.run(120 * kSec);
-    EXPECT_EQ(sim.conn_a().state(), State::closed);
+    EXPECT_EQ(sim.conn_a().state(), state::closed);
     EXPECT_EQ(sim.conn_a().stats().retransmit_timeouts, 4u);
     EXPECT_EQ(sim.conn_a().stats().rsts_sent, 1u);
     // Backoff 0.4, 0.8, then capped at rto_max.
@@ -113,21 +113,21 @@ TEST(TcpRecovery, RtoRetransmissionsAreCappedAndGiveUp) {
 }
 
 TEST(TcpRecovery, SackBlocksReportHolesMostRecentFirst) {
-    tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+    tcp::config ca = Sim::config_a(), cb = Sim::config_b();
     ca.sack = cb.sack = true;
     Sim sim(ca, cb);
     int d1 = 0, d2 = 0;
     auto f1 = drop_segment(20 * kMss, 1, &d1);
     auto f2 = drop_segment(22 * kMss, 1, &d2);
-    sim.drop = [&](int from, const SentSegment& s) { return f1(from, s) || f2(from, s); };
+    sim.drop = [&](int from, const sent_segment& s) { return f1(from, s) || f2(from, s); };
     sim.a().tx_total = 200'000;
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == 200'000; }));
     const std::uint32_t base = sim.conn_a().iss() + 1;
     auto seq = [&](std::uint64_t seg) { return base + static_cast<std::uint32_t>(seg * kMss); };
-    const SentSegment* first = nullptr;
-    const SentSegment* two = nullptr;
-    for (const SentSegment& s : sim.b().sent) {
+    const sent_segment* first = nullptr;
+    const sent_segment* two = nullptr;
+    for (const sent_segment& s : sim.b().sent) {
         if (!first && !s.h.sack_blocks.empty()) first = &s;
         if (!two && s.h.sack_blocks.size() == 2) two = &s;
     }
@@ -148,7 +148,7 @@ TEST(TcpRecovery, SackBlocksReportHolesMostRecentFirst) {
 }
 
 TEST(TcpRecovery, NoSackBlocksWithoutNegotiation) {
-    tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+    tcp::config ca = Sim::config_a(), cb = Sim::config_b();
     cb.sack = true;  // only B wants it
     Sim sim(ca, cb);
     int d = 0;
@@ -156,12 +156,12 @@ TEST(TcpRecovery, NoSackBlocksWithoutNegotiation) {
     sim.a().tx_total = 200'000;
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == 200'000; }));
-    EXPECT_EQ(sim.b().count_sent([](const SentSegment& s) { return !s.h.sack_blocks.empty(); }), 0u);
+    EXPECT_EQ(sim.b().count_sent([](const sent_segment& s) { return !s.h.sack_blocks.empty(); }), 0u);
     EXPECT_GT(sim.conn_b().stats().out_of_order_segments, 0u);
 }
 
 TEST(TcpRecovery, ZeroWindowPersistProbesUntilTheWindowOpens) {
-    tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+    tcp::config ca = Sim::config_a(), cb = Sim::config_b();
     ca.mss = 1024;  // segments fill the 64 KiB window exactly
     cb.owner_consumes = true;
     cb.receive_buffer = 64 * 1024;
@@ -171,11 +171,12 @@ TEST(TcpRecovery, ZeroWindowPersistProbesUntilTheWindowOpens) {
     const std::uint64_t total = 256 * 1024;
     sim.a().tx_total = total;
     sim.open();
-    ASSERT_TRUE(sim.run(30 * kSec, [&] { return sim.b().rx_bytes == total && sim.conn_a().send_stream_acked() == total; }));
+    ASSERT_TRUE(
+        sim.run(30 * kSec, [&] { return sim.b().rx_bytes == total && sim.conn_a().send_stream_acked() == total; }));
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
-    EXPECT_GT(sim.b().count_sent([](const SentSegment& s) { return s.h.window == 0 && s.time < 2 * kSec; }), 0u);
+    EXPECT_GT(sim.b().count_sent([](const sent_segment& s) { return s.h.window == 0 && s.time < 2 * kSec; }), 0u);
     std::vector<std::uint64_t> probes;
-    for (const SentSegment& s : sim.a().sent) {
+    for (const sent_segment& s : sim.a().sent) {
         if (s.len == 1 && s.time < 2 * kSec) probes.push_back(s.time);
     }
     EXPECT_EQ(sim.conn_a().stats().window_probes, probes.size());
@@ -185,8 +186,8 @@ TEST(TcpRecovery, ZeroWindowPersistProbesUntilTheWindowOpens) {
     EXPECT_EQ(sim.conn_a().stats().retransmit_timeouts, 0u);
     EXPECT_EQ(sim.conn_b().stats().bad_segments, 0u);
     // The window update at 2 s restarts the transfer at once.
-    const SentSegment* resumed = nullptr;
-    for (const SentSegment& s : sim.a().sent) {
+    const sent_segment* resumed = nullptr;
+    for (const sent_segment& s : sim.a().sent) {
         if (s.len > 1 && s.time >= 2 * kSec) {
             resumed = &s;
             break;
@@ -197,7 +198,7 @@ TEST(TcpRecovery, ZeroWindowPersistProbesUntilTheWindowOpens) {
 }
 
 TEST(TcpRecovery, LostWindowUpdateIsRecoveredByAProbe) {
-    tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+    tcp::config ca = Sim::config_a(), cb = Sim::config_b();
     ca.mss = 1024;  // segments fill the 64 KiB window exactly
     cb.owner_consumes = true;
     cb.receive_buffer = 64 * 1024;
@@ -205,13 +206,14 @@ TEST(TcpRecovery, LostWindowUpdateIsRecoveredByAProbe) {
     sim.b().consume = false;
     sim.schedule(2 * kSec, [&] { sim.b().consume = true; });
     int updates = 0;
-    sim.drop = [&](int from, const SentSegment& s) {
+    sim.drop = [&](int from, const sent_segment& s) {
         return from == 1 && s.time == 2 * kSec && s.h.window > 0 && updates++ == 0;
     };
     const std::uint64_t total = 256 * 1024;
     sim.a().tx_total = total;
     sim.open();
-    ASSERT_TRUE(sim.run(30 * kSec, [&] { return sim.b().rx_bytes == total && sim.conn_a().send_stream_acked() == total; }));
+    ASSERT_TRUE(
+        sim.run(30 * kSec, [&] { return sim.b().rx_bytes == total && sim.conn_a().send_stream_acked() == total; }));
     EXPECT_EQ(updates, 1);
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
     EXPECT_EQ(sim.conn_a().stats().window_probes, 4u);  // the fourth one (at ~3 s) finds the window open
@@ -220,7 +222,7 @@ TEST(TcpRecovery, LostWindowUpdateIsRecoveredByAProbe) {
 
 TEST(TcpRecovery, SlowReaderKeepsTransferGoing) {
     // The receiving application consumes in bursts; the window closes and opens repeatedly.
-    tcp::Config cb = Sim::config_b();
+    tcp::config cb = Sim::config_b();
     cb.owner_consumes = true;
     cb.receive_buffer = 16 * 1024;
     cb.window_scaling = false;

@@ -10,9 +10,9 @@ namespace {
 
 constexpr std::uint32_t kMss = 1460;
 
-std::vector<Recorder::Tx> data_of(const Recorder& r) {
-    std::vector<Recorder::Tx> v;
-    for (const Recorder::Tx& t : r.sent) {
+std::vector<recorder::tx> data_of(const recorder& r) {
+    std::vector<recorder::tx> v;
+    for (const recorder::tx& t : r.sent) {
         if (t.len > 0) v.push_back(t);
     }
     return v;
@@ -25,7 +25,7 @@ TEST(TcpSegmentation, FullSizedSegmentsWithoutBoundaries) {
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == 1'000'000; }));
     std::size_t small = 0;
-    for (const SentSegment& s : sim.a().sent) {
+    for (const sent_segment& s : sim.a().sent) {
         if (s.len > 0 && s.len != kMss) ++small;
         EXPECT_LE(s.len, kMss);
     }
@@ -37,10 +37,10 @@ TEST(TcpSegmentation, FullSizedSegmentsWithoutBoundaries) {
 TEST(TcpSegmentation, ThousandByteFpdusEachGetTheirOwnSegment) {
     for (double loss : {0.0, 0.02}) {
         SCOPED_TRACE(loss);
-        NetConfig net;
+        net_config net;
         net.loss = loss;
         net.rate_bps = 1'000'000'000;
-        tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+        tcp::config ca = Sim::config_a(), cb = Sim::config_b();
         ca.sack = cb.sack = true;
         Sim sim(ca, cb, net, 3);
         sim.a().next_fpdu = [] { return std::size_t{1000}; };
@@ -49,7 +49,7 @@ TEST(TcpSegmentation, ThousandByteFpdusEachGetTheirOwnSegment) {
         ASSERT_TRUE(sim.run(300 * kSec, [&] { return sim.b().rx_bytes == 1'000'000; }));
         EXPECT_EQ(sim.b().rx_mismatches, 0u);
         std::size_t bad = 0, rexmits = 0;
-        for (const SentSegment& s : sim.a().sent) {
+        for (const sent_segment& s : sim.a().sent) {
             if (s.len == 0) continue;
             if (s.len != 1000 || s.stream_offset % 1000 != 0) ++bad;
             rexmits += s.retransmission ? 1 : 0;
@@ -68,7 +68,7 @@ TEST(TcpSegmentation, SmallFpdusArePackedWholeIntoSegments) {
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == 600'000; }));
     std::size_t full = 0;
-    for (const SentSegment& s : sim.a().sent) {
+    for (const sent_segment& s : sim.a().sent) {
         if (s.len == 0) continue;
         EXPECT_EQ(s.stream_offset % 300, 0u);
         EXPECT_EQ(s.len % 300, 0u);
@@ -82,9 +82,9 @@ TEST(TcpSegmentation, OneBoundaryPerSegmentSendsEachSmallFpduAlone) {
     // With markers, MPA sends one FPDU per segment (RFC 5044 App. A; Wireshark needs it too).
     for (double loss : {0.0, 0.02}) {
         SCOPED_TRACE(loss);
-        NetConfig net;
+        net_config net;
         net.loss = loss;
-        tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+        tcp::config ca = Sim::config_a(), cb = Sim::config_b();
         ca.one_boundary_per_segment = true;
         Sim sim(ca, cb, net, 5);
         sim.a().next_fpdu = [] { return std::size_t{300}; };
@@ -93,7 +93,7 @@ TEST(TcpSegmentation, OneBoundaryPerSegmentSendsEachSmallFpduAlone) {
         ASSERT_TRUE(sim.run(300 * kSec, [&] { return sim.b().rx_bytes == 300'000; }));
         EXPECT_EQ(sim.b().rx_mismatches, 0u);
         std::size_t bad = 0;
-        for (const SentSegment& s : sim.a().sent) {
+        for (const sent_segment& s : sim.a().sent) {
             if (s.len == 0) continue;
             if (s.len != 300 || s.stream_offset % 300 != 0) ++bad;
         }
@@ -112,16 +112,16 @@ TEST(TcpSegmentation, VariableFpdusEndSegmentsAtTheLastFittingBoundary) {
         total += sizes.back();
         ends.insert(total);
     }
-    tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+    tcp::config ca = Sim::config_a(), cb = Sim::config_b();
     ca.sack = cb.sack = true;
-    NetConfig net;
+    net_config net;
     net.loss = 0.01;
     Sim sim(ca, cb, net, 9);
     std::size_t next = 0;
     sim.a().next_fpdu = [&] { return sizes[next++]; };
     sim.a().tx_total = total;
     std::size_t violations = 0, last_fitting = 0, with_boundary = 0, filled = 0;
-    sim.a().on_transmit = [&](const SentSegment& s) {
+    sim.a().on_transmit = [&](const sent_segment& s) {
         if (s.len == 0) return;
         const std::uint64_t start = s.stream_offset, end = start + s.len;
         const std::uint64_t queued = sim.conn_a().send_stream_queued();
@@ -151,7 +151,7 @@ TEST(TcpSegmentation, VariableFpdusEndSegmentsAtTheLastFittingBoundary) {
 }
 
 TEST(TcpSegmentation, SmallReceiveWindowKeepsFpdusWhole) {
-    tcp::Config cb = Sim::config_b();
+    tcp::config cb = Sim::config_b();
     cb.receive_buffer = 4000;
     cb.window_scaling = false;
     Sim sim(Sim::config_a(), cb);
@@ -159,7 +159,7 @@ TEST(TcpSegmentation, SmallReceiveWindowKeepsFpdusWhole) {
     sim.a().tx_total = 300'000;
     sim.open();
     ASSERT_TRUE(sim.run(10 * kSec, [&] { return sim.b().rx_bytes == 300'000; }));
-    for (const SentSegment& s : sim.a().sent) {
+    for (const sent_segment& s : sim.a().sent) {
         if (s.len == 0) continue;
         EXPECT_EQ(s.len, 1000u);
         EXPECT_EQ(s.stream_offset % 1000, 0u);
@@ -168,8 +168,8 @@ TEST(TcpSegmentation, SmallReceiveWindowKeepsFpdusWhole) {
 }
 
 TEST(TcpSegmentation, BoundariesMarkedBeforeTheDataArrive) {
-    Recorder r;
-    tcp::Connection c(Sim::config_a(), r);
+    recorder r;
+    tcp::connection c(Sim::config_a(), r);
     establish(c, r);
     c.mark_boundary(500);
     c.mark_boundary(1000);
@@ -182,14 +182,14 @@ TEST(TcpSegmentation, BoundariesMarkedBeforeTheDataArrive) {
     EXPECT_EQ(d[0].len, 1000u);  // last boundary within the MSS
     EXPECT_EQ(d[1].stream_offset, 1000u);
     EXPECT_EQ(d[1].len, 500u);
-    EXPECT_TRUE(has(d[1].h, tf::psh));
+    EXPECT_TRUE(has(d[1].h, tf::kPsh));
     EXPECT_EQ(d[0].h.seq, c.iss() + 1);
     EXPECT_EQ(d[1].h.seq, c.iss() + 1001);
 }
 
 TEST(TcpSegmentation, LargeFpduFillsSegmentsThenEndsAtItsBoundary) {
-    Recorder r;
-    tcp::Connection c(Sim::config_a(), r);
+    recorder r;
+    tcp::connection c(Sim::config_a(), r);
     establish(c, r);
     c.on_send_data(20, 4000);
     c.mark_boundary(4000);
@@ -209,8 +209,8 @@ TEST(TcpSegmentation, LargeFpduFillsSegmentsThenEndsAtItsBoundary) {
 }
 
 TEST(TcpSegmentation, WindowLimitedSegmentEndsAtABoundaryInsideTheWindow) {
-    Recorder r;
-    tcp::Connection c(Sim::config_a(), r);
+    recorder r;
+    tcp::connection c(Sim::config_a(), r);
     establish(c, r, 20);  // peer window 20 << 7 = 2560 bytes
     ASSERT_EQ(c.send_window(), 2560u);
     for (std::uint64_t end = 700; end <= 7000; end += 700) c.mark_boundary(end);
@@ -221,7 +221,7 @@ TEST(TcpSegmentation, WindowLimitedSegmentEndsAtABoundaryInsideTheWindow) {
     EXPECT_EQ(d[0].len, 1400u);
     EXPECT_EQ(d[1].len, 700u);
     // ACK of everything, window still 2560: continue with whole FPDUs.
-    c.on_segment(30, make_header(2000, 1000, 5001, c.iss() + 1 + 2100, tf::ack, 20), nullptr, 0);
+    c.on_segment(30, make_header(2000, 1000, 5001, c.iss() + 1 + 2100, tf::kAck, 20), nullptr, 0);
     d = data_of(r);
     ASSERT_EQ(d.size(), 4u);
     EXPECT_EQ(d[2].stream_offset, 2100u);
@@ -230,8 +230,8 @@ TEST(TcpSegmentation, WindowLimitedSegmentEndsAtABoundaryInsideTheWindow) {
 }
 
 TEST(TcpSegmentation, TinyWindowWithNothingInFlightSplitsRatherThanStall) {
-    Recorder r;
-    tcp::Connection c(Sim::config_a(), r);
+    recorder r;
+    tcp::connection c(Sim::config_a(), r);
     establish(c, r, 4);  // 512 bytes
     c.on_send_data(20, 1000);
     c.mark_boundary(1000);

@@ -9,22 +9,22 @@ namespace {
 
 constexpr std::uint32_t kMss = 1460;
 
-net::TcpHeader peer_ack(const tcp::Connection& c, std::uint64_t acked_bytes, std::uint16_t window = 65535,
-                        std::uint32_t peer_seq = 5001) {
-    return make_header(2000, 1000, peer_seq, c.iss() + 1 + static_cast<std::uint32_t>(acked_bytes), tf::ack, window);
+net::tcp_header peer_ack(const tcp::connection& c, std::uint64_t acked_bytes, std::uint16_t window = 65535,
+                         std::uint32_t peer_seq = 5001) {
+    return make_header(2000, 1000, peer_seq, c.iss() + 1 + static_cast<std::uint32_t>(acked_bytes), tf::kAck, window);
 }
 
-std::size_t data_count(const Recorder& r) {
+std::size_t data_count(const recorder& r) {
     std::size_t n = 0;
-    for (const Recorder::Tx& t : r.sent) n += t.len > 0 ? 1 : 0;
+    for (const recorder::tx& t : r.sent) n += t.len > 0 ? 1 : 0;
     return n;
 }
 
 TEST(TcpSender, RtoFollowsRfc6298AndKarn) {
-    Recorder r;
-    tcp::Config cfg = Sim::config_a();
+    recorder r;
+    tcp::config cfg = Sim::config_a();
     cfg.rto_min_ns = 1'000;  // let the computed value show
-    tcp::Connection c(cfg, r);
+    tcp::connection c(cfg, r);
     establish(c, r, 65535, 100 * kUs);  // SYN at 0, SYN-ACK at 100 us: first sample
     EXPECT_EQ(c.srtt(), 100'000u);
     EXPECT_EQ(c.rttvar(), 50'000u);
@@ -48,7 +48,7 @@ TEST(TcpSender, RtoFollowsRfc6298AndKarn) {
     EXPECT_EQ(c.next_deadline(), 585 * kUs + 570'000);
     c.on_segment(600 * kUs, peer_ack(c, 2000), nullptr, 0);
     EXPECT_EQ(c.srtt(), 95'000u);
-    EXPECT_EQ(c.rto(), 570'000u);  // stays backed off until a valid sample
+    EXPECT_EQ(c.rto(), 570'000u);       // stays backed off until a valid sample
     EXPECT_EQ(c.cwnd(), kMss + 1000u);  // loss window 1 MSS, then + bytes acked in slow start
 
     c.on_send_data(700 * kUs, 1000);
@@ -59,11 +59,11 @@ TEST(TcpSender, RtoFollowsRfc6298AndKarn) {
 }
 
 TEST(TcpSender, RtoIsClampedToMinAndMax) {
-    Recorder r;
-    tcp::Config cfg = Sim::config_a();
+    recorder r;
+    tcp::config cfg = Sim::config_a();
     cfg.rto_min_ns = 1 * kMs;
     cfg.rto_max_ns = 3 * kMs;
-    tcp::Connection c(cfg, r);
+    tcp::connection c(cfg, r);
     establish(c, r, 65535, 10 * kUs);
     EXPECT_EQ(c.rto(), 1 * kMs);
     c.on_send_data(20 * kUs, 100);
@@ -77,8 +77,8 @@ TEST(TcpSender, RtoIsClampedToMinAndMax) {
 }
 
 TEST(TcpSender, DuplicateAckRulesAndNewRenoArithmetic) {
-    Recorder r;
-    tcp::Connection c(Sim::config_a(), r);
+    recorder r;
+    tcp::connection c(Sim::config_a(), r);
     establish(c, r);
     c.on_send_data(20, 5 * kMss);
     ASSERT_EQ(data_count(r), 5u);
@@ -106,7 +106,7 @@ TEST(TcpSender, DuplicateAckRulesAndNewRenoArithmetic) {
     ASSERT_EQ(r.sent.size(), before + 1);
     EXPECT_EQ(r.sent.back().stream_offset, 0u);
     EXPECT_EQ(r.sent.back().len, kMss);
-    EXPECT_EQ(c.ssthresh(), 5u * kMss / 2);   // FlightSize / 2
+    EXPECT_EQ(c.ssthresh(), 5u * kMss / 2);  // FlightSize / 2
     EXPECT_EQ(c.cwnd(), 5u * kMss / 2 + 3 * kMss);
     c.on_segment(43, peer_ack(c, 0, w, peer_seq), nullptr, 0);
     EXPECT_EQ(c.cwnd(), 5u * kMss / 2 + 4 * kMss);  // inflation
@@ -128,8 +128,8 @@ TEST(TcpSender, DuplicateAckRulesAndNewRenoArithmetic) {
 }
 
 TEST(TcpSender, NoFastRetransmitForDupacksFromBeforeATimeout) {
-    Recorder r;
-    tcp::Connection c(Sim::config_a(), r);
+    recorder r;
+    tcp::connection c(Sim::config_a(), r);
     establish(c, r);
     c.on_send_data(20, 5 * kMss);
     c.on_timer(c.next_deadline());  // RTO: recover = everything sent so far
@@ -141,8 +141,8 @@ TEST(TcpSender, NoFastRetransmitForDupacksFromBeforeATimeout) {
 }
 
 TEST(TcpSender, WindowClosingWithDataOutstandingSwitchesToPersist) {
-    Recorder r;
-    tcp::Connection c(Sim::config_a(), r);
+    recorder r;
+    tcp::connection c(Sim::config_a(), r);
     establish(c, r);
     c.on_send_data(20, 3000);
     ASSERT_EQ(data_count(r), 3u);
@@ -175,8 +175,8 @@ TEST(TcpSender, WindowClosingWithDataOutstandingSwitchesToPersist) {
 }
 
 TEST(TcpSender, CorkBatchesFpdusIntoOneSegment) {
-    Recorder r;
-    tcp::Connection c(Sim::config_a(), r);
+    recorder r;
+    tcp::connection c(Sim::config_a(), r);
     establish(c, r);
     c.set_cork(20, true);
     for (std::uint64_t end = 300; end <= 1200; end += 300) {
@@ -203,7 +203,7 @@ TEST(TcpSender, CwndRestartsAfterIdle) {
     sim.run_for(2 * kSec);
     EXPECT_GT(sim.conn_a().cwnd(), 100'000u);
     std::uint32_t first_cwnd = 0;
-    sim.a().on_transmit = [&](const SentSegment& s) {
+    sim.a().on_transmit = [&](const sent_segment& s) {
         if (s.len > 0 && first_cwnd == 0) first_cwnd = s.cwnd;
     };
     sim.a().tx_total += 100'000;
@@ -213,60 +213,60 @@ TEST(TcpSender, CwndRestartsAfterIdle) {
 }
 
 TEST(TcpReceiver, DelayedAckExceptions) {
-    Recorder r;
-    tcp::Config cfg = Sim::config_b();
+    recorder r;
+    tcp::config cfg = Sim::config_b();
     cfg.delayed_ack_ns = 1 * kMs;
-    tcp::Connection c(cfg, r);
+    tcp::connection c(cfg, r);
     c.listen();
-    c.on_segment(0, make_header(1000, 2000, 100, 0, tf::syn), nullptr, 0);
-    c.on_segment(10, make_header(1000, 2000, 101, 0x70000001, tf::ack), nullptr, 0);
+    c.on_segment(0, make_header(1000, 2000, 100, 0, tf::kSyn), nullptr, 0);
+    c.on_segment(10, make_header(1000, 2000, 101, 0x70000001, tf::kAck), nullptr, 0);
     r.sent.clear();
     const std::vector<std::uint8_t> d(100, 1);
-    c.on_segment(20, make_header(1000, 2000, 101, 0x70000001, tf::ack), d.data(), 100);
+    c.on_segment(20, make_header(1000, 2000, 101, 0x70000001, tf::kAck), d.data(), 100);
     EXPECT_TRUE(r.sent.empty());
     EXPECT_EQ(c.next_deadline(), 20 + 1 * kMs);
     // Out of order: immediate duplicate ACK.
-    c.on_segment(30, make_header(1000, 2000, 401, 0x70000001, tf::ack), d.data(), 100);
+    c.on_segment(30, make_header(1000, 2000, 401, 0x70000001, tf::kAck), d.data(), 100);
     ASSERT_EQ(r.sent.size(), 1u);
     EXPECT_EQ(r.sent[0].h.ack, 201u);
     EXPECT_EQ(c.next_deadline(), UINT64_MAX);
     // Filling part of the gap: immediate ACK.
-    c.on_segment(40, make_header(1000, 2000, 201, 0x70000001, tf::ack), d.data(), 100);
+    c.on_segment(40, make_header(1000, 2000, 201, 0x70000001, tf::kAck), d.data(), 100);
     ASSERT_EQ(r.sent.size(), 2u);
     EXPECT_EQ(r.sent[1].h.ack, 301u);
     // In order again, no gap left behind it: delayed.
-    c.on_segment(50, make_header(1000, 2000, 301, 0x70000001, tf::ack), d.data(), 100);
+    c.on_segment(50, make_header(1000, 2000, 301, 0x70000001, tf::kAck), d.data(), 100);
     EXPECT_EQ(r.sent.size(), 3u);  // fills the gap to the held block: immediate
     EXPECT_EQ(r.sent[2].h.ack, 501u);
-    c.on_segment(60, make_header(1000, 2000, 501, 0x70000001, tf::ack), d.data(), 100);
+    c.on_segment(60, make_header(1000, 2000, 501, 0x70000001, tf::kAck), d.data(), 100);
     EXPECT_EQ(r.sent.size(), 3u);
     // FIN: immediate.
-    c.on_segment(70, make_header(1000, 2000, 601, 0x70000001, tf::ack | tf::fin), nullptr, 0);
+    c.on_segment(70, make_header(1000, 2000, 601, 0x70000001, tf::kAck | tf::kFin), nullptr, 0);
     ASSERT_EQ(r.sent.size(), 4u);
     EXPECT_EQ(r.sent[3].h.ack, 602u);
-    EXPECT_EQ(c.state(), State::close_wait);
+    EXPECT_EQ(c.state(), state::close_wait);
     EXPECT_EQ(r.received.size(), 500u);
 }
 
 TEST(TcpReceiver, FinBeyondAGapWaitsAndNothingFollowsIt) {
-    Recorder r;
-    tcp::Connection c(Sim::config_b(), r);
+    recorder r;
+    tcp::connection c(Sim::config_b(), r);
     c.listen();
-    c.on_segment(0, make_header(1000, 2000, 100, 0, tf::syn), nullptr, 0);
-    c.on_segment(10, make_header(1000, 2000, 101, 0x70000001, tf::ack), nullptr, 0);
+    c.on_segment(0, make_header(1000, 2000, 100, 0, tf::kSyn), nullptr, 0);
+    c.on_segment(10, make_header(1000, 2000, 101, 0x70000001, tf::kAck), nullptr, 0);
     std::vector<std::uint8_t> stream(3500);
     for (std::size_t k = 0; k < stream.size(); ++k) stream[k] = static_cast<std::uint8_t>(k);
     auto seg = [&](std::size_t from, std::size_t len, std::uint8_t extra) {
-        c.on_segment(20, make_header(1000, 2000, static_cast<std::uint32_t>(101 + from), 0x70000001, tf::ack | extra),
+        c.on_segment(20, make_header(1000, 2000, static_cast<std::uint32_t>(101 + from), 0x70000001, tf::kAck | extra),
                      len ? stream.data() + from : nullptr, len);
     };
     seg(0, 1000, 0);
-    seg(2000, 1000, tf::fin);  // FIN at 3000, beyond the hole [1000, 2000)
-    EXPECT_EQ(c.state(), State::established);
-    seg(3000, 500, 0);         // bogus: after the FIN
+    seg(2000, 1000, tf::kFin);  // FIN at 3000, beyond the hole [1000, 2000)
+    EXPECT_EQ(c.state(), state::established);
+    seg(3000, 500, 0);  // bogus: after the FIN
     EXPECT_EQ(c.out_of_order_bytes(), 1000u);
     seg(1000, 1000, 0);
-    EXPECT_EQ(c.state(), State::close_wait);
+    EXPECT_EQ(c.state(), state::close_wait);
     ASSERT_EQ(r.received.size(), 3000u);
     EXPECT_TRUE(std::equal(r.received.begin(), r.received.end(), stream.begin()));
     EXPECT_EQ(r.sent.back().h.ack, 101u + 3001);
@@ -276,7 +276,7 @@ TEST(TcpReceiver, ConnectionCanBeReusedAfterClose) {
     Sim sim(Sim::config_a(), Sim::config_b());
     for (int round = 0; round < 2; ++round) {
         SCOPED_TRACE(round);
-        for (Endpoint& e : sim.ep) {
+        for (endpoint& e : sim.ep) {
             e.tx_queued = 0;
             e.rx_bytes = 0;
             e.close_called = false;
@@ -286,7 +286,7 @@ TEST(TcpReceiver, ConnectionCanBeReusedAfterClose) {
         sim.a().close_when_sent = true;
         sim.b().close_on_peer_fin = true;
         sim.open();
-        ASSERT_TRUE(sim.run(sim.now + 10 * kSec, [&] { return sim.both(State::closed); }));
+        ASSERT_TRUE(sim.run(sim.now + 10 * kSec, [&] { return sim.both(state::closed); }));
         EXPECT_EQ(sim.b().rx_bytes, sim.a().tx_total);
         EXPECT_EQ(sim.b().rx_mismatches, 0u);
         EXPECT_EQ(sim.conn_a().send_stream_acked(), sim.a().tx_total);

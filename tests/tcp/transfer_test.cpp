@@ -8,19 +8,19 @@
 namespace tcptest {
 namespace {
 
-bool wire_seq_wrapped(const Endpoint& e, std::uint32_t iss) {
-    for (const SentSegment& s : e.sent) {
+bool wire_seq_wrapped(const endpoint& e, std::uint32_t iss) {
+    for (const sent_segment& s : e.sent) {
         if (s.len > 0 && s.h.seq < iss) return true;
     }
     return false;
 }
 
 TEST(TcpTransfer, TenMegabytesWindowAndCwndLimited) {
-    tcp::Config ca = Sim::config_a();
+    tcp::config ca = Sim::config_a();
     ca.iss = 0xFFFFFFFFu - 3'000'000;  // the sequence space wraps ~3 MB into the transfer
-    tcp::Config cb = Sim::config_b();
+    tcp::config cb = Sim::config_b();
     cb.receive_buffer = 64 * 1024;
-    NetConfig net;
+    net_config net;
     net.delay_ns = 50 * kUs;
     net.rate_bps = 10'000'000'000ULL;
     Sim sim(ca, cb, net);
@@ -28,7 +28,7 @@ TEST(TcpTransfer, TenMegabytesWindowAndCwndLimited) {
     sim.a().tx_total = total;
 
     std::uint64_t cwnd_limited = 0, window_limited = 0, violations = 0, max_flight = 0;
-    sim.a().on_transmit = [&](const SentSegment& s) {
+    sim.a().on_transmit = [&](const sent_segment& s) {
         if (s.len == 0 || s.retransmission) return;
         const std::uint64_t flight = s.stream_offset + s.len - s.acked;
         max_flight = std::max(max_flight, flight);
@@ -41,12 +41,12 @@ TEST(TcpTransfer, TenMegabytesWindowAndCwndLimited) {
     const std::uint64_t finish_time = sim.now;
     EXPECT_EQ(sim.b().rx_mismatches, 0u);
     EXPECT_EQ(violations, 0u);
-    EXPECT_GT(cwnd_limited, 10u);     // slow start from IW = 10 segments
-    EXPECT_GT(window_limited, 1000u); // then the 64 KiB receive window is the limit
+    EXPECT_GT(cwnd_limited, 10u);      // slow start from IW = 10 segments
+    EXPECT_GT(window_limited, 1000u);  // then the 64 KiB receive window is the limit
     EXPECT_LE(max_flight, 64u * 1024);
     EXPECT_GE(max_flight, 60u * 1024);
     EXPECT_TRUE(wire_seq_wrapped(sim.a(), ca.iss));
-    const tcp::Stats& st = sim.conn_a().stats();
+    const tcp::stats& st = sim.conn_a().stats();
     EXPECT_EQ(st.bytes_retransmitted, 0u);
     EXPECT_EQ(st.retransmit_timeouts, 0u);
     EXPECT_EQ(st.fast_retransmits, 0u);
@@ -67,12 +67,12 @@ TEST(TcpTransfer, TenMegabytesWindowAndCwndLimited) {
 }
 
 TEST(TcpTransfer, SendBufferLimitsOutstandingBytes) {
-    tcp::Config ca = Sim::config_a();
+    tcp::config ca = Sim::config_a();
     ca.send_buffer = 20'000;
     Sim sim(ca, Sim::config_b());
     sim.a().tx_total = 500'000;
     std::uint64_t max_outstanding = 0;
-    sim.a().on_transmit = [&](const SentSegment& s) {
+    sim.a().on_transmit = [&](const sent_segment& s) {
         if (s.len > 0) max_outstanding = std::max(max_outstanding, s.stream_offset + s.len - s.acked);
     };
     sim.open();
@@ -84,9 +84,9 @@ TEST(TcpTransfer, SendBufferLimitsOutstandingBytes) {
 }
 
 TEST(TcpTransfer, BidirectionalWithLossAndSack) {
-    tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+    tcp::config ca = Sim::config_a(), cb = Sim::config_b();
     ca.sack = cb.sack = true;
-    NetConfig net;
+    net_config net;
     net.loss = 0.01;
     Sim sim(ca, cb, net, 11);
     const std::uint64_t total = 2'000'000;
@@ -98,18 +98,18 @@ TEST(TcpTransfer, BidirectionalWithLossAndSack) {
     EXPECT_GT(sim.conn_b().stats().bytes_retransmitted, 0u);
     EXPECT_GT(sim.conn_a().stats().out_of_order_segments, 0u);
     std::size_t with_sack = 0;
-    for (const Endpoint* e : {&sim.a(), &sim.b()}) {
-        for (const SentSegment& s : e->sent) with_sack += s.h.sack_blocks.empty() ? 0 : 1;
+    for (const endpoint* e : {&sim.a(), &sim.b()}) {
+        for (const sent_segment& s : e->sent) with_sack += s.h.sack_blocks.empty() ? 0 : 1;
     }
     EXPECT_GT(with_sack, 0u);
 }
 
 TEST(TcpTransfer, SequenceWrapBothDirectionsWithImpairments) {
-    tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+    tcp::config ca = Sim::config_a(), cb = Sim::config_b();
     ca.iss = 0xFFFFFFFFu;
     cb.iss = 0xFFFFF000u;
     ca.sack = cb.sack = true;
-    NetConfig net;
+    net_config net;
     net.loss = 0.02;
     net.reorder = 0.02;
     net.duplicate = 0.01;
@@ -118,7 +118,7 @@ TEST(TcpTransfer, SequenceWrapBothDirectionsWithImpairments) {
     sim.a().tx_total = sim.b().tx_total = total;
     sim.a().close_when_sent = sim.b().close_when_sent = true;
     sim.open();
-    ASSERT_TRUE(sim.run(600 * kSec, [&] { return sim.both(State::closed); }));
+    ASSERT_TRUE(sim.run(600 * kSec, [&] { return sim.both(state::closed); }));
     EXPECT_EQ(sim.a().rx_bytes, total);
     EXPECT_EQ(sim.b().rx_bytes, total);
     EXPECT_EQ(sim.a().rx_mismatches + sim.b().rx_mismatches, 0u);
@@ -128,7 +128,7 @@ TEST(TcpTransfer, SequenceWrapBothDirectionsWithImpairments) {
     EXPECT_EQ(sim.conn_b().stats().bytes_delivered, total);
 }
 
-struct Impairment {
+struct impairment {
     double loss;
     double duplicate;
     double reorder;
@@ -136,26 +136,28 @@ struct Impairment {
     std::uint64_t seed;
 };
 
-std::string impairment_label(const Impairment& p) {
+std::string impairment_label(const impairment& p) {
     auto pct = [](double v) { return std::to_string(static_cast<int>(v * 100 + 0.5)); };
     return "loss" + pct(p.loss) + "_dup" + pct(p.duplicate) + "_reorder" + pct(p.reorder) +
            (p.sack ? "_sack" : "_nosack") + "_seed" + std::to_string(p.seed);
 }
-std::string impairment_name(const testing::TestParamInfo<Impairment>& param_info) {
+std::string impairment_name(const testing::TestParamInfo<impairment>& param_info) {
     return impairment_label(param_info.param);
 }
-void PrintTo(const Impairment& p, std::ostream* os) { *os << impairment_label(p); }
+void PrintTo(const impairment& p, std::ostream* os) {
+    *os << impairment_label(p);
+}
 
-class TcpImpaired : public testing::TestWithParam<Impairment> {};
+class TcpImpaired : public testing::TestWithParam<impairment> {};
 
 TEST_P(TcpImpaired, EveryByteExactlyOnce) {
-    const Impairment p = GetParam();
-    tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+    const impairment p = GetParam();
+    tcp::config ca = Sim::config_a(), cb = Sim::config_b();
     ca.sack = cb.sack = p.sack;
     ca.iss = static_cast<std::uint32_t>(p.seed * 0x9E3779B9u);
     cb.iss = static_cast<std::uint32_t>(p.seed * 0x7F4A7C15u);
     cb.delayed_ack_ns = p.seed % 2 ? 200 * kUs : 0;
-    NetConfig net;
+    net_config net;
     net.loss = p.loss;
     net.duplicate = p.duplicate;
     net.reorder = p.reorder;
@@ -167,7 +169,7 @@ TEST_P(TcpImpaired, EveryByteExactlyOnce) {
     sim.a().close_when_sent = true;
     sim.b().close_on_peer_fin = true;
     sim.open();
-    ASSERT_TRUE(sim.run(3600 * kSec, [&] { return sim.both(State::closed); }))
+    ASSERT_TRUE(sim.run(3600 * kSec, [&] { return sim.both(state::closed); }))
         << "A " << tcp::to_string(sim.conn_a().state()) << " B " << tcp::to_string(sim.conn_b().state());
     EXPECT_EQ(sim.b().rx_bytes, a_total);
     EXPECT_EQ(sim.a().rx_bytes, b_total);
@@ -184,24 +186,24 @@ TEST_P(TcpImpaired, EveryByteExactlyOnce) {
     }
     // Orderly close: A did the active close and went through TIME-WAIT.
     bool a_time_wait = false;
-    for (const auto& t : sim.a().transitions) a_time_wait |= t.second == State::time_wait;
+    for (const auto& t : sim.a().transitions) a_time_wait |= t.second == state::time_wait;
     EXPECT_TRUE(a_time_wait);
 }
 
-std::vector<Impairment> impairments() {
-    std::vector<Impairment> v;
+std::vector<impairment> impairments() {
+    std::vector<impairment> v;
     std::uint64_t seed = 1;
     for (double loss : {0.01, 0.05}) {
         for (bool mixed : {false, true}) {
             for (bool sack : {false, true}) {
                 for (int k = 0; k < 3; ++k) {
-                    v.push_back(Impairment{loss, mixed ? 0.02 : 0.0, mixed ? 0.05 : 0.0, sack, seed++});
+                    v.push_back(impairment{loss, mixed ? 0.02 : 0.0, mixed ? 0.05 : 0.0, sack, seed++});
                 }
             }
         }
     }
-    v.push_back(Impairment{0.0, 0.2, 0.2, true, seed++});  // heavy duplication and reordering, no loss
-    v.push_back(Impairment{0.0, 0.2, 0.2, false, seed++});
+    v.push_back(impairment{0.0, 0.2, 0.2, true, seed++});  // heavy duplication and reordering, no loss
+    v.push_back(impairment{0.0, 0.2, 0.2, false, seed++});
     return v;
 }
 
@@ -210,7 +212,7 @@ INSTANTIATE_TEST_SUITE_P(LossReorderDuplication, TcpImpaired, testing::ValuesIn(
 TEST(TcpTransfer, DelayedAckReducesAckCount) {
     std::uint64_t acks[2] = {0, 0};
     for (int delayed = 0; delayed < 2; ++delayed) {
-        tcp::Config cb = Sim::config_b();
+        tcp::config cb = Sim::config_b();
         cb.delayed_ack_ns = delayed ? 500 * kUs : 0;
         Sim sim(Sim::config_a(), cb);
         sim.a().tx_total = 1'000'000;
@@ -226,12 +228,12 @@ TEST(TcpTransfer, DelayedAckReducesAckCount) {
 }
 
 TEST(TcpTransfer, DelayedAckTimerAndEverySecondSegment) {
-    tcp::Config cb = Sim::config_b();
+    tcp::config cb = Sim::config_b();
     cb.delayed_ack_ns = 500 * kUs;
     Sim sim(Sim::config_a(), cb);
     sim.open();
     sim.run(1 * kMs);
-    ASSERT_TRUE(sim.both(State::established));
+    ASSERT_TRUE(sim.both(state::established));
     const std::size_t before = sim.b().sent.size();
 
     // One small segment: ACKed when the delayed-ACK timer expires.
@@ -258,7 +260,7 @@ TEST(TcpTransfer, DelayedAckTimerAndEverySecondSegment) {
 }
 
 TEST(TcpTransfer, PiggybackedAcksOnDataClearDelayedAck) {
-    tcp::Config ca = Sim::config_a(), cb = Sim::config_b();
+    tcp::config ca = Sim::config_a(), cb = Sim::config_b();
     ca.delayed_ack_ns = cb.delayed_ack_ns = 1 * kMs;
     Sim sim(ca, cb);
     sim.a().tx_total = 400'000;

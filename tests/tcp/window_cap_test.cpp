@@ -11,13 +11,13 @@ namespace {
 namespace net = rnic::proto::net;
 namespace tcp = rnic::proto::tcp;
 
-using handpair::Segment;
+using handpair::segment;
 
 // A sends to B; B's window is capped by `cap` (when set) and is 256 KiB otherwise.
-struct Pair : handpair::HandPair<> {
+struct pair : handpair::hand_pair<> {
     std::uint64_t cap = 0;
-    explicit Pair(bool capped)
-        : HandPair([this, capped](tcp::Config& ca, tcp::Config& cb) {
+    explicit pair(bool capped)
+        : hand_pair([this, capped](tcp::config& ca, tcp::config& cb) {
               ca.send_buffer = 1024 * 1024;
               ca.initial_window_segments = 100;  // the congestion window does not hide the receive window
               cb.receive_buffer = 256 * 1024;
@@ -26,7 +26,7 @@ struct Pair : handpair::HandPair<> {
 };
 
 TEST(TcpWindowCap, WithoutACapTheWindowIsTheReceiveBuffer) {
-    Pair p(false);
+    pair p(false);
     p.handshake();
     p.a.conn->on_send_data(p.now, 64 * 1024);
     while (!p.a.out.empty()) p.pass(p.a);
@@ -34,7 +34,7 @@ TEST(TcpWindowCap, WithoutACapTheWindowIsTheReceiveBuffer) {
 }
 
 TEST(TcpWindowCap, TheWindowOfferedNeverPassesTheCap) {
-    Pair p(true);
+    pair p(true);
     p.cap = 20000;
     p.handshake();
     p.a.conn->on_send_data(p.now, 64 * 1024);
@@ -55,7 +55,7 @@ TEST(TcpWindowCap, TheWindowOfferedNeverPassesTheCap) {
 }
 
 TEST(TcpWindowCap, ARisingCapOpensTheWindow) {
-    Pair p(true);
+    pair p(true);
     p.cap = 16 * 1024;
     p.handshake();
     p.a.conn->on_send_data(p.now, 1460);
@@ -72,17 +72,17 @@ TEST(TcpWindowCap, ARisingCapOpensTheWindow) {
 }
 
 TEST(TcpWindowCap, AFallingCapNeverPullsTheRightEdgeBack) {
-    Pair p(true);
+    pair p(true);
     p.cap = 128 * 1024;
     p.handshake();
     p.a.conn->on_send_data(p.now, 1460);
     p.pass(p.a);
-    const Segment first_ack = p.pass(p.b);
+    const segment first_ack = p.pass(p.b);
     const std::uint64_t edge = std::uint64_t{first_ack.h.ack} + p.b.conn->receive_window();
     p.cap = 4 * 1024;  // memory taken by other connections meanwhile
     p.a.conn->on_send_data(p.now, 1460);
-    const Segment data = p.pass(p.a);
-    const Segment second_ack = p.pass(p.b);
+    const segment data = p.pass(p.a);
+    const segment second_ack = p.pass(p.b);
     EXPECT_EQ(second_ack.h.ack, data.h.seq + 1460);
     // The window shrinks by the bytes just received, the right edge stays where it was.
     EXPECT_EQ(std::uint64_t{second_ack.h.ack} + p.b.conn->receive_window(), edge);

@@ -18,115 +18,117 @@ namespace ddp = proto::ddp;
 namespace mpa = proto::mpa;
 namespace net = proto::net;
 
-using Bytes = std::vector<std::uint8_t>;
+using bytes = std::vector<std::uint8_t>;
 
-struct Frame {
+struct frame {
     std::uint64_t time_ns = 0;
-    Bytes data;
+    bytes data;
 };
 
 // Frames in capture order; one clock shared by every session written into it.
-struct Capture {
-    std::vector<Frame> frames;
+struct capture {
+    std::vector<frame> frames;
     std::uint64_t clock_ns = 1'700'000'000'000'000'000ull;
-    void add(Bytes wire);
+    void add(bytes wire);
     // Writes a classic pcap (PcapWriter); false on an I/O error.
     bool write(const std::string& path) const;
 };
 
-enum Side : int { kInitiator = 0, kResponder = 1 };
-inline Side peer_of(Side s) { return s == kInitiator ? kResponder : kInitiator; }
+enum side : int { k_initiator = 0, k_responder = 1 };
+inline side peer_of(side s) {
+    return s == k_initiator ? k_responder : k_initiator;
+}
 
 // DDP/RDMAP ULPDUs of one sending side, with its per-queue MSN bookkeeping (RFC 5041: the first
 // MSN of each queue is 1, +1 per message).
-class Messages {
+class messages {
 public:
-    Bytes send(ddp::Opcode op, const Bytes& payload, std::uint32_t invalidate_stag = 0);
+    bytes send(ddp::opcode op, const bytes& payload, std::uint32_t invalidate_stag = 0);
     // One message in segments of at most `chunk` payload bytes (MO and L set accordingly).
-    std::vector<Bytes> send_segments(ddp::Opcode op, const Bytes& payload, std::size_t chunk);
-    Bytes write(std::uint32_t stag, std::uint64_t to, const Bytes& payload, bool last = true);
-    Bytes read_response(std::uint32_t stag, std::uint64_t to, const Bytes& payload, bool last = true);
-    Bytes read_request(const ddp::ReadRequest& rr);
-    Bytes terminate(const ddp::Terminate& t);
-    Bytes immediate(bool se, std::uint64_t data);
-    Bytes atomic_request(const ddp::AtomicRequest& req);
-    Bytes atomic_response(const ddp::AtomicResponse& resp);
+    std::vector<bytes> send_segments(ddp::opcode op, const bytes& payload, std::size_t chunk);
+    bytes write(std::uint32_t stag, std::uint64_t to, const bytes& payload, bool last = true);
+    bytes read_response(std::uint32_t stag, std::uint64_t to, const bytes& payload, bool last = true);
+    bytes read_request(const ddp::read_request& rr);
+    bytes terminate(const ddp::terminate& t);
+    bytes immediate(bool se, std::uint64_t data);
+    bytes atomic_request(const ddp::atomic_request& req);
+    bytes atomic_response(const ddp::atomic_response& resp);
     // Raw building blocks (no MSN bookkeeping).
-    static Bytes untagged(ddp::Opcode op, std::uint32_t qn, std::uint32_t msn, std::uint32_t mo, bool last,
-                          const Bytes& payload, std::uint32_t invalidate_stag = 0);
-    static Bytes tagged(ddp::Opcode op, std::uint32_t stag, std::uint64_t to, bool last, const Bytes& payload);
+    static bytes untagged(ddp::opcode op, std::uint32_t qn, std::uint32_t msn, std::uint32_t mo, bool last,
+                          const bytes& payload, std::uint32_t invalidate_stag = 0);
+    static bytes tagged(ddp::opcode op, std::uint32_t stag, std::uint64_t to, bool last, const bytes& payload);
     std::uint32_t next_msn(std::uint32_t qn) const { return msn_[qn]; }
 
 private:
-    Bytes untagged_message(ddp::Opcode op, std::uint32_t qn, const Bytes& payload, std::uint32_t inv = 0);
+    bytes untagged_message(ddp::opcode op, std::uint32_t qn, const bytes& payload, std::uint32_t inv = 0);
     std::uint32_t msn_[4] = {1, 1, 1, 1};
 };
 
-Bytes pattern(std::size_t n, std::uint8_t seed = 0);
+bytes pattern(std::size_t n, std::uint8_t seed = 0);
 
 // One TCP connection. Every send() writes one segment and, unless told otherwise, the peer's ACK.
-class Session {
+class session {
 public:
-    Session(Capture& capture, std::uint16_t initiator_port = 40000, std::uint16_t responder_port = 5201,
+    session(capture& capture, std::uint16_t initiator_port = 40000, std::uint16_t responder_port = 5201,
             std::uint32_t initiator_isn = 0x1000'0000u, std::uint32_t responder_isn = 0x2000'0000u);
 
     void handshake();  // SYN, SYN-ACK, ACK
     // Sends the Request (initiator) and the Reply (responder), each in its own segment, and sets
     // up both directions' framing (Markers per the M bits, CRC if either C bit).
-    void exchange(const mpa::RequestReply& request, const mpa::RequestReply& reply);
-    void close();      // FIN from the initiator, FIN-ACK from the responder, final ACK
+    void exchange(const mpa::request_reply& request, const mpa::request_reply& reply);
+    void close();  // FIN from the initiator, FIN-ACK from the responder, final ACK
 
     // One segment carrying `bytes` at the side's next sequence number.
-    void send(Side from, const Bytes& data, bool ack = true);
+    void send(side from, const bytes& data, bool ack = true);
     // Splits `bytes` into segments of the given sizes (the last size repeats).
-    void send_split(Side from, const Bytes& data, const std::vector<std::size_t>& sizes, bool ack = true);
+    void send_split(side from, const bytes& data, const std::vector<std::size_t>& sizes, bool ack = true);
     // A segment at an explicit sequence number; the side's next sequence number does not move.
     // With bad_checksum the TCP checksum field is wrong.
-    void send_at(Side from, std::uint32_t seq, const Bytes& data, bool bad_checksum = false);
+    void send_at(side from, std::uint32_t seq, const bytes& data, bool bad_checksum = false);
     // Advances the side's sequence number without writing anything (a segment the capture lost).
-    void skip(Side from, std::size_t n) { seq_[from] += static_cast<std::uint32_t>(n); }
-    void ack(Side from);  // pure ACK of everything the peer sent
-    std::uint32_t next_seq(Side s) const { return seq_[s]; }
+    void skip(side from, std::size_t n) { seq_[from] += static_cast<std::uint32_t>(n); }
+    void ack(side from);  // pure ACK of everything the peer sent
+    std::uint32_t next_seq(side s) const { return seq_[s]; }
 
     // Frames one ULPDU for the side at its current marker position and records its opcode.
-    Bytes fpdu(Side from, const Bytes& ulpdu);
+    bytes fpdu(side from, const bytes& ulpdu);
     // Frames several ULPDUs back to back.
-    Bytes fpdus(Side from, const std::vector<Bytes>& ulpdus);
+    bytes fpdus(side from, const std::vector<bytes>& ulpdus);
     // Frames each ULPDU and sends it in its own segment (what tshark needs with Markers).
-    void send_each(Side from, const std::vector<Bytes>& ulpdus);
+    void send_each(side from, const std::vector<bytes>& ulpdus);
 
-    bool markers(Side from) const { return markers_[from]; }
+    bool markers(side from) const { return markers_[from]; }
     bool crc() const { return crc_; }
-    std::uint32_t marker_pos(Side from) const { return pos_[from]; }
-    const std::vector<std::uint8_t>& opcodes(Side from) const { return opcodes_[from]; }
-    std::size_t fpdu_count(Side from) const { return opcodes_[from].size(); }
+    std::uint32_t marker_pos(side from) const { return pos_[from]; }
+    const std::vector<std::uint8_t>& opcodes(side from) const { return opcodes_[from]; }
+    std::size_t fpdu_count(side from) const { return opcodes_[from].size(); }
     // Segments of a Marker direction that end exactly on a 512-byte Marker position (tshark
     // 4.0.17 loses sync on them; docs/wireshark-notes.md).
     std::size_t marker_boundary_segments() const { return marker_boundary_segments_; }
 
-    tools_test::Messages& messages(Side s) { return messages_[s]; }
-    std::uint16_t port(Side s) const { return port_[s]; }
+    tools_test::messages& messages(side s) { return messages_[s]; }
+    std::uint16_t port(side s) const { return port_[s]; }
 
 private:
-    void frame(Side from, std::uint32_t seq, std::uint8_t flags, const Bytes& payload, bool corrupt_checksum = false);
+    void frame(side from, std::uint32_t seq, std::uint8_t flags, const bytes& payload, bool corrupt_checksum = false);
 
-    Capture& cap_;
-    net::Endpoints ep_[2];
+    capture& cap_;
+    net::endpoints ep_[2];
     std::uint16_t port_[2];
     std::uint32_t seq_[2];
     std::uint16_t ip_id_[2] = {1, 1};
     bool full_operation_ = false;
     bool markers_[2] = {false, false};
     bool crc_ = true;
-    std::uint32_t pos_[2] = {0, 0};  // marker-space position of the next Full-Operation byte
+    std::uint32_t pos_[2] = {0, 0};       // marker-space position of the next Full-Operation byte
     std::uint32_t fo_start_[2] = {0, 0};  // sequence number of the first Full-Operation byte
     std::vector<std::uint8_t> opcodes_[2];
     std::size_t marker_boundary_segments_ = 0;
-    tools_test::Messages messages_[2];
+    tools_test::messages messages_[2];
 };
 
 // Convenience MPA frames.
-mpa::RequestReply request_v1(bool marker, bool crc);
-mpa::RequestReply reply_v1(bool marker, bool crc);
+mpa::request_reply request_v1(bool marker, bool crc);
+mpa::request_reply reply_v1(bool marker, bool crc);
 
 }  // namespace rnic::tools_test

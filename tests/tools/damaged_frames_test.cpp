@@ -12,19 +12,19 @@
 namespace rnic::tools_test {
 namespace {
 
-using ddp::Opcode;
+using ddp::opcode;
 
 // A good conversation whose data frame (the Send) is followed by a damaged copy of itself.
-Capture with_damaged_copy(const std::function<void(Bytes&)>& damage) {
-    Capture cap;
-    Session s(cap);
+capture with_damaged_copy(const std::function<void(bytes&)>& damage) {
+    capture cap;
+    session s(cap);
     s.handshake();
     s.exchange(request_v1(false, true), reply_v1(false, true));
-    s.send(kInitiator, s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(100))), false);
-    Bytes copy = cap.frames.back().data;
+    s.send(k_initiator, s.fpdu(k_initiator, s.messages(k_initiator).send(opcode::send, pattern(100))), false);
+    bytes copy = cap.frames.back().data;
     damage(copy);
     cap.add(copy);
-    s.ack(kResponder);
+    s.ack(k_responder);
     s.close();
     return cap;
 }
@@ -32,38 +32,38 @@ Capture with_damaged_copy(const std::function<void(Bytes&)>& damage) {
 constexpr std::size_t kIp = 14, kTcp = 14 + 20;
 
 TEST(DamagedFrames, BadIpv4HeaderChecksumIsAWarningLikeABadTcpChecksum) {
-    const auto r = check_capture(with_damaged_copy([](Bytes& f) { f[kIp + 8] ^= 0x01; }));  // TTL
+    const auto r = check_capture(with_damaged_copy([](bytes& f) { f[kIp + 8] ^= 0x01; }));  // TTL
     EXPECT_TRUE(r.ok()) << all_issues(r);
     EXPECT_EQ(r.capture_errors, 0u);
     EXPECT_EQ(r.warnings(), 1u) << all_issues(r);
-    EXPECT_TRUE(has_issue(r, check::Category::tcp, "IPv4 header checksum", check::Severity::warning)) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, check::category::tcp, "IPv4 header checksum", check::severity::warning)) << all_issues(r);
     ASSERT_EQ(r.connections.size(), 1u);
     EXPECT_EQ(r.connections[0].warnings(), 1u);  // charged to the connection its 4-tuple names
 }
 
 TEST(DamagedFrames, CorruptedPortOpensNoPhantomConnection) {
     // The source port's low bit flipped: the TCP checksum fails, the 4-tuple names no connection.
-    const auto r = check_capture(with_damaged_copy([](Bytes& f) { f[kTcp + 1] ^= 0x01; }));
+    const auto r = check_capture(with_damaged_copy([](bytes& f) { f[kTcp + 1] ^= 0x01; }));
     EXPECT_TRUE(r.ok()) << all_issues(r);
     EXPECT_EQ(r.connections.size(), 1u) << all_issues(r);
     EXPECT_EQ(r.damaged_frames, 1u);
-    EXPECT_TRUE(has_issue(r, check::Category::capture, "matches no connection", check::Severity::warning))
+    EXPECT_TRUE(has_issue(r, check::category::capture, "matches no connection", check::severity::warning))
         << all_issues(r);
 }
 
 TEST(DamagedFrames, CorruptedAddressOpensNoPhantomConnection) {
     // The IPv4 source address damaged: both checksums fail.
-    const auto r = check_capture(with_damaged_copy([](Bytes& f) { f[kIp + 13] ^= 0x40; }));
+    const auto r = check_capture(with_damaged_copy([](bytes& f) { f[kIp + 13] ^= 0x40; }));
     EXPECT_TRUE(r.ok()) << all_issues(r);
     EXPECT_EQ(r.connections.size(), 1u) << all_issues(r);
     EXPECT_EQ(r.damaged_frames, 1u);
 }
 
 TEST(DamagedFrames, DamagedSynOpensNoConnectionEither) {
-    Capture cap;
-    Session s(cap);
+    capture cap;
+    session s(cap);
     s.handshake();
-    Bytes syn = cap.frames.front().data;
+    bytes syn = cap.frames.front().data;
     syn[kTcp + 3] ^= 0x10;  // destination port
     cap.add(syn);
     s.exchange(request_v1(false, true), reply_v1(false, true));
@@ -75,7 +75,7 @@ TEST(DamagedFrames, DamagedSynOpensNoConnectionEither) {
 
 TEST(DamagedFrames, UnparsableFrameWithAGoodIpChecksumIsStillAnError) {
     // IPv4 total length beyond the frame, the header checksum recomputed: no checksum explains it.
-    Capture cap = with_damaged_copy([](Bytes& f) {
+    capture cap = with_damaged_copy([](bytes& f) {
         f[kIp + 2] = 0x3f;
         f[kIp + 10] = f[kIp + 11] = 0;
         const std::uint16_t sum = net::internet_checksum(f.data() + kIp, 20);
@@ -88,41 +88,41 @@ TEST(DamagedFrames, UnparsableFrameWithAGoodIpChecksumIsStillAnError) {
 }
 
 TEST(DamagedFrames, CaptureWithoutFramesIsAnError) {
-    Capture cap;
+    capture cap;
     const auto r = check_capture(cap);
     EXPECT_FALSE(r.ok());
-    EXPECT_TRUE(has_issue(r, check::Category::capture, "no frame at all")) << all_issues(r);
-    TempFile file("empty.pcap");
+    EXPECT_TRUE(has_issue(r, check::category::capture, "no frame at all")) << all_issues(r);
+    temp_file file("empty.pcap");
     ASSERT_TRUE(cap.write(file.path()));
-    const CommandResult t = run_command(std::string(RNIC_PCAP_CHECK) + " " + file.path());
+    const command_result t = run_command(std::string(RNIC_PCAP_CHECK) + " " + file.path());
     EXPECT_EQ(t.exit_code, 1) << t.out;
     EXPECT_NE(t.out.find("the capture holds no frame at all"), std::string::npos) << t.out;
     EXPECT_NE(t.out.find("FAILED"), std::string::npos) << t.out;
 }
 
 TEST(DamagedFrames, SendWithAnMsnOutOfRangeIsAnError) {
-    Capture cap;
-    Session s(cap);
+    capture cap;
+    session s(cap);
     s.handshake();
     s.exchange(request_v1(false, true), reply_v1(false, true));
-    s.send(kInitiator, s.fpdu(kInitiator, s.messages(kInitiator).send(Opcode::send, pattern(16))));
-    s.send(kInitiator, s.fpdu(kInitiator, Messages::untagged(Opcode::send, 0, 5, 0, true, pattern(16))));
+    s.send(k_initiator, s.fpdu(k_initiator, s.messages(k_initiator).send(opcode::send, pattern(16))));
+    s.send(k_initiator, s.fpdu(k_initiator, messages::untagged(opcode::send, 0, 5, 0, true, pattern(16))));
     s.close();
     const auto r = check_capture(cap);
     EXPECT_FALSE(r.ok());
-    EXPECT_TRUE(has_issue(r, check::Category::header, "MSN 5 on QN 0")) << all_issues(r);
+    EXPECT_TRUE(has_issue(r, check::category::header, "MSN 5 on QN 0")) << all_issues(r);
 }
 
 // The platform's own capture of platform/scenarios/mixed.json (1% corruption each way, caught by
 // the checksums and recovered by retransmission) passes, with the damaged frames as warnings and
 // only the workload's four connections.
 TEST(DamagedFrames, MixedScenarioCapturePasses) {
-    TempFile pcap("mixed-scenario.pcap");
-    const CommandResult sim = run_command(std::string(RNIC_SIM) + " --scenario " + RNIC_SOURCE_DIR +
-                                          "/platform/scenarios/mixed.json --log off --pcap " + pcap.path() +
-                                          " >/dev/null");
+    temp_file pcap("mixed-scenario.pcap");
+    const command_result sim =
+        run_command(std::string(RNIC_SIM) + " --scenario " + RNIC_SOURCE_DIR +
+                    "/platform/scenarios/mixed.json --log off --pcap " + pcap.path() + " >/dev/null");
     ASSERT_EQ(sim.exit_code, 0) << sim.out;
-    const CommandResult t = run_command(std::string(RNIC_PCAP_CHECK) + " " + pcap.path());
+    const command_result t = run_command(std::string(RNIC_PCAP_CHECK) + " " + pcap.path());
     EXPECT_EQ(t.exit_code, 0) << t.out;
     EXPECT_NE(t.out.find("summary: 4 connections"), std::string::npos) << t.out.substr(t.out.rfind("summary"));
     EXPECT_EQ(count_of(t.out, "error ["), 0u);

@@ -55,8 +55,8 @@ TEST(DeviceDoc, CommittedDocumentIsWhatTheGeneratorWrites) {
     ASSERT_FALSE(committed.empty()) << "docs/device.md missing: run `" << dd::kRegenerateCommand << "`";
     const std::string generated = dd::render();
     EXPECT_TRUE(committed == generated)
-        << "docs/device.md is out of date with models/rnic/regmap.h; regenerate it with\n  "
-        << dd::kRegenerateCommand << "\n(from the source directory, after building) and commit it. First difference, "
+        << "docs/device.md is out of date with models/rnic/regmap.h; regenerate it with\n  " << dd::kRegenerateCommand
+        << "\n(from the source directory, after building) and commit it. First difference, "
         << first_difference(generated, committed);
 }
 
@@ -66,7 +66,8 @@ TEST(DeviceDoc, CommittedCHeaderIsWhatTheGeneratorWrites) {
     const std::string generated = dd::render_c_header();
     EXPECT_TRUE(committed == generated)
         << "driver/linux/rnic_regs.h is out of date with models/rnic/regmap.h; regenerate it with\n  "
-        << dd::kRegenerateHeaderCommand << "\n(from the source directory, after building) and commit it. First difference, "
+        << dd::kRegenerateHeaderCommand
+        << "\n(from the source directory, after building) and commit it. First difference, "
         << first_difference(generated, committed);
 }
 
@@ -86,7 +87,7 @@ TEST(DeviceDoc, CHeaderCompilesAsStrictCAndAgreesWithTheRegisterMap) {
           << "    bad |= RNIC_CQE_OWNER != " << rm::cqe_off::owner << "u;\n"
           << "    bad |= RNIC_CMD_CONNECT != " << static_cast<int>(rm::command::connect) << "u;\n"
           << "    bad |= RNIC_QP_DOORBELL(1800) != " << rm::qp_doorbell(1800) << "u;\n"
-          << "    bad |= RNIC_CQE_OWNER_PHASE != " << rm::cqe_owner::phase << "u;\n"
+          << "    bad |= RNIC_CQE_OWNER_PHASE != " << rm::cqe_owner::kPhase << "u;\n"
           << "    bad |= RNIC_PCI_VENDOR_ID != 0x1a4e;\n"
           << "    return bad;\n}\n";
     }
@@ -116,8 +117,10 @@ TEST(DeviceDoc, DocumentNamesEveryRegisterCommandOpcodeAndField) {
         std::snprintf(row, sizeof row, "| %d | `%s` |", c.opcode, c.name);
         EXPECT_NE(doc.find(row), std::string::npos) << row;
     }
-    for (const rm::value_desc& v : rm::kWrOpcodes) EXPECT_NE(doc.find(std::string("`") + v.name + "`"), std::string::npos) << v.name;
-    for (const rm::value_desc& v : rm::kCqeStatuses) EXPECT_NE(doc.find(std::string("`") + v.name + "`"), std::string::npos) << v.name;
+    for (const rm::value_desc& v : rm::kWrOpcodes)
+        EXPECT_NE(doc.find(std::string("`") + v.name + "`"), std::string::npos) << v.name;
+    for (const rm::value_desc& v : rm::kCqeStatuses)
+        EXPECT_NE(doc.find(std::string("`") + v.name + "`"), std::string::npos) << v.name;
     for (const rm::layout_desc& l : rm::kLayouts) {
         for (std::size_t i = 0; i < l.count; ++i) {
             const rm::field_desc& f = l.fields[i];
@@ -126,7 +129,8 @@ TEST(DeviceDoc, DocumentNamesEveryRegisterCommandOpcodeAndField) {
                 std::snprintf(b, sizeof b, "0x%02zx", v);
                 return std::string(b);
             };
-            const std::string range = f.size == 1 ? hex2(f.offset) : hex2(f.offset) + ".." + hex2(f.offset + f.size - 1);
+            const std::string range =
+                f.size == 1 ? hex2(f.offset) : hex2(f.offset) + ".." + hex2(f.offset + f.size - 1);
             const std::string want = "| " + range + " | `" + f.name + "` |";
             EXPECT_NE(doc.find(want), std::string::npos) << l.name << ": " << want;
         }
@@ -149,7 +153,7 @@ TEST(DeviceDoc, RegisterMapLayoutIsConsistent) {
     // The tables are the constants the code uses.
     EXPECT_EQ(rm::kSendWqeFields[9].offset, rm::sqe_off::imm_data);
     EXPECT_EQ(rm::sqe_off::operand, rm::sqe_off::imm_data);
-    EXPECT_EQ(rm::cqe_owner::phase, 1u << 31);
+    EXPECT_EQ(rm::cqe_owner::kPhase, 1u << 31);
     EXPECT_EQ(static_cast<int>(rm::command::query_qp), 10);
     EXPECT_STREQ(rm::to_string(rm::cmd_status::mpa_negotiation_failed), "MPA negotiation failed");
     EXPECT_STREQ(rm::to_string(rm::cqe_status::remote_invalid_request), "remote invalid request");
@@ -223,7 +227,7 @@ TEST(DeviceDocChecks, DoorbellWindowsReachingTheMsixPagesAreCaught) {
 
     std::vector<rm::bar_region> regions(std::begin(rm::kBar0Regions), std::end(rm::kBar0Regions));
     EXPECT_TRUE(dd::check_regions(regions.data(), regions.size(), rm::kBar0Size).empty());
-    regions[2].size = 0x4800;  // CQ doorbells into the MSI-X table
+    regions[2].size = 0x4800;     // CQ doorbells into the MSI-X table
     regions[4].offset = 0x1f800;  // PBA past the end of BAR0
     p = dd::check_regions(regions.data(), regions.size(), rm::kBar0Size);
     EXPECT_TRUE(mentions(p, "BAR0 region MSI-X table overlaps CQ doorbells")) << joined(p);

@@ -25,11 +25,13 @@ void simulate(const std::string& framing, const std::string& pcap) {
                      "--set workload.type=read_bw --set 'workload.sizes=[64,4096,20000]' --set workload.iterations=20");
 }
 
-CommandResult run_tool(const std::string& args) { return run_pcap_check(args); }
+command_result run_tool(const std::string& args) {
+    return run_pcap_check(args);
+}
 
-check::Options rdmatcp_options(bool checksums = true) {
-    check::Options o;
-    o.framing = check::Framing::rdmatcp;
+check::options rdmatcp_options(bool checksums = true) {
+    check::options o;
+    o.framing = check::framing::rdmatcp;
     o.verify_checksums = checksums;
     return o;
 }
@@ -37,7 +39,7 @@ check::Options rdmatcp_options(bool checksums = true) {
 // Copies `in` to `out` after `edit` changed the first TCP segment that holds one whole RDMA/TCP
 // segment of type `type` with payload; `recrc` recomputes the segment's CRC-32 afterwards. Returns
 // the 1-based record number changed (0: none found).
-std::size_t damage(const std::string& in, const std::string& out, rt::MessageType type,
+std::size_t damage(const std::string& in, const std::string& out, rt::message_type type,
                    const std::function<void(std::uint8_t* seg, std::size_t len)>& edit, bool recrc) {
     std::string error;
     auto records = proto::read_pcap(in, &error);
@@ -64,36 +66,37 @@ std::size_t damage(const std::string& in, const std::string& out, rt::MessageTyp
 }
 
 TEST(RdmaTcpPcapCheck, PlatformCaptureIsCleanWithFramingRdmatcp) {
-    TempFile pcap("rdmatcp-clean.pcap");
+    temp_file pcap("rdmatcp-clean.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate("rdmatcp", pcap.path()));
-    const CommandResult r = run_tool("--framing rdmatcp " + pcap.path());
+    const command_result r = run_tool("--framing rdmatcp " + pcap.path());
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("then RDMA/TCP segments (CRC-32 0xDB710641"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(" RDMA/TCP segments, 0 bad CRC, 0 framing errors, 0 header errors, 0 other errors"),
               std::string::npos)
         << r.out;
-    const check::CaptureReport rep = check_file(pcap.path(), rdmatcp_options());
+    const check::capture_report rep = check_file(pcap.path(), rdmatcp_options());
     ASSERT_EQ(rep.connections.size(), 1u) << all_issues(rep);
     EXPECT_TRUE(rep.ok()) << all_issues(rep);
-    const check::ConnectionReport& c = rep.connections[0];
-    const check::DirectionReport& requests = c.directions[check::kToResponder];
-    const check::DirectionReport& responses = c.directions[check::kToInitiator];
-    EXPECT_EQ(requests.framing, check::Framing::rdmatcp);
-    EXPECT_EQ(requests.opcodes[static_cast<unsigned>(ddp::Opcode::read_request)], 60u);
-    EXPECT_GE(responses.opcodes[static_cast<unsigned>(ddp::Opcode::read_response)], 60u);
+    const check::connection_report& c = rep.connections[0];
+    const check::direction_report& requests = c.directions[check::k_to_responder];
+    const check::direction_report& responses = c.directions[check::k_to_initiator];
+    EXPECT_EQ(requests.framing, check::framing::rdmatcp);
+    EXPECT_EQ(requests.opcodes[static_cast<unsigned>(ddp::opcode::read_request)], 60u);
+    EXPECT_GE(responses.opcodes[static_cast<unsigned>(ddp::opcode::read_response)], 60u);
     // Each segment adds 26 bytes to its ULPDU, then padding to 4 and the CRC (rdmatcp_ddp.h).
     EXPECT_GE(responses.fpdu_bytes - responses.ulpdu_bytes, responses.fpdus * 30);
     EXPECT_LE(responses.fpdu_bytes - responses.ulpdu_bytes, responses.fpdus * 33);
 }
 
 TEST(RdmaTcpPcapCheck, FlippedPayloadByteIsACrcError) {
-    TempFile pcap("rdmatcp-payload-src.pcap");
-    TempFile bad("rdmatcp-payload-bad.pcap");
+    temp_file pcap("rdmatcp-payload-src.pcap");
+    temp_file bad("rdmatcp-payload-bad.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate("rdmatcp", pcap.path()));
-    const std::size_t hit = damage(pcap.path(), bad.path(), rt::MessageType::read_response,
-                                   [](std::uint8_t* seg, std::size_t len) { seg[len - 10] ^= 0x20; }, false);
+    const std::size_t hit = damage(
+        pcap.path(), bad.path(), rt::message_type::read_response,
+        [](std::uint8_t* seg, std::size_t len) { seg[len - 10] ^= 0x20; }, false);
     ASSERT_NE(hit, 0u);
-    const CommandResult r = run_tool("--no-checksum --framing rdmatcp " + bad.path());
+    const command_result r = run_tool("--no-checksum --framing rdmatcp " + bad.path());
     EXPECT_EQ(r.exit_code, 1) << r.out;
     EXPECT_NE(r.out.find("error [crc] frame " + std::to_string(hit) + ", "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("RDMA/TCP crc_mismatch"), std::string::npos) << r.out;
@@ -102,41 +105,43 @@ TEST(RdmaTcpPcapCheck, FlippedPayloadByteIsACrcError) {
 }
 
 TEST(RdmaTcpPcapCheck, AnotherConnectionIdIsAFramingError) {
-    TempFile pcap("rdmatcp-id-src.pcap");
-    TempFile bad("rdmatcp-id-bad.pcap");
+    temp_file pcap("rdmatcp-id-src.pcap");
+    temp_file bad("rdmatcp-id-bad.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate("rdmatcp", pcap.path()));
-    const std::size_t hit = damage(pcap.path(), bad.path(), rt::MessageType::read_response,
-                                   [](std::uint8_t* seg, std::size_t) { seg[11] ^= 0x01; }, true);
+    const std::size_t hit = damage(
+        pcap.path(), bad.path(), rt::message_type::read_response,
+        [](std::uint8_t* seg, std::size_t) { seg[11] ^= 0x01; }, true);
     ASSERT_NE(hit, 0u);
-    const check::CaptureReport rep = check_file(bad.path(), rdmatcp_options(false));
+    const check::capture_report rep = check_file(bad.path(), rdmatcp_options(false));
     EXPECT_FALSE(rep.ok());
-    EXPECT_TRUE(has_issue(rep, check::Category::framing, "Connection ID")) << all_issues(rep);
-    EXPECT_TRUE(has_issue(rep, check::Category::framing, "§3.4")) << all_issues(rep);
+    EXPECT_TRUE(has_issue(rep, check::category::framing, "Connection ID")) << all_issues(rep);
+    EXPECT_TRUE(has_issue(rep, check::category::framing, "§3.4")) << all_issues(rep);
     ASSERT_EQ(rep.connections.size(), 1u);
-    EXPECT_EQ(rep.connections[0].directions[check::kToInitiator].bad_crcs, 0u);
+    EXPECT_EQ(rep.connections[0].directions[check::k_to_initiator].bad_crcs, 0u);
 }
 
 TEST(RdmaTcpPcapCheck, AMessageNumberOutOfSequenceIsAFramingError) {
-    TempFile pcap("rdmatcp-num-src.pcap");
-    TempFile bad("rdmatcp-num-bad.pcap");
+    temp_file pcap("rdmatcp-num-src.pcap");
+    temp_file bad("rdmatcp-num-bad.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate("rdmatcp", pcap.path()));
     // A Read Response whose Message Number names no Read Request (§3.4).
-    const std::size_t hit = damage(pcap.path(), bad.path(), rt::MessageType::read_response,
-                                   [](std::uint8_t* seg, std::size_t) { seg[15] ^= 0x40; }, true);
+    const std::size_t hit = damage(
+        pcap.path(), bad.path(), rt::message_type::read_response,
+        [](std::uint8_t* seg, std::size_t) { seg[15] ^= 0x40; }, true);
     ASSERT_NE(hit, 0u);
-    const check::CaptureReport rep = check_file(bad.path(), rdmatcp_options(false));
-    EXPECT_TRUE(has_issue(rep, check::Category::framing, "answers none of our outstanding")) << all_issues(rep);
-    const CommandResult r = run_tool("--no-checksum --framing rdmatcp " + bad.path());
+    const check::capture_report rep = check_file(bad.path(), rdmatcp_options(false));
+    EXPECT_TRUE(has_issue(rep, check::category::framing, "answers none of our outstanding")) << all_issues(rep);
+    const command_result r = run_tool("--no-checksum --framing rdmatcp " + bad.path());
     EXPECT_EQ(r.exit_code, 1) << r.out;
     EXPECT_NE(r.out.find(", 0 bad CRC, 1 framing errors, "), std::string::npos) << r.out;
 }
 
 TEST(RdmaTcpPcapCheck, WrongFramingEitherWayFails) {
-    TempFile rdmatcp("rdmatcp-as-mpa.pcap");
-    TempFile mpa("mpa-as-rdmatcp.pcap");
+    temp_file rdmatcp("rdmatcp-as-mpa.pcap");
+    temp_file mpa("mpa-as-rdmatcp.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate("rdmatcp", rdmatcp.path()));
     ASSERT_NO_FATAL_FAILURE(simulate("mpa", mpa.path()));
-    CommandResult r = run_tool(rdmatcp.path());
+    command_result r = run_tool(rdmatcp.path());
     EXPECT_EQ(r.exit_code, 1) << r.out;
     EXPECT_NE(r.out.find(": FAILED"), std::string::npos) << r.out;
     r = run_tool("--framing rdmatcp " + mpa.path());

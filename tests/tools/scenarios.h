@@ -11,7 +11,7 @@
 namespace rnic::tools_test {
 
 // What one connection of a scenario carries, per sending side (kInitiator / kResponder).
-struct WrittenConnection {
+struct written_connection {
     std::uint16_t initiator_port = 40000, responder_port = 5201;
     std::array<std::vector<std::uint8_t>, 2> opcodes;  // opcode of every FPDU written, in order
     std::array<bool, 2> markers{};
@@ -21,38 +21,38 @@ struct WrittenConnection {
     std::size_t fpdus() const { return opcodes[0].size() + opcodes[1].size(); }
 };
 
-struct Scenario {
+struct scenario {
     std::string name;
-    tools_test::Capture capture;
-    std::vector<WrittenConnection> connections;
+    tools_test::capture capture;
+    std::vector<written_connection> connections;
     std::size_t fpdus() const;
 };
 
 // Revision 1, no Markers, CRC: FPDUs of every opcode (Write, Read Request/Response, the four
 // Sends, Terminate, both Immediate Data, Atomic Request FetchAdd and CmpSwap, Atomic Response),
 // multi-segment messages, several FPDUs per TCP segment and FPDUs split across segments.
-Scenario all_opcodes_rev1();
+scenario all_opcodes_rev1();
 // RFC 6581 revision 2: S flag, IRD/ORD, peer-to-peer with a zero-length Send RTR first.
-Scenario enhanced_rev2();
+scenario enhanced_rev2();
 // Markers both ways, CRC, one FPDU per segment, every FPDU < 512 bytes; the first FPDUs are the
 // RFC 5044 Fig. 5 (leading Marker) and Fig. 6 (Marker inside the FPDU) examples.
-Scenario markers_both_ways();
+scenario markers_both_ways();
 // An RDMA Write the responder answers with a Terminate (layer RDMA, remote protection, invalid
 // STag, with the terminated DDP header), then both sides close.
-Scenario terminate_after_write();
+scenario terminate_after_write();
 // The four scenarios above one after the other in one capture (initiator ports 40000-40003).
-Scenario everything();
+scenario everything();
 // Two connections (initiator ports 40000 and 40001) whose frames interleave.
-Scenario two_connections();
+scenario two_connections();
 
 // Checker-only scenarios (tshark would not follow them).
 // Retransmissions, duplicates, an out-of-order segment, a partial overlap and a segment with a
 // bad TCP checksum that is retransmitted correctly.
-Scenario tcp_disorder();
+scenario tcp_disorder();
 // Markers one way only (Request M = 1, Reply M = 0), FPDUs of random sizes up to 3000 bytes,
 // several per segment, segments of random sizes, and the sequence numbers wrapping around 2^32.
-Scenario markers_random(std::uint64_t seed);
+scenario markers_random(std::uint64_t seed);
 // No TCP handshake in the capture and CRC off on both sides.
-Scenario no_handshake_no_crc();
+scenario no_handshake_no_crc();
 
 }  // namespace rnic::tools_test

@@ -20,31 +20,31 @@ namespace check = proto::check;
 
 // A path in the test temp directory, unique per process; the file is removed at the end of the
 // test unless the test failed (then it stays for inspection and its path is printed).
-class TempFile {
+class temp_file {
 public:
-    explicit TempFile(const std::string& name)
+    explicit temp_file(const std::string& name)
         : path_(::testing::TempDir() + "rnic-tools-" + std::to_string(::getpid()) + "-" + name) {}
-    ~TempFile() {
+    ~temp_file() {
         if (::testing::Test::HasFailure())
             std::fprintf(stderr, "kept %s\n", path_.c_str());
         else
             std::remove(path_.c_str());
     }
-    TempFile(const TempFile&) = delete;
-    TempFile& operator=(const TempFile&) = delete;
+    temp_file(const temp_file&) = delete;
+    temp_file& operator=(const temp_file&) = delete;
     const std::string& path() const { return path_; }
 
 private:
     std::string path_;
 };
 
-struct CommandResult {
+struct command_result {
     int exit_code = -1;
     std::string out;  // stdout (and stderr when asked)
 };
 
-inline CommandResult run_command(const std::string& cmd, bool with_stderr = false) {
-    CommandResult r;
+inline command_result run_command(const std::string& cmd, bool with_stderr = false) {
+    command_result r;
     FILE* p = ::popen((cmd + (with_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
     if (p == nullptr) return r;
     char buf[4096];
@@ -61,13 +61,15 @@ inline std::size_t count_of(const std::string& hay, const std::string& needle) {
     return n;
 }
 
-inline check::CaptureReport check_capture(const Capture& cap, const check::Options& options = check::Options{}) {
-    check::StreamChecker checker(options);
-    for (const Frame& f : cap.frames) checker.add_frame(f.time_ns, f.data.data(), f.data.size());
+inline check::capture_report check_capture(const capture& cap, const check::options& options = check::options{}) {
+    check::stream_checker checker(options);
+    for (const frame& f : cap.frames) checker.add_frame(f.time_ns, f.data.data(), f.data.size());
     return checker.finish();
 }
 
-inline std::string shell_quote(const std::string& s) { return "'" + s + "'"; }
+inline std::string shell_quote(const std::string& s) {
+    return "'" + s + "'";
+}
 
 #if defined(RNIC_SIM) && defined(RNIC_SOURCE_DIR) && defined(RNIC_PCAP_CHECK)
 // Runs rnic-sim from the source tree (its default scenario path is relative) with `framing` and the
@@ -75,37 +77,37 @@ inline std::string shell_quote(const std::string& s) { return "'" + s + "'"; }
 inline void simulate_capture(const std::string& framing, const std::string& pcap, const std::string& sets) {
     const std::string cmd = "cd " + shell_quote(RNIC_SOURCE_DIR) + " && " + shell_quote(RNIC_SIM) +
                             " --set rnic.framing=" + framing + " " + sets + " --log off --pcap " + shell_quote(pcap);
-    const CommandResult r = run_command(cmd, true);
+    const command_result r = run_command(cmd, true);
     ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.out;
 }
 
-inline CommandResult run_pcap_check(const std::string& args) {
+inline command_result run_pcap_check(const std::string& args) {
     return run_command(std::string(RNIC_PCAP_CHECK) + " " + args, true);
 }
 #endif
 
 // Writes `records` as a pcap file (a damaged copy of a capture); failures are test failures.
-inline void write_capture_file(const std::string& path, const std::vector<proto::PcapRecord>& records) {
+inline void write_capture_file(const std::string& path, const std::vector<proto::pcap_record>& records) {
     std::string error;
-    proto::PcapWriter w;
+    proto::pcap_writer w;
     EXPECT_TRUE(w.open(path, &error)) << error;
-    for (const proto::PcapRecord& r : records) w.write(r.time_ns, r.data.data(), r.data.size());
+    for (const proto::pcap_record& r : records) w.write(r.time_ns, r.data.data(), r.data.size());
     w.close();
     EXPECT_TRUE(w.good());
 }
 
 // A capture file checked by the library (what rnic-pcap-check prints from).
-inline check::CaptureReport check_file(const std::string& path, const check::Options& options) {
+inline check::capture_report check_file(const std::string& path, const check::options& options) {
     std::string error;
     auto r = check::check_pcap_file(path, options, &error);
     EXPECT_TRUE(r) << error;
-    return r ? *r : check::CaptureReport{};
+    return r ? *r : check::capture_report{};
 }
 
 // Every stored issue of the report, one per line, for failure messages.
-inline std::string all_issues(const check::CaptureReport& r) {
+inline std::string all_issues(const check::capture_report& r) {
     std::string s;
-    auto add = [&](const std::vector<check::Issue>& v) {
+    auto add = [&](const std::vector<check::issue>& v) {
         for (const auto& i : v)
             s += std::string(check::to_string(i.severity)) + " [" + check::to_string(i.category) + "] " + i.text + "\n";
     };
@@ -118,9 +120,9 @@ inline std::string all_issues(const check::CaptureReport& r) {
 }
 
 // True when some stored issue of `category` and `severity` contains `text`.
-inline bool has_issue(const check::CaptureReport& r, check::Category category, const std::string& text,
-                      check::Severity severity = check::Severity::error) {
-    auto in = [&](const std::vector<check::Issue>& v) {
+inline bool has_issue(const check::capture_report& r, check::category category, const std::string& text,
+                      check::severity severity = check::severity::error) {
+    auto in = [&](const std::vector<check::issue>& v) {
         for (const auto& i : v)
             if (i.category == category && i.severity == severity && i.text.find(text) != std::string::npos) return true;
         return false;
@@ -134,6 +136,8 @@ inline bool has_issue(const check::CaptureReport& r, check::Category category, c
     return false;
 }
 
-inline bool tshark_available() { return std::system("command -v tshark >/dev/null 2>&1") == 0; }
+inline bool tshark_available() {
+    return std::system("command -v tshark >/dev/null 2>&1") == 0;
+}
 
 }  // namespace rnic::tools_test

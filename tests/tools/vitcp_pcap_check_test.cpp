@@ -29,13 +29,14 @@ namespace vt = proto::vitcp;
 
 void simulate(const std::string& pcap, const std::string& extra = "--set rnic.vitcp.crc=true") {
     simulate_capture("vitcp", pcap,
-                     extra + " --set workload.type=read_bw --set 'workload.sizes=[64,4096,20000]' "
-                             "--set workload.iterations=20");
+                     extra +
+                         " --set workload.type=read_bw --set 'workload.sizes=[64,4096,20000]' "
+                         "--set workload.iterations=20");
 }
 
 // Copies `in` to `out` after `edit` changed the first TCP segment that starts with a whole VI
 // segment of type `type`; `recrc` recomputes its trailer CRC. Returns the 1-based record changed.
-std::size_t damage(const std::string& in, const std::string& out, vt::SegmentType type, bool crc,
+std::size_t damage(const std::string& in, const std::string& out, vt::segment_type type, bool crc,
                    const std::function<void(std::uint8_t* seg, std::size_t len)>& edit, bool recrc,
                    std::size_t skip = 0) {
     std::string error;
@@ -66,25 +67,25 @@ std::size_t damage(const std::string& in, const std::string& out, vt::SegmentTyp
     return hit;
 }
 
-check::ViTcpCaptureReport check_lib(const std::string& path, bool checksums) {
+check::vi_tcp_capture_report check_lib(const std::string& path, bool checksums) {
     std::string error;
     auto records = proto::read_pcap(path, &error);
     EXPECT_TRUE(records) << error;
-    return records ? check::check_vitcp_capture(*records, checksums) : check::ViTcpCaptureReport{};
+    return records ? check::check_vitcp_capture(*records, checksums) : check::vi_tcp_capture_report{};
 }
 
 TEST(ViTcpPcapCheck, PlatformCapturesAreClean) {
     for (const char* crc : {"true", "false"}) {
-        TempFile pcap(std::string("vitcp-clean-") + crc + ".pcap");
+        temp_file pcap(std::string("vitcp-clean-") + crc + ".pcap");
         ASSERT_NO_FATAL_FAILURE(simulate(pcap.path(), std::string("--set rnic.vitcp.crc=") + crc));
-        const CommandResult r = run_pcap_check("--verbose --framing vitcp " + pcap.path());
+        const command_result r = run_pcap_check("--verbose --framing vitcp " + pcap.path());
         EXPECT_EQ(r.exit_code, 0) << r.out;
         EXPECT_NE(r.out.find(std::string("ConnectRequest -> ConnectAccept: reliable delivery, MTU 1048576, RDMA Read "
                                          "Window 16, CRC ") +
                              (std::string(crc) == "true" ? "on" : "off")),
                   std::string::npos)
             << r.out;
-        const check::ViTcpCaptureReport rep = check_lib(pcap.path(), true);
+        const check::vi_tcp_capture_report rep = check_lib(pcap.path(), true);
         ASSERT_EQ(rep.connections.size(), 1u);
         EXPECT_EQ(rep.error_count(), 0u) << r.out;
         const auto& c = rep.connections[0];
@@ -97,57 +98,62 @@ TEST(ViTcpPcapCheck, PlatformCapturesAreClean) {
 }
 
 TEST(ViTcpPcapCheck, FlippedPayloadByteIsACrcError) {
-    TempFile pcap("vitcp-payload-src.pcap"), bad("vitcp-payload-bad.pcap");
+    temp_file pcap("vitcp-payload-src.pcap"), bad("vitcp-payload-bad.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate(pcap.path()));
-    ASSERT_NE(damage(pcap.path(), bad.path(), vt::SegmentType::read_response, true,
-                     [](std::uint8_t* seg, std::size_t len) { seg[len - 10] ^= 0x20; }, false),
+    ASSERT_NE(damage(
+                  pcap.path(), bad.path(), vt::segment_type::read_response, true,
+                  [](std::uint8_t* seg, std::size_t len) { seg[len - 10] ^= 0x20; }, false),
               0u);
-    const CommandResult r = run_pcap_check("--no-checksum --framing vitcp " + bad.path());
+    const command_result r = run_pcap_check("--no-checksum --framing vitcp " + bad.path());
     EXPECT_EQ(r.exit_code, 1) << r.out;
     EXPECT_NE(r.out.find("passive -> active: VI segment at stream byte "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("crc_mismatch"), std::string::npos) << r.out;
-    const check::ViTcpCaptureReport rep = check_lib(bad.path(), false);
+    const check::vi_tcp_capture_report rep = check_lib(bad.path(), false);
     ASSERT_EQ(rep.connections.size(), 1u);
     EXPECT_EQ(rep.connections[0].crc_errors.size(), 1u);
     EXPECT_GT(rep.connections[0].dir[1].unchecked_bytes, 0u);  // the direction is not checked further
     // Without --no-checksum the damaged frame is refused by its TCP checksum, named by number.
-    const CommandResult strict = run_pcap_check("--framing vitcp " + bad.path());
+    const command_result strict = run_pcap_check("--framing vitcp " + bad.path());
     EXPECT_EQ(strict.exit_code, 1) << strict.out;
     EXPECT_NE(strict.out.find("--no-checksum"), std::string::npos) << strict.out;
 }
 
 TEST(ViTcpPcapCheck, MessageOrderIsHeldWithGoodCrcs) {
-    TempFile pcap("vitcp-num-src.pcap"), bad("vitcp-num-bad.pcap"), bad2("vitcp-off-bad.pcap");
+    temp_file pcap("vitcp-num-src.pcap"), bad("vitcp-num-bad.pcap"), bad2("vitcp-off-bad.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate(pcap.path()));
     // A Read Response whose Message Number (bytes 12-15) names no Read Request (§3.2).
-    ASSERT_NE(damage(pcap.path(), bad.path(), vt::SegmentType::read_response, true,
-                     [](std::uint8_t* seg, std::size_t) { seg[15] ^= 0x40; }, true),
+    ASSERT_NE(damage(
+                  pcap.path(), bad.path(), vt::segment_type::read_response, true,
+                  [](std::uint8_t* seg, std::size_t) { seg[15] ^= 0x40; }, true),
               0u);
-    check::ViTcpCaptureReport rep = check_lib(bad.path(), false);
+    check::vi_tcp_capture_report rep = check_lib(bad.path(), false);
     ASSERT_EQ(rep.connections.size(), 1u);
     ASSERT_EQ(rep.connections[0].errors.size(), 1u);
     EXPECT_NE(rep.connections[0].errors[0].find("answers none of our outstanding RdmaReadRequests"), std::string::npos)
         << rep.connections[0].errors[0];
     EXPECT_TRUE(rep.connections[0].crc_errors.empty());
     // A Read Request with a Data Offset (bytes 4-7): a single-segment message (§3.2).
-    ASSERT_NE(damage(pcap.path(), bad2.path(), vt::SegmentType::read_request, true,
-                     [](std::uint8_t* seg, std::size_t) { seg[7] = 8; }, true, 3),
+    ASSERT_NE(damage(
+                  pcap.path(), bad2.path(), vt::segment_type::read_request, true,
+                  [](std::uint8_t* seg, std::size_t) { seg[7] = 8; }, true, 3),
               0u);
     rep = check_lib(bad2.path(), false);
     ASSERT_EQ(rep.connections.size(), 1u);
     ASSERT_FALSE(rep.connections[0].errors.empty());
-    EXPECT_NE(rep.connections[0].errors[0].find("active -> passive"), std::string::npos) << rep.connections[0].errors[0];
+    EXPECT_NE(rep.connections[0].errors[0].find("active -> passive"), std::string::npos)
+        << rep.connections[0].errors[0];
     EXPECT_NE(rep.connections[0].errors[0].find("Data Offset"), std::string::npos) << rep.connections[0].errors[0];
 }
 
 TEST(ViTcpPcapCheck, AnAcceptRaisingTheReadWindowIsACeError) {
-    TempFile pcap("vitcp-ce-src.pcap"), bad("vitcp-ce-bad.pcap");
+    temp_file pcap("vitcp-ce-src.pcap"), bad("vitcp-ce-bad.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate(pcap.path()));
     // RDMA Read Window: CE header bytes 72-73, after the 24-byte segment header.
-    ASSERT_NE(damage(pcap.path(), bad.path(), vt::SegmentType::connect_accept, true,
-                     [](std::uint8_t* seg, std::size_t) { proto::put_be16(seg + 24 + 72, 0x100); }, true),
+    ASSERT_NE(damage(
+                  pcap.path(), bad.path(), vt::segment_type::connect_accept, true,
+                  [](std::uint8_t* seg, std::size_t) { proto::put_be16(seg + 24 + 72, 0x100); }, true),
               0u);
-    const CommandResult r = run_pcap_check("--no-checksum --framing vitcp " + bad.path());
+    const command_result r = run_pcap_check("--no-checksum --framing vitcp " + bad.path());
     EXPECT_EQ(r.exit_code, 1) << r.out;
     EXPECT_NE(r.out.find("ConnectAccept does not fit the ConnectRequest: ConnectAccept RDMA Read Window 256 above "
                          "the proposed 16"),
@@ -156,7 +162,7 @@ TEST(ViTcpPcapCheck, AnAcceptRaisingTheReadWindowIsACeError) {
 }
 
 TEST(ViTcpPcapCheck, ASegmentTheCaptureLostIsAHole) {
-    TempFile pcap("vitcp-hole-src.pcap"), cut("vitcp-hole-cut.pcap");
+    temp_file pcap("vitcp-hole-src.pcap"), cut("vitcp-hole-cut.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate(pcap.path()));
     std::string error;
     auto records = proto::read_pcap(pcap.path(), &error);
@@ -167,28 +173,28 @@ TEST(ViTcpPcapCheck, ASegmentTheCaptureLostIsAHole) {
         const auto p = net::parse_tcp_frame(f.data(), f.size(), nullptr);
         if (!p || p->payload_len == 0) continue;
         const auto v = vt::parse(f.data() + p->payload_offset, p->payload_len, true, nullptr);
-        if (v && v->header.type == vt::SegmentType::read_response) {
+        if (v && v->header.type == vt::segment_type::read_response) {
             records->erase(records->begin() + static_cast<std::ptrdiff_t>(i));
             break;
         }
     }
     write_capture_file(cut.path(), *records);
-    const CommandResult r = run_pcap_check("--framing vitcp " + cut.path());
+    const command_result r = run_pcap_check("--framing vitcp " + cut.path());
     EXPECT_EQ(r.exit_code, 1) << r.out;
     EXPECT_NE(r.out.find("passive -> active: a hole at stream byte "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("that the capture never fills"), std::string::npos) << r.out;
 }
 
 TEST(ViTcpPcapCheck, ARefusedConnectionShowsItsReason) {
-    TempFile pcap("vitcp-reject.pcap");
+    temp_file pcap("vitcp-reject.pcap");
     // The run fails (the connect is refused), so it is started by hand rather than by simulate_capture.
     const std::string cmd = "cd " + shell_quote(RNIC_SOURCE_DIR) + " && " + shell_quote(RNIC_SIM) +
                             " --set rnic.framing=vitcp --set hosts.1.vitcp_reliability=unreliable --set "
                             "workload.iterations=2 --log off --pcap " +
                             shell_quote(pcap.path());
-    const CommandResult sim = run_command(cmd, true);
+    const command_result sim = run_command(cmd, true);
     ASSERT_EQ(sim.exit_code, 1) << sim.out;
-    const CommandResult r = run_pcap_check("--framing vitcp " + pcap.path());
+    const command_result r = run_pcap_check("--framing vitcp " + pcap.path());
     EXPECT_EQ(r.exit_code, 0) << r.out;  // a refusal is the protocol working, not a broken capture
     EXPECT_NE(r.out.find("ConnectRequest -> ConnectReject (IS Error Code 2: reliability levels differ"),
               std::string::npos)
@@ -219,13 +225,14 @@ std::size_t edit_tcp(const std::string& in, const std::string& out, std::size_t 
 }
 
 TEST(ViTcpPcapCheck, UrgentMarksOnSegmentStartsAreClean) {
-    TempFile pcap("vitcp-urgent-clean.pcap");
-    ASSERT_NO_FATAL_FAILURE(simulate(pcap.path(), "--set rnic.vitcp.urgent_marker=true --set rnic.rx_path=urgent "
-                                                  "--set link.a_to_b.loss=0.01 --set link.b_to_a.loss=0.01"));
-    const CommandResult r = run_pcap_check("--framing vitcp " + pcap.path());
+    temp_file pcap("vitcp-urgent-clean.pcap");
+    ASSERT_NO_FATAL_FAILURE(simulate(pcap.path(),
+                                     "--set rnic.vitcp.urgent_marker=true --set rnic.rx_path=urgent "
+                                     "--set link.a_to_b.loss=0.01 --set link.b_to_a.loss=0.01"));
+    const command_result r = run_pcap_check("--framing vitcp " + pcap.path());
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("Urgent Marker offered"), std::string::npos) << r.out;
-    const check::ViTcpCaptureReport rep = check_lib(pcap.path(), true);
+    const check::vi_tcp_capture_report rep = check_lib(pcap.path(), true);
     ASSERT_EQ(rep.connections.size(), 1u);
     // 20 x 3 Read Requests one way; every response segment the other (each VI segment once).
     EXPECT_EQ(rep.connections[0].dir[0].segments, 60u);
@@ -234,7 +241,7 @@ TEST(ViTcpPcapCheck, UrgentMarksOnSegmentStartsAreClean) {
 }
 
 TEST(ViTcpPcapCheck, AnUrgentPointerOffByOneIsAnError) {
-    TempFile pcap("vitcp-urgent-src.pcap"), bad("vitcp-urgent-bad.pcap");
+    temp_file pcap("vitcp-urgent-src.pcap"), bad("vitcp-urgent-bad.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate(pcap.path(), "--set rnic.vitcp.urgent_marker=true --set rnic.rx_path=urgent"));
     // RFC 9293 §3.1's reading (the byte after the urgent data) instead of the seed's (§3.7: the
     // urgent byte itself): the pointer moves one past the segment's first byte.
@@ -243,7 +250,7 @@ TEST(ViTcpPcapCheck, AnUrgentPointerOffByOneIsAnError) {
         tcp[19] = static_cast<std::uint8_t>(tcp[19] + 1);
     });
     ASSERT_NE(frame, 0u);
-    const CommandResult r = run_pcap_check("--no-checksum --framing vitcp " + bad.path());
+    const command_result r = run_pcap_check("--no-checksum --framing vitcp " + bad.path());
     EXPECT_EQ(r.exit_code, 1) << r.out;
     EXPECT_NE(r.out.find("frame " + std::to_string(frame) + ": URG with the urgent pointer at stream byte "),
               std::string::npos)
@@ -252,14 +259,14 @@ TEST(ViTcpPcapCheck, AnUrgentPointerOffByOneIsAnError) {
 }
 
 TEST(ViTcpPcapCheck, UrgentDataWithoutTheOtherEndsOptionIsAnError) {
-    TempFile pcap("vitcp-urgent-none-src.pcap"), bad("vitcp-urgent-none-bad.pcap");
+    temp_file pcap("vitcp-urgent-none-src.pcap"), bad("vitcp-urgent-none-bad.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate(pcap.path(), "--set rnic.vitcp.crc=false"));
     const std::size_t frame = edit_tcp(pcap.path(), bad.path(), 0, [](std::uint8_t* tcp) {
         tcp[13] |= 0x20;  // URG, pointer 0: the first byte of the segment, but no option was received
         tcp[18] = tcp[19] = 0;
     });
     ASSERT_NE(frame, 0u);
-    const CommandResult r = run_pcap_check("--no-checksum --framing vitcp " + bad.path());
+    const command_result r = run_pcap_check("--no-checksum --framing vitcp " + bad.path());
     EXPECT_EQ(r.exit_code, 1) << r.out;
     EXPECT_NE(r.out.find("did not carry the Urgent Marker option (§3.7)"), std::string::npos) << r.out;
 }
@@ -269,29 +276,30 @@ TEST(ViTcpPcapCheck, UrgentDataWithoutTheOtherEndsOptionIsAnError) {
 // a message that was never sent is an error, in either kind of segment.
 TEST(ViTcpPcapCheck, ReliableReceptionMessageAcksNameCompletedMessages) {
     const std::string rr = "--set rnic.vitcp.crc=true --set rnic.vitcp.reliability=reliable_reception";
-    TempFile reads("vitcp-rr-reads.pcap"), writes("vitcp-rr-writes.pcap");
+    temp_file reads("vitcp-rr-reads.pcap"), writes("vitcp-rr-writes.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate(reads.path(), rr));
     ASSERT_NO_FATAL_FAILURE(simulate_capture("vitcp", writes.path(),
                                              rr + " --set workload.type=write_bw --set 'workload.sizes=[64,4096]' "
                                                   "--set workload.iterations=20"));
     for (const std::string& path : {reads.path(), writes.path()}) {
-        const CommandResult r = run_pcap_check("--verbose --framing vitcp " + path);
+        const command_result r = run_pcap_check("--verbose --framing vitcp " + path);
         EXPECT_EQ(r.exit_code, 0) << r.out;
         EXPECT_NE(r.out.find("ConnectRequest -> ConnectAccept: reliable reception"), std::string::npos) << r.out;
     }
-    const check::ViTcpCaptureReport clean = check_lib(writes.path(), true);
+    const check::vi_tcp_capture_report clean = check_lib(writes.path(), true);
     ASSERT_EQ(clean.connections.size(), 1u);
     EXPECT_GT(clean.connections[0].dir[1].by_type.count("NOP"), 0u) << "the Write receiver's Message ACKs ride in NOPs";
     // Message ACK: segment header bytes 16-19.
     const auto never_sent = [](std::uint8_t* seg, std::size_t) { seg[16] ^= 0x80; };
-    for (const auto& [in, type] : {std::pair{reads.path(), vt::SegmentType::read_response},
-                                   std::pair{writes.path(), vt::SegmentType::nop}}) {
-        TempFile bad("vitcp-rr-bad.pcap");
+    for (const auto& [in, type] :
+         {std::pair{reads.path(), vt::segment_type::read_response}, std::pair{writes.path(), vt::segment_type::nop}}) {
+        temp_file bad("vitcp-rr-bad.pcap");
         ASSERT_NE(damage(in, bad.path(), type, true, never_sent, true), 0u);
-        const check::ViTcpCaptureReport rep = check_lib(bad.path(), false);
+        const check::vi_tcp_capture_report rep = check_lib(bad.path(), false);
         ASSERT_EQ(rep.connections.size(), 1u);
         ASSERT_EQ(rep.connections[0].errors.size(), 1u) << vt::to_string(type);
-        EXPECT_NE(rep.connections[0].errors[0].find("passive -> active"), std::string::npos) << rep.connections[0].errors[0];
+        EXPECT_NE(rep.connections[0].errors[0].find("passive -> active"), std::string::npos)
+            << rep.connections[0].errors[0];
         EXPECT_NE(rep.connections[0].errors[0].find("names no message the other direction had completed"),
                   std::string::npos)
             << rep.connections[0].errors[0];
@@ -300,10 +308,10 @@ TEST(ViTcpPcapCheck, ReliableReceptionMessageAcksNameCompletedMessages) {
 }
 
 TEST(ViTcpPcapCheck, WrongFramingEitherWayFails) {
-    TempFile vi("vitcp-as-mpa.pcap"), mpa("mpa-as-vitcp.pcap");
+    temp_file vi("vitcp-as-mpa.pcap"), mpa("mpa-as-vitcp.pcap");
     ASSERT_NO_FATAL_FAILURE(simulate(vi.path()));
     ASSERT_NO_FATAL_FAILURE(simulate_capture("mpa", mpa.path(), "--set workload.iterations=2"));
-    CommandResult r = run_pcap_check(vi.path());
+    command_result r = run_pcap_check(vi.path());
     EXPECT_EQ(r.exit_code, 1) << r.out;
     r = run_pcap_check("--framing vitcp " + mpa.path());
     EXPECT_EQ(r.exit_code, 1) << r.out;

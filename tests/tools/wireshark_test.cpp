@@ -17,11 +17,11 @@
 namespace rnic::tools_test {
 namespace {
 
-using ddp::Opcode;
+using ddp::opcode;
 
 const std::string kTshark = "tshark --disable-protocol rpcordma --disable-protocol smb_direct -r ";
 
-struct TsharkView {
+struct tshark_view {
     std::string verbose;    // -V
     std::string malformed;  // -Y _ws.malformed
     std::size_t requests = 0, replies = 0;
@@ -29,10 +29,12 @@ struct TsharkView {
     std::map<std::pair<unsigned, unsigned>, std::vector<std::uint8_t>> opcodes;
 };
 
-std::size_t lines(const std::string& s) { return count_of(s, "\n"); }
+std::size_t lines(const std::string& s) {
+    return count_of(s, "\n");
+}
 
-TsharkView run_tshark(const std::string& path) {
-    TsharkView v;
+tshark_view run_tshark(const std::string& path) {
+    tshark_view v;
     v.verbose = run_command(kTshark + path + " -V").out;
     v.malformed = run_command(kTshark + path + " -Y _ws.malformed").out;
     v.requests = lines(run_command(kTshark + path + " -Y iwarp_mpa.req -T fields -e frame.number").out);
@@ -62,59 +64,61 @@ std::string hex_list(const std::vector<std::uint8_t>& v) {
     return s;
 }
 
-class WiresharkAgrees : public ::testing::TestWithParam<Scenario (*)()> {};
+class WiresharkAgrees : public ::testing::TestWithParam<scenario (*)()> {};
 
 TEST_P(WiresharkAgrees, EveryFpduDecodesInOrder) {
     if (!tshark_available()) GTEST_SKIP() << "tshark not installed";
-    const Scenario sc = GetParam()();
-    TempFile file("tshark-" + sc.name + ".pcap");
+    const scenario sc = GetParam()();
+    temp_file file("tshark-" + sc.name + ".pcap");
     ASSERT_TRUE(sc.capture.write(file.path()));
-    const TsharkView v = run_tshark(file.path());
+    const tshark_view v = run_tshark(file.path());
 
     EXPECT_EQ(count_of(v.verbose, "(Good CRC32)"), sc.fpdus());
     EXPECT_EQ(count_of(v.verbose, "Bad CRC32"), 0u);
     EXPECT_EQ(v.malformed, "");
     EXPECT_EQ(v.requests, sc.connections.size());
     EXPECT_EQ(v.replies, sc.connections.size());
-    for (const WrittenConnection& w : sc.connections) {
+    for (const written_connection& w : sc.connections) {
         // tshark 4.0.17 treats Markers as both-ways-or-none and miscounts them on a segment that ends
         // exactly on a Marker position: the captures must avoid both.
-        EXPECT_EQ(w.markers[kInitiator], w.markers[kResponder]);
+        EXPECT_EQ(w.markers[k_initiator], w.markers[k_responder]);
         EXPECT_EQ(w.marker_boundary_segments, 0u);
         const auto to_resp = v.opcodes.find({w.initiator_port, w.responder_port});
         const auto to_init = v.opcodes.find({w.responder_port, w.initiator_port});
         ASSERT_NE(to_resp, v.opcodes.end());
         ASSERT_NE(to_init, v.opcodes.end());
-        EXPECT_EQ(to_resp->second, w.opcodes[kInitiator])
-            << "tshark: " << hex_list(to_resp->second) << "\nwritten: " << hex_list(w.opcodes[kInitiator]);
-        EXPECT_EQ(to_init->second, w.opcodes[kResponder])
-            << "tshark: " << hex_list(to_init->second) << "\nwritten: " << hex_list(w.opcodes[kResponder]);
+        EXPECT_EQ(to_resp->second, w.opcodes[k_initiator])
+            << "tshark: " << hex_list(to_resp->second) << "\nwritten: " << hex_list(w.opcodes[k_initiator]);
+        EXPECT_EQ(to_init->second, w.opcodes[k_responder])
+            << "tshark: " << hex_list(to_init->second) << "\nwritten: " << hex_list(w.opcodes[k_responder]);
     }
 
     // rnic-pcap-check reads the same file the same way.
-    const auto report = check::check_pcap_file(file.path(), check::Options{}, nullptr);
+    const auto report = check::check_pcap_file(file.path(), check::options{}, nullptr);
     ASSERT_TRUE(report.has_value());
     EXPECT_TRUE(report->ok()) << all_issues(*report);
     ASSERT_EQ(report->connections.size(), sc.connections.size());
     for (std::size_t i = 0; i < sc.connections.size(); ++i) {
         const auto& c = report->connections[i];
-        const WrittenConnection& w = sc.connections[i];
-        EXPECT_EQ(c.directions[check::kToResponder].opcode_sequence, v.opcodes.at({w.initiator_port, w.responder_port}));
-        EXPECT_EQ(c.directions[check::kToInitiator].opcode_sequence, v.opcodes.at({w.responder_port, w.initiator_port}));
+        const written_connection& w = sc.connections[i];
+        EXPECT_EQ(c.directions[check::k_to_responder].opcode_sequence,
+                  v.opcodes.at({w.initiator_port, w.responder_port}));
+        EXPECT_EQ(c.directions[check::k_to_initiator].opcode_sequence,
+                  v.opcodes.at({w.responder_port, w.initiator_port}));
     }
     EXPECT_EQ(run_command(std::string(RNIC_PCAP_CHECK) + " " + file.path()).exit_code, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tshark, WiresharkAgrees,
-                         ::testing::Values(&all_opcodes_rev1, &enhanced_rev2, &markers_both_ways, &terminate_after_write,
-                                           &everything, &two_connections),
-                         [](const ::testing::TestParamInfo<Scenario (*)()>& p) { return p.param().name; });
+                         ::testing::Values(&all_opcodes_rev1, &enhanced_rev2, &markers_both_ways,
+                                           &terminate_after_write, &everything, &two_connections),
+                         [](const ::testing::TestParamInfo<scenario (*)()>& p) { return p.param().name; });
 
 // The revision 2 frames are recognised as such (tshark only warns about Rev != 1 and the S bit).
 TEST(WiresharkAgreesOn, Revision2Frames) {
     if (!tshark_available()) GTEST_SKIP() << "tshark not installed";
-    const Scenario sc = enhanced_rev2();
-    TempFile file("tshark-rev2.pcap");
+    const scenario sc = enhanced_rev2();
+    temp_file file("tshark-rev2.pcap");
     ASSERT_TRUE(sc.capture.write(file.path()));
     const std::string revs =
         run_command(kTshark + file.path() + " -Y \"iwarp_mpa.req || iwarp_mpa.rep\" -T fields -e iwarp_mpa.rev").out;
@@ -125,25 +129,25 @@ TEST(WiresharkAgreesOn, Revision2Frames) {
 // next FPDU, there being no Markers), rnic-pcap-check one bad CRC and exit status 1.
 TEST(WiresharkAgreesOn, FlippedBit) {
     if (!tshark_available()) GTEST_SKIP() << "tshark not installed";
-    Capture cap;
-    Session s(cap);
+    capture cap;
+    session s(cap);
     s.handshake();
     s.exchange(request_v1(false, true), reply_v1(false, true));
-    Messages& m = s.messages(kInitiator);
-    s.send(kInitiator, s.fpdu(kInitiator, m.send(Opcode::send, pattern(40))));
-    Bytes bad = s.fpdu(kInitiator, m.send(Opcode::send, pattern(40)));
+    messages& m = s.messages(k_initiator);
+    s.send(k_initiator, s.fpdu(k_initiator, m.send(opcode::send, pattern(40))));
+    bytes bad = s.fpdu(k_initiator, m.send(opcode::send, pattern(40)));
     bad[25] ^= 0x04;
-    s.send(kInitiator, bad);
-    s.send(kInitiator, s.fpdu(kInitiator, m.send(Opcode::send, pattern(40))));
+    s.send(k_initiator, bad);
+    s.send(k_initiator, s.fpdu(k_initiator, m.send(opcode::send, pattern(40))));
     s.close();
-    TempFile file("tshark-flipped.pcap");
+    temp_file file("tshark-flipped.pcap");
     ASSERT_TRUE(cap.write(file.path()));
-    const TsharkView v = run_tshark(file.path());
+    const tshark_view v = run_tshark(file.path());
     EXPECT_EQ(count_of(v.verbose, "Bad CRC32"), 1u);
     EXPECT_EQ(count_of(v.verbose, "(Good CRC32)"), 2u);
-    const auto report = check::check_pcap_file(file.path(), check::Options{}, nullptr);
+    const auto report = check::check_pcap_file(file.path(), check::options{}, nullptr);
     ASSERT_TRUE(report.has_value());
-    EXPECT_EQ(report->connections.at(0).directions[check::kToResponder].bad_crcs, 1u);
+    EXPECT_EQ(report->connections.at(0).directions[check::k_to_responder].bad_crcs, 1u);
     EXPECT_EQ(run_command(std::string(RNIC_PCAP_CHECK) + " " + file.path()).exit_code, 1);
 }
 

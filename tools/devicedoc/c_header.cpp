@@ -18,8 +18,10 @@ std::string upper(const std::string& s) {
     std::string out;
     for (char c : s) {
         const auto u = static_cast<unsigned char>(c);
-        if (std::isalnum(u)) out += static_cast<char>(std::toupper(u));
-        else if (!out.empty() && out.back() != '_') out += '_';
+        if (std::isalnum(u))
+            out += static_cast<char>(std::toupper(u));
+        else if (!out.empty() && out.back() != '_')
+            out += '_';
     }
     while (!out.empty() && out.back() == '_') out.pop_back();
     return out;
@@ -126,7 +128,8 @@ std::string render_c_header() {
     o << "\n/* Doorbells: free-running indices (mod 2^32), write-only */\n";
     define(o, "RNIC_QP_DOORBELL_BASE", hex(rm::kQpDoorbellBase) + "u");
     define(o, "RNIC_QP_DOORBELL_STRIDE", std::to_string(rm::kQpDoorbellStride) + "u");
-    define(o, "RNIC_QP_DOORBELL_HIGH_BASE", hex(rm::kQpDoorbellHighBase) + "u", "QPs from RNIC_QP_DOORBELL_LOW_COUNT up");
+    define(o, "RNIC_QP_DOORBELL_HIGH_BASE", hex(rm::kQpDoorbellHighBase) + "u",
+           "QPs from RNIC_QP_DOORBELL_LOW_COUNT up");
     define(o, "RNIC_QP_DOORBELL_LOW_COUNT", std::to_string(rm::kQpDoorbellLowCount) + "u");
     define(o, "RNIC_SQ_DOORBELL", hex(rm::kSqDoorbell) + "u", "in a QP's slot: send-queue producer index");
     define(o, "RNIC_RQ_DOORBELL", hex(rm::kRqDoorbell) + "u", "in a QP's slot: receive-queue producer index");

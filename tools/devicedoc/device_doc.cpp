@@ -34,19 +34,26 @@ std::string byte_range(std::size_t offset, std::size_t size) {
 std::string cell(const std::string& s) {
     std::string out;
     for (char c : s) {
-        if (c == '|') out += "\\|";
-        else out += c;
+        if (c == '|')
+            out += "\\|";
+        else
+            out += c;
     }
     return out;
 }
 
 std::string field_type(std::size_t size) {
     switch (size) {
-        case 1: return "u8";
-        case 2: return "u16";
-        case 4: return "u32";
-        case 8: return "u64";
-        default: return std::to_string(size) + " bytes";
+    case 1:
+        return "u8";
+    case 2:
+        return "u16";
+    case 4:
+        return "u32";
+    case 8:
+        return "u64";
+    default:
+        return std::to_string(size) + " bytes";
     }
 }
 
@@ -63,7 +70,8 @@ void fields_table(std::ostringstream& o, const rm::layout_desc& l) {
     // Fields by offset, with the reserved gaps between them.
     std::vector<const rm::field_desc*> f;
     for (std::size_t i = 0; i < l.count; ++i) f.push_back(&l.fields[i]);
-    std::stable_sort(f.begin(), f.end(), [](const rm::field_desc* a, const rm::field_desc* b) { return a->offset < b->offset; });
+    std::stable_sort(f.begin(), f.end(),
+                     [](const rm::field_desc* a, const rm::field_desc* b) { return a->offset < b->offset; });
     std::size_t next = 0;
     for (const rm::field_desc* d : f) {
         if (d->offset > next) o << "| " << byte_range(next, d->offset - next) << " | *reserved* | | zero |\n";
@@ -87,7 +95,8 @@ void bits_table(std::ostringstream& o, const rm::bitfield_desc* b, std::size_t n
     table_header(o, {"bits", "field", "description"});
     std::vector<const rm::bitfield_desc*> v;
     for (std::size_t i = 0; i < n; ++i) v.push_back(&b[i]);
-    std::stable_sort(v.begin(), v.end(), [](const rm::bitfield_desc* x, const rm::bitfield_desc* y) { return x->lsb > y->lsb; });
+    std::stable_sort(v.begin(), v.end(),
+                     [](const rm::bitfield_desc* x, const rm::bitfield_desc* y) { return x->lsb > y->lsb; });
     for (const rm::bitfield_desc* d : v) {
         o << "| " << bit_range(d->lsb, d->width) << " | `" << d->name << "` | " << cell(d->description) << " |\n";
     }
@@ -99,8 +108,7 @@ void values_table(std::ostringstream& o, const rm::value_desc* v, std::size_t n,
     for (std::size_t i = 0; i < n; ++i) {
         std::string value = flags ? hex(v[i].value, digits) : std::to_string(v[i].value);
         if (!flags && v[i].value >= 0x10) value += " (" + hex(v[i].value) + ")";
-        o << "| " << value << " | `" << v[i].name << "` | "
-          << cell(v[i].description) << " |\n";
+        o << "| " << value << " | `" << v[i].name << "` | " << cell(v[i].description) << " |\n";
     }
     o << "\n";
 }
@@ -146,8 +154,8 @@ std::string render() {
         o << "| " << hex(r.offset, 4) << " | " << hex(r.offset + r.size - 1, 4) << " | " << r.name << " | "
           << cell(r.description) << " |\n";
     }
-    const std::uint32_t last = rm::kBar0Regions[count(rm::kBar0Regions) - 1].offset +
-                               rm::kBar0Regions[count(rm::kBar0Regions) - 1].size;
+    const std::uint32_t last =
+        rm::kBar0Regions[count(rm::kBar0Regions) - 1].offset + rm::kBar0Regions[count(rm::kBar0Regions) - 1].size;
     if (last < rm::kBar0Size) {
         o << "| " << hex(last, 4) << " | " << hex(rm::kBar0Size - 1, 4) << " | reserved | reads as zero |\n";
     }
@@ -182,7 +190,8 @@ std::string render() {
       << "| CQ consumer of CQ *n* | " << hex(rm::kCqDoorbellBase) << " + " << rm::kCqDoorbellStride << "·*n* + "
       << hex(rm::kCqConsumer) << " | CQEs consumed: frees ring slots for the device |\n"
       << "| CQ arm of CQ *n* | " << hex(rm::kCqDoorbellBase) << " + " << rm::kCqDoorbellStride << "·*n* + "
-      << hex(rm::kCqArm) << " | any value: raise the CQ's MSI-X vector once: at once if CQEs wait beyond the consumer index, else at "
+      << hex(rm::kCqArm)
+      << " | any value: raise the CQ's MSI-X vector once: at once if CQEs wait beyond the consumer index, else at "
       << "the next CQE |\n"
       << "| command ring producer | " << hex(rm::CMDQ_PROD, 4) << " (`CMDQ_PROD`) | commands written |\n\n"
       << "The QP window has room for " << (rm::kCqDoorbellBase - rm::kQpDoorbellBase) / rm::kQpDoorbellStride
@@ -312,7 +321,7 @@ std::string render() {
     fields_table(o, layout_named("cqe"));
     o << "Owner word (" << byte_range(rm::cqe_off::owner, 4) << "):\n\n";
     bits_table(o, rm::kCqeOwnerBits, count(rm::kCqeOwnerBits));
-    o << "Flags (owner bits " << bit_range(rm::cqe_off::flags_shift, 8) << "):\n\n";
+    o << "Flags (owner bits " << bit_range(rm::cqe_off::kFlagsShift, 8) << "):\n\n";
     values_table(o, rm::kCqeFlags, count(rm::kCqeFlags), true, 2);
     o << "QP error entry: opcode " << hex(rm::kCqeOpcodeQpError, 2) << ", written to the QP's receive CQ (receive "
       << "bit set) when the QP leaves RTS because of a Terminate (sent or received) or a fatal stream error; "
@@ -370,7 +379,8 @@ std::vector<std::string> check_bits(const std::string& word, const rm::bitfield_
         }
         for (std::size_t j = 0; j < i; ++j) {
             const rm::bitfield_desc& c = bits[j];
-            if (b.lsb < c.lsb + c.width && c.lsb < b.lsb + b.width) p.push_back(word + "." + b.name + " overlaps " + c.name);
+            if (b.lsb < c.lsb + c.width && c.lsb < b.lsb + b.width)
+                p.push_back(word + "." + b.name + " overlaps " + c.name);
         }
     }
     return p;
@@ -382,13 +392,15 @@ std::vector<std::string> check_registers(const rm::register_desc* regs, std::siz
     std::set<std::string> names;
     for (std::size_t i = 0; i < n; ++i) {
         const rm::register_desc& r = regs[i];
-        if (r.offset % 4 != 0) p.push_back(std::string("register ") + r.name + ": offset " + hex(r.offset) + " not 4-byte aligned");
+        if (r.offset % 4 != 0)
+            p.push_back(std::string("register ") + r.name + ": offset " + hex(r.offset) + " not 4-byte aligned");
         if (r.offset + 4 > block_end) {
-            p.push_back(std::string("register ") + r.name + ": offset " + hex(r.offset) + " outside the register block (ends at " +
-                        hex(block_end) + ")");
+            p.push_back(std::string("register ") + r.name + ": offset " + hex(r.offset) +
+                        " outside the register block (ends at " + hex(block_end) + ")");
         }
         if (!offsets.emplace(r.offset, r.name).second) {
-            p.push_back(std::string("register ") + r.name + ": offset " + hex(r.offset) + " already used by " + offsets[r.offset]);
+            p.push_back(std::string("register ") + r.name + ": offset " + hex(r.offset) + " already used by " +
+                        offsets[r.offset]);
         }
         if (!names.insert(r.name).second) p.push_back(std::string("register ") + r.name + ": name used twice");
     }
@@ -421,7 +433,8 @@ std::vector<std::string> check_values(const std::string& what, const rm::value_d
     for (std::size_t i = 0; i < n; ++i) {
         if (!names.insert(v[i].name).second) p.push_back(what + " " + v[i].name + ": name used twice");
         if (!values.emplace(v[i].value, v[i].name).second) {
-            p.push_back(what + " " + v[i].name + ": value " + hex(v[i].value) + " already used by " + values[v[i].value]);
+            p.push_back(what + " " + v[i].name + ": value " + hex(v[i].value) + " already used by " +
+                        values[v[i].value]);
         }
         if (flags && (v[i].value == 0 || (v[i].value & (v[i].value - 1)) != 0)) {
             p.push_back(what + " " + v[i].name + ": " + hex(v[i].value) + " is not a single bit");
@@ -446,8 +459,8 @@ std::vector<std::string> check_commands(const rm::command_desc* c, std::size_t n
             const bool word_start = at == 0 || text[at - 1] == ' ' || text[at - 1] == ';';
             if (!word_start || at + 1 >= text.size() || text[at + 1] < '0' || text[at + 1] > '9') continue;
             if (static_cast<std::size_t>(text[at + 1] - '0') >= params) {
-                p.push_back(std::string("command ") + c[i].name + ": names parameter p" + text[at + 1] + " (there are " +
-                            std::to_string(params) + ")");
+                p.push_back(std::string("command ") + c[i].name + ": names parameter p" + text[at + 1] +
+                            " (there are " + std::to_string(params) + ")");
             }
         }
     }
@@ -460,17 +473,19 @@ doorbell_layout device_doorbells() {
         if (r.offset == rm::CAP_MAX_QP) max_qp = r.reset;
         if (r.offset == rm::CAP_MAX_CQ) max_cq = r.reset;
     }
-    return {rm::kQpDoorbellBase, rm::kQpDoorbellStride, rm::kSqDoorbell, rm::kRqDoorbell, max_qp,
-            rm::kCqDoorbellBase, rm::kCqDoorbellStride, rm::kCqConsumer, rm::kCqArm,       max_cq,
-            rm::kMsixTableOffset, rm::kMsixPbaOffset, rm::kMsixPageSize, rm::kBar0Size};
+    return {rm::kQpDoorbellBase,  rm::kQpDoorbellStride, rm::kSqDoorbell,   rm::kRqDoorbell, max_qp,
+            rm::kCqDoorbellBase,  rm::kCqDoorbellStride, rm::kCqConsumer,   rm::kCqArm,      max_cq,
+            rm::kMsixTableOffset, rm::kMsixPbaOffset,    rm::kMsixPageSize, rm::kBar0Size};
 }
 
 std::vector<std::string> check_doorbells(const doorbell_layout& d) {
     std::vector<std::string> p;
     auto slot = [&p](const char* what, std::uint32_t a, std::uint32_t b, std::uint32_t stride) {
-        if (a % 4 != 0 || b % 4 != 0) p.push_back(std::string(what) + ": doorbell offsets in the slot not 4-byte aligned");
+        if (a % 4 != 0 || b % 4 != 0)
+            p.push_back(std::string(what) + ": doorbell offsets in the slot not 4-byte aligned");
         if (a == b) p.push_back(std::string(what) + ": both doorbells at the same offset in the slot");
-        if (a + 4 > stride || b + 4 > stride) p.push_back(std::string(what) + ": doorbell outside its slot of " + std::to_string(stride) + " bytes");
+        if (a + 4 > stride || b + 4 > stride)
+            p.push_back(std::string(what) + ": doorbell outside its slot of " + std::to_string(stride) + " bytes");
     };
     slot("QP doorbells", d.sq, d.rq, d.qp_stride);
     slot("CQ doorbells", d.consumer, d.arm, d.cq_stride);
@@ -489,7 +504,8 @@ std::vector<std::string> check_doorbells(const doorbell_layout& d) {
         for (std::size_t j = 0; j < i; ++j) {
             if (ranges[i].begin < ranges[j].end && ranges[j].begin < ranges[i].end) {
                 p.push_back(std::string(ranges[i].name) + " (" + hex(ranges[i].begin) + ".." + hex(ranges[i].end) +
-                            ") overlap " + ranges[j].name + " (" + hex(ranges[j].begin) + ".." + hex(ranges[j].end) + ")");
+                            ") overlap " + ranges[j].name + " (" + hex(ranges[j].begin) + ".." + hex(ranges[j].end) +
+                            ")");
             }
         }
     }
@@ -501,13 +517,15 @@ std::vector<std::string> check_doorbells(const doorbell_layout& d) {
 
 std::vector<std::string> check_device() {
     std::vector<std::string> p;
-    add(p, check_registers(rm::kRegisters, count(rm::kRegisters), rm::kBar0Regions[0].offset + rm::kBar0Regions[0].size));
+    add(p,
+        check_registers(rm::kRegisters, count(rm::kRegisters), rm::kBar0Regions[0].offset + rm::kBar0Regions[0].size));
     add(p, check_regions(rm::kBar0Regions, count(rm::kBar0Regions), rm::kBar0Size));
     add(p, check_doorbells(device_doorbells()));
     for (const rm::layout_desc& l : rm::kLayouts) {
         add(p, check_layout(l));
         if (l.size == 0 || (l.size & (l.size - 1)) != 0) {
-            p.push_back(std::string(l.name) + ": size " + std::to_string(l.size) + " is not a power of two (ring slots)");
+            p.push_back(std::string(l.name) + ": size " + std::to_string(l.size) +
+                        " is not a power of two (ring slots)");
         }
     }
     add(p, check_bits("CTRL", rm::kCtrlBits, count(rm::kCtrlBits)));
@@ -528,16 +546,20 @@ std::vector<std::string> check_device() {
 
     // Values that must fit the fields that carry them.
     for (const rm::value_desc& s : rm::kQpStates) {
-        if (s.value > rm::query_qp_result::state_mask) p.push_back(std::string("QP state ") + s.name + " does not fit state_mask");
+        if (s.value > rm::query_qp_result::kStateMask)
+            p.push_back(std::string("QP state ") + s.name + " does not fit state_mask");
     }
     for (const rm::value_desc& f : rm::kCqeFlags) {
-        if (f.value > 0xff) p.push_back(std::string("CQE flag ") + f.name + " does not fit the owner word's 8 flag bits");
+        if (f.value > 0xff)
+            p.push_back(std::string("CQE flag ") + f.name + " does not fit the owner word's 8 flag bits");
     }
     for (const rm::value_desc& o : rm::kWrOpcodes) {
-        if (o.value == rm::kCqeOpcodeQpError) p.push_back(std::string("work-request opcode ") + o.name + " collides with the QP error CQE opcode");
+        if (o.value == rm::kCqeOpcodeQpError)
+            p.push_back(std::string("work-request opcode ") + o.name + " collides with the QP error CQE opcode");
     }
     if (rm::kMsixVectors * rm::kMsixEntrySize > rm::kMsixPageSize) p.push_back("MSI-X table larger than its page");
-    if (rm::kMsixPbaSize * 8 < rm::kMsixVectors || rm::kMsixPbaSize > rm::kMsixPageSize) p.push_back("MSI-X PBA size wrong");
+    if (rm::kMsixPbaSize * 8 < rm::kMsixVectors || rm::kMsixPbaSize > rm::kMsixPageSize)
+        p.push_back("MSI-X PBA size wrong");
     if (rm::kMsixVectors > 32) p.push_back("INTR_CAUSE has one bit per vector: at most 32 vectors");
     if (rm::kMsixCommandVector >= rm::kMsixVectors) p.push_back("command vector outside the MSI-X table");
     return p;

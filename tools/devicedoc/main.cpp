@@ -25,8 +25,9 @@ int main(int argc, char** argv) {
         } else {
             std::cerr << "usage: rnic-devicedoc [--c-header] [-o FILE] [--check]\n"
                          "Writes docs/device.md from models/rnic/regmap.h: "
-                      << rnic::devicedoc::kRegenerateCommand << "\nand the C drivers' header with --c-header: "
-                      << rnic::devicedoc::kRegenerateHeaderCommand << "\n";
+                      << rnic::devicedoc::kRegenerateCommand
+                      << "\nand the C drivers' header with --c-header: " << rnic::devicedoc::kRegenerateHeaderCommand
+                      << "\n";
             return std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0 ? 0 : 2;
         }
     }

@@ -10,10 +10,10 @@ namespace rnic::sweep {
 
 // A bad sweep file, plot spec or table: the message names the file and the field ("sweep.json: axes[1].range.step:
 // must not be 0"). rnic-sweep prints it and exits with status 2.
-class InputError : public std::runtime_error {
- public:
-  InputError(const std::string& file, const std::string& field, const std::string& problem);
-  explicit InputError(const std::string& message) : std::runtime_error(message) {}
+class input_error : public std::runtime_error {
+public:
+    input_error(const std::string& file, const std::string& field, const std::string& problem);
+    explicit input_error(const std::string& message) : std::runtime_error(message) {}
 };
 
 // The text of a value as rnic-sim's `--set KEY=VALUE` reads it, and as table cells show it: strings as they are

@@ -29,37 +29,37 @@
 
 namespace rnic::sweep {
 
-enum class Aggregate { none, sum, mean, min, max, count };
+enum class aggregate { none, sum, mean, min, max, count };
 
-struct PathStep {
-  enum class Kind { member, index, wildcard, select };
-  Kind kind = Kind::member;
-  std::string name;          // member: the member name; select: the field compared
-  std::int64_t index = 0;    // index
-  boost::json::value match;  // select: the value compared with
-  std::size_t end = 0;       // offset in the path text just after this step (for messages)
+struct path_step {
+    enum class kind { member, index, wildcard, select };
+    kind kind = kind::member;
+    std::string name;          // member: the member name; select: the field compared
+    std::int64_t index = 0;    // index
+    boost::json::value match;  // select: the value compared with
+    std::size_t end = 0;       // offset in the path text just after this step (for messages)
 };
 
-struct MetricPath {
-  std::string text;  // as written, aggregate included
-  sweep::Aggregate aggregate = sweep::Aggregate::none;
-  std::size_t path_offset = 0;  // where the path starts in `text` (after "sum:")
-  std::vector<PathStep> steps;
+struct metric_path {
+    std::string text;  // as written, aggregate included
+    sweep::aggregate aggregate = sweep::aggregate::none;
+    std::size_t path_offset = 0;  // where the path starts in `text` (after "sum:")
+    std::vector<path_step> steps;
 };
 
 // A syntax error; what() says what and where ("missing ']' at column 14").
-class PathSyntaxError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
+class path_syntax_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
 };
 
-MetricPath parse_metric_path(std::string_view text);
+metric_path parse_metric_path(std::string_view text);
 
 // The value at the path, or an error message ("nothing at 'workload.rowz'").
-struct MetricValue {
-  std::optional<boost::json::value> value;
-  std::string error;
+struct metric_value {
+    std::optional<boost::json::value> value;
+    std::string error;
 };
-MetricValue evaluate_metric(const MetricPath& path, const boost::json::value& results);
+metric_value evaluate_metric(const metric_path& path, const boost::json::value& results);
 
 }  // namespace rnic::sweep

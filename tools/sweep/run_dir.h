@@ -16,40 +16,40 @@
 
 namespace rnic::sweep {
 
-struct RunPaths {
-  std::string dir;
-  std::string args;
-  std::string command;
-  std::string results;
-  std::string out;
-  std::string err;
-  std::string status;
+struct run_paths {
+    std::string dir;
+    std::string args;
+    std::string command;
+    std::string results;
+    std::string out;
+    std::string err;
+    std::string status;
 };
-RunPaths paths_of(const std::string& out_dir, const Run& run);
+run_paths paths_of(const std::string& out_dir, const run& run);
 
 // scenario-args.txt's text: one argument per line.
-std::string args_text(const Run& run);
+std::string args_text(const run& run);
 
 // argv of the run: SIM, the scenario arguments, --results RESULTS, --log error.
-std::vector<std::string> sim_argv(const std::string& sim, const Run& run, const std::string& results);
+std::vector<std::string> sim_argv(const std::string& sim, const run& run, const std::string& results);
 
-enum class RunState { ok, failed, missing, stale };
-struct RunStatus {
-  RunState state = RunState::missing;
-  std::string text;  // "ok", "failed 1", "missing", "stale", ...
+enum class run_state { ok, failed, missing, stale };
+struct run_status {
+    run_state state = run_state::missing;
+    std::string text;  // "ok", "failed 1", "missing", "stale", ...
 };
 // ok only when the status says ok and scenario-args.txt matches the run; stale when a status is there but the
 // arguments differ; missing without a status.
-RunStatus read_status(const std::string& out_dir, const Run& run);
+run_status read_status(const std::string& out_dir, const run& run);
 
 // Finished runs (status ok) whose directory name changed because the sweep changed (seeds added, values inserted
 // into an axis) are found by their scenario-args.txt and renamed to their new run id, so they are not run again.
 // Directories in the way (runs not done) are removed. Returns how many were renamed.
-std::size_t adopt_finished_runs(const std::string& out_dir, const std::vector<Run>& runs);
+std::size_t adopt_finished_runs(const std::string& out_dir, const std::vector<run>& runs);
 
 // Creates the directory, writes scenario-args.txt and command.txt, removes an earlier status, results and output.
-void prepare_run_dir(const std::string& out_dir, const Run& run, const std::string& command_line);
-void write_status(const std::string& out_dir, const Run& run, const std::string& status);
+void prepare_run_dir(const std::string& out_dir, const run& run, const std::string& command_line);
+void write_status(const std::string& out_dir, const run& run, const std::string& status);
 
 // POSIX shell quoting: words of safe characters as they are, others in single quotes ('it'\''s').
 std::string shell_quote(std::string_view word);
@@ -59,6 +59,6 @@ std::string shell_join(const std::vector<std::string>& words);
 // with its output into the run directory and writes the status file (ok when rnic-sim exits 0 and wrote results),
 // and exits with rnic-sim's status.
 std::string run_shell_command(const std::string& sim, const std::string& root, const std::string& out_dir,
-                              const Run& run);
+                              const run& run);
 
 }  // namespace rnic::sweep

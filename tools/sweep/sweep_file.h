@@ -43,47 +43,47 @@
 
 namespace rnic::sweep {
 
-struct AxisKey {
-  std::string key;   // scenario key, passed to --set
-  std::string unit;  // appended to numeric values on the command line
-  std::vector<boost::json::value> values;
+struct axis_key {
+    std::string key;   // scenario key, passed to --set
+    std::string unit;  // appended to numeric values on the command line
+    std::vector<boost::json::value> values;
 };
 
-struct Axis {
-  std::string name;        // table column: the key, or the zip's name
-  std::string short_name;  // used in run directory names
-  bool named = false;      // a plain axis with a "name" (plot expressions may use it for the key)
-  bool zipped = false;
-  std::vector<AxisKey> keys;               // one for a plain axis
-  std::vector<boost::json::value> labels;  // zip: one label per point (strings or the first key's values)
-  std::size_t size() const { return keys.front().values.size(); }
+struct axis {
+    std::string name;        // table column: the key, or the zip's name
+    std::string short_name;  // used in run directory names
+    bool named = false;      // a plain axis with a "name" (plot expressions may use it for the key)
+    bool zipped = false;
+    std::vector<axis_key> keys;              // one for a plain axis
+    std::vector<boost::json::value> labels;  // zip: one label per point (strings or the first key's values)
+    std::size_t size() const { return keys.front().values.size(); }
 };
 
-struct Metric {
-  std::string name;
-  MetricPath path;
-  std::string unit;
+struct metric {
+    std::string name;
+    metric_path path;
+    std::string unit;
 };
 
 struct Sweep {
-  std::string file;           // the sweep file as given (messages)
-  std::string text;           // its text
-  boost::json::value source;  // its parsed content
-  std::string name;
-  std::string base;  // as written: relative paths are relative to the project root
-  std::vector<std::pair<std::string, boost::json::value>> set;
-  std::vector<Axis> axes;
-  std::vector<std::int64_t> seeds;
-  std::vector<Metric> metrics;
-  std::vector<PlotSpec> plots;
+    std::string file;           // the sweep file as given (messages)
+    std::string text;           // its text
+    boost::json::value source;  // its parsed content
+    std::string name;
+    std::string base;  // as written: relative paths are relative to the project root
+    std::vector<std::pair<std::string, boost::json::value>> set;
+    std::vector<axis> axes;
+    std::vector<std::int64_t> seeds;
+    std::vector<metric> metrics;
+    std::vector<plot_spec> plots;
 };
 
-struct Run {
-  std::size_t index = 0;
-  std::vector<std::size_t> point;  // per axis, the index of its value
-  std::int64_t seed = 1;
-  std::string id;                          // run directory name: "0003-loss_0.001-variant_markers-seed_2"
-  std::vector<std::string> scenario_args;  // --scenario BASE --set K=V ... --seed N
+struct run {
+    std::size_t index = 0;
+    std::vector<std::size_t> point;  // per axis, the index of its value
+    std::int64_t seed = 1;
+    std::string id;                          // run directory name: "0003-loss_0.001-variant_markers-seed_2"
+    std::vector<std::string> scenario_args;  // --scenario BASE --set K=V ... --seed N
 };
 
 // Reads and validates a sweep file; throws InputError ("FILE: field: problem").
@@ -92,7 +92,7 @@ Sweep load_sweep(const std::string& path);
 Sweep parse_sweep(std::string_view text, const std::string& file);
 
 // Every run: axes in file order, the first one slowest, seeds innermost. Deterministic.
-std::vector<Run> expand(const Sweep& sweep);
+std::vector<run> expand(const Sweep& sweep);
 
 // The value text for --set: value_text(v), with the unit appended to numbers.
 std::string set_value_text(const boost::json::value& v, const std::string& unit);

@@ -21,35 +21,35 @@
 namespace rnic::sweep {
 
 struct Sweep;
-struct Run;
+struct run;
 
-struct Column {
-  std::string name;
-  std::string kind;   // run, id, axis, seed, status, metric
-  std::string group;  // axis columns: the axis name (a zip's members share it)
-  std::string unit;
-  std::string alias = {};  // axis columns: the "name" a plain axis was given in the sweep file ("rate"), else ""
+struct column {
+    std::string name;
+    std::string kind;   // run, id, axis, seed, status, metric
+    std::string group;  // axis columns: the axis name (a zip's members share it)
+    std::string unit;
+    std::string alias = {};  // axis columns: the "name" a plain axis was given in the sweep file ("rate"), else ""
 };
 
-struct Table {
-  std::string name;
-  std::vector<sweep::Column> columns;
-  std::vector<std::vector<boost::json::value>> rows;
-  std::vector<std::pair<std::string, boost::json::value>> set;  // the sweep's fixed "set" (the same for every run)
-  int column(const std::string& name) const;  // index or -1
+struct table {
+    std::string name;
+    std::vector<sweep::column> columns;
+    std::vector<std::vector<boost::json::value>> rows;
+    std::vector<std::pair<std::string, boost::json::value>> set;  // the sweep's fixed "set" (the same for every run)
+    int column(const std::string& name) const;                    // index or -1
 };
 
-std::vector<Column> table_columns(const Sweep& sweep);
+std::vector<column> table_columns(const Sweep& sweep);
 
 // Builds the table from the run directories under out_dir (the same code for local runs and --collect).
 // `warnings` gets one line per metric that could not be read from an ok run (first occurrence per metric).
-Table collect_table(const Sweep& sweep, const std::vector<Run>& runs, const std::string& out_dir,
+table collect_table(const Sweep& sweep, const std::vector<run>& runs, const std::string& out_dir,
                     std::vector<std::string>* warnings);
 
 std::string csv_field(std::string_view text);
-std::string to_csv(const Table& table);
-boost::json::value to_json(const Table& table);
+std::string to_csv(const table& table);
+boost::json::value to_json(const table& table);
 // Reads table.json back (for --plot --table); throws InputError naming `file`.
-Table table_from_json(const boost::json::value& v, const std::string& file);
+table table_from_json(const boost::json::value& v, const std::string& file);
 
 }  // namespace rnic::sweep

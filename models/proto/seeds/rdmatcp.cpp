@@ -10,7 +10,7 @@
 namespace rnic::proto::rdmatcp {
 namespace {
 
-void set(std::string* error, ErrorCode* code, ErrorCode kind, std::string message) {
+void set(std::string* error, error_code* code, error_code kind, std::string message) {
     if (error != nullptr) *error = std::move(message);
     if (code != nullptr) *code = kind;
 }
@@ -28,35 +28,50 @@ constexpr std::uint8_t kEndBit = 0x04;
 
 }  // namespace
 
-const char* to_string(MessageType t) {
+const char* to_string(message_type t) {
     switch (t) {
-        case MessageType::send: return "Send";
-        case MessageType::rdma_write: return "RDMA_Write";
-        case MessageType::read_request: return "RDMA_Read_Request";
-        case MessageType::read_response: return "RDMA_Read_Response";
+    case message_type::send:
+        return "Send";
+    case message_type::rdma_write:
+        return "RDMA_Write";
+    case message_type::read_request:
+        return "RDMA_Read_Request";
+    case message_type::read_response:
+        return "RDMA_Read_Response";
     }
     return "unknown";
 }
 
-const char* to_string(ErrorCode e) {
+const char* to_string(error_code e) {
     switch (e) {
-        case ErrorCode::none: return "none";
-        case ErrorCode::truncated: return "truncated";
-        case ErrorCode::bad_version: return "bad_version";
-        case ErrorCode::reserved_bits: return "reserved_bits";
-        case ErrorCode::length_too_short: return "length_too_short";
-        case ErrorCode::unexpected_payload: return "unexpected_payload";
-        case ErrorCode::bad_flags: return "bad_flags";
-        case ErrorCode::bad_data_offset: return "bad_data_offset";
-        case ErrorCode::rdma_length_mismatch: return "rdma_length_mismatch";
-        case ErrorCode::connection_id_mismatch: return "connection_id_mismatch";
-        case ErrorCode::crc_mismatch: return "crc_mismatch";
+    case error_code::none:
+        return "none";
+    case error_code::truncated:
+        return "truncated";
+    case error_code::bad_version:
+        return "bad_version";
+    case error_code::reserved_bits:
+        return "reserved_bits";
+    case error_code::length_too_short:
+        return "length_too_short";
+    case error_code::unexpected_payload:
+        return "unexpected_payload";
+    case error_code::bad_flags:
+        return "bad_flags";
+    case error_code::bad_data_offset:
+        return "bad_data_offset";
+    case error_code::rdma_length_mismatch:
+        return "rdma_length_mismatch";
+    case error_code::connection_id_mismatch:
+        return "connection_id_mismatch";
+    case error_code::crc_mismatch:
+        return "crc_mismatch";
     }
     return "unknown";
 }
 
-std::size_t max_payload(std::size_t emss, MessageType t, std::size_t control_words) {
-    if (t == MessageType::read_request || control_words > kMaxControlWords) return 0;
+std::size_t max_payload(std::size_t emss, message_type t, std::size_t control_words) {
+    if (t == message_type::read_request || control_words > kMaxControlWords) return 0;
     const std::size_t fixed = header_size(t) + 4 * control_words;  // a multiple of 4
     if (emss < fixed + kCrcSize) return 0;
     // wire = fixed + roundup4(P) + 4 <= emss  <=>  P <= floor4(emss - 4 - fixed)
@@ -64,15 +79,14 @@ std::size_t max_payload(std::size_t emss, MessageType t, std::size_t control_wor
     return std::min(by_emss, kMaxSegmentLength - fixed);
 }
 
-std::size_t overhead(MessageType t, std::size_t control_words, std::size_t payload_len) {
+std::size_t overhead(message_type t, std::size_t control_words, std::size_t payload_len) {
     return wire_length(header_size(t) + 4 * control_words + payload_len) - payload_len;
 }
 
-void encode_header(const Header& h, std::uint8_t* out) {
+void encode_header(const header& h, std::uint8_t* out) {
     out[0] = h.version;
     out[1] = static_cast<std::uint8_t>(((h.client_bits & 0x0Fu) << 4) | (h.begin ? kBeginBit : 0) |
-                                       (h.end ? kEndBit : 0) |
-                                       (static_cast<std::uint8_t>(h.type) & 0x03u));
+                                       (h.end ? kEndBit : 0) | (static_cast<std::uint8_t>(h.type) & 0x03u));
     put_be16(out + 2, h.segment_length);
     put_be64(out + 4, h.connection_id);
     put_be32(out + 12, h.message_number);
@@ -88,21 +102,20 @@ void encode_header(const Header& h, std::uint8_t* out) {
     }
 }
 
-bool encode(const Header& h, const std::uint8_t* control, std::size_t control_len,
-            const std::uint8_t* payload, std::size_t payload_len, std::vector<std::uint8_t>& out,
-            std::string* error) {
+bool encode(const header& h, const std::uint8_t* control, std::size_t control_len, const std::uint8_t* payload,
+            std::size_t payload_len, std::vector<std::uint8_t>& out, std::string* error) {
     auto refuse = [&](const std::string& why) {
         if (error != nullptr) *error = why;
         return false;
     };
     if (control_len % 4 != 0) return refuse("control data must be whole 32-bit words (CLEN, §3.4)");
     if (control_len / 4 > kMaxControlWords) return refuse("control data longer than 255 words (CLEN is 8 bits)");
-    if (h.type == MessageType::read_request && payload_len != 0)
+    if (h.type == message_type::read_request && payload_len != 0)
         return refuse("RDMA_Read_Request messages contain no payload data (§3.3)");
     const std::size_t seglen = h.size() + control_len + payload_len;
     if (seglen > kMaxSegmentLength) return refuse("Segment Length " + std::to_string(seglen) + " exceeds 65535");
 
-    Header hh = h;
+    header hh = h;
     hh.segment_length = static_cast<std::uint16_t>(seglen);
     hh.clen = static_cast<std::uint8_t>(control_len / 4);
     const std::size_t base = out.size();
@@ -117,25 +130,24 @@ bool encode(const Header& h, const std::uint8_t* control, std::size_t control_le
     return true;
 }
 
-std::vector<std::uint8_t> encode(const Segment& s) {
+std::vector<std::uint8_t> encode(const segment& s) {
     std::vector<std::uint8_t> out;
     encode(s.header, s.control.data(), s.control.size(), s.payload.data(), s.payload.size(), out);
     return out;
 }
 
-std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error,
-                                    ErrorCode* code) {
+std::optional<header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error, error_code* code) {
     if (len < 4) {
-        set(error, code, ErrorCode::truncated,
+        set(error, code, error_code::truncated,
             "RDMA/TCP header truncated: " + std::to_string(len) + " bytes, the first word needs 4");
         return std::nullopt;
     }
-    Header h;
-    h.type = static_cast<MessageType>(data[1] & 0x03u);
+    header h;
+    h.type = static_cast<message_type>(data[1] & 0x03u);
     if (len < h.size()) {
-        set(error, code, ErrorCode::truncated,
-            std::string("RDMA/TCP header truncated: ") + std::to_string(len) + " bytes, a " +
-                to_string(h.type) + " header needs " + std::to_string(h.size()));
+        set(error, code, error_code::truncated,
+            std::string("RDMA/TCP header truncated: ") + std::to_string(len) + " bytes, a " + to_string(h.type) +
+                " header needs " + std::to_string(h.size()));
         return std::nullopt;
     }
     h.version = data[0];
@@ -155,75 +167,75 @@ std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, s
     } else {
         h.data_offset = get_be32(data + 20);
     }
-    if (code != nullptr) *code = ErrorCode::none;
+    if (code != nullptr) *code = error_code::none;
     return h;
 }
 
-ErrorCode check_header(const Header& h, const DecodeOptions& options, std::string* error) {
-    ErrorCode code = ErrorCode::none;
-    auto fail = [&](ErrorCode e, std::string message) {
+error_code check_header(const header& h, const decode_options& options, std::string* error) {
+    error_code code = error_code::none;
+    auto fail = [&](error_code e, std::string message) {
         set(error, &code, e, std::move(message));
         return code;
     };
     if (h.version != kVersion)
-        return fail(ErrorCode::bad_version, "Version " + std::to_string(h.version) + ", expected 1 (§3.4)");
+        return fail(error_code::bad_version, "Version " + std::to_string(h.version) + ", expected 1 (§3.4)");
     if (options.connection_id && h.connection_id != *options.connection_id)
-        return fail(ErrorCode::connection_id_mismatch, "Connection ID " + hex(h.connection_id, 16) +
-                                                       ", expected " + hex(*options.connection_id, 16));
+        return fail(error_code::connection_id_mismatch,
+                    "Connection ID " + hex(h.connection_id, 16) + ", expected " + hex(*options.connection_id, 16));
     if (h.reserved != 0 && !options.ignore_reserved_bits)
-        return fail(ErrorCode::reserved_bits, "reserved byte (word 4, byte 2) is " + hex(h.reserved, 2));
+        return fail(error_code::reserved_bits, "reserved byte (word 4, byte 2) is " + hex(h.reserved, 2));
     const std::size_t fixed = h.size() + h.control_length();
     if (h.segment_length < fixed)
-        return fail(ErrorCode::length_too_short,
-                    "Segment Length " + std::to_string(h.segment_length) + " below header " +
-                        std::to_string(h.size()) + " + control data " + std::to_string(h.control_length()));
+        return fail(error_code::length_too_short, "Segment Length " + std::to_string(h.segment_length) +
+                                                      " below header " + std::to_string(h.size()) + " + control data " +
+                                                      std::to_string(h.control_length()));
     const std::size_t payload = h.segment_length - fixed;
     switch (h.type) {
-        case MessageType::read_request:
-            if (payload != 0)
-                return fail(ErrorCode::unexpected_payload,
-                            "RDMA_Read_Request with " + std::to_string(payload) + " payload bytes (§3.3)");
-            if (!h.begin || !h.end)
-                return fail(ErrorCode::bad_flags, "RDMA_Read_Request is exactly one segment: B and E must be set (§3.3)");
-            break;
-        case MessageType::send:
-        case MessageType::read_response:
-            if (h.begin && h.data_offset != 0)
-                return fail(ErrorCode::bad_data_offset, "first segment (B) with Data Offset " +
-                                                        std::to_string(h.data_offset) + " (§3.4)");
-            break;
-        case MessageType::rdma_write:
-            if (payload > h.rdma_length || (h.begin && h.end && payload != h.rdma_length))
-                return fail(ErrorCode::rdma_length_mismatch,
-                            "RDMA_Write segment with " + std::to_string(payload) +
-                                " payload bytes, RDMA Length " + std::to_string(h.rdma_length) +
-                                (h.begin && h.end ? " (single segment: must be equal)" : ""));
-            break;
+    case message_type::read_request:
+        if (payload != 0)
+            return fail(error_code::unexpected_payload,
+                        "RDMA_Read_Request with " + std::to_string(payload) + " payload bytes (§3.3)");
+        if (!h.begin || !h.end)
+            return fail(error_code::bad_flags, "RDMA_Read_Request is exactly one segment: B and E must be set (§3.3)");
+        break;
+    case message_type::send:
+    case message_type::read_response:
+        if (h.begin && h.data_offset != 0)
+            return fail(error_code::bad_data_offset,
+                        "first segment (B) with Data Offset " + std::to_string(h.data_offset) + " (§3.4)");
+        break;
+    case message_type::rdma_write:
+        if (payload > h.rdma_length || (h.begin && h.end && payload != h.rdma_length))
+            return fail(error_code::rdma_length_mismatch,
+                        "RDMA_Write segment with " + std::to_string(payload) + " payload bytes, RDMA Length " +
+                            std::to_string(h.rdma_length) +
+                            (h.begin && h.end ? " (single segment: must be equal)" : ""));
+        break;
     }
-    return ErrorCode::none;
+    return error_code::none;
 }
 
-std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std::string* error,
-                                 ErrorCode* code, const DecodeOptions& options) {
+std::optional<segment_view> parse(const std::uint8_t* data, std::size_t len, std::string* error, error_code* code,
+                                  const decode_options& options) {
     // Structure first (what is needed to find the CRC), then the CRC, then the field rules, so
     // that a corrupted byte anywhere after the first word is reported as a CRC mismatch.
     if (len >= 1 && data[0] != kVersion) {  // judged as soon as the byte is there
-        set(error, code, ErrorCode::bad_version, "Version " + std::to_string(data[0]) + ", expected 1 (§3.4)");
+        set(error, code, error_code::bad_version, "Version " + std::to_string(data[0]) + ", expected 1 (§3.4)");
         return std::nullopt;
     }
     auto h = decode_header(data, len, error, code);
     if (!h) return std::nullopt;
     if (h->segment_length < h->size()) {
-        set(error, code, ErrorCode::length_too_short,
-            "Segment Length " + std::to_string(h->segment_length) + " below the " +
-                to_string(h->type) + " header size " + std::to_string(h->size()));
+        set(error, code, error_code::length_too_short,
+            "Segment Length " + std::to_string(h->segment_length) + " below the " + to_string(h->type) +
+                " header size " + std::to_string(h->size()));
         return std::nullopt;
     }
-    SegmentView v;
+    segment_view v;
     v.header = *h;
     v.wire_length = wire_length(h->segment_length);
     if (len < v.wire_length) {
-        set(error, code, ErrorCode::truncated,
+        set(error, code, error_code::truncated,
             "RDMA/TCP segment truncated: " + std::to_string(len) + " bytes, Segment Length " +
                 std::to_string(h->segment_length) + " needs " + std::to_string(v.wire_length) +
                 " with padding and CRC");
@@ -234,13 +246,13 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std:
     if (options.check_crc) {
         const std::uint32_t computed = crc_db710641(data, covered);
         if (computed != v.crc) {
-            set(error, code, ErrorCode::crc_mismatch,
+            set(error, code, error_code::crc_mismatch,
                 "CRC-32 received " + hex(v.crc, 8) + ", computed " + hex(computed, 8));
             return std::nullopt;
         }
     }
-    const ErrorCode e = check_header(*h, options, error);
-    if (e != ErrorCode::none) {
+    const error_code e = check_header(*h, options, error);
+    if (e != error_code::none) {
         if (code != nullptr) *code = e;
         return std::nullopt;
     }
@@ -248,15 +260,15 @@ std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std:
     v.control_len = h->control_length();
     v.payload = v.control + v.control_len;
     v.payload_len = h->segment_length - h->size() - v.control_len;
-    if (code != nullptr) *code = ErrorCode::none;
+    if (code != nullptr) *code = error_code::none;
     return v;
 }
 
-std::optional<Segment> decode(const std::uint8_t* data, std::size_t len, std::string* error,
-                              ErrorCode* code, const DecodeOptions& options) {
+std::optional<segment> decode(const std::uint8_t* data, std::size_t len, std::string* error, error_code* code,
+                              const decode_options& options) {
     const auto v = parse(data, len, error, code, options);
     if (!v) return std::nullopt;
-    Segment s;
+    segment s;
     s.header = v->header;
     s.control.assign(v->control, v->control + v->control_len);
     s.payload.assign(v->payload, v->payload + v->payload_len);
@@ -266,33 +278,32 @@ std::optional<Segment> decode(const std::uint8_t* data, std::size_t len, std::st
 // ---------------------------------------------------------------------------------------------
 // Deframer
 
-Deframer::Deframer(const Config& cfg, SinkFn sink) : cfg_(cfg), sink_(std::move(sink)) {}
+deframer::deframer(const config& cfg, sink_fn sink) : cfg_(cfg), sink_(std::move(sink)) {}
 
 // Judges the first word before waiting for the rest, so a bad Version or a Segment Length too
 // short for its header fails at once rather than after the bytes it claims.
-bool Deframer::precheck(const std::uint8_t* first4) {
+bool deframer::precheck(const std::uint8_t* first4) {
     if (first4[0] != kVersion) {
-        fail(ErrorCode::bad_version, "Version " + std::to_string(first4[0]) + ", expected 1");
+        fail(error_code::bad_version, "Version " + std::to_string(first4[0]) + ", expected 1");
         return false;
     }
-    const auto type = static_cast<MessageType>(first4[1] & 0x03u);
+    const auto type = static_cast<message_type>(first4[1] & 0x03u);
     const std::size_t seglen = get_be16(first4 + 2);
     if (seglen < header_size(type)) {
-        fail(ErrorCode::length_too_short, "Segment Length " + std::to_string(seglen) + " below the " +
-                                          to_string(type) + " header size " +
-                                          std::to_string(header_size(type)));
+        fail(error_code::length_too_short, "Segment Length " + std::to_string(seglen) + " below the " +
+                                               to_string(type) + " header size " + std::to_string(header_size(type)));
         return false;
     }
     return true;
 }
 
-void Deframer::deliver(const std::uint8_t* data, std::size_t len) {
-    DecodeOptions options;
+void deframer::deliver(const std::uint8_t* data, std::size_t len) {
+    decode_options options;
     options.ignore_reserved_bits = cfg_.ignore_reserved_bits;
     options.check_crc = cfg_.check_crc;
     options.connection_id = cfg_.connection_id;
     std::string message;
-    ErrorCode code = ErrorCode::none;
+    error_code code = error_code::none;
     const auto v = parse(data, len, &message, &code, options);
     if (!v) {
         fail(code, message);
@@ -304,15 +315,15 @@ void Deframer::deliver(const std::uint8_t* data, std::size_t len) {
     if (sink_) sink_(*v);
 }
 
-ErrorCode Deframer::feed(const std::uint8_t* data, std::size_t len) {
-    while (len != 0 && error_ == ErrorCode::none) {
+error_code deframer::feed(const std::uint8_t* data, std::size_t len) {
+    while (len != 0 && error_ == error_code::none) {
         std::size_t n = 0;
         if (buffer_.empty() && len >= 4) {
             if (!precheck(data)) break;
             const std::size_t wl = wire_length(get_be16(data + 2));
             if (len >= wl) {  // whole segment in this chunk: in place
                 deliver(data, wl);
-                if (error_ != ErrorCode::none) break;
+                if (error_ != error_code::none) break;
                 n = wl;
             }
         }
@@ -338,7 +349,7 @@ ErrorCode Deframer::feed(const std::uint8_t* data, std::size_t len) {
     return error_;
 }
 
-void Deframer::fail(ErrorCode err, const std::string& detail) {
+void deframer::fail(error_code err, const std::string& detail) {
     error_ = err;
     error_detail_ = std::string(to_string(err)) + " in the RDMA/TCP segment starting at stream byte " +
                     std::to_string(segment_start_) + ": " + detail;
@@ -347,68 +358,79 @@ void Deframer::fail(ErrorCode err, const std::string& detail) {
 // ---------------------------------------------------------------------------------------------
 // Recovery (§5)
 
-const char* Recovery::to_string(Reason r) {
+const char* recovery::to_string(reason r) {
     switch (r) {
-        case Reason::accepted: return "accepted";
-        case Reason::misaligned: return "misaligned";
-        case Reason::truncated_header: return "truncated_header";
-        case Reason::bad_version: return "bad_version";
-        case Reason::connection_id: return "connection_id";
-        case Reason::reserved_bits: return "reserved_bits";
-        case Reason::inconsistent_header: return "inconsistent_header";
-        case Reason::message_number: return "message_number";
-        case Reason::crc: return "crc";
-        case Reason::incomplete: return "incomplete";
+    case reason::accepted:
+        return "accepted";
+    case reason::misaligned:
+        return "misaligned";
+    case reason::truncated_header:
+        return "truncated_header";
+    case reason::bad_version:
+        return "bad_version";
+    case reason::connection_id:
+        return "connection_id";
+    case reason::reserved_bits:
+        return "reserved_bits";
+    case reason::inconsistent_header:
+        return "inconsistent_header";
+    case reason::message_number:
+        return "message_number";
+    case reason::crc:
+        return "crc";
+    case reason::incomplete:
+        return "incomplete";
     }
     return "unknown";
 }
 
-const char* Recovery::to_string(Verdict v) {
+const char* recovery::to_string(verdict v) {
     switch (v) {
-        case Verdict::aligned: return "aligned";
-        case Verdict::resynchronized: return "resynchronized";
-        case Verdict::buffer: return "buffer";
+    case verdict::aligned:
+        return "aligned";
+    case verdict::resynchronized:
+        return "resynchronized";
+    case verdict::buffer:
+        return "buffer";
     }
     return "unknown";
 }
 
-Recovery::Candidate Recovery::examine(const std::uint8_t* data, std::size_t len, std::size_t offset,
+recovery::candidate recovery::examine(const std::uint8_t* data, std::size_t len, std::size_t offset,
                                       std::optional<std::uint32_t> stream_offset) const {
-    Candidate c;
+    candidate c;
     c.offset = offset;
-    auto reject = [&](Reason r, std::string detail) {
+    auto reject = [&](reason r, std::string detail) {
         c.reason = r;
         c.detail = std::move(detail);
         return c;
     };
     if (stream_offset && ((*stream_offset + offset) & 3u) != 0)
-        return reject(Reason::misaligned, "stream offset not a multiple of 4: no segment can start here (§5)");
+        return reject(reason::misaligned, "stream offset not a multiple of 4: no segment can start here (§5)");
     const std::size_t avail = offset <= len ? len - offset : 0;
     const std::uint8_t* p = data + offset;
-    if (avail >= 1 && p[0] != kVersion)
-        return reject(Reason::bad_version, "Version " + std::to_string(p[0]));
+    if (avail >= 1 && p[0] != kVersion) return reject(reason::bad_version, "Version " + std::to_string(p[0]));
     std::string message;
     const auto h = decode_header(p, avail, &message);
-    if (!h) return reject(Reason::truncated_header, message);
+    if (!h) return reject(reason::truncated_header, message);
     c.header_decoded = true;
     c.header = *h;
     c.wire_length = wire_length(h->segment_length);
     c.complete = avail >= c.wire_length;
     if (h->connection_id != cfg_.connection_id)
-        return reject(Reason::connection_id, "Connection ID " + hex(h->connection_id, 16));
-    DecodeOptions options;
+        return reject(reason::connection_id, "Connection ID " + hex(h->connection_id, 16));
+    decode_options options;
     options.ignore_reserved_bits = cfg_.ignore_reserved_bits;
-    const ErrorCode e = check_header(*h, options, &message);
-    if (e == ErrorCode::reserved_bits) return reject(Reason::reserved_bits, message);
-    if (e != ErrorCode::none) return reject(Reason::inconsistent_header, message);
+    const error_code e = check_header(*h, options, &message);
+    if (e == error_code::reserved_bits) return reject(reason::reserved_bits, message);
+    if (e != error_code::none) return reject(reason::inconsistent_header, message);
     if (cfg_.check_message_number) {
-        const bool response = h->type == MessageType::read_response;
+        const bool response = h->type == message_type::read_response;
         const std::uint32_t first = response ? cfg_.read_response_first : cfg_.next_message_number;
         const std::uint32_t window = response ? cfg_.read_responses_outstanding : cfg_.message_window;
         if (static_cast<std::uint32_t>(h->message_number - first) >= window)
-            return reject(Reason::message_number,
-                          "Message Number " + std::to_string(h->message_number) + " outside [" +
-                              std::to_string(first) + ", +" + std::to_string(window) + ")");
+            return reject(reason::message_number, "Message Number " + std::to_string(h->message_number) + " outside [" +
+                                                      std::to_string(first) + ", +" + std::to_string(window) + ")");
     }
     if (c.complete) {
         if (cfg_.check_crc) {
@@ -417,22 +439,22 @@ Recovery::Candidate Recovery::examine(const std::uint8_t* data, std::size_t len,
             const std::uint32_t computed = crc_db710641(p, covered);
             c.crc_checked = true;
             if (received != computed)
-                return reject(Reason::crc, "CRC-32 received " + hex(received, 8) + ", computed " + hex(computed, 8));
+                return reject(reason::crc, "CRC-32 received " + hex(received, 8) + ", computed " + hex(computed, 8));
         }
     } else if (!cfg_.accept_partial) {
-        return reject(Reason::incomplete, "segment of " + std::to_string(c.wire_length) +
-                                              " bytes runs past the end of the TCP segment");
+        return reject(reason::incomplete,
+                      "segment of " + std::to_string(c.wire_length) + " bytes runs past the end of the TCP segment");
     }
-    c.reason = Reason::accepted;
+    c.reason = reason::accepted;
     return c;
 }
 
-Recovery::Assessment Recovery::assess(const std::uint8_t* data, std::size_t len,
+recovery::assessment recovery::assess(const std::uint8_t* data, std::size_t len,
                                       std::optional<std::uint32_t> stream_offset) {
-    Assessment a;
+    assessment a;
     a.first_segment = len;
     ++stats_.assessed;
-    auto record = [&](Candidate c) -> const Candidate& {
+    auto record = [&](candidate c) -> const candidate& {
         ++stats_.candidates;
         ++stats_.by_reason[static_cast<std::size_t>(c.reason)];
         a.candidates.push_back(std::move(c));
@@ -443,7 +465,7 @@ Recovery::Assessment Recovery::assess(const std::uint8_t* data, std::size_t len,
         a.first_segment = start;
         std::size_t pos = start;
         for (;;) {
-            const Candidate& c = a.candidates.back();  // accepted, at pos
+            const candidate& c = a.candidates.back();  // accepted, at pos
             ++a.segments;
             if (!c.complete) {
                 a.partial_tail = true;
@@ -453,29 +475,35 @@ Recovery::Assessment Recovery::assess(const std::uint8_t* data, std::size_t len,
             pos += c.wire_length;
             a.accepted_end = pos;
             if (pos >= len) return;
-            if (record(examine(data, len, pos, stream_offset)).reason != Reason::accepted) return;
+            if (record(examine(data, len, pos, stream_offset)).reason != reason::accepted) return;
         }
     };
 
-    if (record(examine(data, len, 0, stream_offset)).reason == Reason::accepted) {
-        a.verdict = Verdict::aligned;
+    if (record(examine(data, len, 0, stream_offset)).reason == reason::accepted) {
+        a.verdict = verdict::aligned;
         chain(0);
-    } else if (cfg_.strategy == Strategy::scan_words) {
+    } else if (cfg_.strategy == strategy::scan_words) {
         const std::size_t step = stream_offset ? 4 : 1;
         std::size_t o = stream_offset ? (4 - (*stream_offset & 3u)) & 3u : 1;
         if (o == 0) o = 4;
         for (; o + kDataOffsetHeaderSize <= len; o += step) {
-            if (record(examine(data, len, o, stream_offset)).reason == Reason::accepted) {
-                a.verdict = Verdict::resynchronized;
+            if (record(examine(data, len, o, stream_offset)).reason == reason::accepted) {
+                a.verdict = verdict::resynchronized;
                 chain(o);
                 break;
             }
         }
     }
     switch (a.verdict) {
-        case Verdict::aligned: ++stats_.aligned; break;
-        case Verdict::resynchronized: ++stats_.resynchronized; break;
-        case Verdict::buffer: ++stats_.buffered; break;
+    case verdict::aligned:
+        ++stats_.aligned;
+        break;
+    case verdict::resynchronized:
+        ++stats_.resynchronized;
+        break;
+    case verdict::buffer:
+        ++stats_.buffered;
+        break;
     }
     return a;
 }

@@ -45,26 +45,28 @@
 namespace rnic::proto::rdmatcp {
 
 // §3.4 Type (2 bits).
-enum class MessageType : std::uint8_t { send = 0, rdma_write = 1, read_request = 2, read_response = 3 };
-const char* to_string(MessageType);
+enum class message_type : std::uint8_t { send = 0, rdma_write = 1, read_request = 2, read_response = 3 };
+const char* to_string(message_type);
 // RDMA_Write and RDMA_Read_Request carry Buffer ID / offset / RDMA Length instead of Data Offset.
-constexpr bool has_buffer_fields(MessageType t) {
-    return t == MessageType::rdma_write || t == MessageType::read_request;
+constexpr bool has_buffer_fields(message_type t) {
+    return t == message_type::rdma_write || t == message_type::read_request;
 }
 
-constexpr std::uint8_t kVersion = 1;                // §3.4 "This document defines version 1"
-constexpr std::size_t kDataOffsetHeaderSize = 24;   // Send, RDMA_Read_Response (§3.1)
-constexpr std::size_t kBufferHeaderSize = 32;       // RDMA_Write, RDMA_Read_Request (§3.2, §3.3)
+constexpr std::uint8_t kVersion = 1;               // §3.4 "This document defines version 1"
+constexpr std::size_t kDataOffsetHeaderSize = 24;  // Send, RDMA_Read_Response (§3.1)
+constexpr std::size_t kBufferHeaderSize = 32;      // RDMA_Write, RDMA_Read_Request (§3.2, §3.3)
 constexpr std::size_t kCrcSize = 4;
-constexpr std::size_t kMaxSegmentLength = 65535;    // 16-bit Segment Length
-constexpr std::size_t kMaxControlWords = 255;       // 8-bit CLEN
+constexpr std::size_t kMaxSegmentLength = 65535;       // 16-bit Segment Length
+constexpr std::size_t kMaxControlWords = 255;          // 8-bit CLEN
 constexpr std::uint16_t kOrderUnconditional = 0xFFFF;  // §3.4: "may be done immediately"
 
-constexpr std::size_t header_size(MessageType t) {
+constexpr std::size_t header_size(message_type t) {
     return has_buffer_fields(t) ? kBufferHeaderSize : kDataOffsetHeaderSize;
 }
 // §3.4 Padding: 0-3 bytes making the segment a multiple of 4.
-constexpr std::size_t pad_length(std::size_t segment_length) { return (4 - segment_length % 4) % 4; }
+constexpr std::size_t pad_length(std::size_t segment_length) {
+    return (4 - segment_length % 4) % 4;
+}
 // §5: from the start of a segment, the next one begins Segment Length "rounded up to the next
 // multiple of four ... and adding four (for the CRC)" bytes further on.
 constexpr std::size_t wire_length(std::size_t segment_length) {
@@ -73,23 +75,23 @@ constexpr std::size_t wire_length(std::size_t segment_length) {
 // Largest payload of a segment of type `t` with `control_words` words of control data whose
 // wire bytes fit in `emss` (one RDMA segment per TCP segment, as §2 recommends) and whose
 // Segment Length fits 16 bits. 0 for RDMA_Read_Request, or when not even an empty one fits.
-std::size_t max_payload(std::size_t emss, MessageType t, std::size_t control_words = 0);
+std::size_t max_payload(std::size_t emss, message_type t, std::size_t control_words = 0);
 // Wire bytes of a segment that are not payload: header, control data, padding and CRC.
-std::size_t overhead(MessageType t, std::size_t control_words, std::size_t payload_len);
+std::size_t overhead(message_type t, std::size_t control_words, std::size_t payload_len);
 
-struct Header {
+struct header {
     std::uint8_t version = kVersion;
     std::uint8_t client_bits = 0;  // the 4 "res" bits of byte 1 (client protocol's, §3.4)
     bool begin = true;             // B
     bool end = true;               // E
-    MessageType type = MessageType::send;
+    message_type type = message_type::send;
     std::uint16_t segment_length = 0;  // encode() fills it in
     std::uint64_t connection_id = 0;
     std::uint32_t message_number = 0;
     std::uint16_t order = 0;
-    std::uint8_t reserved = 0;     // the 8-bit "res." of word 4
-    std::uint8_t clen = 0;         // control data words; encode() fills it in
-    std::uint32_t data_offset = 0;                              // Send, RDMA_Read_Response
+    std::uint8_t reserved = 0;                                        // the 8-bit "res." of word 4
+    std::uint8_t clen = 0;                                            // control data words; encode() fills it in
+    std::uint32_t data_offset = 0;                                    // Send, RDMA_Read_Response
     std::uint32_t buffer_id = 0, buffer_offset = 0, rdma_length = 0;  // RDMA_Write, RDMA_Read_Request
     std::size_t size() const { return header_size(type); }
     std::size_t control_length() const { return 4u * clen; }
@@ -97,10 +99,10 @@ struct Header {
 
 // Writes h.size() bytes exactly as given (segment_length and clen included; client_bits masked
 // to 4 bits). For building test input; encode() below is the normal way to make a segment.
-void encode_header(const Header& h, std::uint8_t* out);
+void encode_header(const header& h, std::uint8_t* out);
 
-struct Segment {
-    rdmatcp::Header header;
+struct segment {
+    rdmatcp::header header;
     std::vector<std::uint8_t> control;  // multiple of 4 bytes, at most 255 words
     std::vector<std::uint8_t> payload;
 };
@@ -109,13 +111,12 @@ struct Segment {
 // Segment Length and CLEN computed from the sizes (h.segment_length and h.clen are ignored).
 // Fails, leaving `out` unchanged, when the control data is not whole words or longer than 255
 // words, an RDMA_Read_Request has payload, or the Segment Length would exceed 65535.
-bool encode(const Header& h, const std::uint8_t* control, std::size_t control_len,
-            const std::uint8_t* payload, std::size_t payload_len, std::vector<std::uint8_t>& out,
-            std::string* error = nullptr);
+bool encode(const header& h, const std::uint8_t* control, std::size_t control_len, const std::uint8_t* payload,
+            std::size_t payload_len, std::vector<std::uint8_t>& out, std::string* error = nullptr);
 // Whole segment as a new vector; empty when encode() above would fail.
-std::vector<std::uint8_t> encode(const Segment& s);
+std::vector<std::uint8_t> encode(const segment& s);
 
-enum class ErrorCode : std::uint8_t {
+enum class error_code : std::uint8_t {
     none,
     truncated,             // fewer bytes than the header or the whole segment needs
     bad_version,           // Version != 1
@@ -128,9 +129,9 @@ enum class ErrorCode : std::uint8_t {
     connection_id_mismatch,
     crc_mismatch,
 };
-const char* to_string(ErrorCode);
+const char* to_string(error_code);
 
-struct DecodeOptions {
+struct decode_options {
     bool ignore_reserved_bits = false;
     bool check_crc = true;
     std::optional<std::uint64_t> connection_id;  // when set, segments must carry this ID
@@ -138,31 +139,31 @@ struct DecodeOptions {
 
 // Decodes the fixed header at `data` (needs header_size(type) bytes; version and fields are not
 // judged here).
-std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error,
-                                    ErrorCode* code = nullptr);
+std::optional<header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error,
+                                    error_code* code = nullptr);
 
 // The header rules listed at the top of this file plus version, reserved bits and (if set)
 // connection ID. Needs no more than the header itself. Returns ErrorCode::none when all hold.
-ErrorCode check_header(const Header& h, const DecodeOptions& options, std::string* error);
+error_code check_header(const header& h, const decode_options& options, std::string* error);
 
 // A decoded segment pointing into the caller's buffer.
-struct SegmentView {
-    rdmatcp::Header header;
+struct segment_view {
+    rdmatcp::header header;
     const std::uint8_t* control = nullptr;
     std::size_t control_len = 0;
     const std::uint8_t* payload = nullptr;
     std::size_t payload_len = 0;
-    std::uint32_t crc = 0;         // as received
-    std::size_t wire_length = 0;   // wire_length(segment_length)
+    std::uint32_t crc = 0;        // as received
+    std::size_t wire_length = 0;  // wire_length(segment_length)
 };
 
 // Decodes and checks the segment at the start of `data` (bytes after it are not looked at), in
 // this order: Version, length of the fixed header, Segment Length >= header size, length of the
 // whole segment, CRC, then the remaining check_header() rules.
-std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, std::string* error,
-                                 ErrorCode* code = nullptr, const DecodeOptions& options = {});
-std::optional<Segment> decode(const std::uint8_t* data, std::size_t len, std::string* error,
-                              ErrorCode* code = nullptr, const DecodeOptions& options = {});
+std::optional<segment_view> parse(const std::uint8_t* data, std::size_t len, std::string* error,
+                                  error_code* code = nullptr, const decode_options& options = {});
+std::optional<segment> decode(const std::uint8_t* data, std::size_t len, std::string* error, error_code* code = nullptr,
+                              const decode_options& options = {});
 
 // Receive side of the in-order TCP byte stream: finds each segment by the §5 length rule,
 // checks it like parse() and hands it to the sink (in place when the whole segment lies in one
@@ -170,20 +171,20 @@ std::optional<Segment> decode(const std::uint8_t* data, std::size_t len, std::st
 // ... included in the first message segment ... then used for all subsequent segments sent in
 // either direction" (§3.4): unless configured, it is learned from the first segment and every
 // later segment must carry it. The first error is fatal; nothing more is consumed.
-class Deframer {
+class deframer {
 public:
-    struct Config {
+    struct config {
         std::optional<std::uint64_t> connection_id;
         bool ignore_reserved_bits = false;
         bool check_crc = true;
     };
-    using SinkFn = std::function<void(const SegmentView& segment)>;  // pointers valid during the call
+    using sink_fn = std::function<void(const segment_view& segment)>;  // pointers valid during the call
 
-    Deframer(const Config& cfg, SinkFn sink);
+    deframer(const config& cfg, sink_fn sink);
 
-    ErrorCode feed(const std::uint8_t* data, std::size_t len);
+    error_code feed(const std::uint8_t* data, std::size_t len);
 
-    ErrorCode error() const { return error_; }
+    error_code error() const { return error_; }
     const std::string& error_detail() const { return error_detail_; }
     std::uint64_t segments() const { return segments_; }
     std::uint64_t bytes_consumed() const { return bytes_consumed_; }
@@ -193,13 +194,13 @@ public:
 private:
     bool precheck(const std::uint8_t* first4);
     void deliver(const std::uint8_t* data, std::size_t len);
-    void fail(ErrorCode err, const std::string& detail);
+    void fail(error_code err, const std::string& detail);
 
-    Config cfg_;
-    SinkFn sink_;
+    config cfg_;
+    sink_fn sink_;
     std::vector<std::uint8_t> buffer_;
     std::uint64_t segment_start_ = 0;
-    ErrorCode error_ = ErrorCode::none;
+    error_code error_ = error_code::none;
     std::string error_detail_;
     std::uint64_t segments_ = 0, bytes_consumed_ = 0;
 };
@@ -230,10 +231,10 @@ private:
 // The verdict says whether (part of) the bytes can be processed directly or all of them must be
 // buffered. Whether an accepted candidate is a true segment start only the sender knows; tests
 // count accepted candidates at wrong offsets as false matches.
-class Recovery {
+class recovery {
 public:
-    enum class Strategy : std::uint8_t { assume_aligned, scan_words };
-    struct Settings {
+    enum class strategy : std::uint8_t { assume_aligned, scan_words };
+    struct settings {
         std::uint64_t connection_id = 0;
         bool ignore_reserved_bits = false;
         bool check_crc = true;
@@ -247,74 +248,74 @@ public:
         std::uint32_t message_window = 256;
         std::uint32_t read_response_first = 0;
         std::uint32_t read_responses_outstanding = 0;
-        Recovery::Strategy strategy = Recovery::Strategy::assume_aligned;
+        recovery::strategy strategy = recovery::strategy::assume_aligned;
     };
 
-    enum class Reason : std::uint8_t {
+    enum class reason : std::uint8_t {
         accepted,
-        misaligned,          // stream offset not a multiple of 4
-        truncated_header,    // the header does not fit in the bytes
+        misaligned,        // stream offset not a multiple of 4
+        truncated_header,  // the header does not fit in the bytes
         bad_version,
         connection_id,
         reserved_bits,
-        inconsistent_header, // a check_header() rule
+        inconsistent_header,  // a check_header() rule
         message_number,
         crc,
-        incomplete,          // whole segment not in the bytes and accept_partial == false
+        incomplete,  // whole segment not in the bytes and accept_partial == false
     };
     static constexpr std::size_t kReasonCount = 10;
-    static const char* to_string(Reason);
+    static const char* to_string(reason);
 
-    struct Candidate {
+    struct candidate {
         std::size_t offset = 0;
-        Recovery::Reason reason = Recovery::Reason::truncated_header;
+        recovery::reason reason = recovery::reason::truncated_header;
         std::string detail;
         bool header_decoded = false;  // header holds the decoded fields
-        rdmatcp::Header header;
+        rdmatcp::header header;
         std::size_t wire_length = 0;  // of the segment this candidate announces (if decoded)
         bool complete = false;        // the whole segment lies in the bytes
         bool crc_checked = false;
     };
 
-    enum class Verdict : std::uint8_t {
+    enum class verdict : std::uint8_t {
         aligned,         // candidate 0 accepted: process directly from offset 0
         resynchronized,  // scan_words found a later accepted candidate; bytes before it: buffer
         buffer,          // nothing accepted: buffer the whole TCP segment (§5)
     };
-    static const char* to_string(Verdict);
+    static const char* to_string(verdict);
 
-    struct Assessment {
-        Recovery::Verdict verdict = Recovery::Verdict::buffer;
-        std::vector<Candidate> candidates;  // every candidate examined, in order
+    struct assessment {
+        recovery::verdict verdict = recovery::verdict::buffer;
+        std::vector<candidate> candidates;  // every candidate examined, in order
         std::size_t first_segment = 0;      // offset of the first accepted segment (len if none)
         std::size_t accepted_end = 0;       // [first_segment, accepted_end): accepted segments
         std::size_t segments = 0;           // accepted candidates
         bool partial_tail = false;          // the last accepted segment continues after the bytes
     };
 
-    struct Counters {
+    struct counters {
         std::uint64_t assessed = 0, aligned = 0, resynchronized = 0, buffered = 0;
         std::uint64_t candidates = 0;
         std::uint64_t by_reason[kReasonCount] = {};
     };
 
-    explicit Recovery(const Settings& cfg) : cfg_(cfg) {}
+    explicit recovery(const settings& cfg) : cfg_(cfg) {}
 
     // `data`/`len`: the payload of one TCP segment. `stream_offset`: its first byte's offset from
     // the first byte of the stream (TCP sequence number minus ISN minus 1), mod 2^32, if known.
-    Assessment assess(const std::uint8_t* data, std::size_t len,
+    assessment assess(const std::uint8_t* data, std::size_t len,
                       std::optional<std::uint32_t> stream_offset = std::nullopt);
     // Examines one candidate start (no chain, no statistics).
-    Candidate examine(const std::uint8_t* data, std::size_t len, std::size_t offset,
+    candidate examine(const std::uint8_t* data, std::size_t len, std::size_t offset,
                       std::optional<std::uint32_t> stream_offset = std::nullopt) const;
 
-    Recovery::Settings& config() { return cfg_; }
-    const Recovery::Settings& config() const { return cfg_; }
-    const Recovery::Counters& stats() const { return stats_; }
+    recovery::settings& config() { return cfg_; }
+    const recovery::settings& config() const { return cfg_; }
+    const recovery::counters& stats() const { return stats_; }
 
 private:
-    Recovery::Settings cfg_;
-    Recovery::Counters stats_;
+    recovery::settings cfg_;
+    recovery::counters stats_;
 };
 
 }  // namespace rnic::proto::rdmatcp

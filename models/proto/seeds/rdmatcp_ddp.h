@@ -53,16 +53,20 @@ namespace rt = proto::rdmatcp;
 
 // Segment Length minus ULPDU length, for every type (see the CLENs above).
 constexpr std::size_t kLengthAdded = 26;
-constexpr std::size_t segment_length(std::size_t ulpdu_len) { return ulpdu_len + kLengthAdded; }
-constexpr std::size_t wire_length(std::size_t ulpdu_len) { return rt::wire_length(segment_length(ulpdu_len)); }
+constexpr std::size_t segment_length(std::size_t ulpdu_len) {
+    return ulpdu_len + kLengthAdded;
+}
+constexpr std::size_t wire_length(std::size_t ulpdu_len) {
+    return rt::wire_length(segment_length(ulpdu_len));
+}
 // The most a frame adds to its ULPDU: 26, padding up to 3, the CRC.
 constexpr std::size_t kMaxAdded = kLengthAdded + 3 + rt::kCrcSize;
 // Control Data words of each type (indexed by MessageType).
-constexpr std::uint8_t control_words(rt::MessageType t) {
-    return t == rt::MessageType::send           ? 5
-           : t == rt::MessageType::rdma_write   ? 2
-           : t == rt::MessageType::read_request ? 10
-                                                : 4;
+constexpr std::uint8_t control_words(rt::message_type t) {
+    return t == rt::message_type::send           ? 5
+           : t == rt::message_type::rdma_write   ? 2
+           : t == rt::message_type::read_request ? 10
+                                                 : 4;
 }
 
 // Why a ULPDU cannot be carried.
@@ -87,10 +91,10 @@ struct session {
 
     // transmit
     bool tx_started = false;
-    std::uint32_t tx_next_message = 0;   // next Send/Write/Read Request number
-    bool tx_send_open = false;           // a Send message (QN 0) has segments still to come
+    std::uint32_t tx_next_message = 0;  // next Send/Write/Read Request number
+    bool tx_send_open = false;          // a Send message (QN 0) has segments still to come
     std::uint32_t tx_send_number = 0;
-    bool tx_response_open = false;       // a Read Response has segments still to come
+    bool tx_response_open = false;  // a Read Response has segments still to come
     std::uint64_t tx_response_base_to = 0;
     std::deque<std::uint32_t> tx_read_requests;  // our Read Requests' numbers, not yet answered
     std::deque<std::uint32_t> rx_read_requests;  // received Read Requests' numbers, not yet answered
@@ -108,7 +112,7 @@ struct session {
 // A ULPDU as a seed segment: the header (segment_length and clen are filled by rt::encode), the
 // Control Data and where the payload lies in the ULPDU.
 struct segment_parts {
-    rt::Header header;
+    rt::header header;
     std::uint8_t control[40] = {};
     std::size_t control_len = 0;
     const std::uint8_t* payload = nullptr;
@@ -125,21 +129,21 @@ bool encode(const segment_parts& parts, std::vector<std::uint8_t>& out);
 // The ULPDU a checked segment carries, rebuilt from its header and Control Data. False (with
 // `why`) when the Control Data does not fit the type: its length, word 0's zero bytes, the DDP/RDMAP
 // control bytes against the type, the zero words, the B/E bits against MO and L.
-bool to_ulpdu(const rt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, std::string* why);
+bool to_ulpdu(const rt::segment_view& seg, std::vector<std::uint8_t>& ulpdu, std::string* why);
 
 // The in-order receive rules of the message sequence (§3.4, §4): a new Send/Write/Read Request
 // message carries the next number, later segments of a message its number and the next Data
 // Offset; a Read Response answers our oldest unanswered Read Request. Updates `s`; false with
 // `why` on a violation. A Terminate (`terminate`: a Send segment carrying QN 2) may cut into an open
 // Send: it is the last message of the stream (RFC 5040 §5.4), sent when the QP fails mid-message.
-bool accept_in_order(session& s, const rt::Header& h, std::size_t payload_len, std::string* why,
+bool accept_in_order(session& s, const rt::header& h, std::size_t payload_len, std::string* why,
                      bool terminate = false);
 // Whether a checked segment carries an RDMAP Terminate (a Send whose Control Data names QN 2).
-bool carries_terminate(const rt::SegmentView& seg);
+bool carries_terminate(const rt::segment_view& seg);
 
 // Out of order (§5 "Checking the message number ... only enhances the confidence"): whether the
 // header's number could belong to a message that is still to come in order.
-bool plausible_number(const session& s, const rt::Header& h);
+bool plausible_number(const session& s, const rt::header& h);
 
 // Pseudo-random 64-bit values for Connection IDs and first message numbers (§3.4 "selected at
 // random"; RECOMMENDED unguessable). Deterministic from the seed, so runs repeat exactly.

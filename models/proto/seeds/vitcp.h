@@ -56,7 +56,7 @@
 namespace rnic::proto::vitcp {
 
 // §3.2 Type (5 bits).
-enum class SegmentType : std::uint8_t {
+enum class segment_type : std::uint8_t {
     send = 0,
     rdma_write = 1,
     read_request = 2,
@@ -68,25 +68,24 @@ enum class SegmentType : std::uint8_t {
     connect_no_match = 8,
 };
 constexpr std::uint8_t kMaxSegmentType = 8;
-const char* to_string(SegmentType);
+const char* to_string(segment_type);
 
-constexpr bool has_rdma_header(SegmentType t) {
-    return t == SegmentType::rdma_write || t == SegmentType::read_request;
+constexpr bool has_rdma_header(segment_type t) {
+    return t == segment_type::rdma_write || t == segment_type::read_request;
 }
-constexpr bool has_ce_header(SegmentType t) {
-    return t == SegmentType::connect_request || t == SegmentType::connect_accept;
+constexpr bool has_ce_header(segment_type t) {
+    return t == segment_type::connect_request || t == segment_type::connect_accept;
 }
-constexpr bool has_payload(SegmentType t) {
-    return t == SegmentType::send || t == SegmentType::rdma_write || t == SegmentType::read_response;
+constexpr bool has_payload(segment_type t) {
+    return t == segment_type::send || t == segment_type::rdma_write || t == segment_type::read_response;
 }
-constexpr bool is_single_segment_message(SegmentType t) {
-    return t == SegmentType::read_request || t == SegmentType::connect_request ||
-           t == SegmentType::connect_accept || t == SegmentType::connect_reject ||
-           t == SegmentType::connect_no_match;
+constexpr bool is_single_segment_message(segment_type t) {
+    return t == segment_type::read_request || t == segment_type::connect_request || t == segment_type::connect_accept ||
+           t == segment_type::connect_reject || t == segment_type::connect_no_match;
 }
 // VI Architecture: Send and RDMA Write carry immediate data.
-constexpr bool supports_immediate_data(SegmentType t) {
-    return t == SegmentType::send || t == SegmentType::rdma_write;
+constexpr bool supports_immediate_data(segment_type t) {
+    return t == segment_type::send || t == segment_type::rdma_write;
 }
 
 constexpr std::uint8_t kVersion = 1;
@@ -103,93 +102,93 @@ constexpr std::size_t kOptionHeaderSize = 4;  // Type + Length
 constexpr std::size_t kOptionEndSize = 2;     // Type only
 
 // Header bytes before the payload (segment header, RDMA header; not the CE header).
-constexpr std::size_t fixed_headers_size(SegmentType t) {
+constexpr std::size_t fixed_headers_size(segment_type t) {
     return kSegmentHeaderSize + (has_rdma_header(t) ? kRdmaHeaderSize : 0);
 }
 // Largest payload of a Send/RdmaWrite/RdmaReadResponse segment whose Segment Length fits both
 // `emss` (one VI segment per TCP segment, §2.2.2.2.3) and 16 bits; 0 for other types.
-std::size_t max_payload(std::size_t emss, SegmentType t, bool crc);
+std::size_t max_payload(std::size_t emss, segment_type t, bool crc);
 // Wire bytes of a non-CE segment that are not payload: headers and trailer.
-constexpr std::size_t overhead(SegmentType t, bool crc) {
+constexpr std::size_t overhead(segment_type t, bool crc) {
     return fixed_headers_size(t) + (crc ? kTrailerSize : 0);
 }
 
 // Remote Error Code (§3.2): IS Error Code (bits 15-8) | reserved (7-3) | UTE | VDE | MPE.
-struct RemoteErrorCode {
+struct remote_error_code {
     std::uint8_t is_error_code = 0;
     bool transport_error = false;          // UTE, bit 2
     bool descriptor_error = false;         // VDE, bit 1
     bool memory_protection_error = false;  // MPE, bit 0
     std::uint8_t reserved = 0;             // bits 7-3 (5 bits)
     std::uint16_t pack() const;
-    static RemoteErrorCode unpack(std::uint16_t v);
+    static remote_error_code unpack(std::uint16_t v);
 };
 
-struct Header {
+struct header {
     std::uint8_t version = kVersion;
-    SegmentType type = SegmentType::send;
-    bool eom = true;              // bit 7: End of Message
-    bool immediate_valid = false; // bit 6
-    bool transmit_error = false;  // bit 5
+    segment_type type = segment_type::send;
+    bool eom = true;                   // bit 7: End of Message
+    bool immediate_valid = false;      // bit 6
+    bool transmit_error = false;       // bit 5
     std::uint16_t segment_length = 0;  // includes headers and trailer; encode() fills it in
     std::uint32_t data_offset = 0;
     std::uint32_t immediate_data = 0;
     std::uint32_t message_number = 0;
     std::uint32_t message_ack = 0;
     std::uint16_t rx_descriptors_posted = 0;
-    RemoteErrorCode remote_error;
+    remote_error_code remote_error;
 };
 
 // Writes the 24-byte segment header exactly as given (type masked to 5 bits).
-void encode_header(const Header& h, std::uint8_t* out);
+void encode_header(const header& h, std::uint8_t* out);
 // Reads the 24-byte segment header; fails only on short input.
-std::optional<Header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error);
+std::optional<header> decode_header(const std::uint8_t* data, std::size_t len, std::string* error);
 
-struct RdmaHeader {
+struct rdma_header {
     std::uint64_t address = 0;
     std::uint32_t memory_handle = 0;
     std::uint32_t length = 0;  // total bytes of the message (§3.4)
 };
 
 // Calling Attributes (§3.3), bit 0 = LSB.
-struct Attributes {
-    bool unreliable = false;                // bit 0
-    bool reliable_delivery = true;          // bit 1
-    bool reliable_reception = false;        // bit 2
-    bool rdma_write_enable = false;         // bit 3
-    bool rdma_read_enable = false;          // bit 4
-    bool descriptor_flow_control = false;   // bit 5
-    bool peer_to_peer = false;              // bit 6
-    std::uint16_t reserved = 0;             // bits 15-7, as a 9-bit value
+struct attributes {
+    bool unreliable = false;               // bit 0
+    bool reliable_delivery = true;         // bit 1
+    bool reliable_reception = false;       // bit 2
+    bool rdma_write_enable = false;        // bit 3
+    bool rdma_read_enable = false;         // bit 4
+    bool descriptor_flow_control = false;  // bit 5
+    bool peer_to_peer = false;             // bit 6
+    std::uint16_t reserved = 0;            // bits 15-7, as a 9-bit value
     std::uint16_t pack() const;
-    static Attributes unpack(std::uint16_t v);
+    static attributes unpack(std::uint16_t v);
     int reliability_bits() const { return int{unreliable} + int{reliable_delivery} + int{reliable_reception}; }
 };
 
-struct Option {
+struct option {
     std::uint16_t type = 0;
     std::vector<std::uint8_t> data;  // Length on the wire = 4 + data.size()
 };
 
-struct CeHeader {
-    vitcp::Attributes attributes;
+struct ce_header {
+    vitcp::attributes attributes;
     std::uint32_t mtu = 0;
     std::vector<std::uint8_t> calling_discriminator;  // at most 64 bytes; its size is the length field
     std::uint16_t rdma_read_window = 0;
-    std::vector<std::uint8_t> called_discriminator;   // at most 64 bytes
-    std::vector<Option> options;   // in wire order; never kOptionEnd (see end_of_options)
-    bool end_of_options = true;    // an explicit End of Option List follows the options
+    std::vector<std::uint8_t> called_discriminator;  // at most 64 bytes
+    std::vector<option> options;                     // in wire order; never kOptionEnd (see end_of_options)
+    bool end_of_options = true;                      // an explicit End of Option List follows the options
     bool has_option(std::uint16_t type) const;
     // Bytes on the wire: 140 + options (+2 for the End of Option List).
     std::size_t size() const;
 };
 
-struct Segment {
-    vitcp::Header header;
-    std::optional<RdmaHeader> rdma;  // present iff has_rdma_header(type)
-    std::optional<CeHeader> ce;      // present iff has_ce_header(type)
+struct segment {
+    vitcp::header header;
+    std::optional<rdma_header> rdma;  // present iff has_rdma_header(type)
+    std::optional<ce_header> ce;      // present iff has_ce_header(type)
     std::vector<std::uint8_t> payload;
-    bool crc = false;                // a VI Trailer (CRC) follows
+    bool crc = false;  // a VI Trailer (CRC) follows
 };
 
 // Appends the whole segment with Segment Length computed (header.segment_length is ignored) and
@@ -198,41 +197,41 @@ struct Segment {
 // discriminator above 64 bytes; an option of type 0 or longer than 65535; a CE segment whose
 // s.crc differs from its CRC option, or with the CRC option but no End of Option List (§3.3);
 // a Segment Length above 65535.
-bool encode(const Segment& s, std::vector<std::uint8_t>& out, std::string* error = nullptr);
-std::vector<std::uint8_t> encode(const Segment& s);  // empty on failure
+bool encode(const segment& s, std::vector<std::uint8_t>& out, std::string* error = nullptr);
+std::vector<std::uint8_t> encode(const segment& s);  // empty on failure
 
-enum class ErrorCode : std::uint8_t {
+enum class error_code : std::uint8_t {
     none,
-    truncated,              // fewer bytes than the header or Segment Length needs
+    truncated,  // fewer bytes than the header or Segment Length needs
     bad_version,
-    bad_type,               // Type 9-31
-    length_too_short,       // Segment Length below the headers (+ trailer) of the type
-    length_mismatch,        // ConnectReject/NoMatch not 24/28; bytes after End of Option List
-    unexpected_payload,     // payload in a type without payload
-    bad_option,             // malformed option
-    missing_end_of_options, // CRC option without an explicit End of Option List (§3.3)
+    bad_type,                  // Type 9-31
+    length_too_short,          // Segment Length below the headers (+ trailer) of the type
+    length_mismatch,           // ConnectReject/NoMatch not 24/28; bytes after End of Option List
+    unexpected_payload,        // payload in a type without payload
+    bad_option,                // malformed option
+    missing_end_of_options,    // CRC option without an explicit End of Option List (§3.3)
     bad_discriminator_length,  // above 64
-    bad_attributes,         // not exactly one reliability level
-    reserved_bits,          // Remote Error Code or Calling Attributes reserved bits set
-    bad_data_offset,        // single-segment message with Data Offset != 0
+    bad_attributes,            // not exactly one reliability level
+    reserved_bits,             // Remote Error Code or Calling Attributes reserved bits set
+    bad_data_offset,           // single-segment message with Data Offset != 0
     crc_mismatch,
 };
-const char* to_string(ErrorCode);
+const char* to_string(error_code);
 
-struct DecodeOptions {
+struct decode_options {
     bool ignore_reserved_bits = false;
     bool check_crc = true;
 };
 
-struct SegmentView {
-    vitcp::Header header;
-    std::optional<RdmaHeader> rdma;
-    std::optional<CeHeader> ce;
+struct segment_view {
+    vitcp::header header;
+    std::optional<rdma_header> rdma;
+    std::optional<ce_header> ce;
     const std::uint8_t* payload = nullptr;
     std::size_t payload_len = 0;
     bool crc_present = false;
-    std::uint32_t crc = 0;          // as received, when present
-    std::size_t wire_length = 0;    // == Segment Length
+    std::uint32_t crc = 0;        // as received, when present
+    std::size_t wire_length = 0;  // == Segment Length
     // False only from a Deframer told to go on past CRC errors (Config::continue_after_crc_error):
     // every other check passed, the trailer did not match.
     bool crc_ok = true;
@@ -244,63 +243,61 @@ struct SegmentView {
 // checks: header length, version, type, Segment Length against the bytes, trailer presence and
 // the structure (options, lengths), the CRC, then field values (reserved bits, attributes,
 // discriminator lengths, Data Offset).
-std::optional<SegmentView> parse(const std::uint8_t* data, std::size_t len, bool crc_negotiated,
-                                 std::string* error, ErrorCode* code = nullptr,
-                                 const DecodeOptions& options = {});
-std::optional<Segment> decode(const std::uint8_t* data, std::size_t len, bool crc_negotiated,
-                              std::string* error, ErrorCode* code = nullptr,
-                              const DecodeOptions& options = {});
+std::optional<segment_view> parse(const std::uint8_t* data, std::size_t len, bool crc_negotiated, std::string* error,
+                                  error_code* code = nullptr, const decode_options& options = {});
+std::optional<segment> decode(const std::uint8_t* data, std::size_t len, bool crc_negotiated, std::string* error,
+                              error_code* code = nullptr, const decode_options& options = {});
 
 // Connection establishment (§3.3, §3.6, §2.2.2.2.6).
-struct LocalParameters {
-    vitcp::Attributes attributes;
+struct local_parameters {
+    vitcp::attributes attributes;
     std::uint32_t mtu = 0;
     std::uint16_t rdma_read_window = 0;
     bool crc = false;            // this end wants the CRC
     bool urgent_marker = false;  // this end sends the Urgent Marker option
 };
 // The ConnectRequest CE header of the active side.
-CeHeader make_request(const LocalParameters& local, std::vector<std::uint8_t> calling_discriminator,
-                      std::vector<std::uint8_t> called_discriminator);
+ce_header make_request(const local_parameters& local, std::vector<std::uint8_t> calling_discriminator,
+                       std::vector<std::uint8_t> called_discriminator);
 // The passive side's ConnectAccept CE header for `request`: MTU and RDMA Read Window the lesser
 // of the two; the CRC option only if the request carried it and local.crc (§3.6).
-CeHeader make_accept(const CeHeader& request, const LocalParameters& local);
-struct Agreement {
+ce_header make_accept(const ce_header& request, const local_parameters& local);
+struct agreement {
     std::uint32_t mtu = 0;
     std::uint16_t rdma_read_window = 0;
-    bool crc = false;                  // trailer CRC on every later segment (§3.5)
+    bool crc = false;                    // trailer CRC on every later segment (§3.5)
     bool request_urgent_marker = false;  // the accepting end may mark urgent data (§3.7)
     bool accept_urgent_marker = false;   // the requesting end may mark urgent data
 };
 // What a ConnectRequest/ConnectAccept pair establishes; fails when the reliability levels or
 // the peer-to-peer bits differ (§3.3), the Accept raises the MTU or the RDMA Read Window above
 // the request, or the Accept carries the CRC option without the Request (§3.6).
-std::optional<Agreement> negotiate(const CeHeader& request, const CeHeader& accept, std::string* error);
+std::optional<agreement> negotiate(const ce_header& request, const ce_header& accept, std::string* error);
 
 // Receive side of the in-order TCP byte stream: each segment is Segment Length bytes (trailer
 // included), so framing does not depend on the CRC; each is checked like parse() and handed to
 // the sink (in place when whole in one chunk). The first error is fatal.
-class Deframer {
+class deframer {
 public:
-    struct Config {
+    struct config {
         bool crc_negotiated = false;
-        DecodeOptions decode;
+        decode_options decode;
         // §3.6 option 2 at Unreliable Delivery ("The connection may continue"): a segment whose
         // only fault is its CRC is delivered with crc_ok false instead of stopping the Deframer.
         // Segment Length is then trusted; if it was the corrupted field, the next segment's
         // checks fail and deframing stops there.
         bool continue_after_crc_error = false;
     };
-    using SinkFn = std::function<void(const SegmentView& segment)>;  // pointers valid during the call
+    using sink_fn = std::function<void(const segment_view& segment)>;  // pointers valid during the call
 
-    Deframer(const Config& cfg, SinkFn sink);
+    deframer(const config& cfg, sink_fn sink);
 
-    ErrorCode feed(const std::uint8_t* data, std::size_t len);
+    error_code feed(const std::uint8_t* data, std::size_t len);
     // Call once the ConnectRequest/ConnectAccept exchange decided (negotiate().crc); applies to
     // segments not yet delivered.
     void set_crc_negotiated(bool crc) { cfg_.crc_negotiated = crc; }
 
-    ErrorCode error() const { return error_; }
+    error_code error() const { return error_; }
     const std::string& error_detail() const { return error_detail_; }
     std::uint64_t segments() const { return segments_; }
     std::uint64_t bytes_consumed() const { return bytes_consumed_; }
@@ -309,13 +306,13 @@ public:
 private:
     bool precheck(const std::uint8_t* first4);
     void deliver(const std::uint8_t* data, std::size_t len);
-    void fail(ErrorCode err, const std::string& detail);
+    void fail(error_code err, const std::string& detail);
 
-    Config cfg_;
-    SinkFn sink_;
+    config cfg_;
+    sink_fn sink_;
     std::vector<std::uint8_t> buffer_;
     std::uint64_t segment_start_ = 0;
-    ErrorCode error_ = ErrorCode::none;
+    error_code error_ = error_code::none;
     std::string error_detail_;
     std::uint64_t segments_ = 0, bytes_consumed_ = 0;
 };

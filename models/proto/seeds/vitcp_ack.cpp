@@ -8,23 +8,27 @@ namespace term = proto::ddp::term;
 
 const char* to_string(vi_error e) {
     switch (e) {
-        case vi_error::none: return "no error";
-        case vi_error::memory_protection: return "RDMA Memory Protection Error";
-        case vi_error::descriptor: return "VI Descriptor Error";
-        case vi_error::transport: return "Unrecoverable Transport Error";
+    case vi_error::none:
+        return "no error";
+    case vi_error::memory_protection:
+        return "RDMA Memory Protection Error";
+    case vi_error::descriptor:
+        return "VI Descriptor Error";
+    case vi_error::transport:
+        return "Unrecoverable Transport Error";
     }
     return "?";
 }
 
-vt::RemoteErrorCode remote_error_code(vi_error e) {
-    vt::RemoteErrorCode c;
+vt::remote_error_code remote_error_code(vi_error e) {
+    vt::remote_error_code c;
     c.memory_protection_error = e == vi_error::memory_protection;
     c.descriptor_error = e == vi_error::descriptor;
     c.transport_error = e == vi_error::transport;
     return c;
 }
 
-vi_error from_remote_error_code(const vt::RemoteErrorCode& code) {
+vi_error from_remote_error_code(const vt::remote_error_code& code) {
     if (code.memory_protection_error) return vi_error::memory_protection;
     if (code.descriptor_error) return vi_error::descriptor;
     if (code.transport_error) return vi_error::transport;
@@ -32,12 +36,12 @@ vi_error from_remote_error_code(const vt::RemoteErrorCode& code) {
 }
 
 vi_error from_terminate(std::uint8_t layer, std::uint8_t etype) {
-    if (layer == static_cast<std::uint8_t>(ddp::TermLayer::ddp)) {
+    if (layer == static_cast<std::uint8_t>(ddp::term_layer::ddp)) {
         if (etype == term::kDdpTaggedBuffer) return vi_error::memory_protection;
         if (etype == term::kDdpUntaggedBuffer) return vi_error::descriptor;
         return vi_error::transport;
     }
-    if (layer == static_cast<std::uint8_t>(ddp::TermLayer::rdma) && etype == term::kRdmaRemoteProtection) {
+    if (layer == static_cast<std::uint8_t>(ddp::term_layer::rdma) && etype == term::kRdmaRemoteProtection) {
         return vi_error::memory_protection;
     }
     return vi_error::transport;  // LLP (CRC, framing), catastrophic, remote operation

@@ -58,23 +58,23 @@ enum class vi_error : std::uint8_t {
 const char* to_string(vi_error e);
 
 // The Remote Error Code field for `e` (IS Error Code 0).
-vt::RemoteErrorCode remote_error_code(vi_error e);
+vt::remote_error_code remote_error_code(vi_error e);
 // The class a received Remote Error Code names (MPE before VDE before UTE; none when no bit is set,
 // whatever the IS Error Code).
-vi_error from_remote_error_code(const vt::RemoteErrorCode& code);
+vi_error from_remote_error_code(const vt::remote_error_code& code);
 // The class of the error the RDMA engine reports with a Terminate of this layer (RFC 5040 §4.8:
 // 0 RDMAP, 1 DDP, 2 LLP) and error type.
 vi_error from_terminate(std::uint8_t layer, std::uint8_t etype);
 
 // Whether a segment of this type takes a Message Number of its own (and is acknowledged).
-constexpr bool acknowledged(vt::SegmentType t) {
-    return t == vt::SegmentType::send || t == vt::SegmentType::rdma_write || t == vt::SegmentType::read_request;
+constexpr bool acknowledged(vt::segment_type t) {
+    return t == vt::segment_type::send || t == vt::segment_type::rdma_write || t == vt::segment_type::read_request;
 }
 
 // What one segment carries in its Message ACK and Remote Error Code fields.
 struct ack_fields {
     std::uint32_t message_ack = 0;
-    vt::RemoteErrorCode remote_error;
+    vt::remote_error_code remote_error;
 };
 
 // The receiving end: what it acknowledges, and when.
@@ -100,12 +100,12 @@ private:
     void settle(std::uint64_t now_ps);
 
     std::deque<std::pair<std::uint32_t, std::uint64_t>> landing_;  // placed, landing later
-    bool any_ = false;            // a message was placed and landed
-    std::uint32_t last_ = 0;      // the last of them
+    bool any_ = false;                                             // a message was placed and landed
+    std::uint32_t last_ = 0;                                       // the last of them
     vi_error error_ = vi_error::none;
     std::uint32_t error_number_ = 0;
-    bool carried_any_ = false;    // a segment carried an acknowledgement of a placed message
-    std::uint32_t carried_ = 0;   // the last one carried
+    bool carried_any_ = false;   // a segment carried an acknowledgement of a placed message
+    std::uint32_t carried_ = 0;  // the last one carried
     bool error_carried_ = false;
 };
 
@@ -118,7 +118,7 @@ public:
     void sent(std::uint32_t number, std::uint64_t end);
 
     struct verdict {
-        bool placed = false;             // placed_through moved on
+        bool placed = false;               // placed_through moved on
         std::uint64_t placed_through = 0;  // every message ending at or before it is placed
         vi_error error = vi_error::none;   // the peer reports this message in error
         bool error_named = false;          // the error names one of our unacknowledged messages

@@ -40,8 +40,8 @@ namespace vt = proto::vitcp;
 // §3.3 Calling Attributes bits 0-2: one of them.
 enum class reliability : std::uint8_t { unreliable, reliable_delivery, reliable_reception };
 const char* to_string(reliability r);
-vt::Attributes attributes_for(reliability r, bool peer_to_peer);
-std::optional<reliability> reliability_of(const vt::Attributes& a);
+vt::attributes attributes_for(reliability r, bool peer_to_peer);
+std::optional<reliability> reliability_of(const vt::attributes& a);
 
 // Why a connection was refused: the IS Error Code of the ConnectReject (implementation specific).
 enum class refusal : std::uint8_t {
@@ -59,11 +59,11 @@ const char* to_string(refusal r);
 // What this end proposes in its CE header.
 struct proposal {
     reliability level = reliability::reliable_delivery;
-    std::uint32_t mtu = 1u << 20;          // VI MTU: the largest transfer of one descriptor (§2.2.1)
-    std::uint16_t rdma_read_window = 16;   // outstanding RDMA Reads this end can hold (§2.2.2.2.6)
-    bool crc = false;                      // CRC option (§3.6)
-    bool urgent_marker = false;            // Urgent Marker option (§3.7)
-    bool peer_to_peer = false;             // P2P bit (§3.3)
+    std::uint32_t mtu = 1u << 20;              // VI MTU: the largest transfer of one descriptor (§2.2.1)
+    std::uint16_t rdma_read_window = 16;       // outstanding RDMA Reads this end can hold (§2.2.2.2.6)
+    bool crc = false;                          // CRC option (§3.6)
+    bool urgent_marker = false;                // Urgent Marker option (§3.7)
+    bool peer_to_peer = false;                 // P2P bit (§3.3)
     bool rdma_write = true, rdma_read = true;  // RDMA Write/Read Enable
 };
 
@@ -72,8 +72,8 @@ struct agreement {
     reliability level = reliability::reliable_delivery;
     std::uint32_t mtu = 0;
     std::uint16_t rdma_read_window = 0;
-    bool crc = false;             // every later segment carries the trailer (§3.5)
-    bool may_mark_urgent = false;  // the peer sent the Urgent Marker option: we may mark (§3.7)
+    bool crc = false;                // every later segment carries the trailer (§3.5)
+    bool may_mark_urgent = false;    // the peer sent the Urgent Marker option: we may mark (§3.7)
     bool peer_marks_urgent = false;  // we sent it: the peer may mark what we receive
 };
 
@@ -118,7 +118,7 @@ private:
     proposal us_;
     std::uint16_t local_port_, remote_port_;
     state state_ = state::disconnected;
-    vt::CeHeader sent_;
+    vt::ce_header sent_;
     agreement agreed_;
     refusal reason_ = refusal::none;
     std::string why_;
@@ -154,18 +154,18 @@ public:
     void timeout_or_tcp_closed() { state_ = state::disconnected; }
 
     state current() const { return state_; }
-    const vt::CeHeader& request() const { return request_; }
+    const vt::ce_header& request() const { return request_; }
     const agreement& agreed() const { return agreed_; }
     refusal reason() const { return reason_; }
     const std::string& why() const { return why_; }
     std::size_t consumed() const { return consumed_; }
 
 private:
-    std::vector<std::uint8_t> answer(vt::SegmentType t, refusal why);
+    std::vector<std::uint8_t> answer(vt::segment_type t, refusal why);
 
     std::uint16_t port_;
     state state_ = state::listening;
-    vt::CeHeader request_;
+    vt::ce_header request_;
     bool matched_ = false;
     bool invalid_ = false;  // on_bytes found an invalid ConnectRequest: refuse() may answer it
     agreement agreed_;

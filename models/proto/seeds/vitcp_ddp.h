@@ -54,12 +54,12 @@ std::size_t wire_length(const std::uint8_t* ulpdu, std::size_t len, bool crc);
 
 enum class refusal : std::uint8_t {
     none,
-    truncated,          // shorter than its DDP header
-    unsupported,        // an RDMAP message VI/TCP has no segment type or field for
-    unknown_queue,      // untagged queue other than 0 and 1
-    bad_read_request,   // not exactly one 28-byte Read Request header at MO 0
-    no_read_request,    // a Read Response with no received Read Request to answer
-    too_long,           // Segment Length would exceed 16 bits
+    truncated,         // shorter than its DDP header
+    unsupported,       // an RDMAP message VI/TCP has no segment type or field for
+    unknown_queue,     // untagged queue other than 0 and 1
+    bad_read_request,  // not exactly one 28-byte Read Request header at MO 0
+    no_read_request,   // a Read Response with no received Read Request to answer
+    too_long,          // Segment Length would exceed 16 bits
 };
 const char* to_string(refusal r);
 
@@ -70,7 +70,7 @@ struct pending_read {
 };
 
 struct session {
-    bool crc = false;                   // negotiated in the CE exchange (§3.5)
+    bool crc = false;                    // negotiated in the CE exchange (§3.5)
     std::uint16_t read_window = 0xFFFF;  // negotiated RDMA Read Window (§2.2.2.2.6)
     // negotiated in the CE exchange (§3.3); decides which errors the connection survives
     // (vitcp_errors.h)
@@ -115,11 +115,11 @@ std::uint32_t expected_message(const session& s);
 std::uint32_t message_in_error(const session& s);
 // §3.2 Notes on NOP: a NOP carrying `fields`, with "the message number of the last (non RDMA read
 // response) message sent" and the trailer per s.crc.
-vt::Segment make_nop(const session& s, const vitcp_ack::ack_fields& fields);
+vt::segment make_nop(const session& s, const vitcp_ack::ack_fields& fields);
 
 // Classifies the ULPDU, numbers it from `s` (advancing the transmit state) and fills `out` (a
 // whole VI segment, trailer per s.crc). On a refusal `s` is unchanged.
-refusal to_segment(session& s, const std::uint8_t* ulpdu, std::size_t len, vt::Segment& out);
+refusal to_segment(session& s, const std::uint8_t* ulpdu, std::size_t len, vt::segment& out);
 
 // In-order receive of a checked segment: the message rules above (next number, Data Offset
 // continuity, one message at a time but for Read Responses, Read Responses answering our oldest
@@ -128,7 +128,7 @@ refusal to_segment(session& s, const std::uint8_t* ulpdu, std::size_t len, vt::S
 // Delivery, vitcp_errors.h) is accepted: the caller reports the message in error. NOP carries nothing: true with `ulpdu` empty. An RdmaWrite with
 // Immediate Data Valid on its last segment also carries an RFC 7306 Immediate Data message, put in
 // `immediate` (empty otherwise; a caller that passes nullptr gets only the Write). False with `why`.
-bool accept_in_order(session& s, const vt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu, std::string* why,
+bool accept_in_order(session& s, const vt::segment_view& seg, std::vector<std::uint8_t>& ulpdu, std::string* why,
                      std::vector<std::uint8_t>* immediate = nullptr);
 
 // Out of order (the Urgent Marker receive path, §3.7): what a checked segment found at a located
@@ -144,7 +144,7 @@ enum class ooo_verdict : std::uint8_t {
 // Data Offset), as accept_in_order would, without changing `s`. The extra checks on the candidate:
 // a Write's Message Number still to come within 2^16 messages of the next in-order one, a Read
 // Response's number one of our outstanding Read Requests, no Transmit Error bit (§3.2).
-ooo_verdict accept_out_of_order(const session& s, const vt::SegmentView& seg, std::vector<std::uint8_t>& ulpdu,
+ooo_verdict accept_out_of_order(const session& s, const vt::segment_view& seg, std::vector<std::uint8_t>& ulpdu,
                                 std::string* why);
 const char* to_string(ooo_verdict v);
 

@@ -43,6 +43,6 @@ enum class message_error : std::uint8_t {
 const char* to_string(message_error e);
 
 // Whether the connection survives `e` in a message of type `type` at `level`.
-bool connection_survives(vitcp_ce::reliability level, message_error e, vitcp::SegmentType type);
+bool connection_survives(vitcp_ce::reliability level, message_error e, vitcp::segment_type type);
 
 }  // namespace rnic::proto::vitcp_map

@@ -10,19 +10,30 @@
 
 namespace rnic::proto::tcp {
 
-const char* to_string(tcp::State s) {
+const char* to_string(tcp::state s) {
     switch (s) {
-        case tcp::State::closed: return "CLOSED";
-        case tcp::State::listen: return "LISTEN";
-        case tcp::State::syn_sent: return "SYN-SENT";
-        case tcp::State::syn_received: return "SYN-RECEIVED";
-        case tcp::State::established: return "ESTABLISHED";
-        case tcp::State::fin_wait_1: return "FIN-WAIT-1";
-        case tcp::State::fin_wait_2: return "FIN-WAIT-2";
-        case tcp::State::close_wait: return "CLOSE-WAIT";
-        case tcp::State::closing: return "CLOSING";
-        case tcp::State::last_ack: return "LAST-ACK";
-        case tcp::State::time_wait: return "TIME-WAIT";
+    case tcp::state::closed:
+        return "CLOSED";
+    case tcp::state::listen:
+        return "LISTEN";
+    case tcp::state::syn_sent:
+        return "SYN-SENT";
+    case tcp::state::syn_received:
+        return "SYN-RECEIVED";
+    case tcp::state::established:
+        return "ESTABLISHED";
+    case tcp::state::fin_wait_1:
+        return "FIN-WAIT-1";
+    case tcp::state::fin_wait_2:
+        return "FIN-WAIT-2";
+    case tcp::state::close_wait:
+        return "CLOSE-WAIT";
+    case tcp::state::closing:
+        return "CLOSING";
+    case tcp::state::last_ack:
+        return "LAST-ACK";
+    case tcp::state::time_wait:
+        return "TIME-WAIT";
     }
     return "?";
 }
@@ -32,7 +43,7 @@ const char* to_string(tcp::State s) {
 
 namespace detail {
 
-void OffsetQueue::push_back(std::uint64_t v) {
+void offset_queue::push_back(std::uint64_t v) {
     if (size_ == buf_.size()) {
         std::vector<std::uint64_t> grown(buf_.empty() ? 64 : buf_.size() * 2);
         for (std::size_t i = 0; i < size_; ++i) grown[i] = at(i);
@@ -43,13 +54,13 @@ void OffsetQueue::push_back(std::uint64_t v) {
     ++size_;
 }
 
-void OffsetQueue::pop_front() {
+void offset_queue::pop_front() {
     if (size_ == 0) return;
     head_ = (head_ + 1) & (buf_.size() - 1);
     --size_;
 }
 
-std::uint64_t OffsetQueue::last_in(std::uint64_t lo, std::uint64_t hi) const {
+std::uint64_t offset_queue::last_in(std::uint64_t lo, std::uint64_t hi) const {
     // First index whose element is > hi.
     std::size_t a = 0, b = size_;
     while (a < b) {
@@ -65,7 +76,7 @@ std::uint64_t OffsetQueue::last_in(std::uint64_t lo, std::uint64_t hi) const {
     return v > lo ? v : 0;
 }
 
-std::uint64_t OffsetQueue::first_in(std::uint64_t lo, std::uint64_t hi) const {
+std::uint64_t offset_queue::first_in(std::uint64_t lo, std::uint64_t hi) const {
     // First index whose element is > lo.
     std::size_t a = 0, b = size_;
     while (a < b) {
@@ -86,7 +97,7 @@ std::uint64_t OffsetQueue::first_in(std::uint64_t lo, std::uint64_t hi) const {
 // ---------------------------------------------------------------------------------------------
 // Construction, state
 
-Connection::Connection(const tcp::Config& cfg, Env& env) : cfg_(cfg), env_(env) {
+connection::connection(const tcp::config& cfg, env& env) : cfg_(cfg), env_(env) {
     if (cfg_.mss == 0) cfg_.mss = 1;
     cfg_.window_scale = std::min(cfg_.window_scale, kMaxWindowShift);
     const std::uint64_t max_window = std::uint64_t{65535} << kMaxWindowShift;
@@ -106,7 +117,7 @@ Connection::Connection(const tcp::Config& cfg, Env& env) : cfg_(cfg), env_(env) 
     if (cfg_.sack_recovery) sb_.reserve(kMaxScoreboard + 1);
 }
 
-void Connection::reset_sequence_state() {
+void connection::reset_sequence_state() {
     snd_una_ = snd_nxt_ = snd_max_ = 0;
     snd_wnd_ = max_snd_wnd_ = 0;
     snd_wl1_ = snd_wl2_ = 0;
@@ -142,96 +153,98 @@ void Connection::reset_sequence_state() {
     sack_recent_n_ = 0;
 }
 
-void Connection::set_state(tcp::State s) {
+void connection::set_state(tcp::state s) {
     if (s == state_) return;
-    const tcp::State from = state_;
+    const tcp::state from = state_;
     state_ = s;
     env_.state_changed(from, s);
 }
 
-void Connection::enter_closed() {
+void connection::enter_closed() {
     rto_deadline_ = delack_deadline_ = persist_deadline_ = tw_deadline_ = kNever;
     probe_outstanding_ = false;
     ack_now_ = false;
-    set_state(tcp::State::closed);
+    set_state(tcp::state::closed);
 }
 
-void Connection::enter_time_wait(u64 now) {
+void connection::enter_time_wait(u64 now) {
     rto_deadline_ = persist_deadline_ = delack_deadline_ = kNever;
     probe_outstanding_ = false;
     tw_deadline_ = add_sat(now, cfg_.time_wait_ns);
-    set_state(tcp::State::time_wait);
+    set_state(tcp::state::time_wait);
 }
 
-bool Connection::sending_state() const {
+bool connection::sending_state() const {
     switch (state_) {
-        case tcp::State::established:
-        case tcp::State::close_wait:
-        case tcp::State::fin_wait_1:
-        case tcp::State::closing:
-        case tcp::State::last_ack:
-            return true;
-        default:
-            return false;
+    case tcp::state::established:
+    case tcp::state::close_wait:
+    case tcp::state::fin_wait_1:
+    case tcp::state::closing:
+    case tcp::state::last_ack:
+        return true;
+    default:
+        return false;
     }
 }
 
-bool Connection::synchronized() const {
+bool connection::synchronized() const {
     switch (state_) {
-        case tcp::State::closed:
-        case tcp::State::listen:
-        case tcp::State::syn_sent:
-            return false;
-        default:
-            return true;
+    case tcp::state::closed:
+    case tcp::state::listen:
+    case tcp::state::syn_sent:
+        return false;
+    default:
+        return true;
     }
 }
 
-bool Connection::fin_acked() const { return fin_queued_ && snd_una_ >= data_end() + 1; }
+bool connection::fin_acked() const {
+    return fin_queued_ && snd_una_ >= data_end() + 1;
+}
 
 // ---------------------------------------------------------------------------------------------
 // User calls
 
-void Connection::reset_stream_state() {
+void connection::reset_stream_state() {
     stream_end_ = acked_off_ = 0;
     fin_queued_ = false;
     boundaries_.clear();
     unconsumed_ = 0;
 }
 
-void Connection::connect(u64 now) {
-    if (state_ != tcp::State::closed) return;
+void connection::connect(u64 now) {
+    if (state_ != tcp::state::closed) return;
     if (opened_) reset_stream_state();  // reuse after a previous connection
     opened_ = true;
     reset_sequence_state();
     passive_ = false;
     remote_port_ = cfg_.remote_port;
-    set_state(tcp::State::syn_sent);
+    set_state(tcp::state::syn_sent);
     send_syn(now);
     finish(now);
 }
 
-void Connection::set_iss(std::uint32_t iss) {
-    if (state_ == tcp::State::closed) cfg_.iss = iss;
+void connection::set_iss(std::uint32_t iss) {
+    if (state_ == tcp::state::closed) cfg_.iss = iss;
 }
 
-void Connection::listen() {
-    if (state_ != tcp::State::closed) return;
+void connection::listen() {
+    if (state_ != tcp::state::closed) return;
     if (opened_) reset_stream_state();
     opened_ = true;
     reset_sequence_state();
     passive_ = true;
     remote_port_ = cfg_.remote_port;
-    set_state(tcp::State::listen);
+    set_state(tcp::state::listen);
 }
 
-std::size_t Connection::send_space() const {
+std::size_t connection::send_space() const {
     if (fin_queued_) return 0;
     const u64 used = stream_end_ - acked_off_;
     return used >= cfg_.send_buffer ? 0 : static_cast<std::size_t>(cfg_.send_buffer - used);
 }
 
-void Connection::on_send_data(u64 now, std::size_t len) {
+void connection::on_send_data(u64 now, std::size_t len) {
     len = std::min(len, send_space());
     if (len == 0) return;
     stream_end_ += len;
@@ -239,14 +252,14 @@ void Connection::on_send_data(u64 now, std::size_t len) {
     finish(now);
 }
 
-void Connection::on_transmit_ready(u64 now) {
+void connection::on_transmit_ready(u64 now) {
     if (!waiting_for_owner_) return;
     waiting_for_owner_ = false;
     output(now);
     finish(now);
 }
 
-void Connection::set_cork(u64 now, bool corked) {
+void connection::set_cork(u64 now, bool corked) {
     if (corked_ == corked) return;
     corked_ = corked;
     if (!corked_) {
@@ -255,66 +268,66 @@ void Connection::set_cork(u64 now, bool corked) {
     }
 }
 
-void Connection::mark_boundary(std::uint64_t stream_offset) {
+void connection::mark_boundary(std::uint64_t stream_offset) {
     if (stream_offset == 0 || stream_offset <= acked_off_) return;
     if (!boundaries_.empty() && stream_offset <= boundaries_.back()) return;
     boundaries_.push_back(stream_offset);
 }
 
-void Connection::close(u64 now) {
+void connection::close(u64 now) {
     switch (state_) {
-        case tcp::State::listen:
-        case tcp::State::syn_sent:
-            enter_closed();
-            return;
-        case tcp::State::syn_received:
-            // §3.10.4: queued until ESTABLISHED is reached, then FIN-WAIT-1.
-            fin_queued_ = true;
-            return;
-        case tcp::State::established:
-            fin_queued_ = true;
-            set_state(tcp::State::fin_wait_1);
-            break;
-        case tcp::State::close_wait:
-            fin_queued_ = true;
-            set_state(tcp::State::last_ack);
-            break;
-        default:
-            return;  // closed, or already closing
+    case tcp::state::listen:
+    case tcp::state::syn_sent:
+        enter_closed();
+        return;
+    case tcp::state::syn_received:
+        // §3.10.4: queued until ESTABLISHED is reached, then FIN-WAIT-1.
+        fin_queued_ = true;
+        return;
+    case tcp::state::established:
+        fin_queued_ = true;
+        set_state(tcp::state::fin_wait_1);
+        break;
+    case tcp::state::close_wait:
+        fin_queued_ = true;
+        set_state(tcp::state::last_ack);
+        break;
+    default:
+        return;  // closed, or already closing
     }
     output(now);
     finish(now);
 }
 
-void Connection::abort(u64 now) {
+void connection::abort(u64 now) {
     (void)now;
     switch (state_) {
-        case tcp::State::syn_received:
-        case tcp::State::established:
-        case tcp::State::fin_wait_1:
-        case tcp::State::fin_wait_2:
-        case tcp::State::close_wait:
-            // §3.10.5: <SEQ=SND.NXT><CTL=RST>. snd_max is what the peer expects once everything
-            // in flight has arrived; if it does not match, RFC 5961 challenge ACK + our reply in
-            // CLOSED resolves it.
-            send_rst(remote_port_, wire_seq(snd_max_), 0, false);
-            break;
-        default:
-            break;
+    case tcp::state::syn_received:
+    case tcp::state::established:
+    case tcp::state::fin_wait_1:
+    case tcp::state::fin_wait_2:
+    case tcp::state::close_wait:
+        // §3.10.5: <SEQ=SND.NXT><CTL=RST>. snd_max is what the peer expects once everything
+        // in flight has arrived; if it does not match, RFC 5961 challenge ACK + our reply in
+        // CLOSED resolves it.
+        send_rst(remote_port_, wire_seq(snd_max_), 0, false);
+        break;
+    default:
+        break;
     }
-    if (state_ != tcp::State::closed) enter_closed();
+    if (state_ != tcp::state::closed) enter_closed();
 }
 
-void Connection::receive_consumed(u64 now, std::size_t len) {
+void connection::receive_consumed(u64 now, std::size_t len) {
     if (!cfg_.owner_consumes) return;
     unconsumed_ -= std::min<u64>(len, unconsumed_);
     switch (state_) {
-        case tcp::State::established:
-        case tcp::State::fin_wait_1:
-        case tcp::State::fin_wait_2:
-            break;
-        default:
-            return;
+    case tcp::state::established:
+    case tcp::state::fin_wait_1:
+    case tcp::state::fin_wait_2:
+        break;
+    default:
+        return;
     }
     // RFC 1122 §4.2.3.3: send a window update once the window can move by a useful amount.
     const u64 edge = rcv_nxt_ + receive_space();
@@ -332,47 +345,48 @@ void Connection::receive_consumed(u64 now, std::size_t len) {
 // ---------------------------------------------------------------------------------------------
 // Introspection
 
-std::uint64_t Connection::bytes_in_flight() const { return snd_nxt_ - snd_una_; }
+std::uint64_t connection::bytes_in_flight() const {
+    return snd_nxt_ - snd_una_;
+}
 
-std::uint32_t Connection::cwnd() const {
+std::uint32_t connection::cwnd() const {
     return static_cast<std::uint32_t>(std::min<u64>(cwnd_, UINT32_MAX));
 }
 
-std::uint32_t Connection::ssthresh() const {
+std::uint32_t connection::ssthresh() const {
     return static_cast<std::uint32_t>(std::min<u64>(ssthresh_, UINT32_MAX));
 }
 
-std::uint64_t Connection::send_stream_sent() const {
+std::uint64_t connection::send_stream_sent() const {
     return snd_max_ <= 1 ? 0 : std::min(snd_max_ - 1, stream_end_);
 }
 
-std::uint64_t Connection::receive_window() const {
+std::uint64_t connection::receive_window() const {
     return rcv_adv_ > rcv_nxt_ ? rcv_adv_ - rcv_nxt_ : 0;
 }
 
 // Receive-stream offset = sequence offset from the IRS - (RCV.NXT - bytes delivered): the SYN's.
-std::uint64_t Connection::held_run_start(u64 at) const {
+std::uint64_t connection::held_run_start(u64 at) const {
     const u64 base = rcv_nxt_ - rcv_delivered_;
-    for (const Interval& iv : ooo_) {
+    for (const interval& iv : ooo_) {
         if (iv.start < at + base && iv.end >= at + base) return iv.start - base;
     }
     return at;
 }
 
-std::uint64_t Connection::held_run_end(u64 at) const {
+std::uint64_t connection::held_run_end(u64 at) const {
     const u64 base = rcv_nxt_ - rcv_delivered_;
-    for (const Interval& iv : ooo_) {
+    for (const interval& iv : ooo_) {
         if (iv.start <= at + base && iv.end > at + base) return iv.end - base;
     }
     return at;
 }
 
-bool Connection::copy_held(u64 from, u64 to, std::uint8_t* out) const {
+bool connection::copy_held(u64 from, u64 to, std::uint8_t* out) const {
     if (to <= from) return true;
     const u64 base = rcv_nxt_ - rcv_delivered_;
-    const auto it = std::find_if(ooo_.begin(), ooo_.end(), [&](const Interval& iv) {
-        return iv.start <= from + base && iv.end >= to + base;
-    });
+    const auto it = std::find_if(ooo_.begin(), ooo_.end(),
+                                 [&](const interval& iv) { return iv.start <= from + base && iv.end >= to + base; });
     if (it == ooo_.end() || ooo_buf_.empty()) return false;
     const std::size_t size = ooo_buf_.size();
     for (u64 k = from + base; k < to + base;) {
@@ -384,25 +398,25 @@ bool Connection::copy_held(u64 from, u64 to, std::uint8_t* out) const {
     return true;
 }
 
-std::size_t Connection::out_of_order_bytes() const {
+std::size_t connection::out_of_order_bytes() const {
     u64 n = 0;
-    for (const Interval& iv : ooo_) n += iv.end - iv.start;
+    for (const interval& iv : ooo_) n += iv.end - iv.start;
     return static_cast<std::size_t>(n);
 }
 
-std::uint64_t Connection::next_deadline() const {
+std::uint64_t connection::next_deadline() const {
     return std::min({rto_deadline_, delack_deadline_, persist_deadline_, tw_deadline_});
 }
 
 // ---------------------------------------------------------------------------------------------
 // Sequence conversion
 
-Connection::s64 Connection::unwrap_ack(std::uint32_t ack) const {
+connection::s64 connection::unwrap_ack(std::uint32_t ack) const {
     const auto d = static_cast<std::int32_t>(ack - wire_seq(snd_una_));
     return static_cast<s64>(snd_una_) + d;
 }
 
-Connection::s64 Connection::unwrap_seq(std::uint32_t seq) const {
+connection::s64 connection::unwrap_seq(std::uint32_t seq) const {
     const auto d = static_cast<std::int32_t>(seq - wire_ack());
     return static_cast<s64>(rcv_nxt_) + d;
 }
@@ -410,64 +424,64 @@ Connection::s64 Connection::unwrap_seq(std::uint32_t seq) const {
 // ---------------------------------------------------------------------------------------------
 // Segment arrival (§3.10.7)
 
-void Connection::on_segment(u64 now, const net::TcpHeader& h, const std::uint8_t* payload, std::size_t len, bool ce) {
+void connection::on_segment(u64 now, const net::tcp_header& h, const std::uint8_t* payload, std::size_t len, bool ce) {
     ++stats_.segments_received;
     if (ce) ++stats_.ecn_ce_received;
     if (ecn_ok_ && synchronized() && h.src_port == remote_port_ && h.dst_port == cfg_.local_port &&
-        !(h.flags & (tf::syn | tf::rst))) {
+        !(h.flags & (tf::kSyn | tf::kRst))) {
         // RFC 3168 §6.1.3: CWR ends the echo; CE (even on the same packet) starts it again, and a
         // CE-marked data segment is acknowledged at once.
-        if (h.flags & tf::cwr) ece_pending_ = false;
+        if (h.flags & tf::kCwr) ece_pending_ = false;
         if (ce) {
             ece_pending_ = true;
             if (len > 0) ack_now_ = true;
         }
     }
-    const bool syn = (h.flags & tf::syn) != 0;
-    const bool rst = (h.flags & tf::rst) != 0;
-    const bool fin = (h.flags & tf::fin) != 0;
+    const bool syn = (h.flags & tf::kSyn) != 0;
+    const bool rst = (h.flags & tf::kRst) != 0;
+    const bool fin = (h.flags & tf::kFin) != 0;
     if ((len > 0 && payload == nullptr) || h.dst_port != cfg_.local_port || (syn && (rst || fin))) {
         ++stats_.bad_segments;
         return;
     }
-    if (state_ == tcp::State::listen) {
+    if (state_ == tcp::state::listen) {
         if (cfg_.remote_port != 0 && h.src_port != cfg_.remote_port) {
             ++stats_.bad_segments;
             return;
         }
-    } else if (state_ != tcp::State::closed && h.src_port != remote_port_) {
+    } else if (state_ != tcp::state::closed && h.src_port != remote_port_) {
         ++stats_.bad_segments;
         return;
     }
     switch (state_) {
-        case tcp::State::closed:
-            segment_closed(h, len);
-            return;
-        case tcp::State::listen:
-            segment_listen(now, h);
-            break;
-        case tcp::State::syn_sent:
-            segment_syn_sent(now, h);
-            break;
-        default:
-            segment_synchronized(now, h, payload, len);
-            break;
+    case tcp::state::closed:
+        segment_closed(h, len);
+        return;
+    case tcp::state::listen:
+        segment_listen(now, h);
+        break;
+    case tcp::state::syn_sent:
+        segment_syn_sent(now, h);
+        break;
+    default:
+        segment_synchronized(now, h, payload, len);
+        break;
     }
     finish(now);
 }
 
-void Connection::segment_closed(const net::TcpHeader& h, std::size_t len) {
-    if (h.flags & tf::rst) return;
-    if (h.flags & tf::ack) {
+void connection::segment_closed(const net::tcp_header& h, std::size_t len) {
+    if (h.flags & tf::kRst) return;
+    if (h.flags & tf::kAck) {
         send_rst(h.src_port, h.ack, 0, false);
     } else {
-        const std::uint32_t seg_len = static_cast<std::uint32_t>(len) + ((h.flags & tf::syn) ? 1 : 0) +
-                                      ((h.flags & tf::fin) ? 1 : 0);
+        const std::uint32_t seg_len =
+            static_cast<std::uint32_t>(len) + ((h.flags & tf::kSyn) ? 1 : 0) + ((h.flags & tf::kFin) ? 1 : 0);
         send_rst(h.src_port, 0, h.seq + seg_len, true);
     }
 }
 
-void Connection::negotiate(const net::TcpHeader& syn) {
+void connection::negotiate(const net::tcp_header& syn) {
     const std::uint32_t peer_mss = (syn.mss && *syn.mss > 0) ? *syn.mss : kDefaultMss;
     mss_ = std::max<std::uint32_t>(1, std::min<std::uint32_t>(cfg_.mss, peer_mss));
     if (cfg_.window_scaling && syn.window_scale) {
@@ -480,21 +494,21 @@ void Connection::negotiate(const net::TcpHeader& syn) {
     }
     sack_ok_ = cfg_.sack && syn.sack_permitted;
     // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR, an ECN-setup SYN-ACK ECE alone.
-    const bool ece = (syn.flags & tf::ece) != 0, cwr = (syn.flags & tf::cwr) != 0;
-    ecn_ok_ = cfg_.ecn && ece && (state_ == tcp::State::listen ? cwr : !cwr);
+    const bool ece = (syn.flags & tf::kEce) != 0, cwr = (syn.flags & tf::kCwr) != 0;
+    ecn_ok_ = cfg_.ecn && ece && (state_ == tcp::state::listen ? cwr : !cwr);
     // RFC 5681 §3.1: the initial window is one segment if the SYN or SYN-ACK was lost.
     cwnd_ = (syn_lost_ ? 1 : std::uint64_t{cfg_.initial_window_segments}) * mss_;
     ssthresh_ = kMaxCwnd;
 }
 
-void Connection::segment_listen(u64 now, const net::TcpHeader& h) {
-    if (h.flags & tf::rst) return;
-    if (h.flags & tf::ack) {
+void connection::segment_listen(u64 now, const net::tcp_header& h) {
+    if (h.flags & tf::kRst) return;
+    if (h.flags & tf::kAck) {
         send_rst(h.src_port, h.ack, 0, false);
         ++stats_.bad_segments;
         return;
     }
-    if (!(h.flags & tf::syn)) {
+    if (!(h.flags & tf::kSyn)) {
         ++stats_.bad_segments;
         return;
     }
@@ -506,13 +520,13 @@ void Connection::segment_listen(u64 now, const net::TcpHeader& h) {
     snd_wnd_ = max_snd_wnd_ = h.window;  // never scaled in a SYN
     snd_wl1_ = 0;
     snd_wl2_ = 0;
-    set_state(tcp::State::syn_received);
+    set_state(tcp::state::syn_received);
     send_syn(now);
 }
 
-void Connection::segment_syn_sent(u64 now, const net::TcpHeader& h) {
-    const bool ack = (h.flags & tf::ack) != 0;
-    const bool rst = (h.flags & tf::rst) != 0;
+void connection::segment_syn_sent(u64 now, const net::tcp_header& h) {
+    const bool ack = (h.flags & tf::kAck) != 0;
+    const bool rst = (h.flags & tf::kRst) != 0;
     s64 a = 0;
     if (ack) {
         a = unwrap_ack(h.ack);
@@ -530,7 +544,7 @@ void Connection::segment_syn_sent(u64 now, const net::TcpHeader& h) {
         }
         return;
     }
-    if (!(h.flags & tf::syn)) {
+    if (!(h.flags & tf::kSyn)) {
         ++stats_.bad_segments;
         return;
     }
@@ -542,26 +556,25 @@ void Connection::segment_syn_sent(u64 now, const net::TcpHeader& h) {
     snd_wl2_ = a;
     if (ack) {
         rcv_adv_ = rcv_nxt_ + std::min<u64>(receive_space(), 65535);  // what our SYN announced
-        set_state(tcp::State::established);
+        set_state(tcp::state::established);
         on_new_ack(now, static_cast<u64>(a));
         ack_now_ = true;
         output(now);
         if (ack_now_) send_ack(now);
     } else {
         // Simultaneous open (§3.5): answer with SYN-ACK (our SYN again, now with ACK).
-        set_state(tcp::State::syn_received);
+        set_state(tcp::state::syn_received);
         send_syn(now);
     }
 }
 
-void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const std::uint8_t* payload,
-                                      std::size_t len) {
-    bool syn = (h.flags & tf::syn) != 0;
-    bool fin = (h.flags & tf::fin) != 0;
-    const bool rst = (h.flags & tf::rst) != 0;
-    const bool ack = (h.flags & tf::ack) != 0;
+void connection::segment_synchronized(u64 now, const net::tcp_header& h, const std::uint8_t* payload, std::size_t len) {
+    bool syn = (h.flags & tf::kSyn) != 0;
+    bool fin = (h.flags & tf::kFin) != 0;
+    const bool rst = (h.flags & tf::kRst) != 0;
+    const bool ack = (h.flags & tf::kAck) != 0;
 
-    if (state_ == tcp::State::syn_received && syn && !ack && h.seq == irs_) {
+    if (state_ == tcp::state::syn_received && syn && !ack && h.seq == irs_) {
         send_syn(now);  // the peer repeated its SYN: our SYN-ACK was lost
         return;
     }
@@ -576,10 +589,10 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
     // Step 2 (RFC 5961 §3.2): RST only when it hits RCV.NXT exactly; challenge ACK when in window.
     if (rst) {
         if (seg_seq == rn) {
-            if (state_ == tcp::State::syn_received && passive_) {
+            if (state_ == tcp::state::syn_received && passive_) {
                 reset_sequence_state();
                 remote_port_ = cfg_.remote_port;
-                set_state(tcp::State::listen);
+                set_state(tcp::state::listen);
             } else {
                 enter_closed();
             }
@@ -595,7 +608,7 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
     const std::uint8_t* data = payload;
     std::size_t dlen = len;
     bool old = false;
-    bool need_ack = false;       // applied once the segment passed the SYN and ACK checks
+    bool need_ack = false;  // applied once the segment passed the SYN and ACK checks
     bool repeated_fin = false;
     if (pure) {
         if (start > rn + wnd) {
@@ -659,32 +672,32 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
     }
     if (!process_ack(now, h, seg_seq, pure && !old, pure)) return;
     if (need_ack) ack_now_ = true;
-    if (repeated_fin && state_ == tcp::State::time_wait) {
+    if (repeated_fin && state_ == tcp::state::time_wait) {
         tw_deadline_ = add_sat(now, cfg_.time_wait_ns);  // §3.10.7.4: restart the 2 MSL timeout
     }
 
     // Steps 7 and 8: text and FIN.
     if (dlen > 0 || fin) {
         switch (state_) {
-            case tcp::State::established:
-            case tcp::State::fin_wait_1:
-            case tcp::State::fin_wait_2: {
-                bool fin_ok = true;
-                if (dlen > 0) fin_ok = receive_data(now, static_cast<u64>(start), data, dlen);
-                if (fin && fin_ok && !fin_pending_) {
-                    const u64 fin_pos = static_cast<u64>(start) + dlen;
-                    if (fin_pos >= rcv_nxt_ && (ooo_.empty() || ooo_.back().end <= fin_pos)) {
-                        fin_pending_ = true;
-                        fin_rseq_ = fin_pos;
-                        ack_now_ = true;
-                    }
+        case tcp::state::established:
+        case tcp::state::fin_wait_1:
+        case tcp::state::fin_wait_2: {
+            bool fin_ok = true;
+            if (dlen > 0) fin_ok = receive_data(now, static_cast<u64>(start), data, dlen);
+            if (fin && fin_ok && !fin_pending_) {
+                const u64 fin_pos = static_cast<u64>(start) + dlen;
+                if (fin_pos >= rcv_nxt_ && (ooo_.empty() || ooo_.back().end <= fin_pos)) {
+                    fin_pending_ = true;
+                    fin_rseq_ = fin_pos;
+                    ack_now_ = true;
                 }
-                if (fin_pending_ && fin_rseq_ == rcv_nxt_) receive_fin(now);
-                break;
             }
-            default:
-                ack_now_ = true;  // the peer's FIN is already in: nothing after it can be valid
-                break;
+            if (fin_pending_ && fin_rseq_ == rcv_nxt_) receive_fin(now);
+            break;
+        }
+        default:
+            ack_now_ = true;  // the peer's FIN is already in: nothing after it can be valid
+            break;
         }
     }
 
@@ -693,16 +706,16 @@ void Connection::segment_synchronized(u64 now, const net::TcpHeader& h, const st
 }
 
 // Steps 5 for synchronized states. Returns false when the segment is to be dropped.
-bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool may_dup, bool bare) {
+bool connection::process_ack(u64 now, const net::tcp_header& h, s64 seg_seq, bool may_dup, bool bare) {
     const s64 a = unwrap_ack(h.ack);
-    if (state_ == tcp::State::syn_received) {
+    if (state_ == tcp::state::syn_received) {
         if (a > static_cast<s64>(snd_una_) && a <= static_cast<s64>(snd_max_)) {
             snd_wnd_ = u64{h.window} << snd_shift_;
             max_snd_wnd_ = std::max(max_snd_wnd_, snd_wnd_);
             snd_wl1_ = seg_seq;
             snd_wl2_ = a;
-            set_state(tcp::State::established);
-            if (fin_queued_) set_state(tcp::State::fin_wait_1);
+            set_state(tcp::state::established);
+            if (fin_queued_) set_state(tcp::state::fin_wait_1);
         } else {
             send_rst(h.src_port, h.ack, 0, false);
             ++stats_.bad_segments;
@@ -731,8 +744,8 @@ bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool
         // RFC 6675 §5: every ACK updates the scoreboard. An ACK that SACKs new data counts as a
         // duplicate even if its window changed (RFC 6675 §2, the SACK-based definition).
         const bool newly = sack_update(h, std::max<u64>(snd_una_, static_cast<u64>(a)));
-        sack_dup = newly && may_dup && a == static_cast<s64>(snd_una_) && snd_max_ > snd_una_ &&
-                   !probe_outstanding_ && snd_wnd_ > 0;
+        sack_dup = newly && may_dup && a == static_cast<s64>(snd_una_) && snd_max_ > snd_una_ && !probe_outstanding_ &&
+                   snd_wnd_ > 0;
     }
     if (a >= static_cast<s64>(snd_una_) && (snd_wl1_ < seg_seq || (snd_wl1_ == seg_seq && snd_wl2_ <= a))) {
         snd_wnd_ = new_wnd;
@@ -740,7 +753,7 @@ bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool
         snd_wl2_ = a;
         max_snd_wnd_ = std::max(max_snd_wnd_, snd_wnd_);
     }
-    if (ecn_ok_ && (h.flags & tf::ece) && state_ != tcp::State::syn_received) {
+    if (ecn_ok_ && (h.flags & tf::kEce) && state_ != tcp::state::syn_received) {
         ++stats_.ecn_ece_received;
         // RFC 3168 §6.1.2: react as to a loss (halve the window, no retransmission), at most once
         // per window of data, and not again while fast recovery already reduced it.
@@ -778,25 +791,25 @@ bool Connection::process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool
         probe_outstanding_ = false;
     }
     switch (state_) {
-        case tcp::State::fin_wait_1:
-            if (fin_acked()) set_state(tcp::State::fin_wait_2);
-            break;
-        case tcp::State::closing:
-            if (fin_acked()) enter_time_wait(now);
-            break;
-        case tcp::State::last_ack:
-            if (fin_acked()) {
-                enter_closed();
-                return false;
-            }
-            break;
-        default:
-            break;
+    case tcp::state::fin_wait_1:
+        if (fin_acked()) set_state(tcp::state::fin_wait_2);
+        break;
+    case tcp::state::closing:
+        if (fin_acked()) enter_time_wait(now);
+        break;
+    case tcp::state::last_ack:
+        if (fin_acked()) {
+            enter_closed();
+            return false;
+        }
+        break;
+    default:
+        break;
     }
     return true;
 }
 
-void Connection::on_new_ack(u64 now, u64 ack) {
+void connection::on_new_ack(u64 now, u64 ack) {
     const u64 acked = ack - snd_una_;
     const u64 flight_before = snd_max_ - snd_una_;
     rexmit_count_ = 0;
@@ -871,7 +884,7 @@ void Connection::on_new_ack(u64 now, u64 ack) {
     }
 }
 
-void Connection::on_dupack(u64 now) {
+void connection::on_dupack(u64 now) {
     if (sack_mode()) {
         sack_dupack(now);
         return;

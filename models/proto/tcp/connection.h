@@ -31,7 +31,7 @@
 
 namespace rnic::proto::tcp {
 
-enum class State {
+enum class state {
     closed,
     listen,
     syn_sent,
@@ -44,23 +44,24 @@ enum class State {
     last_ack,
     time_wait
 };
-const char* to_string(tcp::State);
+const char* to_string(tcp::state);
 
-struct Config {
+struct config {
     std::uint16_t local_port = 0, remote_port = 0;  // remote_port 0 while listening: taken from the SYN
-    std::uint32_t iss = 0;                 // initial send sequence number (the model picks it from its seeded RNG)
-    std::uint16_t mss = 1460;              // MSS we announce (MTU - 40)
+    std::uint32_t iss = 0;                      // initial send sequence number (the model picks it from its seeded RNG)
+    std::uint16_t mss = 1460;                   // MSS we announce (MTU - 40)
     std::uint32_t send_buffer = 256 * 1024;     // bytes of send stream that may be outstanding (unacked + unsent)
     std::uint32_t receive_buffer = 256 * 1024;  // our receive window (before scaling)
-    std::uint8_t window_scale = 7;         // shift we offer (RFC 7323); used only if the peer offers too
-    bool sack = false;                     // offer SACK-permitted; generate SACK blocks for out-of-order data
-    std::uint64_t delayed_ack_ns = 0;      // 0 = ACK every segment; else RFC 1122: ack at least every 2nd full segment or after this delay
+    std::uint8_t window_scale = 7;              // shift we offer (RFC 7323); used only if the peer offers too
+    bool sack = false;                          // offer SACK-permitted; generate SACK blocks for out-of-order data
+    std::uint64_t delayed_ack_ns =
+        0;  // 0 = ACK every segment; else RFC 1122: ack at least every 2nd full segment or after this delay
     std::uint64_t rto_initial_ns = 1'000'000'000;  // RFC 6298 initial RTO
     std::uint64_t rto_min_ns = 200'000'000;
     std::uint64_t rto_max_ns = 60'000'000'000ULL;
-    std::uint32_t initial_window_segments = 10;    // RFC 6928 IW
+    std::uint32_t initial_window_segments = 10;  // RFC 6928 IW
     std::uint32_t dupack_threshold = 3;
-    std::uint64_t time_wait_ns = 1'000'000;        // short 2MSL for simulation
+    std::uint64_t time_wait_ns = 1'000'000;  // short 2MSL for simulation
 
     // --- additions ---
     // Offer the window-scale option at all (false: never scale, windows are capped at 65535).
@@ -97,16 +98,16 @@ struct Config {
 // What the connection needs from its owner (the TOE model). Payload bytes are NOT stored in the
 // Connection: the owner keeps the send stream (indexed by stream offset, 0 = first data byte after
 // the SYN) and frees bytes once acked; the Connection only tracks sequence numbers.
-class Env {
+class env {
 public:
-    virtual ~Env() = default;
+    virtual ~env() = default;
     // Send a segment. Its payload is send-stream bytes [stream_offset, stream_offset+len) (len may be 0).
-    virtual void transmit(const net::TcpHeader& header, std::uint64_t stream_offset, std::size_t len) = 0;
+    virtual void transmit(const net::tcp_header& header, std::uint64_t stream_offset, std::size_t len) = 0;
     // In-order received bytes, exactly once each, in order.
     virtual void deliver(const std::uint8_t* data, std::size_t len) = 0;
     // All send-stream bytes below `acked_offset` are acknowledged (monotonic); the owner may free them.
     virtual void acked(std::uint64_t acked_offset) = 0;
-    virtual void state_changed(tcp::State from, tcp::State to) = 0;
+    virtual void state_changed(tcp::state from, tcp::state to) = 0;
     // Whether the owner can take another new data segment now (a NIC that generates segments as
     // its link drains, instead of queueing the whole window in front of the link). When it says
     // no, output stops there and the owner calls on_transmit_ready() once it has room. Only new
@@ -114,33 +115,33 @@ public:
     virtual bool may_transmit() { return true; }
 };
 
-struct Stats {
+struct stats {
     std::uint64_t segments_sent = 0;        // every segment handed to Env::transmit (RSTs included)
     std::uint64_t segments_received = 0;    // every call of on_segment
     std::uint64_t bytes_sent = 0;           // payload bytes transmitted, retransmissions included
     std::uint64_t bytes_retransmitted = 0;  // the part of bytes_sent that had been sent before
     std::uint64_t bytes_delivered = 0;      // bytes passed to Env::deliver
     std::uint64_t retransmit_timeouts = 0;
-    std::uint64_t fast_retransmits = 0;     // entries into fast retransmit / fast recovery
+    std::uint64_t fast_retransmits = 0;  // entries into fast retransmit / fast recovery
     std::uint64_t dupacks_received = 0;
     std::uint64_t out_of_order_segments = 0;  // segments (partly) held for reassembly
     std::uint64_t duplicate_segments = 0;     // segments carrying only already-received data
     std::uint64_t acks_sent = 0;              // pure ACKs (no data, no SYN/FIN/RST), window updates included
     std::uint64_t bad_segments = 0;           // dropped per RFC 9293 §3.10.7 / RFC 5961
     // --- additions ---
-    std::uint64_t window_probes = 0;          // zero-window probes sent by the persist timer
+    std::uint64_t window_probes = 0;  // zero-window probes sent by the persist timer
     std::uint64_t rsts_sent = 0;
     // RFC 3168.
-    std::uint64_t ecn_ce_received = 0;     // segments that arrived marked CE
-    std::uint64_t ecn_ece_received = 0;    // ACKs with ECE while ECN was in use
-    std::uint64_t ecn_cwnd_reductions = 0; // window reductions for ECE (at most one per window)
-    std::uint64_t ecn_cwr_sent = 0;        // segments sent with CWR
+    std::uint64_t ecn_ce_received = 0;      // segments that arrived marked CE
+    std::uint64_t ecn_ece_received = 0;     // ACKs with ECE while ECN was in use
+    std::uint64_t ecn_cwnd_reductions = 0;  // window reductions for ECE (at most one per window)
+    std::uint64_t ecn_cwr_sent = 0;         // segments sent with CWR
 };
 
 namespace detail {
 // Growable ring of ascending stream offsets (FPDU ends not yet acknowledged). Capacity doubles
 // when full and is kept, so steady-state operation does not allocate.
-class OffsetQueue {
+class offset_queue {
 public:
     bool empty() const { return size_ == 0; }
     std::size_t size() const { return size_; }
@@ -161,9 +162,9 @@ private:
 };
 }  // namespace detail
 
-class Connection {
+class connection {
 public:
-    Connection(const tcp::Config& cfg, Env& env);
+    connection(const tcp::config& cfg, env& env);
 
     // Opening. Both only act in CLOSED. A Connection may be opened again after it closed: the
     // send stream then restarts at offset 0 (data appended before the first open is kept); give
@@ -172,16 +173,17 @@ public:
     void listen();                       // passive open
     void set_iss(std::uint32_t iss);     // CLOSED only: the ISS for the next connect()/listen()
     // `ce`: the segment's IP header carried Congestion Experienced (RFC 3168 §5).
-    void on_segment(std::uint64_t now_ns, const net::TcpHeader& h, const std::uint8_t* payload, std::size_t len,
+    void on_segment(std::uint64_t now_ns, const net::tcp_header& h, const std::uint8_t* payload, std::size_t len,
                     bool ce = false);
     // The owner appended `len` bytes to its send stream (only while send_space() >= len; any
     // excess is ignored). Data may be queued before the connection is established; it is sent
     // once it is. Ignored after close().
     void on_send_data(std::uint64_t now_ns, std::size_t len);
-    std::size_t send_space() const;  // bytes the owner may still append
+    std::size_t send_space() const;    // bytes the owner may still append
     void close(std::uint64_t now_ns);  // FIN after all queued data
     void abort(std::uint64_t now_ns);  // RST
-    std::uint64_t next_deadline() const;  // earliest pending timer (RTO, delayed ACK, persist, TIME-WAIT), UINT64_MAX if none
+    std::uint64_t next_deadline()
+        const;  // earliest pending timer (RTO, delayed ACK, persist, TIME-WAIT), UINT64_MAX if none
     void on_timer(std::uint64_t now_ns);  // handle every timer expired at now_ns
 
     // FPDU-aligned segmentation (RFC 5044 §5). The owner calls mark_boundary(end) with the stream
@@ -217,37 +219,37 @@ public:
     // delivered bytes; sends a window update when the window opened enough (RFC 1122 SWS rule).
     void receive_consumed(std::uint64_t now_ns, std::size_t len);
 
-    tcp::State state() const { return state_; }
-    const tcp::Stats& stats() const { return stats_; }
+    tcp::state state() const { return state_; }
+    const tcp::stats& stats() const { return stats_; }
     std::uint64_t bytes_in_flight() const;  // sequence space sent and not yet acknowledged (snd_nxt - snd_una)
     std::uint32_t cwnd() const;
-    std::uint32_t effective_mss() const { return mss_; }  // after negotiation
+    std::uint32_t effective_mss() const { return mss_; }            // after negotiation
     std::uint64_t send_stream_acked() const { return acked_off_; }  // == last value passed to Env::acked
-    std::uint64_t send_stream_sent() const;      // highest stream offset ever transmitted
+    std::uint64_t send_stream_sent() const;                         // highest stream offset ever transmitted
 
     // --- additions: introspection for the model's statistics and for tests ---
-    const tcp::Config& config() const { return cfg_; }
+    const tcp::config& config() const { return cfg_; }
     std::uint64_t send_stream_queued() const { return stream_end_; }  // total bytes appended by the owner
-    std::uint64_t send_window() const { return snd_wnd_; }   // peer's receive window, scaled
+    std::uint64_t send_window() const { return snd_wnd_; }            // peer's receive window, scaled
     std::uint32_t ssthresh() const;
-    std::uint64_t rto() const { return rto_; }               // current RTO including backoff
-    std::uint64_t srtt() const { return srtt_; }             // 0 before the first sample
+    std::uint64_t rto() const { return rto_; }    // current RTO including backoff
+    std::uint64_t srtt() const { return srtt_; }  // 0 before the first sample
     std::uint64_t rttvar() const { return rttvar_; }
     bool in_fast_recovery() const { return in_recovery_; }
     bool window_scaling_enabled() const { return ws_ok_; }
     std::uint8_t send_window_shift() const { return snd_shift_; }     // peer's shift we apply to its windows
     std::uint8_t receive_window_shift() const { return rcv_shift_; }  // our shift applied to our window
     bool sack_enabled() const { return sack_ok_; }
-    bool ecn_active() const { return ecn_ok_; }  // negotiated: new data goes out ECT(0)
-    bool sack_recovery_enabled() const { return sack_mode(); }  // tcp::Config::sack_recovery and SACK negotiated
+    bool ecn_active() const { return ecn_ok_; }                        // negotiated: new data goes out ECT(0)
+    bool sack_recovery_enabled() const { return sack_mode(); }         // tcp::Config::sack_recovery and SACK negotiated
     std::size_t sack_scoreboard_blocks() const { return sb_.size(); }  // SACKed ranges above SND.UNA
     std::uint64_t sack_pipe() const;  // RFC 6675 SetPipe() now (0 unless sack_recovery_enabled())
     std::uint16_t remote_port() const { return remote_port_; }
     std::uint32_t iss() const { return cfg_.iss; }
     std::uint32_t irs() const { return irs_; }
     std::uint64_t receive_stream_delivered() const { return rcv_delivered_; }  // this connection's
-    std::uint64_t receive_window() const;            // window currently advertised (rcv_adv - rcv_nxt)
-    std::size_t out_of_order_bytes() const;          // bytes held for reassembly
+    std::uint64_t receive_window() const;    // window currently advertised (rcv_adv - rcv_nxt)
+    std::size_t out_of_order_bytes() const;  // bytes held for reassembly
     // The out-of-order bytes held for reassembly, in receive-stream offsets (0: the first byte
     // after the SYN), for an owner that assembles frames split across segments (RFC 5044
     // Appendix A: markers let a receiver find FPDUs in out-of-order data). held_run_start(at): the
@@ -266,14 +268,14 @@ private:
     static constexpr std::size_t kMaxOooIntervals = 64;  // reassembly holes we track at most
     static constexpr std::size_t kMaxScoreboard = 256;   // SACKed ranges the sender tracks at most
 
-    struct Interval {
+    struct interval {
         u64 start;  // sequence offsets (from IRS for received data, from ISS in the SACK scoreboard)
         u64 end;
     };
 
     void reset_sequence_state();
     void reset_stream_state();
-    void set_state(tcp::State s);
+    void set_state(tcp::state s);
     void enter_closed();
     void enter_time_wait(u64 now);
     bool sending_state() const;
@@ -281,12 +283,12 @@ private:
     bool fin_acked() const;
 
     // segment processing
-    void segment_closed(const net::TcpHeader& h, std::size_t len);
-    void segment_listen(u64 now, const net::TcpHeader& h);
-    void segment_syn_sent(u64 now, const net::TcpHeader& h);
-    void segment_synchronized(u64 now, const net::TcpHeader& h, const std::uint8_t* payload, std::size_t len);
-    void negotiate(const net::TcpHeader& syn);
-    bool process_ack(u64 now, const net::TcpHeader& h, s64 seg_seq, bool may_dup, bool bare);
+    void segment_closed(const net::tcp_header& h, std::size_t len);
+    void segment_listen(u64 now, const net::tcp_header& h);
+    void segment_syn_sent(u64 now, const net::tcp_header& h);
+    void segment_synchronized(u64 now, const net::tcp_header& h, const std::uint8_t* payload, std::size_t len);
+    void negotiate(const net::tcp_header& syn);
+    bool process_ack(u64 now, const net::tcp_header& h, s64 seg_seq, bool may_dup, bool bare);
     void on_new_ack(u64 now, u64 ack);
     u64 reduced_ssthresh() const;  // RFC 5681 eq. (4)
     void on_dupack(u64 now);
@@ -298,7 +300,7 @@ private:
 
     // SACK-based loss recovery (RFC 6675); only used when sack_mode().
     bool sack_mode() const { return cfg_.sack_recovery && sack_ok_; }
-    bool sack_update(const net::TcpHeader& h, u64 una);  // Update(): true when new data was SACKed
+    bool sack_update(const net::tcp_header& h, u64 una);  // Update(): true when new data was SACKed
     void sack_trim();                                     // drop scoreboard ranges below SND.UNA
     bool sack_hole_lost(std::size_t above) const;         // IsLost() for a hole below sb_[above]
     bool sack_is_lost(u64 seq) const;                     // IsLost(seq) for an unSACKed seq
@@ -334,18 +336,18 @@ private:
     s64 unwrap_seq(std::uint32_t seq) const;
     u64 data_end() const { return 1 + stream_end_; }  // send sequence offset just past the queued data
 
-    tcp::Config cfg_;
-    Env& env_;
-    tcp::State state_ = tcp::State::closed;
-    tcp::Stats stats_;
+    tcp::config cfg_;
+    env& env_;
+    tcp::state state_ = tcp::state::closed;
+    tcp::stats stats_;
     bool passive_ = false;
     bool opened_ = false;  // connect() or listen() was called before
     std::uint16_t remote_port_ = 0;
 
     // Send side, in sequence offsets from the ISS (0 = SYN, 1 + k = stream byte k, FIN after the data).
     u64 snd_una_ = 0, snd_nxt_ = 0, snd_max_ = 0;
-    u64 stream_end_ = 0;   // stream bytes appended by the owner
-    u64 acked_off_ = 0;    // stream bytes acknowledged (reported to Env::acked)
+    u64 stream_end_ = 0;  // stream bytes appended by the owner
+    u64 acked_off_ = 0;   // stream bytes acknowledged (reported to Env::acked)
     bool fin_queued_ = false;
     bool corked_ = false;
     bool waiting_for_owner_ = false;  // output stopped because Env::may_transmit() said no
@@ -354,7 +356,7 @@ private:
     std::uint8_t snd_shift_ = 0, rcv_shift_ = 0;
     bool ws_ok_ = false, sack_ok_ = false;
     std::uint32_t mss_;
-    detail::OffsetQueue boundaries_;
+    detail::offset_queue boundaries_;
 
     // Congestion control
     u64 cwnd_ = 0, ssthresh_ = 0, ca_acc_ = 0;
@@ -367,7 +369,7 @@ private:
     u64 ecn_recover_ = 0;
 
     // RFC 6675 sender state (sequence offsets, half-open ranges).
-    std::vector<Interval> sb_;  // SACKed ranges above snd_una_, sorted, disjoint, not adjacent
+    std::vector<interval> sb_;  // SACKed ranges above snd_una_, sorted, disjoint, not adjacent
     u64 high_rxt_ = 0;          // end of the highest range retransmitted in this recovery (HighRxt + 1)
     u64 rescue_rxt_ = 0;        // RescueRxt + 1
 
@@ -394,11 +396,11 @@ private:
     bool fin_pending_ = false;  // FIN received beyond a gap
     u64 fin_rseq_ = 0;
     std::vector<std::uint8_t> ooo_buf_;  // ring indexed by receive offset mod size
-    std::vector<Interval> ooo_;          // held out-of-order ranges, sorted, disjoint, > rcv_nxt_
+    std::vector<interval> ooo_;          // held out-of-order ranges, sorted, disjoint, > rcv_nxt_
     std::array<u64, kMaxSackBlocks> sack_recent_{};
     std::size_t sack_recent_n_ = 0;
 
-    net::TcpHeader hdr_;  // reused for every transmitted segment (keeps its SACK vector's capacity)
+    net::tcp_header hdr_;  // reused for every transmitted segment (keeps its SACK vector's capacity)
 };
 
 }  // namespace rnic::proto::tcp

@@ -14,7 +14,7 @@ namespace tf = net::tcp_flags;
 
 namespace detail {
 constexpr std::uint64_t kMaxCwnd = std::uint64_t{1} << 30;
-constexpr std::uint32_t kDefaultMss = 536;  // RFC 9293 §3.7.1: when the peer sends no MSS option
+constexpr std::uint32_t kDefaultMss = 536;    // RFC 9293 §3.7.1: when the peer sends no MSS option
 constexpr std::uint8_t kMaxWindowShift = 14;  // RFC 7323 §2.3
 
 inline std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) {

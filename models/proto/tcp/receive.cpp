@@ -6,7 +6,7 @@
 namespace rnic::proto::tcp {
 
 // In-window data starting at or after rcv_nxt. Returns false when it had to be dropped.
-bool Connection::receive_data(u64 now, u64 start, const std::uint8_t* data, std::size_t len) {
+bool connection::receive_data(u64 now, u64 start, const std::uint8_t* data, std::size_t len) {
     if (start != rcv_nxt_) {
         const bool kept = store_out_of_order(start, data, len);
         ack_now_ = true;  // RFC 5681 §4.2: immediate duplicate ACK
@@ -31,7 +31,7 @@ bool Connection::receive_data(u64 now, u64 start, const std::uint8_t* data, std:
     return true;
 }
 
-bool Connection::store_out_of_order(u64 s, const std::uint8_t* data, std::size_t len) {
+bool connection::store_out_of_order(u64 s, const std::uint8_t* data, std::size_t len) {
     const u64 e = s + len;
     std::size_t i = 0;
     const std::size_t n = ooo_.size();
@@ -52,7 +52,7 @@ bool Connection::store_out_of_order(u64 s, const std::uint8_t* data, std::size_t
         std::memcpy(ooo_buf_.data() + pos, data + (k - s), chunk);
         k += chunk;
     }
-    Interval merged{s, e};
+    interval merged{s, e};
     if (i < j) {
         merged.start = std::min(merged.start, ooo_[i].start);
         merged.end = std::max(merged.end, ooo_[j - 1].end);
@@ -64,10 +64,10 @@ bool Connection::store_out_of_order(u64 s, const std::uint8_t* data, std::size_t
     return true;
 }
 
-void Connection::deliver_in_order_from_ring() {
+void connection::deliver_in_order_from_ring() {
     const std::size_t size = ooo_buf_.size();
     while (!ooo_.empty() && ooo_.front().start <= rcv_nxt_) {
-        const Interval iv = ooo_.front();
+        const interval iv = ooo_.front();
         ooo_.erase(ooo_.begin());
         while (iv.end > rcv_nxt_) {
             const auto pos = static_cast<std::size_t>(rcv_nxt_ % size);
@@ -81,7 +81,7 @@ void Connection::deliver_in_order_from_ring() {
     }
 }
 
-void Connection::note_sack_arrival(u64 start) {
+void connection::note_sack_arrival(u64 start) {
     // RFC 2018 §4: the first block reports the most recent arrival, then the most recent others.
     const std::size_t n = std::min(sack_recent_n_ + 1, kMaxSackBlocks);
     for (std::size_t k = n - 1; k > 0; --k) sack_recent_[k] = sack_recent_[k - 1];
@@ -89,27 +89,27 @@ void Connection::note_sack_arrival(u64 start) {
     sack_recent_n_ = n;
 }
 
-void Connection::receive_fin(u64 now) {
+void connection::receive_fin(u64 now) {
     fin_pending_ = false;
     rcv_nxt_ += 1;
     ack_now_ = true;
     switch (state_) {
-        case tcp::State::syn_received:
-        case tcp::State::established:
-            set_state(tcp::State::close_wait);
-            break;
-        case tcp::State::fin_wait_1:
-            if (fin_acked()) {
-                enter_time_wait(now);
-            } else {
-                set_state(tcp::State::closing);
-            }
-            break;
-        case tcp::State::fin_wait_2:
+    case tcp::state::syn_received:
+    case tcp::state::established:
+        set_state(tcp::state::close_wait);
+        break;
+    case tcp::state::fin_wait_1:
+        if (fin_acked()) {
             enter_time_wait(now);
-            break;
-        default:
-            break;
+        } else {
+            set_state(tcp::state::closing);
+        }
+        break;
+    case tcp::state::fin_wait_2:
+        enter_time_wait(now);
+        break;
+    default:
+        break;
     }
 }
 

@@ -9,9 +9,9 @@ namespace rnic::proto::tcp {
 // is "unSACKed". HighRxt, RescueRxt are kept as ends (highest octet + 1), HighACK is snd_una_ - 1,
 // HighData is snd_max_ - 1.
 
-bool Connection::sack_update(const net::TcpHeader& h, u64 una) {
+bool connection::sack_update(const net::tcp_header& h, u64 una) {
     bool newly = false;
-    for (const net::SackBlock& b : h.sack_blocks) {
+    for (const net::sack_block& b : h.sack_blocks) {
         const s64 l = unwrap_ack(b.left);
         const s64 r = unwrap_ack(b.right);
         // Only blocks strictly above the cumulative ACK and within what was sent (RFC 2018 §4;
@@ -23,7 +23,7 @@ bool Connection::sack_update(const net::TcpHeader& h, u64 una) {
         while (i < sb_.size() && sb_[i].end < lo) ++i;
         std::size_t j = i;
         u64 had = 0;
-        Interval merged{lo, hi};
+        interval merged{lo, hi};
         while (j < sb_.size() && sb_[j].start <= hi) {
             had += sb_[j].end - sb_[j].start;
             merged.start = std::min(merged.start, sb_[j].start);
@@ -38,7 +38,7 @@ bool Connection::sack_update(const net::TcpHeader& h, u64 una) {
     return newly;
 }
 
-void Connection::sack_trim() {
+void connection::sack_trim() {
     // Ranges below SND.UNA are acknowledged. One that straddles it means the cumulative ACK and
     // the SACK information disagree: it is forgotten rather than SND.UNA be taken as SACKed.
     std::size_t k = 0;
@@ -48,7 +48,7 @@ void Connection::sack_trim() {
 
 // IsLost() for any unSACKed octet below sb_[above] and above sb_[above - 1]: DupThresh
 // discontiguous SACKed ranges above it, or more than (DupThresh - 1) * SMSS SACKed octets.
-bool Connection::sack_hole_lost(std::size_t above) const {
+bool connection::sack_hole_lost(std::size_t above) const {
     if (above >= sb_.size()) return false;
     const std::size_t ranges = sb_.size() - above;
     if (ranges >= cfg_.dupack_threshold) return true;
@@ -57,14 +57,14 @@ bool Connection::sack_hole_lost(std::size_t above) const {
     return bytes > u64{cfg_.dupack_threshold - 1} * mss_;
 }
 
-bool Connection::sack_is_lost(u64 seq) const {
+bool connection::sack_is_lost(u64 seq) const {
     std::size_t k = 0;
     while (k < sb_.size() && sb_[k].start <= seq) ++k;
     return sack_hole_lost(k);
 }
 
-Connection::u64 Connection::sack_hole_end(u64 s) const {
-    for (const Interval& iv : sb_) {
+connection::u64 connection::sack_hole_end(u64 s) const {
+    for (const interval& iv : sb_) {
         if (iv.start > s) return iv.start;
     }
     return snd_max_;
@@ -72,7 +72,7 @@ Connection::u64 Connection::sack_hole_end(u64 s) const {
 
 // SetPipe(): octets in [SND.UNA, SND.MAX) not SACKed count once unless IsLost(), and once more
 // when at or below HighRxt (retransmitted).
-std::uint64_t Connection::sack_pipe() const {
+std::uint64_t connection::sack_pipe() const {
     if (!sack_mode()) return 0;
     // Holes from the top down, so that the SACKed ranges above each are summed once.
     const std::size_t n = sb_.size();
@@ -96,7 +96,7 @@ std::uint64_t Connection::sack_pipe() const {
 // A retransmission of the segment starting at s (a segment start: SND.UNA, the end of a SACKed
 // range or of an earlier retransmission), cut like retransmit_first() and never reaching into
 // SACKed data at `cap`. Returns the end of what was sent (s when nothing was).
-Connection::u64 Connection::sack_resend(u64 now, u64 s, u64 cap) {
+connection::u64 connection::sack_resend(u64 now, u64 s, u64 cap) {
     const u64 dend = data_end();
     cap = std::min(cap, snd_max_);
     if (s >= dend) {
@@ -110,8 +110,8 @@ Connection::u64 Connection::sack_resend(u64 now, u64 s, u64 cap) {
     const u64 hi = std::min({s + mss_, dend, cap});
     u64 e = hi;
     if (hi < dend || cfg_.one_boundary_per_segment) {
-        const u64 b = cfg_.one_boundary_per_segment ? boundaries_.first_in(s - 1, hi - 1)
-                                                    : boundaries_.last_in(s - 1, hi - 1);
+        const u64 b =
+            cfg_.one_boundary_per_segment ? boundaries_.first_in(s - 1, hi - 1) : boundaries_.last_in(s - 1, hi - 1);
         if (b != 0) e = b + 1;
     }
     const bool fin = fin_queued_ && e == dend && snd_max_ > dend;
@@ -120,7 +120,7 @@ Connection::u64 Connection::sack_resend(u64 now, u64 s, u64 cap) {
 }
 
 // RFC 6675 §5: a duplicate ACK (the scoreboard is already updated).
-void Connection::sack_dupack(u64 now) {
+void connection::sack_dupack(u64 now) {
     ++stats_.dupacks_received;
     if (in_recovery_) {
         sack_transmit(now);  // (B)/(C)
@@ -131,18 +131,18 @@ void Connection::sack_dupack(u64 now) {
     // (1)/(2); (3) Limited Transmit is not used.
     if (dupacks_ < cfg_.dupack_threshold && !sack_is_lost(snd_una_)) return;
     // (4)
-    recover_ = snd_max_;              // (4.1)
-    ssthresh_ = reduced_ssthresh();   // (4.2)
+    recover_ = snd_max_;             // (4.1)
+    ssthresh_ = reduced_ssthresh();  // (4.2)
     cwnd_ = ssthresh_;
     ca_acc_ = 0;
     in_recovery_ = true;
     ++stats_.fast_retransmits;
     high_rxt_ = rescue_rxt_ = sack_resend(now, snd_una_, sack_hole_end(snd_una_));  // (4.3)
-    sack_transmit(now);                                             // (4.4), (4.5)
+    sack_transmit(now);                                                             // (4.4), (4.5)
 }
 
 // RFC 6675 §5 (C): NextSeg() and send while cwnd - pipe >= 1 SMSS.
-void Connection::sack_transmit(u64 now) {
+void connection::sack_transmit(u64 now) {
     if (!in_recovery_ || !sending_state() || probe_outstanding_) return;
     for (;;) {
         const u64 pipe = sack_pipe();

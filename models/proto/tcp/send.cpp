@@ -7,14 +7,14 @@ namespace rnic::proto::tcp {
 // ---------------------------------------------------------------------------------------------
 // Sending
 
-Connection::u64 Connection::receive_space() const {
+connection::u64 connection::receive_space() const {
     const u64 used = cfg_.owner_consumes ? unconsumed_ : 0;
     u64 space = cfg_.receive_buffer > used ? cfg_.receive_buffer - used : 0;
     if (cfg_.receive_window_cap) space = std::min(space, cfg_.receive_window_cap());
     return std::min(space, u64{65535} << rcv_shift_);
 }
 
-std::uint16_t Connection::advertise_window() {
+std::uint16_t connection::advertise_window() {
     if (rcv_adv_ < rcv_nxt_) rcv_adv_ = rcv_nxt_;
     u64 target = rcv_adv_;
     const u64 edge = rcv_nxt_ + receive_space();
@@ -29,32 +29,32 @@ std::uint16_t Connection::advertise_window() {
 
 // RFC 5681 §3.1 eq. (4): the slow-start threshold after a congestion signal (loss, timeout, or an
 // ECN echo, RFC 3168 §6.1.2): half the data in flight, at least two segments.
-Connection::u64 Connection::reduced_ssthresh() const {
+connection::u64 connection::reduced_ssthresh() const {
     return std::max<u64>((snd_max_ - snd_una_) / 2, 2 * u64{mss_});
 }
 
-void Connection::fill_header(bool with_ack) {
+void connection::fill_header(bool with_ack) {
     hdr_.src_port = cfg_.local_port;
     hdr_.dst_port = remote_port_;
     hdr_.ack = with_ack ? wire_ack() : 0;
-    hdr_.flags = with_ack ? tf::ack : 0;
-    if (with_ack && ece_pending_) hdr_.flags |= tf::ece;  // RFC 3168 §6.1.3: echo until CWR
+    hdr_.flags = with_ack ? tf::kAck : 0;
+    if (with_ack && ece_pending_) hdr_.flags |= tf::kEce;  // RFC 3168 §6.1.3: echo until CWR
     hdr_.window = with_ack ? advertise_window() : 0;
     hdr_.mss.reset();
     hdr_.window_scale.reset();
     hdr_.sack_permitted = false;
     hdr_.sack_blocks.clear();
     if (!with_ack || !sack_ok_ || ooo_.empty()) return;
-    auto add = [this](const Interval& iv) {
-        const net::SackBlock b{irs_ + static_cast<std::uint32_t>(iv.start), irs_ + static_cast<std::uint32_t>(iv.end)};
-        for (const net::SackBlock& x : hdr_.sack_blocks) {
+    auto add = [this](const interval& iv) {
+        const net::sack_block b{irs_ + static_cast<std::uint32_t>(iv.start), irs_ + static_cast<std::uint32_t>(iv.end)};
+        for (const net::sack_block& x : hdr_.sack_blocks) {
             if (x.left == b.left) return;
         }
         if (hdr_.sack_blocks.size() < kMaxSackBlocks) hdr_.sack_blocks.push_back(b);
     };
     for (std::size_t k = 0; k < sack_recent_n_; ++k) {
         const u64 r = sack_recent_[k];
-        for (const Interval& iv : ooo_) {
+        for (const interval& iv : ooo_) {
             if (iv.start <= r && r < iv.end) {
                 add(iv);
                 break;
@@ -64,20 +64,20 @@ void Connection::fill_header(bool with_ack) {
     for (std::size_t k = ooo_.size(); k > 0 && hdr_.sack_blocks.size() < kMaxSackBlocks; --k) add(ooo_[k - 1]);
 }
 
-void Connection::ack_sent() {
+void connection::ack_sent() {
     ack_now_ = false;
     delack_segs_ = 0;
     delack_deadline_ = kNever;
 }
 
-void Connection::send_syn(u64 now) {
-    const bool syn_ack = state_ == tcp::State::syn_received;
+void connection::send_syn(u64 now) {
+    const bool syn_ack = state_ == tcp::state::syn_received;
     hdr_.src_port = cfg_.local_port;
     hdr_.dst_port = remote_port_;
     hdr_.seq = cfg_.iss;
     hdr_.ack = syn_ack ? wire_ack() : 0;
-    hdr_.flags = static_cast<std::uint8_t>(tf::syn | (syn_ack ? tf::ack : 0));
-    if (syn_ack ? ecn_ok_ : cfg_.ecn) hdr_.flags |= syn_ack ? tf::ece : static_cast<std::uint8_t>(tf::ece | tf::cwr);
+    hdr_.flags = static_cast<std::uint8_t>(tf::kSyn | (syn_ack ? tf::kAck : 0));
+    if (syn_ack ? ecn_ok_ : cfg_.ecn) hdr_.flags |= syn_ack ? tf::kEce : static_cast<std::uint8_t>(tf::kEce | tf::kCwr);
     const u64 w = std::min<u64>(receive_space(), 65535);  // RFC 7323 §2.2: never scaled in a SYN
     hdr_.window = static_cast<std::uint16_t>(w);
     if (syn_ack) rcv_adv_ = std::max(rcv_adv_, rcv_nxt_ + w);
@@ -102,7 +102,7 @@ void Connection::send_syn(u64 now) {
     if (rto_deadline_ == kNever) arm_rto(now);
 }
 
-void Connection::send_ack(u64 now) {
+void connection::send_ack(u64 now) {
     (void)now;
     if (!synchronized()) return;
     fill_header(true);
@@ -113,12 +113,12 @@ void Connection::send_ack(u64 now) {
     ack_sent();
 }
 
-void Connection::send_rst(std::uint16_t dst_port, std::uint32_t seq, std::uint32_t ack, bool with_ack) {
+void connection::send_rst(std::uint16_t dst_port, std::uint32_t seq, std::uint32_t ack, bool with_ack) {
     hdr_.src_port = cfg_.local_port;
     hdr_.dst_port = dst_port;
     hdr_.seq = seq;
     hdr_.ack = with_ack ? ack : 0;
-    hdr_.flags = static_cast<std::uint8_t>(tf::rst | (with_ack ? tf::ack : 0));
+    hdr_.flags = static_cast<std::uint8_t>(tf::kRst | (with_ack ? tf::kAck : 0));
     hdr_.window = 0;
     hdr_.mss.reset();
     hdr_.window_scale.reset();
@@ -129,15 +129,15 @@ void Connection::send_rst(std::uint16_t dst_port, std::uint32_t seq, std::uint32
     ++stats_.rsts_sent;
 }
 
-void Connection::send_data_segment(u64 now, u64 start, u64 end, bool fin, bool arm) {
+void connection::send_data_segment(u64 now, u64 start, u64 end, bool fin, bool arm) {
     fill_header(true);
     hdr_.seq = wire_seq(start);
-    if (fin) hdr_.flags |= tf::fin;
-    if (end > start && end == data_end()) hdr_.flags |= tf::psh;
+    if (fin) hdr_.flags |= tf::kFin;
+    if (end > start && end == data_end()) hdr_.flags |= tf::kPsh;
     const u64 len = end - start;
     if (cwr_pending_ && len > 0 && start >= snd_max_) {
         // RFC 3168 §6.1.2: the first new data packet after the reduction says so.
-        hdr_.flags |= tf::cwr;
+        hdr_.flags |= tf::kCwr;
         cwr_pending_ = false;
         ++stats_.ecn_cwr_sent;
     }
@@ -162,10 +162,10 @@ void Connection::send_data_segment(u64 now, u64 start, u64 end, bool fin, bool a
 
 // Where a segment starting at `s` ends when up to `limit` (send window edge) may be sent.
 // Returns s when nothing should be sent now.
-Connection::u64 Connection::segment_end(u64 s, u64 dend, u64 limit, bool peer_limited) const {
+connection::u64 connection::segment_end(u64 s, u64 dend, u64 limit, bool peer_limited) const {
     auto boundary = [this](u64 lo, u64 hi) -> u64 {  // last (or first) FPDU end in (lo, hi], sequence offsets
-        const u64 b = cfg_.one_boundary_per_segment ? boundaries_.first_in(lo - 1, hi - 1)
-                                                    : boundaries_.last_in(lo - 1, hi - 1);
+        const u64 b =
+            cfg_.one_boundary_per_segment ? boundaries_.first_in(lo - 1, hi - 1) : boundaries_.last_in(lo - 1, hi - 1);
         return b == 0 ? 0 : b + 1;
     };
     u64 e = std::min(s + mss_, dend);
@@ -186,7 +186,7 @@ Connection::u64 Connection::segment_end(u64 s, u64 dend, u64 limit, bool peer_li
     return s;
 }
 
-void Connection::output(u64 now) {
+void connection::output(u64 now) {
     if (!sending_state() || corked_) return;
     if (in_recovery_ && sack_mode()) {
         sack_transmit(now);
@@ -209,7 +209,7 @@ void Connection::output(u64 now) {
         if (sack_mode() && s < snd_max_ && !sb_.empty()) {
             // Going back after a timeout (RFC 6675 §5.1): skip what the peer has SACKed and end
             // segments where SACKed data begins ("filling in" the holes it reports).
-            const auto it = std::find_if(sb_.begin(), sb_.end(), [s](const Interval& iv) { return s < iv.end; });
+            const auto it = std::find_if(sb_.begin(), sb_.end(), [s](const interval& iv) { return s < iv.end; });
             if (it != sb_.end() && it->start <= s) {
                 snd_nxt_ = it->end;
                 continue;
@@ -227,8 +227,8 @@ void Connection::output(u64 now) {
     }
 }
 
-void Connection::retransmit_first(u64 now) {
-    if (state_ == tcp::State::syn_sent || state_ == tcp::State::syn_received) {
+void connection::retransmit_first(u64 now) {
+    if (state_ == tcp::state::syn_sent || state_ == tcp::state::syn_received) {
         send_syn(now);
         return;
     }
@@ -241,15 +241,15 @@ void Connection::retransmit_first(u64 now) {
     }
     u64 e = std::min(s + mss_, dend);
     if (e < dend || cfg_.one_boundary_per_segment) {
-        const u64 b = cfg_.one_boundary_per_segment ? boundaries_.first_in(s - 1, e - 1)
-                                                    : boundaries_.last_in(s - 1, e - 1);
+        const u64 b =
+            cfg_.one_boundary_per_segment ? boundaries_.first_in(s - 1, e - 1) : boundaries_.last_in(s - 1, e - 1);
         if (b != 0) e = b + 1;
     }
     e = std::min(e, snd_max_);
     send_data_segment(now, s, e, fin_queued_ && e == dend && snd_max_ > dend);
 }
 
-void Connection::send_probe(u64 now) {
+void connection::send_probe(u64 now) {
     // §3.8.6.1: one octet of new data (or the previous probe octet again) past the zero window.
     const u64 dend = data_end();
     const u64 s = snd_una_;
@@ -263,7 +263,7 @@ void Connection::send_probe(u64 now) {
 }
 
 // End of every entry point: persist vs retransmission timer.
-void Connection::finish(u64 now) {
+void connection::finish(u64 now) {
     if (sending_state()) {
         const bool unsent = snd_nxt_ < data_end();
         const bool persist = snd_wnd_ == 0 && ((unsent && snd_una_ >= snd_max_) || probe_outstanding_);
@@ -279,29 +279,30 @@ void Connection::finish(u64 now) {
         } else {
             rto_deadline_ = kNever;
         }
-    } else if (state_ == tcp::State::syn_sent || state_ == tcp::State::syn_received) {
+    } else if (state_ == tcp::state::syn_sent || state_ == tcp::state::syn_received) {
         persist_deadline_ = kNever;
         if (rto_deadline_ == kNever) arm_rto(now);
     } else {
         persist_deadline_ = kNever;
         rto_deadline_ = kNever;
-        if (state_ != tcp::State::fin_wait_2 && state_ != tcp::State::time_wait) delack_deadline_ = kNever;
+        if (state_ != tcp::state::fin_wait_2 && state_ != tcp::state::time_wait) delack_deadline_ = kNever;
     }
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Timers and RTT (RFC 6298)
 
-void Connection::arm_rto(u64 now) { rto_deadline_ = add_sat(now, rto_); }
+void connection::arm_rto(u64 now) {
+    rto_deadline_ = add_sat(now, rto_);
+}
 
-Connection::u64 Connection::persist_interval() const {
+connection::u64 connection::persist_interval() const {
     u64 v = std::max(rto_, cfg_.rto_min_ns);
     for (std::uint32_t k = 0; k < persist_backoff_ && v < cfg_.rto_max_ns; ++k) v *= 2;
     return std::min(v, cfg_.rto_max_ns);
 }
 
-void Connection::rtt_sample(u64 r) {
+void connection::rtt_sample(u64 r) {
     if (r == 0) r = 1;
     if (srtt_ == 0) {
         srtt_ = r;
@@ -311,13 +312,13 @@ void Connection::rtt_sample(u64 r) {
         rttvar_ = (3 * rttvar_ + diff) / 4;
         srtt_ = (7 * srtt_ + r) / 8;
     }
-    const u64 k_rttvar = std::max<u64>(4 * rttvar_, 1);  // G = 1 ns
+    const u64 k_rttvar = std::max<u64>(4 * rttvar_, 1);                     // G = 1 ns
     rto_ = std::clamp(srtt_ + k_rttvar, cfg_.rto_min_ns, cfg_.rto_max_ns);  // also ends any backoff
 }
 
-void Connection::on_rto(u64 now) {
+void connection::on_rto(u64 now) {
     rto_deadline_ = kNever;
-    const bool handshake = state_ == tcp::State::syn_sent || state_ == tcp::State::syn_received;
+    const bool handshake = state_ == tcp::state::syn_sent || state_ == tcp::state::syn_received;
     if (!handshake && !sending_state()) return;
     if (snd_una_ >= snd_max_) return;
     if (++rexmit_count_ > cfg_.max_retransmits) {
@@ -354,7 +355,7 @@ void Connection::on_rto(u64 now) {
     retransmit_first(now);
 }
 
-void Connection::on_timer(u64 now) {
+void connection::on_timer(u64 now) {
     if (tw_deadline_ <= now) {
         tw_deadline_ = kNever;
         enter_closed();
