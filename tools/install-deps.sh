@@ -6,7 +6,7 @@ packages=(cmake make g++ pkg-config libsystemc-dev libboost1.81-dev libboost-jso
           clang-tidy-14 clang-format-14 clang-tools-14 python3-yaml)
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" > /dev/null || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -45,7 +45,7 @@ set -uo pipefail
 SIM=$1 PINGS=${2:-20} SIZE=${3:-3000} MODE=${4:-plain}
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 if ! "$REPO/tools/siw-peer/install-deps.sh" > /dev/null 2>&1 || ! command -v qemu-system-x86_64 > /dev/null ||
-   ! qemu-system-x86_64 -device help 2>/dev/null | grep -q x-pci-proxy-dev; then
+   ! qemu-system-x86_64 -device help 2>/dev/null | grep x-pci-proxy-dev > /dev/null; then
     echo "SKIPPED: QEMU with x-pci-proxy-dev or the guest's Debian packages cannot be installed here"
     exit 77
 fi

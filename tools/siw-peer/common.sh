@@ -24,7 +24,7 @@ siw_check_variant() {
 # (after install-deps.sh), so that headers, image and the built siw.ko always agree.
 siw_kernel_version() {
     local dep
-    dep="$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null | grep -o 'linux-headers-[0-9][^ ,]*-amd64' | head -n1)" ||
+    dep="$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null | grep -o 'linux-headers-[0-9][^ ,]*-amd64' | awk 'NR == 1')" ||
         true
     [ -n "$dep" ] || siw_die "linux-headers-amd64 is not installed: run tools/siw-peer/install-deps.sh"
     echo "${dep#linux-headers-}"

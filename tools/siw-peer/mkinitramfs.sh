@@ -52,11 +52,11 @@ ln -s busybox "$STAGE/bin/ip"
 
 # Dynamic binaries and every library they (and the dlopen'ed siw provider) need, at the same paths
 # (guest_copy_with_libs, guest_libs.sh).
-PROVIDER="$(dpkg -L ibverbs-providers | grep '/libsiw-rdmav[0-9]*\.so$' | head -n1)"
+PROVIDER="$(dpkg -L ibverbs-providers | awk '/\/libsiw-rdmav[0-9]*\.so$/ && !found { print; found = 1 }')"
 [ -n "$PROVIDER" ] || siw_die "the siw provider of ibverbs-providers is not installed"
 guest_copy_with_libs "$STAGE" /usr/bin/rping /usr/bin/rdma "$PROVIDER"
 # glibc dlopens libgcc_s for pthread_exit/pthread_cancel (rping's threads): not in any ldd output.
-LIBGCC="$(ldconfig -p | awk '/libgcc_s\.so\.1 .*x86-64/ { print $NF; exit }')"
+LIBGCC="$(ldconfig -p | awk '/libgcc_s\.so\.1 .*x86-64/ && !found { print $NF; found = 1 }')"
 [ -n "$LIBGCC" ] || siw_die "libgcc_s.so.1 not found"
 guest_copy_with_libs "$STAGE" "$LIBGCC"
 mkdir -p "$STAGE/etc/libibverbs.d"

@@ -91,12 +91,12 @@ cp "$OUTDIR/tools/rnic_rping" "$OUTDIR/tools/rnic_perf" "$STAGE/bin/"
 # tools/siw-peer/guest_libs.sh; and glibc's dlopened libgcc_s for rping's threads, which no ldd
 # output names).
 if [ -n "$PROVIDER" ]; then
-    PDIR="$(dirname "$(dpkg -L ibverbs-providers | grep '/libsiw-rdmav[0-9]*\.so$' | head -n1)")"
+    PDIR="$(dirname "$(dpkg -L ibverbs-providers | awk '/\/libsiw-rdmav[0-9]*\.so$/ && !found { print; found = 1 }')")"
     [ -d "$PDIR" ] || siw_die "libibverbs' provider directory not found (ibverbs-providers)"
     mkdir -p "$STAGE$PDIR" "$STAGE/etc/libibverbs.d"
     cp "$PROVIDER" "$STAGE$PDIR/"
     echo "driver rnic" > "$STAGE/etc/libibverbs.d/rnic.driver"
-    LIBGCC="$(ldconfig -p | awk '/libgcc_s\.so\.1 .*x86-64/ { print $NF; exit }')"
+    LIBGCC="$(ldconfig -p | awk '/libgcc_s\.so\.1 .*x86-64/ && !found { print $NF; found = 1 }')"
     for f in /usr/bin/rping /usr/bin/ibv_devinfo $LIBGCC; do
         mkdir -p "$STAGE$(dirname "$f")"
         cp -L "$f" "$STAGE$f"

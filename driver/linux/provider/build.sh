@@ -19,7 +19,7 @@ mkdir -p "$OUT"
 die() { echo "provider/build.sh: $1" >&2; exit "${2:-1}"; }
 
 # The installed libibverbs must be the one whose private ABI the headers describe.
-LIBIBVERBS="$(ldconfig -p | awk '/libibverbs\.so\.1 .*x86-64/ { print $NF; exit }')"
+LIBIBVERBS="$(ldconfig -p | awk '/libibverbs\.so\.1 .*x86-64/ && !found { print $NF; found = 1 }')"
 [ -n "$LIBIBVERBS" ] || die "libibverbs.so.1 is not installed (apt-get install libibverbs1)" 3
 objdump -T "$LIBIBVERBS" | grep -c "IBVERBS_PRIVATE_$PABI" > /dev/null ||
     die "$LIBIBVERBS does not export IBVERBS_PRIVATE_$PABI: not rdma-core 44" 3
