@@ -35,7 +35,21 @@ bool reassembly::take_placed(std::uint32_t conn, std::uint64_t key) {
 }
 
 void reassembly::open(std::uint32_t conn) {
-    state(conn) = connection_state{};
+    connection_state& st = state(conn);
+    set_hole(st, false);
+    held_total_ -= st.held;
+    st = connection_state{};
+}
+
+void reassembly::set_hole(connection_state& st, bool hole) {
+    if (hole == st.hole) return;
+    st.hole = hole;
+    if (hole) {
+        ++with_hole_;
+        with_hole_peak_ = std::max(with_hole_peak_, with_hole_);
+    } else {
+        --with_hole_;
+    }
 }
 
 void reassembly::account(std::uint32_t conn, std::uint64_t out_of_order, sc_core::sc_time& delay) {
@@ -56,8 +70,14 @@ void reassembly::account(std::uint32_t conn, std::uint64_t out_of_order, sc_core
         pool_.release_rx(less);
         pool_.charge(less, delay);  // read back out when the hole was filled
     }
+    held_total_ = held_total_ - st.held + buffered;
     st.held = buffered;
     st.peak = std::max(st.peak, buffered);
+    set_hole(st, out_of_order > 0);
+    if (held_total_ > held_total_peak_) {
+        held_total_peak_ = held_total_;
+        with_hole_at_pool_peak_ = with_hole_;
+    }
 }
 
 void reassembly::forget(std::uint32_t conn) {
@@ -66,8 +86,10 @@ void reassembly::forget(std::uint32_t conn) {
     if (st.held > 0) {
         // Out-of-order bytes a reset left in the pool.
         pool_.release_rx(st.held);
+        held_total_ -= st.held;
         st.held = 0;
     }
+    set_hole(st, false);
     st.placed.clear();
     st.placed_bytes = 0;
 }

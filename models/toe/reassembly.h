@@ -60,19 +60,34 @@ public:
     std::uint64_t placed_pending(std::uint32_t conn) const;           // placed, not yet delivered in order
     std::uint64_t bytes_buffered() const { return bytes_buffered_; }  // written into the pool, all connections
 
+    // How many connections hold bytes past RCV.NXT (a hole before them) at once, at most; and how
+    // many did when the bytes held in the pool, over all connections, reached their peak. Study
+    // (f): the buffer a receiver needs is the port's rate times a hole's lifetime times the share
+    // of arriving bytes behind a hole, which these two measure instead of assuming.
+    std::uint32_t connections_with_hole_peak() const { return with_hole_peak_; }
+    std::uint32_t connections_with_hole_at_pool_peak() const { return with_hole_at_pool_peak_; }
+    std::uint64_t pool_held_peak() const { return held_total_peak_; }
+
 private:
     struct connection_state {
         std::map<std::uint64_t, std::uint32_t> placed;  // frames placed out of order: key -> wire length
         std::uint64_t placed_bytes = 0;                 // sum of their wire lengths
         std::uint64_t held = 0;                         // out-of-order bytes in the pool
         std::uint64_t peak = 0;
+        bool hole = false;  // bytes held past RCV.NXT (placed or in the pool)
     };
+    void set_hole(connection_state& st, bool hole);
     connection_state& state(std::uint32_t conn);
     const connection_state* find(std::uint32_t conn) const;
 
     reassembly_pool_if& pool_;
     std::vector<connection_state> conns_;  // by connection id (ids are table slots, reused)
     std::uint64_t bytes_buffered_ = 0;
+    std::uint64_t held_total_ = 0;  // sum of every connection's `held`
+    std::uint64_t held_total_peak_ = 0;
+    std::uint32_t with_hole_ = 0;
+    std::uint32_t with_hole_peak_ = 0;
+    std::uint32_t with_hole_at_pool_peak_ = 0;
 };
 
 }  // namespace rnic

@@ -665,6 +665,11 @@ void tcp_engine::report_stats(boost::json::object& out) const {
     out["rx_out_of_order_segments"] = rx_ooo_segments_;
     out["rx_drops_buffer_full"] = rx_drops_buffer_full_;
     out["rx_bytes_buffered"] = reassembly_.bytes_buffered();
+    // Only when a segment arrived out of order, so that results without any keep their exact keys.
+    if (rx_ooo_segments_ > 0) {
+        out["rx_connections_with_hole_peak"] = reassembly_.connections_with_hole_peak();
+        out["rx_connections_with_hole_at_reassembly_peak"] = reassembly_.connections_with_hole_at_pool_peak();
+    }
     out["tx_retransmitted_from_buffer_bytes"] = tx_retransmitted_from_buffer_;
     out["tx_refetched_from_host_bytes"] = tx_refetched_from_host_;
     out["tx_refetch_dma_reads"] = tx_refetch_dma_reads_;

@@ -117,3 +117,47 @@ TEST(ReassemblyTb, AFreedConnectionGivesItsBytesBackAndANewOneStartsClean) {
     EXPECT_EQ(r.peak(4), 0u);
     EXPECT_EQ(r.placed_pending(4), 0u);
 }
+
+TEST(ReassemblyTb, CountsTheConnectionsWithAHoleAtOnceAndAtThePoolsPeak) {
+    pool_stub pool;
+    reassembly r(pool);
+    for (std::uint32_t c = 0; c < 3; ++c) r.open(c);
+    sc_core::sc_time d = zero();
+    EXPECT_EQ(r.connections_with_hole_peak(), 0u);
+    r.account(0, 1000, d);  // connection 0 holds 1000 bytes behind a hole
+    r.account(1, 500, d);   // and connection 1 holds 500: two with a hole, 1500 in the pool
+    EXPECT_EQ(r.connections_with_hole_peak(), 2u);
+    EXPECT_EQ(r.connections_with_hole_at_pool_peak(), 2u);
+    EXPECT_EQ(r.pool_held_peak(), 1500u);
+    r.account(0, 0, d);    // connection 0's hole filled
+    r.account(2, 100, d);  // connection 2 gets one: two with a hole again, 600 in the pool
+    EXPECT_EQ(r.connections_with_hole_peak(), 2u);
+    r.account(1, 4000, d);  // connection 1 grows: 4100 in the pool, a new peak with two holes
+    EXPECT_EQ(r.pool_held_peak(), 4100u);
+    EXPECT_EQ(r.connections_with_hole_at_pool_peak(), 2u);
+    r.account(1, 3000, d);  // part of its hole filled: 3100 in the pool
+    r.account(0, 200, d);   // three at once, 3300 below the pool's peak: the count at the peak stays 2
+    EXPECT_EQ(r.connections_with_hole_peak(), 3u);
+    EXPECT_EQ(r.connections_with_hole_at_pool_peak(), 2u);
+    r.forget(1);  // a reset connection no longer has a hole
+    r.account(1, 0, d);
+    r.open(1);
+    r.account(1, 300, d);  // reopened with a new hole: three again, not four
+    EXPECT_EQ(r.connections_with_hole_peak(), 3u);
+    r.account(0, 0, d);
+    r.account(1, 0, d);
+    r.account(2, 0, d);
+    EXPECT_EQ(pool.used, 0u);
+}
+
+TEST(ReassemblyTb, BytesPlacedOutOfOrderAreAHoleWithoutPoolBytes) {
+    pool_stub pool;
+    reassembly r(pool);
+    r.open(4);
+    r.note_placed(4, 2000, 800);
+    sc_core::sc_time d = zero();
+    r.account(4, 800, d);  // TCP holds the 800 placed bytes past RCV.NXT: a hole, nothing in the pool
+    EXPECT_EQ(pool.used, 0u);
+    EXPECT_EQ(r.connections_with_hole_peak(), 1u);
+    EXPECT_EQ(r.connections_with_hole_at_pool_peak(), 0u);  // the pool never held a byte
+}
