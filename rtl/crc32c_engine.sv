@@ -31,27 +31,46 @@ module crc32c_engine #(
     // Reflected form of 0x1EDC6F41.
     localparam logic [31:0] POLY_REFLECTED = 32'h82F6_3B78;
 
-    logic [31:0] state_q, state_d;
+    logic [31:0] state_q;
 
-    // One octet, least significant bit first: eight steps of the bit-serial LFSR. Unrolled by
-    // synthesis into an XOR network; per lane this is the 8-bit matrix of a table-driven CRC.
-    function automatic logic [31:0] crc_byte(input logic [31:0] c, input logic [7:0] b);
+    // The remainder after one bit of value 1 at bit i of an octet (i = 0 first), the rest zero:
+    // eight steps of the bit-serial LFSR from 1 << i. The update is linear over GF(2), so an
+    // octet's eight steps are the register shifted by eight, XORed with the column of every set
+    // bit of (register ^ octet) in its low byte: the 8-bit matrix of a table-driven CRC, written
+    // as the XOR network it synthesises to (eight independent terms, not a chain of eight steps).
+    function automatic logic [31:0] lfsr_column(input int i);
         logic [31:0] r;
-        r = c ^ {24'd0, b};
+        r = 32'd1 << i;
         for (int k = 0; k < 8; k++) r = r[0] ? (r >> 1) ^ POLY_REFLECTED : (r >> 1);
         return r;
     endfunction
 
-    always_comb begin
-        state_d = in_sop ? 32'hFFFF_FFFF : state_q;
-        for (int i = 0; i < BYTES; i++)
-            if (in_be[i]) state_d = crc_byte(state_d, in_data[8*i +: 8]);
-    end
+    function automatic logic [31:0] crc_byte(input logic [31:0] c, input logic [7:0] b);
+        logic [7:0]  x;
+        logic [31:0] r;
+        x = c[7:0] ^ b;
+        r = c >> 8;
+        for (int i = 0; i < 8; i++) r = r ^ (lfsr_column(i) & {32{x[i]}});
+        return r;
+    endfunction
 
+    // The enabled lanes folded in lane order, from the preset on a message's first word.
+    function automatic logic [31:0] fold(input logic [31:0] start, input logic [8*BYTES-1:0] data,
+                                         input logic [BYTES-1:0] be);
+        logic [31:0] r;
+        r = start;
+        for (int i = 0; i < BYTES; i++)
+            if (be[i]) r = crc_byte(r, data[8*i +: 8]);
+        return r;
+    endfunction
+
+    // The fold is computed in the flop's own block, not in an always_comb beside it: the register
+    // is its only reader, and a simulator (Verilator) then evaluates it once per clock edge
+    // instead of once when the inputs change and again after every edge. Same flops, same values.
     always_ff @(posedge clk or negedge rst_n) begin
         if (!rst_n)          state_q <= 32'hFFFF_FFFF;
         else if (clear)      state_q <= 32'hFFFF_FFFF;
-        else if (in_valid)   state_q <= state_d;
+        else if (in_valid)   state_q <= fold(in_sop ? 32'hFFFF_FFFF : state_q, in_data, in_be);
     end
 
     assign crc = ~state_q;

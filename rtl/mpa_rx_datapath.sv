@@ -69,53 +69,71 @@ module mpa_rx_datapath #(
         end
     end
 
-    // Lane classification: Marker byte, CRC-field byte or data byte.
+    // Lane classification: Marker byte, CRC-field byte or data byte. Lane i (i < the word's byte
+    // count) is at stream position pos_q + i and FPDU offset idx_c + i; the CRC field is the
+    // FPDU's last 4 bytes. Worked out for the word as a whole, not lane by lane: the lanes before
+    // the CRC field are a prefix [0, data_n) (offsets only grow along the word; idx_c restarts
+    // with every in_sof), a word of at most 16 bytes meets at most one Marker (positions 512
+    // apart), so its Marker lanes are one run [mk_a, mk_b) inside that prefix, and the data bytes
+    // are the prefix with that run cut out. Same bytes in the same places as a loop over the
+    // lanes, with a few shifts instead of a decision and a variable insertion per lane.
     logic [31:0]      cnt;
     logic [BYTES-1:0] crc_be;
     logic [8*BYTES-1:0] dat;
-    logic [31:0]      dat_cnt;
+    logic [CW-1:0]    dat_cnt;
     logic [7:0]       mk_c [4];
     logic             mk_done;
     logic [31:0]      mk_at;
     logic [31:0]      recv_c;
+
+    // Lanes 0..k-1 of a word.
+    function automatic logic [8*BYTES-1:0] lanes_below(input logic [31:0] k);
+        return ~({(8*BYTES){1'b1}} << (k * 32'd8));
+    endfunction
+
+    logic [31:0] in_n, data_n, mk_r, mk_first, mk_end, mk_a, mk_b, mk_lane, crc_lane;
+    // Signed, 36 bits: offsets and lengths are below 2^32 (yosys 0.23 has no longint).
+    logic signed [35:0] crc_shift;   // lane i holds CRC field byte i + crc_shift when that is >= 0
+    logic signed [35:0] in_n_s;
     always_comb begin
-        cnt     = 32'($countones(in_be));
-        crc_be  = '0;
-        dat     = '0;
-        dat_cnt = 0;
-        mk_done = 1'b0;
-        mk_at   = 0;
-        recv_c  = crc_recv_q;
-        for (int b = 0; b < 4; b++) mk_c[b] = mk_q[b];
-        for (int i = 0; i < BYTES; i++) begin
-            if (in_valid && 32'(i) < cnt) begin
-                logic [31:0] p, q, k;
-                p = pos_q + 32'(i);
-                q = p % INTERVAL;
-                k = idx_c + 32'(i);
-                if (k + 4 >= end_c) begin
-                    // CRC field: least significant byte first.
-                    case (k + 4 - end_c)
-                        32'd0: recv_c[7:0]   = in_data[8*i +: 8];
-                        32'd1: recv_c[15:8]  = in_data[8*i +: 8];
-                        32'd2: recv_c[23:16] = in_data[8*i +: 8];
-                        default: recv_c[31:24] = in_data[8*i +: 8];
-                    endcase
-                end else begin
-                    crc_be[i] = 1'b1;
-                    if (cfg_markers && q < 4) begin
-                        mk_c[q[1:0]] = in_data[8*i +: 8];
-                        if (q == 3) begin
-                            mk_done = 1'b1;
-                            mk_at   = p - 3;
-                        end
-                    end else begin
-                        dat[8*dat_cnt +: 8] = in_data[8*i +: 8];
-                        dat_cnt = dat_cnt + 1;
-                    end
-                end
-            end
+        cnt       = 32'($countones(in_be));
+        in_n      = in_valid ? cnt : 32'd0;
+        in_n_s    = $signed({4'b0, in_n});
+        crc_shift = $signed({4'b0, idx_c}) + 36'sd4 - $signed({4'b0, end_c});
+        data_n    = !crc_shift[35] ? 32'd0 : (-crc_shift < in_n_s ? 32'(-crc_shift) : in_n);
+        crc_be    = ~({BYTES{1'b1}} << data_n);
+
+        // CRC field, least significant byte first: bytes 0-2 from the lane that holds each, byte 3
+        // from the word's last lane when that is byte 3 or beyond.
+        recv_c = crc_recv_q;
+        for (int b = 0; b < 3; b++) begin
+            crc_lane = 32'($signed(36'(b)) - crc_shift);
+            if ($signed(36'(b)) >= crc_shift && crc_lane < in_n) recv_c[8*b +: 8] = in_data[8*crc_lane +: 8];
         end
+        if (in_n != 0 && in_n_s - 36'sd1 + crc_shift >= 36'sd3) recv_c[31:24] = in_data[8*(in_n - 1) +: 8];
+
+        // The Marker run: lanes whose position is 0..3 modulo 512, among the data lanes. Marker
+        // byte m sits at lane m - mk_r when the word starts inside a Marker (mk_r = its position
+        // modulo 512 < 4), else at lane mk_first + m (the word reaches the next multiple of 512).
+        mk_r     = pos_q % INTERVAL;
+        mk_first = mk_r < 4 ? 32'd0 : INTERVAL - mk_r;
+        mk_end   = mk_r < 4 ? 32'd4 - mk_r : mk_first + 32'd4;
+        mk_a     = cfg_markers && mk_first < data_n ? mk_first : data_n;
+        mk_b     = cfg_markers && mk_end < data_n ? mk_end : data_n;
+        for (int m = 0; m < 4; m++) begin
+            mk_c[m] = mk_q[m];
+            mk_lane = mk_r < 4 ? 32'(m) - mk_r : mk_first + 32'(m);
+            if (cfg_markers && (mk_r >= 4 || 32'(m) >= mk_r) && mk_lane < data_n)
+                mk_c[m] = in_data[8*mk_lane +: 8];
+        end
+        mk_lane = mk_r < 4 ? 32'd3 - mk_r : mk_first + 32'd3;   // the lane of the Marker's last byte
+        mk_done = cfg_markers && mk_lane < data_n;
+        mk_at   = mk_done ? pos_q + mk_lane - 32'd3 : 32'd0;
+
+        // Data bytes: the lanes before the run, then the ones after it moved down over it.
+        dat     = (in_data & lanes_below(mk_a))
+                | ((in_data & lanes_below(data_n) & ~lanes_below(mk_b)) >> ((mk_b - mk_a) * 32'd8));
+        dat_cnt = CW'(data_n - (mk_b - mk_a));
     end
 
     logic [15:0] mk_ptr, mk_expect;

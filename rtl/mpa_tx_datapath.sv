@@ -90,38 +90,36 @@ module mpa_tx_datapath #(
 
     // Expansion: at most one Marker per word (a word is far shorter than 512 bytes). It goes in
     // front of lane k, the first lane on a boundary, or after the last lane for the closing Marker.
+    // Built from whole-word masks and shifts: the lanes before the Marker stay, the Marker takes
+    // the next four, the rest of the word moves up by four (the same bytes as placing each lane).
     logic [31:0]     to_boundary, mk_pos, ex_cnt;
     logic            has_marker;
     logic [15:0]     fpduptr;
-    logic [8*EX-1:0] ex_data;
+    logic [8*EX-1:0] ex_data, src_ex, marker_ex, below_marker;
     logic [EX-1:0]   ex_be;
     always_comb begin
         to_boundary = (INTERVAL - pos_q % INTERVAL) % INTERVAL;
         has_marker  = cfg_markers && (to_boundary < src_cnt || (src_close && to_boundary == src_cnt));
         mk_pos      = pos_q + to_boundary;
         fpduptr     = (mk_pos == first_c) ? 16'd0 : 16'(mk_pos - len_pos_c);
-        ex_data     = '0;
-        ex_be       = '0;
-        for (int j = 0; j < EX; j++) begin
-            if (!has_marker || 32'(j) < to_boundary) begin
-                if (j < BYTES && 32'(j) < src_cnt) begin
-                    ex_data[8*j +: 8] = src_data[8*j +: 8];
-                    ex_be[j] = 1'b1;
-                end
-            end else if (32'(j) < to_boundary + 4) begin
-                // Reserved (2 bytes, zero), then FPDUPTR big endian.
-                case (32'(j) - to_boundary)
-                    32'd2:   ex_data[8*j +: 8] = fpduptr[15:8];
-                    32'd3:   ex_data[8*j +: 8] = fpduptr[7:0];
-                    default: ex_data[8*j +: 8] = 8'h00;
-                endcase
-                ex_be[j] = 1'b1;
-            end else if (32'(j) - 4 < src_cnt) begin
-                ex_data[8*j +: 8] = src_data[8*(j-4) +: 8];
-                ex_be[j] = 1'b1;
-            end
+        // The word's valid lanes (0..src_cnt-1), widened to the expanded word.
+        src_ex      = '0;
+        src_ex[8*BYTES-1:0] = src_data;
+        src_ex      = src_ex & ~({(8*EX){1'b1}} << (src_cnt * 32'd8));
+        ex_cnt      = src_cnt + (has_marker ? 32'd4 : 32'd0);
+        ex_be       = ~({EX{1'b1}} << ex_cnt);
+        if (has_marker) begin
+            // Reserved (2 bytes, zero), then FPDUPTR big endian: lanes to_boundary + 0..3.
+            marker_ex    = '0;
+            marker_ex[31:16] = {fpduptr[7:0], fpduptr[15:8]};
+            below_marker = ~({(8*EX){1'b1}} << (to_boundary * 32'd8));
+            ex_data      = (src_ex & below_marker) | (marker_ex << (to_boundary * 32'd8))
+                         | ((src_ex & ~below_marker) << 32);
+        end else begin
+            marker_ex    = '0;
+            below_marker = '0;
+            ex_data      = src_ex;
         end
-        ex_cnt = src_cnt + (has_marker ? 32'd4 : 32'd0);
     end
 
     // CRC tap on the expanded body words (never on the CRC field itself).

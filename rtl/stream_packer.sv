@@ -28,7 +28,9 @@ module stream_packer #(
     output logic                     out_last,
     output logic                     idle          // nothing held, no packet pending
 );
-    logic [7:0]    buf_q [CAP];
+    // Byte d of the held bytes is buf_q[8*d +: 8], byte 0 the oldest; bytes at and beyond fill_q
+    // are always zero (reset clears them and every update writes zeros behind the new fill).
+    logic [8*CAP-1:0] buf_q;
     logic [CW-1:0] fill_q;
     logic          flush_q;   // the packet's last bytes are in: drain
 
@@ -49,26 +51,33 @@ module stream_packer #(
 
     always_comb begin
         for (int i = 0; i < OUT_BYTES; i++) begin
-            out_data[8*i +: 8] = buf_q[i];
+            out_data[8*i +: 8] = buf_q[8*i +: 8];
             out_be[i] = CW'(i) < out_cnt;
         end
     end
+
+    // Shift out what was emitted and append the pushed bytes behind what stays: whole-word shifts
+    // rather than a choice per byte. The bytes shifted down from at and beyond fill_q are zero, so
+    // nothing but the pushed bytes lands at or behind `keep`; pushed lanes from push_cnt on are
+    // masked off, and what would go past CAP falls off the top.
+    function automatic logic [8*CAP-1:0] next_buf(input logic [8*CAP-1:0] held, input logic [CW-1:0] emitted,
+                                                   input logic [CW-1:0] kept, input logic valid,
+                                                   input logic [8*IN_BYTES-1:0] data, input logic [CW-1:0] cnt);
+        logic [8*CAP-1:0] pushed, lanes;
+        pushed = '0;
+        pushed[8*IN_BYTES-1:0] = data;
+        lanes = ~({(8*CAP){1'b1}} << (32'(cnt) * 8));
+        pushed = valid ? (pushed & lanes) << (32'(kept) * 8) : '0;
+        return (held >> (32'(emitted) * 8)) | pushed;
+    endfunction
 
     always_ff @(posedge clk or negedge rst_n) begin
         if (!rst_n) begin
             fill_q  <= '0;
             flush_q <= 1'b0;
-            for (int d = 0; d < CAP; d++) buf_q[d] <= 8'h00;
+            buf_q   <= '0;
         end else begin
-            // Shift out what was emitted and append the pushed bytes behind what stays.
-            for (int d = 0; d < CAP; d++) begin
-                if (32'(d) < 32'(keep))
-                    buf_q[d] <= (32'(d) + 32'(out_cnt) < CAP) ? buf_q[32'(d) + 32'(out_cnt)] : 8'h00;
-                else if (push_valid && 32'(d) - 32'(keep) < 32'(push_cnt))
-                    buf_q[d] <= push_data[8*(32'(d) - 32'(keep)) +: 8];
-                else
-                    buf_q[d] <= 8'h00;
-            end
+            buf_q  <= next_buf(buf_q, out_cnt, keep, push_valid, push_data, push_cnt);
             fill_q <= keep + (push_valid ? push_cnt : '0);
             if (push_valid && push_last) flush_q <= 1'b1;
             else if (out_last)           flush_q <= 1'b0;
