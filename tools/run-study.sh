@@ -36,7 +36,7 @@ for b in build/bin/rnic-sim "$sweep_bin"; do
   [ -x "$b" ] || { echo "run-study.sh: $b is missing; build it: cmake --build build -j2 --target rnic-sim rnic-sweep" >&2; exit 2; }
 done
 
-studies=(loss buffer-size hostbus bursts resegment loss-rates loss-bursty reorder framing-overhead)
+studies=(loss buffer-size buffer-size-sack hostbus bursts resegment loss-rates loss-bursty reorder framing-overhead)
 figdir=docs/studies/figures
 [ "$large" = 1 ] && figdir=docs/studies/figures/large
 mkdir -p "$figdir"
@@ -78,16 +78,20 @@ done
 # Study (b): smallest reassembly budget reaching 95% of the loss-free goodput, and 95% of the goodput
 # with the largest budget at the same loss, per (link rate, propagation).
 bs_out="sweeps-out/study-buffer-size"; [ "$large" = 1 ] && bs_out="sweeps-out/study-buffer-size-large"
-python3 - "$bs_out/table.csv" "$bs_out/buffer-needed.md" <<'PY'
+# The same for study-buffer-size-sack.json (the NIC-like sender and window, NewReno against SACK
+# recovery), grouped by the recovery instead of the two model keys: buffer-needed.md beside it.
+budget_table() {
+python3 - "$1" "$2" "$3" "$4" <<'PY'
 import csv, sys
 from collections import defaultdict
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok" and r["goodput_gbps"] != ""]
+model_keys = sys.argv[3].split(",")
 g = defaultdict(list)
 for r in rows:
-    g[(r.get("rnic.tcp.window_clamp", "") + "/" + r.get("rnic.tcp.tx_ahead_frames", ""), float(r["link.rate"]), float(r["link.propagation"]), r["budget"])].append(float(r["goodput_gbps"]))
+    g[("/".join(r.get(k, "") for k in model_keys), float(r["link.rate"]), float(r["link.propagation"]), r["budget"])].append(float(r["goodput_gbps"]))
 mean = {k: sum(v) / len(v) for k, v in g.items()}
 budgets = sorted({k[3] for k in mean if k[3] != "lossfree"}, key=int)
-lines = ["| window clamp / frames ahead | link (Gb/s) | one-way propagation (us) | loss-free goodput | goodput at " + budgets[-1] +
+lines = ["| " + sys.argv[4] + " | link (Gb/s) | one-way propagation (us) | loss-free goodput | goodput at " + budgets[-1] +
          " KiB | smallest budget for 95% of loss-free (KiB) | smallest budget for 95% of the " + budgets[-1] + " KiB goodput (KiB) |",
          "|---|---:|---:|---:|---:|---:|---:|"]
 for clamp, rate, prop in sorted({(k[0], k[1], k[2]) for k in mean}):
@@ -104,6 +108,11 @@ text = "\n".join(lines) + "\n"
 open(sys.argv[2], "w").write(text)
 print(text)
 PY
+}
+budget_table "$bs_out/table.csv" "$bs_out/buffer-needed.md" rnic.tcp.window_clamp,rnic.tcp.tx_ahead_frames \
+  "window clamp / frames ahead"
+bss_out="sweeps-out/study-buffer-size-sack"; [ "$large" = 1 ] && bss_out="sweeps-out/study-buffer-size-sack-large"
+budget_table "$bss_out/table.csv" "$bss_out/buffer-needed.md" rnic.tcp.sack_recovery "SACK recovery"
 
 # Study (b), the tables the text quotes (means over the seeds, 95% confidence intervals): the peak
 # reassembly occupancy with ample memory per sender model, and goodput at the smallest budget per
