@@ -12,6 +12,7 @@
 #include "schema_parts.h"
 #include "core/log.h"
 #include "core/sim_log.h"
+#include "workloads/workload_math.h"
 
 namespace rnic::platform {
 
@@ -19,14 +20,6 @@ namespace {
 
 bool is_latency_type(const std::string& type) {
     return type == "write_lat" || type == "send_lat" || type == "read_lat" || type == "atomic_lat";
-}
-
-double percentile(std::vector<std::uint64_t> v, double q) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    // Nearest-rank percentile, as perftest reports its tail.
-    const std::size_t rank = static_cast<std::size_t>(std::ceil(q / 100.0 * static_cast<double>(v.size())));
-    return static_cast<double>(v[rank == 0 ? 0 : rank - 1]);
 }
 
 double mean(const std::vector<std::uint64_t>& v) {
@@ -326,10 +319,10 @@ boost::json::object simulation::results() const {
                 ? 0.0
                 : static_cast<double>(*std::min_element(row.latencies_ps.begin(), row.latencies_ps.end())) / 1000.0;
         lat["avg"] = mean(row.latencies_ps) / 1000.0;
-        lat["p50"] = percentile(row.latencies_ps, 50) / 1000.0;
-        lat["p99"] = percentile(row.latencies_ps, 99) / 1000.0;
-        lat["p999"] = percentile(row.latencies_ps, 99.9) / 1000.0;
-        lat["max"] = percentile(row.latencies_ps, 100) / 1000.0;
+        lat["p50"] = percentile_ps(row.latencies_ps, 50) / 1000.0;
+        lat["p99"] = percentile_ps(row.latencies_ps, 99) / 1000.0;
+        lat["p999"] = percentile_ps(row.latencies_ps, 99.9) / 1000.0;
+        lat["max"] = percentile_ps(row.latencies_ps, 100) / 1000.0;
         o["latency_ns"] = std::move(lat);
         o["errors"] = row.errors;
         o["integrity_ok"] = row.integrity.ok;
@@ -492,7 +485,7 @@ void simulation::print_summary(std::ostream& os) const {
                       row.op.empty() ? 8 : 20, first.c_str(), static_cast<unsigned long long>(row.iterations), gbps,
                       secs > 0 ? static_cast<double>(row.bytes) / secs / 1e6 : 0.0,
                       secs > 0 ? static_cast<double>(row.iterations) / secs / 1e6 : 0.0, mean(row.latencies_ps) / 1e6,
-                      percentile(row.latencies_ps, 50) / 1e6, percentile(row.latencies_ps, 99) / 1e6,
+                      percentile_ps(row.latencies_ps, 50) / 1e6, percentile_ps(row.latencies_ps, 99) / 1e6,
                       row.integrity.ok ? "ok" : "CORRUPT");
         os << line;
     }
@@ -526,12 +519,13 @@ void simulation::print_latency_summary(std::ostream& os) const {
         for (std::uint64_t x : row.latencies_ps) var += (static_cast<double>(x) - avg) * (static_cast<double>(x) - avg);
         const double stdev =
             row.latencies_ps.empty() ? 0.0 : std::sqrt(var / static_cast<double>(row.latencies_ps.size()));
-        std::snprintf(
-            line, sizeof line, " %-6llu %-11llu %-14.2f %-14.2f %-16.2f %-14.2f %-15.2f %-22.2f %-24.2f %s\n",
-            static_cast<unsigned long long>(row.size), static_cast<unsigned long long>(row.latencies_ps.size()),
-            percentile(row.latencies_ps, 0.0001) / 1e6, percentile(row.latencies_ps, 100) / 1e6,
-            percentile(row.latencies_ps, 50) / 1e6, avg / 1e6, stdev / 1e6, percentile(row.latencies_ps, 99) / 1e6,
-            percentile(row.latencies_ps, 99.9) / 1e6, row.integrity.ok ? "ok" : "CORRUPT");
+        std::snprintf(line, sizeof line, " %-6llu %-11llu %-14.2f %-14.2f %-16.2f %-14.2f %-15.2f %-22.2f %-24.2f %s\n",
+                      static_cast<unsigned long long>(row.size),
+                      static_cast<unsigned long long>(row.latencies_ps.size()),
+                      percentile_ps(row.latencies_ps, 0.0001) / 1e6, percentile_ps(row.latencies_ps, 100) / 1e6,
+                      percentile_ps(row.latencies_ps, 50) / 1e6, avg / 1e6, stdev / 1e6,
+                      percentile_ps(row.latencies_ps, 99) / 1e6, percentile_ps(row.latencies_ps, 99.9) / 1e6,
+                      row.integrity.ok ? "ok" : "CORRUPT");
         os << line;
     }
     os << "------------------------------------------------------------------------------------------------------------"

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace rnic::platform {
@@ -15,12 +17,20 @@ inline std::uint32_t next_pow2(std::uint64_t n) {
     return p;
 }
 
-// Nearest-rank percentile q (0-100) of times in picoseconds, in nanoseconds (0 for none).
-inline double percentile_ns(std::vector<std::uint64_t> v, double q) {
+// Nearest-rank percentile q (0-100) of times in picoseconds, in picoseconds (0 for none), as
+// perftest reports its tail. Only the element at the rank is put in its sorted place: a run's
+// latency list (200,000 Writes) is partitioned for each percentile, not sorted.
+inline double percentile_ps(std::vector<std::uint64_t> v, double q) {
     if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
     const auto rank = static_cast<std::size_t>(std::ceil(q / 100.0 * static_cast<double>(v.size())));
-    return static_cast<double>(v[rank == 0 ? 0 : rank - 1]) / 1000.0;
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(rank == 0 ? 0 : rank - 1);
+    std::nth_element(v.begin(), at, v.end());
+    return static_cast<double>(*at);
+}
+
+// The same in nanoseconds.
+inline double percentile_ns(std::vector<std::uint64_t> v, double q) {
+    return percentile_ps(std::move(v), q) / 1000.0;
 }
 
 // Mean of times in picoseconds, in nanoseconds (0 for none).
