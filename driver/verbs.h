@@ -192,6 +192,8 @@ public:
     // reason, up to mpa's 512 bytes), and is emptied otherwise. `request_private_data`, when given
     // and not empty, goes in the MPA Request (RFC 5044 §7.1, after the RFC 6581 IRD/ORD word in
     // revision 2; at most regmap::kMaxConnPrivateData bytes), as rdma_connect's private data does.
+    // A QP is connected once: connect and accept take only a fresh QP (bad_state otherwise), and one
+    // whose connect or accept failed is left in Error; destroy it and create a new one to try again.
     status connect(queue_pair* qp, std::uint32_t remote_ip, std::uint16_t remote_port, std::uint16_t local_port,
                    const read_limits& limits = {}, std::vector<std::uint8_t>* reject_private_data = nullptr,
                    const std::vector<std::uint8_t>* request_private_data = nullptr);
