@@ -149,6 +149,16 @@ drv::send_wr probe::baseline_write(side& s, const remote_buffer& a) {
     return w;
 }
 
+bool probe::baseline_write_completes(side& s, const remote_buffer& a, std::uint64_t wr_id) {
+    drv::send_wr w = baseline_write(s, a);
+    w.wr_id = wr_id;
+    drv::work_completion wc;
+    return s.ctx.post_send(s.qp, w) == drv::status::ok &&
+           poll_for(
+               s, s.cq, [wr_id](const drv::work_completion& c) { return c.wr_id == wr_id; }, kBudgetPs, &wc) &&
+           wc.status == regmap::cqe_status::success;
+}
+
 // ---- server (host b) ---------------------------------------------------------------------------
 
 void probe::server(drv::host_bus& bus, const drv::station_config& station) {
@@ -408,12 +418,7 @@ void probe::client(drv::host_bus& bus, const drv::station_config& station, std::
               "connect took " + std::to_string(result_.connect_ps / 1000) + " ns");
     }
     // A good RDMA Write first: the path works, and the server knows what it must hold.
-    const drv::send_wr w = baseline_write(s, a);
-    drv::work_completion wc;
-    const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
-                    poll_for(
-                        s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
-                    wc.status == regmap::cqe_status::success;
+    const bool ok = baseline_write_completes(s, a, 1);
     check("client: first RDMA Write completes", ok);
     oob_.publish("baseline-done", {});
     if (ok) {

@@ -103,6 +103,9 @@ private:
     void client_cq_overrun(side& s, std::uint32_t server_ip, const remote_buffer& a);
     // The client's first, good RDMA Write of kBaseline pattern bytes to A + 0 (wr_id 1).
     drv::send_wr baseline_write(side& s, const remote_buffer& a);
+    // That Write again on the client's first QP, as `wr_id`: whether it completes with success
+    // within the probe's budget (the first connection outliving what a probe did beside it).
+    bool baseline_write_completes(side& s, const remote_buffer& a, std::uint64_t wr_id);
     // peer_to_peer and responder_waits: the server has the first message to send.
     void server_sends_first(side& s);
     void client_server_sends_first(side& s, std::uint32_t server_ip, const remote_buffer& a);

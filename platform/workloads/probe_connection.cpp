@@ -236,13 +236,7 @@ void probe::client_unlisten(side& s, std::uint32_t server_ip, const remote_buffe
     check("client: a connect after the unlisten is refused by a reset",
           st == drv::status::connection_refused && took < 500'000'000,
           std::string(drv::to_string(st)) + " after " + std::to_string(took / 1'000'000) + " us");
-    const drv::send_wr w = baseline_write(s, a);
-    drv::work_completion wc;
-    const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
-                    poll_for(
-                        s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
-                    wc.status == regmap::cqe_status::success;
-    check("client: the accepted connection still carries an RDMA Write", ok);
+    check("client: the accepted connection still carries an RDMA Write", baseline_write_completes(s, a, 1));
 }
 
 // ---- send_regions: NIC buffer memory without a send region for one more connection -------------
@@ -405,13 +399,7 @@ void probe::client_send_regions(side& s, std::uint32_t server_ip, const remote_b
     took = s.bus.now_ps() - t0;
     check("client: a connect succeeds once a send region is free again", st == drv::status::ok,
           std::string("returned ") + drv::to_string(st) + " after " + std::to_string(took / 1'000'000) + " us");
-    const drv::send_wr w = baseline_write(s, a);
-    drv::work_completion wc;
-    const bool ok = s.ctx.post_send(s.qp, w) == drv::status::ok &&
-                    poll_for(
-                        s, s.cq, [](const drv::work_completion& c) { return c.wr_id == 1; }, kBudgetPs, &wc) &&
-                    wc.status == regmap::cqe_status::success;
-    check("client: the first connection still carries an RDMA Write", ok);
+    check("client: the first connection still carries an RDMA Write", baseline_write_completes(s, a, 1));
 }
 
 }  // namespace rnic::platform
