@@ -33,11 +33,6 @@ std::vector<std::uint8_t> from_hex(const std::string& hex) {
     return out;
 }
 
-std::string file_bytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 TEST(RdmaTcpFraming, TheWireCarriesSeedSegmentsWithGoodCrcsAndOneConnectionId) {
     const std::string pcap = temp_path("rdmatcp-wire.pcap");
     const std::string results = temp_path("rdmatcp-wire.json");
@@ -184,28 +179,10 @@ TEST_P(RdmaTcpFaults, AlignedPathKeepsEveryByteIntact) {
 INSTANTIATE_TEST_SUITE_P(Faults, RdmaTcpFaults, ::testing::Values("reorder", "resegment", "duplicate"));
 
 TEST(RdmaTcpFraming, TheSameSeedGivesTheSameResultsAndPcap) {
-    std::string pcaps[2];
-    boost::json::value modules[2];
-    for (int i = 0; i < 2; ++i) {
-        pcaps[i] = temp_path("rdmatcp-det-" + std::to_string(i) + ".pcap");
-        const std::string results = temp_path("rdmatcp-det-" + std::to_string(i) + ".json");
-        const sim_run r = run_sim({"--set",     "rnic.framing=rdmatcp",
-                                   "--set",     "rnic.rx_path=aligned",
-                                   "--set",     "workload.type=read_bw",
-                                   "--set",     "link.b_to_a.loss=0.01",
-                                   "--set",     "workload.sizes=[4096,30000]",
-                                   "--set",     "workload.iterations=60",
-                                   "--set",     "simulation.seed=7",
-                                   "--pcap",    pcaps[i],
-                                   "--results", results,
-                                   "--log",     "off"});
-        ASSERT_EQ(r.exit_code, 0) << r.output;
-        modules[i] = read_json(results).at("modules");
-    }
-    EXPECT_EQ(modules[0], modules[1]);
-    const std::string a = file_bytes(pcaps[0]), b = file_bytes(pcaps[1]);
-    EXPECT_GT(a.size(), 0u);
-    EXPECT_TRUE(a == b) << "pcaps differ";
+    expect_same_results_and_pcap("rdmatcp-det", {"--set", "rnic.framing=rdmatcp", "--set", "rnic.rx_path=aligned",
+                                                 "--set", "workload.type=read_bw", "--set", "link.b_to_a.loss=0.01",
+                                                 "--set", "workload.sizes=[4096,30000]", "--set",
+                                                 "workload.iterations=60", "--set", "simulation.seed=7"});
 }
 
 TEST(RdmaTcpFraming, CorruptionPastTheChecksumsIsCaughtByTheCrc) {

@@ -117,6 +117,28 @@ boost::json::value run_ok(const std::string& tag, const std::vector<std::string>
     return v;
 }
 
+boost::json::value expect_same_results_and_pcap(const std::string& tag, const std::vector<std::string>& args) {
+    std::string pcaps[2];
+    boost::json::value modules[2];
+    for (int i = 0; i < 2; ++i) {
+        pcaps[i] = temp_path(tag + "-" + std::to_string(i) + ".pcap");
+        const std::string results = temp_path(tag + "-" + std::to_string(i) + ".json");
+        std::vector<std::string> a = args;
+        a.insert(a.end(), {"--pcap", pcaps[i], "--results", results, "--log", "off"});
+        const sim_run r = run_sim(a);
+        if (r.exit_code != 0) {
+            ADD_FAILURE() << "run " << i << " exited " << r.exit_code << ": " << r.output;
+            return {};
+        }
+        modules[i] = read_json(results).at("modules");
+    }
+    EXPECT_EQ(modules[0], modules[1]);
+    const std::string first = read_file(pcaps[0]);
+    EXPECT_GT(first.size(), 0U);
+    EXPECT_TRUE(first == read_file(pcaps[1])) << "pcaps differ";
+    return modules[0];
+}
+
 std::vector<std::string> quick_args() {
     return {"--scenario", "platform/scenarios/default.json", "--set", "workload.sizes=[64,1500,9000]",
             "--set",      "workload.iterations=60",          "--log", "warn"};

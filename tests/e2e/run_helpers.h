@@ -38,6 +38,10 @@ boost::json::value run_ok(const std::string& tag, const std::vector<std::string>
 // Runs rnic-sim with `--set` for each of `sets` and expects it refused before simulation (exit 2, no
 // status line) with every one of `must_contain` in its output (a gtest failure otherwise).
 void expect_refused(const std::vector<std::string>& sets, const std::vector<std::string>& must_contain);
+// Runs rnic-sim twice with `args` plus a capture, results and --log off (files named after `tag`)
+// and expects both to exit 0 with the same `modules` results and byte-identical, non-empty pcaps:
+// the same seed gives the same run. Returns the first run's `modules` (null when a run failed).
+boost::json::value expect_same_results_and_pcap(const std::string& tag, const std::vector<std::string>& args);
 // Small, quick workload arguments used by most tests.
 std::vector<std::string> quick_args();
 

@@ -8,9 +8,6 @@
 // path cannot run with are refused at start.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
-
 #include "proto/net.h"
 #include "proto/pcap.h"
 #include "proto/seeds/vitcp.h"
@@ -26,13 +23,15 @@ std::uint64_t u64(const boost::json::value& v) {
     return v.to_number<std::uint64_t>();
 }
 
+// VI/TCP with the CRC and the Urgent Marker option, received on the urgent path.
+std::vector<std::string> urgent_settings() {
+    return {"--set", "rnic.framing=vitcp", "--set", "rnic.vitcp.crc=true", "--set", "rnic.vitcp.urgent_marker=true",
+            "--set", "rnic.rx_path=urgent"};
+}
+
 std::vector<std::string> urgent_args(const std::string& results, const std::vector<std::string>& more) {
-    std::vector<std::string> args = {"--set",     "rnic.framing=vitcp",
-                                     "--set",     "rnic.vitcp.crc=true",
-                                     "--set",     "rnic.vitcp.urgent_marker=true",
-                                     "--set",     "rnic.rx_path=urgent",
-                                     "--results", results,
-                                     "--log",     "off"};
+    std::vector<std::string> args = urgent_settings();
+    args.insert(args.end(), {"--results", results, "--log", "off"});
     args.insert(args.end(), more.begin(), more.end());
     return args;
 }
@@ -149,24 +148,11 @@ TEST(ViTcpUrgent, SendsWaitForTheInOrderPath) {
 }
 
 TEST(ViTcpUrgent, TheSameSeedGivesTheSameResultsAndPcap) {
-    std::string pcaps[2];
-    boost::json::value modules[2];
-    for (int i = 0; i < 2; ++i) {
-        pcaps[i] = temp_path("vitcp-urg-det-" + std::to_string(i) + ".pcap");
-        const std::string results = temp_path("vitcp-urg-det-" + std::to_string(i) + ".json");
-        const sim_run r =
-            run_sim(urgent_args(results, {"--set", "link.a_to_b.loss=0.01", "--set", "link.a_to_b.resegment=0.1",
-                                          "--set", "workload.sizes=[4096,30000]", "--set", "workload.iterations=60",
-                                          "--set", "simulation.seed=7", "--pcap", pcaps[i]}));
-        ASSERT_EQ(r.exit_code, 0) << r.output;
-        modules[i] = read_json(results).at("modules");
-    }
-    EXPECT_EQ(modules[0], modules[1]);
-    std::ifstream a(pcaps[0], std::ios::binary), b(pcaps[1], std::ios::binary);
-    const std::string sa((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
-    const std::string sb((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
-    EXPECT_GT(sa.size(), 0u);
-    EXPECT_TRUE(sa == sb) << "pcaps differ";
+    std::vector<std::string> args = urgent_settings();
+    args.insert(args.end(),
+                {"--set", "link.a_to_b.loss=0.01", "--set", "link.a_to_b.resegment=0.1", "--set",
+                 "workload.sizes=[4096,30000]", "--set", "workload.iterations=60", "--set", "simulation.seed=7"});
+    expect_same_results_and_pcap("vitcp-urg-det", args);
 }
 
 TEST(ViTcpUrgent, SettingsThePathCannotRunWithAreRefusedAtStart) {
