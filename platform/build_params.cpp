@@ -43,6 +43,7 @@ host_params build_host_params(const config::scenario& s, int host_index) {
     n.buffer.sample_interval = t(s, "rnic.buffer.sample_interval");
     n.tcp.clock_hz = clock;
     n.tcp.tx_cycles_per_segment = s.get_number("rnic.tcp.tx_cycles_per_segment");
+    n.tcp.tx_interval_cycles = s.get_number("rnic.tcp.tx_interval_cycles");
     n.tcp.rx_cycles_per_segment = s.get_number("rnic.tcp.rx_cycles_per_segment");
     n.tcp.rx_ingress_frames = u32(s, "rnic.tcp.rx_ingress_frames");
     n.tcp.rx_ingress_buffer = s.get_size("rnic.tcp.rx_ingress_buffer");

@@ -213,6 +213,11 @@ void declare_rnic(config::node& root) {
     tcp.time("rto_min", "200us", "Minimum retransmission timeout", 1_us, 60_s);
     tcp.integer("initial_window", 10, "Initial congestion window in segments (RFC 6928)", 1, 1000);
     tcp.number("tx_cycles_per_segment", 40, "Transmit pipeline cycles per segment", 0, 1e6);
+    tcp.number("tx_interval_cycles", 0,
+               "Cycles between the starts of two frames in the transmit pipeline (its initiation interval; "
+               "each frame still spends tx_cycles_per_segment in it); 0: tx_cycles_per_segment, one frame in "
+               "the pipeline at a time (the model before 2026-11-29)",
+               0, 1e6);
     tcp.number("rx_cycles_per_segment", 50, "Receive pipeline cycles per segment", 0, 1e6);
     tcp.integer("rx_ingress_frames", 0,
                 "Frames the on-chip ingress FIFO holds while the receive pipeline is busy (0: unbounded, "

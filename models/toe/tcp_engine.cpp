@@ -179,7 +179,7 @@ void tcp_engine::transmit_segment(connection& c, const net::tcp_header& header, 
             break;
         }
     }
-    tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
+    through_tx_pipeline(delay);
     // The payload moves from the send stream in buffer memory straight into the frame; with
     // retransmit_from_host a retransmission is fetched again from host memory instead.
     const std::size_t hdr = net::tcp_frame_header_size(header);
@@ -224,6 +224,17 @@ void tcp_engine::transmit_segment(connection& c, const net::tcp_header& header, 
         return;
     }
     send_frame(frame_scratch_.data(), frame_scratch_.size(), c.id(), delay);
+}
+
+void tcp_engine::through_tx_pipeline(sc_core::sc_time& delay) {
+    // The pipeline takes a new frame every tx_interval_cycles and each frame spends
+    // tx_cycles_per_segment in it; an interval of 0 (or one at least the latency) holds one frame at
+    // a time, the model before the interval existed.
+    const double latency = params_.tx_cycles_per_segment;
+    const double interval =
+        params_.tx_interval_cycles > 0 && params_.tx_interval_cycles < latency ? params_.tx_interval_cycles : latency;
+    tx_pipe_.reserve_lt(delay, cycles_time(interval, params_.clock_hz));
+    if (interval < latency) delay += cycles_time(latency - interval, params_.clock_hz);
 }
 
 sc_core::sc_time tcp_engine::wire_time(std::size_t frame_bytes) const {
@@ -363,7 +374,7 @@ void tcp_engine::hold_for_arp(std::uint32_t ip, const std::vector<std::uint8_t>&
     u.asked = true;
     u.asked_at = now;
     const std::vector<std::uint8_t> request = net::build_arp_request(station_.mac, station_.ip, ip);
-    tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
+    through_tx_pipeline(delay);
     ++arp_requests_sent_;
     RNIC_MLOG_D(debug, toe, delay, "ARP: who has " << net::format_ipv4(ip) << "?");
     send_frame(request.data(), request.size(), 0, delay);
@@ -393,7 +404,7 @@ void tcp_engine::handle_arp(const std::uint8_t* frame, std::size_t len, sc_core:
     }
     if (for_us && a.operation == net::arp_op::kRequest) {
         const std::vector<std::uint8_t> reply = net::build_arp_reply(a, station_.mac);
-        tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
+        through_tx_pipeline(delay);
         ++arp_replies_sent_;
         send_frame(reply.data(), reply.size(), 0, delay);
     }
@@ -629,7 +640,7 @@ void tcp_engine::send_reset_for(const net::parsed_tcp_frame& f, sc_core::sc_time
         h.ack = f.tcp.seq + len;
         h.flags = net::tcp_flags::kRst | net::tcp_flags::kAck;
     }
-    tx_pipe_.reserve_lt(delay, cycles_time(params_.tx_cycles_per_segment, params_.clock_hz));
+    through_tx_pipeline(delay);
     net::endpoints ep;
     ep.src_mac = station_.mac;
     ep.dst_mac = f.eth.src;  // back to where it came from

@@ -36,6 +36,9 @@ namespace rnic {
 struct tcp_engine_params {
     double clock_hz = 500e6;
     double tx_cycles_per_segment = 40;  // header build, checksum offload, scheduling
+    // Cycles between the starts of two frames in the transmit pipeline (its initiation interval);
+    // 0: tx_cycles_per_segment, i.e. one frame in the pipeline at a time.
+    double tx_interval_cycles = 0;
     double rx_cycles_per_segment = 50;  // parse, checksum check, lookup, state update
     std::uint32_t mtu = 1500;
     std::uint32_t send_buffer = 256 * 1024;
@@ -194,6 +197,8 @@ private:
     // Link-paced segment generation (tx_ahead_frames): whether the link has room for another new
     // segment at the connection's current time, remembering it as waiting when not.
     bool may_transmit(connection& c);
+    // Books one frame through the transmit pipeline: `delay` advances to when it leaves it.
+    void through_tx_pipeline(sc_core::sc_time& delay);
     std::size_t frames_ahead(const sc_core::sc_time& at) const;
     void schedule_tx_ready();
     void tx_ready_method();

@@ -396,6 +396,49 @@ TEST(TcpEngineTb, AFullWriteQueueToTheHostBusFillsTheIngressFifoAndItDrops) {
     EXPECT_EQ(b.stubs.offered, 2u);  // the dropped frame never reached the framer
 }
 
+// rnic.tcp.tx_interval_cycles: a pipelined transmit engine takes a new frame every interval while
+// each frame still spends tx_cycles_per_segment (40 cycles, 80 ns at 500 MHz) in it. Three FPDUs
+// appended at once leave as three segments; returns when each left, relative to the append.
+std::vector<sc_core::sc_time> three_segment_departures(double interval_cycles) {
+    tcp_engine_params p;
+    p.tx_cycles_per_segment = 40;
+    p.tx_interval_cycles = interval_cycles;
+    toe_bench b("b", p);
+    b.handshake();
+    const std::size_t before = b.eth_out.items.size();
+    stream_ext ext;
+    ext.conn = b.conn;
+    const bytes fpdu = pattern(200, 5);
+    const sc_core::sc_time appended = sc_core::sc_time_stamp();
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(send_stream(b.framer.out, ext, fpdu.data(), fpdu.size(), d), tlm::TLM_OK_RESPONSE);
+    sc_core::sc_start(us(10));
+    std::vector<sc_core::sc_time> at;
+    for (std::size_t i = before; i < b.eth_out.items.size(); ++i) {
+        EXPECT_EQ(b.payload(i), fpdu);
+        at.push_back(b.eth_out.items[i].at - appended);
+    }
+    return at;
+}
+
+TEST(TcpEngineTb, AnUnpipelinedTransmitEngineHoldsOneFrameAtATime) {
+    const std::vector<sc_core::sc_time> at = three_segment_departures(0);  // 0: the interval is the latency
+    ASSERT_EQ(at.size(), 3u);
+    EXPECT_GE(at[0], sc_core::sc_time(80, sc_core::SC_NS));
+    EXPECT_GE(at[1] - at[0], sc_core::sc_time(80, sc_core::SC_NS));
+    EXPECT_GE(at[2] - at[1], sc_core::sc_time(80, sc_core::SC_NS));
+}
+
+TEST(TcpEngineTb, APipelinedTransmitEngineStartsAFrameEveryIntervalWithTheSameLatency) {
+    const std::vector<sc_core::sc_time> at = three_segment_departures(10);  // a frame every 20 ns
+    ASSERT_EQ(at.size(), 3u);
+    EXPECT_GE(at[0], sc_core::sc_time(80, sc_core::SC_NS));  // each frame still takes 80 ns
+    EXPECT_LT(at[1] - at[0], sc_core::sc_time(80, sc_core::SC_NS));
+    EXPECT_LT(at[2] - at[1], sc_core::sc_time(80, sc_core::SC_NS));
+    EXPECT_GE(at[1] - at[0], sc_core::sc_time(20, sc_core::SC_NS));
+}
+
 TEST(TcpEngineTb, StreamBytesGoOutAsASegmentAndTheAckIsReported) {
     toe_bench b("b");
     b.handshake();
