@@ -44,6 +44,7 @@ host_params build_host_params(const config::scenario& s, int host_index) {
     n.tcp.clock_hz = clock;
     n.tcp.tx_cycles_per_segment = s.get_number("rnic.tcp.tx_cycles_per_segment");
     n.tcp.tx_interval_cycles = s.get_number("rnic.tcp.tx_interval_cycles");
+    n.tcp.tx_order = s.get_string("rnic.tcp.tx_order") == "time" ? booking::backfill : booking::in_order;
     n.tcp.rx_cycles_per_segment = s.get_number("rnic.tcp.rx_cycles_per_segment");
     n.tcp.rx_ingress_frames = u32(s, "rnic.tcp.rx_ingress_frames");
     n.tcp.rx_ingress_buffer = s.get_size("rnic.tcp.rx_ingress_buffer");
@@ -196,6 +197,7 @@ ethernet_link_params build_link_params(const config::scenario& s, const std::str
     p.a_to_b = build_faults(s, a_to_b);
     p.b_to_a = build_faults(s, b_to_a);
     p.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
+    p.order = s.get_string("link.order") == "time" ? booking::backfill : booking::in_order;
     return p;
 }
 

@@ -47,6 +47,11 @@ void declare_link(config::node& root) {
               "500ns)",
               0, 1_s);
     link.integer("mtu", 1500, "IP MTU in bytes (standard Ethernet 1500, jumbo up to 9000)", 576, 9000);
+    link.enumeration("order", "call",
+                     "How each link's wire serves frames handed over out of time order: call (each frame after "
+                     "every frame handed over before it, the model so far) or time (the earliest idle gap at or "
+                     "after the frame is ready; what rnic.tcp.tx_order = time needs)",
+                     {"call", "time"});
     for (const char* dir : {"a_to_b", "b_to_a"}) {
         declare_faults(link.object(dir, std::string("Faults on frames from host ") + dir[0] + " to host " + dir[5] +
                                             " (each seeded from simulation.seed)"),
@@ -218,6 +223,13 @@ void declare_rnic(config::node& root) {
                "each frame still spends tx_cycles_per_segment in it); 0: tx_cycles_per_segment, one frame in "
                "the pipeline at a time (the model before 2026-11-29)",
                0, 1e6);
+    tcp.enumeration("tx_order", "call",
+                    "How the transmit pipeline and the engine's record of its wire (rnic.tcp.tx_ahead_frames) serve "
+                    "frames booked out of time order, as a frame built for an append ahead in local time and then "
+                    "one built at kernel time: call (the later call waits behind every earlier booking, leaving "
+                    "the gap idle; the model so far) or time (a frame takes the earliest idle gap at or after it "
+                    "is ready, one connection's frames in sequence order; use with link.order = time)",
+                    {"call", "time"});
     tcp.number("rx_cycles_per_segment", 50, "Receive pipeline cycles per segment", 0, 1e6);
     tcp.integer("rx_ingress_frames", 0,
                 "Frames the on-chip ingress FIFO holds while the receive pipeline is busy (0: unbounded, "

@@ -15,8 +15,8 @@ ethernet_link::ethernet_link(const sc_core::sc_module_name& name, const ethernet
       port_b_in("port_b_in"),
       port_b_out("port_b_out"),
       params_(params),
-      ab_("a_to_b", params.a_to_b, params.seed * 2 + 1),
-      ba_("b_to_a", params.b_to_a, params.seed * 2 + 2) {
+      ab_("a_to_b", params.a_to_b, params.seed * 2 + 1, params.order),
+      ba_("b_to_a", params.b_to_a, params.seed * 2 + 2, params.order) {
     port_a_in.register_b_transport(this, &ethernet_link::a_b_transport);
     port_b_in.register_b_transport(this, &ethernet_link::b_b_transport);
     SC_HAS_PROCESS(ethernet_link);

@@ -28,6 +28,10 @@ struct ethernet_link_params {
     std::uint32_t mtu = 1500;
     fault_config a_to_b, b_to_a;  // what the network does in each direction
     std::uint64_t seed = 1;
+    // How each direction's wire serves frames handed over out of time order: in_order (each frame
+    // after every frame handed over before it) or backfill (the earliest idle gap at or after the
+    // frame is ready; a sender that books in time order, rnic.tcp.tx_order = time, needs it).
+    booking order = booking::in_order;
 };
 
 class ethernet_link : public sc_core::sc_module, public stats_reporter {
@@ -60,7 +64,8 @@ private:
         std::vector<std::uint8_t> frame;
     };
     struct direction {
-        direction(const char* l, const fault_config& f, std::uint64_t seed) : label(l), faults(f, seed) {}
+        direction(const char* l, const fault_config& f, std::uint64_t seed, booking order)
+            : label(l), faults(f, seed), wire(order) {}
         const char* label;
         fault_injector faults;
         timed_resource wire;

@@ -27,10 +27,12 @@ tcp_engine::tcp_engine(const sc_core::sc_module_name& name, const tcp_engine_par
       tx_progress_out("tx_progress_out"),
       ooo_out("ooo_out"),
       reasm_in("reasm_in"),
+      tx_wire_(params.tx_order),
       params_(params),
       buffer_(buffer),
       reassembly_(buffer),
       framing_(framing),
+      tx_pipe_(params.tx_order),
       placing_(params.rx_placement_backlog),
       rng_state_(params.seed * 0x9e3779b97f4a7c15ULL + 1) {
     stream_tx_in.register_b_transport(this, &tcp_engine::stream_tx_b_transport);
@@ -223,7 +225,8 @@ void tcp_engine::transmit_segment(connection& c, const net::tcp_header& header, 
         hold_for_arp(c.remote_ip(), frame_scratch_, delay);
         return;
     }
-    send_frame(frame_scratch_.data(), frame_scratch_.size(), c.id(), delay);
+    c.last_wire_start = send_frame(frame_scratch_.data(), frame_scratch_.size(), c.id(), delay,
+                                   params_.tx_order == booking::backfill ? c.last_wire_start : sc_core::SC_ZERO_TIME);
 }
 
 void tcp_engine::through_tx_pipeline(sc_core::sc_time& delay) {
@@ -245,9 +248,7 @@ sc_core::sc_time tcp_engine::wire_time(std::size_t frame_bytes) const {
 
 std::size_t tcp_engine::frames_ahead(const sc_core::sc_time& at) const {
     if (params_.honour_pause) return mac_held_.size() + (mac_wire_free_ > at ? 1 : 0);
-    // wire_ends_ ascends: count the frames still waiting for the wire or on it at `at`.
-    const auto first_busy = std::upper_bound(wire_ends_.begin(), wire_ends_.end(), at);
-    return static_cast<std::size_t>(wire_ends_.end() - first_busy);
+    return tx_wire_.ahead(at);
 }
 
 bool tcp_engine::may_transmit(connection& c) {
@@ -265,15 +266,14 @@ bool tcp_engine::may_transmit(connection& c) {
 void tcp_engine::schedule_tx_ready() {
     if (tx_waiting_.empty()) return;
     const sc_core::sc_time now = sim_now();
-    while (!wire_ends_.empty() && wire_ends_.front() <= now) wire_ends_.pop_front();
+    tx_wire_.forget_before(now);
     if (params_.honour_pause) {
         // The MAC's own queue: mac_tx_method wakes the waiting connections as frames start.
         if (frames_ahead(now) < params_.tx_ahead_frames) tx_ready_event_.notify(sc_core::SC_ZERO_TIME);
         return;
     }
     // Room for one more once all but tx_ahead_frames - 1 of the queued frames have left the wire.
-    const std::size_t n = wire_ends_.size();
-    const sc_core::sc_time at = n >= params_.tx_ahead_frames ? wire_ends_[n - params_.tx_ahead_frames] : now;
+    const sc_core::sc_time at = tx_wire_.room_at(now, params_.tx_ahead_frames);
     tx_ready_event_.notify(at - now);  // an earlier pending notification wins, as it should
 }
 
@@ -293,19 +293,27 @@ void tcp_engine::tx_ready_method() {
     reschedule_timer();
 }
 
-void tcp_engine::send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay) {
-    if (params_.tx_ahead_frames > 0 && !params_.honour_pause) {
-        const sc_core::sc_time ready = sim_now() + delay;
-        const sc_core::sc_time start = wire_ends_.empty() ? ready : std::max(ready, wire_ends_.back());
-        wire_ends_.push_back(start + wire_time(len));
+sc_core::sc_time tcp_engine::send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn,
+                                        sc_core::sc_time& delay, const sc_core::sc_time& not_before) {
+    const sc_core::sc_time now = sim_now();
+    sc_core::sc_time start = now + delay;
+    // The record is kept for link pacing, and in time order also to keep each connection's frames in
+    // sequence on the wire (frames may pass each other in the pipeline and take earlier gaps).
+    if ((params_.tx_ahead_frames > 0 || params_.tx_order == booking::backfill) && !params_.honour_pause) {
+        tx_wire_.forget_before(now);  // frames gone by now hold nothing back (every time asked is later)
+        start = tx_wire_.book(now + delay, wire_time(len), not_before);
+        // In time order the frame goes to the link when its slot starts, so that the link's wire
+        // (link.order = time) gives it the slot the engine booked, ahead of later-booked frames.
+        if (params_.tx_order == booking::backfill) delay = start - now;
     }
     if (params_.honour_pause) {
         // Flow control on: the MAC's queue, paced at line rate and held while paused.
-        mac_held_.push_back({std::vector<std::uint8_t>(frame, frame + len), conn, sim_now() + delay});
+        mac_held_.push_back({std::vector<std::uint8_t>(frame, frame + len), conn, now + delay});
         mac_schedule();
-        return;
+        return start;
     }
     send_frame_bytes(eth_tx, frame, len, delay);
+    return start;
 }
 
 void tcp_engine::mac_schedule() {

@@ -30,6 +30,7 @@
 #include "toe/placement_backlog.h"
 #include "toe/reassembly.h"
 #include "toe/toe_if.h"
+#include "toe/tx_schedule.h"
 
 namespace rnic {
 
@@ -39,6 +40,11 @@ struct tcp_engine_params {
     // Cycles between the starts of two frames in the transmit pipeline (its initiation interval);
     // 0: tx_cycles_per_segment, i.e. one frame in the pipeline at a time.
     double tx_interval_cycles = 0;
+    // How the transmit pipeline and the engine's record of its wire serve frames booked out of time
+    // order (a frame built for an append ahead in local time, then one built on a wake-up at kernel
+    // time): in call order the later call waits behind the earlier booking, leaving the gap idle;
+    // in time order it takes the gap (docs/architecture.md, "Segments built as the link drains").
+    booking tx_order = booking::in_order;
     double rx_cycles_per_segment = 50;  // parse, checksum check, lookup, state update
     std::uint32_t mtu = 1500;
     std::uint32_t send_buffer = 256 * 1024;
@@ -190,7 +196,11 @@ private:
     void handle_arp(const std::uint8_t* frame, std::size_t len, sc_core::sc_time& delay);
     // Keeps a finished frame until `ip` is resolved (asking for it if not asked recently).
     void hold_for_arp(std::uint32_t ip, const std::vector<std::uint8_t>& frame, sc_core::sc_time& delay);
-    void send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay);
+    // Hands a finished frame to the link (or the MAC's queue); `not_before`: the earliest it may start
+    // on the wire (its connection's previous frame, with tx_order time). Returns when it starts, by
+    // the engine's record (the ready time when the record is not kept).
+    sc_core::sc_time send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay,
+                                const sc_core::sc_time& not_before = sc_core::SC_ZERO_TIME);
     // A reset for a segment that reaches no connection (RFC 9293 §3.10.7.1).
     void send_reset_for(const proto::net::parsed_tcp_frame& f, sc_core::sc_time& delay);
     std::uint64_t tx_resets_no_connection_ = 0;
@@ -203,7 +213,7 @@ private:
     void schedule_tx_ready();
     void tx_ready_method();
     sc_core::sc_time wire_time(std::size_t frame_bytes) const;
-    std::deque<sc_core::sc_time> wire_ends_;  // when each frame handed to the link leaves the wire
+    tx_schedule tx_wire_;                     // when each frame handed to the link is on the wire
     std::deque<std::uint32_t> tx_waiting_;    // connections waiting for room, served in turn
     sc_core::sc_event tx_ready_event_;
     std::uint64_t tx_paced_waits_ = 0;

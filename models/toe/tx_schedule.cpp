@@ -1,0 +1,51 @@
+#include "toe/tx_schedule.h"
+
+#include <algorithm>
+
+namespace rnic {
+
+sc_core::sc_time tx_schedule::book(const sc_core::sc_time& ready, const sc_core::sc_time& duration,
+                                   const sc_core::sc_time& not_before) {
+    sc_core::sc_time start = std::max(ready, not_before);
+    auto it = frames_.begin();
+    if (order_ == booking::in_order) {
+        if (!frames_.empty()) start = std::max(start, frames_.back().end);
+        it = frames_.end();
+    } else {
+        while (it != frames_.end() && it->end <= start) ++it;  // frames wholly before `start`
+        for (; it != frames_.end(); ++it) {
+            if (start + duration <= it->start) break;  // fits in the gap before *it
+            start = std::max(start, it->end);
+        }
+    }
+    frames_.insert(it, frame{ready, start, start + duration});
+    return start;
+}
+
+std::size_t tx_schedule::ahead(const sc_core::sc_time& at) const {
+    const auto first_busy = std::upper_bound(frames_.begin(), frames_.end(), at,
+                                             [](const sc_core::sc_time& t, const frame& f) { return t < f.end; });
+    if (order_ == booking::in_order) return static_cast<std::size_t>(frames_.end() - first_busy);
+    return static_cast<std::size_t>(
+        std::count_if(first_busy, frames_.end(), [&at](const frame& f) { return f.ready <= at; }));
+}
+
+sc_core::sc_time tx_schedule::room_at(const sc_core::sc_time& now, std::size_t limit) const {
+    if (ahead(now) < limit) return now;
+    if (order_ == booking::in_order) {
+        // Room once all but limit - 1 of the frames have left.
+        return frames_[frames_.size() - limit].end;
+    }
+    // The count only falls when a frame leaves: try each departure after `now` in turn.
+    for (const frame& f : frames_) {
+        if (f.end <= now) continue;
+        if (ahead(f.end) < limit) return f.end;
+    }
+    return frames_.back().end;  // not reached: nothing is ahead once the last frame has left
+}
+
+void tx_schedule::forget_before(const sc_core::sc_time& now) {
+    while (!frames_.empty() && frames_.front().end <= now) frames_.pop_front();
+}
+
+}  // namespace rnic

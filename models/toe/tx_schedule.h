@@ -1,0 +1,41 @@
+// The transmit engine's own record of its wire: when each frame it handed to the link starts and
+// leaves the wire, so that link-paced segment generation (rnic.tcp.tx_ahead_frames) knows how many
+// frames wait for the wire or are on it (docs/architecture.md, "Segments built as the link drains").
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <systemc>
+
+#include "core/timed_resource.h"
+
+namespace rnic {
+
+class tx_schedule {
+public:
+    explicit tx_schedule(booking order) : order_(order) {}
+
+    // Books a frame built at `ready` that takes `duration` on the wire and must not start before
+    // `not_before` (its connection's previous frame, so one connection's frames never pass each
+    // other). Returns when it starts. In call order it follows every frame booked before it; in
+    // time order it takes the earliest idle gap at or after its ready time, as the link's wire does
+    // with link.order = time.
+    sc_core::sc_time book(const sc_core::sc_time& ready, const sc_core::sc_time& duration,
+                          const sc_core::sc_time& not_before);
+    // Frames waiting for the wire or on it at `at`: in call order every frame booked that has not
+    // left by then; in time order only those already built by then (ready at or before `at`).
+    std::size_t ahead(const sc_core::sc_time& at) const;
+    // The first time at or after `now` when fewer than `limit` frames are ahead.
+    sc_core::sc_time room_at(const sc_core::sc_time& now, std::size_t limit) const;
+    // Forgets the frames that have left the wire by `now`.
+    void forget_before(const sc_core::sc_time& now);
+
+private:
+    struct frame {
+        sc_core::sc_time ready, start, end;
+    };
+    booking order_;
+    std::deque<frame> frames_;  // ascending by start; disjoint, so ascending by end as well
+};
+
+}  // namespace rnic
