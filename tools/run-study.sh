@@ -4,7 +4,7 @@
 # the figures (PNG, SVG) to docs/studies/figures/. The study (b) summary table is written to
 # sweeps-out/study-buffer-size/buffer-needed.md and printed.
 #
-#   tools/run-study.sh            default study (2 seeds; a few minutes at most on 2 cores)
+#   tools/run-study.sh            default study (5 seeds; each sweep's time is in the README)
 #   tools/run-study.sh --large    5 seeds and 4x the RDMA Writes per run; outputs in
 #                                 sweeps-out/<name>-large/, figures in docs/studies/figures/large/
 #   tools/run-study.sh -j N       rnic-sweep parallelism (default 2)
@@ -36,7 +36,7 @@ for b in build/bin/rnic-sim "$sweep_bin"; do
   [ -x "$b" ] || { echo "run-study.sh: $b is missing; build it: cmake --build build -j2 --target rnic-sim rnic-sweep" >&2; exit 2; }
 done
 
-studies=(loss buffer-size buffer-size-sack hostbus bursts resegment loss-rates loss-bursty reorder framing-overhead)
+studies=(loss buffer-size buffer-size-sack hostbus bursts resegment loss-rates loss-bursty reorder framing-overhead transmit-model)
 figdir=docs/studies/figures
 [ "$large" = 1 ] && figdir=docs/studies/figures/large
 mkdir -p "$figdir"
