@@ -172,6 +172,8 @@ void tcp_engine::stream_tx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc
 void tcp_engine::transmit_segment(connection& c, const net::tcp_header& header, std::uint64_t stream_offset,
                                   std::size_t len) {
     sc_core::sc_time delay = c.ctx_delay;
+    // When the frame was decided (as may_transmit counted the frames ahead): a retransmission now.
+    const sc_core::sc_time decided = stream_offset >= c.sent_high ? decision_time(c) : sim_now() + delay;
     if (params_.tx_ahead_frames > 0 && len > 0 && stream_offset >= c.sent_high) {
         // New data built when the link had room: not before its last byte was appended.
         while (!c.appended_at.empty() && c.appended_at.front().first <= stream_offset) c.appended_at.pop_front();
@@ -225,8 +227,9 @@ void tcp_engine::transmit_segment(connection& c, const net::tcp_header& header, 
         hold_for_arp(c.remote_ip(), frame_scratch_, delay);
         return;
     }
-    c.last_wire_start = send_frame(frame_scratch_.data(), frame_scratch_.size(), c.id(), delay,
-                                   params_.tx_order == booking::backfill ? c.last_wire_start : sc_core::SC_ZERO_TIME);
+    c.last_wire_start =
+        send_frame(frame_scratch_.data(), frame_scratch_.size(), c.id(), delay,
+                   params_.tx_order == booking::backfill ? c.last_wire_start : sc_core::SC_ZERO_TIME, &decided);
 }
 
 void tcp_engine::through_tx_pipeline(sc_core::sc_time& delay) {
@@ -251,11 +254,28 @@ std::size_t tcp_engine::frames_ahead(const sc_core::sc_time& at) const {
     return tx_wire_.ahead(at);
 }
 
+sc_core::sc_time tcp_engine::decision_time(const connection& c) const {
+    sc_core::sc_time at = sim_now() + c.ctx_delay;
+    if (params_.tx_order == booking::in_order) return at;
+    // In time order a new segment is decided no earlier than its first byte is in the send stream:
+    // a wake-up at kernel time for bytes appended ahead in local time decides at their time.
+    for (const auto& [end, appended] : c.appended_at) {
+        if (end <= c.sent_high) continue;
+        return std::max(at, appended);
+    }
+    return at;
+}
+
 bool tcp_engine::may_transmit(connection& c) {
     if (params_.tx_ahead_frames == 0) return true;
-    if (frames_ahead(sim_now() + c.ctx_delay) < params_.tx_ahead_frames) return true;
+    const sc_core::sc_time at = decision_time(c);
+    if (frames_ahead(at) < params_.tx_ahead_frames) return true;
     if (!c.tx_waiting) {
         c.tx_waiting = true;
+        // In time order each connection retries when there is room at its own decision time.
+        if (params_.tx_order == booking::backfill && !params_.honour_pause) {
+            c.tx_retry_at = tx_wire_.room_at(at, params_.tx_ahead_frames);
+        }
         tx_waiting_.push_back(c.id());
         ++tx_paced_waits_;
         schedule_tx_ready();
@@ -272,6 +292,12 @@ void tcp_engine::schedule_tx_ready() {
         if (frames_ahead(now) < params_.tx_ahead_frames) tx_ready_event_.notify(sc_core::SC_ZERO_TIME);
         return;
     }
+    if (params_.tx_order == booking::backfill) {
+        sc_core::sc_time at = find(tx_waiting_.front())->tx_retry_at;
+        for (const std::uint32_t id : tx_waiting_) at = std::min(at, find(id)->tx_retry_at);
+        tx_ready_event_.notify(at > now ? at - now : sc_core::SC_ZERO_TIME);
+        return;
+    }
     // Room for one more once all but tx_ahead_frames - 1 of the queued frames have left the wire.
     const sc_core::sc_time at = tx_wire_.room_at(now, params_.tx_ahead_frames);
     tx_ready_event_.notify(at - now);  // an earlier pending notification wins, as it should
@@ -281,10 +307,15 @@ void tcp_engine::tx_ready_method() {
     const sc_core::sc_time now = sim_now();
     // Each waiting connection in turn while the link has room; one that fills it again goes to the
     // back of the queue (round robin between connections, as a NIC's transmit scheduler serves them).
+    const bool own_times = params_.tx_order == booking::backfill && !params_.honour_pause;
     for (std::size_t turns = tx_waiting_.size(); turns > 0 && !tx_waiting_.empty(); --turns) {
-        if (frames_ahead(now) >= params_.tx_ahead_frames) break;
+        if (!own_times && frames_ahead(now) >= params_.tx_ahead_frames) break;
         connection* c = find(tx_waiting_.front());
         tx_waiting_.pop_front();
+        if (own_times && c->tx_retry_at > now) {  // not its time yet: keep its place in the turn
+            tx_waiting_.push_back(c->id());
+            continue;
+        }
         c->tx_waiting = false;
         c->ctx_delay = sc_core::SC_ZERO_TIME;
         c->tcp().on_transmit_ready(time_ns(now));
@@ -294,14 +325,15 @@ void tcp_engine::tx_ready_method() {
 }
 
 sc_core::sc_time tcp_engine::send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn,
-                                        sc_core::sc_time& delay, const sc_core::sc_time& not_before) {
+                                        sc_core::sc_time& delay, const sc_core::sc_time& not_before,
+                                        const sc_core::sc_time* decided) {
     const sc_core::sc_time now = sim_now();
     sc_core::sc_time start = now + delay;
     // The record is kept for link pacing, and in time order also to keep each connection's frames in
     // sequence on the wire (frames may pass each other in the pipeline and take earlier gaps).
     if ((params_.tx_ahead_frames > 0 || params_.tx_order == booking::backfill) && !params_.honour_pause) {
         tx_wire_.forget_before(now);  // frames gone by now hold nothing back (every time asked is later)
-        start = tx_wire_.book(now + delay, wire_time(len), not_before);
+        start = tx_wire_.book(decided != nullptr ? *decided : now + delay, now + delay, wire_time(len), not_before);
         // In time order the frame goes to the link when its slot starts, so that the link's wire
         // (link.order = time) gives it the slot the engine booked, ahead of later-booked frames.
         if (params_.tx_order == booking::backfill) delay = start - now;

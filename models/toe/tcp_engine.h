@@ -197,24 +197,29 @@ private:
     // Keeps a finished frame until `ip` is resolved (asking for it if not asked recently).
     void hold_for_arp(std::uint32_t ip, const std::vector<std::uint8_t>& frame, sc_core::sc_time& delay);
     // Hands a finished frame to the link (or the MAC's queue); `not_before`: the earliest it may start
-    // on the wire (its connection's previous frame, with tx_order time). Returns when it starts, by
-    // the engine's record (the ready time when the record is not kept).
+    // on the wire (its connection's previous frame, with tx_order time); `decided`: the local time of
+    // the call that built it (by default when it is ready). Returns when it starts, by the engine's
+    // record (the ready time when the record is not kept).
     sc_core::sc_time send_frame(const std::uint8_t* frame, std::size_t len, std::uint32_t conn, sc_core::sc_time& delay,
-                                const sc_core::sc_time& not_before = sc_core::SC_ZERO_TIME);
+                                const sc_core::sc_time& not_before = sc_core::SC_ZERO_TIME,
+                                const sc_core::sc_time* decided = nullptr);
     // A reset for a segment that reaches no connection (RFC 9293 §3.10.7.1).
     void send_reset_for(const proto::net::parsed_tcp_frame& f, sc_core::sc_time& delay);
     std::uint64_t tx_resets_no_connection_ = 0;
     // Link-paced segment generation (tx_ahead_frames): whether the link has room for another new
     // segment at the connection's current time, remembering it as waiting when not.
     bool may_transmit(connection& c);
+    // When the connection's next new segment is decided: its current time, and in time order not
+    // before the segment's first byte was appended.
+    sc_core::sc_time decision_time(const connection& c) const;
     // Books one frame through the transmit pipeline: `delay` advances to when it leaves it.
     void through_tx_pipeline(sc_core::sc_time& delay);
     std::size_t frames_ahead(const sc_core::sc_time& at) const;
     void schedule_tx_ready();
     void tx_ready_method();
     sc_core::sc_time wire_time(std::size_t frame_bytes) const;
-    tx_schedule tx_wire_;                     // when each frame handed to the link is on the wire
-    std::deque<std::uint32_t> tx_waiting_;    // connections waiting for room, served in turn
+    tx_schedule tx_wire_;                   // when each frame handed to the link is on the wire
+    std::deque<std::uint32_t> tx_waiting_;  // connections waiting for room, served in turn
     sc_core::sc_event tx_ready_event_;
     std::uint64_t tx_paced_waits_ = 0;
 

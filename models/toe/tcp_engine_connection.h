@@ -63,6 +63,7 @@ public:
     std::uint64_t sent_high = 0;  // send-stream offset below which every byte went out at least once
     bool tx_waiting = false;      // in the engine's queue of connections waiting for link room
     sc_core::sc_time last_wire_start = sc_core::SC_ZERO_TIME;  // of its latest frame (tx_order time)
+    sc_core::sc_time tx_retry_at = sc_core::SC_ZERO_TIME;      // waiting, tx_order time: when to ask again
     // Lifecycle (tcp_engine_connections.cpp): who holds the id and when it can be freed.
     std::uint64_t serial = 0;  // opening order over the engine's life (ids are reused, serials not)
     bool owned = false;        // an owner holds the id: the caller of tcp_connect, or the firmware

@@ -4,8 +4,8 @@
 
 namespace rnic {
 
-sc_core::sc_time tx_schedule::book(const sc_core::sc_time& ready, const sc_core::sc_time& duration,
-                                   const sc_core::sc_time& not_before) {
+sc_core::sc_time tx_schedule::book(const sc_core::sc_time& decided, const sc_core::sc_time& ready,
+                                   const sc_core::sc_time& duration, const sc_core::sc_time& not_before) {
     sc_core::sc_time start = std::max(ready, not_before);
     auto it = frames_.begin();
     if (order_ == booking::in_order) {
@@ -18,7 +18,7 @@ sc_core::sc_time tx_schedule::book(const sc_core::sc_time& ready, const sc_core:
             start = std::max(start, it->end);
         }
     }
-    frames_.insert(it, frame{ready, start, start + duration});
+    frames_.insert(it, frame{decided, start, start + duration});
     return start;
 }
 
@@ -27,7 +27,7 @@ std::size_t tx_schedule::ahead(const sc_core::sc_time& at) const {
                                              [](const sc_core::sc_time& t, const frame& f) { return t < f.end; });
     if (order_ == booking::in_order) return static_cast<std::size_t>(frames_.end() - first_busy);
     return static_cast<std::size_t>(
-        std::count_if(first_busy, frames_.end(), [&at](const frame& f) { return f.ready <= at; }));
+        std::count_if(first_busy, frames_.end(), [&at](const frame& f) { return f.decided <= at; }));
 }
 
 sc_core::sc_time tx_schedule::room_at(const sc_core::sc_time& now, std::size_t limit) const {

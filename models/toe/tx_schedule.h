@@ -15,15 +15,17 @@ class tx_schedule {
 public:
     explicit tx_schedule(booking order) : order_(order) {}
 
-    // Books a frame built at `ready` that takes `duration` on the wire and must not start before
-    // `not_before` (its connection's previous frame, so one connection's frames never pass each
-    // other). Returns when it starts. In call order it follows every frame booked before it; in
-    // time order it takes the earliest idle gap at or after its ready time, as the link's wire does
-    // with link.order = time.
-    sc_core::sc_time book(const sc_core::sc_time& ready, const sc_core::sc_time& duration,
-                          const sc_core::sc_time& not_before);
+    // Books a frame decided at `decided` (the local time of the call that built it), ready for the
+    // wire at `ready` (after the pipeline and its payload's append), that takes `duration` on the
+    // wire and must not start before `not_before` (its connection's previous frame, so one
+    // connection's frames never pass each other). Returns when it starts. In call order it follows
+    // every frame booked before it; in time order it takes the earliest idle gap at or after its
+    // ready time, as the link's wire does with link.order = time.
+    sc_core::sc_time book(const sc_core::sc_time& decided, const sc_core::sc_time& ready,
+                          const sc_core::sc_time& duration, const sc_core::sc_time& not_before);
     // Frames waiting for the wire or on it at `at`: in call order every frame booked that has not
-    // left by then; in time order only those already built by then (ready at or before `at`).
+    // left by then; in time order only those decided by then (a frame booked by a call ahead in
+    // local time does not hold back one decided earlier at kernel time).
     std::size_t ahead(const sc_core::sc_time& at) const;
     // The first time at or after `now` when fewer than `limit` frames are ahead.
     sc_core::sc_time room_at(const sc_core::sc_time& now, std::size_t limit) const;
@@ -32,7 +34,7 @@ public:
 
 private:
     struct frame {
-        sc_core::sc_time ready, start, end;
+        sc_core::sc_time decided, start, end;
     };
     booking order_;
     std::deque<frame> frames_;  // ascending by start; disjoint, so ascending by end as well

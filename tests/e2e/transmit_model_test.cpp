@@ -61,7 +61,10 @@ TEST(TransmitModel, BufferPortServedInTimeOrderCarriesOneConnectionAt100Gbps) {
             run_with_sets(std::string("port-order-") + order[i],
                           {"workload.sizes=[16384]", "workload.iterations=400", "workload.queue_depth=64",
                            "link.rate=100Gbps", "pcie.generation=4", "pcie.lanes=16", "rnic.mpa.crc_bytes_per_cycle=32",
-                           "rnic.tcp.tx_ahead_frames=8", std::string("rnic.buffer.port_order=") + order[i]},
+                           "rnic.tcp.tx_ahead_frames=8", std::string("rnic.buffer.port_order=") + order[i],
+                           // The transmitter before 2026-11-29 (call order, one frame in the pipeline at a
+                           // time), under which the port's order decided the rate.
+                           "rnic.tcp.tx_order=call", "link.order=call", "rnic.tcp.tx_interval_cycles=0"},
                           &r);
         ASSERT_EQ(r.exit_code, 0) << r.output;
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
@@ -87,7 +90,7 @@ TEST(TransmitModel, APipelinedTransmitEngineLiftsThe100GbpsCapToTheWire) {
              "link.propagation=500ns", "pcie.generation=4", "pcie.lanes=16", "pcie.tags=32",
              "rnic.mpa.crc_bytes_per_cycle=32", "rnic.dma.channels=4", "rnic.dma.max_outstanding_reads=32",
              "host_memory.bandwidth=25.6GBps", "rnic.tcp.tx_ahead_frames=8", "rnic.rx_path=aligned",
-             std::string("rnic.tcp.tx_interval_cycles=") + interval[i]},
+             "rnic.tcp.tx_order=call", "link.order=call", std::string("rnic.tcp.tx_interval_cycles=") + interval[i]},
             &r);
         ASSERT_EQ(r.exit_code, 0) << r.output;
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
