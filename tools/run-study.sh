@@ -57,7 +57,18 @@ text = "\n".join(l for l in open(src) if not l.lstrip().startswith("//"))
 d = json.loads(text)
 d["name"] = d["name"] + "-large"
 d["seeds"] = [1, 2, 3, 4, 5]
-d["set"]["workload.iterations"] = 4 * int(d["set"].get("workload.iterations", 2000))
+# Four times the Writes per run: on the axis that gives them (e.g. zipped with the loss rate; a key
+# may not be in "set" and on an axis at once), else in "set".
+def scale(axis):
+    found = axis.get("key") == "workload.iterations"
+    if found:
+        axis["values"] = [4 * int(v) for v in axis["values"]]
+    for part in axis.get("zip", []):
+        found = scale(part) or found
+    return found
+on_axis = [scale(axis) for axis in d.get("axes", [])]
+if not any(on_axis):
+    d["set"]["workload.iterations"] = 4 * int(d["set"].get("workload.iterations", 2000))
 json.dump(d, open(dst, "w"), indent=1)
 PY
     file="$gen"
