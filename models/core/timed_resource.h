@@ -44,6 +44,10 @@ public:
         const sc_core::sc_time now = sim_now();
         delay = reserve(now + delay, service) - now;
     }
+    // Backfill: forgets the bookings that ended by `t`, when no transfer will be ready before it.
+    void forget_before(const sc_core::sc_time& t) {
+        while (!busy_.empty() && busy_.front().end <= t) busy_.pop_front();
+    }
     const sc_core::sc_time& free_at() const { return free_at_; }
     const sc_core::sc_time& busy_total() const { return busy_total_; }
     const sc_core::sc_time& wait_total() const { return wait_total_; }
@@ -60,8 +64,7 @@ private:
     sc_core::sc_time reserve_backfill(const sc_core::sc_time& ready, const sc_core::sc_time& service) {
         // Bookings that ended before the kernel's present can no longer hold anything back: every
         // caller's ready time is at or after it.
-        const sc_core::sc_time now = sim_now();
-        while (!busy_.empty() && busy_.front().end <= now) busy_.pop_front();
+        forget_before(sim_now());
         sc_core::sc_time start = ready;
         auto it = busy_.begin();
         while (it != busy_.end() && it->end <= start) ++it;  // intervals wholly before `ready`

@@ -6,19 +6,13 @@ namespace rnic {
 
 sc_core::sc_time tx_schedule::book(const sc_core::sc_time& decided, const sc_core::sc_time& ready,
                                    const sc_core::sc_time& duration, const sc_core::sc_time& not_before) {
-    sc_core::sc_time start = std::max(ready, not_before);
-    auto it = frames_.begin();
-    if (order_ == booking::in_order) {
-        if (!frames_.empty()) start = std::max(start, frames_.back().end);
-        it = frames_.end();
-    } else {
-        while (it != frames_.end() && it->end <= start) ++it;  // frames wholly before `start`
-        for (; it != frames_.end(); ++it) {
-            if (start + duration <= it->start) break;  // fits in the gap before *it
-            start = std::max(start, it->end);
-        }
-    }
-    frames_.insert(it, frame{decided, start, start + duration});
+    // The wire itself is a timed_resource in the same order; this record keeps each frame's
+    // decision time beside its slot, for ahead().
+    const sc_core::sc_time end = wire_.reserve(std::max(ready, not_before), duration);
+    const sc_core::sc_time start = end - duration;
+    const auto it = std::upper_bound(frames_.begin(), frames_.end(), start,
+                                     [](const sc_core::sc_time& t, const frame& f) { return t < f.start; });
+    frames_.insert(it, frame{decided, start, end});
     return start;
 }
 
@@ -45,6 +39,7 @@ sc_core::sc_time tx_schedule::room_at(const sc_core::sc_time& now, std::size_t l
 }
 
 void tx_schedule::forget_before(const sc_core::sc_time& now) {
+    wire_.forget_before(now);
     while (!frames_.empty() && frames_.front().end <= now) frames_.pop_front();
 }
 

@@ -13,7 +13,7 @@ namespace rnic {
 
 class tx_schedule {
 public:
-    explicit tx_schedule(booking order) : order_(order) {}
+    explicit tx_schedule(booking order) : order_(order), wire_(order) {}
 
     // Books a frame decided at `decided` (the local time of the call that built it), ready for the
     // wire at `ready` (after the pipeline and its payload's append), that takes `duration` on the
@@ -37,6 +37,7 @@ private:
         sc_core::sc_time decided, start, end;
     };
     booking order_;
+    timed_resource wire_;       // the slots, booked in order_
     std::deque<frame> frames_;  // ascending by start; disjoint, so ascending by end as well
 };
 

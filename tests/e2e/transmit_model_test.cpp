@@ -14,6 +14,10 @@ std::uint64_t u64(const boost::json::value& v) {
     return v.to_number<std::uint64_t>();
 }
 
+double first_row_goodput(const boost::json::value& v) {
+    return v.at("workload").at("rows").at(0).at("goodput_gbps").to_number<double>();
+}
+
 // Segments generated as the link drains (rnic.tcp.tx_ahead_frames): unsent data stays unsent
 // instead of queueing in front of the link, so a hole is repaired after about one round trip
 // and the receiver holds about a bandwidth-delay product out of order, not the sender's window.
@@ -83,18 +87,16 @@ TEST(TransmitModel, APipelinedTransmitEngineLiftsThe100GbpsCapToTheWire) {
     double goodput[2] = {};
     const char* interval[2] = {"0", "20"};
     for (int i = 0; i < 2; ++i) {
-        sim_run r;
-        const boost::json::value v = run_with_sets(
+        const boost::json::value v = run_ok(
             std::string("tx-interval-") + interval[i],
             {"workload.sizes=[16384]", "workload.iterations=1000", "workload.queue_depth=16", "link.rate=100Gbps",
              "link.propagation=500ns", "pcie.generation=4", "pcie.lanes=16", "pcie.tags=32",
              "rnic.mpa.crc_bytes_per_cycle=32", "rnic.dma.channels=4", "rnic.dma.max_outstanding_reads=32",
              "host_memory.bandwidth=25.6GBps", "rnic.tcp.tx_ahead_frames=8", "rnic.rx_path=aligned",
-             "rnic.tcp.tx_order=call", "link.order=call", std::string("rnic.tcp.tx_interval_cycles=") + interval[i]},
-            &r);
-        ASSERT_EQ(r.exit_code, 0) << r.output;
+             "rnic.tcp.tx_order=call", "link.order=call", std::string("rnic.tcp.tx_interval_cycles=") + interval[i]});
+        ASSERT_TRUE(v.as_object().contains("integrity"));
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
-        goodput[i] = v.at("workload").at("rows").at(0).at("goodput_gbps").to_number<double>();
+        goodput[i] = first_row_goodput(v);
     }
     EXPECT_LT(goodput[0], 90.0);
     EXPECT_GT(goodput[1], 92.0);
@@ -108,19 +110,13 @@ TEST(TransmitModel, APipelinedTransmitEngineLiftsThe100GbpsCapToTheWire) {
 // window queued, and one connection's frames still arrive in order (no out-of-order segment).
 TEST(TransmitModel, TimeOrderedTransmitBookingLetsManyConnectionsPaceAtFullRate) {
     const auto run = [](const std::string& order, const std::string& ahead) {
-        sim_run r;
-        const boost::json::value v = run_with_sets(
+        const boost::json::value v = run_ok(
             "tx-order-" + order + "-" + ahead,
             {"workload.qps=64", "workload.sizes=[4096]", "workload.iterations=100", "rnic.buffer.send_regions=shared",
-             "rnic.tcp.tx_order=" + order, "link.order=" + order, "rnic.tcp.tx_ahead_frames=" + ahead},
-            &r);
-        EXPECT_EQ(r.exit_code, 0) << r.output;
+             "rnic.tcp.tx_order=" + order, "link.order=" + order, "rnic.tcp.tx_ahead_frames=" + ahead});
         EXPECT_TRUE(v.at("integrity").at("ok").as_bool());
         EXPECT_EQ(u64(v.at("modules").at("b.rnic").at("toe").at("rx_out_of_order_segments")), 0u) << order << ahead;
         return v;
-    };
-    const auto goodput = [](const boost::json::value& v) {
-        return v.at("workload").at("rows").at(0).at("goodput_gbps").to_number<double>();
     };
     const auto held = [](const boost::json::value& v) {
         return u64(v.at("modules").at("a.rnic").at("buffer").at("send_held_peak_bytes"));
@@ -129,10 +125,10 @@ TEST(TransmitModel, TimeOrderedTransmitBookingLetsManyConnectionsPaceAtFullRate)
     const boost::json::value call_paced = run("call", "8");
     const boost::json::value time_queued = run("time", "0");
     const boost::json::value time_paced = run("time", "8");
-    EXPECT_LT(goodput(call_paced), 0.95 * goodput(queued));
+    EXPECT_LT(first_row_goodput(call_paced), 0.95 * first_row_goodput(queued));
     EXPECT_GT(held(call_paced), 1024u * 1024);
-    EXPECT_GT(goodput(time_paced), 0.999 * goodput(queued));
-    EXPECT_GT(goodput(time_queued), 0.999 * goodput(queued));
+    EXPECT_GT(first_row_goodput(time_paced), 0.999 * first_row_goodput(queued));
+    EXPECT_GT(first_row_goodput(time_queued), 0.999 * first_row_goodput(queued));
     EXPECT_LT(held(time_paced), 128u * 1024);
 }
 
