@@ -76,6 +76,9 @@ void build_host_side_params(const config::scenario& s, int host, host_memory_par
     bus.kind = k.string("host_bus.kind") == "pcix" ? host_bus_kind::pcix : host_bus_kind::pcie;
     read_pcie(k, bus.pcie);
     read_pcix(k, bus.pcix);
+    const booking order = resource_order(s);
+    memory.port_order = order;
+    bus.pcie.order = order;
 }
 
 }  // namespace rnic::platform

@@ -31,6 +31,9 @@ host_params build_host_params(const config::scenario& s, int host_index) {
     n.dma.bytes_per_cycle = s.get_number("rnic.dma.bytes_per_cycle");
     n.dma.max_outstanding_reads = static_cast<int>(s.get_int("rnic.dma.max_outstanding_reads"));
     n.dma.markers = s.get_string("rnic.dma.markers") == "fragment" ? dma_marker_mode::fragment : dma_marker_mode::skip;
+    n.dma.order = resource_order(s);
+    n.rdma.order = resource_order(s);
+    n.framer.order = resource_order(s);
     n.buffer.capacity = buffer_capacity_of(s, host_index);
     n.buffer.reassembly_pool = s.get_size("rnic.buffer.reassembly_pool");
     n.buffer.shared_send = s.get_string("rnic.buffer.send_regions") == "shared";

@@ -39,6 +39,10 @@ struct host_params {
 // Host `host`'s memory and host-bus parameters from the scenario: its own hosts.<i>.* keys where it
 // has them, the global ones otherwise (build_host_params.cpp).
 void build_host_side_params(const config::scenario& s, int host, host_memory_params& memory, host_bus_params& bus);
+// simulation.resource_order: how the shared resources without a key of their own book requests.
+inline booking resource_order(const config::scenario& s) {
+    return s.get_string("simulation.resource_order") == "time" ? booking::backfill : booking::in_order;
+}
 
 class host_system : public sc_core::sc_module {
 public:

@@ -34,6 +34,15 @@ void declare_simulation(config::node& root) {
              "status 'stuck' (exit 1) and a diagnostic dump (results key watchdog); 0 turns it off. Off with a "
              "real peer or a QEMU guest",
              0_ns, 3600_s);
+    sim.enumeration("resource_order", "call",
+                    "How the shared resources without a key of their own serve requests that the loosely-timed blocks "
+                    "hand over out of time order: each direction of a PCIe link, host memory's DMA port, the DMA "
+                    "channels, the RDMA engine's pipelines and the MPA CRC datapaths. call: each request after every "
+                    "request handed over before it, the model so far (a WQE fetch waits behind CQE writes a completion "
+                    "handler booked for later, leaving the link idle); time: the earliest idle gap at or after the "
+                    "request is ready, as an arbiter would (posted PCIe writes keep their order). The TCP transmitter "
+                    "and the links have their own keys (rnic.tcp.tx_order, link.order), buffer memory its port_order",
+                    {"call", "time"});
     sim.boolean("live_objects", false,
                 "Add the results section live_objects: per RNIC at the end of the run, the QPs, CQs, valid STags, "
                 "buffer-memory regions and TCP connections (and those in TIME-WAIT) still alive, for leak checks");

@@ -27,8 +27,11 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, const dma_params& pa
     dma_in.register_b_transport(this, &dma_engine::b_transport);
     const double rate = params_.bytes_per_cycle * params_.clock_hz;  // bytes/s
     if (rate > 0) datapath_ticks_per_byte_ = 1.0 / rate / sc_core::sc_get_time_resolution().to_seconds();
-    for (std::size_t i = 0; i < channels_.size(); ++i)
+    for (std::size_t i = 0; i < channels_.size(); ++i) {
+        channels_[i].setup = timed_resource(params_.order);
+        channels_[i].datapath = timed_resource(params_.order);
         channels_[i].track = std::string(this->name()) + "/ch" + std::to_string(i);
+    }
 }
 
 tlm::tlm_response_status dma_engine::bus_transfer(channel& ch, tlm::tlm_command cmd, std::uint64_t addr,

@@ -53,6 +53,9 @@ struct sg_element_format {
 
 struct dma_params {
     int channels = 4;
+    // How each channel's control pipeline and datapath serve transfers booked out of time order
+    // (simulation.resource_order).
+    booking order = booking::in_order;
     double clock_hz = 500e6;
     // Cycles to set up one bus transfer (descriptor decode, address translation, TLP scheduling).
     double setup_cycles = 8;

@@ -22,7 +22,9 @@ mpa_framer::mpa_framer(const sc_core::sc_module_name& name, const mpa_framer_par
       llp_error_out("llp_error_out"),
       reasm_out("reasm_out"),
       params_(params),
-      framing_(framing) {
+      framing_(framing),
+      tx_crc_(params.order),
+      rx_crc_(params.order) {
     ulpdu_tx_in.register_b_transport(this, &mpa_framer::tx_b_transport);
     stream_rx_in.register_b_transport(this, &mpa_framer::rx_b_transport);
     ctl_in.bind(*this);

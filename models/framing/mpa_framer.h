@@ -39,6 +39,9 @@ struct mpa_framer_params {
     // Markers path: place FPDUs split across out-of-order segments once all their pieces are held
     // (RFC 5044 Appendix A); off, only whole FPDUs inside one segment are placed.
     bool join_split_fpdus = true;
+    // How the transmit and receive CRC datapaths serve FPDUs booked out of time order
+    // (simulation.resource_order).
+    booking order = booking::in_order;
 };
 
 class mpa_framer : public sc_core::sc_module, public framer_ctl_if, public framer_ooo_if, public stats_reporter {

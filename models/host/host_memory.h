@@ -32,6 +32,8 @@ struct host_memory_params {
     std::uint64_t size = 64ull << 20;
     sc_core::sc_time latency = sc_core::sc_time(80, sc_core::SC_NS);  // DRAM access latency
     double bandwidth_bps = 25.6e9 * 8;                                // one DDR4-3200 channel
+    // How the DMA port serves accesses booked out of time order (simulation.resource_order).
+    booking port_order = booking::in_order;
 };
 
 class host_memory : public sc_core::sc_module, public stats_reporter {

@@ -81,6 +81,8 @@ pcie_endpoint::pcie_endpoint(const sc_core::sc_module_name& name, const pcie_par
       posted_hdr_(params.posted_header_credits),
       posted_data_(params.posted_data_credits),
       nonposted_hdr_(params.nonposted_header_credits) {
+    up_dir_.link = timed_resource(params.order);
+    down_dir_.link = timed_resource(params.order);
     up_dir_.track = track("upstream");
     down_dir_.track = track("downstream");
 }
@@ -115,7 +117,11 @@ sc_core::sc_time pcie_endpoint::send_tlp(direction& dir, tlp_type type, const sc
     // from_ps: the same value as sc_time::from_value, without the library call (a few ns of link
     // time, far below from_ps's exact range).
     const sc_core::sc_time service = from_ps(static_cast<std::uint64_t>(on_wire * ticks_per_byte_ + 0.5));
-    const sc_core::sc_time finish = dir.link.reserve(ready, service);
+    const bool keep_posted_order =
+        params_.order == booking::backfill && (type == tlp_type::mwr || type == tlp_type::msi);
+    const sc_core::sc_time finish =
+        dir.link.reserve(keep_posted_order && dir.last_posted_start > ready ? dir.last_posted_start : ready, service);
+    if (keep_posted_order) dir.last_posted_start = finish - service;
     switch (type) {
     case tlp_type::mwr:
         ++c.mwr;

@@ -57,6 +57,14 @@ struct pcie_params {
     sc_core::sc_time credit_return = sc_core::sc_time(100, sc_core::SC_NS);
     // Time a posted MMIO store costs the issuing CPU (write-combining buffer, uncached store).
     sc_core::sc_time posted_write_cost = sc_core::sc_time(20, sc_core::SC_NS);
+    // How each direction of the link serves TLPs handed over out of time order. The loosely-timed
+    // blocks behind the DMA engine book TLPs at their local times, not in time order: a completion
+    // handler running ahead books the MWrs of several CQEs before the WQE fetch that is ready first.
+    // in_order puts each TLP after every TLP booked before it (the model so far); backfill gives it
+    // the earliest idle gap at or after it is ready, as the link's transmitter would, except that a
+    // posted request never starts before one handed over earlier (PCIe Base Spec §2.4.1: posted
+    // requests do not pass posted requests), so data still lands before its completion entry.
+    booking order = booking::in_order;
     // The function's MSI-X table and PBA in BAR0: the device behind the endpoint declares them
     // (the platform's host assembly fills them from the RNIC's regmap.h; default: no table).
     msix_layout msix;
@@ -107,6 +115,7 @@ private:
         timed_resource link;
         tlp_counts counts;
         std::uint64_t ack_acc = 0;  // link bytes since the last ACK / UpdateFC (spec-rate mode)
+        sc_core::sc_time last_posted_start;  // backfill: start of the latest posted TLP
         std::string track;          // timeline track
     };
     // Puts one TLP on a direction when it is ready; returns when it has crossed. Fills `ext`.

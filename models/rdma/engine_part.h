@@ -26,6 +26,9 @@ struct rdma_engine_params {
     bool raw_ulpdu_wqes = false;
     // The atomic unit uses PCIe AtomicOp TLPs (host/atomic_op_ext.h) instead of read-modify-write.
     bool pcie_atomic_ops = false;
+    // How the transmit and receive pipelines serve work booked out of time order
+    // (simulation.resource_order).
+    booking order = booking::in_order;
 };
 
 // The engine's statistics (rdma_engine::report_stats names them in the results).

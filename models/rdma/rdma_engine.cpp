@@ -29,6 +29,8 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
       transmit_(res_, completions_, lifecycle_),
       responder_(res_, transmit_, lifecycle_),
       receive_(res_, completions_, lifecycle_, responder_) {
+    tx_pipe_ = timed_resource(params.order);
+    rx_pipe_ = timed_resource(params.order);
     ulpdu_rx_in.register_b_transport(this, &rdma_engine::rx_b_transport);
     ctl_in.bind(*this);
     doorbell_in.bind(*this);

@@ -16,6 +16,13 @@
 namespace rnic::test {
 namespace {
 
+// Host memory's port books as the link does (both follow simulation.resource_order in a platform).
+host_memory_params memory_like(const pcie_params& p) {
+    host_memory_params m;
+    m.port_order = p.order;
+    return m;
+}
+
 struct pcie_bench {
     host_memory mem;
     pcie_endpoint pcie;
@@ -24,7 +31,7 @@ struct pcie_bench {
     tb_sink bar;
     tb_sink irq;
     explicit pcie_bench(const pcie_params& p)
-        : mem("mem", host_memory_params{}), pcie("pcie", p), dev("dev"), cpu("cpu"), bar("bar"), irq("irq") {
+        : mem("mem", memory_like(p)), pcie("pcie", p), dev("dev"), cpu("cpu"), bar("bar"), irq("irq") {
         dev.out.bind(pcie.dma_in);
         pcie.mem_out.bind(mem.dma_in);
         cpu.out.bind(pcie.mmio_in);
@@ -170,6 +177,46 @@ TEST(PcieTb, SmallReadRoundTripIsNearTheMeasuredFigure) {
     ASSERT_EQ(mem_read(b.dev.out, 0x1000, buf, sizeof buf, d), tlm::TLM_OK_RESPONSE);
     EXPECT_GT(d.to_seconds(), 480e-9);
     EXPECT_LT(d.to_seconds(), 560e-9);
+}
+
+TEST(PcieTb, InCallOrderAReadWaitsBehindWritesBookedForLaterInTimeOrderItUsesTheIdleLink) {
+    // A completion handler running ahead in local time books a write for 2 us; the WQE fetch the
+    // driver's doorbell asked for is ready at 0 and is booked after it.
+    const auto read_after_future_write = [](booking order, sc_core::sc_time* write_done) {
+        pcie_params p;
+        p.order = order;
+        pcie_bench b(p);
+        std::vector<std::uint8_t> data(4096, 5);
+        std::uint8_t wqe[64];
+        sc_core::sc_time w = ns(2000), r = sc_core::SC_ZERO_TIME;
+        EXPECT_EQ(mem_write(b.dev.out, 0x10000, data.data(), data.size(), w), tlm::TLM_OK_RESPONSE);
+        EXPECT_EQ(mem_read(b.dev.out, 0x1000, wqe, sizeof wqe, r), tlm::TLM_OK_RESPONSE);
+        *write_done = w;
+        return r;
+    };
+    sc_core::sc_time write_in_order, write_backfill;
+    const sc_core::sc_time in_order = read_after_future_write(booking::in_order, &write_in_order);
+    const sc_core::sc_time backfill = read_after_future_write(booking::backfill, &write_backfill);
+    // In call order the MRd leaves after the write's 16 TLPs (from 2 us on): the link idled before.
+    EXPECT_GT(in_order, ns(2500));
+    // In time order it leaves at once and the read takes its plain round trip.
+    EXPECT_GT(backfill, ns(480));
+    EXPECT_LT(backfill, ns(560));
+    // The write booked first is where it was either way.
+    EXPECT_EQ(write_in_order, write_backfill);
+}
+
+TEST(PcieTb, InTimeOrderPostedWritesStillKeepTheOrderTheyWereHandedOverIn) {
+    // PCIe posted requests do not pass posted requests: a CQE handed over after its data, even with
+    // an earlier local time, lands after the data.
+    pcie_params p;
+    p.order = booking::backfill;
+    pcie_bench b(p);
+    std::uint8_t data[64] = {}, cqe[32] = {};
+    sc_core::sc_time d = ns(2000), c = ns(100);
+    ASSERT_EQ(mem_write(b.dev.out, 0x10000, data, sizeof data, d), tlm::TLM_OK_RESPONSE);
+    ASSERT_EQ(mem_write(b.dev.out, 0x20000, cqe, sizeof cqe, c), tlm::TLM_OK_RESPONSE);
+    EXPECT_GT(c, d);
 }
 
 TEST(PcieTb, TagsLimitOutstandingReadsAcrossTransfers) {
