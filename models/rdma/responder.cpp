@@ -124,14 +124,23 @@ bool responder::perform_atomic(std::uint64_t addr, const ddp::atomic_request& re
     std::uint8_t bytes[8];
     if (!params().pcie_atomic_ops) {
         // Read-modify-write under the unit's lock: nothing else of this RNIC touches host memory
-        // between the read and the write (one receive call performs both), so the operation is atomic
-        // across all QPs of the RNIC (RFC 7306 §5). Host memory holds the value little-endian.
-        if (mem_read(res_.dma_out, addr, bytes, 8, delay) != tlm::TLM_OK_RESPONSE) return false;
+        // between the read and the write, so the operation is atomic across all QPs of the RNIC
+        // (RFC 7306 §5). One receive call performs both, which keeps the data right; the lock, held
+        // from the read's issue until the write has crossed the bus (a later read is ordered behind
+        // it), keeps the time right: the next RMW's read may not start while this one is in flight.
+        // Host memory holds the value little-endian.
+        const sc_core::sc_time now = sim_now();
+        if (rmw_lock_free_ > now + delay) delay = rmw_lock_free_ - now;
+        const auto release = [&](bool ok) {
+            rmw_lock_free_ = now + delay;
+            return ok;
+        };
+        if (mem_read(res_.dma_out, addr, bytes, 8, delay) != tlm::TLM_OK_RESPONSE) return release(false);
         *original = get_le64(bytes);
         const std::uint64_t value = compute(*original);
-        if (value == *original) return true;
+        if (value == *original) return release(true);
         put_le64(bytes, value);
-        return mem_write(res_.dma_out, addr, bytes, 8, delay) == tlm::TLM_OK_RESPONSE;
+        return release(mem_write(res_.dma_out, addr, bytes, 8, delay) == tlm::TLM_OK_RESPONSE);
     }
     // PCIe AtomicOps (Base Spec §6.15): the root complex performs the operation, atomic also with
     // respect to the host's CPUs. An unmasked FetchAdd or CmpSwap is one AtomicOp; a masked one is

@@ -50,6 +50,9 @@ private:
 
     transmit_path& transmit_;
     qp_lifecycle& lifecycle_;
+    // Read-modify-write atomics: when the unit's lock frees, the last write having been handed to
+    // the bus. Absolute simulated time.
+    sc_core::sc_time rmw_lock_free_ = sc_core::SC_ZERO_TIME;
 };
 
 }  // namespace rnic

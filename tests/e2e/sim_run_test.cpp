@@ -141,6 +141,24 @@ TEST(SimRun, FetchAddsOnOneCounterAreLinearizable) {
     EXPECT_NE(out.find("Atomic Response (11) 500"), std::string::npos) << out;
 }
 
+TEST(SimRun, ReadModifyWriteAtomicsHoldTheUnitsLockFromReadToWrite) {
+    // RFC 7306 §5: a read-modify-write unit is atomic only if no other RMW reads while one is in
+    // flight, so at any queue depth FetchAdds on one counter take at least a DMA read round trip
+    // each, in either booking order.
+    for (const char* order : {"call", "time"}) {
+        boost::json::value v = run_quick(std::string("rmw-") + order,
+                                         {"--set", "workload.type=atomic_bw", "--set", "workload.iterations=500", "--set",
+                                          "workload.queue_depth=16", "--set", "rnic.rdma.atomics=rmw", "--set",
+                                          std::string("simulation.resource_order=") + order});
+        ASSERT_EQ(v.at("status").as_string(), "ok") << order;
+        const double ops_per_s = v.at("workload").at("rows").at(0).at("message_rate_mpps").to_number<double>() * 1e6;
+        const double read_s =
+            v.at("modules").at("b.rnic").at("dma").at("read_latency").at("mean_ns").to_number<double>() * 1e-9;
+        EXPECT_LE(ops_per_s * read_s, 1.0) << order << ": " << ops_per_s << " ops/s, reads of " << read_s << " s";
+        EXPECT_GT(ops_per_s * read_s, 0.8) << order;  // and little more: the write overlaps the next read's set-up
+    }
+}
+
 TEST(SimRun, MarkerFragmentingDmaCostsBusTransfersAndTheTimelineRecordsThem) {
     // Seed 001 §6: a DMA that cannot skip markers breaks each placement at every marker.
     std::uint64_t transfers[2] = {}, fragments[2] = {};
