@@ -34,12 +34,12 @@ void declare_simulation(config::node& root) {
              "status 'stuck' (exit 1) and a diagnostic dump (results key watchdog); 0 turns it off. Off with a "
              "real peer or a QEMU guest",
              0_ns, 3600_s);
-    sim.enumeration("resource_order", "call",
+    sim.enumeration("resource_order", "time",
                     "How the shared resources without a key of their own serve requests that the loosely-timed blocks "
                     "hand over out of time order: each direction of a PCIe link, host memory's DMA port, the DMA "
                     "channels, the RDMA engine's pipelines and the MPA CRC datapaths. call: each request after every "
-                    "request handed over before it, the model so far (a WQE fetch waits behind CQE writes a completion "
-                    "handler booked for later, leaving the link idle); time: the earliest idle gap at or after the "
+                    "request handed over before it, the model before 2026-11-29 (a WQE fetch waits behind CQE writes a "
+                    "completion handler booked for later, leaving the link idle); time (default): the earliest idle gap at or after the "
                     "request is ready, as an arbiter would (posted PCIe writes keep their order). The TCP transmitter "
                     "and the links have their own keys (rnic.tcp.tx_order, link.order), buffer memory its port_order",
                     {"call", "time"});
@@ -56,10 +56,10 @@ void declare_link(config::node& root) {
               "500ns)",
               0, 1_s);
     link.integer("mtu", 1500, "IP MTU in bytes (standard Ethernet 1500, jumbo up to 9000)", 576, 9000);
-    link.enumeration("order", "call",
+    link.enumeration("order", "time",
                      "How each link's wire serves frames handed over out of time order: call (each frame after "
-                     "every frame handed over before it, the model so far) or time (the earliest idle gap at or "
-                     "after the frame is ready; what rnic.tcp.tx_order = time needs)",
+                     "every frame handed over before it, the model before 2026-11-29) or time (default: the earliest "
+                     "idle gap at or after the frame is ready; what rnic.tcp.tx_order = time needs)",
                      {"call", "time"});
     for (const char* dir : {"a_to_b", "b_to_a"}) {
         declare_faults(link.object(dir, std::string("Faults on frames from host ") + dir[0] + " to host " + dir[5] +
@@ -211,10 +211,11 @@ void declare_rnic(config::node& root) {
                     "before 2026-11-25); auto: reassembly on the buffering receive path, none on markers and "
                     "aligned (they place whole FPDUs directly and buffer only the rest)",
                     {"auto", "reassembly", "none"});
-    tcp.integer("tx_ahead_frames", 0,
+    tcp.integer("tx_ahead_frames", 8,
                 "Segments generated as the link drains: new data segments are built only while fewer than this "
-                "many frames wait for the wire or are on it (a retransmission then never queues behind a whole "
-                "window); 0: everything the windows allow is built at once and queued in front of the link",
+                "many frames are in the transmit pipeline, wait for the wire or are on it (a retransmission then "
+                "never queues behind a whole window; 8 is a 12 KB transmit FIFO at a 1500-byte MTU); 0: everything "
+                "the windows allow is built at once and queued in front of the link (the model before 2026-11-29)",
                 0, 1000000);
     tcp.integer("window_scale", 7, "Window-scale shift offered (RFC 7323)", 0, 14);
     tcp.boolean("sack", false, "Offer SACK (RFC 2018)");
@@ -227,17 +228,17 @@ void declare_rnic(config::node& root) {
     tcp.time("rto_min", "200us", "Minimum retransmission timeout", 1_us, 60_s);
     tcp.integer("initial_window", 10, "Initial congestion window in segments (RFC 6928)", 1, 1000);
     tcp.number("tx_cycles_per_segment", 40, "Transmit pipeline cycles per segment", 0, 1e6);
-    tcp.number("tx_interval_cycles", 0,
+    tcp.number("tx_interval_cycles", 20,
                "Cycles between the starts of two frames in the transmit pipeline (its initiation interval; "
                "each frame still spends tx_cycles_per_segment in it); 0: tx_cycles_per_segment, one frame in "
                "the pipeline at a time (the model before 2026-11-29)",
                0, 1e6);
-    tcp.enumeration("tx_order", "call",
+    tcp.enumeration("tx_order", "time",
                     "How the transmit pipeline and the engine's record of its wire (rnic.tcp.tx_ahead_frames) serve "
                     "frames booked out of time order, as a frame built for an append ahead in local time and then "
                     "one built at kernel time: call (the later call waits behind every earlier booking, leaving "
-                    "the gap idle; the model so far) or time (a frame takes the earliest idle gap at or after it "
-                    "is ready, one connection's frames in sequence order; use with link.order = time)",
+                    "the gap idle; the model before 2026-11-29) or time (default: a frame takes the earliest idle gap "
+                    "at or after it is ready, one connection's frames in sequence order; use with link.order = time)",
                     {"call", "time"});
     tcp.number("rx_cycles_per_segment", 50, "Receive pipeline cycles per segment", 0, 1e6);
     tcp.integer("rx_ingress_frames", 0,
