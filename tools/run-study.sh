@@ -7,6 +7,13 @@
 #   tools/run-study.sh            default study (5 seeds; each sweep's time is in the README)
 #   tools/run-study.sh --large    5 seeds and 4x the RDMA Writes per run; outputs in
 #                                 sweeps-out/<name>-large/, figures in docs/studies/figures/large/
+#   tools/run-study.sh --current  the same sweeps on the current model: the transmitter and booking
+#                                 keys each sweep pins (rnic.tcp.tx_order, link.order,
+#                                 rnic.tcp.tx_interval_cycles, simulation.resource_order and a fixed
+#                                 rnic.tcp.tx_ahead_frames) are left to their defaults; outputs in
+#                                 sweeps-out/<name>-current/, figures in docs/studies/figures/current/
+#                                 (with --large: <name>-current-large, figures/current-large/)
+#   tools/run-study.sh --sim BIN  the rnic-sim binary the sweeps run (default build/bin/rnic-sim)
 #   tools/run-study.sh -j N       rnic-sweep parallelism (default 2)
 #   tools/run-study.sh --force    run every point again (after rebuilding rnic-sim)
 #
@@ -18,65 +25,54 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 large=0
+current=0
+sim=build/bin/rnic-sim
 jobs=2
 force=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --large) large=1 ;;
+    --current) current=1 ;;
+    --sim) shift; sim="$1" ;;
     -j) shift; jobs="$1" ;;
     --force) force=(--force) ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "run-study.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
 done
 
 sweep_bin=build/bin/rnic-sweep
-for b in build/bin/rnic-sim "$sweep_bin"; do
+for b in "$sim" "$sweep_bin"; do
   [ -x "$b" ] || { echo "run-study.sh: $b is missing; build it: cmake --build build -j2 --target rnic-sim rnic-sweep" >&2; exit 2; }
 done
 
 studies=(loss buffer-size buffer-size-sack hostbus bursts resegment loss-rates loss-bursty reorder framing-overhead transmit-model)
-figdir=docs/studies/figures
-[ "$large" = 1 ] && figdir=docs/studies/figures/large
+# (a5) compares the two transmitters itself: nothing to leave to the defaults.
+[ "$current" = 1 ] && studies=("${studies[@]/transmit-model}")
+suffix=""
+derive_flags=()
+[ "$current" = 1 ] && suffix="-current" && derive_flags+=(--current)
+[ "$large" = 1 ] && suffix="$suffix-large" && derive_flags+=(--large)
+figdir=docs/studies/figures${suffix:+/${suffix#-}}
 mkdir -p "$figdir"
 status=0
 start=$(date +%s)
 
 for s in "${studies[@]}"; do
+  [ -n "$s" ] || continue
   file="platform/sweeps/study-$s.json"
-  out="sweeps-out/study-$s"
-  if [ "$large" = 1 ]; then
-    # Derived sweep file: seeds 1..5 and four times the RDMA Writes per run; otherwise the same axes.
-    mkdir -p sweeps-out/study-large
-    gen="sweeps-out/study-large/study-$s.json"
-    python3 - "$file" "$gen" <<'PY'
-import json, re, sys
-src, dst = sys.argv[1], sys.argv[2]
-text = "\n".join(l for l in open(src) if not l.lstrip().startswith("//"))
-d = json.loads(text)
-d["name"] = d["name"] + "-large"
-d["seeds"] = [1, 2, 3, 4, 5]
-# Four times the Writes per run: on the axis that gives them (e.g. zipped with the loss rate; a key
-# may not be in "set" and on an axis at once), else in "set".
-def scale(axis):
-    found = axis.get("key") == "workload.iterations"
-    if found:
-        axis["values"] = [4 * int(v) for v in axis["values"]]
-    for part in axis.get("zip", []):
-        found = scale(part) or found
-    return found
-on_axis = [scale(axis) for axis in d.get("axes", [])]
-if not any(on_axis):
-    d["set"]["workload.iterations"] = 4 * int(d["set"].get("workload.iterations", 2000))
-json.dump(d, open(dst, "w"), indent=1)
-PY
+  out="sweeps-out/study-$s$suffix"
+  if [ -n "$suffix" ]; then
+    # Derived sweep file (tools/derive-sweep.py): --large, --current; otherwise the same axes.
+    mkdir -p "sweeps-out/study$suffix"
+    gen="sweeps-out/study$suffix/study-$s.json"
+    python3 tools/derive-sweep.py "$file" "$gen" "${derive_flags[@]}"
     file="$gen"
-    out="sweeps-out/study-$s-large"
   fi
   echo "== study $s: $file -> $out"
   t0=$(date +%s)
-  if ! "$sweep_bin" "$file" --out "$out" -j "$jobs" "${force[@]}"; then
+  if ! "$sweep_bin" "$file" --out "$out" -j "$jobs" --sim "$sim" "${force[@]}"; then
     echo "run-study.sh: study $s: some runs failed (see $out/report.md)" >&2
     status=1
   fi
@@ -88,7 +84,7 @@ done
 
 # Study (b): smallest reassembly budget reaching 95% of the loss-free goodput, and 95% of the goodput
 # with the largest budget at the same loss, per (link rate, propagation).
-bs_out="sweeps-out/study-buffer-size"; [ "$large" = 1 ] && bs_out="sweeps-out/study-buffer-size-large"
+bs_out="sweeps-out/study-buffer-size$suffix"
 # The same for study-buffer-size-sack.json (the NIC-like sender and window, NewReno against SACK
 # recovery), grouped by the recovery instead of the two model keys: buffer-needed.md beside it.
 budget_table() {
@@ -122,7 +118,7 @@ PY
 }
 budget_table "$bs_out/table.csv" "$bs_out/buffer-needed.md" rnic.tcp.window_clamp,rnic.tcp.tx_ahead_frames \
   "window clamp / frames ahead"
-bss_out="sweeps-out/study-buffer-size-sack"; [ "$large" = 1 ] && bss_out="sweeps-out/study-buffer-size-sack-large"
+bss_out="sweeps-out/study-buffer-size-sack$suffix"
 budget_table "$bss_out/table.csv" "$bss_out/buffer-needed.md" rnic.tcp.sack_recovery "SACK recovery"
 
 # Study (b), the tables the text quotes (means over the seeds, 95% confidence intervals): the peak
@@ -157,7 +153,6 @@ budget_table "$bss_out/table.csv" "$bss_out/buffer-needed.md" rnic.tcp.sack_reco
 # Studies (a), (a2)-(a4) and (a2) at 1e-6 (study-loss-rare.json, run on its own: it is 25 runs of
 # 29 GB each), the tables the text quotes: per receive path and loss (or reordering), with NewReno
 # and with SACK recovery. Written to sweeps-out/study-loss-rates/tables.md.
-suffix=""; [ "$large" = 1 ] && suffix="-large"
 mkdir -p "sweeps-out/study-loss-rates$suffix"
 {
   for s in loss loss-rates loss-bursty reorder loss-rare; do
