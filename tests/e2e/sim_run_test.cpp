@@ -159,6 +159,27 @@ TEST(SimRun, ReadModifyWriteAtomicsHoldTheUnitsLockFromReadToWrite) {
     }
 }
 
+TEST(SimRun, TimeOrderedResourcesLetAWqeFetchPassCompletionWritesBookedForLater) {
+    // simulation.resource_order (docs/architecture.md, "Timing discipline"): in call order the
+    // requester's WQE fetches wait on the PCIe link behind the atomic results and CQEs its completion
+    // handler booked for later; in time order they take the idle link.
+    double rate[2] = {}, read_ns[2] = {};
+    const char* const orders[] = {"call", "time"};
+    for (int i = 0; i < 2; ++i) {
+        boost::json::value v =
+            run_quick(std::string("order-") + orders[i],
+                      {"--set", "workload.type=atomic_bw", "--set", "workload.iterations=500", "--set",
+                       "workload.queue_depth=16", "--set", "rnic.rdma.atomics=pcie_atomicop", "--set",
+                       std::string("simulation.resource_order=") + orders[i]});
+        ASSERT_EQ(v.at("status").as_string(), "ok") << orders[i];
+        EXPECT_TRUE(v.at("integrity").at("ok").as_bool()) << orders[i];
+        rate[i] = v.at("workload").at("rows").at(0).at("message_rate_mpps").to_number<double>();
+        read_ns[i] = v.at("modules").at("a.rnic").at("dma").at("read_latency").at("mean_ns").to_number<double>();
+    }
+    EXPECT_LT(read_ns[1], read_ns[0] - 50.0) << "WQE fetch latency, call " << read_ns[0] << " ns, time " << read_ns[1];
+    EXPECT_GT(rate[1], rate[0] * 1.03) << "call " << rate[0] << " Mops/s, time " << rate[1];
+}
+
 TEST(SimRun, MarkerFragmentingDmaCostsBusTransfersAndTheTimelineRecordsThem) {
     // Seed 001 §6: a DMA that cannot skip markers breaks each placement at every marker.
     std::uint64_t transfers[2] = {}, fragments[2] = {};
