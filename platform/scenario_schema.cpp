@@ -39,9 +39,10 @@ void declare_simulation(config::node& root) {
                     "hand over out of time order: each direction of a PCIe link, host memory's DMA port, the DMA "
                     "channels, the RDMA engine's pipelines and the MPA CRC datapaths. call: each request after every "
                     "request handed over before it, the model before 2026-11-29 (a WQE fetch waits behind CQE writes a "
-                    "completion handler booked for later, leaving the link idle); time (default): the earliest idle gap at or after the "
-                    "request is ready, as an arbiter would (posted PCIe writes keep their order). The TCP transmitter "
-                    "and the links have their own keys (rnic.tcp.tx_order, link.order), buffer memory its port_order",
+                    "completion handler booked for later, leaving the link idle); time (default): the earliest idle "
+                    "gap at or after the request is ready, as an arbiter would (posted PCIe writes keep their order). "
+                    "The TCP transmitter and the links have their own keys (rnic.tcp.tx_order, link.order), buffer "
+                    "memory its port_order",
                     {"call", "time"});
     sim.boolean("live_objects", false,
                 "Add the results section live_objects: per RNIC at the end of the run, the QPs, CQs, valid STags, "

@@ -8,7 +8,11 @@
 namespace rnic {
 
 host_memory::host_memory(const sc_core::sc_module_name& name, const host_memory_params& params)
-    : sc_module(name), cpu_in("cpu_in"), dma_in("dma_in"), params_(params), store_(params.size),
+    : sc_module(name),
+      cpu_in("cpu_in"),
+      dma_in("dma_in"),
+      params_(params),
+      store_(params.size),
       dma_port_(params.port_order) {
     cpu_in.register_b_transport(this, &host_memory::cpu_b_transport);
     cpu_in.register_get_direct_mem_ptr(this, &host_memory::get_direct_mem_ptr);

@@ -114,9 +114,9 @@ private:
     struct direction {
         timed_resource link;
         tlp_counts counts;
-        std::uint64_t ack_acc = 0;  // link bytes since the last ACK / UpdateFC (spec-rate mode)
+        std::uint64_t ack_acc = 0;           // link bytes since the last ACK / UpdateFC (spec-rate mode)
         sc_core::sc_time last_posted_start;  // backfill: start of the latest posted TLP
-        std::string track;          // timeline track
+        std::string track;                   // timeline track
     };
     // Puts one TLP on a direction when it is ready; returns when it has crossed. Fills `ext`.
     sc_core::sc_time send_tlp(direction& dir, tlp_type type, const sc_core::sc_time& ready, std::uint32_t payload,

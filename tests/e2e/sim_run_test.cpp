@@ -146,10 +146,10 @@ TEST(SimRun, ReadModifyWriteAtomicsHoldTheUnitsLockFromReadToWrite) {
     // flight, so at any queue depth FetchAdds on one counter take at least a DMA read round trip
     // each, in either booking order.
     for (const char* order : {"call", "time"}) {
-        boost::json::value v = run_quick(std::string("rmw-") + order,
-                                         {"--set", "workload.type=atomic_bw", "--set", "workload.iterations=500", "--set",
-                                          "workload.queue_depth=16", "--set", "rnic.rdma.atomics=rmw", "--set",
-                                          std::string("simulation.resource_order=") + order});
+        boost::json::value v = run_quick(
+            std::string("rmw-") + order,
+            {"--set", "workload.type=atomic_bw", "--set", "workload.iterations=500", "--set", "workload.queue_depth=16",
+             "--set", "rnic.rdma.atomics=rmw", "--set", std::string("simulation.resource_order=") + order});
         ASSERT_EQ(v.at("status").as_string(), "ok") << order;
         const double ops_per_s = v.at("workload").at("rows").at(0).at("message_rate_mpps").to_number<double>() * 1e6;
         const double read_s =
