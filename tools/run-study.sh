@@ -13,7 +13,9 @@
 #                                 rnic.tcp.tx_ahead_frames) are left to their defaults; outputs in
 #                                 sweeps-out/<name>-current/, figures in docs/studies/figures/current/
 #                                 (with --large: <name>-current-large, figures/current-large/)
-#   tools/run-study.sh --sim BIN  the rnic-sim binary the sweeps run (default build/bin/rnic-sim)
+#   tools/run-study.sh --sim BIN  the rnic-sim binary the sweeps run (default build/bin/rnic-sim);
+#                                 runs already done are kept whatever binary made them (rnic-sweep
+#                                 compares the scenario arguments only): add --force after a change
 #   tools/run-study.sh -j N       rnic-sweep parallelism (default 2)
 #   tools/run-study.sh --force    run every point again (after rebuilding rnic-sim)
 #
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
     --sim) shift; sim="$1" ;;
     -j) shift; jobs="$1" ;;
     --force) force=(--force) ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "run-study.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift

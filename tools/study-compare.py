@@ -17,19 +17,25 @@ from collections import OrderedDict
 from itertools import combinations
 
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-       15: 2.131, 20: 2.086, 30: 2.042}
+       11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
+       20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
+       29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
 
 
 def t95(dof):
+    """Two-sided 95% quantile of Student's t; between tabulated degrees of freedom the next smaller
+    one (a slightly wider interval), 1.96 beyond 120."""
     if dof in T95:
         return T95[dof]
-    return next((T95[k] for k in sorted(T95) if k >= dof), 1.96)
+    smaller = [k for k in T95 if k < dof]
+    return T95[max(smaller)] if dof <= 120 else 1.96
 
 
 def mean_ci(values):
+    """Mean and 95% half-width; a single run has no interval (inf), so it is never ranked."""
     m = sum(values) / len(values)
     if len(values) < 2:
-        return m, 0.0
+        return m, math.inf
     sd = math.sqrt(sum((x - m) ** 2 for x in values) / (len(values) - 1))
     return m, t95(len(values) - 1) * sd / math.sqrt(len(values))
 
@@ -39,10 +45,11 @@ def load(path, metric, group, where, scale):
     names = metric.split('/')
     cells = OrderedDict()
     with open(path) as f:
-        for r in csv.DictReader(f):
-            missing = [k for k in group + list(where) if k not in r]
-            if missing:
-                sys.exit('study-compare.py: %s has no column %s' % (path, missing[0]))
+        reader = csv.DictReader(f)
+        missing = [k for k in group + list(where) + names if k not in (reader.fieldnames or [])]
+        if missing:
+            sys.exit('study-compare.py: %s has no column %s' % (path, missing[0]))
+        for r in reader:
             if r['status'] != 'ok' or any(r[k] != v for k, v in where.items()) or any(r.get(n, '') == '' for n in names):
                 continue
             value = float(r[names[0]])
@@ -56,6 +63,8 @@ def load(path, metric, group, where, scale):
 
 def verdict(a, b):
     (ma, ca), (mb, cb) = a, b
+    if math.isinf(ca) or math.isinf(cb):
+        return '='  # one run: no interval to rank it by
     if ma - ca > mb + cb:
         return '>'
     if ma + ca < mb - cb:
@@ -89,8 +98,11 @@ def main():
         o = mean_ci(old[key]) if key in old else None
         n = mean_ci(new[key]) if key in new else None
         stats_old[key], stats_new[key] = o, n
-        fmt = lambda s: '' if s is None else '%.*f ± %.*f' % (d, s[0], d, s[1])
+        fmt = lambda s: ('' if s is None else '%.*f (one run)' % (d, s[0]) if math.isinf(s[1])
+                         else '%.*f ± %.*f' % (d, s[0], d, s[1]))
         change = ''
+        if (o is None) != (n is None):
+            print('study-compare.py: group %s is in only one of the tables' % ', '.join(key), file=sys.stderr)
         if o and n:
             change = '%+.1f%%' % (100.0 * (n[0] - o[0]) / o[0]) if o[0] else '%+.*f' % (d, n[0] - o[0])
             if verdict(o, n) != '=':
