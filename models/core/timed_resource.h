@@ -3,6 +3,7 @@
 // event per byte (docs/architecture.md, "Timing discipline").
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <iterator>
 #include <systemc>
@@ -66,8 +67,21 @@ private:
         // caller's ready time is at or after it.
         forget_before(sim_now());
         sc_core::sc_time start = ready;
-        auto it = busy_.begin();
-        while (it != busy_.end() && it->end <= start) ++it;  // intervals wholly before `ready`
+        // Most transfers are ready after everything booked: they start at once, after the last
+        // booking, without a search.
+        if (busy_.empty() || busy_.back().end <= start) {
+            const sc_core::sc_time end = start + service;
+            if (!busy_.empty() && busy_.back().end == start) {
+                busy_.back().end = end;
+            } else {
+                busy_.push_back(interval{start, end});
+            }
+            return account_backfill(ready, start, end, service);
+        }
+        // The intervals are disjoint and ascending, so their ends ascend too: the first interval
+        // not wholly before `ready` is found by bisection.
+        auto it = std::partition_point(busy_.begin(), busy_.end(),
+                                       [&start](const interval& booked) { return booked.end <= start; });
         for (; it != busy_.end(); ++it) {
             if (start + service <= it->start) break;  // fits in the gap before *it
             if (it->end > start) start = it->end;
@@ -86,6 +100,10 @@ private:
         } else {
             busy_.insert(it, interval{start, end});
         }
+        return account_backfill(ready, start, end, service);
+    }
+    sc_core::sc_time account_backfill(const sc_core::sc_time& ready, const sc_core::sc_time& start,
+                                      const sc_core::sc_time& end, const sc_core::sc_time& service) {
         if (end > free_at_) free_at_ = end;
         wait_total_ += start - ready;
         busy_total_ += service;
