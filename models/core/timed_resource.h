@@ -4,9 +4,10 @@
 #pragma once
 
 #include <algorithm>
-#include <deque>
+#include <cstddef>
 #include <iterator>
 #include <systemc>
+#include <vector>
 
 #include "core/sim_time.h"
 
@@ -47,7 +48,13 @@ public:
     }
     // Backfill: forgets the bookings that ended by `t`, when no transfer will be ready before it.
     void forget_before(const sc_core::sc_time& t) {
-        while (!busy_.empty() && busy_.front().end <= t) busy_.pop_front();
+        while (first_ < busy_.size() && busy_[first_].end <= t) ++first_;
+        // The forgotten prefix is dropped in one move once it outweighs what is kept, so a vector
+        // serves as the queue without a move per booking.
+        if (first_ > 64 && first_ * 2 > busy_.size()) {
+            busy_.erase(busy_.begin(), busy_.begin() + static_cast<std::ptrdiff_t>(first_));
+            first_ = 0;
+        }
     }
     const sc_core::sc_time& free_at() const { return free_at_; }
     const sc_core::sc_time& busy_total() const { return busy_total_; }
@@ -69,9 +76,9 @@ private:
         sc_core::sc_time start = ready;
         // Most transfers are ready after everything booked: they start at once, after the last
         // booking, without a search.
-        if (busy_.empty() || busy_.back().end <= start) {
+        if (first_ == busy_.size() || busy_.back().end <= start) {
             const sc_core::sc_time end = start + service;
-            if (!busy_.empty() && busy_.back().end == start) {
+            if (first_ != busy_.size() && busy_.back().end == start) {
                 busy_.back().end = end;
             } else {
                 busy_.push_back(interval{start, end});
@@ -80,15 +87,16 @@ private:
         }
         // The intervals are disjoint and ascending, so their ends ascend too: the first interval
         // not wholly before `ready` is found by bisection.
-        auto it = std::partition_point(busy_.begin(), busy_.end(),
-                                       [&start](const interval& booked) { return booked.end <= start; });
+        const auto first = busy_.begin() + static_cast<std::ptrdiff_t>(first_);
+        auto it =
+            std::partition_point(first, busy_.end(), [&start](const interval& booked) { return booked.end <= start; });
         for (; it != busy_.end(); ++it) {
             if (start + service <= it->start) break;  // fits in the gap before *it
             if (it->end > start) start = it->end;
         }
         const sc_core::sc_time end = start + service;
         // Insert [start, end) before `it`, merging with neighbours that touch it.
-        const bool joins_prev = it != busy_.begin() && std::prev(it)->end == start;
+        const bool joins_prev = it != first && std::prev(it)->end == start;
         const bool joins_next = it != busy_.end() && it->start == end;
         if (joins_prev && joins_next) {
             std::prev(it)->end = it->end;
@@ -112,7 +120,8 @@ private:
     }
 
     booking mode_;
-    std::deque<interval> busy_;  // backfill: booked intervals, ascending, disjoint
+    std::vector<interval> busy_;  // backfill: booked intervals, ascending, disjoint, from first_ on
+    std::size_t first_ = 0;
     sc_core::sc_time free_at_ = sc_core::SC_ZERO_TIME;
     sc_core::sc_time busy_total_ = sc_core::SC_ZERO_TIME;
     sc_core::sc_time wait_total_ = sc_core::SC_ZERO_TIME;
