@@ -50,10 +50,12 @@ std::optional<std::uint64_t> buffer_memory::allocate_region(std::uint64_t bytes)
     const std::uint64_t floor = params_.shared_send ? params_.capacity : 0;
     const std::uint64_t ceiling =
         params_.shared_send ? params_.capacity + params_.send_address_space : params_.capacity;
-    std::uint64_t candidate = floor;
-    for (const auto& [base, size] : regions_) {
-        if (base - candidate >= bytes) break;
-        candidate = base + size;
+    // Below packed_end_ the regions leave no gap, so a first fit of any non-empty region starts
+    // looking there (thousands of connections would otherwise walk every region each).
+    std::uint64_t candidate = bytes == 0 ? floor : std::max(floor, packed_end_);
+    for (auto it = regions_.lower_bound(candidate); it != regions_.end(); ++it) {
+        if (it->first - candidate >= bytes) break;
+        candidate = it->first + it->second;
     }
     if (candidate + bytes > ceiling) {
         ++allocation_failures_;
@@ -61,6 +63,15 @@ std::optional<std::uint64_t> buffer_memory::allocate_region(std::uint64_t bytes)
         return std::nullopt;
     }
     regions_[candidate] = bytes;
+    if (bytes == 0) {
+        packed_end_ = 0;  // an empty region may replace the entry of one at the floor: no hint
+    } else if (candidate == std::max(floor, packed_end_)) {
+        packed_end_ = candidate + bytes;
+        for (auto next = regions_.find(packed_end_); next != regions_.end() && next->second != 0;
+             next = regions_.find(packed_end_)) {
+            packed_end_ += next->second;
+        }
+    }
     if (!params_.shared_send) regions_total_ += bytes;
     return candidate;
 }
@@ -69,6 +80,7 @@ void buffer_memory::free_region(std::uint64_t base) {
     const auto it = regions_.find(base);
     if (it == regions_.end()) return;
     if (!params_.shared_send) regions_total_ -= it->second;
+    if (base < packed_end_) packed_end_ = base;
     regions_.erase(it);
 }
 

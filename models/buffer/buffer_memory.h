@@ -83,6 +83,7 @@ private:
     buffer_memory_params params_;
     zeroed_memory store_;                             // committed page by page as it is written
     std::map<std::uint64_t, std::uint64_t> regions_;  // base -> size
+    std::uint64_t packed_end_ = 0;                    // regions cover [floor, packed_end_) gaplessly
     timed_resource port_;
     std::uint64_t in_use_ = 0, peak_ = 0;
     double occupancy_integral_ = 0;  // byte-seconds

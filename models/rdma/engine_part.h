@@ -12,6 +12,7 @@
 #include "core/timed_resource.h"
 #include "framing/framing.h"
 #include "rdma/context_if.h"
+#include "rdma/qp_ready_set.h"
 #include "toe/toe_if.h"
 
 namespace rnic {
@@ -71,6 +72,8 @@ struct engine_resources {
     sc_core::sc_port<context_if>& contexts;
     // The device's framing: send room per ULPDU, and where a frame put bytes between a payload's.
     const framing& frames;
+    // The QPs the transmit thread visits: a part that gives a QP something to send marks it.
+    qp_ready_set& ready_qps;
 };
 
 // Base of the engine's parts: the shared resources, and name() for RNIC_MLOG (core/sim_log.h).

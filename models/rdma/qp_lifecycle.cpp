@@ -43,6 +43,7 @@ void qp_lifecycle::connect(std::uint32_t qpn, qp_context& qp, const qp_stream& s
     qp.rtr_to_send = stream.send_rtr;
     qp.peer_acks = stream.peer_acknowledges;
     qp.state = qp_state::rts;
+    res_.ready_qps.mark(qpn);  // its RTR, and work posted before it connected
     res_.contexts->bind_connection(stream.conn, qpn);
     res_.work_event.notify(sc_core::SC_ZERO_TIME);
     RNIC_MLOG(debug, rdma,

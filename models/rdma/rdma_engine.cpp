@@ -20,8 +20,8 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
       toe_out("toe_out"),
       ctx_out("ctx_out"),
       params_(params),
-      res_{*this,        params_,          ulpdu_tx_out, dma_out,  irq_out,   toe_out, work_event_,
-           space_event_, read_done_event_, tx_pipe_,     rx_pipe_, counters_, ctx_out, framing},
+      res_{*this,    params_,  ulpdu_tx_out, dma_out, irq_out, toe_out,   work_event_, space_event_, read_done_event_,
+           tx_pipe_, rx_pipe_, counters_,    ctx_out, framing, ready_qps_},
       // The completion unit and the QP lifecycle call each other; neither uses the other while
       // they are being constructed.
       completions_(res_, lifecycle_),
@@ -251,6 +251,7 @@ void rdma_engine::sq_doorbell(std::uint32_t qpn, std::uint32_t producer, const s
     }
     // Applied when the write reaches the engine, not before (the thread checks arrival times).
     qp->sq_doorbells.push_back({sim_now() + delay, producer});
+    ready_qps_.mark(qpn);
     work_event_.notify(delay);
 }
 
@@ -291,35 +292,54 @@ bool rdma_engine::take_doorbells(qp_context& qp) {
     return qp.state != qp_state::idle && qp.sq_consumer != qp.sq_producer;
 }
 
+namespace {
+// Whether take_doorbells could find anything on the QP: false means it has nothing to send, nothing
+// to flush and no doorbell or report on its way, and stays so until a part gives it work (and
+// marks it in the engine's qp_ready_set).
+bool may_have_work(const qp_context& qp) {
+    return !qp.sq_doorbells.empty() || qp.rtr_to_send != qp_stream::rtr::none || !qp.responses.empty() || qp.ack_owed ||
+           qp.sq_consumer != qp.sq_producer;
+}
+}  // namespace
+
 sc_core::sc_time rdma_engine::next_doorbell_arrival() {
     sc_core::sc_time earliest = sc_core::SC_ZERO_TIME;
     const sc_core::sc_time now = sim_now();
-    for (std::uint32_t i = 0; i < ctx_out->qp_slots(); ++i) {
+    // A QP out of the ready set has no doorbell on its way and owes no report.
+    ready_qps_.find_from(0, ctx_out->qp_slots(), [&](std::uint32_t i) {
         const qp_context* qp = ctx_out->qp(i);
-        if (qp == nullptr) continue;
+        if (qp == nullptr) return false;
         // A report of placed messages comes due like a doorbell arrives (VI/TCP Reliable Reception).
         if (qp->ack_owed && qp->ack_due > now && (earliest == sc_core::SC_ZERO_TIME || qp->ack_due < earliest)) {
             earliest = qp->ack_due;
         }
-        if (qp->sq_doorbells.empty()) continue;
+        if (qp->sq_doorbells.empty()) return false;
         const sc_core::sc_time t = qp->sq_doorbells.front().arrival;
         if (t > now && (earliest == sc_core::SC_ZERO_TIME || t < earliest)) earliest = t;
-    }
+        return false;
+    });
     return earliest;
 }
 
 int rdma_engine::next_ready_qp() {
-    // Round robin over the QPs so that one busy QP does not starve the others.
+    // Round robin over the QPs so that one busy QP does not starve the others; only the QPs of the
+    // ready set can have work (qp_ready_set.h), visited in the order a walk over every slot from
+    // rr_next_ would reach them.
     const std::uint32_t slots = ctx_out->qp_slots();
-    for (std::uint32_t n = 0; n < slots; ++n) {
-        const std::uint32_t i = (rr_next_ + n) % slots;
+    if (slots == 0) return -1;
+    const std::int64_t found = ready_qps_.find_from(rr_next_ % slots, slots, [&](std::uint32_t i) {
         qp_context* qp = ctx_out->qp(i);
-        if (qp != nullptr && take_doorbells(*qp)) {
-            rr_next_ = i + 1;
-            return static_cast<int>(i);
+        if (qp == nullptr) {
+            ready_qps_.clear(i);
+            return false;
         }
-    }
-    return -1;
+        if (take_doorbells(*qp)) return true;
+        if (!may_have_work(*qp)) ready_qps_.clear(i);
+        return false;
+    });
+    if (found < 0) return -1;
+    rr_next_ = static_cast<std::uint32_t>(found) + 1;
+    return static_cast<int>(found);
 }
 
 void rdma_engine::tx_thread() {
@@ -412,6 +432,7 @@ void rdma_engine::owe_acknowledgement(tlm::tlm_generic_payload& gp, const sc_cor
     if (!qp->ack_owed) {
         qp->ack_owed = true;
         qp->ack_due = landed;
+        ready_qps_.mark(qpn);
     }
     qp->ack_until = std::max(qp->ack_until, landed);
     work_event_.notify(delay);

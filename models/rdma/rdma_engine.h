@@ -121,6 +121,7 @@ private:
     sc_core::sc_event space_event_;
     sc_core::sc_event read_done_event_;
     timed_resource tx_pipe_, rx_pipe_;
+    qp_ready_set ready_qps_;
     engine_resources res_;
     completion_unit completions_;
     qp_lifecycle lifecycle_;

@@ -530,7 +530,11 @@ void receive_path::take_request(std::uint32_t qpn, qp_context& qp, const ddp::he
     const std::optional<request_refusal> refused = h.opcode == ddp::opcode::read_request
                                                        ? requests_.accept_read_request(qp, h, ulpdu, len, delay)
                                                        : requests_.execute_atomic(qp, h, ulpdu, len, delay);
-    if (refused) fail_request(qpn, qp, h, ulpdu, len, *refused, delay);
+    if (refused) {
+        fail_request(qpn, qp, h, ulpdu, len, *refused, delay);
+    } else {
+        res_.ready_qps.mark(qpn);  // a response to send
+    }
 }
 
 void receive_path::fail_request(std::uint32_t qpn, qp_context& qp, const ddp::header& h, const std::uint8_t* ulpdu,

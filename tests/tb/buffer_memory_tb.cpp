@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <map>
 #include <numeric>
+#include <optional>
+#include <random>
 
 #include "buffer/buffer_memory.h"
 #include "tb_support.h"
@@ -161,6 +164,42 @@ TEST(BufferMemoryTb, RegionsAreCarvedFromTheCapacityAndRefusedWhenFull) {
     const auto r3 = b.mem.allocate_region(500);
     ASSERT_TRUE(r3.has_value());
     EXPECT_EQ(*r3, 0u);
+}
+
+TEST(BufferMemoryTb, FirstFitOverThousandsOfRegionsPlacesEachAsAWalkFromTheFloorWould) {
+    buffer_memory_params p = small_params();
+    p.capacity = 64u << 20;
+    buffer_bench b("b", p);
+    // The reference: first fit by a walk over every region from address 0.
+    std::map<std::uint64_t, std::uint64_t> ref;
+    const auto ref_allocate = [&](std::uint64_t want_bytes) -> std::optional<std::uint64_t> {
+        std::uint64_t at = 0;
+        for (const auto& [base, size] : ref) {
+            if (base - at >= want_bytes) break;
+            at = base + size;
+        }
+        if (at + want_bytes > p.capacity) return std::nullopt;
+        ref[at] = want_bytes;
+        return at;
+    };
+    std::mt19937 rng(5);
+    std::vector<std::uint64_t> live;
+    for (int n = 0; n < 6000; ++n) {
+        if (!live.empty() && rng() % 3 == 0) {
+            // Free one: the gap it leaves is found again by a later region that fits it.
+            const std::size_t pick = rng() % live.size();
+            b.mem.free_region(live[pick]);
+            ref.erase(live[pick]);
+            live.erase(live.begin() + static_cast<std::ptrdiff_t>(pick));
+            continue;
+        }
+        const std::uint64_t want_bytes = n % 5 == 0 ? 4096 : 1 + rng() % 20000;
+        const auto got = b.mem.allocate_region(want_bytes);
+        const auto want = ref_allocate(want_bytes);
+        ASSERT_EQ(got, want) << "allocation " << n << " of " << want_bytes << " bytes";
+        if (got) live.push_back(*got);
+    }
+    EXPECT_EQ(b.mem.region_count(), ref.size());
 }
 
 TEST(BufferMemoryTb, ReassemblyPoolQuotaCapsOutOfOrderBytes) {

@@ -3,6 +3,9 @@
 // never moves what is booked, and books nothing across a booking it does not fit before.
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 #include "core/timed_resource.h"
 
 namespace rnic::test {
@@ -53,6 +56,37 @@ TEST(TimedResource, BackfillInTimeOrderMatchesInOrderBooking) {
     for (double t : ready) EXPECT_EQ(a.reserve(ns(t), ns(7)), b.reserve(ns(t), ns(7)));
     EXPECT_EQ(a.wait_total(), b.wait_total());
     EXPECT_EQ(a.free_at(), b.free_at());
+}
+
+// The first fit of a walk over every booking from the earliest, as backfill was first written: the
+// reference the bisecting search and the vector storage must reproduce to the picosecond.
+struct walk_reference {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;  // [start, end) in ps, ascending
+    std::uint64_t reserve(std::uint64_t ready, std::uint64_t service) {
+        std::uint64_t start = ready;
+        std::size_t i = 0;
+        while (i < busy.size() && busy[i].second <= start) ++i;
+        for (; i < busy.size(); ++i) {
+            if (start + service <= busy[i].first) break;
+            if (busy[i].second > start) start = busy[i].second;
+        }
+        busy.insert(busy.begin() + static_cast<std::ptrdiff_t>(i), {start, start + service});
+        return start + service;
+    }
+};
+
+TEST(TimedResource, BackfillFindsTheSameGapsAsAWalkOverEveryBooking) {
+    timed_resource r(booking::backfill);
+    walk_reference ref;
+    std::mt19937_64 rng(17);
+    // Callers ahead in local time book far out, others book near the front: many gaps, some exact.
+    std::uniform_int_distribution<std::uint64_t> ready(0, 200'000), service(1, 3'000);
+    for (int n = 0; n < 5000; ++n) {
+        const std::uint64_t at = n % 7 == 0 ? ready(rng) * 5 : ready(rng);
+        const std::uint64_t len = n % 11 == 0 ? 1'000 : service(rng);
+        const sc_core::sc_time end = r.reserve(sc_core::sc_time::from_value(at), sc_core::sc_time::from_value(len));
+        ASSERT_EQ(end.value(), ref.reserve(at, len)) << "booking " << n;
+    }
 }
 
 }  // namespace
