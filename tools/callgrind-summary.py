@@ -56,6 +56,7 @@ def cat(fn,ob):
     if 'memmove' in f or 'memcpy' in f or 'memset' in f: return 'memcpy/memset'
     if 'checksum' in f or 'dword_sum' in f: return 'TCP/IP checksum'
     if 'castagnoli' in f or 'crc32c' in f: return 'CRC32c'
+    if 'timed_resource' in f or 'tx_schedule' in f: return 'booking shared resources (timed_resource, tx_schedule)'
     if 'pcie' in f or 'pcix' in f or 'host_memory' in f or 'host_interface' in f or 'occupancy_pool' in f: return 'host bus models (PCIe, memory)'
     if 'tcp' in f.lower() or 'toe' in f or '::net::' in f: return 'TCP engine and codecs'
     if 'mpa' in f or 'framer' in f or 'fpdu' in f: return 'framing (MPA)'
