@@ -1,6 +1,6 @@
-// What the translation units of the TCP connection share (connection.cpp: state, user calls,
-// segment arrival; receive.cpp: receiving data; sack_recovery.cpp: RFC 6675; send.cpp: sending and
-// timers). Not part of the library's interface.
+// What the translation units of the TCP connection share (connection.cpp: state, user calls;
+// arrival.cpp: segment arrival; acknowledgement.cpp: ACK processing; receive.cpp: receiving data;
+// sack_recovery.cpp: RFC 6675; send.cpp: sending and timers). Not part of the library's interface.
 #pragma once
 
 #include <algorithm>
