@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
+#include <vector>
 #include <systemc>
 
 #include "core/timed_resource.h"
@@ -36,9 +36,14 @@ private:
     struct frame {
         sc_core::sc_time decided, start, end;
     };
+    std::vector<frame>::iterator live() { return frames_.begin() + static_cast<std::ptrdiff_t>(first_); }
+    std::vector<frame>::const_iterator live() const { return frames_.begin() + static_cast<std::ptrdiff_t>(first_); }
     booking order_;
-    timed_resource wire_;       // the slots, booked in order_
-    std::deque<frame> frames_;  // ascending by start; disjoint, so ascending by end as well
+    timed_resource wire_;  // the slots, booked in order_
+    // Ascending by start; disjoint, so ascending by end as well. Frames before first_ have left and
+    // are dropped in one move once they outweigh the rest (a vector used as a queue).
+    std::vector<frame> frames_;
+    std::size_t first_ = 0;
 };
 
 }  // namespace rnic
