@@ -120,7 +120,7 @@ void ethernet_switch::add_route(const net::mac_address& mac, std::vector<int> po
                                         std::to_string(p) + " of " + std::to_string(this->ports()));
         }
     }
-    routes_[mac] = std::move(ports);
+    routes_[route_key(mac.data())] = std::move(ports);
 }
 
 net::mac_address ethernet_switch::port_mac(int port) const {
@@ -169,10 +169,8 @@ void ethernet_switch::receive(int port, tlm::tlm_generic_payload& gp, sc_core::s
     }
     // Everything that has left by now gives its bytes back before the buffer judges this frame.
     retire_all(now);
-    net::mac_address dst;
-    std::copy(frame, frame + 6, dst.begin());
-    const auto route = routes_.find(dst);
-    if ((dst[0] & 0x01) != 0 || route == routes_.end()) {
+    const auto route = routes_.find(route_key(frame));
+    if ((frame[0] & 0x01) != 0 || route == routes_.end()) {
         ++in.c.flooded;
         for (int o = 0; o < ports(); ++o) {
             if (o != port) forward(port, o, frame, len, arrival);
@@ -183,6 +181,8 @@ void ethernet_switch::receive(int port, tlm::tlm_generic_payload& gp, sc_core::s
     const int out = group.size() == 1 ? group[0] : group[ecmp_flow_hash(frame, len, params_.seed) % group.size()];
     if (out == port) {
         ++in.c.filtered;
+        net::mac_address dst;
+        std::copy(frame, frame + 6, dst.begin());
         RNIC_MLOG_D(
             debug, link, delay,
             "port " << port << ": frame to " << net::format_mac(dst) << " routed back to its ingress port: filtered");

@@ -52,7 +52,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -61,6 +60,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <unordered_map>
 #include <vector>
 
 #include "core/stats.h"
@@ -200,7 +200,14 @@ private:
     shared_buffer buffer_;
     std::vector<std::unique_ptr<port_state>> ports_;
     std::set<int> leaving_ports_;  // ports whose `leaving` is set, in port order
-    std::map<proto::net::mac_address, std::vector<int>> routes_;
+    // Keyed by the 48-bit address as an integer: one hash lookup per frame, not a byte-wise
+    // ordered-map walk (a 256-host fabric looks up every frame at every hop).
+    std::unordered_map<std::uint64_t, std::vector<int>> routes_;
+    static std::uint64_t route_key(const std::uint8_t* mac) {
+        std::uint64_t k = 0;
+        for (int i = 0; i < 6; ++i) k = k << 8 | mac[i];
+        return k;
+    }
 };
 
 }  // namespace rnic
