@@ -46,5 +46,20 @@ std::string host_link_key_set(const config::scenario& s, std::size_t host);  // 
 std::string check_host_links(const config::scenario& s);  // schema_links.cpp
 // Refuses a topology that cannot be built (host count, ports, leaves, duplicate identities).
 std::string check_topology(const config::scenario& s);  // schema_fabric.cpp
+void declare_rnic(config::node& root);                  // schema_rnic.cpp
+// Refuse rnic.* combinations that cannot work, naming the key (schema_rnic.cpp): context cache
+// geometry, atomics, the framing's needs, SACK recovery, MPA peer-to-peer, the receive path.
+std::string check_context_cache(const config::scenario& s);
+std::string check_atomics(const config::scenario& s);
+std::string check_framing(const config::scenario& s);
+std::string check_sack_recovery(const config::scenario& s);
+std::string check_peer_to_peer(const config::scenario& s);
+std::string check_rx_path(const config::scenario& s);
+void declare_workload(config::node& root);  // schema_workload.cpp
+// Refuse a workload the platform cannot run as configured, naming the key (schema_workload.cpp):
+// message sizes against the buffer, QPs and regions against memory, fabric workloads' needs.
+std::string check_powers_of_two(const config::scenario& s);
+std::string check_workload(const config::scenario& s);
+std::string check_fabric_workload(const config::scenario& s);
 
 }  // namespace rnic::platform
