@@ -9,6 +9,7 @@
 #include <systemc>
 #include <vector>
 
+#include "core/consumed_prefix.h"
 #include "core/sim_time.h"
 
 namespace rnic {
@@ -49,12 +50,7 @@ public:
     // Backfill: forgets the bookings that ended by `t`, when no transfer will be ready before it.
     void forget_before(const sc_core::sc_time& t) {
         while (first_ < busy_.size() && busy_[first_].end <= t) ++first_;
-        // The forgotten prefix is dropped in one move once it outweighs what is kept, so a vector
-        // serves as the queue without a move per booking.
-        if (first_ > 64 && first_ * 2 > busy_.size()) {
-            busy_.erase(busy_.begin(), busy_.begin() + static_cast<std::ptrdiff_t>(first_));
-            first_ = 0;
-        }
+        drop_consumed_prefix(busy_, first_);
     }
     const sc_core::sc_time& free_at() const { return free_at_; }
     const sc_core::sc_time& busy_total() const { return busy_total_; }

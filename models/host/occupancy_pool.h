@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/consumed_prefix.h"
+
 namespace rnic {
 
 class occupancy_pool {
@@ -69,11 +71,8 @@ public:
         if (capacity_ == 0) return;
         if (units > capacity_) units = capacity_;
         // Kept sorted by time; releases come nearly in order, so this is an append. The retired
-        // entries in front of head_ are dropped once they are half the vector (amortised O(1)).
-        if (head_ >= kCompactAt && 2 * head_ >= releases_.size()) {
-            releases_.erase(releases_.begin(), releases_.begin() + static_cast<std::ptrdiff_t>(head_));
-            head_ = 0;
-        }
+        // entries in front of head_ are dropped in one move (core/consumed_prefix.h).
+        drop_consumed_prefix(releases_, head_);
         const auto first = releases_.begin() + static_cast<std::ptrdiff_t>(head_);
         auto it = releases_.end();
         while (it != first && std::prev(it)->first > at) --it;
@@ -103,7 +102,6 @@ private:
         }
     }
 
-    static constexpr std::size_t kCompactAt = 64;
     std::uint64_t capacity_;
     std::uint64_t in_use_ = 0;  // units acquired and not yet retired
     // Pending releases sorted by time, from releases_[head_] on: a vector used as a queue (one

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/consumed_prefix.h"
+
 namespace rnic {
 
 sc_core::sc_time tx_schedule::book(const sc_core::sc_time& decided, const sc_core::sc_time& ready,
@@ -41,10 +43,7 @@ sc_core::sc_time tx_schedule::room_at(const sc_core::sc_time& now, std::size_t l
 void tx_schedule::forget_before(const sc_core::sc_time& now) {
     wire_.forget_before(now);
     while (first_ < frames_.size() && frames_[first_].end <= now) ++first_;
-    if (first_ > 64 && 2 * first_ > frames_.size()) {
-        frames_.erase(frames_.begin(), live());
-        first_ = 0;
-    }
+    drop_consumed_prefix(frames_, first_);
 }
 
 }  // namespace rnic

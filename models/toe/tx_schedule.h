@@ -40,8 +40,8 @@ private:
     std::vector<frame>::const_iterator live() const { return frames_.begin() + static_cast<std::ptrdiff_t>(first_); }
     booking order_;
     timed_resource wire_;  // the slots, booked in order_
-    // Ascending by start; disjoint, so ascending by end as well. Frames before first_ have left and
-    // are dropped in one move once they outweigh the rest (a vector used as a queue).
+    // Ascending by start; disjoint, so ascending by end as well. Frames before first_ have left
+    // (core/consumed_prefix.h).
     std::vector<frame> frames_;
     std::size_t first_ = 0;
 };
