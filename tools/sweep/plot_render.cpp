@@ -130,7 +130,10 @@ std::string render_plot(const plot_spec& spec, const plot_data& data, const std:
     g += "set encoding utf8\n";
     g += "set terminal pngcairo size 960,600 font 'Sans,12' noenhanced\n";
     g += "set output " + gq(spec.name + ".png") + "\n";
-    g += "set title " + gq(spec.title) + "\n";
+    // The title is centred on the whole image, not over the plot area: with the key outside on the
+    // right, gnuplot's title is centred left of the image's middle and a long one lost its start.
+    g += "set label 1 " + gq(spec.title) + " at screen 0.5, screen 0.965 center front\n";
+    g += "set tmargin 3\n";
     g += "set xlabel " + gq(spec.x_label) + "\n";
     g += "set ylabel " + gq(spec.y_label) + "\n";
     g += "set grid\n";
