@@ -407,6 +407,12 @@ mixed_config build_mixed_config(const config::scenario& s) {
     return c;
 }
 
+namespace {
+idle_wait idle_wait_of(const config::scenario& s) {
+    return s.get_string("workload.idle_poll") == "sleep" ? idle_wait::until_completion : idle_wait::every_pass;
+}
+}  // namespace
+
 incast_config build_incast_config(const config::scenario& s) {
     incast_config c;
     const int hosts = host_count(s);
@@ -421,6 +427,7 @@ incast_config build_incast_config(const config::scenario& s) {
     c.rounds = u32(s, "workload.incast.rounds");
     c.senders_sleep = s.get_string("workload.incast.sender_wait") == "event";
     c.jitter_ps = s.get_time_ps("workload.incast.jitter");
+    c.idle = idle_wait_of(s);
     c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");
     c.seed = static_cast<std::uint64_t>(s.get_int("simulation.seed"));
@@ -434,6 +441,7 @@ traffic_matrix_config build_traffic_matrix_config(const config::scenario& s) {
     c.size = s.get_size("workload.matrix.size");
     c.messages = u32(s, "workload.matrix.messages");
     c.jitter_ps = s.get_time_ps("workload.matrix.jitter");
+    c.idle = idle_wait_of(s);
     c.queue_depth = u32(s, "workload.queue_depth");
     c.port = static_cast<std::uint16_t>(s.get_int("workload.port"));
     c.poll_interval_ps = s.get_time_ps("workload.poll_interval");

@@ -118,6 +118,13 @@ void declare_workload(config::node& root) {
     wl.enumeration("completion", "poll", "How the client waits: poll the CQ, or arm it and sleep until MSI-X",
                    {"poll", "event"});
     wl.time("poll_interval", "50ns", "CPU time of one empty poll-loop pass", 1_ns, 1_ms);
+    wl.enumeration("idle_poll", "pass",
+                   "How a polling CPU of incast, all_to_all and permutation waits while its CQ is empty: pass (runs "
+                   "every empty pass, a wake-up each poll interval on every host) or sleep (sleeps until a "
+                   "completion is written and polls again at the instant its passes would have; the same poll "
+                   "instants, but events due at one instant may be taken in another order, so results differ "
+                   "within that noise; several times faster with tens of hosts polling)",
+                   {"pass", "sleep"});
     wl.enumeration(
         "inject", "none",
         "Make the first RDMA Write bad on purpose to see the peer's Terminate: a wrong STag key, or a "

@@ -44,14 +44,30 @@ inline boost::json::object flow_record(const std::string& src, const std::string
             {"goodput_gbps", gbps}};
 }
 
+// How a polling loop waits after finding its CQ empty (workload.idle_poll).
+enum class idle_wait {
+    every_pass,        // runs each empty pass: a wake-up of the CPU's thread every poll interval
+    until_completion,  // sleeps until a completion is written (context::idle_cq)
+};
+
 // One pass of a polling loop: up to 64 completions of `cq` into `wcs` (cleared first); with none
-// there the CPU spends `poll_ps` (one empty pass). Returns whether anything came.
+// there the CPU spends `poll_ps` (one empty pass). Returns whether anything came. With
+// until_completion, which a loop may ask for only when nothing but a completion can give it work,
+// the host sleeps through the empty passes that would follow and polls again at the instant its
+// passes would have reached the completion (host_cpu::idle_poll, as write_bw waits). The poll
+// instants are the same, but a fabric of hosts that no longer wake every pass gives SystemC another
+// order among events due at one instant, so results differ within that order's noise.
 inline bool poll_once(drv::context& ctx, drv::completion_queue* cq, std::vector<drv::work_completion>& wcs,
-                      std::uint64_t poll_ps) {
+                      std::uint64_t poll_ps, idle_wait wait) {
     wcs.clear();
     int got = 0;
     ctx.poll_cq(cq, 64, &wcs, &got);
-    if (got == 0) ctx.bus().spend(poll_ps);
+    if (got == 0) {
+        if (wait == idle_wait::until_completion)
+            ctx.idle_cq(cq, poll_ps);
+        else
+            ctx.bus().spend(poll_ps);
+    }
     return got > 0;
 }
 

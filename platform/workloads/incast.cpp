@@ -145,7 +145,7 @@ void incast::receive(drv::host_bus& bus, const drv::station_config& station) {
         std::uint32_t immediates = 0, requests_done = 0;
         std::uint64_t t_last = t0;
         while (immediates < flows || requests_done < flows) {
-            if (!poll_once(ctx, cq, wcs, cfg_.poll_interval_ps)) continue;
+            if (!poll_once(ctx, cq, wcs, cfg_.poll_interval_ps, cfg_.idle)) continue;
             const std::uint64_t now = bus.now_ps();
             for (const drv::work_completion& wc : wcs) {
                 if (wc.status != regmap::cqe_status::success) {
@@ -313,6 +313,10 @@ void incast::send(int k, drv::host_bus& bus, const drv::station_config& station)
                 } else if (cfg_.senders_sleep) {
                     // A worker with nothing to do sleeps until its CQ interrupts (event) or polls again.
                     ctx.wait_cq(cq, 1'000'000'000'000ULL);
+                } else if (cfg_.idle == idle_wait::until_completion) {
+                    // Nothing to do until a completion (a request or a Write done): sleep through the
+                    // empty passes, polling again when the loop would have (fabric_workload.h).
+                    ctx.idle_cq(cq, cfg_.poll_interval_ps);
                 } else {
                     bus.spend(cfg_.poll_interval_ps);
                 }

@@ -35,6 +35,7 @@ struct incast_config {
     // Each answer is ready a uniform random time in [0, jitter] after its request (a server's
     // service time; seeded per sender, QP and round), so the answers do not leave in lock step.
     std::uint64_t jitter_ps = 0;
+    idle_wait idle = idle_wait::every_pass;  // workload.idle_poll
 };
 
 class incast : public fabric_workload {

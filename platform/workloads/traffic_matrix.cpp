@@ -177,7 +177,15 @@ void traffic_matrix::program(int h, drv::host_bus& bus, const drv::station_confi
                 ++posted[k];
             }
         }
-        if (!poll_once(ctx, cq, wcs, cfg_.poll_interval_ps)) continue;
+        // A flow with Writes left and room in its window waits for its start time, not a completion:
+        // then the loop must run its passes to post on time.
+        bool start_pending = false;
+        for (std::size_t k = 0; k < out.size() && !start_pending; ++k) {
+            start_pending =
+                posted[k] < cfg_.messages && posted[k] - completed[k] < cfg_.queue_depth && start_at[k] > bus.now_ps();
+        }
+        if (!poll_once(ctx, cq, wcs, cfg_.poll_interval_ps, start_pending ? idle_wait::every_pass : cfg_.idle))
+            continue;
         const std::uint64_t now = bus.now_ps();
         for (const drv::work_completion& wc : wcs) {
             const std::size_t k = wc.wr_id >> 32;

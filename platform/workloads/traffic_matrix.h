@@ -32,7 +32,8 @@ struct traffic_matrix_config {
     std::uint16_t port = 18515;
     std::uint64_t poll_interval_ps = 50000;
     std::uint64_t seed = 1;
-    std::uint64_t jitter_ps = 0;  // each flow starts a seeded 0..jitter after every host is connected
+    std::uint64_t jitter_ps = 0;             // each flow starts a seeded 0..jitter after every host is connected
+    idle_wait idle = idle_wait::every_pass;  // workload.idle_poll
 };
 
 struct matrix_flow {

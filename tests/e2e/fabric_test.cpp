@@ -238,6 +238,32 @@ TEST(Fabric, AllToAllOnAStar) {
     EXPECT_EQ(u64(o.at("operations").at("flow").at("count")), 12u * 8);
 }
 
+// workload.idle_poll=sleep: the hosts sleep through their empty poll passes. Flows that start after a
+// jitter must still be posted on time (a host whose flows have not started has no completion to wake
+// it, so it must keep running its passes), every byte arrives, and the flows finish when they did
+// with every pass run, within the noise of the order of simultaneous events.
+TEST(Fabric, SleepingThroughEmptyPollPassesPostsOnTimeAndDeliversEveryByte) {
+    const std::vector<std::string> sets = {"topology.kind=star",         "topology.hosts=6",
+                                           "workload.type=all_to_all",   "workload.matrix.size=16KiB",
+                                           "workload.matrix.messages=4", "workload.queue_depth=2",
+                                           "workload.matrix.jitter=20us"};
+    std::vector<std::string> sleeping = sets;
+    sleeping.push_back("workload.idle_poll=sleep");
+    const fabric_run pass = run_fabric("idle_pass", sets);
+    const fabric_run sleep = run_fabric("idle_sleep", sleeping);
+    ASSERT_EQ(pass.run.exit_code, 0) << pass.run.output;
+    ASSERT_EQ(sleep.run.exit_code, 0) << sleep.run.output;
+    EXPECT_TRUE(sleep.results.at("integrity").at("ok").as_bool());
+    const auto& fp = pass.results.at("fabric_workload").as_object();
+    const auto& fs = sleep.results.at("fabric_workload").as_object();
+    expect_per_flow(fs, 30u, 4u * 16384);
+    for (const char* q : {"p50", "max"}) {
+        const double a = fp.at("flow_completion").at(q).to_number<double>();
+        const double b = fs.at("flow_completion").at(q).to_number<double>();
+        EXPECT_NEAR(b, a, 0.02 * a) << q;
+    }
+}
+
 TEST(Fabric, PermutationIsADerangementAndDeliversEveryByte) {
     const fabric_run r = run_fabric("permutation", {"topology.kind=leaf_spine", "topology.hosts=8", "topology.leaves=2",
                                                     "workload.type=permutation", "workload.matrix.messages=8"});
