@@ -123,7 +123,7 @@ void declare_workload(config::node& root) {
                    "every empty pass, a wake-up each poll interval on every host) or sleep (sleeps until a "
                    "completion is written and polls again at the instant its passes would have; the same poll "
                    "instants, but events due at one instant may be taken in another order, so results differ "
-                   "within that noise; several times faster with tens of hosts polling)",
+                   "within that noise; a 256-host permutation ran 8-31% faster)",
                    {"pass", "sleep"});
     wl.enumeration(
         "inject", "none",
