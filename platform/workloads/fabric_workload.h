@@ -50,6 +50,15 @@ enum class idle_wait {
     until_completion,  // sleeps until a completion is written (context::idle_cq)
 };
 
+// The rest of an empty poll pass: the CPU spends `poll_ps`, or with until_completion sleeps through
+// the empty passes that would follow (below).
+inline void idle_pass(drv::context& ctx, drv::completion_queue* cq, std::uint64_t poll_ps, idle_wait wait) {
+    if (wait == idle_wait::until_completion)
+        ctx.idle_cq(cq, poll_ps);
+    else
+        ctx.bus().spend(poll_ps);
+}
+
 // One pass of a polling loop: up to 64 completions of `cq` into `wcs` (cleared first); with none
 // there the CPU spends `poll_ps` (one empty pass). Returns whether anything came. With
 // until_completion, which a loop may ask for only when nothing but a completion can give it work,
@@ -62,12 +71,7 @@ inline bool poll_once(drv::context& ctx, drv::completion_queue* cq, std::vector<
     wcs.clear();
     int got = 0;
     ctx.poll_cq(cq, 64, &wcs, &got);
-    if (got == 0) {
-        if (wait == idle_wait::until_completion)
-            ctx.idle_cq(cq, poll_ps);
-        else
-            ctx.bus().spend(poll_ps);
-    }
+    if (got == 0) idle_pass(ctx, cq, poll_ps, wait);
     return got > 0;
 }
 

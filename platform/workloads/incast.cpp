@@ -313,12 +313,9 @@ void incast::send(int k, drv::host_bus& bus, const drv::station_config& station)
                 } else if (cfg_.senders_sleep) {
                     // A worker with nothing to do sleeps until its CQ interrupts (event) or polls again.
                     ctx.wait_cq(cq, 1'000'000'000'000ULL);
-                } else if (cfg_.idle == idle_wait::until_completion) {
-                    // Nothing to do until a completion (a request or a Write done): sleep through the
-                    // empty passes, polling again when the loop would have (fabric_workload.h).
-                    ctx.idle_cq(cq, cfg_.poll_interval_ps);
                 } else {
-                    bus.spend(cfg_.poll_interval_ps);
+                    // Nothing to do until a completion (a request or a Write done).
+                    idle_pass(ctx, cq, cfg_.poll_interval_ps, cfg_.idle);
                 }
             }
             for (const drv::work_completion& wc : wcs) {

@@ -145,6 +145,9 @@ void traffic_matrix::program(int h, drv::host_bus& bus, const drv::station_confi
     for (std::size_t k = 0; k < out.size() && cfg_.jitter_ps > 0; ++k) {
         start_at[k] += mix(flow_seed(cfg_.seed, out[k]) + 0x5bd1e995ULL) % (cfg_.jitter_ps + 1);
     }
+    // Until the last flow has started, the loop must run its passes to post it on time: a flow not
+    // started has nothing outstanding, so no completion would wake a sleeping CPU for it.
+    const std::uint64_t last_start = *std::max_element(start_at.begin(), start_at.end());
     // queue_depth Writes outstanding on each outgoing flow.
     std::vector<remote_buffer> remote(out.size());
     for (std::size_t k = 0; k < out.size(); ++k) remote[k] = oob_.wait_for("tm-flow-" + std::to_string(out[k]));
@@ -177,14 +180,8 @@ void traffic_matrix::program(int h, drv::host_bus& bus, const drv::station_confi
                 ++posted[k];
             }
         }
-        // A flow with Writes left and room in its window waits for its start time, not a completion:
-        // then the loop must run its passes to post on time.
-        bool start_pending = false;
-        for (std::size_t k = 0; k < out.size() && !start_pending; ++k) {
-            start_pending =
-                posted[k] < cfg_.messages && posted[k] - completed[k] < cfg_.queue_depth && start_at[k] > bus.now_ps();
-        }
-        if (!poll_once(ctx, cq, wcs, cfg_.poll_interval_ps, start_pending ? idle_wait::every_pass : cfg_.idle))
+        if (!poll_once(ctx, cq, wcs, cfg_.poll_interval_ps,
+                       bus.now_ps() < last_start ? idle_wait::every_pass : cfg_.idle))
             continue;
         const std::uint64_t now = bus.now_ps();
         for (const drv::work_completion& wc : wcs) {
