@@ -119,6 +119,7 @@ host_params build_host_params(const config::scenario& s, int host_index) {
     n.contexts.max_mr = u32(s, "rnic.rdma.max_mr");
     n.rdma.ird = u32(s, "rnic.rdma.ird");
     n.rdma.ord = u32(s, "rnic.rdma.ord");
+    n.rdma.wqe_fetch_depth = u32(s, "rnic.rdma.wqe_fetch_depth");
     // The hostile peer (workload.type = hostile) sends its ULPDUs raw: the test mode is implied.
     n.rdma.raw_ulpdu_wqes = s.get_bool("rnic.rdma.raw_ulpdu_wqes") || s.get_string("workload.type") == "hostile";
     n.rdma.pcie_atomic_ops = s.get_string("rnic.rdma.atomics") == "pcie_atomicop";

@@ -204,6 +204,12 @@ void declare_rnic(config::node& root) {
     rdma.integer("ird", 16, "Most inbound RDMA Read / atomic requests a QP holds (caps the negotiated IRD)", 1, 16383);
     rdma.integer("ord", 16, "Most outbound RDMA Reads / atomics a QP has in flight (caps the negotiated ORD)", 1,
                  16383);
+    rdma.integer("wqe_fetch_depth", 1,
+                 "QPs whose next work requests the transmit side reads at once: 1 reads a QP's WQEs when its turn "
+                 "starts and waits for them (the model the recorded results were measured with); N > 1 keeps up "
+                 "to N reads in flight, ahead of the QPs' turns, so a host posting on many QPs is not paced by "
+                 "one PCIe round trip per QP (docs/architecture.md, \"WQE fetches in flight across QPs\")",
+                 1, 64);
     rdma.boolean("raw_ulpdu_wqes", false, "Test mode: accept raw-ULPDU work requests (sent verbatim on the wire)");
     rdma.enumeration("atomics", "rmw",
                      "How the atomic unit updates host memory: DMA read, ALU, DMA write under the unit's lock (rmw), "

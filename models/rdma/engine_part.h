@@ -30,6 +30,9 @@ struct rdma_engine_params {
     // How the transmit and receive pipelines serve work booked out of time order
     // (simulation.resource_order).
     booking order = booking::in_order;
+    // QPs' WQE batches the transmit side fetches at once (rnic.rdma.wqe_fetch_depth): 1 reads a
+    // QP's WQEs when its turn starts; N > 1 keeps up to N reads in flight, ahead of the turns.
+    std::uint32_t wqe_fetch_depth = 1;
 };
 
 // The engine's statistics (rdma_engine::report_stats names them in the results).

@@ -27,6 +27,7 @@ rdma_engine::rdma_engine(const sc_core::sc_module_name& name, const rdma_engine_
       completions_(res_, lifecycle_),
       lifecycle_(res_, completions_),
       transmit_(res_, completions_, lifecycle_),
+      prefetch_(res_, params.wqe_fetch_depth),
       responder_(res_, transmit_, lifecycle_),
       receive_(res_, completions_, lifecycle_, responder_) {
     tx_pipe_ = timed_resource(params.order);
@@ -89,6 +90,7 @@ int rdma_engine::destroy_qp(std::uint32_t qpn) {
     const bool holds_connection = ctx_out->qpn_of_connection(qp->conn) == static_cast<int>(qpn);
     const std::uint32_t conn = qp->conn;
     ctx_out->destroy_qp(qpn);
+    prefetch_.drop(qpn);  // a QP made anew with the number must not see this one's WQEs
     if (holds_connection) toe_out->tcp_release(conn);
     return 0;
 }
@@ -127,6 +129,7 @@ void rdma_engine::reset_objects() {
     for (std::uint32_t n = 0; n < ctx_out->cq_slots(); ++n) {
         if (ctx_out->cq(n) != nullptr && ctx_out->destroy_cq(n) == 0) ++cqs;
     }
+    prefetch_.drop_all();
     const std::uint32_t stags = ctx_out->invalidate_all_stags();
     RNIC_MLOG(info, rdma, "reset: " << qps << " QPs, " << cqs << " CQs and " << stags << " memory regions removed");
 }
@@ -409,7 +412,46 @@ void rdma_engine::serve(std::uint32_t qpn, qp_context& qp) {
         lifecycle_.maybe_finish_closing(qpn, qp);
         return;
     }
-    transmit_.process_batch(qpn, qp);
+    if (!prefetch_.enabled()) {
+        transmit_.process_batch(qpn, qp);
+        return;
+    }
+    // The served QP's read first (unless it was read ahead), then the next QPs' behind it.
+    prefetch_.fetch(qpn, qp, qp.sq_producer);
+    fetch_ahead(qpn);
+    transmit_.process_batch(qpn, qp, &prefetch_);
+}
+
+namespace {
+// The SQ producer index the doorbells that have arrived by `now` give, without applying them
+// (take_doorbells does at the QP's turn).
+std::uint32_t arrived_producer(const qp_context& qp, const sc_core::sc_time& now) {
+    std::uint32_t producer = qp.sq_producer;
+    for (const auto& d : qp.sq_doorbells) {
+        if (d.arrival > now) break;
+        producer = d.producer;
+    }
+    return producer;
+}
+}  // namespace
+
+void rdma_engine::fetch_ahead(std::uint32_t qpn) {
+    const std::uint32_t slots = ctx_out->qp_slots();
+    const sc_core::sc_time now = sim_now();
+    ready_qps_.find_from((qpn + 1) % slots, slots, [&](std::uint32_t i) {
+        if (prefetch_.full()) return true;
+        const qp_context* qp = ctx_out->qp(i);
+        if (i == qpn || qp == nullptr || prefetch_.holds(i)) return false;
+        // A turn that will process work requests (serve): not an RTR, a Response or a report, and
+        // not a responder held for the peer's first FPDU.
+        if (qp->state != qp_state::rts || qp->hold_tx || qp->rtr_to_send != qp_stream::rtr::none ||
+            !qp->responses.empty()) {
+            return false;
+        }
+        const std::uint32_t producer = arrived_producer(*qp, now);
+        if (producer != qp->sq_consumer) prefetch_.fetch(i, *qp, producer);
+        return prefetch_.full();
+    });
 }
 
 // ---- receive ---------------------------------------------------------------------------------
@@ -478,6 +520,7 @@ void rdma_engine::report_stats(boost::json::object& out) const {
     out["negotiation_terminates"] = counters_.negotiation_terminates;
     out["streams_held_for_first_fpdu"] = counters_.tx_held;
     out["cqes"] = counters_.cqes;
+    if (prefetch_.enabled()) prefetch_.report_stats(out);  // a new key, only when configured
     out["interrupts"] = counters_.interrupts;
     out["terminates_sent"] = counters_.terminates_sent;
     out["terminates_received"] = counters_.terminates_received;

@@ -29,6 +29,7 @@
 #include "rdma/receive_path.h"
 #include "rdma/responder.h"
 #include "rdma/transmit_path.h"
+#include "rdma/wqe_prefetch.h"
 #include "toe/toe_if.h"
 
 namespace rnic {
@@ -106,6 +107,9 @@ private:
     sc_core::sc_time next_doorbell_arrival();  // -1: none
     // One turn of a QP: its RTR, else its oldest Read or Atomic Response, else a batch of WQEs.
     void serve(std::uint32_t qpn, qp_context& qp);
+    // With several WQE fetches in flight: issues the reads for the QPs after `qpn` in round-robin
+    // order whose turn will process work requests, while the fetch unit has a free buffer.
+    void fetch_ahead(std::uint32_t qpn);
     // The QPs whose completions a full CQ lost go to Error (completion_unit::take_overrun_qps).
     void fail_overrun_qps();
     void rx_b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -126,6 +130,7 @@ private:
     completion_unit completions_;
     qp_lifecycle lifecycle_;
     transmit_path transmit_;
+    wqe_prefetch prefetch_;
     responder responder_;
     receive_path receive_;
     std::uint32_t rr_next_ = 0;

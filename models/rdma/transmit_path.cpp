@@ -24,16 +24,26 @@ transmit_path::transmit_path(const engine_resources& res, completion_unit& compl
 
 // ---- send queue: fetch and decode ------------------------------------------------------------
 
-void transmit_path::process_batch(std::uint32_t qpn, qp_context& qp) {
-    // Prefetch up to kWqeBatch contiguous WQEs with one DMA read, as NICs do to hide the round trip.
-    const std::uint32_t ring_left = qp.cfg.sq_entries - qp.sq_consumer % qp.cfg.sq_entries;
-    const std::uint32_t n = std::min({qp.sq_producer - qp.sq_consumer, kWqeBatch, ring_left});
-    const std::uint64_t addr = qp.cfg.sq_ring + (qp.sq_consumer % qp.cfg.sq_entries) * regmap::kSendWqeSize;
-    wqe_cache_.resize(static_cast<std::size_t>(n) * regmap::kSendWqeSize);
+void transmit_path::process_batch(std::uint32_t qpn, qp_context& qp, wqe_prefetch* prefetch) {
+    // Up to wqe_batch::kMaxBatch contiguous WQEs come with one DMA read, as NICs do to hide the
+    // round trip: read now, or earlier by the fetch unit when it has several reads in flight.
+    const wqe_batch batch = next_wqe_batch(qp, qp.sq_producer);
+    std::uint32_t n = batch.count;
     sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
-    if (mem_read(res_.dma_out, addr, wqe_cache_.data(), wqe_cache_.size(), issue) != tlm::TLM_OK_RESPONSE) {
+    tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;
+    if (prefetch != nullptr && prefetch->take(qpn, qp, fetched_)) {
+        wqe_cache_.swap(fetched_.bytes);
+        n = fetched_.count;
+        status = fetched_.status;
+        const sc_core::sc_time now = sim_now();
+        if (fetched_.ready > now) issue = fetched_.ready - now;  // the read's data is not in yet
+    } else {
+        wqe_cache_.resize(static_cast<std::size_t>(n) * regmap::kSendWqeSize);
+        status = mem_read(res_.dma_out, batch.addr, wqe_cache_.data(), wqe_cache_.size(), issue);
+    }
+    if (status != tlm::TLM_OK_RESPONSE) {
         // The SQ ring itself is not reachable: a catastrophic local error for this QP.
-        RNIC_MLOG(error, rdma, "QP " << qpn << ": cannot fetch WQEs at 0x" << std::hex << addr);
+        RNIC_MLOG(error, rdma, "QP " << qpn << ": cannot fetch WQEs at 0x" << std::hex << batch.addr);
         lifecycle_.enter_error(qpn, qp, issue);
         qp.sq_consumer = qp.sq_producer;  // nothing more can be read from this ring
         return;

@@ -12,6 +12,7 @@
 #include "proto/ddp_rdmap.h"
 #include "rdma/context_if.h"
 #include "rdma/engine_part.h"
+#include "rdma/wqe_prefetch.h"
 #include "rnic/regmap.h"
 
 namespace rnic {
@@ -35,9 +36,10 @@ class transmit_path : private engine_part {
 public:
     transmit_path(const engine_resources& res, completion_unit& completions, qp_lifecycle& lifecycle);
 
-    // Fetches up to kWqeBatch posted WQEs of the QP with one DMA read and processes them (flushes
-    // them unless the QP is in RTS), then waits for the engine's pipeline time.
-    void process_batch(std::uint32_t qpn, qp_context& qp);
+    // Fetches up to wqe_batch::kMaxBatch posted WQEs of the QP with one DMA read, or takes them from
+    // `prefetch` when it holds them, and processes them (flushes them unless the QP is in RTS), then
+    // waits for the engine's pipeline time.
+    void process_batch(std::uint32_t qpn, qp_context& qp, wqe_prefetch* prefetch = nullptr);
     // The ready-to-receive message of a peer-to-peer initiator (RFC 6581 §9.2).
     void send_rtr(std::uint32_t qpn, qp_context& qp, sc_core::sc_time& issue);
     // VI/TCP Reliable Reception: asks the framing for the report of placed messages the peer is
@@ -104,12 +106,11 @@ private:
     // Waits for TCP send space for a ULPDU; false when the QP failed meanwhile.
     bool wait_for_space(qp_context& qp, std::size_t ulpdu_len, sc_core::sc_time& issue);
 
-    static constexpr std::uint32_t kWqeBatch = 8;
-
     completion_unit& completions_;
     qp_lifecycle& lifecycle_;
     std::vector<std::uint8_t> tx_scratch_;
     std::vector<std::uint8_t> wqe_cache_;
+    fetched_wqes fetched_;  // a batch taken from the fetch unit (its bytes swap into wqe_cache_)
     std::vector<std::uint8_t> extra_cache_;
 };
 

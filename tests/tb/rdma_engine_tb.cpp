@@ -93,10 +93,11 @@ struct rdma_bench : sc_core::sc_module {
     std::uint32_t qpn = 0, cqn = 0, stag = 0, recv_stag = 0;
 
     explicit rdma_bench(const sc_core::sc_module_name& n,
-                        std::uint32_t region_access = regmap::mr_access::remote_write | regmap::mr_access::remote_read)
+                        std::uint32_t region_access = regmap::mr_access::remote_write | regmap::mr_access::remote_read,
+                        const rdma_engine_params& params = rdma_engine_params{})
         : sc_module(n),
           frames(make_framing(framing_params{})),
-          rdma("rdma", rdma_engine_params{}, *frames),
+          rdma("rdma", params, *frames),
           ctx("ctx", context_memory_params{}),
           host("host"),
           toe("toe"),
@@ -493,6 +494,128 @@ TEST(RdmaEngineTb, UlpduOnAnUnknownConnectionIsDropped) {
     send_stream(b.framer.out, ext, u.data(), u.size(), d);
     EXPECT_EQ(b.stat("rx_dropped"), 1u);
     EXPECT_EQ(b.host.at(kRegion, 8), bytes(8, 0));
+}
+
+// ---- WQE fetches in flight across QPs (rnic.rdma.wqe_fetch_depth) ------------------------------
+
+constexpr std::uint64_t kFanSq = 0x30000, kFanRq = 0x38000;  // per extra QP: 16 slots of each
+constexpr std::uint32_t kFanRemoteStag = 0x1234;
+
+// A bench whose engine serves `qps` QPs (the bench's own and qps - 1 more, each on a connection of
+// its own), each with one posted 64-byte RDMA Write of its own bytes, doorbells rung at time 0.
+struct fanout_bench {
+    rdma_bench b;
+    std::vector<std::uint32_t> qpns;
+    fanout_bench(const sc_core::sc_module_name& n, std::uint32_t depth, std::uint32_t qps)
+        : b(n, regmap::mr_access::remote_write | regmap::mr_access::remote_read, params(depth)) {
+        qpns.push_back(b.qpn);
+        for (std::uint32_t i = 1; i < qps; ++i) {
+            const auto q = static_cast<std::uint32_t>(
+                b.rdma.create_qp({kFanSq + i * 0x400, 16, kFanRq + i * 0x400, 16, b.cqn, b.cqn, kPd}));
+            qp_stream s;
+            s.conn = kConn + i;
+            s.max_ulpdu = 1000;
+            EXPECT_TRUE(b.rdma.qp_connect(q, s));
+            qpns.push_back(q);
+        }
+        for (std::uint32_t i = 0; i < qps; ++i) post_write(i, ring(i), payload(i), kRecvBuf + 64 * i);
+    }
+    static rdma_engine_params params(std::uint32_t depth) {
+        rdma_engine_params p;
+        p.wqe_fetch_depth = depth;
+        return p;
+    }
+    static bytes payload(std::uint32_t i) { return pattern(64, static_cast<std::uint8_t>(0x10 * i + 1)); }
+    static std::uint64_t ring(std::uint32_t i) { return i == 0 ? kSqRing : kFanSq + i * 0x400; }
+    // QP i's WQE at slot 0 of `sq`: a signaled RDMA Write of `data`, put at `src` in the receive region.
+    void post_write(std::uint32_t i, std::uint64_t sq, const bytes& data, std::uint64_t src) {
+        std::memcpy(b.host.mem.data() + src, data.data(), data.size());
+        std::uint8_t* wqe = b.host.mem.data() + sq;
+        std::memset(wqe, 0, regmap::kSendWqeSize);
+        namespace off = regmap::sqe_off;
+        wqe[off::opcode] = static_cast<std::uint8_t>(regmap::wr_opcode::rdma_write);
+        wqe[off::flags] = regmap::wr_flags::signaled;
+        proto::put_le64(wqe + off::wr_id, 1000 + i);
+        proto::put_le64(wqe + off::local_addr, src);
+        proto::put_le32(wqe + off::length, static_cast<std::uint32_t>(data.size()));
+        proto::put_le32(wqe + off::local_stag, b.recv_stag);
+        proto::put_le32(wqe + off::remote_stag, kFanRemoteStag);
+        b.rdma.doorbell_in->sq_doorbell(qpns[i], 1, sc_core::SC_ZERO_TIME);
+    }
+    // The payload of the one tagged Write sent on QP i's connection (empty: none, or more than one).
+    bytes sent_on(std::uint32_t i) const {
+        bytes found;
+        int count = 0;
+        for (const auto& item : b.tx_out.items) {
+            if (item.conn != static_cast<std::int64_t>(kConn + i)) continue;
+            ++count;
+            const auto h = ddp::decode_header(item.data.data(), item.data.size(), nullptr);
+            if (h && h->tagged && h->stag == kFanRemoteStag) {
+                found.assign(item.data.begin() + ddp::kTaggedHeaderSize, item.data.end());
+            }
+        }
+        return count == 1 ? found : bytes{};
+    }
+    sc_core::sc_time last_sent() const {
+        sc_core::sc_time last = sc_core::SC_ZERO_TIME;
+        for (const auto& item : b.tx_out.items) last = std::max(last, item.at);
+        return last;
+    }
+};
+
+TEST(RdmaEngineTb, WqeFetchesInFlightSendManyQpsWorkSoonerWithTheSameBytes) {
+    constexpr std::uint32_t kQps = 8;
+    fanout_bench serial("serial", 1, kQps), ahead("ahead", 8, kQps);
+    sc_core::sc_start(ns(20000));
+    for (fanout_bench* f : {&serial, &ahead}) {
+        ASSERT_EQ(f->b.tx_out.items.size(), kQps) << f->b.name();
+        for (std::uint32_t i = 0; i < kQps; ++i) EXPECT_EQ(f->sent_on(i), fanout_bench::payload(i)) << i;
+        EXPECT_EQ(f->b.stat("wqes"), kQps);  // (their completions wait for TCP acknowledgements)
+    }
+    // One at a time, every QP's turn waits for its own WQE read (100 ns here); eight in flight, the
+    // reads overlap and only the first is waited for in full.
+    EXPECT_GE(serial.last_sent() - ahead.last_sent(), (kQps - 2) * kMemLatency)
+        << serial.last_sent() << " vs " << ahead.last_sent();
+    // The QPs go out in the same round-robin order either way.
+    for (std::uint32_t k = 0; k < kQps; ++k) EXPECT_EQ(serial.b.tx_out.items[k].conn, ahead.b.tx_out.items[k].conn);
+    boost::json::object stats;
+    ahead.b.rdma.report_stats(stats);
+    ASSERT_TRUE(stats.contains("wqe_prefetch"));
+    EXPECT_EQ(stats["wqe_prefetch"].at("fetches").to_number<std::uint64_t>(), kQps);
+    EXPECT_EQ(stats["wqe_prefetch"].at("used").to_number<std::uint64_t>(), kQps);
+    EXPECT_EQ(stats["wqe_prefetch"].at("stale").to_number<std::uint64_t>(), 0u);
+    // Depth 1 reports nothing new: results of scenarios without the key keep their keys.
+    boost::json::object serial_stats;
+    serial.b.rdma.report_stats(serial_stats);
+    EXPECT_FALSE(serial_stats.contains("wqe_prefetch"));
+}
+
+TEST(RdmaEngineTb, AQpMadeAnewWhileItsWqesAreReadAheadSendsItsOwnWork) {
+    fanout_bench f("f", 4, 2);
+    // At 50 ns the first QP's turn still waits for its WQE read (100 ns); the second QP's read was
+    // issued with it and is held for that QP's turn.
+    sc_core::sc_start(ns(50));
+    boost::json::object held;
+    f.b.rdma.report_stats(held);
+    EXPECT_EQ(held["wqe_prefetch"].at("fetches").to_number<std::uint64_t>(), 2u);
+    EXPECT_EQ(held["wqe_prefetch"].at("used").to_number<std::uint64_t>(), 1u);
+    const std::uint32_t old_qpn = f.qpns[1];
+    ASSERT_TRUE(f.b.rdma.qp_modify(old_qpn, static_cast<std::uint8_t>(regmap::qp_state::error)));
+    ASSERT_EQ(f.b.rdma.destroy_qp(old_qpn), 0);
+    // A new QP takes the number and the same ring, with other work in the same slot: a read of the
+    // old QP's slot still held would send the old bytes.
+    const auto q =
+        static_cast<std::uint32_t>(f.b.rdma.create_qp({fanout_bench::ring(1), 16, kFanRq, 16, f.b.cqn, f.b.cqn, kPd}));
+    ASSERT_EQ(q, old_qpn);
+    qp_stream s;
+    s.conn = kConn + 1;
+    s.max_ulpdu = 1000;
+    ASSERT_TRUE(f.b.rdma.qp_connect(q, s));
+    const bytes fresh = pattern(64, 0xc0);
+    f.post_write(1, fanout_bench::ring(1), fresh, kRecvBuf + 0x400);
+    sc_core::sc_start(ns(20000));
+    EXPECT_EQ(f.sent_on(0), fanout_bench::payload(0));
+    EXPECT_EQ(f.sent_on(1), fresh);  // not the destroyed QP's WQE, read ahead before it went
 }
 
 }  // namespace
