@@ -416,8 +416,9 @@ void rdma_engine::serve(std::uint32_t qpn, qp_context& qp) {
         transmit_.process_batch(qpn, qp);
         return;
     }
-    // The served QP's read first (unless it was read ahead), then the next QPs' behind it.
-    prefetch_.fetch(qpn, qp, qp.sq_producer);
+    // The served QP's read first (unless it was read ahead; its context was taken on chip above),
+    // then the next QPs' behind it.
+    prefetch_.fetch(qpn, qp, qp.sq_producer, true);
     fetch_ahead(qpn);
     transmit_.process_batch(qpn, qp, &prefetch_);
 }

@@ -29,7 +29,7 @@ bool wqe_prefetch::holds(std::uint32_t qpn) const {
     return std::any_of(held_.begin(), held_.end(), [qpn](const slot& s) { return s.qpn == qpn; });
 }
 
-void wqe_prefetch::fetch(std::uint32_t qpn, const qp_context& qp, std::uint32_t producer) {
+void wqe_prefetch::fetch(std::uint32_t qpn, const qp_context& qp, std::uint32_t producer, bool context_on_chip) {
     const auto it = find(qpn);
     if (it != held_.end()) {
         if (it->wqes.consumer == qp.sq_consumer && it->wqes.ring == qp.cfg.sq_ring) return;
@@ -47,7 +47,7 @@ void wqe_prefetch::fetch(std::uint32_t qpn, const qp_context& qp, std::uint32_t 
     // The ring address comes from the QP's context, so the context is on chip first (a miss reads
     // it over PCIe now, overlapped with the other fetches in flight), then the WQEs are read.
     sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
-    res_.contexts->access_qp(qpn, true, context_if::side::tx, issue);
+    if (!context_on_chip) res_.contexts->access_qp(qpn, true, context_if::side::tx, issue);
     s.wqes.status = mem_read(res_.dma_out, batch.addr, s.wqes.bytes.data(), s.wqes.bytes.size(), issue);
     s.wqes.ready = sim_now() + issue;
     held_.push_back(std::move(s));

@@ -42,10 +42,11 @@ public:
     bool enabled() const { return depth_ > 1; }
     bool full() const { return held_.size() >= depth_; }
     bool holds(std::uint32_t qpn) const;
-    // Issues the read of the QP's next batch (its context taken on chip first) unless a buffer holds
-    // one that still starts at its SQ consumer index; `producer` is the SQ producer index the
-    // doorbells that have arrived give. Nothing is waited for: the buffer records when the data is in.
-    void fetch(std::uint32_t qpn, const qp_context& qp, std::uint32_t producer);
+    // Issues the read of the QP's next batch (its context taken on chip first, unless the caller
+    // already did: `context_on_chip`) unless a buffer holds one that still starts at its SQ consumer
+    // index; `producer` is the SQ producer index the doorbells that have arrived give. Nothing is
+    // waited for: the buffer records when the data is in.
+    void fetch(std::uint32_t qpn, const qp_context& qp, std::uint32_t producer, bool context_on_chip = false);
     // Moves the QP's buffer into `out` when it still starts at the QP's SQ consumer index on its
     // ring; a buffer that does not is dropped (counted stale). False: nothing usable was held.
     bool take(std::uint32_t qpn, const qp_context& qp, fetched_wqes& out);
