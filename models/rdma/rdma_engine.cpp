@@ -390,7 +390,10 @@ void rdma_engine::serve(std::uint32_t qpn, qp_context& qp) {
     // The QP's context must be on chip before its turn starts (a miss fetches it over PCIe).
     sc_core::sc_time fetch = sc_core::SC_ZERO_TIME;
     ctx_out->access_qp(qpn, true, context_if::side::tx, fetch);
-    if (fetch != sc_core::SC_ZERO_TIME) wait(fetch);
+    if (fetch != sc_core::SC_ZERO_TIME) {
+        if (prefetch_.enabled()) prefetch_.note_turn_context_miss();
+        wait(fetch);
+    }
     if (qp.state == qp_state::rts && qp.rtr_to_send != qp_stream::rtr::none) {
         sc_core::sc_time issue = sc_core::SC_ZERO_TIME;
         transmit_.send_rtr(qpn, qp, issue);  // before every work request (RFC 6581 §5)

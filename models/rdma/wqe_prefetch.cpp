@@ -52,6 +52,7 @@ void wqe_prefetch::fetch(std::uint32_t qpn, const qp_context& qp, std::uint32_t 
     s.wqes.ready = sim_now() + issue;
     held_.push_back(std::move(s));
     ++fetches_;
+    if (context_on_chip) ++read_at_turn_;
 }
 
 bool wqe_prefetch::take(std::uint32_t qpn, const qp_context& qp, fetched_wqes& out) {
@@ -62,6 +63,8 @@ bool wqe_prefetch::take(std::uint32_t qpn, const qp_context& qp, fetched_wqes& o
     if (current) {
         out = std::move(it->wqes);
         ++used_;
+        const sc_core::sc_time now = sim_now();
+        if (out.ready > now) turn_wait_ += out.ready - now;
     } else {
         ++stale_;
     }
@@ -75,7 +78,14 @@ void wqe_prefetch::drop(std::uint32_t qpn) {
 }
 
 void wqe_prefetch::report_stats(boost::json::object& out) const {
-    out["wqe_prefetch"] = {{"depth", depth_}, {"fetches", fetches_}, {"used", used_}, {"stale", stale_}};
+    const double wait_ns = turn_wait_.to_seconds() * 1e9;
+    out["wqe_prefetch"] = {{"depth", depth_},
+                           {"fetches", fetches_},
+                           {"read_at_turn", read_at_turn_},
+                           {"used", used_},
+                           {"stale", stale_},
+                           {"turn_context_misses", turn_context_misses_},
+                           {"turn_wait_mean_ns", used_ == 0 ? 0.0 : wait_ns / static_cast<double>(used_)}};
 }
 
 }  // namespace rnic

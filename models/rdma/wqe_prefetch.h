@@ -50,6 +50,9 @@ public:
     // Moves the QP's buffer into `out` when it still starts at the QP's SQ consumer index on its
     // ring; a buffer that does not is dropped (counted stale). False: nothing usable was held.
     bool take(std::uint32_t qpn, const qp_context& qp, fetched_wqes& out);
+    // A turn found its QP's context off chip and waited for it (counted: a context read ahead can be
+    // evicted again before the turn).
+    void note_turn_context_miss() { ++turn_context_misses_; }
     // The QP is gone (destroyed, reset): its buffer, if any, is dropped.
     void drop(std::uint32_t qpn);
     void drop_all() { held_.clear(); }
@@ -66,7 +69,9 @@ private:
 
     std::uint32_t depth_;
     std::vector<slot> held_;  // at most depth_, in the order they were issued
-    std::uint64_t fetches_ = 0, used_ = 0, stale_ = 0;
+    std::uint64_t fetches_ = 0, used_ = 0, stale_ = 0, turn_context_misses_ = 0;
+    std::uint64_t read_at_turn_ = 0;                      // reads issued for the served QP at its own turn (none held)
+    sc_core::sc_time turn_wait_ = sc_core::SC_ZERO_TIME;  // turns' waits for their buffer's data
 };
 
 }  // namespace rnic

@@ -584,6 +584,8 @@ TEST(RdmaEngineTb, WqeFetchesInFlightSendManyQpsWorkSoonerWithTheSameBytes) {
     EXPECT_EQ(stats["wqe_prefetch"].at("fetches").to_number<std::uint64_t>(), kQps);
     EXPECT_EQ(stats["wqe_prefetch"].at("used").to_number<std::uint64_t>(), kQps);
     EXPECT_EQ(stats["wqe_prefetch"].at("stale").to_number<std::uint64_t>(), 0u);
+    // Only the first turn issued its own read; every other QP's was read ahead of its turn.
+    EXPECT_EQ(stats["wqe_prefetch"].at("read_at_turn").to_number<std::uint64_t>(), 1u);
     // Depth 1 reports nothing new: results of scenarios without the key keep their keys.
     boost::json::object serial_stats;
     serial.b.rdma.report_stats(serial_stats);
