@@ -16,6 +16,13 @@ wqe_batch next_wqe_batch(const qp_context& qp, std::uint32_t producer) {
     return b;
 }
 
+namespace {
+// Whether `w` was read from the QP's ring at the position its next turn starts at.
+bool starts_at_consumer(const fetched_wqes& w, const qp_context& qp) {
+    return w.consumer == qp.sq_consumer && w.ring == qp.cfg.sq_ring;
+}
+}  // namespace
+
 wqe_prefetch::wqe_prefetch(const engine_resources& res, std::uint32_t depth)
     : engine_part(res), depth_(std::max<std::uint32_t>(depth, 1)) {
     held_.reserve(depth_);
@@ -32,7 +39,7 @@ bool wqe_prefetch::holds(std::uint32_t qpn) const {
 void wqe_prefetch::fetch(std::uint32_t qpn, const qp_context& qp, std::uint32_t producer, bool context_on_chip) {
     const auto it = find(qpn);
     if (it != held_.end()) {
-        if (it->wqes.consumer == qp.sq_consumer && it->wqes.ring == qp.cfg.sq_ring) return;
+        if (starts_at_consumer(it->wqes, qp)) return;
         held_.erase(it);  // read for a ring position the QP has left (flushed meanwhile)
         ++stale_;
     }
@@ -58,8 +65,7 @@ void wqe_prefetch::fetch(std::uint32_t qpn, const qp_context& qp, std::uint32_t 
 bool wqe_prefetch::take(std::uint32_t qpn, const qp_context& qp, fetched_wqes& out) {
     const auto it = find(qpn);
     if (it == held_.end()) return false;
-    const bool current = it->wqes.consumer == qp.sq_consumer && it->wqes.ring == qp.cfg.sq_ring &&
-                         it->wqes.count <= qp.sq_producer - qp.sq_consumer;
+    const bool current = starts_at_consumer(it->wqes, qp) && it->wqes.count <= qp.sq_producer - qp.sq_consumer;
     if (current) {
         out = std::move(it->wqes);
         ++used_;
